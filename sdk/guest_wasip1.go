@@ -1,0 +1,78 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"unsafe"
+)
+
+// The WebAssembly ABI (api 1). See PROTOCOL.md for the full contract.
+//
+// The host writes a request envelope into a buffer it obtained from
+// sextant_alloc, then calls sextant_call with its address and length. The
+// result is the response envelope's address and length packed into one
+// i64 (address in the high 32 bits). The response stays valid until the
+// next call into the module.
+
+var (
+	pinned   = map[uintptr][]byte{} // buffers handed to the host, kept from the GC
+	lastResp []byte
+	guestH   Handler
+	guestErr error
+)
+
+func guestHandler() (Handler, error) {
+	if guestH == nil && guestErr == nil {
+		p, err := only()
+		if err != nil {
+			guestErr = err
+		} else {
+			guestH = Serve(p)
+		}
+	}
+	return guestH, guestErr
+}
+
+//go:wasmexport sextant_api
+func wasmAPI() int32 { return APIVersion }
+
+//go:wasmexport sextant_alloc
+func wasmAlloc(size int32) int32 {
+	if size <= 0 {
+		size = 1
+	}
+	buf := make([]byte, size)
+	ptr := uintptr(unsafe.Pointer(&buf[0]))
+	pinned[ptr] = buf
+	return int32(ptr)
+}
+
+//go:wasmexport sextant_call
+func wasmCall(ptr, size int32) int64 {
+	req := pinned[uintptr(ptr)]
+	delete(pinned, uintptr(ptr))
+	if int(size) <= len(req) {
+		req = req[:size]
+	}
+	h, err := guestHandler()
+	if err != nil {
+		lastResp = []byte(fmt.Sprintf(`{"error":{"code":"internal","message":%q}}`, err.Error()))
+	} else {
+		lastResp = h.Handle(context.Background(), req)
+	}
+	if len(lastResp) == 0 {
+		return 0
+	}
+	return int64(uintptr(unsafe.Pointer(&lastResp[0])))<<32 | int64(len(lastResp))
+}
+
+// Main serves the registered plugin. In a c-shared (reactor) WebAssembly
+// build it is never called: the host calls the exported functions. In a
+// command-mode wasip1 build it explains how to build a plugin and exits.
+func Main() {
+	fmt.Fprintln(os.Stderr, "sextant plugin: build WebAssembly plugins with -buildmode=c-shared")
+	os.Exit(2)
+}

@@ -1,0 +1,284 @@
+package sdk
+
+import "context"
+
+// Navigator walks a routine (a BPMN diagram, a DAG, a chain). It keeps no
+// run state and is deterministic: the host owns the token state, passes it
+// in with every call, and applies the Decision that comes back. The same
+// request gives the same Decision, byte for byte: no wall-clock time, no
+// random ids (token ids come from State.Seq).
+type Navigator interface {
+	Plugin
+	// Load parses and validates a routine. Invalid routines return an
+	// *Error with CodeInvalid and positioned Problems (all of them).
+	// Later calls refer to the routine by Routine.Hash.
+	Load(ctx context.Context, r *LoadRequest) (*Routine, error)
+	// Start begins an instance: at the none start event, or at the start
+	// event named by Trigger.
+	Start(ctx context.Context, r *StartRequest) (*Decision, error)
+	// Next reports that the token's node completed (or failed, or was
+	// skipped) and asks where execution goes. It also answers a Choice.
+	Next(ctx context.Context, r *NextRequest) (*Decision, error)
+	// Boundary reports that an event fired for a token: a boundary event
+	// attached to its activity, or an event after an event-based gateway.
+	Boundary(ctx context.Context, r *BoundaryRequest) (*Decision, error)
+	// IO names the variables a node reads and writes.
+	IO(ctx context.Context, r *IORequest) (*NodeIO, error)
+}
+
+// LoadRequest carries a routine document.
+type LoadRequest struct {
+	// Name is the file name used in problem positions.
+	Name    string `json:"name"`
+	Routine []byte `json:"routine"`
+}
+
+// Routine summarises a loaded routine.
+type Routine struct {
+	// Hash is the hex sha256 of the routine bytes; requests refer to it.
+	Hash string `json:"hash"`
+	// ID is the routine's own id (the BPMN process id, the DAG or chain name).
+	ID    string `json:"id"`
+	Nodes []Node `json:"nodes"`
+	// Starts lists the start nodes; the first is the default start.
+	Starts []string `json:"starts,omitempty"`
+}
+
+// Node describes one routine node.
+type Node struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	// Kind is the navigator's element kind, e.g. serviceTask, exclusiveGateway, task.
+	Kind string `json:"kind"`
+	Line int    `json:"line,omitempty"`
+	// Step is true when the host must run a [steps] entry at this node.
+	Step    bool     `json:"step,omitempty"`
+	Inputs  []string `json:"inputs,omitempty"`
+	Outputs []string `json:"outputs,omitempty"`
+}
+
+// Env is the data that conditions and expressions see.
+type Env struct {
+	Input    map[string]any `json:"input,omitempty"`
+	Vars     map[string]any `json:"vars,omitempty"`
+	Strategy map[string]any `json:"strategy,omitempty"`
+}
+
+// TokenStatus says what a token is doing.
+type TokenStatus string
+
+// The token states.
+const (
+	// Ready: the host runs the step at the token's node, then calls Next.
+	Ready TokenStatus = "ready"
+	// Waiting: the token waits for one of its Triggers (a catch event, a
+	// receive task, an event-based gateway, a human).
+	Waiting TokenStatus = "waiting"
+	// Parked: the token waits at a join for other branches; the navigator
+	// moves it on.
+	Parked TokenStatus = "parked"
+	// Scope: the token stands for a running scope (sub-process,
+	// multi-instance body, call activity) whose inner tokens name it as Scope.
+	Scope TokenStatus = "scope"
+)
+
+// Token is one point of control in a running instance. The host stores
+// tokens verbatim and never interprets Attrs.
+type Token struct {
+	ID     string      `json:"id"`
+	Node   string      `json:"node"`
+	Status TokenStatus `json:"status"`
+	// Scope is the id of the token of the enclosing scope, or "".
+	Scope string `json:"scope,omitempty"`
+	// Triggers lists the event node ids that may fire for this token:
+	// boundary events on its activity, the events after an event-based
+	// gateway, or its own node for a waiting catch event.
+	Triggers []string `json:"triggers,omitempty"`
+	// Attempt counts retries of the token's step, from 0.
+	Attempt int `json:"attempt,omitempty"`
+	// DelayMS asks the host to wait before running a Ready token (retry backoff).
+	DelayMS int64 `json:"delay_ms,omitempty"`
+	// Attrs is navigator bookkeeping (loopCounter, item, ...); step
+	// templates see it as .token.
+	Attrs map[string]any `json:"attrs,omitempty"`
+}
+
+// State is the host-owned state of one routine instance.
+type State struct {
+	Routine string  `json:"routine"`
+	Tokens  []Token `json:"tokens,omitempty"`
+	// Seq is the last token sequence number issued; navigators derive new
+	// token ids from it and return the new value in Decision.Seq.
+	Seq int64 `json:"seq,omitempty"`
+	// Data is navigator bookkeeping that is not tied to one token.
+	Data map[string]any `json:"data,omitempty"`
+	Env  Env            `json:"env"`
+}
+
+// StartRequest starts an instance.
+type StartRequest struct {
+	State State `json:"state"`
+	// Trigger names a start event; "" means the none start event.
+	Trigger string `json:"trigger,omitempty"`
+}
+
+// Status is how a node's work ended.
+type Status string
+
+// The outcome statuses.
+const (
+	OK      Status = "ok"
+	Failed  Status = "failed"
+	Skipped Status = "skipped"
+)
+
+// Outcome reports how a token's node ended.
+type Outcome struct {
+	Status Status `json:"status"`
+	// Error is the error code raised (BPMN error / escalation code), if any.
+	Error  string         `json:"error,omitempty"`
+	Output map[string]any `json:"output,omitempty"`
+	// Flows answers a Choice: the outgoing flow ids the host selected.
+	Flows []string `json:"flows,omitempty"`
+}
+
+// NextRequest reports a token's completion.
+type NextRequest struct {
+	State   State   `json:"state"`
+	Token   string  `json:"token"`
+	Outcome Outcome `json:"outcome"`
+}
+
+// BoundaryRequest reports an event firing for a token.
+type BoundaryRequest struct {
+	State State  `json:"state"`
+	Token string `json:"token"`
+	// Event is the id of the event node that fired (one of the token's Triggers).
+	Event   string         `json:"event"`
+	Payload map[string]any `json:"payload,omitempty"`
+}
+
+// IORequest asks for one node's inputs and outputs.
+type IORequest struct {
+	Routine string `json:"routine"`
+	Node    string `json:"node"`
+}
+
+// NodeIO names the variables a node reads and writes.
+type NodeIO struct {
+	Inputs  []string `json:"inputs,omitempty"`
+	Outputs []string `json:"outputs,omitempty"`
+}
+
+// EventType is enter or exit.
+type EventType string
+
+// The trace event types.
+const (
+	Enter EventType = "enter"
+	Exit  EventType = "exit"
+)
+
+// Event is one trace entry: a token arriving at or leaving a node.
+type Event struct {
+	Type EventType `json:"type"`
+	Node string    `json:"node"`
+}
+
+// Flow is one outgoing sequence flow a Choice may take.
+type Flow struct {
+	ID     string `json:"id"`
+	Target string `json:"target"`
+}
+
+// Choice is a decision the navigator cannot make itself (a gateway without
+// conditions): the host selects flows and answers with Next(Outcome.Flows).
+type Choice struct {
+	Token string `json:"token"`
+	Node  string `json:"node"`
+	Flows []Flow `json:"flows"`
+	// Multi allows selecting more than one flow (inclusive gateway).
+	Multi bool `json:"multi,omitempty"`
+}
+
+// Fault ends an instance with an error nothing caught (an uncaught BPMN
+// error end event, a gateway with no way out).
+type Fault struct {
+	Node    string `json:"node"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+// Decision is a navigator's answer: a delta the host applies to its State.
+//
+// The host removes the tokens in Remove, then for each token in Add replaces
+// the token with the same id or appends it, sets Seq, replaces Data when it
+// is non-nil, assigns Set into Env.Vars, and then runs every Ready token.
+type Decision struct {
+	Remove []string       `json:"remove,omitempty"`
+	Add    []Token        `json:"add,omitempty"`
+	Seq    int64          `json:"seq,omitempty"`
+	Data   map[string]any `json:"data,omitempty"`
+	// Set assigns variables (multi-instance output collections, fan-out results).
+	Set map[string]any `json:"set,omitempty"`
+	// Waiting lists join nodes that still wait for other branches.
+	Waiting []string `json:"waiting,omitempty"`
+	Choice  *Choice  `json:"choice,omitempty"`
+	// Complete is true when the instance has finished.
+	Complete bool   `json:"complete,omitempty"`
+	Fault    *Fault `json:"fault,omitempty"`
+	// Trace lists the enter/exit events this step produced, in order.
+	Trace []Event `json:"trace,omitempty"`
+}
+
+// Apply applies d to s as the host does, returning the new state. It is
+// exported so that sdktest and navigator authors apply decisions exactly as
+// the host does.
+func (d *Decision) Apply(s State) State {
+	out := s
+	if len(d.Remove) > 0 {
+		drop := make(map[string]bool, len(d.Remove))
+		for _, id := range d.Remove {
+			drop[id] = true
+		}
+		kept := make([]Token, 0, len(s.Tokens))
+		for _, t := range s.Tokens {
+			if !drop[t.ID] {
+				kept = append(kept, t)
+			}
+		}
+		out.Tokens = kept
+	} else {
+		out.Tokens = append([]Token(nil), s.Tokens...)
+	}
+	for _, t := range d.Add {
+		replaced := false
+		for i := range out.Tokens {
+			if out.Tokens[i].ID == t.ID {
+				out.Tokens[i] = t
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			out.Tokens = append(out.Tokens, t)
+		}
+	}
+	if d.Seq > out.Seq {
+		out.Seq = d.Seq
+	}
+	if d.Data != nil {
+		out.Data = d.Data
+	}
+	if len(d.Set) > 0 {
+		vars := make(map[string]any, len(s.Env.Vars)+len(d.Set))
+		for k, v := range s.Env.Vars {
+			vars[k] = v
+		}
+		for k, v := range d.Set {
+			vars[k] = v
+		}
+		out.Env.Vars = vars
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+// Package sdk is the contract between the sextant host and its plugins, and
+// the only package a plugin author imports.
+//
+// It holds the three plugin kinds (Navigator, Provider, Gate), the wire types
+// they exchange with the host, the versioned wire envelope, and the
+// registration and serving entry points that make one source build both as a
+// native go-plugin subprocess and as a WebAssembly (wasip1, c-shared) module.
+//
+// A plugin is one import and a small main:
+//
+//	func init() { sdk.Register(myGate{}) }
+//	func main() { sdk.Main() }
+//
+// Registration happens in init because a c-shared (reactor) WebAssembly build
+// never runs main: only init functions and exported functions run there.
+//
+// The package must not import anything from the host.
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+)
+
+// APIVersion is the version of the wire protocol this SDK speaks. The host
+// refuses a plugin whose manifest or Describe answer names another version.
+const APIVersion = 1
+
+// Kind names what a plugin does.
+type Kind string
+
+// The plugin kinds.
+const (
+	KindNavigator Kind = "navigator"
+	KindProvider  Kind = "provider"
+	KindGate      Kind = "gate"
+)
+
+// Valid reports whether k is one of the known kinds.
+func (k Kind) Valid() bool {
+	return k == KindNavigator || k == KindProvider || k == KindGate
+}
+
+// Info is a plugin's answer to Describe.
+type Info struct {
+	// Name is unique among installed plugins; pipelines refer to plugins by it.
+	Name string `json:"name"`
+	// Kind is navigator, provider or gate.
+	Kind Kind `json:"kind"`
+	// Version is the plugin's own semantic version.
+	Version string `json:"version"`
+	// API is the wire protocol version the plugin speaks (APIVersion).
+	API int `json:"api"`
+	// Description is one line for `sextant plugins list`.
+	Description string `json:"description,omitempty"`
+	// Config declares the settings the plugin reads from its pipeline block.
+	Config []ConfigField `json:"config,omitempty"`
+}
+
+// ConfigField declares one setting a plugin accepts.
+type ConfigField struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"` // string | number | bool | duration | list | table
+	Default  any    `json:"default,omitempty"`
+	Required bool   `json:"required,omitempty"`
+	Doc      string `json:"doc,omitempty"`
+}
+
+// Plugin is what every plugin implements, whatever its kind.
+type Plugin interface {
+	// Describe returns the plugin's identity. It must not block and must
+	// return the same value on every call.
+	Describe() Info
+}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*([-_][a-z0-9]+)*$`)
+
+// ValidName reports whether name is an acceptable plugin name: lowercase
+// letters and digits, words joined by '-' or '_'.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+// CheckInfo reports the first problem with an Info that the host would refuse.
+func CheckInfo(info Info) error {
+	switch {
+	case !ValidName(info.Name):
+		return fmt.Errorf("invalid plugin name %q (want lowercase words joined by - or _)", info.Name)
+	case !info.Kind.Valid():
+		return fmt.Errorf("plugin %q: unknown kind %q (want navigator, provider or gate)", info.Name, info.Kind)
+	case info.API != APIVersion:
+		return fmt.Errorf("plugin %q: api version %d, host speaks %d", info.Name, info.API, APIVersion)
+	case info.Version == "":
+		return fmt.Errorf("plugin %q: empty version", info.Name)
+	}
+	return nil
+}
+
+// kindOf reports the kind a plugin value implements, checking the interface
+// that Describe claims.
+func kindOf(p Plugin) (Kind, error) {
+	info := p.Describe()
+	ok := false
+	switch info.Kind {
+	case KindNavigator:
+		_, ok = p.(Navigator)
+	case KindProvider:
+		_, ok = p.(Provider)
+	case KindGate:
+		_, ok = p.(Gate)
+	default:
+		return "", fmt.Errorf("plugin %q: unknown kind %q", info.Name, info.Kind)
+	}
+	if !ok {
+		return "", fmt.Errorf("plugin %q: describes itself as a %s but does not implement sdk.%s", info.Name, info.Kind, kindInterface(info.Kind))
+	}
+	return info.Kind, nil
+}
+
+func kindInterface(k Kind) string {
+	switch k {
+	case KindNavigator:
+		return "Navigator"
+	case KindProvider:
+		return "Provider"
+	}
+	return "Gate"
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]Plugin{}
+)
+
+// Register makes p available: to the host as a builtin when the package is
+// linked into sextant, and to Main (or the WebAssembly exports) when it is
+// built as a plugin binary. Call it from init.
+//
+// Register panics when p's Describe answer is invalid, when p does not
+// implement the interface of its kind, or when the name is already taken, so
+// that a clash shows at start-up rather than at the first call.
+func Register(p Plugin) {
+	info := p.Describe()
+	if err := CheckInfo(info); err != nil {
+		panic("sdk.Register: " + err.Error())
+	}
+	if _, err := kindOf(p); err != nil {
+		panic("sdk.Register: " + err.Error())
+	}
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[info.Name]; dup {
+		panic(fmt.Sprintf("sdk.Register: plugin %q registered twice", info.Name))
+	}
+	registry[info.Name] = p
+}
+
+// Registered returns every registered plugin, sorted by name.
+func Registered() []Plugin {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]Plugin, 0, len(registry))
+	for _, p := range registry {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Describe().Name < out[j].Describe().Name })
+	return out
+}
+
+// only returns the single plugin a plugin binary serves.
+func only() (Plugin, error) {
+	ps := Registered()
+	switch len(ps) {
+	case 0:
+		return nil, fmt.Errorf("no plugin registered: call sdk.Register from an init function")
+	case 1:
+		return ps[0], nil
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Describe().Name
+	}
+	return nil, fmt.Errorf("a plugin binary serves one plugin, %d are registered: %v", len(ps), names)
+}
+
+// Handler answers encoded requests for one plugin; it is what every wire
+// transport carries. See Serve.
+type Handler interface {
+	// Handle decodes one request envelope, calls the plugin and returns the
+	// encoded response envelope. It never returns a Go error: failures are
+	// encoded in the envelope.
+	Handle(ctx context.Context, request []byte) []byte
+}

@@ -1,0 +1,181 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+// The wire methods. The params and result of each are the JSON encodings
+// of the Go types named beside it. See PROTOCOL.md.
+const (
+	MethodDescribe = "describe"           // {} → Info
+	MethodCheck    = "gate.check"         // Comparison → Verdict
+	MethodChat     = "provider.chat"      // ChatRequest → ChatResponse
+	MethodLoad     = "navigator.load"     // LoadRequest → Routine
+	MethodStart    = "navigator.start"    // StartRequest → Decision
+	MethodNext     = "navigator.next"     // NextRequest → Decision
+	MethodBoundary = "navigator.boundary" // BoundaryRequest → Decision
+	MethodIO       = "navigator.io"       // IORequest → NodeIO
+)
+
+// Request is the envelope of one call on a wire transport.
+type Request struct {
+	API    int             `json:"api"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// Response is the envelope of one answer: exactly one of Result and Error.
+type Response struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// EncodeRequest encodes a call envelope for method with params.
+func EncodeRequest(method string, params any) ([]byte, error) {
+	var raw json.RawMessage
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", method, err)
+		}
+		raw = b
+	}
+	return json.Marshal(Request{API: APIVersion, Method: method, Params: raw})
+}
+
+// DecodeResponse decodes a response envelope into result (a pointer), or
+// returns the *Error it carries.
+func DecodeResponse(data []byte, result any) error {
+	var resp Response
+	if err := json.Unmarshal(data, &resp); err != nil {
+		return fmt.Errorf("malformed response (%s): %w", preview(data), err)
+	}
+	if resp.Error != nil {
+		if resp.Error.Code == "" {
+			resp.Error.Code = CodeInternal
+		}
+		return resp.Error
+	}
+	if resp.Result == nil {
+		return fmt.Errorf("malformed response: neither result nor error (%s)", preview(data))
+	}
+	if err := json.Unmarshal(resp.Result, result); err != nil {
+		return fmt.Errorf("malformed result (%s): %w", preview(resp.Result), err)
+	}
+	return nil
+}
+
+func preview(b []byte) string {
+	const max = 80
+	s := strings.ToValidUTF8(string(b), "?")
+	if len(s) > max {
+		return fmt.Sprintf("%q… %d bytes", s[:max], len(b))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// Serve returns the Handler that answers wire requests for p. Every wire
+// transport (wasm, process) and sdktest.Wire go through it, so a plugin
+// behaves the same over all of them. A panic in the plugin becomes a
+// CodeInternal error that names it.
+func Serve(p Plugin) Handler { return handler{p} }
+
+type handler struct{ p Plugin }
+
+func (h handler) Handle(ctx context.Context, request []byte) []byte {
+	result, err := h.dispatch(ctx, request)
+	var resp Response
+	if err != nil {
+		resp.Error = AsError(err)
+	} else {
+		b, merr := json.Marshal(result)
+		if merr != nil {
+			resp.Error = Errorf(CodeInternal, "encode result: %v", merr)
+		} else {
+			resp.Result = b
+		}
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		out, _ = json.Marshal(Response{Error: Errorf(CodeInternal, "encode response: %v", err)})
+	}
+	return out
+}
+
+func (h handler) dispatch(ctx context.Context, request []byte) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stack := string(debug.Stack())
+			err = Errorf(CodeInternal, "plugin panicked: %v [%s]", r, firstFrame(stack))
+		}
+	}()
+	var req Request
+	if err := json.Unmarshal(request, &req); err != nil {
+		return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+	}
+	if req.API != APIVersion {
+		return nil, Errorf(CodeBadRequest, "api version %d, plugin speaks %d", req.API, APIVersion)
+	}
+	if req.Method == MethodDescribe {
+		return h.p.Describe(), nil
+	}
+	switch p := h.p.(type) {
+	case Gate:
+		if req.Method == MethodCheck {
+			return call(ctx, req, p.Check)
+		}
+	case Provider:
+		if req.Method == MethodChat {
+			return call(ctx, req, p.Chat)
+		}
+	case Navigator:
+		switch req.Method {
+		case MethodLoad:
+			return call(ctx, req, p.Load)
+		case MethodStart:
+			return call(ctx, req, p.Start)
+		case MethodNext:
+			return call(ctx, req, p.Next)
+		case MethodBoundary:
+			return call(ctx, req, p.Boundary)
+		case MethodIO:
+			return call(ctx, req, p.IO)
+		}
+	}
+	return nil, Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", h.p.Describe().Kind, h.p.Describe().Name, req.Method)
+}
+
+func call[Req, Resp any](ctx context.Context, req Request, fn func(context.Context, *Req) (*Resp, error)) (any, error) {
+	in := new(Req)
+	if len(req.Params) > 0 {
+		if err := json.Unmarshal(req.Params, in); err != nil {
+			return nil, Errorf(CodeBadRequest, "%s: malformed params: %v", req.Method, err)
+		}
+	}
+	out, err := fn(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, Errorf(CodeInternal, "%s returned neither a result nor an error", req.Method)
+	}
+	return out, nil
+}
+
+// firstFrame picks the panicking function out of a stack trace.
+func firstFrame(stack string) string {
+	lines := strings.Split(stack, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "panic(") {
+			if i+3 < len(lines) {
+				return strings.TrimSpace(lines[i+2]) + " " + strings.TrimSpace(lines[i+3])
+			}
+		}
+	}
+	return "no frame"
+}
