@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// The exit codes of DESIGN.md §7.
+const (
+	ExitOK      = 0 // success, all gates pass
+	ExitFailed  = 1 // a gate failed, a run failed, a regression was found
+	ExitInvalid = 2 // bad usage or invalid input (config, routine, strategy, plugin)
+	ExitWaiting = 3 // waiting for a person (review, or a run paused at a human step)
+)
+
+// usageError is a command-line mistake: unknown flag, missing argument.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErr(err error) error { return &usageError{err} }
+
+// exitError carries an explicit exit code for outcomes that are not Go
+// failures (a gate verdict, a paused run).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode attaches an exit code to err.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// errSilent ends a command with a failure whose message was already printed.
+var errSilent = errors.New("failure already reported")
+
+// ExitCode is the one function that maps an outcome to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return ExitInvalid
+	}
+	if errors.Is(err, sdk.ErrInvalid) {
+		return ExitInvalid
+	}
+	// cobra's own argument errors are usage errors too.
+	if msg := err.Error(); strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") ||
+		strings.HasPrefix(msg, "requires at least") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "required flag") {
+		return ExitInvalid
+	}
+	return ExitFailed
+}

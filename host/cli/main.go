@@ -1,0 +1,116 @@
+// Package cli implements the sextant command line: one file per command
+// family, all built on cobra. Main maps every failure to the exit codes of
+// DESIGN.md §7 through ExitCode, the single place that decides them.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Main runs sextant with the process's arguments and exits with its code.
+func Main() {
+	os.Exit(Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// Run runs one sextant command line and returns the exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := app.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		printError(stderr, err)
+	}
+	return ExitCode(err)
+}
+
+// app holds what every command shares: streams and global flags.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	pluginDirs []string
+	logLevel   string
+	logger     *slog.Logger
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sextant",
+		Short: "Run, record, replay and evolve AI agent pipelines",
+		Long: `sextant runs agent pipelines declared in TOML, records every run, and replays
+recorded tasks to decide whether a new strategy version may replace the old one.`,
+		Example: `  sextant run pipelines/email-triage/pipeline.toml --input email.json
+  sextant plugins list
+  sextant version`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setupLogging()
+		},
+	}
+	root.PersistentFlags().StringArrayVar(&a.pluginDirs, "plugin-dir", nil, "directory holding plugin folders (repeatable; searched first)")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", envOr("SEXTANT_LOG", "warn"), "log level: debug, info, warn or error (env SEXTANT_LOG)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.AddCommand(a.versionCommand(), a.pluginsCommand())
+	for _, c := range root.Commands() {
+		requireExamples(c)
+	}
+	return root
+}
+
+func (a *app) setupLogging() error {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(a.logLevel)); err != nil {
+		return usageErr(fmt.Errorf("--log-level: %q is not debug, info, warn or error", a.logLevel))
+	}
+	a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}))
+	slog.SetDefault(a.logger)
+	return nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// requireExamples makes a missing example a start-up failure in tests
+// rather than a silent gap in --help.
+func requireExamples(c *cobra.Command) {
+	if c.Runnable() && c.Example == "" {
+		panic("cli: command " + c.CommandPath() + " has no example")
+	}
+	for _, sub := range c.Commands() {
+		requireExamples(sub)
+	}
+}
+
+// printError writes err to stderr: multi-line errors (lists of positioned
+// problems) one problem per line, each already carrying its position.
+func printError(w io.Writer, err error) {
+	msg := err.Error()
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(w, "sextant: %s\nRun 'sextant --help' for usage.\n", strings.TrimSpace(msg))
+		return
+	}
+	if errors.Is(err, errSilent) {
+		return
+	}
+	for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
+		fmt.Fprintln(w, line)
+	}
+}

@@ -1,0 +1,252 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/sextant-dev/sextant/host/internal/suggest"
+	"github.com/sextant-dev/sextant/host/internal/tomlpos"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// ManifestFile is the name of a plugin's manifest inside its folder.
+const ManifestFile = "plugin.toml"
+
+// Manifest is a decoded plugin.toml.
+type Manifest struct {
+	Name        string    `toml:"name"`
+	Kind        sdk.Kind  `toml:"kind"`
+	Version     string    `toml:"version"`
+	API         int       `toml:"api"`
+	Description string    `toml:"description"`
+	Wasm        *Artifact `toml:"wasm"`
+	Process     *Artifact `toml:"process"`
+	Requests    Requests  `toml:"requests"`
+
+	// Path is the manifest file the entry was read from.
+	Path string `toml:"-"`
+}
+
+// Artifact is the [wasm] or [process] section: the file to load and its pinned checksum.
+type Artifact struct {
+	// File is the .wasm module ([wasm]).
+	File string `toml:"file"`
+	// Command is the executable ([process]), relative to the plugin folder.
+	Command string `toml:"command"`
+	// Args are extra arguments for the executable ([process]).
+	Args []string `toml:"args"`
+	// SHA256 is the hex sha256 of File or Command; empty means unpinned.
+	SHA256 string `toml:"sha256"`
+}
+
+// Requests are the capabilities a plugin asks for; a pipeline must grant them.
+type Requests struct {
+	HTTP   []string `toml:"http"`
+	Memory string   `toml:"memory"`
+}
+
+// Dir is the plugin's folder.
+func (m *Manifest) Dir() string { return filepath.Dir(m.Path) }
+
+// Transport is "wasm" or "process".
+func (m *Manifest) Transport() string {
+	if m.Wasm != nil {
+		return TransportWasm
+	}
+	return TransportProcess
+}
+
+// Artifact returns the section that names the plugin's executable code.
+func (m *Manifest) Artifact() *Artifact {
+	if m.Wasm != nil {
+		return m.Wasm
+	}
+	return m.Process
+}
+
+// ArtifactPath is the absolute path of the .wasm file or executable.
+func (m *Manifest) ArtifactPath() string {
+	a := m.Artifact()
+	f := a.File
+	if m.Process != nil {
+		f = a.Command
+	}
+	if filepath.IsAbs(f) {
+		return f
+	}
+	return filepath.Join(m.Dir(), filepath.FromSlash(f))
+}
+
+// MemoryLimit returns the requested memory in bytes, or 0 when not set.
+func (m *Manifest) MemoryLimit() uint64 {
+	n, _ := ParseSize(m.Requests.Memory)
+	return n
+}
+
+// The transports.
+const (
+	TransportBuiltin = "builtin"
+	TransportWasm    = "wasm"
+	TransportProcess = "process"
+)
+
+var (
+	semverRE = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+	sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	hostRE   = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$`)
+)
+
+// ReadManifest reads and validates the manifest at path. Every problem is
+// reported, each as `path:line: key: message`; the error matches
+// sdk.ErrInvalid.
+func ReadManifest(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read manifest: %v", errors.Unwrap(err))})
+	}
+	return ParseManifest(path, data)
+}
+
+// ParseManifest decodes and validates manifest data read from path.
+func ParseManifest(path string, data []byte) (*Manifest, error) {
+	var m Manifest
+	m.Path = path
+	md, err := toml.Decode(string(data), &m)
+	if err != nil {
+		return nil, sdk.Invalid(tomlProblem(path, err))
+	}
+	ix := tomlpos.Build(data)
+	var probs []sdk.Problem
+	add := func(key, format string, args ...any) {
+		probs = append(probs, sdk.Problem{File: path, Line: ix.Line(strings.Split(key, ".")...), Element: key, Message: fmt.Sprintf(format, args...)})
+	}
+	known := []string{"name", "kind", "version", "api", "description", "wasm", "process", "requests"}
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		last := k[len(k)-1]
+		var hint string
+		switch len(k) {
+		case 1:
+			hint = suggest.Hint(last, known)
+		default:
+			switch k[0] {
+			case "wasm":
+				hint = suggest.Hint(last, []string{"file", "sha256"})
+			case "process":
+				hint = suggest.Hint(last, []string{"command", "args", "sha256"})
+			case "requests":
+				hint = suggest.Hint(last, []string{"http", "memory"})
+			}
+		}
+		add(key, "unknown key%s", hint)
+	}
+	if m.Name == "" {
+		add("name", "missing (every plugin needs a unique name)")
+	} else if !sdk.ValidName(m.Name) {
+		add("name", "invalid name %q (want lowercase words joined by - or _)", m.Name)
+	}
+	switch {
+	case m.Kind == "":
+		add("kind", "missing (want navigator, provider or gate)")
+	case !m.Kind.Valid():
+		add("kind", "unknown kind %q%s", m.Kind, suggest.Hint(string(m.Kind), []string{"navigator", "provider", "gate"}))
+	}
+	if m.Version == "" {
+		add("version", "missing")
+	} else if !semverRE.MatchString(m.Version) {
+		add("version", "%q is not a semantic version (want e.g. 1.2.3)", m.Version)
+	}
+	switch {
+	case !md.IsDefined("api"):
+		add("api", "missing (this host speaks api = %d)", sdk.APIVersion)
+	case m.API != sdk.APIVersion:
+		add("api", "api version %d, host speaks %d", m.API, sdk.APIVersion)
+	}
+	switch {
+	case m.Wasm == nil && m.Process == nil:
+		add("wasm", "missing [wasm] or [process] section")
+	case m.Wasm != nil && m.Process != nil:
+		add("process", "both [wasm] and [process]; a plugin has one transport")
+	case m.Wasm != nil:
+		if m.Wasm.File == "" {
+			add("wasm.file", "missing")
+		}
+		if m.Wasm.Command != "" || len(m.Wasm.Args) > 0 {
+			add("wasm.command", "only [process] takes command and args")
+		}
+	case m.Process != nil:
+		if m.Process.Command == "" {
+			add("process.command", "missing")
+		}
+		if m.Process.File != "" {
+			add("process.file", "only [wasm] takes file; use command")
+		}
+	}
+	if a := m.Artifact(); a != nil && a.SHA256 != "" && !sha256RE.MatchString(a.SHA256) {
+		add(m.Transport()+".sha256", "%q is not a hex sha256 (64 lowercase hex digits)", a.SHA256)
+	}
+	if a := m.Artifact(); a != nil && (a.File != "" || a.Command != "") {
+		if _, err := os.Stat(m.ArtifactPath()); err != nil {
+			key := m.Transport() + ".file"
+			if m.Process != nil {
+				key = "process.command"
+			}
+			add(key, "%s: no such file", m.ArtifactPath())
+		}
+	}
+	for i, h := range m.Requests.HTTP {
+		if !hostRE.MatchString(h) {
+			add("requests.http."+strconv.Itoa(i), "%q is not host or host:port", h)
+		}
+	}
+	if m.Requests.Memory != "" {
+		if _, err := ParseSize(m.Requests.Memory); err != nil {
+			add("requests.memory", "%v", err)
+		}
+	}
+	if err := sdk.Invalid(probs...); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// tomlProblem positions a TOML syntax or type error.
+func tomlProblem(path string, err error) sdk.Problem {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if pe.LastKey != "" {
+			return sdk.Problem{File: path, Line: pe.Position.Line, Element: pe.LastKey, Message: msg}
+		}
+		return sdk.Problem{File: path, Line: pe.Position.Line, Message: msg}
+	}
+	return sdk.Problem{File: path, Message: strings.TrimPrefix(err.Error(), "toml: ")}
+}
+
+// ParseSize parses sizes such as "64MiB", "512KiB", "1GiB", "1048576".
+func ParseSize(s string) (uint64, error) {
+	units := []struct {
+		suffix string
+		mult   uint64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	t := strings.TrimSpace(s)
+	mult := uint64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(t, 10, 64)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("%q is not a size (want e.g. 64MiB)", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,174 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/suggest"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Grant is what a pipeline allows one plugin ([plugins.NAME]).
+type Grant struct {
+	// AllowHTTP lists host:port pairs the plugin may reach (wasm http function).
+	AllowHTTP []string
+	// Timeout bounds each call; 0 means the transport default.
+	Timeout time.Duration
+	// Memory caps the plugin's memory in bytes; 0 means the manifest's
+	// request or the transport default.
+	Memory uint64
+	// Pool is the number of wasm instances (one per worker); 0 means 1.
+	Pool int
+}
+
+// Dialer opens a wire connection to the plugin described by m.
+type Dialer func(ctx context.Context, m *Manifest, g Grant) (Conn, error)
+
+// Registry resolves plugin names to opened plugins over their transport.
+type Registry struct {
+	entries []Entry
+	dialers map[string]Dialer
+	logger  *slog.Logger
+}
+
+// Option configures a Registry.
+type Option func(*Registry)
+
+// WithDialer sets the dialer for a transport ("wasm" or "process").
+func WithDialer(transport string, d Dialer) Option {
+	return func(r *Registry) { r.dialers[transport] = d }
+}
+
+// WithLogger sets the logger used for warnings (unpinned plugins).
+func WithLogger(l *slog.Logger) Option {
+	return func(r *Registry) { r.logger = l }
+}
+
+// NewRegistry returns a registry over entries (from Discover).
+func NewRegistry(entries []Entry, opts ...Option) *Registry {
+	r := &Registry{entries: entries, dialers: map[string]Dialer{}, logger: slog.Default()}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Entries returns every resolvable plugin, sorted by name.
+func (r *Registry) Entries() []Entry { return r.entries }
+
+// Lookup finds a plugin by name.
+func (r *Registry) Lookup(name string) (Entry, bool) {
+	i := sort.Search(len(r.entries), func(i int) bool { return r.entries[i].Name >= name })
+	if i < len(r.entries) && r.entries[i].Name == name {
+		return r.entries[i], true
+	}
+	return Entry{}, false
+}
+
+// Names lists the names of plugins of kind k ("" for all).
+func (r *Registry) Names(k sdk.Kind) []string {
+	var out []string
+	for _, e := range r.entries {
+		if k == "" || e.Kind == k {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// UnknownError reports a name that resolves to nothing, with a near miss.
+func (r *Registry) UnknownError(name string, k sdk.Kind) error {
+	what := "plugin"
+	if k != "" {
+		what = string(k) + " plugin"
+	}
+	return sdk.Errorf(sdk.CodeInvalid, "unknown %s %q%s", what, name, suggest.Hint(name, r.Names(k)))
+}
+
+// Handle is an opened plugin.
+type Handle struct {
+	Entry  Entry
+	Plugin sdk.Plugin
+	closer func(context.Context) error
+}
+
+// Close releases the plugin's instances or subprocess.
+func (h *Handle) Close(ctx context.Context) error {
+	if h.closer == nil {
+		return nil
+	}
+	return h.closer(ctx)
+}
+
+// Open resolves name and opens it over its transport. For wasm and process
+// plugins it verifies the checksum before loading, asks the plugin to
+// Describe itself and checks that the answer agrees with the manifest
+// (name, kind, api version).
+func (r *Registry) Open(ctx context.Context, name string, g Grant) (*Handle, error) {
+	e, ok := r.Lookup(name)
+	if !ok {
+		return nil, r.UnknownError(name, "")
+	}
+	if e.Builtin != nil {
+		return &Handle{Entry: e, Plugin: e.Builtin}, nil
+	}
+	m := e.Manifest
+	if err := VerifyChecksum(m); err != nil {
+		return nil, err
+	}
+	if m.Artifact().SHA256 == "" {
+		r.logger.Warn("plugin checksum not pinned; pin it with `sextant plugins verify --pin`", "plugin", m.Name, "manifest", m.Path)
+	}
+	d := r.dialers[e.Transport]
+	if d == nil {
+		return nil, fmt.Errorf("plugin %q: %s transport not available in this host", name, e.Transport)
+	}
+	if g.Memory == 0 {
+		g.Memory = m.MemoryLimit()
+	}
+	g.AllowHTTP = grantedHTTP(m.Requests.HTTP, g.AllowHTTP)
+	conn, err := d(ctx, m, g)
+	if err != nil {
+		return nil, err
+	}
+	info, err := Describe(ctx, name, conn)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("plugin %q: describe: %w", name, err)
+	}
+	if err := agree(m, info); err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	c := NewClient(name, conn, info)
+	return &Handle{Entry: e, Plugin: c, closer: c.Close}, nil
+}
+
+// grantedHTTP keeps the grants the manifest asked for: a pipeline can
+// narrow a plugin's network reach but never widen it past its request.
+func grantedHTTP(requested, granted []string) []string {
+	var out []string
+	for _, g := range granted {
+		if slices.Contains(requested, g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// agree checks a plugin's Describe answer against its manifest.
+func agree(m *Manifest, info sdk.Info) error {
+	switch {
+	case info.API != sdk.APIVersion:
+		return fmt.Errorf("plugin %q: api version %d, host speaks %d", m.Name, info.API, sdk.APIVersion)
+	case info.Name != m.Name:
+		return fmt.Errorf("plugin %q: describes itself as %q (%s)", m.Name, info.Name, m.Path)
+	case info.Kind != m.Kind:
+		return fmt.Errorf("plugin %q: manifest says kind %s, plugin says %s (%s)", m.Name, m.Kind, info.Kind, m.Path)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+// Package sdktest tests sextant plugins in-process, through the same wire
+// encoding the host uses, so that a plugin that passes here behaves the
+// same over the wasm and process transports.
+package sdktest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Wire returns p as the host sees it across a wire transport: every call is
+// encoded, answered by sdk.Serve(p) and decoded again. The result
+// implements the sdk interface of p's kind.
+func Wire(p sdk.Plugin) *sdk.Client {
+	return sdk.NewClient(p.Describe().Name, loopback{sdk.Serve(p)}, p.Describe())
+}
+
+type loopback struct{ h sdk.Handler }
+
+func (l loopback) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
+	return l.h.Handle(ctx, req), nil
+}
+
+// Check runs the contract checks every plugin must pass: a valid Describe
+// answer (name, kind, api version, version), the interface of its kind,
+// the same answer over the wire, and a clear error for an unknown method.
+func Check(t testing.TB, p sdk.Plugin) {
+	t.Helper()
+	info := p.Describe()
+	if err := sdk.CheckInfo(info); err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	switch info.Kind {
+	case sdk.KindGate:
+		if _, ok := p.(sdk.Gate); !ok {
+			t.Fatalf("plugin %q describes itself as a gate but does not implement sdk.Gate", info.Name)
+		}
+	case sdk.KindProvider:
+		if _, ok := p.(sdk.Provider); !ok {
+			t.Fatalf("plugin %q describes itself as a provider but does not implement sdk.Provider", info.Name)
+		}
+	case sdk.KindNavigator:
+		if _, ok := p.(sdk.Navigator); !ok {
+			t.Fatalf("plugin %q describes itself as a navigator but does not implement sdk.Navigator", info.Name)
+		}
+	}
+	ctx := context.Background()
+	got, err := sdk.DescribeOver(ctx, info.Name, loopback{sdk.Serve(p)})
+	if err != nil {
+		t.Fatalf("describe over the wire: %v", err)
+	}
+	a, _ := json.Marshal(info)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		t.Fatalf("describe over the wire differs:\n in-process %s\n wire       %s", a, b)
+	}
+	req, _ := sdk.EncodeRequest("no.such.method", struct{}{})
+	var out json.RawMessage
+	err = sdk.DecodeResponse(sdk.Serve(p).Handle(ctx, req), &out)
+	if !strings.Contains(errString(err), "does not answer") {
+		t.Fatalf("unknown method: got %v, want an unknown_method error", err)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
