@@ -1,0 +1,51 @@
+# sextant — build, test and benchmark.
+#
+#   make            build bin/sextant and every first-party plugin (native + wasm)
+#   make test       run every test (what CI runs)
+#   make bench      run the DESIGN.md §9 benchmarks
+#   make lint       gofmt + go vet
+#   make wat        rebuild the committed .wasm test plugins from their .wat sources (needs wabt)
+
+GO        ?= go
+BIN       ?= bin
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/sextant-dev/sextant/host/cli.version=$(VERSION)
+# Every first-party plugin is a package with a plugin/main.go.
+PLUGIN_MAINS := $(sort $(dir $(wildcard navigators/*/plugin/main.go plugins/*/plugin/main.go)))
+PLUGIN_NAMES := $(foreach d,$(PLUGIN_MAINS),$(notdir $(patsubst %/plugin/,%,$(d))))
+BENCH     ?= BenchmarkPluginCall|BenchmarkPluginLoad|BenchmarkNavigate|BenchmarkRun|BenchmarkReplay|BenchmarkStore
+BENCHTIME ?= 1s
+
+.PHONY: all build plugins test bench lint wat demo clean
+
+all: build plugins
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/sextant ./cmd/sextant
+
+plugins:
+	@mkdir -p $(BIN)
+	@set -e; for d in $(PLUGIN_MAINS); do \
+		n=$$(basename $$(dirname $$d)); \
+		echo "plugin $$n: $(BIN)/$$n $(BIN)/$$n.wasm"; \
+		$(GO) build -o $(BIN)/$$n ./$$d; \
+		GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(BIN)/$$n.wasm ./$$d; \
+	done
+
+test:
+	$(GO) test -count=1 -timeout 30m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./... | grep -E '^(Benchmark|ok|FAIL|---)' 
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+wat:
+	@set -e; for f in $$(find testdata/plugins -name '*.wat'); do \
+		echo "wat2wasm $$f"; wat2wasm $$f -o $${f%.wat}.wasm; \
+	done
+
+clean:
+	rm -rf $(BIN)
