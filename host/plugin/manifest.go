@@ -98,9 +98,10 @@ const (
 )
 
 var (
-	semverRE = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
-	sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	hostRE   = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$`)
+	semverRE    = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+	sha256RE    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	decodeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+	hostRE      = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$`)
 )
 
 // ReadManifest reads and validates the manifest at path. Every problem is
@@ -226,6 +227,11 @@ func tomlProblem(path string, err error) sdk.Problem {
 			return sdk.Problem{File: path, Line: pe.Position.Line, Element: pe.LastKey, Message: msg}
 		}
 		return sdk.Problem{File: path, Line: pe.Position.Line, Message: msg}
+	}
+	// Decoding (type) errors are not ParseErrors but say where in their text.
+	if m := decodeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return sdk.Problem{File: path, Line: line, Element: m[2], Message: m[3]}
 	}
 	return sdk.Problem{File: path, Message: strings.TrimPrefix(err.Error(), "toml: ")}
 }

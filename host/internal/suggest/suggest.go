@@ -2,12 +2,20 @@
 // `did you mean "default"?` hints.
 package suggest
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Closest returns the candidate nearest to name by edit distance, if it is
 // close enough to be a plausible typo, else "".
 func Closest(name string, candidates []string) string {
 	best, bestD := "", -1
+	for _, c := range candidates {
+		if len(name) >= 3 && c != name && strings.HasPrefix(c, name) {
+			return c // a truncated name ("sha" for "sha256")
+		}
+	}
 	for _, c := range candidates {
 		d := distance(name, c)
 		if bestD < 0 || d < bestD || (d == bestD && c < best) {

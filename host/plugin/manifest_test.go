@@ -1,0 +1,182 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+func writePlugin(t *testing.T, dir, name, manifest string, artifact string) string {
+	t.Helper()
+	d := filepath.Join(dir, name)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if artifact != "" {
+		if err := os.WriteFile(filepath.Join(d, artifact), []byte("artifact of "+name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(d, ManifestFile)
+	if err := os.WriteFile(p, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestParseManifest(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "g.wasm"), []byte("x"), 0o644)
+	path := filepath.Join(dir, "plugin.toml")
+	tests := []struct {
+		name string
+		doc  string
+		want []string // one line per problem, path prefix stripped
+	}{
+		{"valid", "name = \"g\"\nkind = \"gate\"\nversion = \"1.0.0\"\napi = 1\n[wasm]\nfile = \"g.wasm\"\n[requests]\nhttp = [\"api.example.com:443\"]\nmemory = \"32MiB\"\n", nil},
+		{"missing everything", "", []string{
+			"name: missing (every plugin needs a unique name)",
+			"kind: missing (want navigator, provider or gate)",
+			"version: missing",
+			"api: missing (this host speaks api = 1)",
+			"wasm: missing [wasm] or [process] section"}},
+		{"both transports", "name = \"g\"\nkind = \"gate\"\nversion = \"1.0.0\"\napi = 1\n[wasm]\nfile = \"g.wasm\"\n[process]\ncommand = \"g.wasm\"\n",
+			[]string{":7: process: both [wasm] and [process]; a plugin has one transport"}},
+		{"bad values", "name = \"G!\"\nkind = \"gate\"\nversion = \"1.0\"\napi = 1\n[wasm]\nfile = \"g.wasm\"\nsha256 = \"abc\"\n[requests]\nhttp = [\"not a host\"]\nmemory = \"lots\"\n", []string{
+			`:1: name: invalid name "G!" (want lowercase words joined by - or _)`,
+			`:3: version: "1.0" is not a semantic version (want e.g. 1.2.3)`,
+			`:7: wasm.sha256: "abc" is not a hex sha256 (64 lowercase hex digits)`,
+			`:9: requests.http.0: "not a host" is not host or host:port`,
+			`:10: requests.memory: "lots" is not a size (want e.g. 64MiB)`}},
+		{"unknown nested key", "name = \"g\"\nkind = \"gate\"\nversion = \"1.0.0\"\napi = 1\n[wasm]\nfile = \"g.wasm\"\nsha = \"x\"\n",
+			[]string{`:7: wasm.sha: unknown key (did you mean "sha256"?)`}},
+		{"wrong type", "name = \"g\"\nkind = \"gate\"\nversion = \"1.0.0\"\napi = \"one\"\n",
+			[]string{`:4: api: incompatible types: TOML value has type string; destination has type integer`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseManifest(path, []byte(tc.doc))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, sdk.ErrInvalid) {
+				t.Fatalf("err = %v, want an invalid error", err)
+			}
+			got := strings.Split(strings.ReplaceAll(err.Error(), path, ""), "\n")
+			for i := range got {
+				got[i] = strings.TrimPrefix(got[i], ": ")
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+type builtinGate struct{ name string }
+
+func (g builtinGate) Describe() sdk.Info {
+	return sdk.Info{Name: g.name, Kind: sdk.KindGate, Version: "1.0.0", API: sdk.APIVersion}
+}
+func (builtinGate) Check(context.Context, *sdk.Comparison) (*sdk.Verdict, error) {
+	return &sdk.Verdict{Ruling: sdk.Pass}, nil
+}
+
+const gateManifest = "name = %q\nkind = \"gate\"\nversion = \"1.0.0\"\napi = 1\n[process]\ncommand = \"bin\"\n"
+
+func TestDiscoverAndRegistry(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	writePlugin(t, a, "one", strings.Replace(gateManifest, "%q", `"shadowing"`, 1), "bin")
+	writePlugin(t, b, "one", strings.Replace(gateManifest, "%q", `"shadowing"`, 1), "bin")
+	writePlugin(t, b, "two", strings.Replace(gateManifest, "%q", `"pinned"`, 1)+"sha256 = \""+strings.Repeat("0", 64)+"\"\n", "bin")
+	entries, err := Discover([]string{a, b, filepath.Join(dir, "missing")}, []sdk.Plugin{builtinGate{"shadowing"}, builtinGate{"builtin-only"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry(entries)
+	got := strings.Join(reg.Names(""), ",")
+	if got != "builtin-only,pinned,shadowing" {
+		t.Fatalf("names = %s", got)
+	}
+	e, _ := reg.Lookup("shadowing")
+	if e.Transport != TransportProcess || len(e.Shadows) != 2 || e.Shadows[1] != TransportBuiltin || e.Checksum != ChecksumUnpinned {
+		t.Fatalf("shadowing entry = %+v", e)
+	}
+	if e, _ := reg.Lookup("pinned"); e.Checksum != ChecksumMismatch {
+		t.Fatalf("pinned checksum = %s, want mismatch", e.Checksum)
+	}
+
+	ctx := context.Background()
+	h, err := reg.Open(ctx, "builtin-only", Grant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.Plugin.(sdk.Gate); !ok || h.Entry.Transport != TransportBuiltin {
+		t.Fatalf("builtin handle = %+v", h)
+	}
+	_, err = reg.Open(ctx, "pinned", Grant{})
+	if err == nil || !strings.Contains(err.Error(), `plugin "pinned": sha256 mismatch (manifest 000000000000…, file `) {
+		t.Fatalf("open pinned: %v", err)
+	}
+	_, err = reg.Open(ctx, "shadowing", Grant{})
+	if err == nil || err.Error() != `plugin "shadowing": process transport not available in this host` {
+		t.Fatalf("open without dialer: %v", err)
+	}
+	_, err = reg.Open(ctx, "builtin-onyl", Grant{})
+	if err == nil || err.Error() != `unknown plugin "builtin-onyl" (did you mean "builtin-only"?)` {
+		t.Fatalf("open unknown: %v", err)
+	}
+}
+
+func TestPin(t *testing.T) {
+	dir := t.TempDir()
+	p := writePlugin(t, dir, "g", strings.Replace(gateManifest, "%q", `"g"`, 1)+"# keep this comment\n", "bin")
+	m, err := ReadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Pin(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := ReadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.Process.SHA256 != sum || checksumState(m2) != ChecksumOK {
+		t.Fatalf("after pin: sha256 %q state %s", m2.Process.SHA256, checksumState(m2))
+	}
+	data, _ := os.ReadFile(p)
+	if !strings.Contains(string(data), "# keep this comment") {
+		t.Fatalf("pin lost the comment:\n%s", data)
+	}
+}
+
+func TestGrantedHTTP(t *testing.T) {
+	got := grantedHTTP([]string{"a.com:443", "b.com:443"}, []string{"b.com:443", "c.com:443"})
+	if len(got) != 1 || got[0] != "b.com:443" {
+		t.Fatalf("granted = %v", got)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{"64MiB": 64 << 20, "1GiB": 1 << 30, "512": 512, "2 KiB": 2048} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "0", "-1MiB", "MiB", "1.5GiB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", in)
+		}
+	}
+}
