@@ -1,38 +1,11 @@
-// Command echo-provider is a provider plugin that answers every chat with
-// the last user message. The plugin benchmarks carry a 1 KiB request and
-// response through it over every transport.
+// Command echo-provider serves the echo provider as a plugin (see package echo).
 package main
 
 import (
-	"context"
-
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/testdata/plugins/echo-provider/echo"
 )
 
-// Echo answers with the last user message.
-type Echo struct{}
-
-var _ sdk.Provider = Echo{}
-
-// Describe implements sdk.Plugin.
-func (Echo) Describe() sdk.Info {
-	return sdk.Info{Name: "echo-provider", Kind: sdk.KindProvider, Version: "1.0.0", API: sdk.APIVersion,
-		Description: "answers with the last user message"}
-}
-
-// Chat implements sdk.Provider.
-func (Echo) Chat(_ context.Context, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
-	text := ""
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			text = r.Messages[i].Content
-			break
-		}
-	}
-	return &sdk.ChatResponse{Text: text, FinishReason: "stop", Model: r.Model,
-		Usage: sdk.Usage{InputTokens: len(text) / 4, OutputTokens: len(text) / 4}}, nil
-}
-
-func init() { sdk.Register(Echo{}) }
+func init() { sdk.Register(echo.Echo{}) }
 
 func main() { sdk.Main() }
