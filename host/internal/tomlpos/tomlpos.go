@@ -117,9 +117,21 @@ func (ix *Index) addInline(p *unstable.Parser, path []string, v *unstable.Node) 
 	}
 }
 
+// add records the line of path and, for implicitly defined parent tables
+// ([steps.a] defines steps), the first line under each parent.
 func (ix *Index) add(path string, line int) {
-	if _, ok := ix.lines[path]; !ok && line > 0 {
-		ix.lines[path] = line
+	if line <= 0 {
+		return
+	}
+	for p := path; ; {
+		if _, ok := ix.lines[p]; !ok {
+			ix.lines[p] = line
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			return
+		}
+		p = p[:i]
 	}
 }
 

@@ -1,0 +1,184 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// staticResolver answers from a fixed table of installed plugins.
+type staticResolver struct{}
+
+var installed = map[string]sdk.Kind{"bpmn": sdk.KindNavigator, "chain": sdk.KindNavigator, "script": sdk.KindProvider,
+	"openai": sdk.KindProvider, "pii-gate": sdk.KindGate}
+
+func (staticResolver) Plugin(name string) (sdk.Kind, []sdk.ConfigField, bool) {
+	k, ok := installed[name]
+	if name == "pii-gate" {
+		return k, []sdk.ConfigField{{Name: "patterns", Type: "list"}}, true
+	}
+	return k, nil, ok
+}
+
+func (staticResolver) Names(k sdk.Kind) []string {
+	var out []string
+	for n, kk := range installed {
+		if k == "" || kk == k {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (staticResolver) LoadRoutine(_ context.Context, nav, file string) (*sdk.Routine, error) {
+	return &sdk.Routine{Nodes: []sdk.Node{
+		{ID: "start", Kind: "startEvent"},
+		{ID: "classify", Kind: "serviceTask", Step: true, Line: 7},
+		{ID: "act", Kind: "serviceTask", Step: true, Line: 9},
+		{ID: "confirm", Kind: "userTask", Step: true, Line: 11},
+	}}, nil
+}
+
+const good = `name = "email-triage"
+[routine]
+navigator = "bpmn"
+file = "r.bpmn"
+[strategy]
+file = "s.toml"
+[providers.default]
+use = "script"
+rules = "responses.toml"
+model = "${MODEL:-scripted}"
+fallback = ["backup"]
+[providers.backup]
+use = "script"
+rules = "responses.toml"
+[steps.classify]
+kind = "llm"
+prompt = "Classify {{ .input.body }} {{ playbook }}"
+output = "json"
+[steps.act]
+kind = "action"
+action = "{{ .vars.classify.action }}"
+confidence = "vars.classify.confidence"
+[steps.confirm]
+kind = "human"
+question = "Go ahead?"
+[limits]
+max_steps = 50
+timeout = "2m"
+[score]
+success = "output.action == truth.action"
+[[gates]]
+use = "no-regression"
+metric = "success_rate"
+tolerance = 0.0
+[[gates]]
+use = "pii-gate"
+patterns = ["@"]
+[plugins.pii-gate]
+allow_http = []
+timeout = "2s"
+`
+
+func setup(t *testing.T, doc string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"r.bpmn", "s.toml", "responses.toml"} {
+		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
+	}
+	p := filepath.Join(dir, "pipeline.toml")
+	os.WriteFile(p, []byte(doc), 0o644)
+	return p
+}
+
+func TestLoadGood(t *testing.T) {
+	path := setup(t, good)
+	p, err := Load(context.Background(), path, staticResolver{}, Options{Getenv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Providers["default"].Model != "scripted" || p.Limits.Timeout.Std().String() != "2m0s" || p.Limits.MaxSteps != 50 {
+		t.Fatalf("decoded %+v", p)
+	}
+	if p.Steps["classify"].Output != "json" || p.Replay.OnMiss != "fail" || p.Limits.Parallel != 4 {
+		t.Fatalf("defaults not applied: %+v", p)
+	}
+	if len(p.Gates) != 2 || p.Gates[1].Use != "pii-gate" || p.Gates[1].Line != 35 || p.Gates[0].Config["metric"] != "success_rate" {
+		t.Fatalf("gates %+v", p.Gates)
+	}
+	if p.Path("r.bpmn") != filepath.Join(filepath.Dir(path), "r.bpmn") {
+		t.Fatalf("Path = %s", p.Path("r.bpmn"))
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(string) string
+		want []string
+	}{
+		{"typo in provider reference", func(s string) string {
+			return strings.Replace(s, "kind = \"llm\"", "kind = \"llm\"\nprovider = \"defualt\"", 1)
+		}, []string{`:17: steps.classify.provider: unknown provider "defualt" (did you mean "default"?)`}},
+		{"unknown key and wrong type, all at once", func(s string) string {
+			return strings.Replace(strings.Replace(s, "max_steps = 50", "max_steps = \"50\"", 1), "[score]", "[score]\nsucess = \"true\"", 1)
+		}, []string{
+			`:27: limits.max_steps: want integer, got string "50"`,
+			`:30: score.sucess: unknown key (did you mean "success"?)`}},
+		{"step the routine lacks and node without step", func(s string) string {
+			return strings.Replace(s, "[steps.confirm]", "[steps.confrim]", 1)
+		}, []string{
+			`:15: steps: routine node "confirm" (r.bpmn:11) has no [steps.confirm]`,
+			`:23: steps.confrim: routine r.bpmn has no node "confrim" (did you mean "confirm"?)`}},
+		{"missing files and unknown plugins", func(s string) string {
+			s = strings.Replace(s, `file = "r.bpmn"`, `file = "missing.bpmn"`, 1)
+			s = strings.Replace(s, `navigator = "bpmn"`, `navigator = "bpnm"`, 1)
+			return strings.Replace(s, `use = "pii-gate"`, `use = "pii-gat"`, 1)
+		}, []string{
+			`:3: routine.navigator: unknown navigator "bpnm" (did you mean "bpmn"?)`,
+			`:4: routine.file: missing.bpmn: no such file`,
+			`:36: gates[1].use: unknown gate "pii-gat" (did you mean "pii-gate"?)`}},
+		{"step fields for another kind", func(s string) string {
+			return strings.Replace(s, `question = "Go ahead?"`, `question = "Go ahead?"`+"\nprompt = \"x\"", 1)
+		}, []string{`:26: steps.confirm.prompt: human steps do not take prompt`}},
+		{"env var unset", func(s string) string {
+			return strings.Replace(s, `"${MODEL:-scripted}"`, `"${MODEL}"`, 1)
+		}, []string{`:10: providers.default.model: environment variable MODEL is not set (write ${MODEL:-default} to give a default)`}},
+		{"api key in file", func(s string) string {
+			return strings.Replace(s, `model = "${MODEL:-scripted}"`, `api_key = "sk-123"`, 1)
+		}, []string{`:10: providers.default.api_key: unknown key (did you mean "api_key_env"?)`}},
+		{"bad expressions and templates", func(s string) string {
+			s = strings.Replace(s, `success = "output.action == truth.action"`, `success = "output.action =="`, 1)
+			return strings.Replace(s, `{{ .input.body }}`, `{{ .input.body `, 1)
+		}, []string{
+			`:17: steps.classify.prompt: bad template: steps.classify.prompt:1: unexpected "{" in operand`,
+			`:30: score.success: bad expression: unexpected token EOF (1:16)  | output.action ==  | ...............^`}},
+		{"gate config checked against its declaration", func(s string) string {
+			return strings.Replace(s, "tolerance = 0.0", "tolerence = 0.0", 1)
+		}, []string{`:34: gates[0].tolerence: unknown key (did you mean "tolerance"?)`}},
+		{"fallback cycle", func(s string) string {
+			return strings.Replace(s, "[providers.backup]\nuse = \"script\"", "[providers.backup]\nuse = \"script\"\nfallback = [\"default\"]", 1)
+		}, []string{`:7: providers: fallback cycle backup → default → backup`}},
+		{"syntax error", func(s string) string { return strings.Replace(s, `name = "email-triage"`, `name = = "x"`, 1) },
+			[]string{`:1: expected value but found '=' instead`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := setup(t, tc.edit(good))
+			_, err := Load(context.Background(), path, staticResolver{}, Options{Getenv: func(string) (string, bool) { return "", false }})
+			if !errors.Is(err, sdk.ErrInvalid) {
+				t.Fatalf("err = %v, want invalid", err)
+			}
+			got := strings.ReplaceAll(err.Error(), path, "")
+			if got != strings.Join(tc.want, "\n") {
+				t.Fatalf("got:\n%s\nwant:\n%s", got, strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
