@@ -48,7 +48,7 @@
 // instance has finished, the navigator assigns (Decision.Set) each declared
 // output to the list of the instances' values for it, in input order, or,
 // with no declared outputs, the task id to the list of the instances'
-// outputs.
+// outputs. An empty fan-out assigns empty lists.
 //
 // A failed step with retries left comes back as the same token, Ready, with
 // Attempt+1 and DelayMS = retry_delay × 2^(Attempt), capped by

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -30,6 +31,15 @@ var stateNames = [...]string{none: "none", running: "running", success: "success
 	skipped: "skipped", upstreamFailed: "upstream_failed"}
 
 func (s state) String() string { return stateNames[s] }
+
+// stateValues holds the state names already boxed, so that encoding a
+// state into State.Data does not allocate.
+var stateValues = func() (v [len(stateNames)]any) {
+	for k, name := range stateNames {
+		v[k] = name
+	}
+	return v
+}()
 
 func (s state) finished() bool { return s >= success }
 
@@ -171,11 +181,17 @@ func (s *step) collect(i int) {
 	default:
 		s.rs.task[i] = skipped
 	}
-	t := s.r.tasks[i]
+	s.assign(s.r.tasks[i], s.rs.out[i])
+}
+
+// assign sets the outputs of for_each task t from its instances' outputs,
+// in input order: each declared output to the list of the instances' values
+// for it, or with none declared, the task id to the list of their outputs.
+// An empty fan-out assigns empty lists.
+func (s *step) assign(t *task, outs []any) {
 	if s.d.Set == nil {
 		s.d.Set = map[string]any{}
 	}
-	outs := s.rs.out[i]
 	if len(t.outputs) == 0 {
 		list := make([]any, len(outs))
 		copy(list, outs)
@@ -284,6 +300,7 @@ func (s *step) activate(i int) bool {
 	}
 	if len(items) == 0 {
 		s.rs.task[i] = skipped
+		s.assign(t, nil)
 		return false
 	}
 	s.rs.task[i] = running
@@ -303,7 +320,8 @@ func (s *step) token(t *task, attrs map[string]any) {
 }
 
 func (s *step) fault(t *task, key string, err error) {
-	s.d.Fault = &sdk.Fault{Node: t.id, Code: "expression", Message: fmt.Sprintf("task %q: %s: %v", t.id, key, err)}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	s.d.Fault = &sdk.Fault{Node: t.id, Code: "expression", Message: fmt.Sprintf("task %q: %s: %s", t.id, key, msg)}
 }
 
 func (s *step) eval(p *vm.Program) (any, error) {
@@ -414,7 +432,7 @@ func (r *routine) encode(rs *runState) map[string]any {
 	var inst, outs map[string]any
 	for i, t := range r.tasks {
 		if rs.task[i] != none {
-			tasks[t.id] = rs.task[i].String()
+			tasks[t.id] = stateValues[rs.task[i]]
 		}
 		if rs.inst[i] == nil {
 			continue
@@ -424,7 +442,7 @@ func (r *routine) encode(rs *runState) map[string]any {
 		}
 		states := make([]any, len(rs.inst[i]))
 		for k, st := range rs.inst[i] {
-			states[k] = st.String()
+			states[k] = stateValues[st]
 		}
 		inst[t.id] = states
 		outs[t.id] = append([]any(nil), rs.out[i]...)

@@ -97,6 +97,9 @@ func (w *walker) complete(id string, out sdk.Outcome) {
 			tok = t
 		}
 	}
+	if out.Status == sdk.OK && out.Output == nil {
+		out.Output = w.outputs(tok)
+	}
 	if out.Status == sdk.Failed {
 		w.log = append(w.log, fmt.Sprintf("fail:%s%s attempt=%d", tok.Node, itemSuffix(tok), tok.Attempt))
 	}
@@ -106,6 +109,32 @@ func (w *walker) complete(id string, out sdk.Outcome) {
 			w.log = append(w.log, fmt.Sprintf("retry:%s attempt=%d delay=%dms", t.Node, t.Attempt, t.DelayMS))
 		}
 	}
+}
+
+// outputs makes up a successful step's output as a host would: a value for
+// each declared output, naming the output and the instance's item; with
+// none declared, the item of a for_each instance.
+func (w *walker) outputs(tok sdk.Token) map[string]any {
+	io, err := w.nav.IO(context.Background(), &sdk.IORequest{Routine: w.hash, Node: tok.Node})
+	if err != nil {
+		w.tb.Fatalf("IO: %v", err)
+	}
+	item, isItem := tok.Attrs[attrItem]
+	if len(io.Outputs) == 0 {
+		if isItem {
+			return map[string]any{"item": item}
+		}
+		return nil
+	}
+	out := map[string]any{}
+	for _, name := range io.Outputs {
+		if isItem {
+			out[name] = fmt.Sprintf("%s of %v", name, item)
+		} else {
+			out[name] = name
+		}
+	}
+	return out
 }
 
 func itemSuffix(t sdk.Token) string {
@@ -187,14 +216,8 @@ func (w *walker) summary() string {
 	return b.String()
 }
 
-// ok completes every step successfully, echoing its item.
-func ok(tok sdk.Token) sdk.Outcome {
-	out := sdk.Outcome{Status: sdk.OK}
-	if item, found := tok.Attrs[attrItem]; found {
-		out.Output = map[string]any{"echo": item}
-	}
-	return out
-}
+// ok completes every step successfully.
+func ok(sdk.Token) sdk.Outcome { return sdk.Outcome{Status: sdk.OK} }
 
 // script completes steps by node: the listed statuses are used in turn for
 // a node's attempts; unlisted nodes succeed.
@@ -209,9 +232,6 @@ func script(plan map[string][]sdk.Status) outcomeFunc {
 		out := ok(tok)
 		if n := used[key]; n < len(list) {
 			out.Status = list[n]
-			if out.Status != sdk.OK {
-				out.Output = nil
-			}
 		}
 		used[key]++
 		return out
