@@ -1,0 +1,199 @@
+package bpmn
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser/lexer"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// compileEnv declares the names every expression sees. Process variables
+// are also visible at the top level (the Zeebe convention), so undefined
+// names are allowed and read from vars at run time.
+var compileEnv = map[string]any{
+	"input":    map[string]any{},
+	"vars":     map[string]any{},
+	"strategy": map[string]any{},
+	"token":    map[string]any{},
+}
+
+// normalize turns the condition syntaxes found in the wild into expr
+// syntax: a leading "=" marks a Zeebe (FEEL-style) expression, whose single
+// "=" means equality; "${...}" wraps a Camunda 7 (JUEL) expression.
+func normalize(src string) (string, error) {
+	s := strings.TrimSpace(src)
+	if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") {
+		return strings.TrimSpace(s[2 : len(s)-1]), nil
+	}
+	if strings.HasPrefix(s, "#{") && strings.HasSuffix(s, "}") {
+		return strings.TrimSpace(s[2 : len(s)-1]), nil
+	}
+	if !strings.HasPrefix(s, "=") {
+		return s, nil
+	}
+	s = strings.TrimSpace(s[1:])
+	// FEEL compares with a single "=": rewrite those operators with expr's
+	// own lexer so that strings and "==", "<=", "!=" stay untouched.
+	toks, err := lexer.Lex(file.NewSource(s))
+	if err != nil {
+		return s, nil // let Compile report it with its position
+	}
+	runes := []rune(s)
+	var b strings.Builder
+	last := 0
+	for _, t := range toks {
+		if t.Kind == lexer.Operator && t.Value == "=" && t.From >= last && t.From < len(runes) && runes[t.From] == '=' {
+			b.WriteString(string(runes[last:t.From]))
+			b.WriteString("==")
+			last = t.From + 1
+		}
+	}
+	b.WriteString(string(runes[last:]))
+	return b.String(), nil
+}
+
+// compileCond compiles a condition (asBool) or a value expression.
+func compileCond(src string, asBool bool) (*cond, error) {
+	s, err := normalize(src)
+	if err != nil {
+		return nil, err
+	}
+	if s == "" {
+		return nil, fmt.Errorf("empty expression")
+	}
+	opts := []expr.Option{expr.Env(compileEnv), expr.AllowUndefinedVariables()}
+	if asBool {
+		opts = append(opts, expr.AsBool())
+	}
+	prog, err := expr.Compile(s, opts...)
+	if err != nil {
+		return nil, exprError(err)
+	}
+	return &cond{src: strings.TrimSpace(src), prog: prog}, nil
+}
+
+// exprError keeps the first line of an expr error (the message without the
+// source snippet, which the problem's position replaces).
+func exprError(err error) error {
+	if fe, ok := err.(*file.Error); ok {
+		return fmt.Errorf("%s (column %d)", fe.Message, fe.Column+1)
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// evalEnv builds the environment an expression runs in.
+func evalEnv(env *sdk.Env, token map[string]any, extra map[string]any) map[string]any {
+	m := make(map[string]any, len(env.Vars)+len(extra)+4)
+	for k, v := range env.Vars {
+		m[k] = v
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	m["input"] = orEmpty(env.Input)
+	m["vars"] = orEmpty(env.Vars)
+	m["strategy"] = orEmpty(env.Strategy)
+	m["token"] = orEmpty(token)
+	return m
+}
+
+var emptyMap = map[string]any{}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return emptyMap
+	}
+	return m
+}
+
+// run evaluates c.
+func (c *cond) run(env map[string]any) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return vm.Run(c.prog, env)
+}
+
+// test evaluates a boolean condition.
+func (c *cond) test(env map[string]any) (bool, error) {
+	v, err := c.run(env)
+	if err != nil {
+		return false, exprError(err)
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("condition %q gave %T, want bool", c.src, v)
+	}
+	return b, nil
+}
+
+// toInt converts a JSON or expr number to an int.
+func toInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case int32:
+		return int(n), true
+	case float64:
+		if n != math.Trunc(n) || n < math.MinInt32 || n > math.MaxInt32 {
+			return 0, false
+		}
+		return int(n), true
+	case float32:
+		return toInt(float64(n))
+	case uint:
+		return int(n), true
+	case uint64:
+		return int(n), true
+	}
+	return 0, false
+}
+
+// toList converts an input collection to a slice.
+func toList(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case []any:
+		return l, true
+	case []string:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	case []int:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	case []float64:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	case []map[string]any:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	case nil:
+		return nil, false
+	}
+	return nil, false
+}

@@ -1,0 +1,132 @@
+package bpmn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// driver walks a routine the way `sextant routine simulate` does (see
+// host/run/simulate.go): ready tokens complete at once, choices are answered
+// from a table, triggers are delivered one at a time. It lives here so that
+// the navigator's tests do not import the host.
+type driver struct {
+	nv      *Navigator
+	routine *sdk.Routine
+	st      sdk.State
+	choose  map[string][]string
+	events  []sdk.Event
+	choice  *sdk.Choice
+	fault   *sdk.Fault
+	calls   int
+}
+
+func newDriver(nv *Navigator, r *sdk.Routine) *driver {
+	return &driver{nv: nv, routine: r, st: sdk.State{Routine: r.Hash}, choose: map[string][]string{}}
+}
+
+const driverMaxCalls = 5000
+
+func (d *driver) apply(dec *sdk.Decision, err error) error {
+	d.calls++
+	if err != nil {
+		return err
+	}
+	d.events = append(d.events, dec.Trace...)
+	d.st = dec.Apply(d.st)
+	d.choice = dec.Choice
+	if dec.Fault != nil {
+		d.fault = dec.Fault
+	}
+	return nil
+}
+
+// settle completes ready tokens and answers choices until only waiting
+// tokens (or none) remain.
+func (d *driver) settle() error {
+	ctx := context.Background()
+	for d.fault == nil {
+		if d.calls > driverMaxCalls {
+			return fmt.Errorf("more than %d navigator calls", driverMaxCalls)
+		}
+		if c := d.choice; c != nil {
+			flows, ok := d.choose[c.Node]
+			if !ok {
+				flows = []string{c.Flows[0].ID}
+				if c.Multi {
+					flows = nil
+					for _, f := range c.Flows {
+						flows = append(flows, f.ID)
+					}
+				}
+			}
+			if err := d.apply(d.nv.Next(ctx, &sdk.NextRequest{State: d.st, Token: c.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})); err != nil {
+				return err
+			}
+			continue
+		}
+		var ready *sdk.Token
+		for i := range d.st.Tokens {
+			if d.st.Tokens[i].Status == sdk.Ready {
+				ready = &d.st.Tokens[i]
+				break
+			}
+		}
+		if ready == nil {
+			return nil
+		}
+		if err := d.apply(d.nv.Next(ctx, &sdk.NextRequest{State: d.st, Token: ready.ID, Outcome: sdk.Outcome{Status: sdk.OK}})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trigger delivers an event to the oldest token waiting for it, or starts
+// an instance at a start node.
+func (d *driver) trigger(id string) error {
+	ctx := context.Background()
+	for _, t := range d.st.Tokens {
+		for _, tr := range t.Triggers {
+			if tr == id {
+				return d.apply(d.nv.Boundary(ctx, &sdk.BoundaryRequest{State: d.st, Token: t.ID, Event: id}))
+			}
+		}
+	}
+	for _, s := range d.routine.Starts {
+		if s == id {
+			return d.apply(d.nv.Start(ctx, &sdk.StartRequest{State: d.st, Trigger: id}))
+		}
+	}
+	return fmt.Errorf("nothing waits for %q", id)
+}
+
+// status renders the end state as simulate's last line does.
+func (d *driver) status() string {
+	if d.fault != nil {
+		return "error:" + d.fault.Message
+	}
+	if len(d.st.Tokens) == 0 {
+		return "completed"
+	}
+	var ids []string
+	for _, t := range d.st.Tokens {
+		if t.Status == sdk.Scope {
+			continue
+		}
+		if !hasString(ids, t.Node) {
+			ids = append(ids, t.Node)
+		}
+	}
+	return "waiting:" + strings.Join(ids, ",")
+}
+
+func (d *driver) lines() []string {
+	out := make([]string, 0, len(d.events)+1)
+	for _, e := range d.events {
+		out = append(out, string(e.Type)+":"+e.Node)
+	}
+	return append(out, d.status())
+}

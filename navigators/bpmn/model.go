@@ -1,0 +1,154 @@
+package bpmn
+
+import (
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// kind classifies a parsed element by how the engine treats it.
+type kind uint8
+
+const (
+	kProcess kind = iota
+	kSubProcess
+	kEventSub // subProcess triggeredByEvent="true"
+	kCallActivity
+	kTask // task, serviceTask, userTask, scriptTask, sendTask, manualTask, businessRuleTask
+	kReceiveTask
+	kStart
+	kEnd
+	kCatch // intermediateCatchEvent
+	kThrow // intermediateThrowEvent
+	kBoundary
+	kExclusive
+	kParallel
+	kInclusive
+	kEventGateway
+)
+
+// isContainer reports whether nodes of kind k hold flow nodes.
+func (k kind) isContainer() bool { return k == kProcess || k == kSubProcess || k == kEventSub }
+
+// isActivity reports whether k is an activity (boundary events attach to it).
+func (k kind) isActivity() bool {
+	return k == kSubProcess || k == kCallActivity || k == kTask || k == kReceiveTask
+}
+
+// evKind is an event's trigger.
+type evKind uint8
+
+const (
+	evNone evKind = iota
+	evMessage
+	evTimer
+	evSignal
+	evError
+	evEscalation
+	evTerminate
+	evLink
+	evConditional
+)
+
+var evNames = [...]string{"none", "message", "timer", "signal", "error", "escalation", "terminate", "link", "conditional"}
+
+func (e evKind) String() string { return evNames[e] }
+
+// external reports whether an event of this kind is fired from outside
+// (by the host, through Boundary) rather than thrown inside the routine.
+func (e evKind) external() bool {
+	return e == evNone || e == evMessage || e == evTimer || e == evSignal || e == evConditional
+}
+
+// node is one parsed flow node, or a process.
+type node struct {
+	id, name string
+	tag      string // the XML element name, e.g. serviceTask
+	line     int
+	k        kind
+
+	ev     evKind
+	key    string // error/escalation code, signal name, link name
+	hasRef bool   // the definition names a ref (false: catch-all)
+	timer  string // "timeDuration PT1S" and so on, for the host
+	badDef bool   // an unsupported event definition was reported
+
+	parent *node // enclosing container
+	proc   *node // top-level process
+
+	in, out []*flow // sequence flows in document order
+	def     *flow   // default flow
+
+	attached     *node   // boundary: the activity it is attached to
+	interrupting bool    // boundary cancelActivity / event sub-process start isInterrupting
+	boundaries   []*node // activity: its boundary events in document order
+
+	// Containers.
+	children  []*node // flow nodes directly inside, document order
+	starts    []*node // none start events
+	allStarts []*node // every start event
+	eventSubs []*node // event sub-processes directly inside
+	implicit  []*node // nodes started with the container (no incoming flow)
+	// eventGateway: the catch events and receive tasks it waits on.
+	targets []*node
+
+	msgOut []*node // targets of outgoing message flows (flow nodes only)
+	msgIn  bool    // an incoming message flow makes an activity wait first
+
+	called *node // callActivity: the process it calls
+	mi     *multi
+
+	step bool // the host runs a step here
+	io   sdk.NodeIO
+
+	// Precomputed token triggers (shared, never mutated).
+	waitTriggers  []string // a token resting here: own id (if it waits) + boundary events
+	scopeTriggers []string // a scope token of this container: boundaries + event sub-process starts
+	hostTriggers  []string // boundary events only (interrupted scope, MI body, call activity)
+	subTriggers   []string // event sub-process starts only (MI instance scope, process)
+	timers        map[string]string
+
+	// Inclusive joins: for each incoming flow, the nodes from which a token
+	// can still arrive on it.
+	upstream []map[*node]bool
+}
+
+// elem renders the node for problems and faults: `exclusiveGateway "gw1"`.
+func (n *node) elem() string { return n.tag + ` "` + n.id + `"` }
+
+// flow is a sequence flow.
+type flow struct {
+	id       string
+	line     int
+	src, dst *node
+	cond     *cond
+}
+
+// cond is a compiled condition expression.
+type cond struct {
+	src  string
+	prog *vm.Program
+}
+
+// multi describes multi-instance loop characteristics.
+type multi struct {
+	sequential bool
+	collection *cond // input collection expression
+	cardinal   *cond // loopCardinality
+	element    string
+	outColl    string
+	outElem    *cond
+	completion *cond
+}
+
+// model is a loaded routine: every process of one definitions document.
+type model struct {
+	hash    string
+	main    *node
+	procs   []*node
+	byID    map[string]*node
+	flows   map[string]*flow
+	routine *sdk.Routine
+	// signal catchers: start events of top-level processes that a signal starts.
+	signalStarts []*node
+}
