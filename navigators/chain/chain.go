@@ -1,0 +1,261 @@
+package chain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+func init() { sdk.Register(New()) }
+
+// Version is the navigator's own version.
+const Version = "0.1.0"
+
+// Navigator is the chain navigator. Create one with New; it is safe for
+// concurrent use.
+type Navigator struct {
+	mu       sync.Mutex
+	routines map[string]*routine // by hash
+}
+
+var _ sdk.Navigator = (*Navigator)(nil)
+
+// New returns a chain navigator with no routine loaded.
+func New() *Navigator { return &Navigator{routines: map[string]*routine{}} }
+
+// Describe implements sdk.Plugin.
+func (*Navigator) Describe() sdk.Info {
+	return sdk.Info{Name: "chain", Kind: sdk.KindNavigator, Version: Version, API: sdk.APIVersion,
+		Description: "walks a TOML chain of sequential steps with checked inputs and outputs, skip_if and sub-chains"}
+}
+
+// Load implements sdk.Navigator. A routine is parsed once per content hash.
+func (n *Navigator) Load(_ context.Context, req *sdk.LoadRequest) (*sdk.Routine, error) {
+	sum := sha256.Sum256(req.Routine)
+	hash := hex.EncodeToString(sum[:])
+	n.mu.Lock()
+	r, ok := n.routines[hash]
+	n.mu.Unlock()
+	if !ok {
+		file := req.Name
+		if file == "" {
+			file = "chain.toml"
+		}
+		var err error
+		if r, err = parse(file, req.Routine); err != nil {
+			return nil, err
+		}
+		r.summary.Hash = hash
+		n.mu.Lock()
+		if prev, ok := n.routines[hash]; ok {
+			r = prev
+		} else {
+			n.routines[hash] = r
+		}
+		n.mu.Unlock()
+	}
+	out := r.summary
+	return &out, nil
+}
+
+func (n *Navigator) routine(hash string) (*routine, error) {
+	n.mu.Lock()
+	r, ok := n.routines[hash]
+	n.mu.Unlock()
+	if !ok {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain: routine %q is not loaded", hash)
+	}
+	return r, nil
+}
+
+// Start implements sdk.Navigator: it checks the chain's inputs and enters
+// the first step that is not skipped.
+func (n *Navigator) Start(_ context.Context, req *sdk.StartRequest) (*sdk.Decision, error) {
+	r, err := n.routine(req.State.Routine)
+	if err != nil {
+		return nil, err
+	}
+	if req.Trigger != "" {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: no start event %q (a chain has none)", r.summary.ID, req.Trigger)
+	}
+	var missing []string
+	for _, in := range r.top.inputs {
+		_, inInput := req.State.Env.Input[in]
+		_, inVars := req.State.Env.Vars[in]
+		if !inInput && !inVars {
+			missing = append(missing, strconv.Quote(in))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, sdk.Errorf(sdk.CodeInvalid, "chain %q: missing input %s (in neither input nor vars)", r.summary.ID, strings.Join(missing, ", "))
+	}
+	w := &walk{r: r, st: &req.State, d: &sdk.Decision{Seq: req.State.Seq}}
+	w.from(r.top, 0, "")
+	return w.d, nil
+}
+
+// Next implements sdk.Navigator.
+func (n *Navigator) Next(_ context.Context, req *sdk.NextRequest) (*sdk.Decision, error) {
+	r, err := n.routine(req.State.Routine)
+	if err != nil {
+		return nil, err
+	}
+	var tok *sdk.Token
+	for k := range req.State.Tokens {
+		if req.State.Tokens[k].ID == req.Token {
+			tok = &req.State.Tokens[k]
+			break
+		}
+	}
+	if tok == nil {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: no token %q", r.summary.ID, req.Token)
+	}
+	s, ok := r.byID[tok.Node]
+	if !ok || s.sub != nil || tok.Status != sdk.Ready {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: token %q (%s at %q) is not at a step", r.summary.ID, tok.ID, tok.Status, tok.Node)
+	}
+	w := &walk{r: r, st: &req.State, d: &sdk.Decision{Seq: req.State.Seq, Remove: []string{tok.ID}}}
+	switch req.Outcome.Status {
+	case sdk.OK, sdk.Skipped:
+		w.trace(sdk.Exit, s.id)
+		w.from(s.owner, s.index+1, tok.Scope)
+	case sdk.Failed:
+		w.trace(sdk.Exit, s.id)
+		msg := fmt.Sprintf("step %q failed", s.id)
+		if req.Outcome.Error != "" {
+			msg += ": " + req.Outcome.Error
+		}
+		w.d.Fault = &sdk.Fault{Node: s.id, Code: "step_failed", Message: msg}
+	default:
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: step %q: unknown outcome status %q", r.summary.ID, s.id, req.Outcome.Status)
+	}
+	return w.d, nil
+}
+
+// Boundary implements sdk.Navigator. Chain steps have no boundary events.
+func (n *Navigator) Boundary(_ context.Context, req *sdk.BoundaryRequest) (*sdk.Decision, error) {
+	r, err := n.routine(req.State.Routine)
+	if err != nil {
+		return nil, err
+	}
+	return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: event %q: chain steps have no boundary events", r.summary.ID, req.Event)
+}
+
+// IO implements sdk.Navigator.
+func (n *Navigator) IO(_ context.Context, req *sdk.IORequest) (*sdk.NodeIO, error) {
+	r, err := n.routine(req.Routine)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := r.byID[req.Node]
+	if !ok {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: no step %q", r.summary.ID, req.Node)
+	}
+	return &sdk.NodeIO{Inputs: s.inputs, Outputs: s.outputs}, nil
+}
+
+// walk is one navigator call in progress.
+type walk struct {
+	r   *routine
+	st  *sdk.State
+	d   *sdk.Decision
+	env map[string]any
+}
+
+// from continues in chain c at step k, inside the scope token scope ("" at
+// the top), until a step needs the host or the chain ends.
+func (w *walk) from(c *chain, k int, scope string) {
+	for {
+		if k >= len(c.steps) {
+			if c.parent == nil {
+				w.d.Complete = true
+				return
+			}
+			parentScope := w.leave(scope)
+			w.trace(sdk.Exit, c.parent.id)
+			c, k, scope = c.parent.owner, c.parent.index+1, parentScope
+			continue
+		}
+		s := c.steps[k]
+		if s.skipIf != nil {
+			skip, err := w.eval(s.skipIf)
+			if err != nil {
+				msg, _, _ := strings.Cut(err.Error(), "\n")
+				w.d.Fault = &sdk.Fault{Node: s.id, Code: "expression", Message: fmt.Sprintf("step %q: skip_if: %s", s.id, msg)}
+				return
+			}
+			if skip {
+				k++
+				continue
+			}
+		}
+		if s.sub != nil {
+			scope = w.token(s, sdk.Scope, scope)
+			c, k = s.sub, 0
+			continue
+		}
+		w.token(s, sdk.Ready, scope)
+		return
+	}
+}
+
+func (w *walk) token(s *step, status sdk.TokenStatus, scope string) string {
+	w.d.Seq++
+	id := "t" + strconv.FormatInt(w.d.Seq, 10)
+	w.d.Add = append(w.d.Add, sdk.Token{ID: id, Node: s.id, Status: status, Scope: scope})
+	w.trace(sdk.Enter, s.id)
+	return id
+}
+
+// leave removes scope token id and returns its own scope. A scope token
+// added by this same Decision is dropped from Add, since Decision.Apply
+// removes before it adds.
+func (w *walk) leave(id string) string {
+	for k, t := range w.d.Add {
+		if t.ID == id {
+			w.d.Add = append(w.d.Add[:k:k], w.d.Add[k+1:]...)
+			return t.Scope
+		}
+	}
+	w.d.Remove = append(w.d.Remove, id)
+	for _, t := range w.st.Tokens {
+		if t.ID == id {
+			return t.Scope
+		}
+	}
+	return ""
+}
+
+func (w *walk) trace(typ sdk.EventType, node string) {
+	w.d.Trace = append(w.d.Trace, sdk.Event{Type: typ, Node: node})
+}
+
+var empty = map[string]any{}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return empty
+	}
+	return m
+}
+
+func (w *walk) eval(p *vm.Program) (bool, error) {
+	if w.env == nil {
+		w.env = map[string]any{"input": orEmpty(w.st.Env.Input), "vars": orEmpty(w.st.Env.Vars), "strategy": orEmpty(w.st.Env.Strategy)}
+	}
+	v, err := expr.Run(p, w.env)
+	if err != nil {
+		return false, err
+	}
+	b, _ := v.(bool)
+	return b, nil
+}

@@ -1,0 +1,146 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// walker drives one instance as the host does: it applies every Decision
+// with Decision.Apply and completes the Ready token with the outcome the
+// test chooses (by step id; unlisted steps succeed). A successful step
+// writes its declared outputs into vars, as the host does. With wire set
+// every message is round-tripped through JSON.
+type walker struct {
+	tb    testing.TB
+	nav   *Navigator
+	hash  string
+	st    sdk.State
+	log   []string
+	last  *sdk.Decision
+	wire  bool
+	calls int
+	plan  map[string]sdk.Outcome
+}
+
+func newWalker(tb testing.TB, src string, env sdk.Env, plan map[string]sdk.Outcome) *walker {
+	tb.Helper()
+	nav := New()
+	r, err := nav.Load(context.Background(), &sdk.LoadRequest{Name: "chain.toml", Routine: []byte(src)})
+	if err != nil {
+		tb.Fatalf("load: %v", err)
+	}
+	return &walker{tb: tb, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, plan: plan}
+}
+
+func (w *walker) roundTrip(v any, out any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.tb.Fatalf("marshal: %v", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		w.tb.Fatalf("unmarshal: %v", err)
+	}
+}
+
+func (w *walker) state() sdk.State {
+	if !w.wire {
+		return w.st
+	}
+	var st sdk.State
+	w.roundTrip(w.st, &st)
+	return st
+}
+
+func (w *walker) apply(d *sdk.Decision, err error) {
+	w.tb.Helper()
+	if err != nil {
+		w.tb.Fatalf("call %d: %v", w.calls, err)
+	}
+	w.calls++
+	if w.wire {
+		var dd sdk.Decision
+		w.roundTrip(d, &dd)
+		d = &dd
+	}
+	w.last = d
+	for _, e := range d.Trace {
+		w.log = append(w.log, string(e.Type)+":"+e.Node)
+	}
+	w.st = d.Apply(w.st)
+	if d.Fault != nil {
+		w.log = append(w.log, fmt.Sprintf("fault: %s [%s] %s", d.Fault.Node, d.Fault.Code, d.Fault.Message))
+	}
+	if d.Complete {
+		w.log = append(w.log, "complete")
+	}
+}
+
+// run walks to the end.
+func (w *walker) run() {
+	w.tb.Helper()
+	w.apply(w.nav.Start(context.Background(), &sdk.StartRequest{State: w.state()}))
+	for !w.last.Complete && w.last.Fault == nil {
+		var ready []sdk.Token
+		for _, t := range w.st.Tokens {
+			if t.Status == sdk.Ready {
+				ready = append(ready, t)
+			}
+		}
+		if len(ready) != 1 {
+			w.tb.Fatalf("want one Ready token, have %+v; log:\n%s", w.st.Tokens, strings.Join(w.log, "\n"))
+		}
+		if w.calls > 1000 {
+			w.tb.Fatal("runaway walk")
+		}
+		tok := ready[0]
+		out, ok := w.plan[tok.Node]
+		if !ok {
+			out = sdk.Outcome{Status: sdk.OK}
+		}
+		if out.Status == sdk.OK {
+			io, err := w.nav.IO(context.Background(), &sdk.IORequest{Routine: w.hash, Node: tok.Node})
+			if err != nil {
+				w.tb.Fatal(err)
+			}
+			vars := map[string]any{}
+			for k, v := range w.st.Env.Vars {
+				vars[k] = v
+			}
+			for _, o := range io.Outputs {
+				vars[o] = o + " by " + tok.Node
+			}
+			w.st.Env.Vars = vars
+		}
+		w.apply(w.nav.Next(context.Background(), &sdk.NextRequest{State: w.state(), Token: tok.ID, Outcome: out}))
+	}
+	if len(w.st.Tokens) > 0 && w.last.Complete {
+		w.tb.Fatalf("complete with tokens left: %+v", w.st.Tokens)
+	}
+}
+
+// summary renders the walk for golden files.
+func (w *walker) summary() string {
+	var b strings.Builder
+	for _, l := range w.log {
+		b.WriteString(l + "\n")
+	}
+	if len(w.st.Env.Vars) > 0 {
+		b.WriteString("--- vars\n")
+		keys := make([]string, 0, len(w.st.Env.Vars))
+		for k := range w.st.Env.Vars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v, _ := json.Marshal(w.st.Env.Vars[k])
+			fmt.Fprintf(&b, "%s = %s\n", k, v)
+		}
+	}
+	return b.String()
+}
