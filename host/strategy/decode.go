@@ -87,11 +87,13 @@ type checker struct {
 	ix      *tomlpos.Index  // nil for a strategy built in code
 	present map[string]bool // key paths the file defines
 	bad     map[string]bool // key paths with a type error: no further checks
-	probs   []sdk.Problem
+	// misspelt are keys an unknown key probably meant: not "missing" too.
+	misspelt map[string]bool
+	probs    []sdk.Problem
 }
 
 func newChecker(file string, ix *tomlpos.Index) *checker {
-	return &checker{file: file, ix: ix, present: map[string]bool{}, bad: map[string]bool{}}
+	return &checker{file: file, ix: ix, present: map[string]bool{}, bad: map[string]bool{}, misspelt: map[string]bool{}}
 }
 
 type path []string
@@ -146,6 +148,9 @@ func (c *checker) typeErr(p path, want string, v any) {
 
 // missing reports a required value: absent, or present but empty.
 func (c *checker) missing(p path, hint string) {
+	if c.misspelt[p.key()] {
+		return // reported as the misspelt key
+	}
 	if c.present[p.key()] {
 		c.addf(p, "must not be empty%s", hint)
 		return
@@ -199,9 +204,14 @@ func (c *checker) keys(p path, m map[string]any, known []string) {
 }
 
 func (c *checker) unknown(p path, k string, known []string) {
-	hint := suggest.Hint(k, known)
+	meant := suggest.Closest(k, known)
 	if to, ok := renamedInSeed[k]; ok && slices.Contains(known, to) {
-		hint = fmt.Sprintf(" (did you mean %q?)", to)
+		meant = to
+	}
+	hint := ""
+	if meant != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", meant)
+		c.misspelt[p[:len(p)-1].with(meant).key()] = true
 	}
 	c.addf(p, "unknown key%s", hint)
 	c.bad[p.key()] = true
@@ -292,6 +302,13 @@ func (c *checker) datetime(p path, v any) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	t, ok := v.(time.Time)
+	if s, isStr := v.(string); isStr {
+		if _, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			c.addf(p, "want a datetime, got a string (write it without quotes: %s)", s)
+			c.bad[p.key()] = true
+			return time.Time{}, false
+		}
+	}
 	if !ok {
 		c.typeErr(p, "a datetime such as 2026-02-09T10:30:00Z", v)
 		return time.Time{}, false
@@ -387,11 +404,14 @@ func (c *checker) decode(doc map[string]any) *Strategy {
 	if m, ok := c.optTable(path{keyEvolution}, doc[keyEvolution], evolutionKeys); ok {
 		ev := &s.Evolution
 		ev.MaxParameterDelta, _ = c.number(path{keyEvolution, keyMaxDelta}, m[keyMaxDelta])
-		if cd, ok := c.str(path{keyEvolution, keyCooldown}, m[keyCooldown]); ok && m[keyCooldown] != nil {
+		cp := path{keyEvolution, keyCooldown}
+		if cd, ok := m[keyCooldown].(string); !ok && m[keyCooldown] != nil {
+			c.typeErr(cp, `a duration such as "7d"`, m[keyCooldown])
+		} else if ok {
 			d, err := ParseDuration(cd)
 			if err != nil {
-				c.addf(path{keyEvolution, keyCooldown}, "%v", err)
-				c.bad[path{keyEvolution, keyCooldown}.key()] = true
+				c.addf(cp, "%v", err)
+				c.bad[cp.key()] = true
 			}
 			ev.Cooldown = d
 		}

@@ -114,7 +114,7 @@ func (d Delta) shapeProblem() string {
 		case d.ID == "":
 			return "TAG needs an id"
 		case !slices.Contains(tagNames, string(d.Tag)):
-			return fmt.Sprintf("TAG %s: unknown tag %q%s (want helpful, harmful or neutral)", d.ID, d.Tag, suggest.Hint(string(d.Tag), tagNames))
+			return fmt.Sprintf("TAG %s: unknown tag %q%s", d.ID, d.Tag, hintOrWant(string(d.Tag), tagNames, "helpful, harmful or neutral"))
 		case d.Content != "" || d.Section != "":
 			return fmt.Sprintf("TAG %s takes no content or section", d.ID)
 		}
@@ -126,7 +126,7 @@ func (d Delta) shapeProblem() string {
 			return fmt.Sprintf("REMOVE %s takes only an id", d.ID)
 		}
 	default:
-		return fmt.Sprintf("unknown op %q%s (want ADD, UPDATE, TAG or REMOVE)", d.Op, suggest.Hint(string(d.Op), opNames))
+		return fmt.Sprintf("unknown op %q%s", d.Op, hintOrWant(string(d.Op), opNames, "ADD, UPDATE, TAG or REMOVE"))
 	}
 	return ""
 }

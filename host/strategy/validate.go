@@ -179,7 +179,7 @@ func (c *checker) validateEvolution(s *Strategy) {
 	case ev.BranchType == "":
 		c.missing(p.with(keyBranchType), " (want production, experimental or archived)")
 	case !ev.BranchType.Valid():
-		c.addf(p.with(keyBranchType), "unknown branch type %q%s (want production, experimental or archived)", ev.BranchType, suggest.Hint(string(ev.BranchType), branchTypes))
+		c.addf(p.with(keyBranchType), "unknown branch type %q%s", ev.BranchType, hintOrWant(string(ev.BranchType), branchTypes, "production, experimental or archived"))
 	}
 	if ev.MaxPlaybookTokens < 0 {
 		c.addf(p.with(keyMaxPBTokens), "%d is negative", ev.MaxPlaybookTokens)
@@ -211,6 +211,14 @@ func (c *checker) validatePlaybook(s *Strategy) {
 			}
 		}
 	}
+}
+
+// hintOrWant suggests the near miss for name, or else lists what is valid.
+func hintOrWant(name string, candidates []string, want string) string {
+	if h := suggest.Hint(name, candidates); h != "" {
+		return h
+	}
+	return " (want " + want + ")"
 }
 
 // where names the position of another key, for "first at" messages.
