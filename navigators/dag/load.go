@@ -142,17 +142,15 @@ func parse(file string, src []byte) (*routine, error) {
 			r.tasks[j].down = append(r.tasks[j].down, i)
 		}
 	}
-	if doc.Problems() == 0 {
-		if cycles := findCycles(r.tasks); len(cycles) > 0 {
-			for _, c := range cycles {
-				t := r.tasks[c[0]]
-				names := make([]string, len(c))
-				for k, j := range c {
-					names[k] = r.tasks[j].id
-				}
-				doc.Add(t.depsLine, "tasks."+t.id, "cycle %s", strings.Join(names, " → "))
-			}
+	// Unresolved dependencies are left out of the graph, which cannot
+	// create a cycle, so cycles are reported beside the other problems.
+	for _, c := range findCycles(r.tasks) {
+		t := r.tasks[c[0]]
+		names := make([]string, len(c))
+		for k, j := range c {
+			names[k] = r.tasks[j].id
 		}
+		doc.Add(t.depsLine, "tasks."+t.id, "cycle %s", strings.Join(names, " → "))
 	}
 	if err := doc.Err(); err != nil {
 		return nil, err

@@ -92,9 +92,12 @@ depends_on = ["b"]
 [tasks.b]
 depends_on = ["a"]
 [tasks.self]
-depends_on = ["self"]
+depends_on = ["self", "nobody"]
+retries = "x"
 `, `dag.toml:5: tasks.b: cycle b → a → b
-dag.toml:7: tasks.self: cycle self → self`},
+dag.toml:7: tasks.self.depends_on: unknown task "nobody"
+dag.toml:7: tasks.self: cycle self → self
+dag.toml:8: tasks.self.retries: want an integer, got string "x"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := New().Load(context.Background(), &sdk.LoadRequest{Name: "dag.toml", Routine: []byte(c.src)})

@@ -42,11 +42,16 @@ func Parse(file string, src []byte) (*Doc, *Table, error) {
 				p.Element = pe.LastKey
 			}
 		}
+		// A problem is one line: the parser quotes bad input verbatim.
+		p.Message = oneLine.Replace(p.Message)
+		p.Element = oneLine.Replace(p.Element)
 		return nil, nil, sdk.Invalid(p)
 	}
 	d := &Doc{file: file, lines: locate(string(src))}
 	return d, &Table{doc: d, m: m}, nil
 }
+
+var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`)
 
 // Err returns the collected problems, ordered by line, as an sdk.Invalid
 // error, or nil when there are none.
@@ -60,7 +65,8 @@ func (d *Doc) Problems() int { return len(d.problems) }
 
 // Add records a problem at line about element.
 func (d *Doc) Add(line int, element, format string, args ...any) {
-	d.problems = append(d.problems, sdk.Problem{File: d.file, Line: line, Element: element, Message: fmt.Sprintf(format, args...)})
+	d.problems = append(d.problems, sdk.Problem{File: d.file, Line: line, Element: oneLine.Replace(element),
+		Message: oneLine.Replace(fmt.Sprintf(format, args...))})
 }
 
 // line returns the line of the indexed path, or of its nearest recorded
