@@ -18,8 +18,8 @@ type Changes struct {
 
 	Parameters  []ParameterDiff  // sorted by name
 	Constraints []ConstraintDiff // by list (never, must, prefer), then action
-	// Limits are changes to [evolution] and [parameter_bounds], as
-	// "key: from -> to" lines.
+	// Limits are changes to [evolution] and to the bounds of parameters in
+	// both, as "key: from -> to" lines.
 	Limits []string
 	// Playbook are the delta operations that turn the baseline playbook
 	// into the candidate's: REMOVE, UPDATE and TAG in baseline order, then
@@ -100,6 +100,11 @@ func Diff(base, cand *Strategy) Changes {
 	limit("evolution."+keyBranchType, string(be.BranchType), string(ce.BranchType))
 	limit("evolution."+keyMaxPBTokens, strconv.Itoa(be.MaxPlaybookTokens), strconv.Itoa(ce.MaxPlaybookTokens))
 	for _, name := range unionKeys(base.ParameterBounds, cand.ParameterBounds) {
+		_, inBase := base.Parameters[name]
+		_, inCand := cand.Parameters[name]
+		if !inBase || !inCand {
+			continue // an appearing or vanishing parameter is reported as such
+		}
 		limit(keyParameterBounds+"."+name, base.Bounds(name).String(), cand.Bounds(name).String())
 	}
 

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -48,9 +49,11 @@ func (s *Strategy) Decide(action string, confidence float64) Decision {
 		switch {
 		case !ok:
 			return Decision{Confirm, fmt.Sprintf("%q is in constraints.prefer_confirm_for and parameters.user_confirmation is not set", action)}
+		case math.IsNaN(confidence):
+			return Decision{Confirm, fmt.Sprintf("%q is in constraints.prefer_confirm_for and the confidence is not a number", action)}
 		case confidence >= threshold:
 			return Decision{Execute, fmt.Sprintf("%q is in constraints.prefer_confirm_for but confidence %s ≥ user_confirmation %s", action, fmtNum(confidence), fmtNum(threshold))}
-		default: // below the threshold, or NaN
+		default:
 			return Decision{Confirm, fmt.Sprintf("%q is in constraints.prefer_confirm_for and confidence %s < user_confirmation %s", action, fmtNum(confidence), fmtNum(threshold))}
 		}
 	}
