@@ -464,6 +464,9 @@ func (c *checker) bounds(p path, v any) (Bounds, bool) {
 	}
 	lo, ok1 := c.number(p.with(0), arr[0])
 	hi, ok2 := c.number(p.with(1), arr[1])
+	if !ok1 || !ok2 {
+		c.bad[p.key()] = true
+	}
 	return Bounds{Lo: lo, Hi: hi}, ok1 && ok2
 }
 

@@ -53,11 +53,20 @@ func (c *checker) validateMetadata(s *Strategy) {
 	case !sdk.ValidName(md.Name):
 		c.addf(p.with(keyName), "invalid name %q (want lowercase words joined by - or _)", md.Name)
 	}
+	c.timeRange(p.with(keyCreatedAt), md.CreatedAt)
 	v, vok := c.version(p.with(keyVersion), md.Version, true)
 	if md.ParentVersion != "" {
 		if pv, ok := c.version(p.with(keyParentVersion), md.ParentVersion, false); ok && vok && pv.Compare(v) >= 0 {
 			c.addf(p.with(keyParentVersion), "%s is not older than version %s", md.ParentVersion, md.Version)
 		}
+	}
+}
+
+// timeRange rejects instants a TOML datetime cannot express in UTC, the
+// form Encode writes.
+func (c *checker) timeRange(p path, t time.Time) {
+	if y := t.UTC().Year(); !t.IsZero() && (y < 0 || y > 9999) {
+		c.addf(p, "%s is out of range (want years 0000 to 9999 in UTC)", t.UTC().Format(time.RFC3339))
 	}
 }
 
@@ -88,6 +97,9 @@ func (c *checker) validateParameters(s *Strategy) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			c.addf(p, "want a finite number, got %v", v)
 			continue
+		}
+		if c.bad[path{keyParameterBounds, name}.key()] {
+			continue // no usable bounds to check against
 		}
 		b, custom := s.ParameterBounds[name]
 		if !custom {
@@ -258,6 +270,7 @@ func (c *checker) validateChangeLog(s *Strategy) {
 				first[e.Version] = i
 			}
 		}
+		c.timeRange(p.with(keyDate), e.Date)
 		for j, ch := range e.Changes {
 			cp := p.with(keyChanges, j)
 			if ch.Parameter == "" {
