@@ -1,0 +1,71 @@
+// Package store is sextant's durable record: tasks, their executions,
+// spans, rewards and checkpoints, provider and human recordings, strategy
+// records, and keyed collections for later features, in one Badger
+// directory (default .sextant/).
+//
+// It must not know about pipelines, routines or plugins beyond the names
+// it is given; it stores what the run and replay engines hand it, and
+// never stores a secret (see Redactor).
+//
+// # Key layout
+//
+// Keys are prefix-ordered so that one task's data is one range scan
+// (Tree, Export). <task>, <exec> and <hash> are ids of [A-Za-z0-9._:+-]
+// (no '/'), so t/<task>/ never prefixes another task's keys. <seq:8> is
+// a big-endian uint64, so keys sort in sequence order and never by clock;
+// <inv:8> is MaxUint64 minus the created time in Unix nanoseconds, so an
+// ascending scan lists newest first.
+//
+//	key                                   value
+//	m/meta                                {layout}: the key layout version (1)
+//	t/<task>/a                            Task
+//	t/<task>/e/<exec>                     Execution
+//	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>
+//	t/<task>/k/<exec>                     Checkpoint: the execution's latest run state
+//	t/<task>/r/<seq:8>                    Reward
+//	t/<task>/s/<exec>/<seq:8>             Span (task, execution and seq live in the key)
+//	x/time/<inv:8><task>                  (empty) index: all tasks, newest first
+//	x/pipe/<pipeline>\x00<inv:8><task>    (empty) index: tasks of a pipeline
+//	x/tag/<tag>\x00<inv:8><task>          (empty) index: tasks with a tag
+//	r/<hash>                              Recording, by canonical request hash
+//	g/<name>/<version>                    StrategyRecord
+//	c/<collection>/<key>                  a Collection value (replay results, comparisons, …)
+//
+// Sub-keys under t/<task>/ use letters that sort in the order Tree reads
+// them: the task, its executions, links, checkpoints, rewards, spans.
+//
+// # Values
+//
+// Every value is one schema-version byte (1) followed by JSON. JSON keeps
+// records readable by any Badger tool and lets fields be added freely;
+// the version byte is for changes old code must not misread. A value of
+// another version is a *SchemaError (errors.Is ErrSchemaVersion) naming
+// the key, never a half-decoded record. Spans, the hot path, are encoded
+// without reflection (appendSpanBody) into the same JSON that
+// encoding/json would write.
+//
+// Every value passes through the store's Redactor after encoding: the
+// secret never reaches Badger's write-ahead log, tables or value log.
+//
+// # Durability
+//
+// A commit returns once Badger has the data in its memory-mapped
+// write-ahead log, which survives the process being killed (kill -9).
+// Checkpoint additionally waits for an fsync (db.Sync), shared between
+// concurrent checkpoints, so a step's checkpoint also survives a power
+// loss; WithSyncCheckpoints(false) trades that for speed. Span bursts are
+// written in as few transactions as Badger allows.
+//
+// # Locking
+//
+// Open takes an advisory lock on .sextant/sextant.lock before opening
+// Badger and writes its pid there: exclusive for a writer, shared for a
+// read-only open. A second writer gets "store .sextant is in use by pid
+// 1234" (a *LockedError, errors.Is ErrLocked) instead of Badger's own
+// directory-lock message. Badger's read-only mode also takes a shared
+// lock, so readers can share a directory with each other but not with a
+// writer (Badger cannot read files another process is appending to); the
+// read-only error says to wait for or stop the writer. A read-only open
+// after an unclean shutdown first replays the write-ahead log under the
+// exclusive lock, which Badger's read-only mode cannot do.
+package store

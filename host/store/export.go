@@ -1,0 +1,703 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// The JSONL export format: one JSON object per line, each with a "type".
+// The first line is a header; then, for each task (in the order Tasks
+// lists them: newest first), the task, its executions, checkpoints (if
+// asked for), rewards and spans, in key order; then the recordings the
+// exported tasks made or used, by hash, each with the exported tasks
+// linked to it. Records are the stored (already redacted) JSON with
+// "type" (and, for spans, the task, execution and seq that the key holds)
+// in front, so export → import → export gives the same bytes.
+const (
+	exportFormat  = "sextant-export"
+	exportVersion = 1
+	maxLine       = 256 << 20
+)
+
+// ExportOptions selects what Export writes.
+type ExportOptions struct {
+	Query Query // which tasks; the zero Query exports every task and every recording
+	// Checkpoints adds each execution's latest checkpoint. A dataset for
+	// replay does not need them; a backup of paused runs does.
+	Checkpoints bool
+}
+
+// Counts says how many records of each type an export or import moved.
+type Counts struct {
+	Tasks, Executions, Spans, Rewards, Recordings, Checkpoints int
+}
+
+type exportHeader struct {
+	Type    string `json:"type"`
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+}
+
+// Export writes tasks and what belongs to them as JSONL (see the format
+// above).
+func (s *Store) Export(ctx context.Context, w io.Writer, opt ExportOptions) (Counts, error) {
+	var n Counts
+	bw := bufio.NewWriterSize(w, 64<<10)
+	hdr, _ := json.Marshal(exportHeader{Type: "header", Format: exportFormat, Version: exportVersion})
+	bw.Write(hdr)
+	bw.WriteByte('\n')
+
+	links := map[string][]string{} // recording hash → exported tasks
+	var line []byte
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		err := eachTaskTxn(ctx, txn, opt.Query, func(t *Task) error {
+			return scanTxn(ctx, txn, taskPrefix(t.ID), func(key, val []byte) error {
+				_, sub, ok := parseTaskSub(key)
+				if !ok {
+					return fmt.Errorf("bad key %s", printableKey(key))
+				}
+				js, err := unseal(key, val)
+				if err != nil {
+					return err
+				}
+				line = line[:0]
+				switch sub[0] {
+				case subTask:
+					line = spliceType(line, "task", js)
+					n.Tasks++
+				case subExec:
+					line = spliceType(line, "execution", js)
+					n.Executions++
+				case subLink:
+					h := string(sub[2:])
+					links[h] = append(links[h], t.ID)
+					return nil
+				case subCheckpoint:
+					if !opt.Checkpoints {
+						return nil
+					}
+					line = spliceType(line, "checkpoint", js)
+					n.Checkpoints++
+				case subReward:
+					line = spliceType(line, "reward", js)
+					n.Rewards++
+				case subSpan:
+					exec, seq, ok := parseSpanSub(sub)
+					if !ok {
+						return fmt.Errorf("bad span key %s", printableKey(key))
+					}
+					line = append(line, `{"type":"span","task":"`...)
+					line = append(line, t.ID...)
+					line = append(line, `","execution":"`...)
+					line = append(line, exec...)
+					line = append(line, `","seq":`...)
+					line = strconv.AppendUint(line, seq, 10)
+					line = appendRest(line, js)
+					n.Spans++
+				default:
+					return fmt.Errorf("unknown key %s", printableKey(key))
+				}
+				line = append(line, '\n')
+				_, err = bw.Write(line)
+				return err
+			})
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			return err
+		}
+		return s.exportRecordings(ctx, txn, bw, opt.Query == (Query{}), links, &n)
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	return n, nil
+}
+
+func (s *Store) exportRecordings(ctx context.Context, txn *badger.Txn, w io.Writer, all bool, links map[string][]string, n *Counts) error {
+	write := func(hash string, key, val []byte) error {
+		js, err := unseal(key, val)
+		if err != nil {
+			return err
+		}
+		line := make([]byte, 0, len(js)+64)
+		line = spliceType(line, "recording", js)
+		if tasks := links[hash]; len(tasks) > 0 {
+			slices.Sort(tasks)
+			line = line[:len(line)-1] // the closing brace
+			line = append(line, `,"tasks":[`...)
+			for i, t := range tasks {
+				if i > 0 {
+					line = append(line, ',')
+				}
+				line = appendJSONString(line, t)
+			}
+			line = append(line, "]}"...)
+		}
+		line = append(line, '\n')
+		n.Recordings++
+		_, err = w.Write(line)
+		return err
+	}
+	if all {
+		return scanTxn(ctx, txn, []byte(pRec), func(key, val []byte) error {
+			return write(string(key[len(pRec):]), key, val)
+		})
+	}
+	hashes := make([]string, 0, len(links))
+	for h := range links {
+		hashes = append(hashes, h)
+	}
+	slices.Sort(hashes)
+	for _, h := range hashes {
+		key := recordingKey(h)
+		it, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			continue // linked but never stored: nothing to carry
+		}
+		if err != nil {
+			return err
+		}
+		if err := it.Value(func(val []byte) error { return write(h, key, val) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spliceType writes {"type":"<typ>",<the fields of obj>}.
+func spliceType(b []byte, typ string, obj []byte) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, '"')
+	return appendRest(b, obj)
+}
+
+// appendRest appends the fields of a JSON object (after its opening
+// brace), with a separating comma if it has any.
+func appendRest(b, obj []byte) []byte {
+	obj = bytes.TrimSpace(obj)
+	if len(obj) < 2 || obj[0] != '{' {
+		return append(b, '}')
+	}
+	rest := bytes.TrimSpace(obj[1:])
+	if len(rest) > 0 && rest[0] != '}' {
+		b = append(b, ',')
+	}
+	return append(b, rest...)
+}
+
+// Import reads a JSONL export (see Export) into the store. name is used
+// in errors, which are positioned: "data.jsonl:12: span 3 of execution
+// …". The whole input is checked before anything is written, so a bad
+// line writes nothing. Tasks and executions in the input must not exist
+// in the store yet; spans and rewards must carry their seq. If r is not
+// an io.ReadSeeker it is read into memory.
+func (s *Store) Import(ctx context.Context, r io.Reader, name string) (Counts, error) {
+	if s.ro {
+		return Counts{}, fmt.Errorf("import %s: store %s: %w", name, s.dir, ErrReadOnly)
+	}
+	rs, ok := r.(io.ReadSeeker)
+	if !ok {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return Counts{}, fmt.Errorf("import %s: %w", name, err)
+		}
+		rs = bytes.NewReader(data)
+	}
+	start, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return Counts{}, fmt.Errorf("import %s: %w", name, err)
+	}
+	im := &importer{s: s, name: name}
+	if err := im.check(ctx, rs); err != nil {
+		return Counts{}, err
+	}
+	if len(im.spanRefs) > 0 {
+		if _, err := rs.Seek(start, io.SeekStart); err != nil {
+			return Counts{}, fmt.Errorf("import %s: %w", name, err)
+		}
+		if err := im.checkSpanRefs(ctx, rs); err != nil {
+			return Counts{}, err
+		}
+	}
+	if _, err := rs.Seek(start, io.SeekStart); err != nil {
+		return Counts{}, fmt.Errorf("import %s: %w", name, err)
+	}
+	n, err := im.write(ctx, rs)
+	s.seqs.reset()
+	return n, err
+}
+
+type importer struct {
+	s    *Store
+	name string
+
+	tasks    map[string]bool   // tasks defined in the input
+	execs    map[string]int    // task\0exec defined in the input → its line
+	taskRefs map[string]int    // task → first line referring to it
+	execRefs map[string]int    // task\0exec → first line referring to it
+	spanRefs map[string][]sref // task → rewards aimed at its spans
+}
+
+type sref struct {
+	line   int
+	spanID string
+	found  bool
+}
+
+func (im *importer) errAt(line int, err error) error {
+	return fmt.Errorf("%s:%d: %w", im.name, line, err)
+}
+
+// Line shapes. Embedding flattens the record's fields beside "type".
+type (
+	lineHead struct {
+		Type string `json:"type"`
+	}
+	taskLine struct {
+		lineHead
+		Task
+	}
+	executionLine struct {
+		lineHead
+		Execution
+	}
+	spanLine struct {
+		lineHead
+		Span
+	}
+	rewardLine struct {
+		lineHead
+		Reward
+	}
+	checkpointLine struct {
+		lineHead
+		Checkpoint
+	}
+	recordingLine struct {
+		lineHead
+		Recording
+		Tasks []string `json:"tasks,omitempty"`
+	}
+)
+
+// record is one decoded, checked and encoded line.
+type record struct {
+	typ  string
+	kvs  []kv
+	task *Task // for the indexes
+	refs []string
+}
+
+// lines calls fn for each non-blank line with its number.
+func (im *importer) lines(ctx context.Context, r io.Reader, fn func(n int, line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	n := 0
+	for sc.Scan() {
+		n++
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if err := fn(n, line); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return im.errAt(n+1, fmt.Errorf("line longer than %d MiB", maxLine>>20))
+		}
+		return fmt.Errorf("import %s: %w", im.name, err)
+	}
+	return nil
+}
+
+// check decodes and checks every line, and the references between them,
+// without writing.
+func (im *importer) check(ctx context.Context, r io.Reader) error {
+	im.tasks, im.execs = map[string]bool{}, map[string]int{}
+	im.taskRefs, im.execRefs = map[string]int{}, map[string]int{}
+	im.spanRefs = map[string][]sref{}
+	first := true
+	err := im.lines(ctx, r, func(n int, line []byte) error {
+		rec, err := im.decode(line, first)
+		first = false
+		if err != nil {
+			return im.errAt(n, err)
+		}
+		switch rec.typ {
+		case "task":
+			id := rec.task.ID
+			if im.tasks[id] {
+				return im.errAt(n, fmt.Errorf("task %q appears twice", id))
+			}
+			im.tasks[id] = true
+		case "execution":
+			id := rec.refs[0] + "\x00" + rec.refs[1]
+			if im.execs[id] > 0 {
+				return im.errAt(n, fmt.Errorf("execution %q of task %q appears twice", rec.refs[1], rec.refs[0]))
+			}
+			im.execs[id] = n
+		}
+		// refs: task[, execution[, span id]]
+		if len(rec.refs) > 0 {
+			if _, ok := im.taskRefs[rec.refs[0]]; !ok {
+				im.taskRefs[rec.refs[0]] = n
+			}
+		}
+		if len(rec.refs) > 1 && rec.refs[1] != "" && rec.typ != "execution" {
+			id := rec.refs[0] + "\x00" + rec.refs[1]
+			if _, ok := im.execRefs[id]; !ok {
+				im.execRefs[id] = n
+			}
+		}
+		if len(rec.refs) > 2 && rec.refs[2] != "" {
+			im.spanRefs[rec.refs[0]] = append(im.spanRefs[rec.refs[0]], sref{line: n, spanID: rec.refs[2]})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return im.s.view(ctx, func(txn *badger.Txn) error {
+		for _, id := range sortedKeys(im.tasks) {
+			if ok, err := exists(txn, taskKey(id)); err != nil || ok {
+				if ok {
+					err = fmt.Errorf("task %q already exists in store %s", id, im.s.dir)
+					return im.errAt(im.taskRefs[id], err)
+				}
+				return err
+			}
+		}
+		for _, id := range sortedKeys(im.execs) {
+			task, exec, _ := bytes.Cut([]byte(id), []byte{0})
+			if ok, err := exists(txn, execKey(string(task), string(exec))); err != nil || ok {
+				if ok {
+					err = fmt.Errorf("execution %q of task %q already exists in store %s", exec, task, im.s.dir)
+					return im.errAt(im.execs[id], err)
+				}
+				return err
+			}
+		}
+		for _, id := range sortedKeys(im.taskRefs) {
+			if im.tasks[id] {
+				continue
+			}
+			if ok, err := exists(txn, taskKey(id)); err != nil || !ok {
+				if err == nil {
+					err = im.errAt(im.taskRefs[id], fmt.Errorf("task %q is neither in the input nor in the store", id))
+				}
+				return err
+			}
+		}
+		for _, id := range sortedKeys(im.execRefs) {
+			if im.execs[id] > 0 {
+				continue
+			}
+			task, exec, _ := bytes.Cut([]byte(id), []byte{0})
+			if ok, err := exists(txn, execKey(string(task), string(exec))); err != nil || !ok {
+				if err == nil {
+					err = im.errAt(im.execRefs[id], fmt.Errorf("execution %q of task %q is neither in the input nor in the store", exec, task))
+				}
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// checkSpanRefs makes sure every reward aimed at a span names a span in
+// the input or the store. It is a separate pass because an export puts a
+// task's rewards before its spans.
+func (im *importer) checkSpanRefs(ctx context.Context, r io.Reader) error {
+	err := im.lines(ctx, r, func(n int, line []byte) error {
+		if !bytes.Contains(line, []byte(`"span"`)) {
+			return nil
+		}
+		var sl spanLine
+		if json.Unmarshal(line, &sl) != nil || sl.Type != "span" {
+			return nil
+		}
+		refs := im.spanRefs[sl.Task]
+		for i := range refs {
+			if refs[i].spanID == sl.SpanID {
+				refs[i].found = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var bad []sref
+	err = im.s.view(ctx, func(txn *badger.Txn) error {
+		for _, task := range sortedKeys(im.spanRefs) {
+			for _, ref := range im.spanRefs[task] {
+				if ref.found {
+					continue
+				}
+				if err := findSpan(ctx, txn, task, ref.spanID); errors.Is(err, ErrNotFound) {
+					bad = append(bad, ref)
+				} else if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("import %s: %w", im.name, err)
+	}
+	if len(bad) > 0 {
+		slices.SortFunc(bad, func(a, b sref) int { return a.line - b.line })
+		return im.errAt(bad[0].line, fmt.Errorf("reward names span %s, which is neither in the input nor in the store", bad[0].spanID))
+	}
+	return nil
+}
+
+// write decodes the checked input again and writes it in a batch.
+func (im *importer) write(ctx context.Context, r io.Reader) (Counts, error) {
+	var n Counts
+	wb := im.s.db.NewWriteBatch()
+	defer wb.Cancel()
+	err := im.lines(ctx, r, func(line int, b []byte) error {
+		rec, err := im.decode(b, false)
+		if err != nil {
+			return im.errAt(line, err) // cannot happen: check passed
+		}
+		for _, e := range rec.kvs {
+			if err := wb.Set(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		if rec.task != nil {
+			if err := setTaskIndexes(wb, rec.task); err != nil {
+				return err
+			}
+		}
+		switch rec.typ {
+		case "task":
+			n.Tasks++
+		case "execution":
+			n.Executions++
+		case "span":
+			n.Spans++
+		case "reward":
+			n.Rewards++
+		case "recording":
+			n.Recordings++
+		case "checkpoint":
+			n.Checkpoints++
+		}
+		return nil
+	})
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err != nil {
+		return n, fmt.Errorf("import %s: %w", im.name, err)
+	}
+	return n, nil
+}
+
+func strictUnmarshal(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}
+
+// decode turns one line into checked, encoded key-values.
+func (im *importer) decode(line []byte, first bool) (*record, error) {
+	var head lineHead
+	if err := json.Unmarshal(line, &head); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	s := im.s
+	rec := &record{typ: head.Type}
+	bad := func(err error) (*record, error) {
+		return nil, fmt.Errorf("%s: %w", head.Type, err)
+	}
+	switch head.Type {
+	case "":
+		return nil, errors.New(`record has no "type"`)
+	case "header":
+		var h exportHeader
+		if err := strictUnmarshal(line, &h); err != nil {
+			return bad(err)
+		}
+		if !first {
+			return nil, errors.New("header must be the first line")
+		}
+		if h.Format != exportFormat {
+			return nil, fmt.Errorf("format %q is not %q", h.Format, exportFormat)
+		}
+		if h.Version != exportVersion {
+			return nil, fmt.Errorf("export version %d is not supported (this sextant reads version %d)", h.Version, exportVersion)
+		}
+	case "task":
+		var l taskLine
+		if err := strictUnmarshal(line, &l); err != nil {
+			return bad(err)
+		}
+		t := &l.Task
+		t.Created = t.Created.UTC()
+		t.Tags = normTags(t.Tags)
+		if t.Created.IsZero() {
+			return nil, fmt.Errorf("task %q: created time is missing", t.ID)
+		}
+		if err := checkTask(t); err != nil {
+			return nil, err
+		}
+		val, err := s.encode(t)
+		if err != nil {
+			return nil, fmt.Errorf("task %q: %w", t.ID, err)
+		}
+		rec.kvs = []kv{{taskKey(t.ID), val}}
+		rec.task = t
+	case "execution":
+		var l executionLine
+		if err := strictUnmarshal(line, &l); err != nil {
+			return bad(err)
+		}
+		e := &l.Execution
+		e.Started, e.Ended = e.Started.UTC(), e.Ended.UTC()
+		if err := checkExecution(e); err != nil {
+			return nil, err
+		}
+		val, err := s.encode(e)
+		if err != nil {
+			return nil, fmt.Errorf("execution %q: %w", e.ID, err)
+		}
+		rec.kvs = []kv{{execKey(e.Task, e.ID), val}}
+		rec.refs = []string{e.Task, e.ID}
+	case "span":
+		var l spanLine
+		if err := strictUnmarshal(line, &l); err != nil {
+			return bad(err)
+		}
+		sp := &l.Span
+		if err := validID("task id", sp.Task); err != nil {
+			return nil, err
+		}
+		if err := validID("execution id", sp.Execution); err != nil {
+			return nil, err
+		}
+		if sp.Seq == 0 {
+			return nil, fmt.Errorf("span of execution %q has no seq", sp.Execution)
+		}
+		if err := checkSpan(sp); err != nil {
+			return nil, err
+		}
+		js, err := appendSpanBody([]byte{'{'}, sp)
+		if err != nil {
+			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		}
+		val, err := s.seal(append(js, '}'))
+		if err != nil {
+			return nil, err
+		}
+		rec.kvs = []kv{{spanKeyInto(nil, sp.Task, sp.Execution, sp.Seq), val}}
+		rec.refs = []string{sp.Task, sp.Execution}
+	case "reward":
+		var l rewardLine
+		if err := strictUnmarshal(line, &l); err != nil {
+			return bad(err)
+		}
+		rw := &l.Reward
+		rw.Created = rw.Created.UTC()
+		rw.Tags = normTags(rw.Tags)
+		if err := checkReward(rw); err != nil {
+			return nil, err
+		}
+		if rw.Seq == 0 {
+			return nil, fmt.Errorf("reward of task %q has no seq", rw.Task)
+		}
+		val, err := s.encode(rw)
+		if err != nil {
+			return nil, err
+		}
+		rec.kvs = []kv{{rewardKey(rw.Task, rw.Seq), val}}
+		rec.refs = []string{rw.Task, rw.Execution, rw.SpanID}
+	case "checkpoint":
+		var l checkpointLine
+		if err := strictUnmarshal(line, &l); err != nil {
+			return bad(err)
+		}
+		c := &l.Checkpoint
+		c.Updated = c.Updated.UTC()
+		if err := validID("task id", c.Task); err != nil {
+			return nil, err
+		}
+		if err := validID("execution id", c.Execution); err != nil {
+			return nil, err
+		}
+		state, err := s.red.redactOpaque(c.State)
+		if err != nil {
+			return nil, err
+		}
+		c.State = state
+		val, err := s.encode(c)
+		if err != nil {
+			return nil, err
+		}
+		rec.kvs = []kv{{checkpointKey(c.Task, c.Execution), val}}
+		rec.refs = []string{c.Task, c.Execution}
+	case "recording":
+		var l recordingLine
+		if err := strictUnmarshal(line, &l); err != nil {
+			return bad(err)
+		}
+		rc := &l.Recording
+		rc.Created = rc.Created.UTC()
+		if err := checkRecording(rc); err != nil {
+			return nil, err
+		}
+		val, err := s.encode(rc)
+		if err != nil {
+			return nil, err
+		}
+		rec.kvs = []kv{{recordingKey(rc.Hash), val}}
+		for _, t := range l.Tasks {
+			if err := validID("task id", t); err != nil {
+				return nil, fmt.Errorf("recording %s: %w", rc.Hash, err)
+			}
+			rec.kvs = append(rec.kvs, kv{linkKey(t, rc.Hash), nil})
+		}
+	default:
+		return nil, fmt.Errorf("unknown record type %q (want header, task, execution, span, reward, checkpoint or recording)", head.Type)
+	}
+	return rec, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

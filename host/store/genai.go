@@ -1,0 +1,65 @@
+package store
+
+import (
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// OpenTelemetry GenAI semantic-convention attribute names for LLM spans
+// (the conventions now kept in open-telemetry/semantic-conventions-genai;
+// gen_ai.provider.name replaced gen_ai.system in semconv 1.37).
+const (
+	AttrGenAIOperationName         = "gen_ai.operation.name" // "chat"
+	AttrGenAIProviderName          = "gen_ai.provider.name"  // "openai", "anthropic", …
+	AttrGenAISystem                = "gen_ai.system"         // deprecated name of gen_ai.provider.name
+	AttrGenAIRequestModel          = "gen_ai.request.model"
+	AttrGenAIRequestTemperature    = "gen_ai.request.temperature"
+	AttrGenAIRequestMaxTokens      = "gen_ai.request.max_tokens"
+	AttrGenAIRequestStopSequences  = "gen_ai.request.stop_sequences"
+	AttrGenAIResponseModel         = "gen_ai.response.model"
+	AttrGenAIResponseFinishReasons = "gen_ai.response.finish_reasons"
+	AttrGenAIUsageInputTokens      = "gen_ai.usage.input_tokens"
+	AttrGenAIUsageOutputTokens     = "gen_ai.usage.output_tokens"
+)
+
+// ChatSpanName is the span name the GenAI conventions give a chat call:
+// "chat {model}".
+func ChatSpanName(model string) string {
+	if model == "" {
+		return "chat"
+	}
+	return "chat " + model
+}
+
+// ChatSpanAttributes returns the GenAI attributes of one provider call,
+// for a span of kind client. resp may be nil (the call failed).
+func ChatSpanAttributes(provider string, req *sdk.ChatRequest, resp *sdk.ChatResponse) Attributes {
+	a := Attributes{AttrGenAIOperationName: String("chat")}
+	if provider != "" {
+		a[AttrGenAIProviderName] = String(provider)
+	}
+	if req != nil {
+		if req.Model != "" {
+			a[AttrGenAIRequestModel] = String(req.Model)
+		}
+		if req.Temperature != nil {
+			a[AttrGenAIRequestTemperature] = Float(*req.Temperature)
+		}
+		if req.MaxTokens > 0 {
+			a[AttrGenAIRequestMaxTokens] = Int(int64(req.MaxTokens))
+		}
+		if len(req.Stop) > 0 {
+			a[AttrGenAIRequestStopSequences] = Strings(req.Stop...)
+		}
+	}
+	if resp != nil {
+		if resp.Model != "" {
+			a[AttrGenAIResponseModel] = String(resp.Model)
+		}
+		if resp.FinishReason != "" {
+			a[AttrGenAIResponseFinishReasons] = Strings(resp.FinishReason)
+		}
+		a[AttrGenAIUsageInputTokens] = Int(int64(resp.Usage.InputTokens))
+		a[AttrGenAIUsageOutputTokens] = Int(int64(resp.Usage.OutputTokens))
+	}
+	return a
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// idGen makes ULIDs: 48 bits of milliseconds and 80 random bits in
+// Crockford base32, 26 characters. Ids made by one process within the
+// same millisecond increase, so key order is creation order.
+type idGen struct {
+	mu    sync.Mutex
+	clock func() time.Time
+	ms    uint64
+	rnd   [10]byte
+}
+
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// NewID returns a new task or execution id, ordered by the store's clock.
+func (s *Store) NewID() string { return s.ids.next() }
+
+func (g *idGen) next() string { return g.nextAt(g.clock()) }
+
+func (g *idGen) nextAt(t time.Time) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ms := uint64(max(t.UnixMilli(), 0)) & (1<<48 - 1)
+	if ms == g.ms && !incr(&g.rnd) {
+		ms++ // 2^80 ids in a millisecond: borrow the next one
+	}
+	if ms != g.ms {
+		_, _ = rand.Read(g.rnd[:])
+		g.rnd[0] &= 0x7f // room to increment
+		g.ms = ms
+	}
+	var raw [16]byte
+	binary.BigEndian.PutUint16(raw[0:], uint16(ms>>32))
+	binary.BigEndian.PutUint32(raw[2:], uint32(ms))
+	copy(raw[6:], g.rnd[:])
+	return encodeULID(raw)
+}
+
+func incr(b *[10]byte) bool {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i]++
+		if b[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func encodeULID(raw [16]byte) string {
+	// 128 bits as 26 base32 digits, the first holding the top 3 bits.
+	hi := binary.BigEndian.Uint64(raw[:8])
+	lo := binary.BigEndian.Uint64(raw[8:])
+	var out [26]byte
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
+
+// TraceIDFor is the OpenTelemetry trace id of an execution when the
+// writer did not choose one: 32 hex digits derived from the task and
+// execution ids, so a re-export gives the same trace.
+func TraceIDFor(task, exec string) string {
+	return derivedID(16, "trace", task, exec)
+}
+
+// SpanIDFor is the span id of a span when the writer did not choose one:
+// 16 hex digits derived from its execution and sequence number.
+func SpanIDFor(task, exec string, seq uint64) string {
+	return derivedID(8, "span", task, exec, fmt.Sprint(seq))
+}
+
+func derivedID(n int, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	sum := h.Sum(nil)[:n]
+	if isZero(sum) {
+		sum[n-1] = 1 // all-zero ids are invalid in OpenTelemetry
+	}
+	return hex.EncodeToString(sum)
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validHexID checks an OpenTelemetry id: n bytes as 2n lower-case hex
+// digits, not all zero.
+func validHexID(what, id string, n int) error {
+	if len(id) != 2*n {
+		return fmt.Errorf("%s %q must be %d hex digits", what, id, 2*n)
+	}
+	allZero := true
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
+		default:
+			return fmt.Errorf("%s %q must be %d lower-case hex digits", what, id, 2*n)
+		}
+		if c != '0' {
+			allZero = false
+		}
+	}
+	if allZero {
+		return fmt.Errorf("%s is all zeros", what)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+	"unicode/utf8"
+)
+
+// Key prefixes. The layout is documented in doc.go; keep the two in step.
+const (
+	pTask     = "t/"
+	pIndex    = "x/"
+	pTime     = "x/time/"
+	pPipe     = "x/pipe/"
+	pTag      = "x/tag/"
+	pRec      = "r/"
+	pStrategy = "g/"
+	pColl     = "c/"
+	keyMeta   = "m/meta"
+)
+
+// Sub-keys beneath t/<task>/. Their letters sort in the order a task's
+// tree is read: the task, its executions, recording links, checkpoints,
+// rewards, spans.
+const (
+	subTask       = 'a'
+	subExec       = 'e'
+	subLink       = 'h'
+	subCheckpoint = 'k'
+	subReward     = 'r'
+	subSpan       = 's'
+)
+
+func taskPrefix(task string) []byte {
+	b := make([]byte, 0, len(pTask)+len(task)+32)
+	b = append(b, pTask...)
+	b = append(b, task...)
+	return append(b, '/')
+}
+
+func taskSub(task string, sub byte) []byte { return append(taskPrefix(task), sub) }
+
+func taskKey(task string) []byte { return taskSub(task, subTask) }
+
+func execKey(task, exec string) []byte {
+	return append(append(taskSub(task, subExec), '/'), exec...)
+}
+
+func linkKey(task, hash string) []byte {
+	return append(append(taskSub(task, subLink), '/'), hash...)
+}
+
+func checkpointKey(task, exec string) []byte {
+	return append(append(taskSub(task, subCheckpoint), '/'), exec...)
+}
+
+func rewardPrefix(task string) []byte { return append(taskSub(task, subReward), '/') }
+
+func rewardKey(task string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(rewardPrefix(task), seq)
+}
+
+func spanPrefix(task, exec string) []byte {
+	b := append(taskSub(task, subSpan), '/')
+	b = append(b, exec...)
+	return append(b, '/')
+}
+
+func spanKeyInto(b []byte, task, exec string, seq uint64) []byte {
+	b = append(b, pTask...)
+	b = append(b, task...)
+	b = append(b, '/', subSpan, '/')
+	b = append(b, exec...)
+	b = append(b, '/')
+	return binary.BigEndian.AppendUint64(b, seq)
+}
+
+func recordingKey(hash string) []byte { return append([]byte(pRec), hash...) }
+
+func strategyPrefix(name string) []byte {
+	return append(append([]byte(pStrategy), name...), '/')
+}
+
+func strategyKey(name, version string) []byte { return append(strategyPrefix(name), version...) }
+
+func collPrefix(name string) []byte { return append(append([]byte(pColl), name...), '/') }
+
+// invTime orders newer times first in an ascending key scan.
+func invTime(t time.Time) uint64 {
+	n := t.UnixNano()
+	if n < 0 {
+		n = 0
+	}
+	return math.MaxUint64 - uint64(n)
+}
+
+func timeIndexKey(created time.Time, task string) []byte {
+	b := binary.BigEndian.AppendUint64([]byte(pTime), invTime(created))
+	return append(b, task...)
+}
+
+// fieldIndexKey is x/pipe/<pipeline>\0<inv-time><task> or x/tag/<tag>\0....
+func fieldIndexKey(prefix, field string, created time.Time, task string) []byte {
+	b := append([]byte(prefix), field...)
+	b = append(b, 0)
+	b = binary.BigEndian.AppendUint64(b, invTime(created))
+	return append(b, task...)
+}
+
+func fieldIndexPrefix(prefix, field string) []byte {
+	return append(append([]byte(prefix), field...), 0)
+}
+
+// taskFromIndexKey returns the task id at the end of an index key, after
+// the 8-byte inverted time.
+func taskFromIndexKey(key, prefix []byte) (string, bool) {
+	rest := key[len(prefix):]
+	if len(rest) <= 8 {
+		return "", false
+	}
+	return string(rest[8:]), true
+}
+
+// parseTaskSub splits t/<task>/<sub>... into the task and the remainder
+// starting at <sub>.
+func parseTaskSub(key []byte) (task string, sub []byte, ok bool) {
+	if !bytes.HasPrefix(key, []byte(pTask)) {
+		return "", nil, false
+	}
+	rest := key[len(pTask):]
+	i := bytes.IndexByte(rest, '/')
+	if i <= 0 || i+1 >= len(rest) {
+		return "", nil, false
+	}
+	return string(rest[:i]), rest[i+1:], true
+}
+
+// parseSpanSub splits s/<exec>/<seq:8> into the execution and sequence.
+func parseSpanSub(sub []byte) (exec string, seq uint64, ok bool) {
+	if len(sub) < 2+1+1+8 || sub[0] != subSpan || sub[1] != '/' {
+		return "", 0, false
+	}
+	rest := sub[2:]
+	n := len(rest) - 8
+	if rest[n-1] != '/' {
+		return "", 0, false
+	}
+	return string(rest[:n-1]), binary.BigEndian.Uint64(rest[n:]), true
+}
+
+// validID checks the ids used inside keys (tasks, executions, recording
+// hashes, strategy names and versions, collection names): 1 to 128
+// characters of [A-Za-z0-9._:+-], starting with a letter or digit. No '/'
+// and no NUL, so a key prefix never matches a longer id.
+func validID(what, id string) error {
+	if id == "" {
+		return fmt.Errorf("%s is empty", what)
+	}
+	if len(id) > 128 {
+		return fmt.Errorf("%s %.20q… is longer than 128 characters", what, id)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-' || c == ':' || c == '+'):
+		default:
+			return fmt.Errorf("%s %q has a bad character %q (use letters, digits and . _ - : +)", what, id, c)
+		}
+	}
+	return nil
+}
+
+// validLabel checks pipeline names and tags, which appear in index keys:
+// non-empty, at most 256 bytes of UTF-8 without control characters.
+func validLabel(what, s string) error {
+	if s == "" {
+		return fmt.Errorf("%s is empty", what)
+	}
+	if len(s) > 256 {
+		return fmt.Errorf("%s %.20q… is longer than 256 bytes", what, s)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q is not UTF-8", what, s)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%s %q has a control character", what, s)
+		}
+	}
+	return nil
+}

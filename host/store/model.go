@@ -1,0 +1,213 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Status is the state of a task or an execution.
+type Status string
+
+// The statuses a task or execution can be in.
+const (
+	StatusRunning   Status = "running"
+	StatusWaiting   Status = "waiting" // paused at a human step
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+)
+
+// Valid reports whether s is one of the four known statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusRunning, StatusWaiting, StatusCompleted, StatusFailed:
+		return true
+	}
+	return false
+}
+
+// ParseStatus checks a status given by a user (for example `sextant runs --status`).
+func ParseStatus(s string) (Status, error) {
+	if st := Status(s); st.Valid() {
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown status %q (want running, waiting, completed or failed)", s)
+}
+
+// StrategyRef names the strategy version a task or execution ran under.
+type StrategyRef struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+	Hash    string `json:"hash,omitempty"` // sha256 of the strategy file, hex
+}
+
+// Task is one unit of work: its input and, once known, its ground truth.
+// A task is created by `sextant run` or by an import and owns its
+// executions, spans, rewards and checkpoints.
+type Task struct {
+	ID       string          `json:"id"`
+	Pipeline string          `json:"pipeline"`
+	Input    json.RawMessage `json:"input,omitempty"`
+	Truth    json.RawMessage `json:"truth,omitempty"`
+	Tags     []string        `json:"tags,omitempty"`
+	Status   Status          `json:"status"`
+	Created  time.Time       `json:"created"`
+	Strategy StrategyRef     `json:"strategy,omitzero"`
+}
+
+// Execution is one attempt at a task under one strategy version. A task
+// has one execution per live run or replay of it.
+type Execution struct {
+	Task     string      `json:"task"`
+	ID       string      `json:"id"`
+	Strategy StrategyRef `json:"strategy,omitzero"`
+	Mode     string      `json:"mode,omitempty"` // live | replay
+	Status   Status      `json:"status"`
+	TraceID  string      `json:"trace_id"` // 32 hex digits; every span of the execution shares it
+	Started  time.Time   `json:"started"`
+	Ended    time.Time   `json:"ended,omitzero"`
+	Error    string      `json:"error,omitempty"`
+}
+
+// SpanKind is the OpenTelemetry span kind.
+type SpanKind string
+
+// The OpenTelemetry span kinds. The empty kind means internal.
+const (
+	SpanInternal SpanKind = "internal"
+	SpanServer   SpanKind = "server"
+	SpanClient   SpanKind = "client" // provider calls
+	SpanProducer SpanKind = "producer"
+	SpanConsumer SpanKind = "consumer"
+)
+
+// StatusCode is the OpenTelemetry span status code.
+type StatusCode string
+
+// The OpenTelemetry status codes. The empty code means unset.
+const (
+	CodeUnset StatusCode = "unset"
+	CodeOK    StatusCode = "ok"
+	CodeError StatusCode = "error"
+)
+
+// SpanStatus is a span's outcome.
+type SpanStatus struct {
+	Code    StatusCode `json:"code,omitempty"`
+	Message string     `json:"message,omitempty"`
+}
+
+// Link points from a span to another span, possibly in another trace
+// (a replayed span links to the recorded span it reproduces).
+type Link struct {
+	TraceID    string     `json:"trace_id"`
+	SpanID     string     `json:"span_id"`
+	Attributes Attributes `json:"attributes,omitempty"`
+}
+
+// Span is one timed operation inside an execution, in OpenTelemetry's shape.
+//
+// Seq orders the spans of one execution; it is assigned by the writer (the
+// run engine numbers them as it goes) or by the store when zero, and never
+// depends on clocks. Writing a span with an existing (task, execution,
+// seq) replaces it, so re-writing a step's spans after a resume is safe.
+type Span struct {
+	Task         string     `json:"task"`
+	Execution    string     `json:"execution"`
+	Seq          uint64     `json:"seq"`
+	TraceID      string     `json:"trace_id"`
+	SpanID       string     `json:"span_id"`
+	ParentSpanID string     `json:"parent_span_id,omitempty"`
+	Name         string     `json:"name"`
+	Kind         SpanKind   `json:"kind,omitempty"`
+	Start        time.Time  `json:"start"`
+	End          time.Time  `json:"end"`
+	Attributes   Attributes `json:"attributes,omitempty"`
+	Status       SpanStatus `json:"status,omitzero"`
+	Links        []Link     `json:"links,omitempty"`
+}
+
+// Reward is feedback on a task, optionally aimed at one span of it.
+type Reward struct {
+	Task      string    `json:"task"`
+	Seq       uint64    `json:"seq"` // assigned by the store, per task
+	Execution string    `json:"execution,omitempty"`
+	SpanID    string    `json:"span_id,omitempty"`
+	Value     float64   `json:"value"`
+	Tags      []string  `json:"tags,omitempty"`
+	Note      string    `json:"note,omitempty"`
+	Created   time.Time `json:"created"`
+}
+
+// RecordingKind says what a recording answers.
+type RecordingKind string
+
+// The recording kinds.
+const (
+	RecordChat  RecordingKind = "chat"  // a provider call: request is an sdk.ChatRequest
+	RecordHuman RecordingKind = "human" // an answer given at a human step
+)
+
+// Recording is an outside answer kept for replay: a provider call or a
+// human answer, keyed by the canonical hash of what was asked (see ChatKey
+// and HumanKey).
+type Recording struct {
+	Hash     string          `json:"hash"`
+	Kind     RecordingKind   `json:"kind"`
+	Provider string          `json:"provider,omitempty"`
+	Request  json.RawMessage `json:"request"`
+	Response json.RawMessage `json:"response"`
+	Usage    sdk.Usage       `json:"usage,omitzero"`
+	Latency  time.Duration   `json:"latency_ns,omitempty"`
+	Task     string          `json:"task,omitempty"` // the task that recorded it first
+	Created  time.Time       `json:"created"`
+}
+
+// Checkpoint is the latest run state of one execution, committed after
+// every completed step. State is opaque to the store (apart from
+// redaction, see Redactor).
+type Checkpoint struct {
+	Task      string    `json:"task"`
+	Execution string    `json:"execution"`
+	Step      uint64    `json:"step"` // completed steps so far
+	State     []byte    `json:"state"`
+	Updated   time.Time `json:"updated"`
+}
+
+// StrategyRecord is the store's entry for one promoted strategy version.
+// It is written once; the strategy file itself lives in the repository.
+type StrategyRecord struct {
+	Name     string          `json:"name"`
+	Version  string          `json:"version"`
+	Parent   string          `json:"parent,omitempty"` // parent version
+	Hash     string          `json:"hash"`             // sha256 of the file, hex
+	Author   string          `json:"author,omitempty"`
+	Created  time.Time       `json:"created"`
+	Evidence json.RawMessage `json:"evidence,omitempty"` // the comparison and gate verdicts that justified it
+}
+
+// Query selects tasks for listing and export. Zero fields match anything.
+type Query struct {
+	Pipeline string
+	Status   Status
+	Tag      string
+	Limit    int // 0 means no limit
+}
+
+// Tree is one task with everything beneath it, as `sextant show` prints it.
+type Tree struct {
+	Task       Task
+	Executions []ExecutionTree
+	Rewards    []Reward
+	Recordings []string // hashes of the recordings the task's runs made or used
+}
+
+// ExecutionTree is one execution with its spans in sequence order and its
+// latest checkpoint, if any.
+type ExecutionTree struct {
+	Execution  Execution
+	Spans      []Span
+	Checkpoint *Checkpoint
+}

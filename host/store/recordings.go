@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// ChatKey returns the canonical form of a provider request and its hash,
+// the key of its recording. The canonical form is the request as JSON
+// without its Config (which holds no part of the question, only how to
+// reach the provider), redacted with red, so that a live request and its
+// recording match exactly when and only when they ask the same thing.
+func ChatKey(red *Redactor, req *sdk.ChatRequest) (hash string, canonical []byte, err error) {
+	if req == nil {
+		return "", nil, fmt.Errorf("chat key: nil request")
+	}
+	if red == nil {
+		red = DefaultRedactor()
+	}
+	r := *req
+	r.Config = nil
+	js, err := json.Marshal(&r)
+	if err != nil {
+		return "", nil, fmt.Errorf("chat key: %w", err)
+	}
+	if js, err = red.redactJSON(js); err != nil {
+		return "", nil, fmt.Errorf("chat key: %w", err)
+	}
+	return keyHash("sextant.chat.v1", js), js, nil
+}
+
+// HumanKey is the recording key of the n-th answer (from 1) given at a
+// human step of a task.
+func HumanKey(task, step string, n int) string {
+	return keyHash("sextant.human.v1", []byte(task+"\x00"+step+"\x00"+strconv.Itoa(n)))
+}
+
+func keyHash(domain string, b []byte) string {
+	h := sha256.New()
+	h.Write([]byte(domain))
+	h.Write([]byte{0})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// NewChatRecording builds the recording of one provider call, keyed and
+// redacted as ChatKey does. task may be empty.
+func NewChatRecording(red *Redactor, provider, task string, req *sdk.ChatRequest, resp *sdk.ChatResponse, latency time.Duration) (*Recording, error) {
+	hash, canon, err := ChatKey(red, req)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, fmt.Errorf("chat recording: nil response")
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("chat recording: %w", err)
+	}
+	return &Recording{
+		Hash: hash, Kind: RecordChat, Provider: provider, Task: task,
+		Request: canon, Response: out, Usage: resp.Usage, Latency: latency,
+	}, nil
+}
+
+// humanRequest is what a human step asked, as kept in its recording.
+type humanRequest struct {
+	Task   string `json:"task"`
+	Step   string `json:"step"`
+	N      int    `json:"n"`
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// NewHumanRecording builds the recording of the n-th answer (from 1)
+// given at a human step; answer is the JSON the person supplied (for
+// `sextant resume --set answer=yes`, {"answer":"yes"}).
+func NewHumanRecording(task, step string, n int, prompt string, answer json.RawMessage) (*Recording, error) {
+	req, err := json.Marshal(humanRequest{Task: task, Step: step, N: n, Prompt: prompt})
+	if err != nil {
+		return nil, fmt.Errorf("human recording: %w", err)
+	}
+	return &Recording{
+		Hash: HumanKey(task, step, n), Kind: RecordHuman, Task: task,
+		Request: req, Response: answer,
+	}, nil
+}
+
+// PutRecording stores a recording under its hash, replacing any earlier
+// one, and links it to r.Task if set. The stored copy is redacted.
+func (s *Store) PutRecording(ctx context.Context, r *Recording) error {
+	if r.Created.IsZero() {
+		r.Created = s.Now()
+	}
+	r.Created = r.Created.UTC()
+	if err := checkRecording(r); err != nil {
+		return fmt.Errorf("write recording: %w", err)
+	}
+	val, err := s.encode(r)
+	if err != nil {
+		return fmt.Errorf("write recording %s: %w", r.Hash, err)
+	}
+	err = s.update(ctx, func(txn *badger.Txn) error {
+		if err := txn.Set(recordingKey(r.Hash), val); err != nil {
+			return err
+		}
+		if r.Task != "" {
+			return txn.Set(linkKey(r.Task, r.Hash), nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write recording %s: %w", r.Hash, err)
+	}
+	return nil
+}
+
+func checkRecording(r *Recording) error {
+	if err := validID("recording hash", r.Hash); err != nil {
+		return err
+	}
+	if r.Kind != RecordChat && r.Kind != RecordHuman {
+		return fmt.Errorf("recording %s: unknown kind %q (want chat or human)", r.Hash, r.Kind)
+	}
+	if r.Task != "" {
+		if err := validID("task id", r.Task); err != nil {
+			return err
+		}
+	}
+	if !json.Valid(r.Request) {
+		return fmt.Errorf("recording %s: request is not valid JSON", r.Hash)
+	}
+	if !json.Valid(r.Response) {
+		return fmt.Errorf("recording %s: response is not valid JSON", r.Hash)
+	}
+	return nil
+}
+
+// Recording reads the recording with the given hash; ErrNotFound means
+// the call was never recorded.
+func (s *Store) Recording(ctx context.Context, hash string) (*Recording, error) {
+	if err := validID("recording hash", hash); err != nil {
+		return nil, fmt.Errorf("read recording: %w", err)
+	}
+	var r Recording
+	if err := s.view(ctx, func(txn *badger.Txn) error { return get(txn, recordingKey(hash), &r) }); err != nil {
+		return nil, fmt.Errorf("read recording %s: %w", hash, err)
+	}
+	return &r, nil
+}

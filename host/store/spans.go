@@ -1,0 +1,616 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// CreateExecution stores a new execution of an existing task. It fills
+// in the id (a new ULID), the status (running), the trace id (derived,
+// see TraceIDFor) and the start time (the store's clock) when empty.
+func (s *Store) CreateExecution(ctx context.Context, e *Execution) error {
+	if e.Started.IsZero() {
+		e.Started = s.Now()
+	}
+	if e.ID == "" {
+		e.ID = s.ids.nextAt(e.Started)
+	}
+	return s.putExecution(ctx, e, true)
+}
+
+// PutExecution creates or replaces an execution (to record its end,
+// status or error).
+func (s *Store) PutExecution(ctx context.Context, e *Execution) error {
+	return s.putExecution(ctx, e, false)
+}
+
+func (s *Store) putExecution(ctx context.Context, e *Execution, create bool) error {
+	if e.Status == "" {
+		e.Status = StatusRunning
+	}
+	if e.Started.IsZero() {
+		e.Started = s.Now()
+	}
+	e.Started, e.Ended = e.Started.UTC(), e.Ended.UTC()
+	if e.TraceID == "" && validID("execution id", e.ID) == nil && validID("task id", e.Task) == nil {
+		e.TraceID = TraceIDFor(e.Task, e.ID)
+	}
+	if err := checkExecution(e); err != nil {
+		return fmt.Errorf("write execution: %w", err)
+	}
+	val, err := s.encode(e)
+	if err != nil {
+		return fmt.Errorf("write execution %q: %w", e.ID, err)
+	}
+	err = s.update(ctx, func(txn *badger.Txn) error {
+		if ok, err := exists(txn, taskKey(e.Task)); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("task %q: %w", e.Task, ErrNotFound)
+			}
+			return err
+		}
+		key := execKey(e.Task, e.ID)
+		if create {
+			if ok, err := exists(txn, key); err != nil || ok {
+				if ok {
+					err = ErrExists
+				}
+				return err
+			}
+		}
+		return txn.Set(key, val)
+	})
+	if err != nil {
+		return fmt.Errorf("write execution %q: %w", e.ID, err)
+	}
+	if e.Status == StatusCompleted || e.Status == StatusFailed {
+		s.seqs.forget(e.Task, e.ID)
+	}
+	return nil
+}
+
+func checkExecution(e *Execution) error {
+	if err := validID("task id", e.Task); err != nil {
+		return err
+	}
+	if err := validID("execution id", e.ID); err != nil {
+		return err
+	}
+	if !e.Status.Valid() {
+		return fmt.Errorf("execution %q: unknown status %q", e.ID, e.Status)
+	}
+	if err := validHexID("trace id", e.TraceID, 16); err != nil {
+		return fmt.Errorf("execution %q: %w", e.ID, err)
+	}
+	if e.Mode != "" && e.Mode != "live" && e.Mode != "replay" {
+		return fmt.Errorf("execution %q: unknown mode %q (want live or replay)", e.ID, e.Mode)
+	}
+	return nil
+}
+
+// Execution reads one execution.
+func (s *Store) Execution(ctx context.Context, task, id string) (*Execution, error) {
+	if err := validID("task id", task); err != nil {
+		return nil, fmt.Errorf("read execution: %w", err)
+	}
+	if err := validID("execution id", id); err != nil {
+		return nil, fmt.Errorf("read execution: %w", err)
+	}
+	var e Execution
+	if err := s.view(ctx, func(txn *badger.Txn) error { return get(txn, execKey(task, id), &e) }); err != nil {
+		return nil, fmt.Errorf("read execution %q of task %q: %w", id, task, err)
+	}
+	return &e, nil
+}
+
+// AppendSpans writes spans in one transaction (several, if they exceed
+// Badger's transaction size). A span whose Seq is zero gets the next
+// number of its execution; the execution must exist. The slice's
+// elements are updated with the assigned numbers and ids.
+func (s *Store) AppendSpans(ctx context.Context, spans []Span) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	if s.ro {
+		return fmt.Errorf("write spans: store %s: %w", s.dir, ErrReadOnly)
+	}
+	kvs, err := s.prepareSpans(ctx, spans, nil)
+	if err != nil {
+		return fmt.Errorf("write spans: %w", err)
+	}
+	if err := s.writeKVs(ctx, kvs); err != nil {
+		return fmt.Errorf("write spans: %w", err)
+	}
+	return nil
+}
+
+type kv struct{ k, v []byte }
+
+// prepareSpans numbers, checks, encodes and redacts spans, appending
+// their keys and values to kvs. Keys and values share one buffer.
+func (s *Store) prepareSpans(ctx context.Context, spans []Span, kvs []kv) ([]kv, error) {
+	if err := s.numberSpans(ctx, spans); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, 512*len(spans))
+	scratch := make([]byte, 0, 512)
+	for i := range spans {
+		sp := &spans[i]
+		if sp.TraceID == "" {
+			sp.TraceID = TraceIDFor(sp.Task, sp.Execution)
+		}
+		if sp.SpanID == "" {
+			sp.SpanID = SpanIDFor(sp.Task, sp.Execution, sp.Seq)
+		}
+		if err := checkSpan(sp); err != nil {
+			return nil, err
+		}
+		js, err := appendSpanBody(append(scratch[:0], '{'), sp)
+		if err != nil {
+			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		}
+		js = append(js, '}')
+		js, err = s.red.redactJSON(js)
+		if err != nil {
+			return nil, err
+		}
+		if cap(js) > cap(scratch) {
+			scratch = js
+		}
+		start := len(buf)
+		buf = spanKeyInto(buf, sp.Task, sp.Execution, sp.Seq)
+		mid := len(buf)
+		buf = append(buf, schemaVersion)
+		buf = append(buf, js...)
+		// buf may have grown and moved: earlier slices still point at
+		// the old array, which stays valid.
+		kvs = append(kvs, kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]})
+	}
+	return kvs, nil
+}
+
+// numberSpans gives zero sequence numbers the next number of their
+// execution, checking on first sight that the execution exists.
+func (s *Store) numberSpans(ctx context.Context, spans []Span) error {
+	var (
+		cur  *execSeq
+		last string
+	)
+	for i := range spans {
+		sp := &spans[i]
+		if id := sp.Task + "\x00" + sp.Execution; cur == nil || id != last {
+			if err := validID("task id", sp.Task); err != nil {
+				return err
+			}
+			if err := validID("execution id", sp.Execution); err != nil {
+				return err
+			}
+			var err error
+			if cur, err = s.seqs.get(ctx, s, sp.Task, sp.Execution); err != nil {
+				return err
+			}
+			last = id
+		}
+		cur.assign(sp)
+	}
+	return nil
+}
+
+func checkSpan(sp *Span) error {
+	where := func(err error) error {
+		return fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+	}
+	if err := validHexID("trace id", sp.TraceID, 16); err != nil {
+		return where(err)
+	}
+	if err := validHexID("span id", sp.SpanID, 8); err != nil {
+		return where(err)
+	}
+	if sp.ParentSpanID != "" {
+		if err := validHexID("parent span id", sp.ParentSpanID, 8); err != nil {
+			return where(err)
+		}
+	}
+	if sp.Name == "" {
+		return where(errors.New("name is empty"))
+	}
+	switch sp.Kind {
+	case "", SpanInternal, SpanServer, SpanClient, SpanProducer, SpanConsumer:
+	default:
+		return where(fmt.Errorf("unknown kind %q", sp.Kind))
+	}
+	switch sp.Status.Code {
+	case "", CodeUnset, CodeOK, CodeError:
+	default:
+		return where(fmt.Errorf("unknown status code %q", sp.Status.Code))
+	}
+	if sp.Start.IsZero() {
+		return where(errors.New("start time is missing"))
+	}
+	if !sp.End.IsZero() && sp.End.Before(sp.Start) {
+		return where(errors.New("ends before it starts"))
+	}
+	if err := checkAttributes(sp.Attributes); err != nil {
+		return where(err)
+	}
+	for _, l := range sp.Links {
+		if err := validHexID("link trace id", l.TraceID, 16); err != nil {
+			return where(err)
+		}
+		if err := validHexID("link span id", l.SpanID, 8); err != nil {
+			return where(err)
+		}
+		if err := checkAttributes(l.Attributes); err != nil {
+			return where(err)
+		}
+	}
+	return nil
+}
+
+func checkAttributes(a Attributes) error {
+	for k, v := range a {
+		if k == "" {
+			return errors.New("attribute with an empty key")
+		}
+		if v.kind == KindEmpty {
+			return fmt.Errorf("attribute %q has no value", k)
+		}
+		if v.kind == KindFloat && (math.IsNaN(v.Float()) || math.IsInf(v.Float(), 0)) {
+			return fmt.Errorf("attribute %q: %w", k, errNotFinite)
+		}
+	}
+	return nil
+}
+
+// writeKVs commits key-values in as few transactions as Badger allows.
+func (s *Store) writeKVs(ctx context.Context, kvs []kv) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	txn := s.db.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	for _, e := range kvs {
+		err := txn.Set(e.k, e.v)
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			if err := txn.Commit(); err != nil {
+				return err
+			}
+			txn = s.db.NewTransaction(true)
+			err = txn.Set(e.k, e.v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return txn.Commit()
+}
+
+// Spans reads one execution's spans in sequence order.
+func (s *Store) Spans(ctx context.Context, task, exec string) ([]Span, error) {
+	if err := validID("task id", task); err != nil {
+		return nil, fmt.Errorf("read spans: %w", err)
+	}
+	if err := validID("execution id", exec); err != nil {
+		return nil, fmt.Errorf("read spans: %w", err)
+	}
+	var out []Span
+	err := s.scan(ctx, spanPrefix(task, exec), func(key, val []byte) error {
+		sp, err := decodeSpan(key, val)
+		if err != nil {
+			return err
+		}
+		out = append(out, sp)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read spans of execution %q: %w", exec, err)
+	}
+	return out, nil
+}
+
+func decodeSpan(key, val []byte) (Span, error) {
+	var sp Span
+	task, sub, ok := parseTaskSub(key)
+	if !ok {
+		return sp, fmt.Errorf("bad span key %s", printableKey(key))
+	}
+	exec, seq, ok := parseSpanSub(sub)
+	if !ok {
+		return sp, fmt.Errorf("bad span key %s", printableKey(key))
+	}
+	if err := decode(key, val, &sp); err != nil {
+		return sp, err
+	}
+	sp.Task, sp.Execution, sp.Seq = task, exec, seq
+	return sp, nil
+}
+
+// scan calls fn for every key under prefix, in key order.
+func (s *Store) scan(ctx context.Context, prefix []byte, fn func(key, val []byte) error) error {
+	return s.view(ctx, func(txn *badger.Txn) error {
+		return scanTxn(ctx, txn, prefix, fn)
+	})
+}
+
+func scanTxn(ctx context.Context, txn *badger.Txn, prefix []byte, fn func(key, val []byte) error) error {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefix
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	n := 0
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		if n++; n%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		item := it.Item()
+		if err := item.Value(func(val []byte) error { return fn(item.Key(), val) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Checkpoint commits the run state of an execution after a completed
+// step, together with the spans of that step, in one transaction, and
+// (unless the store was opened WithSyncCheckpoints(false)) waits until it
+// is on disk. Concurrent checkpoints share an fsync.
+func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) error {
+	if s.ro {
+		return fmt.Errorf("write checkpoint: store %s: %w", s.dir, ErrReadOnly)
+	}
+	if c.Updated.IsZero() {
+		c.Updated = s.Now()
+	}
+	c.Updated = c.Updated.UTC()
+	if err := validID("task id", c.Task); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	if err := validID("execution id", c.Execution); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	where := func(err error) error {
+		return fmt.Errorf("write checkpoint of execution %q: %w", c.Execution, err)
+	}
+	// Redact the state itself: inside the JSON value it is base64.
+	state, err := s.red.redactOpaque(c.State)
+	if err != nil {
+		return where(err)
+	}
+	cc := *c
+	cc.State = state
+	val, err := s.encode(&cc)
+	if err != nil {
+		return where(err)
+	}
+	var kvs []kv
+	if len(spans) > 0 {
+		if kvs, err = s.prepareSpans(ctx, spans, kvs); err != nil {
+			return where(err)
+		}
+	}
+	err = s.update(ctx, func(txn *badger.Txn) error {
+		if len(spans) == 0 { // prepareSpans checked the execution otherwise
+			if ok, err := exists(txn, execKey(c.Task, c.Execution)); err != nil || !ok {
+				if err == nil {
+					err = fmt.Errorf("execution %q of task %q: %w", c.Execution, c.Task, ErrNotFound)
+				}
+				return err
+			}
+		}
+		for _, e := range kvs {
+			if err := txn.Set(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		return txn.Set(checkpointKey(c.Task, c.Execution), val)
+	})
+	if err != nil {
+		return where(err)
+	}
+	if !s.noSync {
+		if err := s.syncer.sync(s.db); err != nil {
+			return where(fmt.Errorf("sync: %w", err))
+		}
+	}
+	return nil
+}
+
+// LatestCheckpoint reads the last checkpoint of an execution;
+// ErrNotFound if it has none.
+func (s *Store) LatestCheckpoint(ctx context.Context, task, exec string) (*Checkpoint, error) {
+	if err := validID("task id", task); err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	if err := validID("execution id", exec); err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	var c Checkpoint
+	if err := s.view(ctx, func(txn *badger.Txn) error { return get(txn, checkpointKey(task, exec), &c) }); err != nil {
+		return nil, fmt.Errorf("read checkpoint of execution %q: %w", exec, err)
+	}
+	return &c, nil
+}
+
+// seqCounters hands out span sequence numbers per execution. An
+// execution's counter starts from its last stored span the first time
+// this process writes to it.
+type seqCounters struct {
+	mu sync.Mutex
+	m  map[string]*execSeq
+}
+
+type execSeq struct {
+	mu   sync.Mutex
+	last uint64
+}
+
+func (e *execSeq) assign(sp *Span) {
+	e.mu.Lock()
+	if sp.Seq == 0 {
+		e.last++
+		sp.Seq = e.last
+	} else if sp.Seq > e.last {
+		e.last = sp.Seq
+	}
+	e.mu.Unlock()
+}
+
+func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*execSeq, error) {
+	id := task + "\x00" + exec
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[id]; ok {
+		return e, nil
+	}
+	e := &execSeq{}
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		if ok, err := exists(txn, execKey(task, exec)); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("execution %q of task %q: %w", exec, task, ErrNotFound)
+			}
+			return err
+		}
+		prefix := spanPrefix(task, exec)
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Reverse = true
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		it.Seek(append(slices.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
+		if it.ValidForPrefix(prefix) {
+			k := it.Item().Key()
+			e.last = binary.BigEndian.Uint64(k[len(k)-8:])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = make(map[string]*execSeq)
+	}
+	c.m[id] = e
+	return e, nil
+}
+
+func (c *seqCounters) forget(task, exec string) {
+	c.mu.Lock()
+	delete(c.m, task+"\x00"+exec)
+	c.mu.Unlock()
+}
+
+func (c *seqCounters) reset() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}
+
+// appendSpanBody writes a span's fields (without task, execution and
+// seq, which the key holds) as the inside of a JSON object. It is the
+// hot path of span writing, so it avoids reflection; the output is what
+// encoding/json would produce for the same fields.
+func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
+	b = append(b, `"trace_id":"`...)
+	b = append(b, sp.TraceID...)
+	b = append(b, `","span_id":"`...)
+	b = append(b, sp.SpanID...)
+	b = append(b, '"')
+	if sp.ParentSpanID != "" {
+		b = append(b, `,"parent_span_id":"`...)
+		b = append(b, sp.ParentSpanID...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, sp.Name)
+	if sp.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendJSONString(b, string(sp.Kind))
+	}
+	b = append(b, `,"start":`...)
+	b = appendTime(b, sp.Start)
+	b = append(b, `,"end":`...)
+	b = appendTime(b, sp.End)
+	var err error
+	if len(sp.Attributes) > 0 {
+		b = append(b, `,"attributes":`...)
+		if b, err = appendAttributes(b, sp.Attributes); err != nil {
+			return nil, err
+		}
+	}
+	if sp.Status != (SpanStatus{}) {
+		b = append(b, `,"status":{`...)
+		if sp.Status.Code != "" {
+			b = append(b, `"code":`...)
+			b = appendJSONString(b, string(sp.Status.Code))
+		}
+		if sp.Status.Message != "" {
+			if sp.Status.Code != "" {
+				b = append(b, ',')
+			}
+			b = append(b, `"message":`...)
+			b = appendJSONString(b, sp.Status.Message)
+		}
+		b = append(b, '}')
+	}
+	if len(sp.Links) > 0 {
+		b = append(b, `,"links":[`...)
+		for i, l := range sp.Links {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"trace_id":"`...)
+			b = append(b, l.TraceID...)
+			b = append(b, `","span_id":"`...)
+			b = append(b, l.SpanID...)
+			b = append(b, '"')
+			if len(l.Attributes) > 0 {
+				b = append(b, `,"attributes":`...)
+				if b, err = appendAttributes(b, l.Attributes); err != nil {
+					return nil, err
+				}
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return b, nil
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+func appendAttributes(b []byte, a Attributes) ([]byte, error) {
+	var small [16]string
+	keys := small[:0]
+	for k := range a {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	var err error
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		if b, err = a[k].appendJSON(b); err != nil {
+			return nil, fmt.Errorf("attribute %q: %w", k, err)
+		}
+	}
+	return append(b, '}'), nil
+}

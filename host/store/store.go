@@ -1,0 +1,350 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+// Sentinel errors callers test with errors.Is.
+var (
+	// ErrLocked: another process holds the store directory.
+	ErrLocked = errors.New("store is locked")
+	// ErrNotFound: no record under the given id.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a record that may be written once already exists.
+	ErrExists = errors.New("already exists")
+	// ErrReadOnly: a write on a store opened read-only.
+	ErrReadOnly = errors.New("store is open read-only")
+	// ErrNoStore: a read-only open of a directory that holds no store.
+	ErrNoStore = errors.New("no store here")
+)
+
+// layoutVersion is the key layout described in doc.go. It is kept in
+// m/meta so that a future layout change can migrate, and an old binary
+// refuses a newer layout instead of misreading it.
+const layoutVersion = 1
+
+// Config holds the options of Open. The zero Config is the default:
+// durable checkpoints, the built-in redaction patterns, the wall clock,
+// slog.Default. Config values are immutable; each WithX returns a copy.
+type Config struct {
+	clock    func() time.Time
+	log      *slog.Logger
+	red      *Redactor
+	readOnly bool
+	noSync   bool
+}
+
+// NewConfig returns the default Config.
+func NewConfig() Config { return Config{} }
+
+// WithClock sets the clock used for created/updated times and new ids.
+// Replay and tests pass a fixed clock.
+func (c Config) WithClock(now func() time.Time) Config { c.clock = now; return c }
+
+// WithLogger sets the logger; Badger's own messages go to it at debug
+// level (warnings and errors at their levels).
+func (c Config) WithLogger(l *slog.Logger) Config { c.log = l; return c }
+
+// WithRedactor sets the redaction patterns. The built-in patterns are
+// part of every Redactor; nil means the built-in patterns only.
+func (c Config) WithRedactor(r *Redactor) Config { c.red = r; return c }
+
+// WithReadOnly opens the store for reading only. Several read-only opens
+// may share a directory; none may share it with a writer (Badger's
+// read-only mode needs the writer gone, see doc.go).
+func (c Config) WithReadOnly(ro bool) Config { c.readOnly = ro; return c }
+
+// WithSyncCheckpoints chooses whether Checkpoint waits for an fsync
+// (the default, true). Without it a checkpoint survives the process being
+// killed (the data is in the OS page cache once the commit returns) but
+// not a power loss or kernel crash.
+func (c Config) WithSyncCheckpoints(sync bool) Config { c.noSync = !sync; return c }
+
+// Store is an open store directory. Its methods are safe for concurrent use.
+type Store struct {
+	db      *badger.DB
+	lock    *dirLock
+	dir     string // as the user named it, for messages
+	clock   func() time.Time
+	log     *slog.Logger
+	red     *Redactor
+	ro      bool
+	noSync  bool
+	ids     idGen
+	syncer  syncer
+	seqs    seqCounters
+	rewards sync.Mutex // serialises reward sequence numbers
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// Open opens (creating if needed, unless read-only) the store in dir.
+//
+// Only one process may open a directory for writing. If another holds
+// it, Open returns a *LockedError, which reads
+// "store .sextant is in use by pid 1234" and matches ErrLocked.
+func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := &Store{
+		dir:    filepath.Clean(dir),
+		clock:  cfg.clock,
+		log:    cfg.log,
+		red:    cfg.red,
+		ro:     cfg.readOnly,
+		noSync: cfg.noSync,
+	}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.log = s.log.With("store", s.dir)
+	if s.red == nil {
+		s.red = DefaultRedactor()
+	}
+	s.ids.clock = s.clock
+
+	if s.ro {
+		if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("open store %s: %w (run a pipeline first, or pass --store)", s.dir, ErrNoStore)
+			}
+			return nil, fmt.Errorf("open store %s: %w", s.dir, err)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", s.dir, err)
+	}
+
+	lock, db, err := s.open(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.lock, s.db = lock, db
+	if err := s.checkMeta(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) open(dir string) (*dirLock, *badger.DB, error) {
+	lock, err := lockDir(dir, s.dir, s.ro)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := badger.Open(s.badgerOptions(dir, s.ro))
+	if err == nil {
+		return lock, db, nil
+	}
+	lock.release()
+	if !s.ro || !errors.Is(err, badger.ErrTruncateNeeded) {
+		return nil, nil, fmt.Errorf("open store %s: %w", s.dir, err)
+	}
+	// The last writer died without closing (kill -9, power loss): its
+	// write-ahead log needs replaying, which Badger does only in
+	// read-write mode. Do that once under the exclusive lock, then open
+	// read-only as asked.
+	s.log.Info("recovering store after an unclean shutdown")
+	if err := s.recover(dir); err != nil {
+		return nil, nil, err
+	}
+	if lock, err = lockDir(dir, s.dir, true); err != nil {
+		return nil, nil, err
+	}
+	if db, err = badger.Open(s.badgerOptions(dir, true)); err != nil {
+		lock.release()
+		return nil, nil, fmt.Errorf("open store %s: %w", s.dir, err)
+	}
+	return lock, db, nil
+}
+
+func (s *Store) recover(dir string) error {
+	lock, err := lockDir(dir, s.dir, false)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	db, err := badger.Open(s.badgerOptions(dir, false))
+	if err != nil {
+		return fmt.Errorf("open store %s: recover: %w", s.dir, err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("open store %s: recover: %w", s.dir, err)
+	}
+	return nil
+}
+
+// badgerOptions are tuned for many small values written in bursts and
+// read back by prefix (see BenchmarkStore and RATIONALE in doc.go).
+func (s *Store) badgerOptions(dir string, ro bool) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithReadOnly(ro).
+		WithLogger(badgerLogger{s.log}).
+		WithNumVersionsToKeep(1).
+		WithCompression(options.None). // values are small JSON; CPU matters more than disk here
+		WithBlockCacheSize(0).         // no compression or encryption: tables are read through mmap
+		WithValueThreshold(valueThreshold).
+		WithMemTableSize(32 << 20).
+		WithNumMemtables(3).
+		WithNumLevelZeroTables(4).
+		WithNumLevelZeroTablesStall(12).
+		WithValueLogFileSize(256 << 20).
+		WithNumCompactors(2).
+		WithMetricsEnabled(false)
+}
+
+// valueThreshold keeps spans, tasks and checkpoints inside the LSM tree
+// (one read per key, read-ahead along a task's range) and sends large
+// recordings to the value log.
+const valueThreshold = 4 << 10
+
+func (s *Store) checkMeta() error {
+	type meta struct {
+		Layout int `json:"layout"`
+	}
+	var m meta
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get([]byte(keyMeta))
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error { return decode([]byte(keyMeta), v, &m) })
+	})
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+		if s.ro {
+			return nil // an empty store someone opened but never wrote
+		}
+		val, err := s.encode(meta{Layout: layoutVersion})
+		if err != nil {
+			return err
+		}
+		if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyMeta), val) }); err != nil {
+			return fmt.Errorf("open store %s: %w", s.dir, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("open store %s: %w", s.dir, err)
+	case m.Layout != layoutVersion:
+		return fmt.Errorf("open store %s: key layout %d is not supported by this sextant (it reads layout %d): %w", s.dir, m.Layout, layoutVersion, ErrSchemaVersion)
+	}
+	return nil
+}
+
+// Close flushes and closes the store and releases the directory lock.
+// Closing twice is harmless.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if s.db != nil {
+		err = s.db.Close()
+	}
+	if s.lock != nil {
+		s.lock.release()
+	}
+	if err != nil {
+		return fmt.Errorf("close store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Dir returns the store directory as it was named to Open.
+func (s *Store) Dir() string { return s.dir }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.ro }
+
+// Redactor returns the redaction patterns the store applies before
+// storing; use the same one before matching (see ChatKey).
+func (s *Store) Redactor() *Redactor { return s.red }
+
+// Now returns the store's clock reading, in UTC.
+func (s *Store) Now() time.Time { return s.clock().UTC() }
+
+// Sync forces everything committed so far to disk.
+func (s *Store) Sync() error {
+	if s.ro {
+		return nil
+	}
+	return s.syncer.sync(s.db)
+}
+
+// update runs fn in a read-write transaction, retrying on a conflict
+// with a concurrent writer.
+func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	if s.ro {
+		return fmt.Errorf("store %s: %w", s.dir, ErrReadOnly)
+	}
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.db.Update(fn)
+		if errors.Is(err, badger.ErrConflict) && attempt < 10 {
+			continue
+		}
+		return err
+	}
+}
+
+func (s *Store) view(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(fn)
+}
+
+// get reads and decodes one key; a missing key is ErrNotFound.
+func get(txn *badger.Txn, key []byte, v any) error {
+	it, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return it.Value(func(val []byte) error { return decode(key, val, v) })
+}
+
+func exists(txn *badger.Txn, key []byte) (bool, error) {
+	_, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// badgerLogger sends Badger's log lines to slog. Badger is chatty at
+// info level (compactions, flushes), so info becomes debug.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) logf(level slog.Level, format string, args ...any) {
+	if !b.l.Enabled(context.Background(), level) {
+		return
+	}
+	b.l.Log(context.Background(), level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
+}
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.logf(slog.LevelError, f, a...) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.logf(slog.LevelWarn, f, a...) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.logf(slog.LevelDebug, f, a...) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.logf(slog.LevelDebug-4, f, a...) }

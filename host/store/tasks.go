@@ -1,0 +1,266 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// CreateTask stores a new task. It fills in what t leaves empty: the id
+// (a new ULID), the created time (the store's clock) and the status
+// (running). Tags are sorted and de-duplicated. The stored copy is
+// redacted. A task id that exists already is ErrExists.
+func (s *Store) CreateTask(ctx context.Context, t *Task) error {
+	if t.Created.IsZero() {
+		t.Created = s.Now()
+	}
+	t.Created = t.Created.UTC()
+	if t.ID == "" {
+		t.ID = s.ids.nextAt(t.Created)
+	}
+	if t.Status == "" {
+		t.Status = StatusRunning
+	}
+	t.Tags = normTags(t.Tags)
+	if err := checkTask(t); err != nil {
+		return fmt.Errorf("create task: %w", err)
+	}
+	val, err := s.encode(t)
+	if err != nil {
+		return fmt.Errorf("create task %q: %w", t.ID, err)
+	}
+	err = s.update(ctx, func(txn *badger.Txn) error {
+		key := taskKey(t.ID)
+		if ok, err := exists(txn, key); err != nil || ok {
+			if ok {
+				return ErrExists
+			}
+			return err
+		}
+		if err := txn.Set(key, val); err != nil {
+			return err
+		}
+		return setTaskIndexes(txn, t)
+	})
+	if err != nil {
+		return fmt.Errorf("create task %q: %w", t.ID, err)
+	}
+	return nil
+}
+
+func checkTask(t *Task) error {
+	if err := validID("task id", t.ID); err != nil {
+		return err
+	}
+	if err := validLabel("pipeline name", t.Pipeline); err != nil {
+		return err
+	}
+	for _, tag := range t.Tags {
+		if err := validLabel("tag", tag); err != nil {
+			return err
+		}
+	}
+	if !t.Status.Valid() {
+		return fmt.Errorf("task %q: unknown status %q", t.ID, t.Status)
+	}
+	if len(t.Input) > 0 && !json.Valid(t.Input) {
+		return fmt.Errorf("task %q: input is not valid JSON", t.ID)
+	}
+	if len(t.Truth) > 0 && !json.Valid(t.Truth) {
+		return fmt.Errorf("task %q: truth is not valid JSON", t.ID)
+	}
+	return nil
+}
+
+func normTags(tags []string) []string {
+	if len(tags) == 0 {
+		return nil
+	}
+	tags = slices.Clone(tags)
+	slices.Sort(tags)
+	return slices.Compact(tags)
+}
+
+// setter is what a transaction and a write batch have in common.
+type setter interface{ Set(k, v []byte) error }
+
+func setTaskIndexes(txn setter, t *Task) error {
+	if err := txn.Set(timeIndexKey(t.Created, t.ID), nil); err != nil {
+		return err
+	}
+	if err := txn.Set(fieldIndexKey(pPipe, t.Pipeline, t.Created, t.ID), nil); err != nil {
+		return err
+	}
+	for _, tag := range t.Tags {
+		if err := txn.Set(fieldIndexKey(pTag, tag, t.Created, t.ID), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func deleteTaskIndexes(txn *badger.Txn, t *Task) error {
+	if err := txn.Delete(timeIndexKey(t.Created, t.ID)); err != nil {
+		return err
+	}
+	if err := txn.Delete(fieldIndexKey(pPipe, t.Pipeline, t.Created, t.ID)); err != nil {
+		return err
+	}
+	for _, tag := range t.Tags {
+		if err := txn.Delete(fieldIndexKey(pTag, tag, t.Created, t.ID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Task reads one task; an unknown id is ErrNotFound.
+func (s *Store) Task(ctx context.Context, id string) (*Task, error) {
+	if err := validID("task id", id); err != nil {
+		return nil, fmt.Errorf("read task: %w", err)
+	}
+	var t Task
+	err := s.view(ctx, func(txn *badger.Txn) error { return get(txn, taskKey(id), &t) })
+	if err != nil {
+		return nil, fmt.Errorf("read task %q: %w", id, err)
+	}
+	return &t, nil
+}
+
+// UpdateTask changes a task in one transaction: fn gets the stored task
+// and edits it in place. The id cannot change; indexes follow the other
+// fields.
+func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error) error {
+	if err := validID("task id", id); err != nil {
+		return fmt.Errorf("update task: %w", err)
+	}
+	err := s.update(ctx, func(txn *badger.Txn) error {
+		var old Task
+		if err := get(txn, taskKey(id), &old); err != nil {
+			return err
+		}
+		t := old
+		t.Tags = slices.Clone(old.Tags)
+		if err := fn(&t); err != nil {
+			return err
+		}
+		if t.ID != id {
+			return fmt.Errorf("the id cannot change (to %q)", t.ID)
+		}
+		t.Created = t.Created.UTC()
+		t.Tags = normTags(t.Tags)
+		if err := checkTask(&t); err != nil {
+			return err
+		}
+		val, err := s.encode(&t)
+		if err != nil {
+			return err
+		}
+		if err := deleteTaskIndexes(txn, &old); err != nil {
+			return err
+		}
+		if err := txn.Set(taskKey(id), val); err != nil {
+			return err
+		}
+		return setTaskIndexes(txn, &t)
+	})
+	if err != nil {
+		return fmt.Errorf("update task %q: %w", id, err)
+	}
+	return nil
+}
+
+// SetTaskStatus changes a task's status.
+func (s *Store) SetTaskStatus(ctx context.Context, id string, st Status) error {
+	if !st.Valid() {
+		return fmt.Errorf("update task %q: unknown status %q", id, st)
+	}
+	return s.UpdateTask(ctx, id, func(t *Task) error { t.Status = st; return nil })
+}
+
+// AddTags adds tags to a task.
+func (s *Store) AddTags(ctx context.Context, id string, tags ...string) error {
+	return s.UpdateTask(ctx, id, func(t *Task) error { t.Tags = append(t.Tags, tags...); return nil })
+}
+
+// Tasks lists the tasks matching q, newest first.
+func (s *Store) Tasks(ctx context.Context, q Query) ([]Task, error) {
+	var out []Task
+	err := s.EachTask(ctx, q, func(t *Task) error {
+		out = append(out, *t)
+		return nil
+	})
+	return out, err
+}
+
+// errStop ends a scan early without an error.
+var errStop = errors.New("stop")
+
+// EachTask calls fn for each task matching q, newest first, without
+// holding the whole list in memory. An error from fn stops the scan and
+// is returned.
+func (s *Store) EachTask(ctx context.Context, q Query, fn func(*Task) error) error {
+	if q.Status != "" && !q.Status.Valid() {
+		return fmt.Errorf("list tasks: unknown status %q", q.Status)
+	}
+	err := s.view(ctx, func(txn *badger.Txn) error { return eachTaskTxn(ctx, txn, q, fn) })
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("list tasks: %w", err)
+	}
+	return nil
+}
+
+func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, fn func(*Task) error) error {
+	// Walk the most selective index; filter on the rest.
+	var prefix []byte
+	switch {
+	case q.Tag != "":
+		prefix = fieldIndexPrefix(pTag, q.Tag)
+	case q.Pipeline != "":
+		prefix = fieldIndexPrefix(pPipe, q.Pipeline)
+	default:
+		prefix = []byte(pTime)
+	}
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	opts.Prefix = prefix
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	n := 0
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		id, ok := taskFromIndexKey(it.Item().Key(), prefix)
+		if !ok {
+			continue
+		}
+		var t Task
+		if err := get(txn, taskKey(id), &t); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue // an index entry racing a rewrite
+			}
+			return fmt.Errorf("task %q: %w", id, err)
+		}
+		if (q.Pipeline != "" && t.Pipeline != q.Pipeline) ||
+			(q.Status != "" && t.Status != q.Status) ||
+			(q.Tag != "" && !slices.Contains(t.Tags, q.Tag)) {
+			continue
+		}
+		if err := fn(&t); err != nil {
+			return err
+		}
+		n++
+		if q.Limit > 0 && n >= q.Limit {
+			return errStop
+		}
+	}
+	return nil
+}

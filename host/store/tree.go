@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Tree reads a task and everything beneath it in one range scan:
+// executions in id order, each with its spans in sequence order and its
+// latest checkpoint, then the task's rewards and recording links.
+func (s *Store) Tree(ctx context.Context, id string) (*Tree, error) {
+	if err := validID("task id", id); err != nil {
+		return nil, fmt.Errorf("read task: %w", err)
+	}
+	var tr *Tree
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		var err error
+		tr, err = readTree(ctx, txn, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read task %q: %w", id, err)
+	}
+	return tr, nil
+}
+
+func readTree(ctx context.Context, txn *badger.Txn, id string) (*Tree, error) {
+	tr := &Tree{}
+	found := false
+	byExec := map[string]int{}
+	execIndex := func(exec string) (int, error) {
+		i, ok := byExec[exec]
+		if !ok {
+			return 0, fmt.Errorf("data for execution %q, which does not exist", exec)
+		}
+		return i, nil
+	}
+	err := scanTxn(ctx, txn, taskPrefix(id), func(key, val []byte) error {
+		_, sub, ok := parseTaskSub(key)
+		if !ok {
+			return fmt.Errorf("bad key %s", printableKey(key))
+		}
+		switch sub[0] {
+		case subTask:
+			found = true
+			return decode(key, val, &tr.Task)
+		case subExec:
+			var e Execution
+			if err := decode(key, val, &e); err != nil {
+				return err
+			}
+			byExec[e.ID] = len(tr.Executions)
+			tr.Executions = append(tr.Executions, ExecutionTree{Execution: e})
+		case subLink:
+			tr.Recordings = append(tr.Recordings, string(sub[2:]))
+		case subCheckpoint:
+			var c Checkpoint
+			if err := decode(key, val, &c); err != nil {
+				return err
+			}
+			i, err := execIndex(c.Execution)
+			if err != nil {
+				return err
+			}
+			tr.Executions[i].Checkpoint = &c
+		case subReward:
+			var r Reward
+			if err := decode(key, val, &r); err != nil {
+				return err
+			}
+			tr.Rewards = append(tr.Rewards, r)
+		case subSpan:
+			sp, err := decodeSpan(key, val)
+			if err != nil {
+				return err
+			}
+			i, err := execIndex(sp.Execution)
+			if err != nil {
+				return err
+			}
+			tr.Executions[i].Spans = append(tr.Executions[i].Spans, sp)
+		default:
+			return fmt.Errorf("unknown key %s", printableKey(key))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, ErrNotFound
+	}
+	return tr, nil
+}
