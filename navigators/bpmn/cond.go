@@ -25,45 +25,65 @@ var compileEnv = map[string]any{
 
 // normalize turns the condition syntaxes found in the wild into expr
 // syntax: a leading "=" marks a Zeebe (FEEL-style) expression, whose single
-// "=" means equality; "${...}" wraps a Camunda 7 (JUEL) expression.
-func normalize(src string) (string, error) {
-	s := strings.TrimSpace(src)
-	if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") {
-		return strings.TrimSpace(s[2 : len(s)-1]), nil
+// "=" means equality; "${...}" wraps a Camunda 7 (JUEL) expression. It also
+// returns, for each rune of the result, its index in the trimmed source, so
+// that error columns point into what the author wrote.
+func normalize(src string) (string, []int) {
+	s := []rune(strings.TrimSpace(src))
+	ident := func(from, to int) (string, []int) {
+		pos := make([]int, 0, to-from+1)
+		for i := from; i < to; i++ {
+			pos = append(pos, i)
+		}
+		return string(s[from:to]), append(pos, to)
 	}
-	if strings.HasPrefix(s, "#{") && strings.HasSuffix(s, "}") {
-		return strings.TrimSpace(s[2 : len(s)-1]), nil
+	trim := func(from, to int) (int, int) {
+		for from < to && isSpace(s[from]) {
+			from++
+		}
+		for to > from && isSpace(s[to-1]) {
+			to--
+		}
+		return from, to
 	}
-	if !strings.HasPrefix(s, "=") {
-		return s, nil
+	n := len(s)
+	if n >= 3 && (s[0] == '$' || s[0] == '#') && s[1] == '{' && s[n-1] == '}' {
+		return ident(trim(2, n-1))
 	}
-	s = strings.TrimSpace(s[1:])
+	if n == 0 || s[0] != '=' {
+		return ident(0, n)
+	}
+	from, to := trim(1, n)
+	body, pos := ident(from, to)
 	// FEEL compares with a single "=": rewrite those operators with expr's
 	// own lexer so that strings and "==", "<=", "!=" stay untouched.
-	toks, err := lexer.Lex(file.NewSource(s))
+	toks, err := lexer.Lex(file.NewSource(body))
 	if err != nil {
-		return s, nil // let Compile report it with its position
+		return body, pos // let Compile report it with its position
 	}
-	runes := []rune(s)
-	var b strings.Builder
+	runes := []rune(body)
+	var out []rune
+	var outPos []int
 	last := 0
 	for _, t := range toks {
 		if t.Kind == lexer.Operator && t.Value == "=" && t.From >= last && t.From < len(runes) && runes[t.From] == '=' {
-			b.WriteString(string(runes[last:t.From]))
-			b.WriteString("==")
+			out = append(out, runes[last:t.From]...)
+			outPos = append(outPos, pos[last:t.From]...)
+			out = append(out, '=', '=')
+			outPos = append(outPos, pos[t.From], pos[t.From])
 			last = t.From + 1
 		}
 	}
-	b.WriteString(string(runes[last:]))
-	return b.String(), nil
+	out = append(out, runes[last:]...)
+	outPos = append(outPos, pos[last:]...)
+	return string(out), outPos
 }
+
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
 
 // compileCond compiles a condition (asBool) or a value expression.
 func compileCond(src string, asBool bool) (*cond, error) {
-	s, err := normalize(src)
-	if err != nil {
-		return nil, err
-	}
+	s, pos := normalize(src)
 	if s == "" {
 		return nil, fmt.Errorf("empty expression")
 	}
@@ -73,9 +93,12 @@ func compileCond(src string, asBool bool) (*cond, error) {
 	}
 	prog, err := expr.Compile(s, opts...)
 	if err != nil {
+		if fe, ok := err.(*file.Error); ok && fe.From >= 0 && fe.From < len(pos) {
+			return nil, fmt.Errorf("%s (column %d)", fe.Message, pos[fe.From]+1)
+		}
 		return nil, exprError(err)
 	}
-	return &cond{src: strings.TrimSpace(src), prog: prog}, nil
+	return &cond{src: strings.TrimSpace(src), prog: prog, pos: pos}, nil
 }
 
 // exprError keeps the first line of an expr error (the message without the
@@ -130,13 +153,21 @@ func (c *cond) run(env map[string]any) (out any, err error) {
 func (c *cond) test(env map[string]any) (bool, error) {
 	v, err := c.run(env)
 	if err != nil {
-		return false, exprError(err)
+		return false, c.error(err)
 	}
 	b, ok := v.(bool)
 	if !ok {
 		return false, fmt.Errorf("condition %q gave %T, want bool", c.src, v)
 	}
 	return b, nil
+}
+
+// error renders an evaluation error with a column in the source text.
+func (c *cond) error(err error) error {
+	if fe, ok := err.(*file.Error); ok && fe.From >= 0 && fe.From < len(c.pos) {
+		return fmt.Errorf("%s (column %d)", fe.Message, c.pos[fe.From]+1)
+	}
+	return exprError(err)
 }
 
 // toInt converts a JSON or expr number to an int.

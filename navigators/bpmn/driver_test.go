@@ -21,6 +21,9 @@ type driver struct {
 	choice  *sdk.Choice
 	fault   *sdk.Fault
 	calls   int
+	// pending triggers: one naming a boundary event of a ready token fires
+	// it instead of completing the token (as Simulate does).
+	pending []string
 }
 
 func newDriver(nv *Navigator, r *sdk.Routine) *driver {
@@ -77,6 +80,14 @@ func (d *driver) settle() error {
 		if ready == nil {
 			return nil
 		}
+		if len(d.pending) > 0 && hasString(ready.Triggers, d.pending[0]) {
+			ev := d.pending[0]
+			d.pending = d.pending[1:]
+			if err := d.apply(d.nv.Boundary(ctx, &sdk.BoundaryRequest{State: d.st, Token: ready.ID, Event: ev})); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := d.apply(d.nv.Next(ctx, &sdk.NextRequest{State: d.st, Token: ready.ID, Outcome: sdk.Outcome{Status: sdk.OK}})); err != nil {
 			return err
 		}
@@ -101,6 +112,44 @@ func (d *driver) trigger(id string) error {
 		}
 	}
 	return fmt.Errorf("nothing waits for %q", id)
+}
+
+// run walks the routine as Simulate does: the first trigger starts it
+// when it names a start node, else the none start event does; then
+// triggers are delivered in order whenever nothing else can move.
+func (d *driver) run(triggers []string) error {
+	ctx := context.Background()
+	d.pending = append([]string(nil), triggers...)
+	started := false
+	if len(d.pending) > 0 {
+		for _, s := range d.routine.Starts {
+			if s == d.pending[0] {
+				started = true
+			}
+		}
+	}
+	if started {
+		id := d.pending[0]
+		d.pending = d.pending[1:]
+		if err := d.apply(d.nv.Start(ctx, &sdk.StartRequest{State: d.st, Trigger: id})); err != nil {
+			return err
+		}
+	} else if err := d.apply(d.nv.Start(ctx, &sdk.StartRequest{State: d.st})); err != nil {
+		return err
+	}
+	for {
+		if err := d.settle(); err != nil {
+			return err
+		}
+		if d.fault != nil || len(d.pending) == 0 {
+			return nil
+		}
+		id := d.pending[0]
+		d.pending = d.pending[1:]
+		if err := d.trigger(id); err != nil {
+			return err
+		}
+	}
 }
 
 // status renders the end state as simulate's last line does.

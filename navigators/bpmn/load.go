@@ -570,10 +570,12 @@ func checkTimer(kind, v string) error {
 // multi reads multi-instance loop characteristics.
 func (l *loader) multi(x *xelem, n *node) {
 	mi := &multi{sequential: x.attr("isSequential") == "true"}
+	given := false
 	compile := func(line int, what, src string) *cond {
 		if strings.TrimSpace(src) == "" {
 			return nil
 		}
+		given = true
 		c, err := compileCond(src, false)
 		if err != nil {
 			l.problem(line, n.elem(), "%s %q: %v", what, strings.TrimSpace(src), err)
@@ -612,7 +614,7 @@ func (l *loader) multi(x *xelem, n *node) {
 			}
 		}
 	}
-	if mi.collection == nil && mi.cardinal == nil {
+	if !given {
 		l.problem(x.line, n.elem(), "multi-instance needs an input collection or a loopCardinality")
 	}
 	if mi.outColl != "" {

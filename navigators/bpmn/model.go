@@ -128,6 +128,7 @@ type flow struct {
 type cond struct {
 	src  string
 	prog *vm.Program
+	pos  []int // rune index in src of each rune of the compiled text
 }
 
 // multi describes multi-instance loop characteristics.

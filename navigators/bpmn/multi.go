@@ -20,7 +20,7 @@ func (r *run) startMI(t *tok) {
 	if mi.collection != nil {
 		v, err := mi.collection.run(env)
 		if err != nil {
-			r.failf(n, "", "input collection %q: %v", mi.collection.src, exprError(err))
+			r.failf(n, "", "input collection %q: %v", mi.collection.src, mi.collection.error(err))
 			return
 		}
 		list, ok := toList(v)
@@ -33,7 +33,7 @@ func (r *run) startMI(t *tok) {
 	} else {
 		v, err := mi.cardinal.run(env)
 		if err != nil {
-			r.failf(n, "", "loopCardinality %q: %v", mi.cardinal.src, exprError(err))
+			r.failf(n, "", "loopCardinality %q: %v", mi.cardinal.src, mi.cardinal.error(err))
 			return
 		}
 		c, ok := toInt(v)
@@ -98,7 +98,7 @@ func (r *run) instanceDone(it *tok, output map[string]any) {
 	if mi.outElem != nil {
 		v, err := mi.outElem.run(r.evalEnv(it, output))
 		if err != nil {
-			r.failf(n, "", "output element %q: %v", mi.outElem.src, exprError(err))
+			r.failf(n, "", "output element %q: %v", mi.outElem.src, mi.outElem.error(err))
 			return
 		}
 		val = v

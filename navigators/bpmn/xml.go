@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -74,8 +75,17 @@ func (e *xelem) kid(local string) *xelem {
 	return nil
 }
 
+var encodingRE = regexp.MustCompile(`^\s*<\?xml[^>]*\bencoding\s*=\s*["']([^"']*)["']`)
+
 // parseXML reads a document into an element tree. Errors carry the line.
 func parseXML(data []byte) (*xelem, int, error) {
+	if m := encodingRE.FindSubmatch(data); m != nil {
+		switch strings.ToLower(string(m[1])) {
+		case "utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin1", "latin-1", "windows-1252", "cp1252":
+		default:
+			return nil, 1, fmt.Errorf("unsupported encoding %q (save the file as UTF-8)", m[1])
+		}
+	}
 	data = toUTF8(data)
 	lines := lineCounter{data: data, line: 1}
 	d := xml.NewDecoder(bytes.NewReader(data))
