@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -220,6 +221,7 @@ inputs = ["y"]
 }
 
 func TestDescribeAndRegister(t *testing.T) {
+	sdktest.Check(t, New())
 	info := New().Describe()
 	if err := sdk.CheckInfo(info); err != nil || info.Name != "chain" || info.Kind != sdk.KindNavigator {
 		t.Fatalf("info %+v: %v", info, err)
@@ -369,7 +371,7 @@ func TestGolden(t *testing.T) {
 			var got [2]string
 			for k, wire := range []bool{false, true} {
 				w := newWalker(t, string(src), c.env, c.plan)
-				w.wire = wire
+				w.useWire(wire)
 				w.run()
 				got[k] = w.summary()
 			}

@@ -45,7 +45,7 @@ func FuzzLoad(f *testing.F) {
 		for _, in := range rt.top.inputs {
 			input[in] = in
 		}
-		w := &walker{tb: t, nav: n, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: sdk.Env{Input: input}}}
+		w := &walker{tb: t, impl: n, nav: n, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: sdk.Env{Input: input}}}
 		w.run()
 	})
 }

@@ -9,21 +9,22 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
 
 // walker drives one instance as the host does: it applies every Decision
 // with Decision.Apply and completes the Ready token with the outcome the
 // test chooses (by step id; unlisted steps succeed). A successful step
-// writes its declared outputs into vars, as the host does. With wire set
-// every message is round-tripped through JSON.
+// writes its declared outputs into vars, as the host does. After useWire
+// every call goes through the JSON wire encoding (sdktest.Wire).
 type walker struct {
 	tb    testing.TB
-	nav   *Navigator
+	impl  *Navigator
+	nav   sdk.Navigator
 	hash  string
 	st    sdk.State
 	log   []string
 	last  *sdk.Decision
-	wire  bool
 	calls int
 	plan  map[string]sdk.Outcome
 }
@@ -35,27 +36,17 @@ func newWalker(tb testing.TB, src string, env sdk.Env, plan map[string]sdk.Outco
 	if err != nil {
 		tb.Fatalf("load: %v", err)
 	}
-	return &walker{tb: tb, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, plan: plan}
+	return &walker{tb: tb, impl: nav, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, plan: plan}
 }
 
-func (w *walker) roundTrip(v any, out any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		w.tb.Fatalf("marshal: %v", err)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		w.tb.Fatalf("unmarshal: %v", err)
+// useWire sends every later call through the wire encoding.
+func (w *walker) useWire(on bool) {
+	if on {
+		w.nav = sdktest.Wire(w.impl)
 	}
 }
 
-func (w *walker) state() sdk.State {
-	if !w.wire {
-		return w.st
-	}
-	var st sdk.State
-	w.roundTrip(w.st, &st)
-	return st
-}
+func (w *walker) state() sdk.State { return w.st }
 
 func (w *walker) apply(d *sdk.Decision, err error) {
 	w.tb.Helper()
@@ -63,11 +54,6 @@ func (w *walker) apply(d *sdk.Decision, err error) {
 		w.tb.Fatalf("call %d: %v", w.calls, err)
 	}
 	w.calls++
-	if w.wire {
-		var dd sdk.Decision
-		w.roundTrip(d, &dd)
-		d = &dd
-	}
 	w.last = d
 	for _, e := range d.Trace {
 		w.log = append(w.log, string(e.Type)+":"+e.Node)

@@ -43,7 +43,8 @@
 // When a task is to run, its when condition is evaluated first; false skips
 // it. A for_each task then evaluates its expression to a list and starts one
 // Ready token per element (Token.Attrs "index" and "item"); an empty list
-// skips the task. Each instance counts as one upstream task instance for the
+// skips the task, and a list longer than 1024 (Airflow's max_map_length)
+// is a fault. Each instance counts as one upstream task instance for the
 // tasks downstream of it, as mapped task instances do in Airflow. When every
 // instance has finished, the navigator assigns (Decision.Set) each declared
 // output to the list of the instances' values for it, in input order, or,

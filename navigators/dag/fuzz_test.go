@@ -40,7 +40,7 @@ func FuzzLoad(f *testing.F) {
 			}
 			return
 		}
-		w := &walker{tb: t, nav: n, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: sdk.Env{Vars: map[string]any{"l": []any{1, 2}}}}, outcome: ok}
+		w := &walker{tb: t, impl: n, nav: n, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: sdk.Env{Vars: map[string]any{"l": []any{1, 2}}}}, outcome: ok}
 		w.run()
 	})
 }

@@ -41,7 +41,7 @@ func TestGolden(t *testing.T) {
 			var got [2]string
 			for k, wire := range []bool{false, true} {
 				w := newWalker(t, string(src), c.env, script(c.plan))
-				w.wire = wire
+				w.useWire(wire)
 				w.run()
 				got[k] = w.summary()
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
 
 func TestLoadErrors(t *testing.T) {
@@ -153,6 +154,7 @@ inputs = ["urls"]
 }
 
 func TestDescribeAndRegister(t *testing.T) {
+	sdktest.Check(t, New())
 	info := New().Describe()
 	if err := sdk.CheckInfo(info); err != nil || info.Name != "dag" || info.Kind != sdk.KindNavigator {
 		t.Fatalf("info %+v: %v", info, err)
@@ -285,6 +287,13 @@ when = "vars.size != nil"
 			t.Errorf("not complete: %+v", w.last)
 		}
 	})
+	t.Run("too many", func(t *testing.T) {
+		w := newWalker(t, src, sdk.Env{Vars: map[string]any{"urls": make([]any, 1025)}}, ok)
+		w.start()
+		if f := w.last.Fault; f == nil || f.Message != `task "fetch": for_each: 1025 items, more than the limit of 1024` {
+			t.Errorf("fault: %+v", f)
+		}
+	})
 	t.Run("not a list", func(t *testing.T) {
 		w := newWalker(t, src, sdk.Env{Vars: map[string]any{"urls": "x"}}, ok)
 		w.start()
@@ -357,7 +366,7 @@ for_each = "vars.l"
 	var first string
 	for n := 0; n < 20; n++ {
 		w := newWalker(t, src, env, ok)
-		w.wire = true
+		w.useWire(true)
 		w.run()
 		if n == 0 {
 			first = w.summary()

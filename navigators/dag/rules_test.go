@@ -74,7 +74,7 @@ func testRule(t *testing.T, rule string, cases []ruleCase) {
 		t.Run(strings.Join(c.ups, "+"), func(t *testing.T) {
 			for _, wire := range []bool{false, true} {
 				w := newWalker(t, ruleDAG(rule, c.ups), sdk.Env{}, ruleOutcomes(c.ups))
-				w.wire = wire
+				w.useWire(wire)
 				w.run()
 				st := w.states()
 				if st["target"] != c.target || st["after"] != c.after {

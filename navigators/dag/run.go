@@ -50,6 +50,11 @@ const (
 	dataOutputs   = "outputs"
 )
 
+// maxItems bounds a for_each fan-out, as Airflow's max_map_length (whose
+// default it takes) does: every instance is a token and an entry in
+// State.Data, which travels with every call.
+const maxItems = 1024
+
 // The Token.Attrs keys of a for_each instance.
 const (
 	attrIndex = "index"
@@ -296,6 +301,10 @@ func (s *step) activate(i int) bool {
 	items, ok := list(v)
 	if !ok {
 		s.fault(t, "for_each", fmt.Errorf("want a list, got %T", v))
+		return true
+	}
+	if len(items) > maxItems {
+		s.fault(t, "for_each", fmt.Errorf("%d items, more than the limit of %d", len(items), maxItems))
 		return true
 	}
 	if len(items) == 0 {

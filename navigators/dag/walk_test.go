@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
 
 // outcomeFunc chooses how a Ready token's step ends.
@@ -16,16 +17,16 @@ type outcomeFunc func(tok sdk.Token) sdk.Outcome
 
 // walker drives one instance as the host does: it applies every Decision
 // with Decision.Apply and completes Ready tokens, first in state order, with
-// the outcome the test chooses. With wire set it round-trips the state and
-// every Decision through JSON, as the wasm and process transports do.
+// the outcome the test chooses. After useWire every call goes through the
+// JSON wire encoding (sdktest.Wire), as over the wasm and process transports.
 type walker struct {
 	tb      testing.TB
-	nav     *Navigator
+	impl    *Navigator
+	nav     sdk.Navigator
 	hash    string
 	st      sdk.State
 	log     []string
 	last    *sdk.Decision
-	wire    bool
 	calls   int
 	outcome outcomeFunc
 }
@@ -37,16 +38,13 @@ func newWalker(tb testing.TB, src string, env sdk.Env, outcome outcomeFunc) *wal
 	if err != nil {
 		tb.Fatalf("load: %v", err)
 	}
-	return &walker{tb: tb, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, outcome: outcome}
+	return &walker{tb: tb, impl: nav, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, outcome: outcome}
 }
 
-func (w *walker) roundTrip(v any, out any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		w.tb.Fatalf("marshal: %v", err)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		w.tb.Fatalf("unmarshal: %v", err)
+// useWire sends every later call through the wire encoding.
+func (w *walker) useWire(on bool) {
+	if on {
+		w.nav = sdktest.Wire(w.impl)
 	}
 }
 
@@ -56,11 +54,6 @@ func (w *walker) apply(d *sdk.Decision, err error) {
 		w.tb.Fatalf("call %d: %v", w.calls, err)
 	}
 	w.calls++
-	if w.wire {
-		var dd sdk.Decision
-		w.roundTrip(d, &dd)
-		d = &dd
-	}
 	w.last = d
 	for _, e := range d.Trace {
 		w.log = append(w.log, string(e.Type)+":"+e.Node)
@@ -74,14 +67,7 @@ func (w *walker) apply(d *sdk.Decision, err error) {
 	}
 }
 
-func (w *walker) state() sdk.State {
-	if !w.wire {
-		return w.st
-	}
-	var st sdk.State
-	w.roundTrip(w.st, &st)
-	return st
-}
+func (w *walker) state() sdk.State { return w.st }
 
 func (w *walker) start() {
 	w.tb.Helper()

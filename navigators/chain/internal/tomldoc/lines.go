@@ -234,9 +234,13 @@ func (l *locator) value(path []string) {
 			}
 			elem := append(append([]string(nil), path...), strconv.Itoa(n))
 			l.record(elem, l.line)
+			at := l.i
 			l.value(elem)
 			l.skipBlank(true)
 			if l.peek(0) == ',' {
+				l.i++
+			}
+			if l.i == at { // not a value (cannot happen on valid input): move on
 				l.i++
 			}
 		}
