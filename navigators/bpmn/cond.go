@@ -114,9 +114,14 @@ func exprError(err error) error {
 	return fmt.Errorf("%s", msg)
 }
 
-// evalEnv builds the environment an expression runs in.
-func evalEnv(env *sdk.Env, token map[string]any, extra map[string]any) map[string]any {
-	m := make(map[string]any, len(env.Vars)+len(extra)+4)
+// evalEnv fills m (allocated when nil) with the environment an expression
+// runs in.
+func evalEnv(m map[string]any, env *sdk.Env, token map[string]any, extra map[string]any) map[string]any {
+	if m == nil {
+		m = make(map[string]any, len(env.Vars)+len(extra)+4)
+	} else {
+		clear(m)
+	}
 	for k, v := range env.Vars {
 		m[k] = v
 	}
@@ -139,19 +144,22 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// run evaluates c.
-func (c *cond) run(env map[string]any) (out any, err error) {
+// run evaluates c on machine m (nil: a fresh one).
+func (c *cond) run(m *vm.VM, env map[string]any) (out any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	return vm.Run(c.prog, env)
+	if m == nil {
+		m = &vm.VM{}
+	}
+	return m.Run(c.prog, env)
 }
 
 // test evaluates a boolean condition.
-func (c *cond) test(env map[string]any) (bool, error) {
-	v, err := c.run(env)
+func (c *cond) test(m *vm.VM, env map[string]any) (bool, error) {
+	v, err := c.run(m, env)
 	if err != nil {
 		return false, c.error(err)
 	}

@@ -2,6 +2,7 @@ package bpmn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -32,13 +33,34 @@ func newDriver(nv *Navigator, r *sdk.Routine) *driver {
 
 const driverMaxCalls = 5000
 
+// wireMode sends decisions and states through JSON, as wire transports do.
+var wireMode bool
+
+func roundTrip[T any](v *T) *T {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
 func (d *driver) apply(dec *sdk.Decision, err error) error {
 	d.calls++
 	if err != nil {
 		return err
 	}
+	if wireMode {
+		dec = roundTrip(dec)
+	}
 	d.events = append(d.events, dec.Trace...)
 	d.st = dec.Apply(d.st)
+	if wireMode {
+		d.st = *roundTrip(&d.st)
+	}
 	d.choice = dec.Choice
 	if dec.Fault != nil {
 		d.fault = dec.Fault

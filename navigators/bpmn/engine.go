@@ -3,6 +3,9 @@ package bpmn
 import (
 	"fmt"
 	"strconv"
+	"sync"
+
+	"github.com/expr-lang/expr/vm"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -85,6 +88,19 @@ func (t *tok) setAttr(k string, v any) {
 	t.dirty = true
 }
 
+// setShared sets one attribute; a token without attributes takes shared,
+// an immutable map holding just that attribute, instead of a new map.
+func (t *tok) setShared(shared map[string]any, k string) {
+	if len(t.attrs) == 0 {
+		t.attrs, t.ownAttrs, t.dirty = shared, false, true
+		return
+	}
+	t.setAttr(k, shared[k])
+}
+
+// choiceAttrs marks a token waiting for the host to choose (shared).
+var choiceAttrs = map[string]any{attrChoice: true}
+
 func (t *tok) delAttr(k string) {
 	if _, ok := t.attrs[k]; !ok {
 		return
@@ -121,56 +137,129 @@ type job struct {
 
 // run is the state of one call.
 type run struct {
-	m     *model
-	env   *sdk.Env
-	toks  []*tok
-	seq   int64
-	q     []job
-	qh    int
-	jobs  int
-	trace []sdk.Event
-	set   map[string]any
-	fault *sdk.Fault
+	m      *model
+	env    *sdk.Env
+	toks   []*tok
+	seq    int64
+	q      []job
+	qh     int
+	jobs   int
+	trace  []sdk.Event
+	set    map[string]any
+	fault  *sdk.Fault
+	arena  []tok
+	used   int
+	buf    *decisionBuf
+	vm     vm.VM          // reused by every evaluation of the call
+	envMap map[string]any // reused expression environment
+}
+
+// arenaSize is how many tokens a pooled run holds without allocating.
+const arenaSize = 32
+
+// runPool recycles runs: most calls touch a handful of tokens and jobs,
+// and allocating them afresh dominated the cost of a call.
+var runPool = sync.Pool{New: func() any {
+	return &run{toks: make([]*tok, 0, arenaSize), q: make([]job, 0, 64), arena: make([]tok, arenaSize)}
+}}
+
+// release returns r to the pool. The decision built from r must not share
+// anything with it (trace and set are handed over, never reused).
+func (r *run) release() {
+	if r.envMap != nil {
+		clear(r.envMap)
+	}
+	*r = run{toks: r.toks[:0], q: r.q[:0], arena: r.arena, vm: r.vm, envMap: r.envMap}
+	runPool.Put(r)
+}
+
+// alloc returns a zeroed token, from the arena while it lasts.
+func (r *run) alloc() *tok {
+	if r.used < len(r.arena) {
+		t := &r.arena[r.used]
+		*t = tok{}
+		r.used++
+		return t
+	}
+	return &tok{}
 }
 
 // newRun rebuilds the engine tokens of st.
 func newRun(m *model, st *sdk.State) (*run, error) {
-	r := &run{m: m, env: &st.Env, seq: st.Seq, toks: make([]*tok, 0, len(st.Tokens)+4)}
-	byID := make(map[string]*tok, len(st.Tokens))
+	r := runPool.Get().(*run)
+	r.m, r.env, r.seq = m, &st.Env, st.Seq
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
 		n := m.byID[s.Node]
 		if n == nil {
+			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: node %q is not in routine %s", s.ID, s.Node, shortHash(m.hash))
 		}
 		if s.ID == "" {
+			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token at %q has no id", s.Node)
 		}
-		t := &tok{id: s.ID, n: n, status: s.Status, triggers: s.Triggers, attrs: s.Attrs, attempt: s.Attempt, delay: s.DelayMS, orig: true}
-		switch t.attr(attrMI) {
-		case "body":
-			t.kind = tkBody
-		case "instance":
-			t.kind = tkInstance
+		t := r.alloc()
+		*t = tok{id: s.ID, n: n, status: s.Status, triggers: s.Triggers, attrs: s.Attrs, attempt: s.Attempt, delay: s.DelayMS, orig: true}
+		if len(t.attrs) > 0 {
+			switch t.attrs[attrMI] {
+			case "body":
+				t.kind = tkBody
+			case "instance":
+				t.kind = tkInstance
+			}
+			if f, ok := t.attrs[attrFlow].(string); ok {
+				t.flow = m.flows[f]
+			}
 		}
-		if f, ok := t.attr(attrFlow).(string); ok {
-			t.flow = m.flows[f]
-		}
-		byID[s.ID] = t
 		r.toks = append(r.toks, t)
+	}
+	var byID map[string]*tok
+	if len(st.Tokens) > 16 {
+		byID = make(map[string]*tok, len(st.Tokens))
+		for _, t := range r.toks {
+			byID[t.id] = t
+		}
 	}
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
 		if s.Scope == "" {
 			continue
 		}
-		sc := byID[s.Scope]
+		var sc *tok
+		if byID != nil {
+			sc = byID[s.Scope]
+		} else {
+			for _, t := range r.toks {
+				if t.id == s.Scope {
+					sc = t
+					break
+				}
+			}
+		}
 		if sc == nil {
+			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: scope %q is not a token of this state", s.ID, s.Scope)
 		}
 		r.toks[i].scope = sc
 	}
 	return r, nil
+}
+
+// ids holds the first token ids, so that naming a token allocates nothing.
+var ids = func() []string {
+	out := make([]string, 1024)
+	for i := range out {
+		out[i] = "t" + strconv.Itoa(i)
+	}
+	return out
+}()
+
+func tokenID(seq int64) string {
+	if seq >= 0 && seq < int64(len(ids)) {
+		return ids[seq]
+	}
+	return "t" + strconv.FormatInt(seq, 10)
 }
 
 func shortHash(h string) string {
@@ -195,12 +284,26 @@ func (r *run) push(o op, t *tok) { r.q = append(r.q, job{op: o, t: t}) }
 func (r *run) pushN(o op, t *tok, n *node) { r.q = append(r.q, job{op: o, t: t, n: n}) }
 
 func (r *run) emit(typ sdk.EventType, n *node) {
+	if r.trace == nil {
+		r.buf = new(decisionBuf)
+		r.trace = r.buf.trace[:0]
+	}
 	r.trace = append(r.trace, sdk.Event{Type: typ, Node: n.id})
+}
+
+// decisionBuf holds a decision and room for its usual slices, so that a
+// typical call allocates its answer once.
+type decisionBuf struct {
+	d     sdk.Decision
+	trace [8]sdk.Event
+	rm    [2]string
+	add   [2]sdk.Token
 }
 
 // newTok creates a moving token at n in scope.
 func (r *run) newTok(n *node, scope *tok) *tok {
-	t := &tok{n: n, scope: scope, dirty: true}
+	t := r.alloc()
+	t.n, t.scope, t.dirty = n, scope, true
 	r.toks = append(r.toks, t)
 	return t
 }
@@ -211,7 +314,7 @@ func (r *run) rest(t *tok, status sdk.TokenStatus, triggers []string) {
 	t.triggers = triggers
 	t.dirty = true
 	if t.n.timers != nil && len(triggers) > 0 {
-		t.setAttr(attrTimers, t.n.timers)
+		t.setShared(t.n.timerAttrs, attrTimers)
 	}
 }
 
@@ -273,7 +376,6 @@ func (r *run) settle() {
 func (r *run) drain() {
 	for r.qh < len(r.q) && r.fault == nil {
 		j := r.q[r.qh]
-		r.q[r.qh] = job{}
 		r.qh++
 		r.jobs++
 		if r.jobs > maxJobs {
@@ -348,7 +450,6 @@ func (r *run) enter(t *tok) {
 		r.gateway(t)
 	case kParallel:
 		if len(n.in) > 1 {
-			r.park(t)
 			r.parallelJoin(t)
 			return
 		}
@@ -465,17 +566,29 @@ func (r *run) activate(t *tok) {
 // park rests a token at a join gateway.
 func (r *run) park(t *tok) {
 	if t.flow != nil {
-		t.setAttr(attrFlow, t.flow.id)
+		t.setShared(t.flow.parked, attrFlow)
 	}
 	r.rest(t, sdk.Parked, nil)
 }
 
-// parallelJoin fires a parallel join when every incoming flow holds a token.
+// parallelJoin fires a parallel join when every incoming flow holds a
+// token (the arriving one included); else the arriving token parks.
 func (r *run) parallelJoin(t *tok) {
 	n := t.n
-	pick := make([]*tok, len(n.in))
+	var small [8]*tok
+	pick := small[:0]
+	if len(n.in) > len(small) {
+		pick = make([]*tok, 0, len(n.in))
+	}
+	pick = pick[:len(n.in)]
+	for i, f := range n.in {
+		if f == t.flow {
+			pick[i] = t
+			break
+		}
+	}
 	for _, p := range r.toks {
-		if p.dead || p.n != n || p.status != sdk.Parked || p.scope != t.scope || p.flow == nil {
+		if p.dead || p == t || p.n != n || p.status != sdk.Parked || p.scope != t.scope || p.flow == nil {
 			continue
 		}
 		for i, f := range n.in {
@@ -487,6 +600,7 @@ func (r *run) parallelJoin(t *tok) {
 	}
 	for _, p := range pick {
 		if p == nil {
+			r.park(t)
 			return
 		}
 	}
@@ -573,7 +687,7 @@ func (r *run) gateway(t *tok) {
 			r.q = append(r.q, job{op: opChosen, t: t, flows: n.out})
 			return
 		}
-		t.setAttr(attrChoice, true)
+		t.setShared(choiceAttrs, attrChoice)
 		r.rest(t, sdk.Waiting, nil)
 		return
 	}
@@ -586,7 +700,7 @@ func (r *run) gateway(t *tok) {
 		ok := true
 		if f.cond != nil {
 			var err error
-			ok, err = f.cond.test(env)
+			ok, err = f.cond.test(&r.vm, env)
 			if err != nil {
 				r.failf(n, "", "condition of sequence flow %q: %v", f.id, err)
 				return
@@ -634,7 +748,7 @@ func (r *run) outgoing(t *tok) ([]*flow, bool) {
 			if env == nil {
 				env = r.evalEnv(t, nil)
 			}
-			ok, err := f.cond.test(env)
+			ok, err := f.cond.test(&r.vm, env)
 			if err != nil {
 				r.failf(n, "", "condition of sequence flow %q: %v", f.id, err)
 				return nil, false
@@ -1037,12 +1151,18 @@ func (r *run) evalEnv(t *tok, extra map[string]any) map[string]any {
 	if inst != nil {
 		attrs = inst.attrs
 	}
-	return evalEnv(r.env, attrs, extra)
+	r.envMap = evalEnv(r.envMap, r.env, attrs, extra)
+	return r.envMap
 }
 
 // decision turns the run into the delta the host applies.
 func (r *run) decision() *sdk.Decision {
-	d := &sdk.Decision{Trace: r.trace, Set: r.set}
+	if r.buf == nil {
+		r.buf = new(decisionBuf)
+	}
+	buf := r.buf
+	d := &buf.d
+	d.Trace, d.Set = r.trace, r.set
 	if r.fault != nil {
 		for _, t := range r.toks {
 			t.dead = true
@@ -1055,9 +1175,29 @@ func (r *run) decision() *sdk.Decision {
 			continue
 		}
 		r.seq++
-		t.id = "t" + strconv.FormatInt(r.seq, 10)
+		t.id = tokenID(r.seq)
 	}
-	live := 0
+	live, adds, removes := 0, 0, 0
+	for _, t := range r.toks {
+		switch {
+		case t.dead && t.orig:
+			removes++
+		case !t.dead && (!t.orig || t.dirty):
+			adds++
+		}
+	}
+	switch {
+	case adds > len(buf.add):
+		d.Add = make([]sdk.Token, 0, adds)
+	case adds > 0:
+		d.Add = buf.add[:0:adds]
+	}
+	switch {
+	case removes > len(buf.rm):
+		d.Remove = make([]string, 0, removes)
+	case removes > 0:
+		d.Remove = buf.rm[:0:removes]
+	}
 	var waiting []string
 	for _, t := range r.toks {
 		if t.dead {

@@ -681,6 +681,7 @@ func (l *loader) flow(x *xelem, c *node) {
 	if !ok {
 		return
 	}
+	f.parked = map[string]any{attrFlow: f.id}
 	l.m.flows[f.id] = f
 	f.src.out = append(f.src.out, f)
 	f.dst.in = append(f.dst.in, f)
@@ -1012,6 +1013,7 @@ func addTimer(n, ev *node) {
 	}
 	if n.timers == nil {
 		n.timers = map[string]string{}
+		n.timerAttrs = map[string]any{attrTimers: n.timers}
 	}
 	n.timers[ev.id] = ev.timer
 }

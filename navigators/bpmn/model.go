@@ -107,6 +107,7 @@ type node struct {
 	hostTriggers  []string // boundary events only (interrupted scope, MI body, call activity)
 	subTriggers   []string // event sub-process starts only (MI instance scope, process)
 	timers        map[string]string
+	timerAttrs    map[string]any // {"timers": timers}, shared
 
 	// Inclusive joins: for each incoming flow, the nodes from which a token
 	// can still arrive on it.
@@ -122,6 +123,7 @@ type flow struct {
 	line     int
 	src, dst *node
 	cond     *cond
+	parked   map[string]any // attrs of a token parked after this flow (shared)
 }
 
 // cond is a compiled condition expression.

@@ -18,7 +18,7 @@ func (r *run) startMI(t *tok) {
 	var items []any
 	count := 0
 	if mi.collection != nil {
-		v, err := mi.collection.run(env)
+		v, err := mi.collection.run(&r.vm, env)
 		if err != nil {
 			r.failf(n, "", "input collection %q: %v", mi.collection.src, mi.collection.error(err))
 			return
@@ -31,7 +31,7 @@ func (r *run) startMI(t *tok) {
 		items = list
 		count = len(items)
 	} else {
-		v, err := mi.cardinal.run(env)
+		v, err := mi.cardinal.run(&r.vm, env)
 		if err != nil {
 			r.failf(n, "", "loopCardinality %q: %v", mi.cardinal.src, mi.cardinal.error(err))
 			return
@@ -96,7 +96,7 @@ func (r *run) instanceDone(it *tok, output map[string]any) {
 		val = output
 	}
 	if mi.outElem != nil {
-		v, err := mi.outElem.run(r.evalEnv(it, output))
+		v, err := mi.outElem.run(&r.vm, r.evalEnv(it, output))
 		if err != nil {
 			r.failf(n, "", "output element %q: %v", mi.outElem.src, mi.outElem.error(err))
 			return
@@ -117,7 +117,7 @@ func (r *run) instanceDone(it *tok, output map[string]any) {
 	done++
 	body.setAttr(attrMIDone, done)
 	if mi.completion != nil {
-		ok, err := mi.completion.test(r.evalEnv(it, map[string]any{
+		ok, err := mi.completion.test(&r.vm, r.evalEnv(it, map[string]any{
 			"nrOfInstances":          count,
 			"nrOfCompletedInstances": done,
 			"nrOfActiveInstances":    started - done,

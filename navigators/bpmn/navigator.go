@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -19,6 +20,7 @@ const Version = "0.1.0"
 type Navigator struct {
 	mu       sync.RWMutex
 	routines map[string]*model
+	last     atomic.Pointer[model] // the most recently used routine
 }
 
 var _ sdk.Navigator = (*Navigator)(nil)
@@ -65,12 +67,16 @@ func (nv *Navigator) Load(ctx context.Context, req *sdk.LoadRequest) (_ *sdk.Rou
 
 // routine returns the loaded routine with hash.
 func (nv *Navigator) routine(hash string) (*model, error) {
+	if m := nv.last.Load(); m != nil && m.hash == hash {
+		return m, nil
+	}
 	nv.mu.RLock()
 	m := nv.routines[hash]
 	nv.mu.RUnlock()
 	if m == nil {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "bpmn: routine %q is not loaded (call Load with its document first)", shortHash(hash))
 	}
+	nv.last.Store(m)
 	return m, nil
 }
 
@@ -103,7 +109,9 @@ func (nv *Navigator) Start(ctx context.Context, req *sdk.StartRequest) (d *sdk.D
 	}
 	r.startInstance(start)
 	r.settle()
-	return r.decision(), nil
+	d = r.decision()
+	r.release()
+	return d, nil
 }
 
 // startNode resolves a start trigger.
@@ -143,6 +151,11 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			r.release()
+		}
+	}()
 	t := r.find(req.Token)
 	if t == nil {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "no token %q in the state", req.Token)
@@ -183,7 +196,9 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s is %s: Next completes ready tokens and answers choices", t.id, t.n.elem(), statusName(t.status))
 	}
 	r.settle()
-	return r.decision(), nil
+	d = r.decision()
+	r.release()
+	return d, nil
 }
 
 func statusName(s sdk.TokenStatus) string {
@@ -257,6 +272,11 @@ func (nv *Navigator) Boundary(ctx context.Context, req *sdk.BoundaryRequest) (d 
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			r.release()
+		}
+	}()
 	t := r.find(req.Token)
 	if t == nil {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "no token %q in the state", req.Token)
@@ -286,7 +306,9 @@ func (nv *Navigator) Boundary(ctx context.Context, req *sdk.BoundaryRequest) (d 
 	}
 	r.fire(t, ev)
 	r.settle()
-	return r.decision(), nil
+	d = r.decision()
+	r.release()
+	return d, nil
 }
 
 // IO names the variables a node reads and writes: its Zeebe or Camunda
