@@ -31,8 +31,8 @@ skip = "true"
 outputs = "b"
 [[steps]]
 name = 3
-`, `chain.toml:2: unknown key "input" (did you mean "inputs"?)
-chain.toml:5: steps.a: unknown key "skip"
+`, `chain.toml:2: input: unknown key (did you mean "inputs"?)
+chain.toml:5: steps.a.skip: unknown key
 chain.toml:6: steps.a.outputs: want an array of strings, got string "b"
 chain.toml:7: steps[1]: missing required key "id"
 chain.toml:8: steps[1].name: want a string, got integer 3`},

@@ -22,9 +22,9 @@ nmae = "y"
 [tasks.a]
 depnds_on = []
 trigger = "all_done"
-`, `dag.toml:2: unknown key "nmae" (did you mean "name"?)
-dag.toml:4: tasks.a: unknown key "depnds_on" (did you mean "depends_on"?)
-dag.toml:5: tasks.a: unknown key "trigger"`},
+`, `dag.toml:2: nmae: unknown key (did you mean "name"?)
+dag.toml:4: tasks.a.depnds_on: unknown key (did you mean "depends_on"?)
+dag.toml:5: tasks.a.trigger: unknown key`},
 		{"wrong types", `name = 3
 [tasks.a]
 depends_on = "b"

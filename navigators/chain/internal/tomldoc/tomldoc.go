@@ -300,8 +300,7 @@ func (t *Table) Strict(known []string) {
 		if t.used[k] {
 			continue
 		}
-		elem := t.Name
-		t.doc.Add(t.Line(k), elem, "unknown key %q%s", k, Suggest(k, known))
+		t.doc.Add(t.Line(k), t.Element(k), "unknown key%s", Suggest(k, known))
 	}
 }
 
