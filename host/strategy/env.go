@@ -10,7 +10,8 @@ import (
 // Env returns s as generic values for templates and expressions
 // (`strategy.parameters.user_confirmation`, `strategy.metadata.version`):
 // the file's tables and keys under their TOML names, plus "hash" and
-// "playbook_text" (the compact rendering). Values are JSON-ready: strings,
+// "playbook_text" (the compact rendering). parameter_bounds holds every
+// parameter's effective [lo, hi], defaults included. Values are JSON-ready: strings,
 // float64 parameters, ints for counters and budgets, bools, []any, and
 // map[string]any; times are RFC 3339 strings in UTC and the cooldown is its
 // file form ("7d") with cooldown_seconds beside it.
