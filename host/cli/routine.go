@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sextant-dev/sextant/host/plugin"
+	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+func (a *app) routineCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "routine",
+		Short: "Validate and simulate routines (BPMN, DAG, chain)",
+		Example: `  sextant routine validate pipelines/email-triage/email-triage.bpmn
+  sextant routine simulate order.bpmn --set amount=120 --trigger paymentReceived`,
+	}
+	c.AddCommand(a.routineValidateCommand(), a.routineSimulateCommand())
+	return c
+}
+
+// guessNavigator picks the navigator for a routine file: BPMN by extension,
+// DAG or chain by the tables a TOML file declares.
+func guessNavigator(path string, data []byte) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".bpmn", ".xml":
+		return "bpmn", nil
+	case ".toml":
+		for _, line := range strings.Split(string(data), "\n") {
+			t := strings.TrimSpace(line)
+			switch {
+			case strings.HasPrefix(t, "[tasks"):
+				return "dag", nil
+			case strings.HasPrefix(t, "[[steps"):
+				return "chain", nil
+			}
+		}
+	}
+	return "", usageErr(fmt.Errorf("%s: cannot tell which navigator reads this file; pass --navigator", path))
+}
+
+// loadRoutine opens the navigator and loads the routine at path.
+func (a *app) loadRoutine(ctx context.Context, path, navigator string) (sdk.Navigator, *sdk.Routine, func(), error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, nil, withInvalid(fmt.Errorf("%s: %w", path, errors.Unwrap(err)))
+	}
+	if navigator == "" {
+		if navigator, err = guessNavigator(path, data); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	reg, err := a.registry(filepath.Dir(path))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	h, err := reg.Open(ctx, navigator, plugin.Grant{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	closer := func() { h.Close(context.WithoutCancel(ctx)) }
+	nav, ok := h.Plugin.(sdk.Navigator)
+	if !ok {
+		closer()
+		return nil, nil, nil, usageErr(fmt.Errorf("--navigator: plugin %q is a %s, not a navigator", navigator, h.Entry.Kind))
+	}
+	r, err := nav.Load(ctx, &sdk.LoadRequest{Name: path, Routine: data})
+	if err != nil {
+		closer()
+		return nil, nil, nil, err
+	}
+	return nav, r, closer, nil
+}
+
+func (a *app) routineValidateCommand() *cobra.Command {
+	var navigator string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check routines and print every problem with its position",
+		Long: `validate loads each routine with its navigator (BPMN by extension; DAG or chain
+by the tables the TOML declares; --navigator to choose) and prints every
+problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.`,
+		Example: `  sextant routine validate order.bpmn
+  sextant routine validate --navigator dag research.toml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			type result struct {
+				File     string        `json:"file"`
+				OK       bool          `json:"ok"`
+				Nodes    int           `json:"nodes,omitempty"`
+				Problems []sdk.Problem `json:"problems,omitempty"`
+			}
+			var results []result
+			var errs []error
+			for _, path := range args {
+				_, r, closer, err := a.loadRoutine(cmd.Context(), path, navigator)
+				if err != nil {
+					errs = append(errs, err)
+					res := result{File: path}
+					var e *sdk.Error
+					if errors.As(err, &e) {
+						res.Problems = e.Problems
+					}
+					if len(res.Problems) == 0 {
+						res.Problems = []sdk.Problem{{File: path, Message: err.Error()}}
+					}
+					results = append(results, res)
+					continue
+				}
+				closer()
+				results = append(results, result{File: path, OK: true, Nodes: len(r.Nodes)})
+				if !asJSON {
+					fmt.Fprintf(a.stdout, "%s: ok (%d nodes)\n", path, len(r.Nodes))
+				}
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, results); err != nil {
+					return err
+				}
+				if len(errs) > 0 {
+					return withCode(ExitInvalid, errSilent)
+				}
+				return nil
+			}
+			if len(errs) > 0 {
+				return withInvalid(errors.Join(errs...))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	return c
+}
+
+func (a *app) routineSimulateCommand() *cobra.Command {
+	var navigator string
+	var sets, chooses, triggers []string
+	var asJSON bool
+	var maxSteps int
+	c := &cobra.Command{
+		Use:   "simulate FILE",
+		Short: "Walk a routine without running steps, printing enter/exit events",
+		Long: `simulate walks a routine as the host would, without running steps: tasks
+complete at once; receive tasks, catch events, event-based gateways and
+boundary events wait until --trigger'ed (in the order given); a --trigger naming
+a start event starts an instance there. --choose fixes the flows a gateway
+without conditions takes. --set values are JSON when they parse, else strings.
+
+It prints enter:<id> each time a token arrives at a node and exit:<id> each
+time one leaves it, then completed, waiting:<id>,... or error:<message>.
+Exit status: 0 completed or waiting, 1 error, 2 invalid routine.`,
+		Example: `  sextant routine simulate order.bpmn --set amount=120 --set vip=true
+  sextant routine simulate order.bpmn --choose gw_check=flow_ok --trigger msg_paid --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			vars, err := parseSets(sets)
+			if err != nil {
+				return err
+			}
+			choose := map[string][]string{}
+			for _, c := range chooses {
+				gw, flows, ok := strings.Cut(c, "=")
+				if !ok || gw == "" || flows == "" {
+					return usageErr(fmt.Errorf("--choose %q: want GATEWAY=FLOW[,FLOW]", c))
+				}
+				choose[gw] = append(choose[gw], strings.Split(flows, ",")...)
+			}
+			nav, r, closer, err := a.loadRoutine(cmd.Context(), args[0], navigator)
+			if err != nil {
+				return err
+			}
+			defer closer()
+			res, err := run.Simulate(cmd.Context(), nav, r.Hash, run.SimOptions{Vars: vars, Choose: choose, Triggers: triggers, MaxSteps: maxSteps})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, res); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprint(a.stdout, res.Text())
+			}
+			if res.Status == run.SimError {
+				return withCode(ExitFailed, errSilent)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
+	c.Flags().StringArrayVar(&sets, "set", nil, "variable k=v (JSON when it parses, else a string; repeatable)")
+	c.Flags().StringArrayVar(&chooses, "choose", nil, "GATEWAY=FLOW[,FLOW]: flows a gateway without conditions takes (repeatable)")
+	c.Flags().StringArrayVar(&triggers, "trigger", nil, "event, receive task or start event to fire, in order (repeatable)")
+	c.Flags().IntVar(&maxSteps, "max-steps", 0, "bound on navigator calls (default 10000)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable trace")
+	return c
+}
+
+// parseSets parses k=v pairs; v is JSON when it parses, else a string.
+func parseSets(sets []string) (map[string]any, error) {
+	out := map[string]any{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, usageErr(fmt.Errorf("--set %q: want NAME=VALUE", s))
+		}
+		var val any
+		dec := json.NewDecoder(bytes.NewReader([]byte(v)))
+		dec.UseNumber()
+		if err := dec.Decode(&val); err == nil && !dec.More() {
+			out[k] = normalizeNumbers(val)
+		} else {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// normalizeNumbers turns json.Number into int64 or float64.
+func normalizeNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = normalizeNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = normalizeNumbers(x[k])
+		}
+	}
+	return v
+}
