@@ -5,7 +5,7 @@
 // serve, and the host's process transport uses it to call.
 //
 // The gRPC service is deliberately tiny so that a plugin in any language
-// can implement it from PROTOCOL.md:
+// can implement it from PROTOCOL-process.md (package sdk):
 //
 //	service Plugin { rpc Call(google.protobuf.BytesValue) returns (google.protobuf.BytesValue); }
 //
@@ -15,7 +15,9 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"os"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -99,10 +101,17 @@ func (c *Client) RoundTrip(ctx context.Context, request []byte) ([]byte, error) 
 }
 
 // Serve serves h as a go-plugin gRPC plugin until the host goes away.
+//
+// go-plugin's own logging goes to stderr as JSON, which the host parses and
+// logs under the plugin's name, and only from Info up: its default (Trace)
+// would write several lines on every start.
 func Serve(h Handler) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Handler: h}},
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name: "go-plugin", Level: hclog.Info, Output: os.Stderr, JSONFormat: true,
+		}),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessage), grpc.MaxSendMsgSize(MaxMessage))
 			return grpc.NewServer(opts...)
