@@ -312,7 +312,7 @@ func TestChecksum(t *testing.T) {
 		wantErr string // regexp
 	}{
 		{"mismatch", script, strings.Repeat("0", 64),
-			`^plugin "evil": verify sha256: sha256 mismatch \(want 000000000000…, got ` + plugintest.SHA256(t, script)[:12] + `…\)$`},
+			`^plugin "evil": verify sha256: mismatch \(want 000000000000…, got ` + plugintest.SHA256(t, script)[:12] + `…\)$`},
 		{"missing file", filepath.Join(dir, "nope"), strings.Repeat("0", 64),
 			`^plugin "evil": verify sha256: open .*/nope: no such file or directory$`},
 		{"not hex", script, "xyz", `^plugin "evil": sha256: want 64 hex digits, got "xyz"$`},

@@ -193,7 +193,7 @@ func verify(path, want string) error {
 	}
 	got := hex.EncodeToString(h.Sum(nil))
 	if got != want {
-		return fmt.Errorf("verify sha256: %w (want %s…, got %s…)", ErrChecksum, want[:12], got[:12])
+		return &transportError{msg: fmt.Sprintf("verify sha256: mismatch (want %s…, got %s…)", want[:12], got[:12]), cause: ErrChecksum}
 	}
 	return nil
 }
