@@ -61,9 +61,9 @@ func Parse(file string, data []byte) (*Strategy, error) {
 func syntaxProblem(file string, err error) sdk.Problem {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return sdk.Problem{File: file, Line: pe.Position.Line, Message: "toml: " + lowerMessage(pe.Message)}
+		return sdk.Problem{File: file, Line: pe.Position.Line, Message: "toml: " + escapeControls(lowerMessage(pe.Message))}
 	}
-	return sdk.Problem{File: file, Message: lowerMessage(strings.TrimPrefix(err.Error(), "toml: "))}
+	return sdk.Problem{File: file, Message: escapeControls(lowerMessage(strings.TrimPrefix(err.Error(), "toml: ")))}
 }
 
 // lowerMessage follows the house style for a library's message: first
@@ -77,6 +77,24 @@ func lowerMessage(m string) string {
 		}
 	}
 	return m
+}
+
+// escapeControls keeps a message on one line whatever input it quotes:
+// control characters are written as Go escapes (\n, \x00).
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // checker collects positioned problems. It serves both decoding (types,
@@ -137,7 +155,7 @@ func (c *checker) addf(p path, format string, args ...any) {
 			return
 		}
 	}
-	c.probs = append(c.probs, sdk.Problem{File: c.file, Line: c.ix.Line(p...), Element: p.String(), Message: fmt.Sprintf(format, args...)})
+	c.probs = append(c.probs, sdk.Problem{File: c.file, Line: c.ix.Line(p...), Element: p.String(), Message: escapeControls(fmt.Sprintf(format, args...))})
 }
 
 // typeErr records a type problem at p and stops later checks of p.

@@ -164,7 +164,7 @@ func (s *Strategy) Apply(ops ...Delta) (*Applied, error) {
 	res := &Applied{Strategy: out}
 	var probs []sdk.Problem
 	fail := func(i int, format string, args ...any) {
-		probs = append(probs, sdk.Problem{Element: "deltas." + strconv.Itoa(i), Message: fmt.Sprintf(format, args...)})
+		probs = append(probs, sdk.Problem{Element: "deltas." + strconv.Itoa(i), Message: escapeControls(fmt.Sprintf(format, args...))})
 	}
 	index := func(id string) int {
 		return slices.IndexFunc(out.Playbook, func(b Bullet) bool { return b.ID == id })

@@ -112,6 +112,8 @@ func TestApplyErrors(t *testing.T) {
 			`deltas.11: TAG tone-00001 takes no content or section`,
 			`deltas.12: REMOVE tone-00001 takes only an id`,
 		}},
+		{"control characters stay escaped", []Delta{{Op: OpRemove, ID: "a\nb"}},
+			[]string{`deltas.0: REMOVE a\nb: unknown id`}},
 		{"counter below zero", []Delta{{Op: OpTag, ID: "tone-00001", Tag: TagHarmful, Count: -2}},
 			[]string{`deltas.0: TAG tone-00001: harmful would become -1`}},
 	}

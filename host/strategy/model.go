@@ -10,7 +10,9 @@ import (
 // strategies; a Strategy built in code can be checked with Validate.
 //
 // Treat a Strategy as a value: methods that derive a new version (Revise,
-// Apply) return a copy and never modify the receiver.
+// Apply) return a copy and never modify the receiver, and every method only
+// reads it, so one Strategy may serve concurrent runs as long as nobody
+// changes its fields.
 type Strategy struct {
 	Metadata Metadata
 	// Parameters are the numbers prompts and policies read, by name.
@@ -41,8 +43,8 @@ type Bounds struct {
 	Lo, Hi float64
 }
 
-// DefaultBounds apply to every parameter not named in [parameter_bounds].
-var DefaultBounds = Bounds{Lo: 0, Hi: 1}
+// defaultBounds apply to every parameter not named in [parameter_bounds].
+var defaultBounds = Bounds{Lo: 0, Hi: 1}
 
 // Constraints are the action lists of DESIGN §4.1. Each action name is in at
 // most one list; names match case-insensitively, with '-' and ' ' read as '_'.
@@ -195,7 +197,7 @@ func (s *Strategy) Bounds(name string) Bounds {
 	if b, ok := s.ParameterBounds[name]; ok {
 		return b
 	}
-	return DefaultBounds
+	return defaultBounds
 }
 
 // CooldownEnds is the earliest time a successor of s may be promoted:

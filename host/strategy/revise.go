@@ -45,7 +45,7 @@ type Set struct {
 func (s *Strategy) Revise(r Revision) (*Strategy, error) {
 	var probs []sdk.Problem
 	fail := func(elem, format string, args ...any) {
-		probs = append(probs, sdk.Problem{Element: elem, Message: fmt.Sprintf(format, args...)})
+		probs = append(probs, sdk.Problem{Element: elem, Message: escapeControls(fmt.Sprintf(format, args...))})
 	}
 	next, err := BumpMinor(s.Metadata.Version)
 	if err != nil {

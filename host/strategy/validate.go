@@ -103,7 +103,7 @@ func (c *checker) validateParameters(s *Strategy) {
 		}
 		b, custom := s.ParameterBounds[name]
 		if !custom {
-			b = DefaultBounds
+			b = defaultBounds
 		}
 		if v < b.Lo || v > b.Hi {
 			if custom {
