@@ -51,6 +51,10 @@
 // with no declared outputs, the task id to the list of the instances'
 // outputs. An empty fan-out assigns empty lists.
 //
+// A step the host reports skipped skips its task (or instance), as
+// AirflowSkipException does. A when or for_each expression that fails at
+// run time ends the instance with a Fault (code "expression").
+//
 // A failed step with retries left comes back as the same token, Ready, with
 // Attempt+1 and DelayMS = retry_delay × 2^(Attempt), capped by
 // max_retry_delay: the navigator has no clock, the host waits.
