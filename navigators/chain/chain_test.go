@@ -1,7 +1,6 @@
 package chain
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -396,19 +395,3 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestTomldocInSync: navigators/chain/internal/tomldoc is a copy of
-// navigators/dag/internal/tomldoc (an internal package cannot be shared
-// between the two); the copies must not drift.
-func TestTomldocInSync(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "dag", "internal", "tomldoc", "*.go"))
-	if len(files) == 0 {
-		t.Skip("dag sources not present")
-	}
-	for _, f := range files {
-		theirs, _ := os.ReadFile(f)
-		ours, err := os.ReadFile(filepath.Join("internal", "tomldoc", filepath.Base(f)))
-		if err != nil || !bytes.Equal(ours, theirs) {
-			t.Errorf("internal/tomldoc/%s differs from %s (%v): copy it over", filepath.Base(f), f, err)
-		}
-	}
-}

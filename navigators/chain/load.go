@@ -8,7 +8,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/sextant-dev/sextant/navigators/chain/internal/tomldoc"
+	"github.com/sextant-dev/sextant/navigators/internal/tomldoc"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
