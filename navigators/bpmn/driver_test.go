@@ -22,6 +22,7 @@ type driver struct {
 	choice  *sdk.Choice
 	fault   *sdk.Fault
 	calls   int
+	max     int // call limit; 0 means driverMaxCalls
 	// pending triggers: one naming a boundary event of a ready token fires
 	// it instead of completing the token (as Simulate does).
 	pending []string
@@ -73,8 +74,8 @@ func (d *driver) apply(dec *sdk.Decision, err error) error {
 func (d *driver) settle() error {
 	ctx := context.Background()
 	for d.fault == nil {
-		if d.calls > driverMaxCalls {
-			return fmt.Errorf("more than %d navigator calls", driverMaxCalls)
+		if max := d.max; d.calls > driverMaxCalls || (max > 0 && d.calls > max) {
+			return fmt.Errorf("more than %d navigator calls", d.calls-1)
 		}
 		if c := d.choice; c != nil {
 			flows, ok := d.choose[c.Node]

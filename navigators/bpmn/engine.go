@@ -39,7 +39,10 @@ const (
 
 // maxJobs bounds the work of one call: a loop of immediate elements (no
 // task, no wait state) would otherwise never return.
-const maxJobs = 200000
+const maxJobs = 100000
+
+// maxTokens bounds the tokens of one state, for the same reason.
+const maxTokens = 10000
 
 type tokKind uint8
 
@@ -62,6 +65,7 @@ type tok struct {
 	attempt  int
 	delay    int64
 	kind     tokKind
+	kids     int // live tokens whose scope this is
 
 	dead, orig, dirty, completing bool
 }
@@ -242,6 +246,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: scope %q is not a token of this state", s.ID, s.Scope)
 		}
 		r.toks[i].scope = sc
+		sc.kids++
 	}
 	return r, nil
 }
@@ -304,7 +309,13 @@ type decisionBuf struct {
 func (r *run) newTok(n *node, scope *tok) *tok {
 	t := r.alloc()
 	t.n, t.scope, t.dirty = n, scope, true
+	if scope != nil {
+		scope.kids++
+	}
 	r.toks = append(r.toks, t)
+	if len(r.toks) > maxTokens {
+		r.failf(n, "", "more than %d tokens in one instance (a loop that forks without waiting?)", maxTokens)
+	}
 	return t
 }
 
@@ -324,27 +335,26 @@ func (r *run) kill(t *tok) {
 		return
 	}
 	t.dead = true
-	if t.status == sdk.Scope {
+	if t.scope != nil {
+		t.scope.kids--
+	}
+	if t.kids > 0 {
 		r.killChildren(t)
 	}
 }
 
 func (r *run) killChildren(s *tok) {
 	for _, c := range r.toks {
+		if s.kids == 0 {
+			return
+		}
 		if c.scope == s && !c.dead {
 			r.kill(c)
 		}
 	}
 }
 
-func (r *run) hasChildren(s *tok) bool {
-	for _, c := range r.toks {
-		if c.scope == s && !c.dead {
-			return true
-		}
-	}
-	return false
-}
+func (r *run) hasChildren(s *tok) bool { return s.kids > 0 }
 
 // failf ends the run with a fault.
 func (r *run) failf(n *node, code, format string, args ...any) {

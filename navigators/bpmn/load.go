@@ -570,12 +570,14 @@ func checkTimer(kind, v string) error {
 // multi reads multi-instance loop characteristics.
 func (l *loader) multi(x *xelem, n *node) {
 	mi := &multi{sequential: x.attr("isSequential") == "true"}
-	given := false
+	given := false // an input collection or cardinality was written
 	compile := func(line int, what, src string) *cond {
 		if strings.TrimSpace(src) == "" {
 			return nil
 		}
-		given = true
+		if what != "outputElement" {
+			given = true
+		}
 		c, err := compileCond(src, false)
 		if err != nil {
 			l.problem(line, n.elem(), "%s %q: %v", what, strings.TrimSpace(src), err)

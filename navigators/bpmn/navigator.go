@@ -85,6 +85,9 @@ func (nv *Navigator) routine(hash string) (*model, error) {
 func guard(err *error) {
 	if r := recover(); r != nil {
 		*err = sdk.Errorf(sdk.CodeInternal, "bpmn: internal error: %v", r)
+		if debugPanics {
+			panic(r)
+		}
 	}
 }
 
@@ -335,3 +338,6 @@ func (nv *Navigator) String() string {
 	defer nv.mu.RUnlock()
 	return fmt.Sprintf("bpmn navigator (%d routines)", len(nv.routines))
 }
+
+// debugPanics re-raises panics caught by guard (set by tests to see the stack).
+var debugPanics = false
