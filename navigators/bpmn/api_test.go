@@ -357,8 +357,9 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestWire runs every golden case with the state sent through JSON before
-// each call, as a wire transport does: traces must not change.
+// TestWire runs every golden case through the wire encoding (sdktest.Wire),
+// with the host's copy of the state sent through JSON as well: traces must
+// not change.
 func TestWire(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
 
 // conformanceFloor is the share of token-simulation scenarios that must
@@ -61,12 +62,15 @@ func loadScenarios(t testing.TB) (string, []scenario) {
 }
 
 // outcome of one scenario: "" when it passed.
-func runScenario(dir string, sc scenario) (rejected bool, failure string) {
+func runScenario(dir string, sc scenario, wire bool) (rejected bool, failure string) {
 	data, err := os.ReadFile(filepath.Join(dir, sc.BPMN))
 	if err != nil {
 		return false, err.Error()
 	}
-	nv := New()
+	var nv sdk.Navigator = New()
+	if wire {
+		nv = sdktest.Wire(New())
+	}
 	r, err := nv.Load(context.Background(), &sdk.LoadRequest{Name: sc.BPMN, Routine: data})
 	if err != nil {
 		return true, "rejected: " + strings.ReplaceAll(err.Error(), "\n", "; ")
@@ -128,7 +132,10 @@ func TestTokenSimulation(t *testing.T) {
 			continue
 		}
 		runnable++
-		rej, fail := runScenario(dir, sc)
+		rej, fail := runScenario(dir, sc, false)
+		if _, wfail := runScenario(dir, sc, true); wfail != fail {
+			t.Errorf("%s: over the wire %q, in process %q", sc.ID, wfail, fail)
+		}
 		switch {
 		case fail == "":
 			passed++

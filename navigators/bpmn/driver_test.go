@@ -14,7 +14,7 @@ import (
 // from a table, triggers are delivered one at a time. It lives here so that
 // the navigator's tests do not import the host.
 type driver struct {
-	nv      *Navigator
+	nv      sdk.Navigator
 	routine *sdk.Routine
 	st      sdk.State
 	choose  map[string][]string
@@ -28,7 +28,7 @@ type driver struct {
 	pending []string
 }
 
-func newDriver(nv *Navigator, r *sdk.Routine) *driver {
+func newDriver(nv sdk.Navigator, r *sdk.Routine) *driver {
 	return &driver{nv: nv, routine: r, st: sdk.State{Routine: r.Hash}, choose: map[string][]string{}}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -103,7 +104,10 @@ func runGolden(t *testing.T, tc goldenCase) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nv := New()
+	var nv sdk.Navigator = New()
+	if wireMode {
+		nv = sdktest.Wire(New())
+	}
 	r, err := nv.Load(context.Background(), &sdk.LoadRequest{Name: tc.file, Routine: data})
 	if err != nil {
 		t.Fatalf("load: %v", err)
