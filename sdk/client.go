@@ -55,7 +55,10 @@ func roundTrip(ctx context.Context, name string, rt RoundTripper, method string,
 	}
 	if err := DecodeResponse(resp, result); err != nil {
 		if e, ok := err.(*Error); ok {
-			return e // the plugin's own answer, intact for errors.Is and Problems
+			if e.Code == CodeInvalid && len(e.Problems) > 0 {
+				return e // positioned problems already say where
+			}
+			return &pluginError{name: name, err: e} // errors.Is/As still reach e
 		}
 		return fmt.Errorf("plugin %q: %s: %w", name, method, err)
 	}
@@ -104,3 +107,12 @@ func (c *Client) Boundary(ctx context.Context, r *BoundaryRequest) (*Decision, e
 func (c *Client) IO(ctx context.Context, r *IORequest) (*NodeIO, error) {
 	return remote[IORequest, NodeIO](ctx, c, MethodIO, r)
 }
+
+// pluginError names the plugin an error came from.
+type pluginError struct {
+	name string
+	err  *Error
+}
+
+func (e *pluginError) Error() string { return fmt.Sprintf("plugin %q: %s", e.name, e.err.Error()) }
+func (e *pluginError) Unwrap() error { return e.err }

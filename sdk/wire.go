@@ -110,7 +110,7 @@ func (h handler) dispatch(ctx context.Context, request []byte) (result any, err 
 	defer func() {
 		if r := recover(); r != nil {
 			stack := string(debug.Stack())
-			err = Errorf(CodeInternal, "plugin panicked: %v [%s]", r, firstFrame(stack))
+			err = Errorf(CodeInternal, "panicked: %v [%s]", r, firstFrame(stack))
 		}
 	}()
 	var req Request

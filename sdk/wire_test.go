@@ -48,21 +48,21 @@ func TestWireErrors(t *testing.T) {
 		problem int
 	}{
 		{"plain error becomes internal", func(*sdk.Comparison) (*sdk.Verdict, error) { return nil, errors.New("boom") },
-			"boom", sdk.ErrInternal, 0, 0},
+			`plugin "t": boom`, sdk.ErrInternal, 0, 0},
 		{"typed error keeps its code", func(*sdk.Comparison) (*sdk.Verdict, error) {
 			return nil, &sdk.Error{Code: sdk.CodeRateLimited, Message: "slow down", RetryAfter: 20 * time.Second}
-		}, "slow down (retry-after 20s)", sdk.ErrRateLimited, 20 * time.Second, 0},
+		}, `plugin "t": slow down (retry-after 20s)`, sdk.ErrRateLimited, 20 * time.Second, 0},
 		{"wrapped typed error keeps its code", func(*sdk.Comparison) (*sdk.Verdict, error) {
 			return nil, errors.Join(errors.New("context"), sdk.Errorf(sdk.CodeAuth, "bad key"))
-		}, "bad key", sdk.ErrAuth, 0, 0},
+		}, `plugin "t": bad key`, sdk.ErrAuth, 0, 0},
 		{"validation problems survive", func(*sdk.Comparison) (*sdk.Verdict, error) {
 			return nil, sdk.Invalid(sdk.Problem{File: "r.bpmn", Line: 3, Element: "gw", Message: "no way out"},
 				sdk.Problem{File: "r.bpmn", Line: 9, Message: "second"})
 		}, "r.bpmn:3: gw: no way out\nr.bpmn:9: second", sdk.ErrInvalid, 0, 2},
 		{"panic is recovered and named", func(*sdk.Comparison) (*sdk.Verdict, error) { panic("kaboom") },
-			"plugin panicked: kaboom", sdk.ErrInternal, 0, 0},
+			`plugin "t": panicked: kaboom`, sdk.ErrInternal, 0, 0},
 		{"nil result", func(*sdk.Comparison) (*sdk.Verdict, error) { return nil, nil },
-			"gate.check returned neither a result nor an error", sdk.ErrInternal, 0, 0},
+			`plugin "t": gate.check returned neither a result nor an error`, sdk.ErrInternal, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

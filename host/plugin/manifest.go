@@ -78,10 +78,13 @@ func (m *Manifest) ArtifactPath() string {
 	if m.Process != nil {
 		f = a.Command
 	}
-	if filepath.IsAbs(f) {
-		return f
+	if !filepath.IsAbs(f) {
+		f = filepath.Join(m.Dir(), filepath.FromSlash(f))
 	}
-	return filepath.Join(m.Dir(), filepath.FromSlash(f))
+	if abs, err := filepath.Abs(f); err == nil {
+		return abs
+	}
+	return f
 }
 
 // MemoryLimit returns the requested memory in bytes, or 0 when not set.

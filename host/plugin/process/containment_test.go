@@ -29,7 +29,7 @@ func TestMisbehave(t *testing.T) {
 		{mode: "membomb", cfg: func(c *Config) { c.MemoryLimit = 256 << 20 },
 			want: `^plugin "misbehave": out of memory \(limit 256 MiB\): process exited \(exit status 2\) during gate\.check$`, is: ErrExited, restart: true},
 		{mode: "panic",
-			want: `^plugin panicked: misbehave: deliberate panic \[main\.Misbehave\.Check\(.*\) .*/testdata/plugins/misbehave/main\.go:\d+ \+0x[0-9a-f]+\]$`},
+			want: `^plugin "misbehave": panicked: misbehave: deliberate panic \[main\.Misbehave\.Check\(.*\) .*/testdata/plugins/misbehave/main\.go:\d+ \+0x[0-9a-f]+\]$`},
 		{mode: "panic-goroutine",
 			want: `^plugin "misbehave": process exited \(exit status 2\) during gate\.check: panic: misbehave: deliberate panic in a goroutine$`, is: ErrExited, restart: true},
 		{mode: "bigoutput",
@@ -39,7 +39,7 @@ func TestMisbehave(t *testing.T) {
 		{mode: "stdout"},
 		{mode: "stderr"},
 		{mode: "readfile"}, // trusted native code: not sandboxed, only contained
-		{mode: "no-such-mode", want: `^unknown mode "no-such-mode"$`},
+		{mode: "no-such-mode", want: `^plugin "misbehave": unknown mode "no-such-mode"$`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

@@ -162,7 +162,7 @@ func TestThresholdGateParity(t *testing.T) {
 			got, err := gate.Check(context.Background(), &tt.c)
 			if tt.wantErr != "" {
 				var se *sdk.Error
-				if !errors.As(err, &se) || se.Code != sdk.CodeInvalid || err.Error() != tt.wantErr {
+				if !errors.As(err, &se) || se.Code != sdk.CodeInvalid || err.Error() != `plugin "threshold-gate": `+tt.wantErr {
 					t.Fatalf("err = %v, want sdk.Error %s %q", err, sdk.CodeInvalid, tt.wantErr)
 				}
 				return
