@@ -26,6 +26,8 @@ type driver struct {
 	// pending triggers: one naming a boundary event of a ready token fires
 	// it instead of completing the token (as Simulate does).
 	pending []string
+	// fail makes the tasks at these nodes fail with the error code.
+	fail map[string]string
 }
 
 func newDriver(nv sdk.Navigator, r *sdk.Routine) *driver {
@@ -111,7 +113,11 @@ func (d *driver) settle() error {
 			}
 			continue
 		}
-		if err := d.apply(d.nv.Next(ctx, &sdk.NextRequest{State: d.st, Token: ready.ID, Outcome: sdk.Outcome{Status: sdk.OK}})); err != nil {
+		out := sdk.Outcome{Status: sdk.OK}
+		if code, ok := d.fail[ready.Node]; ok {
+			out = sdk.Outcome{Status: sdk.Failed, Error: code}
+		}
+		if err := d.apply(d.nv.Next(ctx, &sdk.NextRequest{State: d.st, Token: ready.ID, Outcome: out})); err != nil {
 			return err
 		}
 	}

@@ -470,6 +470,10 @@ func (r *run) enter(t *tok) {
 		r.rest(t, sdk.Waiting, n.waitTriggers)
 	case kThrow:
 		r.sendMessages(n)
+		if n.ev == evCompensate {
+			r.compensateThrow(t)
+			return
+		}
 		switch n.ev {
 		case evSignal:
 			r.broadcast(n.key)
@@ -480,6 +484,9 @@ func (r *run) enter(t *tok) {
 	case kEnd:
 		r.sendMessages(n)
 		switch n.ev {
+		case evCompensate:
+			r.compensateThrow(t)
+			return
 		case evTerminate:
 			s := t.scope
 			r.kill(t)
@@ -783,6 +790,17 @@ func (r *run) outgoing(t *tok) ([]*flow, bool) {
 func (r *run) exit(t *tok, flows []*flow, chosen bool) {
 	n := t.n
 	r.emit(sdk.Exit, n)
+	if _, comp := t.attrs[attrCompFor]; comp {
+		// a compensation handler or revived scope finished
+		r.compDone(t)
+		s := t.scope
+		r.kill(t)
+		r.tryComplete(s)
+		return
+	}
+	if n.k.isActivity() && t.kind != tkInstance {
+		r.record(t)
+	}
 	if !chosen {
 		var ok bool
 		if flows, ok = r.outgoing(t); !ok {
@@ -839,6 +857,8 @@ func (r *run) complete(s *tok) {
 		p := s.scope
 		r.kill(s)
 		r.tryComplete(p)
+	case s.attr(attrCompFor) != nil:
+		r.push(opExit, s) // a revived scope: back to its thrower
 	default:
 		r.activityDone(s, nil)
 	}

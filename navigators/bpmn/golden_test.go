@@ -25,6 +25,7 @@ type goldenCase struct {
 	vars     map[string]any
 	choose   map[string][]string
 	triggers []string
+	fail     map[string]string // node -> error code its task fails with
 }
 
 var goldenCases = []goldenCase{
@@ -74,6 +75,8 @@ var goldenCases = []goldenCase{
 	{name: "message-flow", file: "collab.bpmn"},
 	{name: "implicit-start", file: "implicit.bpmn"},
 	{name: "transaction-as-sub-process", file: "transaction.bpmn"},
+	{name: "compensation-not-needed", file: "compensation.bpmn"},
+	{name: "compensation", file: "compensation.bpmn", fail: map[string]string{"pay": "DECLINED"}},
 }
 
 func TestGolden(t *testing.T) {
@@ -113,6 +116,7 @@ func runGolden(t *testing.T, tc goldenCase) string {
 		t.Fatalf("load: %v", err)
 	}
 	d := newDriver(nv, r)
+	d.fail = tc.fail
 	d.st.Env.Vars = tc.vars
 	for k, v := range tc.choose {
 		d.choose[k] = v

@@ -26,6 +26,7 @@ type loader struct {
 
 	pendingFlows   []pendingFlow
 	pendingNodes   []pendingNode
+	pendingAssoc   []*xelem
 	participants   map[string]*xelem
 	procExecutable map[string]bool
 	rejected       map[string]bool // ids of elements already reported unsupported
@@ -193,6 +194,7 @@ func (l *loader) definitions(root *xelem) {
 		l.resolve(pn.x, pn.n)
 	}
 	l.defaults()
+	l.associations()
 	for _, c := range collabs {
 		l.collaboration(c)
 	}
@@ -252,6 +254,10 @@ func (l *loader) container(c *node, x *xelem) {
 		}
 		if k.local == "sequenceFlow" {
 			l.pendingFlows = append(l.pendingFlows, pendingFlow{k, c})
+			continue
+		}
+		if k.local == "association" {
+			l.pendingAssoc = append(l.pendingAssoc, k)
 			continue
 		}
 		if msg, bad := unsupportedNodes[k.local]; bad {
@@ -335,18 +341,16 @@ func (l *loader) flowNode(x *xelem, c *node) *node {
 // resolve reads a node's attributes and children once every id is known.
 func (l *loader) resolve(x *xelem, n *node) {
 	if x.attr("isForCompensation") == "true" {
-		l.problem(x.line, n.elem(), "compensation handlers are not supported")
+		n.forComp = true
 	}
 	var defs []*xelem
 	for _, k := range x.kids {
 		if k.space == nsBPMN {
 			switch k.local {
 			case "messageEventDefinition", "timerEventDefinition", "signalEventDefinition", "errorEventDefinition",
-				"escalationEventDefinition", "terminateEventDefinition", "linkEventDefinition", "conditionalEventDefinition":
+				"escalationEventDefinition", "terminateEventDefinition", "linkEventDefinition", "conditionalEventDefinition",
+				"compensateEventDefinition":
 				defs = append(defs, k)
-			case "compensateEventDefinition":
-				l.problem(k.line, n.elem(), "compensation events are not supported")
-				n.badDef = true
 			case "cancelEventDefinition":
 				l.problem(k.line, n.elem(), "cancel events (transactions) are not supported")
 				n.badDef = true
@@ -408,7 +412,7 @@ func (l *loader) resolve(x *xelem, n *node) {
 		}
 		n.interrupting = x.attr("cancelActivity") != "false"
 	case kStart:
-		n.interrupting = x.attr("isInterrupting") != "false"
+		n.interrupting = x.attr("isInterrupting") != "false" && n.ev != evCompensate
 	case kCallActivity:
 		id := x.attr("calledElement")
 		line := x.line
@@ -523,6 +527,18 @@ func (l *loader) eventDef(d *xelem, n *node) {
 	case "linkEventDefinition":
 		n.ev = evLink
 		n.key = d.attr("name")
+	case "compensateEventDefinition":
+		n.ev = evCompensate
+		n.compNoWait = d.attr("waitForCompletion") == "false"
+		if ref := d.attr("activityRef"); ref != "" {
+			a := l.m.byID[ref]
+			switch {
+			case a == nil || !(a.k.isActivity() || a.k == kCallActivity):
+				l.problem(d.line, n.elem(), "activityRef %q names no activity", ref)
+			default:
+				n.compRef = a
+			}
+		}
 	case "conditionalEventDefinition":
 		n.ev = evConditional
 		if c := d.kid("condition"); c != nil && strings.TrimSpace(c.text) != "" {
@@ -816,7 +832,17 @@ func (l *loader) checkNode(n, c *node, linkCatches map[string]bool) {
 		case kProcess:
 			evOK(evNone, evMessage, evTimer, evSignal, evConditional)
 		case kEventSub:
-			evOK(evMessage, evTimer, evSignal, evConditional, evError, evEscalation)
+			evOK(evMessage, evTimer, evSignal, evConditional, evError, evEscalation, evCompensate)
+			if n.ev == evCompensate {
+				if c.compStart != nil {
+					bad("an event sub-process has one compensation start event")
+				}
+				c.compStart = n
+				if c.parent.compSub != nil && c.parent.compSub != c {
+					bad("a scope has one compensation event sub-process")
+				}
+				c.parent.compSub = c
+			}
 			if n.ev == evError && !n.interrupting {
 				bad("error start events always interrupt (remove isInterrupting=\"false\")")
 			}
@@ -827,12 +853,12 @@ func (l *loader) checkNode(n, c *node, linkCatches map[string]bool) {
 			bad("start events cannot have incoming sequence flows")
 		}
 	case kEnd:
-		evOK(evNone, evTerminate, evError, evEscalation, evSignal, evMessage)
+		evOK(evNone, evTerminate, evError, evEscalation, evSignal, evMessage, evCompensate)
 		if len(n.out) > 0 {
 			bad("end events cannot have outgoing sequence flows")
 		}
 	case kThrow:
-		evOK(evNone, evSignal, evEscalation, evMessage, evLink)
+		evOK(evNone, evSignal, evEscalation, evMessage, evLink, evCompensate)
 		if n.ev == evLink && !linkCatches[n.key] {
 			bad("no link catch event named %q in the same scope", n.key)
 		}
@@ -842,7 +868,15 @@ func (l *loader) checkNode(n, c *node, linkCatches map[string]bool) {
 			bad("link catch events cannot have incoming sequence flows")
 		}
 	case kBoundary:
-		evOK(evNone, evMessage, evTimer, evSignal, evError, evEscalation, evConditional)
+		evOK(evNone, evMessage, evTimer, evSignal, evError, evEscalation, evConditional, evCompensate)
+		if n.ev == evCompensate {
+			if len(n.out) > 0 {
+				bad("compensation boundary events cannot have outgoing sequence flows (associate the handler instead)")
+			}
+			if n.attached != nil {
+				n.attached.compBound = true
+			}
+		}
 		if len(n.in) > 0 {
 			bad("boundary events cannot have incoming sequence flows")
 		}
@@ -852,6 +886,18 @@ func (l *loader) checkNode(n, c *node, linkCatches map[string]bool) {
 	default:
 		if n.ev != evNone {
 			bad("unexpected %s event definition", n.ev)
+		}
+	}
+	if n.forComp && (len(n.in) > 0 || len(n.out) > 0) {
+		bad("compensation handlers cannot have sequence flows")
+	}
+	if n.ev == evCompensate && n.compRef != nil && (n.k == kThrow || n.k == kEnd) {
+		scope := c
+		for scope.k == kEventSub && n.compRef.parent != scope {
+			scope = scope.parent
+		}
+		if n.compRef.parent != scope {
+			bad("activityRef %q is not an activity of this scope", n.compRef.id)
 		}
 	}
 	switch n.k {
@@ -895,6 +941,23 @@ func (l *loader) checkNode(n, c *node, linkCatches map[string]bool) {
 		}
 		if starts == 0 {
 			bad("event sub-process needs a start event")
+		}
+	}
+}
+
+// associations links compensation boundary events to their handlers.
+func (l *loader) associations() {
+	for _, x := range l.pendingAssoc {
+		src, dst := l.m.byID[x.attr("sourceRef")], l.m.byID[x.attr("targetRef")]
+		if src == nil || dst == nil {
+			continue // associations to annotations and data are decoration
+		}
+		if src.k == kBoundary && src.ev == evCompensate && src.attached != nil {
+			if !dst.forComp {
+				l.problem(x.line, elemOf(x), "a compensation boundary event must be associated with an activity marked isForCompensation=\"true\", not %s", dst.elem())
+				continue
+			}
+			src.attached.compHandler = dst
 		}
 	}
 }
@@ -962,6 +1025,9 @@ func (l *loader) precompute() {
 // sequence flow leads to it (BPMN's implicit start, as token simulation does).
 func implicitStart(n *node) bool {
 	if len(n.in) > 0 {
+		return false
+	}
+	if n.forComp {
 		return false
 	}
 	switch n.k {

@@ -48,9 +48,10 @@ const (
 	evTerminate
 	evLink
 	evConditional
+	evCompensate
 )
 
-var evNames = [...]string{"none", "message", "timer", "signal", "error", "escalation", "terminate", "link", "conditional"}
+var evNames = [...]string{"none", "message", "timer", "signal", "error", "escalation", "terminate", "link", "conditional", "compensation"}
 
 func (e evKind) String() string { return evNames[e] }
 
@@ -97,6 +98,15 @@ type node struct {
 
 	called *node // callActivity: the process it calls
 	mi     *multi
+
+	// Compensation.
+	forComp     bool  // isForCompensation: a compensation handler
+	compHandler *node // activity: its handler (through a compensation boundary event)
+	compBound   bool  // activity: has a compensation boundary event
+	compRef     *node // compensation throw: the activity to compensate (nil: all)
+	compNoWait  bool  // compensation throw: waitForCompletion="false"
+	compSub     *node // container: its compensation event sub-process
+	compStart   *node // compensation event sub-process: its start event
 
 	step bool // the host runs a step here
 	io   sdk.NodeIO

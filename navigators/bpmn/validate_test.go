@@ -86,18 +86,32 @@ func TestLoadProblems(t *testing.T) {
 		{"unsupported elements", doc(`<process id="p">
   <complexGateway id="cx"/>
   <task id="comp" isForCompensation="true"/>
-  <boundaryEvent id="cb" attachedToRef="t"><compensateEventDefinition/></boundaryEvent>
+  <task id="tt"/>
   <task id="t"><standardLoopCharacteristics/></task>
   <adHocSubProcess id="adhoc"><task id="inside"/></adHocSubProcess>
   <endEvent id="cancel"><cancelEventDefinition/></endEvent>
   <choreographyActivity id="x"/>
 </process>`), "bad.bpmn:4: complexGateway \"cx\": complex gateways are not supported\n" +
-			"bad.bpmn:5: task \"comp\": compensation handlers are not supported\n" +
-			"bad.bpmn:6: boundaryEvent \"cb\": compensation events are not supported\n" +
+
 			"bad.bpmn:7: task \"t\": standard loops are not supported (model the loop with a gateway, or use multi-instance)\n" +
 			"bad.bpmn:8: adHocSubProcess \"adhoc\": ad-hoc sub-processes are not supported (only an empty one, which completes at once)\n" +
 			"bad.bpmn:9: endEvent \"cancel\": cancel events (transactions) are not supported\n" +
 			"bad.bpmn:10: choreographyActivity \"x\": unsupported element <choreographyActivity>"},
+		{"compensation", doc(`<process id="p">
+  <task id="a"/>
+  <boundaryEvent id="ab" attachedToRef="a"><compensateEventDefinition/></boundaryEvent>
+  <sequenceFlow id="f1" sourceRef="ab" targetRef="h"/>
+  <task id="h" isForCompensation="true"/>
+  <task id="notHandler"/>
+  <association id="as" sourceRef="ab" targetRef="notHandler"/>
+  <intermediateThrowEvent id="th"><compensateEventDefinition activityRef="inner"/></intermediateThrowEvent>
+  <subProcess id="sub"><task id="inner"/></subProcess>
+  <endEvent id="ce"><compensateEventDefinition activityRef="nothing"/></endEvent>
+</process>`), "bad.bpmn:5: boundaryEvent \"ab\": compensation boundary events cannot have outgoing sequence flows (associate the handler instead)\n" +
+			"bad.bpmn:7: task \"h\": compensation handlers cannot have sequence flows\n" +
+			"bad.bpmn:9: association \"as\": a compensation boundary event must be associated with an activity marked isForCompensation=\"true\", not task \"notHandler\"\n" +
+			"bad.bpmn:10: intermediateThrowEvent \"th\": activityRef \"inner\" is not an activity of this scope\n" +
+			"bad.bpmn:12: endEvent \"ce\": activityRef \"nothing\" names no activity"},
 		{"event definitions in the wrong place", doc(`<process id="p">
   <startEvent id="s1"><errorEventDefinition/></startEvent>
   <subProcess id="sub"><startEvent id="s2"><messageEventDefinition/></startEvent></subProcess>
