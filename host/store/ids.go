@@ -77,9 +77,30 @@ func TraceIDFor(task, exec string) string {
 }
 
 // SpanIDFor is the span id of a span when the writer did not choose one:
-// 16 hex digits derived from its execution and sequence number.
+// 16 hex digits derived from its execution and sequence number. Within
+// one execution, different sequence numbers always give different ids.
 func SpanIDFor(task, exec string, seq uint64) string {
-	return derivedID(8, "span", task, exec, fmt.Sprint(seq))
+	return spanIDFrom(spanIDBase(task, exec), seq)
+}
+
+func spanIDBase(task, exec string) uint64 {
+	b, _ := hex.DecodeString(derivedID(8, "span", task, exec))
+	return binary.BigEndian.Uint64(b)
+}
+
+// spanIDFrom mixes the sequence number into the execution's base with
+// splitmix64's finaliser, a bijection, so distinct seqs never collide.
+func spanIDFrom(base, seq uint64) string {
+	z := base ^ seq
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	if z == 0 {
+		z = 1
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], z)
+	return hex.EncodeToString(b[:])
 }
 
 func derivedID(n int, parts ...string) string {

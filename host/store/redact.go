@@ -26,6 +26,7 @@ const Redacted = "[REDACTED]"
 // A Redactor is safe for concurrent use.
 type Redactor struct {
 	rules    []rule
+	hints    *hintSet
 	patterns []string // user patterns, for Patterns
 }
 
@@ -153,6 +154,11 @@ func NewRedactor(patterns ...string) (*Redactor, error) {
 		}
 		r.rules = append(r.rules, ru)
 	}
+	hints := make([][][]byte, len(r.rules))
+	for i, ru := range r.rules {
+		hints[i] = ru.hints
+	}
+	r.hints = newHintSet(hints)
 	return r, nil
 }
 
@@ -163,8 +169,6 @@ func foldsCase(p string) bool {
 
 // Patterns returns the user patterns the Redactor was made with.
 func (r *Redactor) Patterns() []string { return append([]string(nil), r.patterns...) }
-
-var lowerPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // Redact returns b with every secret replaced by [REDACTED]. It returns b
 // itself when nothing matched.
@@ -185,18 +189,17 @@ func (r *Redactor) redact(b []byte) ([]byte, *rule) {
 	if len(b) == 0 {
 		return b, nil
 	}
-	bp := lowerPool.Get().(*[]byte)
-	lower := appendLowerASCII((*bp)[:0], b)
-	defer func() { *bp = lower[:0]; lowerPool.Put(bp) }()
-
+	run := r.hints.scan(b)
+	if run == 0 && len(r.rules) <= 64 {
+		return b, nil
+	}
 	var blame *rule
 	out := b
-	// lower goes stale after a replacement, but replacements only remove
-	// text, so it stays a superset of the hints present: at worst a rule
-	// runs for nothing.
+	// run was computed before any replacement, but replacements only
+	// remove text, so it stays a superset of the rules that can match.
 	for i := range r.rules {
 		ru := &r.rules[i]
-		if !ru.mayMatch(lower) || !ru.re.Match(out) {
+		if (i < 64 && run&(1<<i) == 0) || !ru.re.Match(out) {
 			continue
 		}
 		out = ru.replace(out)
@@ -205,18 +208,6 @@ func (r *Redactor) redact(b []byte) ([]byte, *rule) {
 		}
 	}
 	return out, blame
-}
-
-func (ru *rule) mayMatch(lower []byte) bool {
-	if len(ru.hints) == 0 {
-		return true
-	}
-	for _, h := range ru.hints {
-		if bytes.Contains(lower, h) {
-			return true
-		}
-	}
-	return false
 }
 
 func (ru *rule) replace(b []byte) []byte {
@@ -258,14 +249,4 @@ func (r *Redactor) redactOpaque(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("redaction pattern %q turned checkpoint state into invalid JSON; make it match inside strings only", blame.name)
 	}
 	return out, nil
-}
-
-func appendLowerASCII(dst, src []byte) []byte {
-	for _, c := range src {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }

