@@ -176,3 +176,42 @@ func (r *run) compDone(t *tok) {
 	w.delAttr(attrCompWait)
 	r.push(opExit, w)
 }
+
+// cancel handles a cancel end event: the transaction's other work stops,
+// everything it completed is compensated, then its cancel boundary event
+// fires.
+func (r *run) cancel(t *tok) {
+	s := t.scope
+	for _, c := range r.toks {
+		if c != t && c.scope == s && !c.dead {
+			r.kill(c)
+		}
+	}
+	recs := take(s, nil)
+	r.ensureID(t)
+	count := 0
+	for _, rec := range recs {
+		count += r.compensate(rec, s, t.id)
+	}
+	if count == 0 {
+		r.cancelled(t)
+		return
+	}
+	t.setAttr(attrCompWait, count)
+	r.rest(t, sdk.Waiting, nil)
+}
+
+// cancelled fires the cancel boundary event of the transaction t ends.
+func (r *run) cancelled(t *tok) {
+	s := t.scope
+	if s == nil || !isHost(s) {
+		r.failf(t.n, "", "cancelled outside a transaction")
+		return
+	}
+	b := findBoundary(s.n, evCancel, "")
+	if b == nil {
+		r.failf(t.n, "", "%s has no cancel boundary event", s.n.elem())
+		return
+	}
+	r.fireBoundary(s, b)
+}

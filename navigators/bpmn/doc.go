@@ -15,11 +15,14 @@
 // message, signal, escalation; interrupting or not), intermediate catch
 // and throw events (timer, message, signal, link), embedded and event
 // sub-processes, call activities (a process of the same file), and
-// multi-instance activities (parallel or sequential). Message flows of a
-// collaboration deliver messages between its processes. Anything else in
-// the BPMN namespace (compensation, transactions' cancel events, complex
-// gateways, ad-hoc sub-processes, standard loops) is a validation problem
-// naming the element and its line: never ignored, never a panic.
+// multi-instance activities (parallel or sequential), compensation
+// (handlers, compensation throw and end events, compensation event
+// sub-processes) and transactions with cancel end and boundary events.
+// Message flows of a collaboration deliver messages between its processes.
+// Anything else in the BPMN namespace (complex gateways, ad-hoc
+// sub-processes with content, standard loops, choreographies) is a
+// validation problem naming the element and its line: never ignored, never
+// a panic.
 //
 // Conditions are expr-lang expressions over input, vars and strategy
 // (process variables are also visible by name). A leading "=" marks the

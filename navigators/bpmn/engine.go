@@ -130,6 +130,7 @@ const (
 	opStartInst // start a process instance at job.n
 	opCatchSub  // start event sub-process (start event job.n) in scope job.t
 	opCatchBnd  // fire boundary event job.n on host job.t
+	opCancel    // cancel the transaction of cancel end event job.t
 )
 
 type job struct {
@@ -436,6 +437,8 @@ func (r *run) do(j job) {
 		r.fireEventSub(t, j.n)
 	case opCatchBnd:
 		r.fireBoundary(t, j.n)
+	case opCancel:
+		r.cancel(t)
 	}
 }
 
@@ -486,6 +489,11 @@ func (r *run) enter(t *tok) {
 		switch n.ev {
 		case evCompensate:
 			r.compensateThrow(t)
+			return
+		case evCancel:
+			// queued, like the catch of an error: work already on its
+			// way arrives before the transaction is cancelled
+			r.push(opCancel, t)
 			return
 		case evTerminate:
 			s := t.scope
@@ -789,6 +797,10 @@ func (r *run) outgoing(t *tok) ([]*flow, bool) {
 // exit leaves t's node along flows (chosen) or along its outgoing flows.
 func (r *run) exit(t *tok, flows []*flow, chosen bool) {
 	n := t.n
+	if n.k == kEnd && n.ev == evCancel {
+		r.cancelled(t) // the transaction's compensation finished
+		return
+	}
 	r.emit(sdk.Exit, n)
 	if _, comp := t.attrs[attrCompFor]; comp {
 		// a compensation handler or revived scope finished

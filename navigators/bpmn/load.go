@@ -349,11 +349,8 @@ func (l *loader) resolve(x *xelem, n *node) {
 			switch k.local {
 			case "messageEventDefinition", "timerEventDefinition", "signalEventDefinition", "errorEventDefinition",
 				"escalationEventDefinition", "terminateEventDefinition", "linkEventDefinition", "conditionalEventDefinition",
-				"compensateEventDefinition":
+				"compensateEventDefinition", "cancelEventDefinition":
 				defs = append(defs, k)
-			case "cancelEventDefinition":
-				l.problem(k.line, n.elem(), "cancel events (transactions) are not supported")
-				n.badDef = true
 			case "eventDefinitionRef":
 				l.problem(k.line, n.elem(), "shared event definitions (eventDefinitionRef) are not supported")
 				n.badDef = true
@@ -539,6 +536,8 @@ func (l *loader) eventDef(d *xelem, n *node) {
 				n.compRef = a
 			}
 		}
+	case "cancelEventDefinition":
+		n.ev = evCancel
 	case "conditionalEventDefinition":
 		n.ev = evConditional
 		if c := d.kid("condition"); c != nil && strings.TrimSpace(c.text) != "" {
@@ -853,7 +852,15 @@ func (l *loader) checkNode(n, c *node, linkCatches map[string]bool) {
 			bad("start events cannot have incoming sequence flows")
 		}
 	case kEnd:
-		evOK(evNone, evTerminate, evError, evEscalation, evSignal, evMessage, evCompensate)
+		evOK(evNone, evTerminate, evError, evEscalation, evSignal, evMessage, evCompensate, evCancel)
+		if n.ev == evCancel {
+			switch {
+			case c.tag != "transaction":
+				bad("cancel end events are only allowed inside a transaction")
+			case findBoundary(c, evCancel, "") == nil:
+				bad("%s has no cancel boundary event to catch the cancellation", c.elem())
+			}
+		}
 		if len(n.out) > 0 {
 			bad("end events cannot have outgoing sequence flows")
 		}
@@ -868,7 +875,10 @@ func (l *loader) checkNode(n, c *node, linkCatches map[string]bool) {
 			bad("link catch events cannot have incoming sequence flows")
 		}
 	case kBoundary:
-		evOK(evNone, evMessage, evTimer, evSignal, evError, evEscalation, evConditional, evCompensate)
+		evOK(evNone, evMessage, evTimer, evSignal, evError, evEscalation, evConditional, evCompensate, evCancel)
+		if n.ev == evCancel && n.attached != nil && n.attached.tag != "transaction" {
+			bad("cancel boundary events attach to transactions, not to %s", n.attached.elem())
+		}
 		if n.ev == evCompensate {
 			if len(n.out) > 0 {
 				bad("compensation boundary events cannot have outgoing sequence flows (associate the handler instead)")

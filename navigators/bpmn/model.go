@@ -49,9 +49,10 @@ const (
 	evLink
 	evConditional
 	evCompensate
+	evCancel
 )
 
-var evNames = [...]string{"none", "message", "timer", "signal", "error", "escalation", "terminate", "link", "conditional", "compensation"}
+var evNames = [...]string{"none", "message", "timer", "signal", "error", "escalation", "terminate", "link", "conditional", "compensation", "cancel"}
 
 func (e evKind) String() string { return evNames[e] }
 

@@ -89,13 +89,13 @@ func TestLoadProblems(t *testing.T) {
   <task id="tt"/>
   <task id="t"><standardLoopCharacteristics/></task>
   <adHocSubProcess id="adhoc"><task id="inside"/></adHocSubProcess>
-  <endEvent id="cancel"><cancelEventDefinition/></endEvent>
+  <endEvent id="shared"><eventDefinitionRef>def1</eventDefinitionRef></endEvent>
   <choreographyActivity id="x"/>
 </process>`), "bad.bpmn:4: complexGateway \"cx\": complex gateways are not supported\n" +
 
 			"bad.bpmn:7: task \"t\": standard loops are not supported (model the loop with a gateway, or use multi-instance)\n" +
 			"bad.bpmn:8: adHocSubProcess \"adhoc\": ad-hoc sub-processes are not supported (only an empty one, which completes at once)\n" +
-			"bad.bpmn:9: endEvent \"cancel\": cancel events (transactions) are not supported\n" +
+			"bad.bpmn:9: endEvent \"shared\": shared event definitions (eventDefinitionRef) are not supported\n" +
 			"bad.bpmn:10: choreographyActivity \"x\": unsupported element <choreographyActivity>"},
 		{"compensation", doc(`<process id="p">
   <task id="a"/>
@@ -112,6 +112,14 @@ func TestLoadProblems(t *testing.T) {
 			"bad.bpmn:9: association \"as\": a compensation boundary event must be associated with an activity marked isForCompensation=\"true\", not task \"notHandler\"\n" +
 			"bad.bpmn:10: intermediateThrowEvent \"th\": activityRef \"inner\" is not an activity of this scope\n" +
 			"bad.bpmn:12: endEvent \"ce\": activityRef \"nothing\" names no activity"},
+		{"transactions", doc(`<process id="p">
+  <endEvent id="outside"><cancelEventDefinition/></endEvent>
+  <task id="t"/>
+  <boundaryEvent id="onTask" attachedToRef="t"><cancelEventDefinition/></boundaryEvent>
+  <transaction id="tx"><endEvent id="inside"><cancelEventDefinition/></endEvent></transaction>
+</process>`), "bad.bpmn:4: endEvent \"outside\": cancel end events are only allowed inside a transaction\n" +
+			"bad.bpmn:6: boundaryEvent \"onTask\": cancel boundary events attach to transactions, not to task \"t\"\n" +
+			"bad.bpmn:7: endEvent \"inside\": transaction \"tx\" has no cancel boundary event to catch the cancellation"},
 		{"event definitions in the wrong place", doc(`<process id="p">
   <startEvent id="s1"><errorEventDefinition/></startEvent>
   <subProcess id="sub"><startEvent id="s2"><messageEventDefinition/></startEvent></subProcess>
