@@ -185,7 +185,8 @@ func (s *Store) open(dir string) (*dirLock, *badger.DB, error) {
 		return lock, db, nil
 	}
 	lock.release()
-	if !s.ro || !errors.Is(err, badger.ErrTruncateNeeded) {
+	// Badger wraps this error with %+v, not %w: match its text.
+	if !s.ro || !strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error()) {
 		return nil, nil, fmt.Errorf("open store %s: %w", s.dir, err)
 	}
 	// The last writer died without closing (kill -9, power loss): its

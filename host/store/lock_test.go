@@ -1,0 +1,223 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The helper process: the test binary re-executed with
+// SEXTANT_STORE_HELPER set plays a second sextant process.
+func TestHelperProcess(t *testing.T) {
+	mode := os.Getenv("SEXTANT_STORE_HELPER")
+	if mode == "" {
+		t.Skip("only runs as a helper process")
+	}
+	dir := os.Getenv("SEXTANT_STORE_DIR")
+	ctx := context.Background()
+	s, err := Open(ctx, dir, NewConfig().WithLogger(quietLog()))
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	switch mode {
+	case "hold":
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin) // until the parent closes our stdin or kills us
+		s.Close()
+		os.Exit(0)
+	case "run":
+		// A run that checkpoints after every step, forever, until killed.
+		task := &Task{ID: "crash", Pipeline: "p"}
+		e := &Execution{Task: "crash", ID: "e1"}
+		if err := s.CreateTask(ctx, task); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		if err := s.CreateExecution(ctx, e); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		for step := uint64(1); ; step++ {
+			state, _ := json.Marshal(map[string]uint64{"step": step})
+			sp := Span{Task: "crash", Execution: "e1", Seq: step, Name: "step", Start: time.Now(), End: time.Now()}
+			if err := s.Checkpoint(ctx, &Checkpoint{Task: "crash", Execution: "e1", Step: step, State: state}, sp); err != nil {
+				fmt.Println("error:", err)
+				os.Exit(1)
+			}
+			fmt.Printf("step %d\n", step)
+		}
+	}
+	os.Exit(2)
+}
+
+// helper starts the helper process in mode on dir and waits until it
+// prints a line matching want.
+func helper(t *testing.T, mode, dir, want string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SEXTANT_STORE_HELPER="+mode, "SEXTANT_STORE_DIR="+dir)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "error:") {
+			t.Fatalf("helper: %s", sc.Text())
+		}
+		if sc.Text() == want {
+			return cmd, stdin, sc
+		}
+	}
+	t.Fatalf("helper ended before printing %q", want)
+	return nil, nil, nil
+}
+
+func TestLockSecondProcess(t *testing.T) {
+	t.Chdir(t.TempDir())
+	ctx := context.Background()
+	cmd, stdin, _ := helper(t, "hold", ".sextant", "ready")
+	pid := cmd.Process.Pid
+
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"writer", testConfig(), fmt.Sprintf("store .sextant is in use by pid %d", pid)},
+		{"reader", testConfig().WithReadOnly(true), fmt.Sprintf("store .sextant is in use by pid %d (a command that reads the store cannot share it with one that writes; wait for that process to finish, or stop it, and run this command again)", pid)},
+		{"writer by another name", testConfig(), fmt.Sprintf("store .sextant is in use by pid %d", pid)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := ".sextant"
+			if tt.name == "writer by another name" {
+				dir = "./.sextant/"
+			}
+			s, err := Open(ctx, dir, tt.cfg)
+			if err == nil {
+				s.Close()
+				t.Fatal("second open succeeded")
+			}
+			if !errors.Is(err, ErrLocked) {
+				t.Fatalf("not ErrLocked: %v", err)
+			}
+			wantErr(t, err, tt.want)
+			var le *LockedError
+			if !errors.As(err, &le) || le.PID != pid {
+				t.Fatalf("LockedError.PID: %+v", le)
+			}
+		})
+	}
+
+	// The holder exits normally: the store is free again.
+	stdin.Close()
+	must(t, cmd.Wait())
+	s, err := Open(ctx, ".sextant", testConfig())
+	must(t, err)
+	must(t, s.Close())
+}
+
+func TestLockReleasedOnKill(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	cmd, _, _ := helper(t, "hold", dir, "ready")
+	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	s, err := Open(context.Background(), dir, testConfig())
+	must(t, err)
+	must(t, s.Close())
+}
+
+func TestLockSameProcess(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	s, err := Open(context.Background(), dir, testConfig())
+	must(t, err)
+	defer s.Close()
+	_, err = Open(context.Background(), dir, testConfig())
+	wantErr(t, err, fmt.Sprintf("store %s is in use by pid %d", dir, os.Getpid()))
+}
+
+// TestKillDuringRun kills a process that checkpoints after every step
+// and checks that the last completed step, and its spans, are there.
+func TestKillDuringRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	cmd, _, sc := helper(t, "run", dir, "step 1")
+	var last uint64
+	for sc.Scan() {
+		fmt.Sscanf(sc.Text(), "step %d", &last)
+		if last >= 20 {
+			break
+		}
+	}
+	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	// Steps reported before the kill were committed; one more may have been.
+
+	ctx := context.Background()
+	for _, ro := range []bool{true, false} { // read-only first: it must recover the log itself
+		t.Run(fmt.Sprintf("read-only=%v", ro), func(t *testing.T) {
+			s, err := Open(ctx, dir, testConfig().WithReadOnly(ro))
+			must(t, err)
+			defer s.Close()
+			c, err := s.LatestCheckpoint(ctx, "crash", "e1")
+			must(t, err)
+			if c.Step < last || c.Step > last+1 {
+				t.Fatalf("checkpoint at step %d, last reported %d", c.Step, last)
+			}
+			var state map[string]uint64
+			must(t, json.Unmarshal(c.State, &state))
+			spans, err := s.Spans(ctx, "crash", "e1")
+			must(t, err)
+			if state["step"] != c.Step || uint64(len(spans)) != c.Step {
+				t.Fatalf("step %d, state %v, %d spans: checkpoint and spans not committed together", c.Step, state, len(spans))
+			}
+		})
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), ".sextant")
+
+	_, err := Open(ctx, dir, testConfig().WithReadOnly(true))
+	wantErr(t, err, fmt.Sprintf("open store %s: no store here (run a pipeline first, or pass --store)", dir))
+	if !errors.Is(err, ErrNoStore) {
+		t.Fatal("not ErrNoStore")
+	}
+
+	s, err := Open(ctx, dir, testConfig())
+	must(t, err)
+	seed(t, s, "t1", 3)
+	must(t, s.Close())
+
+	r1, err := Open(ctx, dir, testConfig().WithReadOnly(true))
+	must(t, err)
+	defer r1.Close()
+	r2, err := Open(ctx, dir, testConfig().WithReadOnly(true))
+	must(t, err) // readers share
+	defer r2.Close()
+	tr, err := r2.Tree(ctx, "t1")
+	must(t, err)
+	if len(tr.Executions[0].Spans) != 3 {
+		t.Fatalf("read %d spans", len(tr.Executions[0].Spans))
+	}
+	wantErr(t, r1.CreateTask(ctx, &Task{ID: "t2", Pipeline: "p"}), fmt.Sprintf(`create task "t2": store %s: store is open read-only`, dir))
+	wantErr(t, r1.AppendSpans(ctx, []Span{{}}), fmt.Sprintf(`write spans: store %s: store is open read-only`, dir))
+
+	_, err = Open(ctx, dir, testConfig())
+	wantErr(t, err, fmt.Sprintf("store %s is in use by pid %d", dir, os.Getpid()))
+}
