@@ -1205,6 +1205,13 @@ func (r *run) decision() *sdk.Decision {
 	buf := r.buf
 	d := &buf.d
 	d.Trace, d.Set = r.trace, r.set
+	for _, t := range r.toks {
+		if !t.dead && t.status == "" && r.fault == nil {
+			// A token that never came to rest is an engine bug; surface it
+			// rather than hand the host a state it cannot read.
+			r.failf(t.n, "", "internal error: the token did not come to rest")
+		}
+	}
 	if r.fault != nil {
 		for _, t := range r.toks {
 			t.dead = true
@@ -1280,10 +1287,6 @@ func (r *run) token(t *tok) sdk.Token {
 	}
 	if len(t.attrs) > 0 {
 		st.Attrs = t.attrs
-	}
-	if t.status == "" {
-		// A token that never came to rest is an engine bug; surface it.
-		st.Status = sdk.Waiting
 	}
 	return st
 }

@@ -78,6 +78,9 @@ func FuzzLoad(f *testing.F) {
 					break
 				}
 			}
+			if d.fault != nil && strings.Contains(d.fault.Message, "internal error") {
+				t.Fatalf("start %q: %s", s, d.fault.Message)
+			}
 			if err != nil && strings.HasPrefix(err.Error(), "more than") {
 				err = nil // a routine that loops through tasks forever
 			}
