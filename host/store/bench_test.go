@@ -3,21 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// cpuTime is the process's user+system CPU time. The benchmarks report
-// it per operation beside wall time, because on a shared 2-core machine
-// wall time mostly measures the neighbours.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // benchSpan is a typical step span: a handful of attributes, as the run
 // engine writes them.

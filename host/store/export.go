@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -65,6 +66,11 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opt ExportOptions) (Cou
 				if !ok {
 					return fmt.Errorf("bad key %s", printableKey(key))
 				}
+				if sub[0] == subLink {
+					h := string(sub[2:])
+					links[h] = append(links[h], t.ID)
+					return nil
+				}
 				js, err := unseal(key, val)
 				if err != nil {
 					return err
@@ -77,10 +83,6 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opt ExportOptions) (Cou
 				case subExec:
 					line = spliceType(line, "execution", js)
 					n.Executions++
-				case subLink:
-					h := string(sub[2:])
-					links[h] = append(links[h], t.ID)
-					return nil
 				case subCheckpoint:
 					if !opt.Checkpoints {
 						return nil
@@ -244,7 +246,7 @@ type importer struct {
 	s    *Store
 	name string
 
-	tasks    map[string]bool   // tasks defined in the input
+	tasks    map[string]int    // tasks defined in the input → their line
 	execs    map[string]int    // task\0exec defined in the input → its line
 	taskRefs map[string]int    // task → first line referring to it
 	execRefs map[string]int    // task\0exec → first line referring to it
@@ -333,7 +335,7 @@ func (im *importer) lines(ctx context.Context, r io.Reader, fn func(n int, line 
 // check decodes and checks every line, and the references between them,
 // without writing.
 func (im *importer) check(ctx context.Context, r io.Reader) error {
-	im.tasks, im.execs = map[string]bool{}, map[string]int{}
+	im.tasks, im.execs = map[string]int{}, map[string]int{}
 	im.taskRefs, im.execRefs = map[string]int{}, map[string]int{}
 	im.spanRefs = map[string][]sref{}
 	first := true
@@ -346,10 +348,10 @@ func (im *importer) check(ctx context.Context, r io.Reader) error {
 		switch rec.typ {
 		case "task":
 			id := rec.task.ID
-			if im.tasks[id] {
+			if im.tasks[id] > 0 {
 				return im.errAt(n, fmt.Errorf("task %q appears twice", id))
 			}
-			im.tasks[id] = true
+			im.tasks[id] = n
 		case "execution":
 			id := rec.refs[0] + "\x00" + rec.refs[1]
 			if im.execs[id] > 0 {
@@ -377,51 +379,62 @@ func (im *importer) check(ctx context.Context, r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	return im.s.view(ctx, func(txn *badger.Txn) error {
-		for _, id := range sortedKeys(im.tasks) {
-			if ok, err := exists(txn, taskKey(id)); err != nil || ok {
-				if ok {
-					err = fmt.Errorf("task %q already exists in store %s", id, im.s.dir)
-					return im.errAt(im.taskRefs[id], err)
-				}
+	// Check against the store; report the problem on the earliest line.
+	var (
+		badLine = 0
+		badErr  error
+	)
+	report := func(line int, err error) {
+		if badErr == nil || line < badLine {
+			badLine, badErr = line, err
+		}
+	}
+	err = im.s.view(ctx, func(txn *badger.Txn) error {
+		for id, line := range im.tasks {
+			if ok, err := exists(txn, taskKey(id)); err != nil {
 				return err
+			} else if ok {
+				report(line, fmt.Errorf("task %q already exists in store %s", id, im.s.dir))
 			}
 		}
-		for _, id := range sortedKeys(im.execs) {
-			task, exec, _ := bytes.Cut([]byte(id), []byte{0})
-			if ok, err := exists(txn, execKey(string(task), string(exec))); err != nil || ok {
-				if ok {
-					err = fmt.Errorf("execution %q of task %q already exists in store %s", exec, task, im.s.dir)
-					return im.errAt(im.execs[id], err)
-				}
-				return err
-			}
-		}
-		for _, id := range sortedKeys(im.taskRefs) {
-			if im.tasks[id] {
+		for id, line := range im.taskRefs {
+			if im.tasks[id] > 0 {
 				continue
 			}
-			if ok, err := exists(txn, taskKey(id)); err != nil || !ok {
-				if err == nil {
-					err = im.errAt(im.taskRefs[id], fmt.Errorf("task %q is neither in the input nor in the store", id))
-				}
+			if ok, err := exists(txn, taskKey(id)); err != nil {
 				return err
+			} else if !ok {
+				report(line, fmt.Errorf("task %q is neither in the input nor in the store", id))
 			}
 		}
-		for _, id := range sortedKeys(im.execRefs) {
+		for id, line := range im.execs {
+			task, exec, _ := strings.Cut(id, "\x00")
+			if ok, err := exists(txn, execKey(task, exec)); err != nil {
+				return err
+			} else if ok {
+				report(line, fmt.Errorf("execution %q of task %q already exists in store %s", exec, task, im.s.dir))
+			}
+		}
+		for id, line := range im.execRefs {
 			if im.execs[id] > 0 {
 				continue
 			}
-			task, exec, _ := bytes.Cut([]byte(id), []byte{0})
-			if ok, err := exists(txn, execKey(string(task), string(exec))); err != nil || !ok {
-				if err == nil {
-					err = im.errAt(im.execRefs[id], fmt.Errorf("execution %q of task %q is neither in the input nor in the store", exec, task))
-				}
+			task, exec, _ := strings.Cut(id, "\x00")
+			if ok, err := exists(txn, execKey(task, exec)); err != nil {
 				return err
+			} else if !ok {
+				report(line, fmt.Errorf("execution %q of task %q is neither in the input nor in the store", exec, task))
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("import %s: %w", im.name, err)
+	}
+	if badErr != nil {
+		return im.errAt(badLine, badErr)
+	}
+	return nil
 }
 
 // checkSpanRefs makes sure every reward aimed at a span names a span in
@@ -478,8 +491,10 @@ func (im *importer) write(ctx context.Context, r io.Reader) (Counts, error) {
 	var n Counts
 	wb := im.s.db.NewWriteBatch()
 	defer wb.Cancel()
+	first := true
 	err := im.lines(ctx, r, func(line int, b []byte) error {
-		rec, err := im.decode(b, false)
+		rec, err := im.decode(b, first)
+		first = false
 		if err != nil {
 			return im.errAt(line, err) // cannot happen: check passed
 		}

@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// rawSet writes a raw value under a key, bypassing the codec.
+func rawSet(t *testing.T, s *Store, key string, val []byte) {
+	t.Helper()
+	must(t, s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(key), val) }))
+}
+
+func TestSchemaVersion(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	seed(t, s, "t1", 1)
+	tests := []struct {
+		name string
+		key  string
+		val  []byte
+		read func() error
+		want string
+	}{
+		{"newer task", "t/t1/a", append([]byte{9}, `{"id":"t1"}`...),
+			func() error { _, err := s.Task(ctx, "t1"); return err },
+			`read task "t1": value at t/t1/a has schema version 9; this sextant reads version 1 (upgrade sextant)`},
+		{"empty value", "t/t1/a", nil,
+			func() error { _, err := s.Tree(ctx, "t1"); return err },
+			`read task "t1": value at t/t1/a has no schema version (empty or corrupt)`},
+		{"newer span", "t/t1/s/t1-e1/\x00\x00\x00\x00\x00\x00\x00\x01", append([]byte{2}, '{', '}'),
+			func() error { _, err := s.Spans(ctx, "t1", "t1-e1"); return err },
+			`read spans of execution "t1-e1": value at t/t1/s/t1-e1/\x00\x00\x00\x00\x00\x00\x00\x01 has schema version 2; this sextant reads version 1 (upgrade sextant)`},
+		{"bad json", "r/abc", append([]byte{1}, `{"hash":`...),
+			func() error { _, err := s.Recording(ctx, "abc"); return err },
+			`read recording abc: decode r/abc: unexpected end of JSON input`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rawSet(t, s, tt.key, tt.val)
+			err := tt.read()
+			wantErr(t, err, tt.want)
+			if tt.name != "bad json" && !errors.Is(err, ErrSchemaVersion) {
+				t.Fatal("not ErrSchemaVersion")
+			}
+		})
+	}
+}
+
+func TestLayoutVersion(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	s, err := Open(ctx, dir, testConfig())
+	must(t, err)
+	rawSet(t, s, keyMeta, append([]byte{1}, `{"layout":2}`...))
+	must(t, s.Close())
+	_, err = Open(ctx, dir, testConfig())
+	wantErr(t, err, "open store "+dir+": key layout 2 is not supported by this sextant (it reads layout 1): unsupported schema version")
+}
+
+func TestValueJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		v    Value
+		js   string
+	}{
+		{"string", String("a\"b"), `"a\"b"`},
+		{"int", Int(-7), `-7`},
+		{"big int", Int(1 << 62), `4611686018427387904`},
+		{"float whole", Float(3), `3.0`},
+		{"float", Float(0.25), `0.25`},
+		{"float exp", Float(1e21), `1e+21`},
+		{"bool", Bool(false), `false`},
+		{"strings", Strings("a", "b"), `["a","b"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(tt.v)
+			must(t, err)
+			if string(b) != tt.js {
+				t.Fatalf("marshal %s, want %s", b, tt.js)
+			}
+			var back Value
+			must(t, json.Unmarshal(b, &back))
+			if !back.Equal(tt.v) {
+				t.Fatalf("round trip %#v, want %#v", back, tt.v)
+			}
+		})
+	}
+	bad := []struct{ js, want string }{
+		{`{"a":1}`, `attribute value {"a":1} is not a string, number, bool or string array`},
+		{`[1,2]`, `attribute arrays must hold strings only`},
+		{`99999999999999999999`, `attribute value 99999999999999999999: integer out of range`},
+	}
+	for _, tt := range bad {
+		var v Value
+		err := json.Unmarshal([]byte(tt.js), &v)
+		wantErr(t, err, tt.want)
+	}
+	if _, err := json.Marshal(Float(nan())); err == nil || !strings.Contains(err.Error(), "NaN and infinite floats cannot be stored") {
+		t.Fatalf("NaN: %v", err)
+	}
+	for _, x := range []any{"s", 1, int64(2), 2.5, true, []string{"a"}, json.Number("3"), json.Number("3.5")} {
+		if _, err := AnyValue(x); err != nil {
+			t.Fatalf("AnyValue(%v): %v", x, err)
+		}
+	}
+	_, err := AnyValue(struct{}{})
+	wantErr(t, err, "attribute value of type struct {} is not supported (want string, int, float, bool or []string)")
+}
+
+func TestIDs(t *testing.T) {
+	s := openTest(t, testConfig().WithClock(func() time.Time { return t0 }))
+	prev := ""
+	for range 1000 {
+		id := s.NewID()
+		if len(id) != 26 || id <= prev {
+			t.Fatalf("id %q after %q: not increasing", id, prev)
+		}
+		if err := validID("id", id); err != nil {
+			t.Fatal(err)
+		}
+		prev = id
+	}
+	if !strings.HasPrefix(prev, "01KH0Z6X20") { // 2026-02-09T10:30:00Z in ULID time
+		t.Fatalf("time part of %q", prev)
+	}
+	if TraceIDFor("a", "b") != TraceIDFor("a", "b") || TraceIDFor("a", "b") == TraceIDFor("a", "c") {
+		t.Fatal("trace ids not derived")
+	}
+	seen := map[string]bool{}
+	for seq := range uint64(10000) {
+		id := SpanIDFor("a", "b", seq)
+		if seen[id] || validHexID("span id", id, 8) != nil {
+			t.Fatalf("span id %q for seq %d: repeated or invalid", id, seq)
+		}
+		seen[id] = true
+	}
+}

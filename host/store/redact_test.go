@@ -1,0 +1,170 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+func TestRedactBuiltins(t *testing.T) {
+	r := DefaultRedactor()
+	tests := []struct{ name, in, want string }{
+		{"json auth header", `{"Authorization":"Bearer abc.def"}`, `{"Authorization":"[REDACTED]"}`},
+		{"json api key", `{"headers":{"x-api-key": "k-123"}}`, `{"headers":{"x-api-key": "[REDACTED]"}}`},
+		{"json api_key field", `{"api_key":"hunter2","model":"m"}`, `{"api_key":"[REDACTED]","model":"m"}`},
+		{"json password", `{"Password":"p"}`, `{"Password":"[REDACTED]"}`},
+		{"nested json string", `{"body":"{\"authorization\":\"Basic dXNlcjpwYXNz\"}"}`, `{"body":"{\"authorization\":\"[REDACTED]\"}"}`},
+		{"header line", `curl -H "Authorization: Basic dXNlcjpwYXNz" x`, `curl -H "Authorization: [REDACTED]" x`},
+		{"x-api-key line", "x-api-key: abc123\nnext", "x-api-key: [REDACTED]\nnext"},
+		{"bearer in text", `token was Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig here`, `token was Bearer [REDACTED] here`},
+		{"openai key", `key sk-proj-AbCdEf0123456789xyz end`, `key [REDACTED] end`},
+		{"anthropic key", `"sk-ant-api03-AbCdEf0123456789_xyz"`, `"[REDACTED]"`},
+		{"query param", `GET /v1?api_key=abc123&x=1`, `GET /v1?api_key=[REDACTED]&x=1`},
+		{"aws key", `AKIAIOSFODNN7EXAMPLE`, `[REDACTED]`},
+		{"github token", `ghp_abcdefghijklmnopqrstuvwxyz0123456789`, `[REDACTED]`},
+		{"private key", "-----BEGIN RSA PRIVATE KEY-----\\nMIIE\\n-----END RSA PRIVATE KEY-----", `[REDACTED]`},
+		{"task-like id is not a key", `task-0123456789abcdefghij`, `task-0123456789abcdefghij`},
+		{"max_tokens stays", `{"max_tokens":100,"input_tokens":3}`, `{"max_tokens":100,"input_tokens":3}`},
+		{"token count prose stays", `we used 12 tokens; the bearer bonds`, `we used 12 tokens; the bearer bonds`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.RedactString(tt.in); got != tt.want {
+				t.Fatalf("\n got: %s\nwant: %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRedactUserPatterns(t *testing.T) {
+	r, err := NewRedactor(`acct-[0-9]{6}`, `(?i)pin=(?P<secret>\d+)`)
+	must(t, err)
+	if got := r.RedactString(`acct-123456 PIN=9876 sk-abcdefghijklmnop1234`); got != `[REDACTED] PIN=[REDACTED] [REDACTED]` {
+		t.Fatalf("got %s", got)
+	}
+	if got := r.Patterns(); len(got) != 2 {
+		t.Fatalf("patterns %v", got)
+	}
+	tests := []struct {
+		pattern, want string
+	}{
+		{`(`, "redaction pattern \"(\": error parsing regexp: missing closing ): `(`"},
+		{`x*`, `redaction pattern "x*" matches the empty string`},
+	}
+	for _, tt := range tests {
+		_, err := NewRedactor(tt.pattern)
+		wantErr(t, err, tt.want)
+	}
+
+	// A pattern that breaks the stored JSON is an error, not a corrupt record.
+	r, err = NewRedactor(`"pipeline":"[a-z]+"`)
+	must(t, err)
+	s := openTest(t, testConfig().WithRedactor(r))
+	err = s.CreateTask(context.Background(), &Task{ID: "t1", Pipeline: "p"})
+	wantErr(t, err, `create task "t1": redaction pattern "\"pipeline\":\"[a-z]+\"" turned a stored value into invalid JSON; make it match inside strings only`)
+}
+
+// TestRedactMatchesIdentically: a request holding a secret and the same
+// request with the secret redacted get the same key, so replay finds the
+// recording whatever key the live run used.
+func TestRedactMatchesIdentically(t *testing.T) {
+	req := &sdk.ChatRequest{Model: "m", Messages: []sdk.Message{{Role: "user", Content: "use key sk-live0123456789abcdefgh please"}}}
+	h1, canon, err := ChatKey(nil, req)
+	must(t, err)
+	req2 := *req
+	req2.Messages = []sdk.Message{{Role: "user", Content: "use key sk-other0123456789abcdefgh please"}}
+	req2.Config = map[string]any{"base_url": "http://x", "api_key_env": "OPENAI_API_KEY"}
+	h2, _, err := ChatKey(DefaultRedactor(), &req2)
+	must(t, err)
+	if h1 != h2 {
+		t.Fatal("redacted requests hash differently")
+	}
+	if bytes.Contains(canon, []byte("sk-live")) {
+		t.Fatalf("canonical request keeps the key: %s", canon)
+	}
+	req3 := *req
+	req3.Model = "other"
+	if h3, _, _ := ChatKey(nil, &req3); h3 == h1 {
+		t.Fatal("different requests hash the same")
+	}
+}
+
+// TestSecretsNeverOnDisk plants secrets in every kind of record and
+// greps every file Badger wrote.
+func TestSecretsNeverOnDisk(t *testing.T) {
+	const (
+		apiKey = "sk-proj-PLANTEDsecret0123456789"
+		bearer = "PLANTEDbearerTOKEN0123456789"
+		header = "PLANTEDheaderVALUE"
+		custom = "acct-424242"
+	)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	red, err := NewRedactor(`acct-\d{6}`)
+	must(t, err)
+	s, err := Open(ctx, dir, testConfig().WithRedactor(red))
+	must(t, err)
+
+	must(t, s.CreateTask(ctx, &Task{ID: "t1", Pipeline: "p",
+		Input: json.RawMessage(`{"body":"my key is ` + apiKey + `","account":"` + custom + `"}`),
+		Truth: json.RawMessage(`{"headers":{"X-Api-Key":"` + header + `"}}`)}))
+	e := &Execution{Task: "t1", ID: "e1", Error: "401 with Authorization: Bearer " + bearer}
+	must(t, s.CreateExecution(ctx, e))
+	must(t, s.AppendSpans(ctx, []Span{{Task: "t1", Execution: "e1", Name: "call " + apiKey, Start: t0,
+		Attributes: Attributes{"http.request.header.authorization": String("Bearer " + bearer), "api_key": String(header)},
+		Status:     SpanStatus{Code: CodeError, Message: "x-api-key: " + header}}}))
+	must(t, s.AddReward(ctx, &Reward{Task: "t1", Value: 1, Note: "leaked " + apiKey}))
+	req := &sdk.ChatRequest{Model: "m", Messages: []sdk.Message{{Role: "user", Content: "Authorization: Bearer " + bearer}},
+		Config: map[string]any{"api_key": apiKey}}
+	rec, err := NewChatRecording(s.Redactor(), "openai", "t1", req, &sdk.ChatResponse{Text: "your key " + apiKey}, 0)
+	must(t, err)
+	must(t, s.PutRecording(ctx, rec))
+	must(t, s.Checkpoint(ctx, &Checkpoint{Task: "t1", Execution: "e1", Step: 1,
+		State: []byte(`{"vars":{"token":"Bearer ` + bearer + `","acct":"` + custom + `"}}`)}))
+	must(t, s.PutStrategy(ctx, &StrategyRecord{Name: "s", Version: "1.0.0", Hash: "h", Evidence: json.RawMessage(`{"note":"` + apiKey + `"}`)}))
+	coll, err := NewCollection[map[string]string](s, CollReviews)
+	must(t, err)
+	must(t, coll.Put(ctx, "r1", map[string]string{"authorization": header}))
+	var exp bytes.Buffer
+	_, err = s.Export(ctx, &exp, ExportOptions{Checkpoints: true})
+	must(t, err)
+	must(t, s.Close())
+
+	secrets := []string{apiKey, bearer, header, custom}
+	for _, sec := range secrets {
+		if bytes.Contains(exp.Bytes(), []byte(sec)) {
+			t.Errorf("export holds %q", sec)
+		}
+	}
+	files := 0
+	must(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, sec := range secrets {
+			if bytes.Contains(data, []byte(sec)) {
+				t.Errorf("%s holds %q", filepath.Base(path), sec)
+			}
+		}
+		return nil
+	}))
+	if files < 3 {
+		t.Fatalf("only %d files written", files)
+	}
+	// The records are still there, redacted.
+	if !strings.Contains(exp.String(), `"name":"call [REDACTED]"`) {
+		t.Fatalf("span not exported redacted:\n%s", exp.String())
+	}
+}
