@@ -326,8 +326,30 @@ func (r *run) rest(t *tok, status sdk.TokenStatus, triggers []string) {
 	t.triggers = triggers
 	t.dirty = true
 	if t.n.timers != nil && len(triggers) > 0 {
-		t.setShared(t.n.timerAttrs, attrTimers)
+		if len(t.n.timerEvents) == 0 {
+			t.setShared(t.n.timerAttrs, attrTimers)
+		} else {
+			t.setAttr(attrTimers, r.timers(t))
+		}
 	}
+}
+
+// timers evaluates the expression timers of t's node for the host, as in
+// "timeDuration PT5M"; a value that fails stays as written, with the error.
+func (r *run) timers(t *tok) map[string]string {
+	out := make(map[string]string, len(t.n.timers))
+	for k, v := range t.n.timers {
+		out[k] = v
+	}
+	for _, ev := range t.n.timerEvents {
+		v, err := ev.timerExpr.run(&r.vm, r.evalEnv(t, nil))
+		if err != nil {
+			out[ev.id] = ev.timer + " (" + ev.timerExpr.error(err).Error() + ")"
+			continue
+		}
+		out[ev.id] = ev.timerKind + " " + fmt.Sprint(v)
+	}
+	return out
 }
 
 // kill ends t and everything inside it, without trace.

@@ -76,6 +76,8 @@ var goldenCases = []goldenCase{
 	{name: "implicit-start", file: "implicit.bpmn"},
 	{name: "transaction-as-sub-process", file: "transaction.bpmn"},
 	{name: "compensation-not-needed", file: "compensation.bpmn"},
+	{name: "timer-expression", file: "timer-expression.bpmn", vars: map[string]any{"minutes": 5, "due": "2026-12-24T18:00:00Z"}},
+	{name: "timer-expression-fires", file: "timer-expression.bpmn", vars: map[string]any{"minutes": 5, "due": "2026-12-24T18:00:00Z"}, triggers: []string{"pause", "deadline"}},
 	{name: "transaction-cancel", file: "transaction-cancel.bpmn", vars: map[string]any{"ok": false}},
 	{name: "transaction-commit", file: "transaction-cancel.bpmn", vars: map[string]any{"ok": true}},
 	{name: "compensation", file: "compensation.bpmn", fail: map[string]string{"pay": "DECLINED"}},

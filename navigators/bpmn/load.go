@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -507,8 +508,11 @@ func (l *loader) eventDef(d *xelem, n *node) {
 			v := strings.TrimSpace(t.text)
 			if err := checkTimer(t.local, v); err != nil {
 				l.problem(t.line, n.elem(), "%s %q: %v", t.local, v, err)
+			} else if isExpr(v) {
+				n.timerExpr, _ = compileCond(v, false)
 			}
 			n.timer = t.local + " " + v
+			n.timerKind = t.local
 		}
 	case "signalEventDefinition":
 		n.ev = evSignal
@@ -555,13 +559,18 @@ var (
 	cronExpr    = regexp.MustCompile(`^(\S+\s+){4,6}\S+$`)
 )
 
+// isExpr reports whether a timer value is an expression.
+func isExpr(v string) bool {
+	return strings.HasPrefix(v, "=") || strings.HasPrefix(v, "${") || strings.HasPrefix(v, "#{")
+}
+
 // checkTimer validates a timer value: an ISO 8601 date, duration or
 // repetition, a cron expression for cycles, or an expression (=...).
 func checkTimer(kind, v string) error {
 	if v == "" {
 		return nil
 	}
-	if strings.HasPrefix(v, "=") || strings.HasPrefix(v, "${") || strings.HasPrefix(v, "#{") {
+	if isExpr(v) {
 		_, err := compileCond(v, false)
 		return err
 	}
@@ -1072,8 +1081,8 @@ func (l *loader) nodeTriggers(n *node) {
 	if n.k == kCatch && n.ev == evTimer {
 		addTimer(n, n)
 	}
-	n.waitTriggers = append(own, bs...)
-	n.hostTriggers = bs
+	n.waitTriggers = slices.Clip(append(own, bs...))
+	n.hostTriggers = slices.Clip(bs)
 	if n.k == kEventGateway {
 		n.waitTriggers = nil
 		for _, t := range n.targets {
@@ -1094,6 +1103,9 @@ func addTimer(n, ev *node) {
 		n.timerAttrs = map[string]any{attrTimers: n.timers}
 	}
 	n.timers[ev.id] = ev.timer
+	if ev.timerExpr != nil {
+		n.timerEvents = append(n.timerEvents, ev)
+	}
 }
 
 // containerTriggers precomputes the triggers of a scope token of c.
@@ -1109,8 +1121,8 @@ func (l *loader) containerTriggers(c *node) {
 			}
 		}
 	}
-	c.subTriggers = subs
-	c.scopeTriggers = append(append([]string(nil), c.hostTriggers...), subs...)
+	c.subTriggers = slices.Clip(subs)
+	c.scopeTriggers = slices.Clip(append(append([]string(nil), c.hostTriggers...), subs...))
 }
 
 // upstreamOf returns the nodes of container c from which a token can

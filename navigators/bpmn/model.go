@@ -69,11 +69,13 @@ type node struct {
 	line     int
 	k        kind
 
-	ev     evKind
-	key    string // error/escalation code, signal name, link name
-	hasRef bool   // the definition names a ref (false: catch-all)
-	timer  string // "timeDuration PT1S" and so on, for the host
-	badDef bool   // an unsupported event definition was reported
+	ev        evKind
+	key       string // error/escalation code, signal name, link name
+	hasRef    bool   // the definition names a ref (false: catch-all)
+	timer     string // "timeDuration PT1S" and so on, for the host
+	timerKind string // timeDuration, timeDate or timeCycle
+	timerExpr *cond  // the timer value is an expression
+	badDef    bool   // an unsupported event definition was reported
 
 	parent *node // enclosing container
 	proc   *node // top-level process
@@ -119,6 +121,7 @@ type node struct {
 	subTriggers   []string // event sub-process starts only (MI instance scope, process)
 	timers        map[string]string
 	timerAttrs    map[string]any // {"timers": timers}, shared
+	timerEvents   []*node        // timers of these events are expressions
 
 	// Inclusive joins: for each incoming flow, the nodes from which a token
 	// can still arrive on it.
