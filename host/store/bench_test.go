@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -83,3 +84,46 @@ func BenchmarkStore(b *testing.B) {
 		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e3, "cpu-µs/task")
 	})
 }
+
+// BenchmarkCheckpoint measures a step commit (checkpoint plus the
+// step's two spans) with and without waiting for fsync, and with 8
+// runs checkpointing at once, where concurrent commits share an fsync.
+func BenchmarkCheckpoint(b *testing.B) {
+	ctx := context.Background()
+	state := make([]byte, 2048)
+	for i := range state {
+		state[i] = 'a' + byte(i%26)
+	}
+	for _, bc := range []struct {
+		name     string
+		sync     bool
+		parallel int
+	}{{"sync", true, 1}, {"nosync", false, 1}, {"sync-8-runs", true, 8}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := openTest(b, testConfig().WithSyncCheckpoints(bc.sync))
+			for i := range bc.parallel {
+				seed(b, s, fmt.Sprintf("run-%d", i), 0)
+			}
+			b.SetParallelism(bc.parallel) // × GOMAXPROCS goroutines
+			b.ResetTimer()
+			var n atomicCounter
+			b.RunParallel(func(pb *testing.PB) {
+				id := fmt.Sprintf("run-%d", n.next()%bc.parallel)
+				step := uint64(0)
+				for pb.Next() {
+					step++
+					spans := []Span{benchSpan(id, id+"-e1", 0), benchSpan(id, id+"-e1", 1)}
+					if err := s.Checkpoint(ctx, &Checkpoint{Task: id, Execution: id + "-e1", Step: step, State: state}, spans...); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checkpoints/s")
+		})
+	}
+}
+
+type atomicCounter struct{ n atomic.Int64 }
+
+func (c *atomicCounter) next() int { return int(c.n.Add(1) - 1) }

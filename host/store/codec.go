@@ -42,6 +42,17 @@ func (s *Store) encode(v any) ([]byte, error) {
 	return s.seal(js)
 }
 
+// encodeRedacted marshals a value whose strings were redacted already
+// (a checkpoint: its state is redacted raw, since inside the JSON it is
+// base64) or cannot hold secrets.
+func encodeRedacted(v any) ([]byte, error) {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{schemaVersion}, js...), nil
+}
+
 // seal puts the version byte in front of encoded JSON, redacted.
 func (s *Store) seal(js []byte) ([]byte, error) {
 	js, err := s.red.redactJSON(js)

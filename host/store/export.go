@@ -675,7 +675,7 @@ func (im *importer) decode(line []byte, first bool) (*record, error) {
 			return nil, err
 		}
 		c.State = state
-		val, err := s.encode(c)
+		val, err := encodeRedacted(c)
 		if err != nil {
 			return nil, err
 		}

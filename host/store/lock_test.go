@@ -25,7 +25,8 @@ func TestHelperProcess(t *testing.T) {
 	}
 	dir := os.Getenv("SEXTANT_STORE_DIR")
 	ctx := context.Background()
-	s, err := Open(ctx, dir, NewConfig().WithLogger(quietLog()))
+	cfg := NewConfig().WithLogger(quietLog()).WithSyncCheckpoints(os.Getenv("SEXTANT_STORE_NOSYNC") == "")
+	s, err := Open(ctx, dir, cfg)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -63,10 +64,11 @@ func TestHelperProcess(t *testing.T) {
 
 // helper starts the helper process in mode on dir and waits until it
 // prints a line matching want.
-func helper(t *testing.T, mode, dir, want string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
+func helper(t *testing.T, mode, dir, want string, env ...string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "SEXTANT_STORE_HELPER="+mode, "SEXTANT_STORE_DIR="+dir)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	must(t, err)
@@ -152,38 +154,49 @@ func TestLockSameProcess(t *testing.T) {
 }
 
 // TestKillDuringRun kills a process that checkpoints after every step
-// and checks that the last completed step, and its spans, are there.
+// and checks that the last completed step, and its spans, are there:
+// with fsync, and without it (a killed process loses nothing the kernel
+// has; fsync is for power loss).
 func TestKillDuringRun(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".sextant")
-	cmd, _, sc := helper(t, "run", dir, "step 1")
-	var last uint64
-	for sc.Scan() {
-		fmt.Sscanf(sc.Text(), "step %d", &last)
-		if last >= 20 {
-			break
-		}
-	}
-	must(t, cmd.Process.Signal(syscall.SIGKILL))
-	cmd.Wait()
-	// Steps reported before the kill were committed; one more may have been.
-
-	ctx := context.Background()
-	for _, ro := range []bool{true, false} { // read-only first: it must recover the log itself
-		t.Run(fmt.Sprintf("read-only=%v", ro), func(t *testing.T) {
-			s, err := Open(ctx, dir, testConfig().WithReadOnly(ro))
-			must(t, err)
-			defer s.Close()
-			c, err := s.LatestCheckpoint(ctx, "crash", "e1")
-			must(t, err)
-			if c.Step < last || c.Step > last+1 {
-				t.Fatalf("checkpoint at step %d, last reported %d", c.Step, last)
+	for _, mode := range []string{"sync", "nosync"} {
+		t.Run(mode, func(t *testing.T) {
+			var env []string
+			if mode == "nosync" {
+				env = append(env, "SEXTANT_STORE_NOSYNC=1")
 			}
-			var state map[string]uint64
-			must(t, json.Unmarshal(c.State, &state))
-			spans, err := s.Spans(ctx, "crash", "e1")
-			must(t, err)
-			if state["step"] != c.Step || uint64(len(spans)) != c.Step {
-				t.Fatalf("step %d, state %v, %d spans: checkpoint and spans not committed together", c.Step, state, len(spans))
+			dir := filepath.Join(t.TempDir(), ".sextant")
+			cmd, _, sc := helper(t, "run", dir, "step 1", env...)
+			var last uint64
+			for sc.Scan() {
+				fmt.Sscanf(sc.Text(), "step %d", &last)
+				if last >= 20 {
+					break
+				}
+			}
+			must(t, cmd.Process.Signal(syscall.SIGKILL))
+			for sc.Scan() { // what it printed before it died
+				fmt.Sscanf(sc.Text(), "step %d", &last)
+			}
+			cmd.Wait()
+			// Steps reported before the kill were committed; one more may have been.
+
+			ctx := context.Background()
+			for _, ro := range []bool{true, false} { // read-only first: it must recover the log itself
+				s, err := Open(ctx, dir, testConfig().WithReadOnly(ro))
+				must(t, err)
+				c, err := s.LatestCheckpoint(ctx, "crash", "e1")
+				must(t, err)
+				if c.Step < last || c.Step > last+1 {
+					t.Fatalf("read-only=%v: checkpoint at step %d, last reported %d", ro, c.Step, last)
+				}
+				var state map[string]uint64
+				must(t, json.Unmarshal(c.State, &state))
+				spans, err := s.Spans(ctx, "crash", "e1")
+				must(t, err)
+				if state["step"] != c.Step || uint64(len(spans)) != c.Step {
+					t.Fatalf("read-only=%v: step %d, state %v, %d spans: checkpoint and spans not committed together", ro, c.Step, state, len(spans))
+				}
+				must(t, s.Close())
 			}
 		})
 	}

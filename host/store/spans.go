@@ -444,7 +444,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 	}
 	cc := *c
 	cc.State = state
-	val, err := s.encode(&cc)
+	val, err := encodeRedacted(&cc)
 	if err != nil {
 		return where(err)
 	}
