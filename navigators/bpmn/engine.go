@@ -155,6 +155,7 @@ type run struct {
 	arena  []tok
 	used   int
 	buf    *decisionBuf
+	envVal sdk.Env        // a copy, so that the request does not escape
 	vm     vm.VM          // reused by every evaluation of the call
 	envMap map[string]any // reused expression environment
 }
@@ -175,6 +176,7 @@ func (r *run) release() {
 		clear(r.envMap)
 	}
 	*r = run{toks: r.toks[:0], q: r.q[:0], arena: r.arena, vm: r.vm, envMap: r.envMap}
+	r.env = &r.envVal
 	runPool.Put(r)
 }
 
@@ -192,7 +194,8 @@ func (r *run) alloc() *tok {
 // newRun rebuilds the engine tokens of st.
 func newRun(m *model, st *sdk.State) (*run, error) {
 	r := runPool.Get().(*run)
-	r.m, r.env, r.seq = m, &st.Env, st.Seq
+	r.envVal = st.Env
+	r.m, r.env, r.seq = m, &r.envVal, st.Seq
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
 		n := m.byID[s.Node]
