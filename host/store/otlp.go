@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -140,7 +141,7 @@ func (s *Store) ExportOTLP(ctx context.Context, w io.Writer, opt OTLPOptions) (s
 			_, err = bw.Write(js)
 			return err
 		})
-		if err == errStop {
+		if errors.Is(err, errStop) {
 			err = nil
 		}
 		return err

@@ -133,7 +133,8 @@ func (s *Store) Task(ctx context.Context, id string) (*Task, error) {
 
 // UpdateTask changes a task in one transaction: fn gets the stored task
 // and edits it in place. The id cannot change; indexes follow the other
-// fields.
+// fields. fn may run more than once if a concurrent writer conflicts, so
+// it must only edit the task.
 func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error) error {
 	if err := validID("task id", id); err != nil {
 		return fmt.Errorf("update task: %w", err)

@@ -200,6 +200,10 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 		*v = Value{}
 		return nil
 	case c == '"':
+		if len(b) >= 2 && b[len(b)-1] == '"' && bytes.IndexByte(b[1:len(b)-1], '\\') < 0 && bytes.IndexByte(b[1:len(b)-1], '"') < 0 && utf8.Valid(b[1:len(b)-1]) {
+			*v = String(string(b[1 : len(b)-1])) // nothing escaped: the common case, without a second decode
+			return nil
+		}
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
