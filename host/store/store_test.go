@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -16,8 +17,8 @@ var t0 = time.Date(2026, 2, 9, 10, 30, 0, 0, time.UTC)
 
 // stepClock returns a clock that moves one second per reading.
 func stepClock() func() time.Time {
-	n := 0
-	return func() time.Time { n++; return t0.Add(time.Duration(n) * time.Second) }
+	var n atomic.Int64
+	return func() time.Time { return t0.Add(time.Duration(n.Add(1)) * time.Second) }
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
