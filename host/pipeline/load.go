@@ -197,12 +197,13 @@ func (l *loader) interpolate(v any, path []string) any {
 	return v
 }
 
-// Path resolves a path written in the pipeline against its directory.
+// Path resolves a path written in the pipeline against its directory,
+// keeping it relative when the pipeline's path is (for readable messages).
 func (p *Pipeline) Path(rel string) string {
 	if rel == "" || filepath.IsAbs(rel) {
 		return rel
 	}
-	return filepath.Join(p.Dir, filepath.FromSlash(rel))
+	return filepath.Join(filepath.Dir(p.File), filepath.FromSlash(rel))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -112,7 +112,7 @@ func TestLoadGood(t *testing.T) {
 	if len(p.Gates) != 2 || p.Gates[1].Use != "pii-gate" || p.Gates[1].Line != 35 || p.Gates[0].Config["metric"] != "success_rate" {
 		t.Fatalf("gates %+v", p.Gates)
 	}
-	if p.Path("r.bpmn") != filepath.Join(filepath.Dir(path), "r.bpmn") {
+	if p.Path("r.bpmn") != filepath.Join(filepath.Dir(path), "r.bpmn") || !filepath.IsAbs(p.Dir) {
 		t.Fatalf("Path = %s", p.Path("r.bpmn"))
 	}
 }

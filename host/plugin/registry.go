@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"time"
@@ -171,4 +172,37 @@ func agree(m *Manifest, info sdk.Info) error {
 		return fmt.Errorf("plugin %q: manifest says kind %s, plugin says %s (%s)", m.Name, m.Kind, info.Kind, m.Path)
 	}
 	return nil
+}
+
+// Plugin reports the kind and declared config of the plugin called name.
+// Config is known for builtins; for installed plugins it is read when the
+// plugin is opened, so it is nil here.
+func (r *Registry) Plugin(name string) (sdk.Kind, []sdk.ConfigField, bool) {
+	e, ok := r.Lookup(name)
+	if !ok {
+		return "", nil, false
+	}
+	if e.Builtin != nil {
+		return e.Kind, e.Builtin.Describe().Config, true
+	}
+	return e.Kind, nil, true
+}
+
+// LoadRoutine opens the navigator called navigator and loads the routine
+// file with it, for validation. The navigator is closed again.
+func (r *Registry) LoadRoutine(ctx context.Context, navigator, file string) (*sdk.Routine, error) {
+	h, err := r.Open(ctx, navigator, Grant{})
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	nav, ok := h.Plugin.(sdk.Navigator)
+	if !ok {
+		return nil, fmt.Errorf("plugin %q is a %s, not a navigator", navigator, h.Entry.Kind)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return nav.Load(ctx, &sdk.LoadRequest{Name: file, Routine: data})
 }

@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/store"
+)
+
+func (a *app) runCommand() *cobra.Command {
+	var inputFile, truthFile, taskID string
+	var sets, tags []string
+	var asJSON bool
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "run PIPELINE",
+		Short: "Run a pipeline on one input and record it",
+		Long: `run loads the pipeline (every problem is reported at once and nothing runs
+when there is any), creates a task from the input, walks the routine with its
+navigator and runs the steps, checkpointing after every step.
+
+Exit status: 0 completed, 1 failed, 2 invalid pipeline or input, 3 waiting for a
+person (continue with sextant resume TASK --set answer=…).`,
+		Example: `  sextant run pipelines/email-triage/pipeline.toml --input pipelines/email-triage/inputs/invoice.json
+  echo '{"subject":"hi"}' | sextant run pipeline.toml --input - --tag smoke --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			input, err := a.readInput(inputFile, sets)
+			if err != nil {
+				return err
+			}
+			var truth json.RawMessage
+			if truthFile != "" {
+				b, err := os.ReadFile(truthFile)
+				if err != nil {
+					return withInvalid(fmt.Errorf("--truth: %w", err))
+				}
+				if !json.Valid(b) {
+					return withInvalid(fmt.Errorf("--truth %s: not valid JSON", truthFile))
+				}
+				truth = json.RawMessage(strings.TrimSpace(string(b)))
+			}
+			prep, err := a.prepare(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			defer prep.Close(context.WithoutCancel(ctx))
+			s, err := a.openStore(ctx, sf.resolve(args[0]), false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			res, err := prep.Runner(run.Config{Store: s, Logger: a.logger}).Start(ctx, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags})
+			if err != nil {
+				return err
+			}
+			return a.report(res, asJSON)
+		},
+	}
+	c.Flags().StringVar(&inputFile, "input", "", "JSON input file, or - for stdin")
+	c.Flags().StringArrayVar(&sets, "set", nil, "input field k=v (JSON when it parses, else a string; repeatable)")
+	c.Flags().StringArrayVar(&tags, "tag", nil, "tag the task (repeatable)")
+	c.Flags().StringVar(&truthFile, "truth", "", "JSON ground truth for scoring")
+	c.Flags().StringVar(&taskID, "id", "", "task id (default: generated)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
+	sf.add(c, false)
+	return c
+}
+
+func (a *app) resumeCommand() *cobra.Command {
+	var sets []string
+	var asJSON bool
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "resume TASK",
+		Short: "Continue a paused or interrupted run from its last checkpoint",
+		Long: `resume continues a task: a run paused at a human step (give the answer with
+--set), or one that was killed. Steps completed before the interruption are not
+run again, and provider calls answered before it are served from their recordings.`,
+		Example: `  sextant resume 01JD3K… --set answer=yes
+  sextant resume 01JD3K… --store pipelines/email-triage/.sextant`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			answers, err := parseSets(sets)
+			if err != nil {
+				return err
+			}
+			if len(sets) == 0 {
+				answers = nil
+			}
+			s, err := a.openStore(ctx, sf.resolve(""), false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			pipe, err := run.PipelineOf(ctx, s, args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			prep, err := a.prepare(ctx, pipe)
+			if err != nil {
+				return err
+			}
+			defer prep.Close(context.WithoutCancel(ctx))
+			res, err := prep.Runner(run.Config{Store: s, Logger: a.logger}).Resume(ctx, args[0], answers)
+			if err != nil {
+				return notFound(err)
+			}
+			return a.report(res, asJSON)
+		},
+	}
+	c.Flags().StringArrayVar(&sets, "set", nil, "answer k=v for the waiting step (repeatable)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
+	sf.add(c, true)
+	return c
+}
+
+// notFound makes an unknown task an invalid-input error (exit 2).
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return withInvalid(err)
+	}
+	return err
+}
+
+func (a *app) prepare(ctx context.Context, path string) (*run.Prepared, error) {
+	reg, err := a.registry(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	return run.Prepare(ctx, path, reg, a.logger)
+}
+
+// readInput reads --input (a file or - for stdin) and applies --set fields.
+func (a *app) readInput(file string, sets []string) (map[string]any, error) {
+	input := map[string]any{}
+	if file != "" {
+		var data []byte
+		var err error
+		if file == "-" {
+			data, err = io.ReadAll(a.stdin)
+		} else {
+			data, err = os.ReadFile(file)
+		}
+		if err != nil {
+			return nil, withInvalid(fmt.Errorf("--input: %w", err))
+		}
+		if err := json.Unmarshal(data, &input); err != nil {
+			return nil, withInvalid(fmt.Errorf("--input %s: want a JSON object: %v", file, err))
+		}
+	}
+	extra, err := parseSets(sets)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		input[k] = v
+	}
+	return input, nil
+}
+
+// report prints a run result and turns its status into the exit code.
+func (a *app) report(res *run.Result, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(a.stdout, res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "task %s %s after %d steps (%d tokens, $%.4f)\n", res.Task, res.Status, res.Steps, res.Tokens, res.CostUSD)
+		for _, act := range res.Actions {
+			fmt.Fprintf(a.stdout, "action %s: %s (%s)\n", act.Action, act.Decision, act.Reason)
+		}
+		for _, q := range res.Waiting {
+			fmt.Fprintf(a.stdout, "waiting at %s: %s\n", q.Node, q.Question)
+		}
+	}
+	switch res.Status {
+	case store.StatusFailed:
+		return withCode(ExitFailed, errors.New("run failed: "+res.Error))
+	case store.StatusWaiting:
+		return withCode(ExitWaiting, errSilent)
+	}
+	return nil
+}

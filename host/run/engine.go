@@ -1,0 +1,617 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/pipeline"
+	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Config is everything a Runner needs; the CLI assembles it from a loaded
+// pipeline.
+type Config struct {
+	Pipeline  *pipeline.Pipeline
+	Navigator sdk.Navigator
+	Routine   *sdk.Routine
+	Strategy  *strategy.Strategy
+	Providers *Providers
+	Store     *store.Store
+	Prices    Prices
+	Logger    *slog.Logger
+	// Clock stamps spans; default time.Now.
+	Clock func() time.Time
+}
+
+// Runner executes tasks of one pipeline and records them durably.
+type Runner struct {
+	cfg   Config
+	nodes map[string]sdk.Node
+}
+
+// NewRunner returns a runner; the routine must be loaded in the navigator.
+func NewRunner(cfg Config) *Runner {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	nodes := map[string]sdk.Node{}
+	for _, n := range cfg.Routine.Nodes {
+		nodes[n.ID] = n
+	}
+	return &Runner{cfg: cfg, nodes: nodes}
+}
+
+// Input starts a task.
+type Input struct {
+	// ID names the task; "" lets the store pick one.
+	ID    string
+	Input map[string]any
+	Truth json.RawMessage
+	Tags  []string
+}
+
+// Result is how a run (or a resumed run) ended.
+type Result struct {
+	Task          string         `json:"task"`
+	Execution     string         `json:"execution"`
+	Status        store.Status   `json:"status"`
+	Error         string         `json:"error,omitempty"`
+	Waiting       []Question     `json:"waiting,omitempty"`
+	Output        map[string]any `json:"output,omitempty"`
+	Steps         int            `json:"steps"`
+	Tokens        int            `json:"tokens"`
+	CostUSD       float64        `json:"cost_usd"`
+	Violations    int            `json:"violations"`
+	Confirmations int            `json:"confirmations"`
+	Actions       []actionRecord `json:"actions,omitempty"`
+}
+
+// Question is a person's pending decision.
+type Question struct {
+	Node     string `json:"node"`
+	Question string `json:"question"`
+}
+
+// ErrLimit marks a run ended by one of its limits.
+var ErrLimit = errors.New("limit exceeded")
+
+// exec is one execution in progress.
+type exec struct {
+	r       *Runner
+	task    *store.Task
+	id      string
+	traceID string
+	st      *runState
+	answers map[string]any
+	mu      sync.Mutex // guards st.Done and checkpoint writes during a batch
+}
+
+// Start creates a task and runs it until it completes, fails or waits for
+// a person.
+func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
+	s := r.cfg.Store
+	id := in.ID
+	if id == "" {
+		id = s.NewID()
+	}
+	input, err := json.Marshal(orEmpty(in.Input))
+	if err != nil {
+		return nil, fmt.Errorf("encode input: %w", err)
+	}
+	ref := store.StrategyRef{Name: r.cfg.Strategy.Metadata.Name, Version: r.cfg.Strategy.Metadata.Version, Hash: r.cfg.Strategy.Hash()}
+	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
+		Status: store.StatusRunning, Created: s.Now(), Strategy: ref}
+	if err := s.CreateTask(ctx, task); err != nil {
+		return nil, err
+	}
+	e := &exec{r: r, task: task, id: s.NewID(), st: &runState{Done: map[string]*stepResult{}, Waiting: map[string]string{},
+		Answers: map[string]int{}, Started: r.cfg.Clock()}}
+	e.traceID = store.TraceIDFor(task.ID, e.id)
+	execution := &store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
+		TraceID: e.traceID, Started: e.st.Started}
+	if err := s.CreateExecution(ctx, execution); err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(r.cfg.Pipeline.File); err == nil {
+		e.st.Pipeline = abs
+	}
+	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: map[string]any{}, Strategy: r.cfg.Strategy.Env()}}
+	e.st.SpanSeq = 1 // seq 1 is the execution's root span
+	d, err := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.st.Nav})
+	if err != nil {
+		return e.finish(ctx, fmt.Errorf("start: %w", err))
+	}
+	if err := e.apply(ctx, d); err != nil {
+		return e.finish(ctx, err)
+	}
+	if err := e.checkpoint(ctx); err != nil {
+		return nil, err
+	}
+	return e.drive(ctx)
+}
+
+// PipelineOf returns the pipeline file a task was started from, read from
+// its latest checkpoint.
+func PipelineOf(ctx context.Context, s *store.Store, taskID string) (string, error) {
+	tree, err := s.Tree(ctx, taskID)
+	if err != nil {
+		return "", err
+	}
+	for i := len(tree.Executions) - 1; i >= 0; i-- {
+		if cp := tree.Executions[i].Checkpoint; cp != nil {
+			st, err := decodeState(cp.State)
+			if err != nil {
+				return "", fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
+			}
+			return st.Pipeline, nil
+		}
+	}
+	return "", fmt.Errorf("task %s has no checkpoint", taskID)
+}
+
+// Resume continues a task from its latest checkpoint. answers are given to
+// the steps waiting for a person (`sextant resume TASK --set k=v`).
+func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]any) (*Result, error) {
+	s := r.cfg.Store
+	tree, err := s.Tree(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	var last *store.ExecutionTree
+	for i := range tree.Executions {
+		if tree.Executions[i].Execution.Mode != "replay" {
+			last = &tree.Executions[i]
+		}
+	}
+	if last == nil || last.Checkpoint == nil {
+		return nil, fmt.Errorf("task %s has no checkpoint to resume from", taskID)
+	}
+	switch last.Execution.Status {
+	case store.StatusCompleted, store.StatusFailed:
+		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s already %s; nothing to resume", taskID, last.Execution.Status)
+	}
+	if h := r.cfg.Strategy.Hash(); tree.Task.Strategy.Hash != "" && tree.Task.Strategy.Hash != h {
+		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s ran under strategy %s %s (%s…); the pipeline's strategy is now %s (%s…)",
+			taskID, tree.Task.Strategy.Name, tree.Task.Strategy.Version, short(tree.Task.Strategy.Hash), r.cfg.Strategy.Metadata.Version, short(h))
+	}
+	st, err := decodeState(last.Checkpoint.State)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
+	}
+	task := tree.Task
+	e := &exec{r: r, task: &task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st, answers: answers}
+	if len(answers) > 0 && len(st.Waiting) == 0 {
+		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s is not waiting for an answer; drop --set", taskID)
+	}
+	if err := s.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
+		return nil, err
+	}
+	return e.drive(ctx)
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// drive runs batches of ready steps until the instance ends or waits.
+func (e *exec) drive(ctx context.Context) (*Result, error) {
+	lim := e.r.cfg.Pipeline.Limits
+	if lim.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, lim.Timeout.Std())
+		defer cancel()
+	}
+	for {
+		if err := e.handOver(ctx); err != nil {
+			return e.finish(ctx, err)
+		}
+		if e.completed() {
+			return e.finish(ctx, nil)
+		}
+		batch := e.ready()
+		if len(batch) == 0 {
+			if len(e.st.Waiting) > 0 {
+				return e.wait(ctx)
+			}
+			return e.finish(ctx, fmt.Errorf("routine stopped with no step to run and nothing to wait for (tokens: %s)", e.tokenSummary()))
+		}
+		if lim.MaxSteps > 0 && e.st.Steps+len(batch) > lim.MaxSteps {
+			return e.finish(ctx, fmt.Errorf("%w: max_steps %d (the next batch would run step %d)", ErrLimit, lim.MaxSteps, e.st.Steps+len(batch)))
+		}
+		if err := e.runBatch(ctx, batch); err != nil {
+			return e.finish(ctx, err)
+		}
+	}
+}
+
+// completed reports whether the navigator said the instance is done.
+func (e *exec) completed() bool {
+	return e.st.Complete
+}
+
+// ready lists the tokens whose steps should run now, in state order. A
+// human step without an answer becomes a waiting question instead.
+func (e *exec) ready() []sdk.Token {
+	var out []sdk.Token
+	for _, t := range e.st.Nav.Tokens {
+		if t.Status != sdk.Ready {
+			continue
+		}
+		if _, done := e.st.Done[t.ID]; done {
+			continue
+		}
+		if _, waiting := e.st.Waiting[t.ID]; waiting && len(e.answers) == 0 {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// runBatch runs the steps of a batch concurrently (bounded by
+// limits.parallel), checkpointing each result as it arrives, then hands the
+// outcomes to the navigator in token order so the run is deterministic.
+func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
+	par := e.r.cfg.Pipeline.Limits.Parallel
+	if par <= 0 {
+		par = 4
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	var firstErr error
+	var errMu sync.Mutex
+	for _, t := range batch {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(t sdk.Token) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res, wait, err := e.step(ctx, t)
+			if err == nil && wait == "" {
+				err = e.recordDone(ctx, t.ID, res)
+			} else if err == nil {
+				e.mu.Lock()
+				e.st.Waiting[t.ID] = wait
+				e.mu.Unlock()
+			}
+			if err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				errMu.Unlock()
+			}
+		}(t)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	e.answers = nil // answers are consumed by the batch that saw them
+	return e.handOver(ctx)
+}
+
+// recordDone checkpoints a finished step before the navigator sees it.
+func (e *exec) recordDone(ctx context.Context, token string, res *stepResult) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.st.Done[token] = res
+	delete(e.st.Waiting, token)
+	return e.checkpointLocked(ctx)
+}
+
+// handOver gives finished steps' outcomes to the navigator, in token order,
+// writing their spans and checkpointing after each.
+func (e *exec) handOver(ctx context.Context) error {
+	if len(e.st.Done) == 0 {
+		return nil
+	}
+	var order []string
+	for _, t := range e.st.Nav.Tokens {
+		if _, ok := e.st.Done[t.ID]; ok {
+			order = append(order, t.ID)
+		}
+	}
+	for id := range e.st.Done { // results whose token vanished: drop them
+		found := false
+		for _, o := range order {
+			found = found || o == id
+		}
+		if !found {
+			delete(e.st.Done, id)
+		}
+	}
+	for _, id := range order {
+		res := e.st.Done[id]
+		node := e.tokenNode(id)
+		spans := e.number(res.Spans)
+		e.st.Steps++
+		e.st.Tokens += res.Tokens
+		e.st.CostUSD += res.CostUSD
+		if err := e.assignOutput(id, node, res.Outcome); err != nil {
+			return err
+		}
+		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: id, Outcome: res.Outcome})
+		delete(e.st.Done, id)
+		if err != nil {
+			return fmt.Errorf("navigator after step %q: %w", node, err)
+		}
+		if err := e.apply(ctx, d); err != nil {
+			return err
+		}
+		if err := e.checkpoint(ctx, spans...); err != nil {
+			return err
+		}
+		if res.Outcome.Status == sdk.Failed && d.Fault == nil && !e.routineHandlesFailures() {
+			return fmt.Errorf("step %q: %s", node, res.Err)
+		}
+		if err := e.checkLimits(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// routineHandlesFailures: DAGs route failures (trigger rules); BPMN and
+// chains fault on their own when they cannot.
+func (e *exec) routineHandlesFailures() bool { return true }
+
+func (e *exec) checkLimits() error {
+	lim := e.r.cfg.Pipeline.Limits
+	switch {
+	case lim.MaxTokens > 0 && e.st.Tokens > lim.MaxTokens:
+		return fmt.Errorf("%w: max_tokens %d (used %d)", ErrLimit, lim.MaxTokens, e.st.Tokens)
+	case lim.MaxCostUSD > 0 && e.st.CostUSD > lim.MaxCostUSD:
+		return fmt.Errorf("%w: max_cost_usd %.4f (spent %.4f)", ErrLimit, lim.MaxCostUSD, e.st.CostUSD)
+	}
+	return nil
+}
+
+func (e *exec) tokenNode(id string) string {
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == id {
+			return t.Node
+		}
+	}
+	return id
+}
+
+// assignOutput stores a step's output in vars: under the node id, and under
+// each output name the routine declares for the node. Fan-out instances
+// (tokens carrying an index or loop counter) are collected by the navigator
+// itself through Decision.Set.
+func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
+	if out.Output == nil {
+		return nil
+	}
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == token {
+			if _, ok := t.Attrs["index"]; ok {
+				return nil
+			}
+			if _, ok := t.Attrs["loopCounter"]; ok {
+				return nil
+			}
+		}
+	}
+	vars := make(map[string]any, len(e.st.Nav.Env.Vars)+2)
+	for k, v := range e.st.Nav.Env.Vars {
+		vars[k] = v
+	}
+	value, whole := out.Output["value"], len(out.Output) == 1
+	if whole && value != nil {
+		vars[node] = value
+	} else {
+		vars[node] = out.Output
+	}
+	if n, ok := e.r.nodes[node]; ok {
+		for _, name := range n.Outputs {
+			if v, ok := out.Output[name]; ok {
+				vars[name] = v
+			} else if len(n.Outputs) == 1 {
+				vars[name] = vars[node]
+			}
+		}
+	}
+	e.st.Nav.Env.Vars = vars
+	return nil
+}
+
+// apply applies a navigator decision, choosing for the navigator when it
+// asks and ending on a fault.
+func (e *exec) apply(ctx context.Context, d *sdk.Decision) error {
+	for i := 0; d != nil; i++ {
+		e.st.Nav = d.Apply(e.st.Nav)
+		if d.Complete {
+			e.st.Complete = true
+		}
+		if d.Fault != nil {
+			return fmt.Errorf("routine failed at %q: %s", d.Fault.Node, d.Fault.Message)
+		}
+		if d.Choice == nil {
+			return nil
+		}
+		if i > 1000 {
+			return fmt.Errorf("navigator asked for more than 1000 choices in a row at %q", d.Choice.Node)
+		}
+		// The host's path selection: without conditions, an exclusive
+		// gateway takes its first flow, an inclusive one all of them.
+		flows := []string{d.Choice.Flows[0].ID}
+		if d.Choice.Multi {
+			flows = flows[:0]
+			for _, f := range d.Choice.Flows {
+				flows = append(flows, f.ID)
+			}
+		}
+		var err error
+		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: d.Choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
+		if err != nil {
+			return fmt.Errorf("navigator at %q: %w", e.tokenNode(d.Choice.Token), err)
+		}
+	}
+	return nil
+}
+
+// number assigns sequence numbers and ids to a step's spans: the first is
+// the step's own span (a child of the root), the rest its children.
+func (e *exec) number(spans []store.Span) []store.Span {
+	out := make([]store.Span, len(spans))
+	for i, sp := range spans {
+		e.st.SpanSeq++
+		sp.Task, sp.Execution, sp.TraceID = e.task.ID, e.id, e.traceID
+		sp.Seq = e.st.SpanSeq
+		sp.SpanID = store.SpanIDFor(e.task.ID, e.id, sp.Seq)
+		if i == 0 {
+			sp.ParentSpanID = store.SpanIDFor(e.task.ID, e.id, 1)
+		} else {
+			sp.ParentSpanID = out[0].SpanID
+		}
+		out[i] = sp
+	}
+	return out
+}
+
+func (e *exec) checkpoint(ctx context.Context, spans ...store.Span) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.checkpointLocked(ctx, spans...)
+}
+
+func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error {
+	b, err := e.st.encode()
+	if err != nil {
+		return fmt.Errorf("encode run state: %w", err)
+	}
+	return e.r.cfg.Store.Checkpoint(ctx, &store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
+		State: b, Updated: e.r.cfg.Clock()}, spans...)
+}
+
+// wait pauses the run for a person.
+func (e *exec) wait(ctx context.Context) (*Result, error) {
+	if err := e.checkpoint(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.setStatus(ctx, store.StatusWaiting, ""); err != nil {
+		return nil, err
+	}
+	res := e.result(store.StatusWaiting, "")
+	return res, nil
+}
+
+func (e *exec) tokenSummary() string {
+	var parts []string
+	for _, t := range e.st.Nav.Tokens {
+		parts = append(parts, fmt.Sprintf("%s@%s:%s", t.ID, t.Node, t.Status))
+	}
+	sort.Strings(parts)
+	return fmt.Sprint(parts)
+}
+
+// finish records the end of the execution: completed when err is nil,
+// failed otherwise.
+func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
+	status, msg := store.StatusCompleted, ""
+	if runErr != nil {
+		status, msg = store.StatusFailed, runErr.Error()
+		if errors.Is(runErr, context.DeadlineExceeded) {
+			msg = fmt.Sprintf("%s: timeout %s", ErrLimit, e.r.cfg.Pipeline.Limits.Timeout.Std())
+		}
+	}
+	ctx = context.WithoutCancel(ctx)
+	root := e.rootSpan(status, msg)
+	if err := e.checkpoint(ctx, root); err != nil {
+		return nil, err
+	}
+	if err := e.setStatus(ctx, status, msg); err != nil {
+		return nil, err
+	}
+	return e.result(status, msg), nil
+}
+
+func (e *exec) rootSpan(status store.Status, msg string) store.Span {
+	sp := store.Span{Task: e.task.ID, Execution: e.id, Seq: 1, TraceID: e.traceID, SpanID: store.SpanIDFor(e.task.ID, e.id, 1),
+		Name: "run " + e.r.cfg.Pipeline.Name, Kind: store.SpanInternal, Start: e.st.Started, End: e.r.cfg.Clock(),
+		Attributes: store.Attributes{
+			"sextant.pipeline":         store.String(e.r.cfg.Pipeline.Name),
+			"sextant.task":             store.String(e.task.ID),
+			"sextant.strategy.version": store.String(e.r.cfg.Strategy.Metadata.Version),
+			"sextant.steps":            store.Int(int64(e.st.Steps)),
+			"sextant.tokens":           store.Int(int64(e.st.Tokens)),
+			"sextant.cost_usd":         store.Float(e.st.CostUSD),
+		}}
+	if status == store.StatusFailed {
+		sp.Status = store.SpanStatus{Code: store.CodeError, Message: msg}
+	} else {
+		sp.Status = store.SpanStatus{Code: store.CodeOK}
+	}
+	return sp
+}
+
+func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error {
+	s := e.r.cfg.Store
+	ex, err := s.Execution(ctx, e.task.ID, e.id)
+	if err != nil {
+		return err
+	}
+	ex.Status, ex.Error = st, msg
+	if st == store.StatusCompleted || st == store.StatusFailed {
+		ex.Ended = e.r.cfg.Clock()
+	}
+	if err := s.PutExecution(ctx, ex); err != nil {
+		return err
+	}
+	return s.SetTaskStatus(ctx, e.task.ID, st)
+}
+
+func (e *exec) result(st store.Status, msg string) *Result {
+	res := &Result{Task: e.task.ID, Execution: e.id, Status: st, Error: msg, Steps: e.st.Steps, Tokens: e.st.Tokens,
+		CostUSD: e.st.CostUSD, Violations: e.st.Violations, Confirmations: e.st.Confirmations, Actions: e.st.Actions,
+		Output: e.output()}
+	var ids []string
+	for id := range e.st.Waiting {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		res.Waiting = append(res.Waiting, Question{Node: e.tokenNode(id), Question: e.st.Waiting[id]})
+	}
+	return res
+}
+
+// output is what [score] sees as `output`: the run's variables, plus
+// "action" — the last action actually executed, or "none".
+func (e *exec) output() map[string]any {
+	out := make(map[string]any, len(e.st.Nav.Env.Vars)+1)
+	for k, v := range e.st.Nav.Env.Vars {
+		out[k] = v
+	}
+	out["action"] = "none"
+	for _, a := range e.st.Actions {
+		if a.Decision == "executed" {
+			out["action"] = a.Action
+		}
+	}
+	return out
+}

@@ -1,0 +1,397 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/expr-lang/expr"
+
+	"github.com/sextant-dev/sextant/host/pipeline"
+	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// step runs the step at token t. It returns the step's result, or a
+// question when the step must wait for a person, or an error that ends
+// the run (a provider that failed after its retries and fallbacks, a
+// limit, a cancelled context).
+func (e *exec) step(ctx context.Context, t sdk.Token) (*stepResult, string, error) {
+	spec, ok := e.r.cfg.Pipeline.Steps[t.Node]
+	start := e.r.cfg.Clock()
+	res := &stepResult{Outcome: sdk.Outcome{Status: sdk.OK}}
+	if !ok {
+		// A node the host does not act at (the pipeline loader already
+		// refused nodes that need a step): it completes at once.
+		res.Spans = []store.Span{e.stepSpan(t, "none", start, nil)}
+		return res, "", nil
+	}
+	var err error
+	var wait string
+	switch spec.Kind {
+	case pipeline.KindLLM:
+		err = e.llmStep(ctx, t, spec, res)
+	case pipeline.KindExpr:
+		err = e.exprStep(t, spec, res)
+	case pipeline.KindAction:
+		wait, err = e.actionStep(t, spec, res)
+	case pipeline.KindHuman:
+		wait, err = e.humanStep(ctx, t, spec, res)
+	default:
+		err = fmt.Errorf("unknown step kind %q", spec.Kind)
+	}
+	if wait != "" {
+		return nil, wait, nil
+	}
+	var fatal *fatalError
+	if errors.As(err, &fatal) || ctx.Err() != nil {
+		if ctx.Err() != nil && err == nil {
+			err = ctx.Err()
+		}
+		return nil, "", fmt.Errorf("step %q: %w", t.Node, err)
+	}
+	span := e.stepSpan(t, spec.Kind, start, err)
+	if err != nil {
+		res.Outcome = sdk.Outcome{Status: sdk.Failed, Error: "step_failed"}
+		res.Err = err.Error()
+	}
+	res.Spans = append([]store.Span{span}, res.Spans...)
+	return res, "", nil
+}
+
+// fatalError ends the run instead of failing the step (limits, provider
+// exhaustion are reported as the run's failure).
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+func (e *exec) stepSpan(t sdk.Token, kind string, start time.Time, err error) store.Span {
+	sp := store.Span{Name: "step " + t.Node, Kind: store.SpanInternal, Start: start, End: e.r.cfg.Clock(),
+		Attributes: store.Attributes{
+			"sextant.node":      store.String(t.Node),
+			"sextant.step.kind": store.String(kind),
+			"sextant.token":     store.String(t.ID),
+		}, Status: store.SpanStatus{Code: store.CodeOK}}
+	if t.Attempt > 0 {
+		sp.Attributes["sextant.attempt"] = store.Int(int64(t.Attempt))
+	}
+	if err != nil {
+		sp.Status = store.SpanStatus{Code: store.CodeError, Message: err.Error()}
+	}
+	return sp
+}
+
+// data is what templates and expressions see.
+func (e *exec) data(t sdk.Token) map[string]any {
+	env := e.st.Nav.Env
+	return map[string]any{"input": env.Input, "vars": env.Vars, "strategy": env.Strategy, "token": t.Attrs, "task": e.task.ID}
+}
+
+func (e *exec) render(name, src string, t sdk.Token) (string, error) {
+	if src == "" {
+		return "", nil
+	}
+	tmpl, err := template.New(name).Funcs(pipeline.TemplateFuncs).
+		Funcs(template.FuncMap{"playbook": e.r.cfg.Strategy.RenderPlaybook}).
+		Option("missingkey=zero").Parse(src)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, e.data(t)); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return strings.ReplaceAll(b.String(), "<no value>", ""), nil
+}
+
+func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult) error {
+	prompt, err := e.render("prompt", spec.Prompt, t)
+	if err != nil {
+		return err
+	}
+	system, err := e.render("system", spec.System, t)
+	if err != nil {
+		return err
+	}
+	var msgs []sdk.Message
+	if system != "" {
+		msgs = append(msgs, sdk.Message{Role: "system", Content: system})
+	}
+	msgs = append(msgs, sdk.Message{Role: "user", Content: prompt})
+	provider := spec.Provider
+	if provider == "" {
+		provider = "default"
+	}
+	env := e.st.Nav.Env
+	req := &sdk.ChatRequest{Messages: msgs, Step: t.Node, JSON: spec.Output == "json", Temperature: spec.Temperature,
+		MaxTokens: spec.MaxTokens, Vars: map[string]any{"input": env.Input, "vars": env.Vars}}
+	resp, err := e.chat(ctx, provider, req, res)
+	if err != nil {
+		return err
+	}
+	if spec.Output != "json" {
+		res.Outcome.Output = map[string]any{"value": resp.Text}
+		return nil
+	}
+	v, perr := parseJSON(resp.Text)
+	if perr != nil {
+		// One repair retry: show the model its answer and the parse error.
+		repair := *req
+		repair.Messages = append(append([]sdk.Message(nil), req.Messages...),
+			sdk.Message{Role: "assistant", Content: resp.Text},
+			sdk.Message{Role: "user", Content: fmt.Sprintf("That reply was not valid JSON (%v). Reply with the JSON object only.", perr)})
+		resp2, err := e.chat(ctx, provider, &repair, res)
+		if err != nil {
+			return err
+		}
+		if v, perr = parseJSON(resp2.Text); perr != nil {
+			return fmt.Errorf("reply is not JSON after one repair retry: %v", perr)
+		}
+	}
+	if m, ok := v.(map[string]any); ok {
+		res.Outcome.Output = m
+	} else {
+		res.Outcome.Output = map[string]any{"value": v}
+	}
+	return nil
+}
+
+// parseJSON accepts a JSON value, optionally inside a ``` fence.
+func parseJSON(text string) (any, error) {
+	s := strings.TrimSpace(text)
+	if strings.HasPrefix(s, "```") {
+		s = strings.TrimPrefix(s, "```json")
+		s = strings.TrimPrefix(s, "```")
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("text after the JSON value")
+	}
+	return v, nil
+}
+
+// chat answers req from its recording when there is one, else through the
+// provider chain, recording the answer before the step goes on: a call
+// answered before a crash is never billed twice.
+func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, res *stepResult) (*sdk.ChatResponse, error) {
+	prov, ok := e.r.cfg.Providers.Get(provider)
+	if !ok {
+		return nil, &fatalError{fmt.Errorf("unknown provider %q", provider)}
+	}
+	full := *req
+	if full.Model == "" {
+		full.Model = prov.Model
+	}
+	if full.Temperature == nil {
+		full.Temperature = prov.Temperature
+	}
+	if full.MaxTokens == 0 {
+		full.MaxTokens = prov.MaxTokens
+	}
+	st := e.r.cfg.Store
+	hash, _, err := store.ChatKey(st.Redactor(), &full)
+	if err != nil {
+		return nil, &fatalError{err}
+	}
+	start := e.r.cfg.Clock()
+	var resp *sdk.ChatResponse
+	used, recorded := provider, false
+	var latency time.Duration
+	if rec, err := st.Recording(ctx, hash); err == nil {
+		var r sdk.ChatResponse
+		if err := json.Unmarshal(rec.Response, &r); err != nil {
+			return nil, &fatalError{fmt.Errorf("recording %s: %w", short(hash), err)}
+		}
+		resp, used, recorded, latency = &r, rec.Provider, true, rec.Latency
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, &fatalError{err}
+	} else {
+		t0 := time.Now()
+		r, who, _, err := e.r.cfg.Providers.Chat(ctx, provider, &full)
+		latency = time.Since(t0)
+		if err != nil {
+			sp := store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
+				Attributes: store.ChatSpanAttributes(provider, &full, nil), Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}}
+			res.Spans = append(res.Spans, sp)
+			return nil, &fatalError{err}
+		}
+		resp, used = r, who
+		rec, err := store.NewChatRecording(st.Redactor(), used, e.task.ID, &full, resp, latency)
+		if err != nil {
+			return nil, &fatalError{err}
+		}
+		if err := st.PutRecording(ctx, rec); err != nil {
+			return nil, &fatalError{err}
+		}
+	}
+	model := resp.Model
+	if model == "" {
+		model = full.Model
+	}
+	cost, _ := e.r.cfg.Prices.Cost(model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	attrs := store.ChatSpanAttributes(used, &full, resp)
+	attrs["sextant.request_hash"] = store.String(hash)
+	attrs["sextant.recorded"] = store.Bool(recorded)
+	attrs["sextant.cost_usd"] = store.Float(cost)
+	attrs["sextant.latency_ms"] = store.Int(latency.Milliseconds())
+	res.Spans = append(res.Spans, store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start,
+		End: start.Add(latency), Attributes: attrs, Status: store.SpanStatus{Code: store.CodeOK}})
+	res.Tokens += resp.Usage.InputTokens + resp.Usage.OutputTokens
+	res.CostUSD += cost
+	return resp, nil
+}
+
+func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult) error {
+	out := map[string]any{}
+	env := e.data(t)
+	names := make([]string, 0, len(spec.Set))
+	for k := range spec.Set {
+		names = append(names, k)
+	}
+	sortStrings(names)
+	for _, k := range names {
+		v, err := expr.Eval(spec.Set[k], env)
+		if err != nil {
+			return fmt.Errorf("set %s: %v", k, oneLine(err))
+		}
+		out[k] = v
+	}
+	res.Outcome.Output = out
+	return nil
+}
+
+func (e *exec) actionStep(t sdk.Token, spec pipeline.Step, res *stepResult) (string, error) {
+	action, err := e.render("action", spec.Action, t)
+	if err != nil {
+		return "", err
+	}
+	action = strings.TrimSpace(action)
+	conf := 1.0
+	if spec.Confidence != "" {
+		v, err := expr.Eval(spec.Confidence, e.data(t))
+		if err != nil {
+			return "", fmt.Errorf("confidence: %v", oneLine(err))
+		}
+		f, ok := toFloat(v)
+		if !ok {
+			return "", fmt.Errorf("confidence: want a number, got %v", v)
+		}
+		conf = f
+	}
+	d := e.r.cfg.Strategy.Decide(action, conf)
+	rec := actionRecord{Node: t.Node, Action: action, Reason: d.Reason}
+	switch d.Outcome {
+	case strategy.Blocked:
+		rec.Decision = "blocked"
+		e.mu.Lock()
+		e.st.Violations++
+		e.mu.Unlock()
+	case strategy.Confirm:
+		switch {
+		case e.st.Approved:
+			rec.Decision, rec.Reason = "executed", d.Reason+"; confirmed by the user earlier in this run"
+		case e.answers != nil:
+			if approved(e.answers) {
+				rec.Decision, rec.Reason = "executed", d.Reason+"; confirmed by the user"
+			} else {
+				rec.Decision, rec.Reason = "declined", d.Reason+"; the user declined"
+			}
+		default:
+			e.mu.Lock()
+			e.st.Confirmations++
+			e.mu.Unlock()
+			return fmt.Sprintf("confirm action %q? (%s) — resume with --set confirm=yes|no", action, d.Reason), nil
+		}
+	default:
+		rec.Decision = "executed"
+	}
+	e.mu.Lock()
+	e.st.Actions = append(e.st.Actions, rec)
+	e.mu.Unlock()
+	res.Outcome.Output = map[string]any{"action": action, "decision": rec.Decision, "reason": rec.Reason, "confidence": conf}
+	return "", nil
+}
+
+func approved(answers map[string]any) bool {
+	for _, k := range []string{"confirm", "answer", "approve"} {
+		switch v := answers[k].(type) {
+		case string:
+			s := strings.ToLower(v)
+			return s == "yes" || s == "y" || s == "approve" || s == "true"
+		case bool:
+			return v
+		}
+	}
+	return false
+}
+
+func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult) (string, error) {
+	question, err := e.render("question", spec.Question, t)
+	if err != nil {
+		return "", err
+	}
+	if question == "" {
+		question = fmt.Sprintf("answer for %s", t.Node)
+	}
+	if e.answers == nil {
+		return question + " — resume with --set answer=…", nil
+	}
+	if len(spec.Options) > 0 {
+		if a, ok := e.answers["answer"].(string); ok && !contains(spec.Options, a) {
+			return "", &fatalError{sdk.Errorf(sdk.CodeInvalid, "answer %q is not one of %s", a, strings.Join(spec.Options, ", "))}
+		}
+	}
+	e.mu.Lock()
+	e.st.Answers[t.Node]++
+	n := e.st.Answers[t.Node]
+	if approved(e.answers) {
+		e.st.Approved = true
+	}
+	e.mu.Unlock()
+	answer, err := json.Marshal(e.answers)
+	if err != nil {
+		return "", &fatalError{err}
+	}
+	rec, err := store.NewHumanRecording(e.task.ID, t.Node, n, question, answer)
+	if err != nil {
+		return "", &fatalError{err}
+	}
+	if err := e.r.cfg.Store.PutRecording(ctx, rec); err != nil {
+		return "", &fatalError{err}
+	}
+	out := make(map[string]any, len(e.answers))
+	for k, v := range e.answers {
+		out[k] = v
+	}
+	res.Outcome.Output = out
+	return "", nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+func sortStrings(s []string) { sort.Strings(s) }
