@@ -14,9 +14,9 @@ import (
 type runState struct {
 	// Pipeline is the pipeline file the run was started from (absolute), so
 	// that `sextant resume TASK` needs nothing else.
-	Pipeline string `json:"pipeline"`
-	Nav   sdk.State `json:"nav"`
-	Steps int       `json:"steps"`
+	Pipeline string    `json:"pipeline"`
+	Nav      sdk.State `json:"nav"`
+	Steps    int       `json:"steps"`
 	// Complete is set when the navigator reports the instance finished.
 	Complete      bool    `json:"complete,omitempty"`
 	Tokens        int     `json:"tokens"`
