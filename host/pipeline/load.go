@@ -95,9 +95,10 @@ func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
 	l.raw = raw
 	l.interpolate(raw, nil)
 	l.c.Check(raw, Spec, nil)
-	if len(l.c.Problems()) > 0 {
-		return nil, false
-	}
+	// Decode even when the schema found problems: encoding/json skips
+	// values of the wrong type and goes on, so the reference checks below
+	// still run and every problem is reported at once.
+	schemaOK := len(l.c.Problems()) == 0
 	gates, _ := raw["gates"].([]map[string]any)
 	delete(raw, "gates")
 	b, err := json.Marshal(raw)
@@ -106,7 +107,7 @@ func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
 		return nil, false
 	}
 	var p Pipeline
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := json.Unmarshal(b, &p); err != nil && schemaOK {
 		l.add(nil, "decode: %v", err)
 		return nil, false
 	}

@@ -152,7 +152,7 @@ func TestLoadErrors(t *testing.T) {
 		}, []string{`:10: providers.default.model: environment variable MODEL is not set (write ${MODEL:-default} to give a default)`}},
 		{"api key in file", func(s string) string {
 			return strings.Replace(s, `model = "${MODEL:-scripted}"`, `api_key = "sk-123"`, 1)
-		}, []string{`:10: providers.default.api_key: unknown key (did you mean "api_key_env"?)`}},
+		}, []string{`:10: providers.default.api_key: API keys never live in files: name the variable that holds it with api_key_env`}},
 		{"bad expressions and templates", func(s string) string {
 			s = strings.Replace(s, `success = "output.action == truth.action"`, `success = "output.action =="`, 1)
 			return strings.Replace(s, `{{ .input.body }}`, `{{ .input.body `, 1)

@@ -54,6 +54,7 @@ var (
 		{Name: "model", Type: schema.String, Doc: "model name sent to the provider"},
 		{Name: "base_url", Type: schema.String, Doc: "API base URL"},
 		{Name: "api_key_env", Type: schema.String, Doc: "environment variable holding the API key (keys never live in files)"},
+		{Name: "api_key", Type: schema.Any, Doc: "refused: keys never live in files, use api_key_env"},
 		{Name: "fallback", Type: schema.StringList, Doc: "providers to try, in order, when this one fails"},
 		{Name: "temperature", Type: schema.Number},
 		{Name: "max_tokens", Type: schema.Int},

@@ -1,0 +1,334 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sextant-dev/sextant/host/store"
+)
+
+func (a *app) runsCommand() *cobra.Command {
+	var pipe, status, tag string
+	var limit int
+	var asJSON bool
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "runs",
+		Short: "List recorded tasks, newest first",
+		Example: `  sextant runs --store pipelines/email-triage/.sextant
+  sextant runs --status waiting --tag smoke --limit 20 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q, err := query(pipe, status, tag, limit)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(cmd.Context(), sf.resolve(""), true)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			tasks, err := s.Tasks(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if tasks == nil {
+					tasks = []store.Task{}
+				}
+				return writeJSON(a.stdout, tasks)
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS")
+			for _, t := range tasks {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Pipeline, t.Strategy.Version,
+					t.Created.UTC().Format(time.RFC3339), strings.Join(t.Tags, ","))
+			}
+			return w.Flush()
+		},
+	}
+	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline (by name)")
+	c.Flags().StringVar(&status, "status", "", "only tasks in this status (running, waiting, completed, failed)")
+	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
+	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	return c
+}
+
+func query(pipe, status, tag string, limit int) (store.Query, error) {
+	q := store.Query{Pipeline: pipe, Tag: tag, Limit: limit}
+	if status != "" {
+		st, err := store.ParseStatus(status)
+		if err != nil {
+			return q, usageErr(fmt.Errorf("--status: %w", err))
+		}
+		q.Status = st
+	}
+	if limit < 0 {
+		return q, usageErr(errors.New("--limit: must not be negative"))
+	}
+	return q, nil
+}
+
+func (a *app) showCommand() *cobra.Command {
+	var asJSON bool
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "show TASK",
+		Short: "Show a task: its executions as span trees with timings, tokens and cost",
+		Example: `  sextant show 01JD3K…
+  sextant show 01JD3K… --json --store pipelines/email-triage/.sextant`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.openStore(cmd.Context(), sf.resolve(""), true)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			tree, err := s.Tree(cmd.Context(), args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, tree)
+			}
+			printTree(a.stdout, tree)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	return c
+}
+
+func printTree(w io.Writer, t *store.Tree) {
+	fmt.Fprintf(w, "task %s  %s  pipeline %s  strategy %s %s\n", t.Task.ID, t.Task.Status, t.Task.Pipeline, t.Task.Strategy.Name, t.Task.Strategy.Version)
+	if len(t.Task.Tags) > 0 {
+		fmt.Fprintf(w, "tags: %s\n", strings.Join(t.Task.Tags, ", "))
+	}
+	if len(t.Task.Input) > 0 {
+		fmt.Fprintf(w, "input: %s\n", clip(string(t.Task.Input), 200))
+	}
+	if len(t.Task.Truth) > 0 {
+		fmt.Fprintf(w, "truth: %s\n", clip(string(t.Task.Truth), 200))
+	}
+	for _, ex := range t.Executions {
+		e := ex.Execution
+		fmt.Fprintf(w, "\nexecution %s  %s  %s", e.ID, e.Mode, e.Status)
+		if e.Error != "" {
+			fmt.Fprintf(w, "  error: %s", e.Error)
+		}
+		fmt.Fprintln(w)
+		children := map[string][]store.Span{}
+		var roots []store.Span
+		ids := map[string]bool{}
+		for _, sp := range ex.Spans {
+			ids[sp.SpanID] = true
+		}
+		for _, sp := range ex.Spans {
+			if sp.ParentSpanID == "" || !ids[sp.ParentSpanID] {
+				roots = append(roots, sp)
+			} else {
+				children[sp.ParentSpanID] = append(children[sp.ParentSpanID], sp)
+			}
+		}
+		var walk func(sp store.Span, depth int)
+		walk = func(sp store.Span, depth int) {
+			fmt.Fprintf(w, "%s%-*s %8s%s\n", strings.Repeat("  ", depth+1), 36-2*depth, sp.Name, dur(sp), spanExtras(sp))
+			kids := children[sp.SpanID]
+			sort.SliceStable(kids, func(i, j int) bool { return kids[i].Seq < kids[j].Seq })
+			for _, k := range kids {
+				walk(k, depth+1)
+			}
+		}
+		for _, r := range roots {
+			walk(r, 0)
+		}
+	}
+	if len(t.Rewards) > 0 {
+		fmt.Fprintln(w, "\nrewards:")
+		for _, r := range t.Rewards {
+			target := ""
+			if r.SpanID != "" {
+				target = " span " + r.SpanID
+			}
+			fmt.Fprintf(w, "  #%d %+g%s %s %s\n", r.Seq, r.Value, target, strings.Join(r.Tags, ","), r.Note)
+		}
+	}
+}
+
+func dur(sp store.Span) string {
+	if sp.End.IsZero() {
+		return "…"
+	}
+	return sp.End.Sub(sp.Start).Round(time.Microsecond).String()
+}
+
+func spanExtras(sp store.Span) string {
+	var parts []string
+	if v, ok := sp.Attributes[store.AttrGenAIUsageInputTokens]; ok {
+		parts = append(parts, fmt.Sprintf("in %d", v.Int()))
+	}
+	if v, ok := sp.Attributes[store.AttrGenAIUsageOutputTokens]; ok {
+		parts = append(parts, fmt.Sprintf("out %d", v.Int()))
+	}
+	if v, ok := sp.Attributes["sextant.cost_usd"]; ok {
+		parts = append(parts, fmt.Sprintf("$%.4f", v.Float()))
+	}
+	if v, ok := sp.Attributes["sextant.recorded"]; ok && v.Bool() {
+		parts = append(parts, "recorded")
+	}
+	parts = append(parts, "span "+sp.SpanID)
+	if sp.Status.Code == store.CodeError {
+		parts = append(parts, "ERROR: "+sp.Status.Message)
+	}
+	return "  " + strings.Join(parts, "  ")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func (a *app) feedbackCommand() *cobra.Command {
+	var span, note, reward string
+	var tags []string
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "feedback TASK --reward X",
+		Short: "Attach a reward to a task or one of its spans",
+		Example: `  sextant feedback 01JD3K… --reward 1 --tag correct
+  sextant feedback 01JD3K… --span 3f2a9c0d1b2e4f56 --reward -0.5 --note "wrong tone"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := strconv.ParseFloat(reward, 64)
+			if err != nil || reward == "" {
+				return usageErr(fmt.Errorf("--reward: %q is not a number", reward))
+			}
+			s, err := a.openStore(cmd.Context(), sf.resolve(""), false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			r := &store.Reward{Task: args[0], SpanID: span, Value: v, Tags: tags, Note: note}
+			if err := s.AddReward(cmd.Context(), r); err != nil {
+				return withInvalid(err) // an unknown task, execution or span
+			}
+			fmt.Fprintf(a.stdout, "reward #%d %+g on task %s\n", r.Seq, r.Value, r.Task)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&reward, "reward", "", "reward value (required)")
+	c.Flags().StringVar(&span, "span", "", "span id the reward is about")
+	c.Flags().StringArrayVar(&tags, "tag", nil, "tag (repeatable)")
+	c.Flags().StringVar(&note, "note", "", "free text")
+	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	_ = c.MarkFlagRequired("reward")
+	return c
+}
+
+func (a *app) exportCommand() *cobra.Command {
+	var format, pipe, status, tag string
+	var limit int
+	var checkpoints, legacy bool
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "export",
+		Short: "Write tasks, executions, spans, rewards and recordings as JSONL or OTLP JSON",
+		Long: `export writes the store to stdout: JSONL (one record per line; sextant import
+reads it back exactly — how a dataset moves into a repo and into CI), or OTLP
+JSON for Jaeger, Tempo and other OpenTelemetry backends, with the GenAI
+attribute names on LLM spans.`,
+		Example: `  sextant export > dataset.jsonl
+  sextant export --format otlp --pipeline email-triage > traces.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q, err := query(pipe, status, tag, limit)
+			if err != nil {
+				return err
+			}
+			if format != "jsonl" && format != "otlp" {
+				return usageErr(fmt.Errorf("--format: %q is not jsonl or otlp", format))
+			}
+			s, err := a.openStore(cmd.Context(), sf.resolve(""), true)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if format == "otlp" {
+				_, err = s.ExportOTLP(cmd.Context(), a.stdout, store.OTLPOptions{Query: q, LegacyGenAISystem: legacy})
+				return err
+			}
+			n, err := s.Export(cmd.Context(), a.stdout, store.ExportOptions{Query: q, Checkpoints: checkpoints})
+			if err != nil {
+				return err
+			}
+			a.logger.Info("exported", "tasks", n.Tasks, "executions", n.Executions, "spans", n.Spans, "rewards", n.Rewards, "recordings", n.Recordings)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&format, "format", "jsonl", "jsonl or otlp")
+	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline")
+	c.Flags().StringVar(&status, "status", "", "only tasks in this status")
+	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
+	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
+	c.Flags().BoolVar(&checkpoints, "checkpoints", false, "include checkpoints (a backup of paused runs)")
+	c.Flags().BoolVar(&legacy, "legacy-genai-system", false, "otlp: also write the deprecated gen_ai.system attribute")
+	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	return c
+}
+
+func (a *app) importCommand() *cobra.Command {
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Read a JSONL export into the store (all or nothing)",
+		Example: `  sextant import dataset.jsonl
+  sextant import - < dataset.jsonl --store ci/.sextant`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r io.Reader = a.stdin
+			name := "stdin"
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return withInvalid(err)
+				}
+				defer f.Close()
+				r, name = f, args[0]
+			}
+			dir := sf.resolve("")
+			_, statErr := os.Stat(dir)
+			fresh := errors.Is(statErr, os.ErrNotExist)
+			s, err := a.openStore(cmd.Context(), dir, false)
+			if err != nil {
+				return err
+			}
+			n, err := s.Import(cmd.Context(), r, name)
+			s.Close()
+			if err != nil {
+				if fresh {
+					os.RemoveAll(dir) // leave no empty store behind a failed import
+				}
+				return withInvalid(err)
+			}
+			fmt.Fprintf(a.stdout, "imported %d tasks, %d executions, %d spans, %d rewards, %d recordings, %d checkpoints\n",
+				n.Tasks, n.Executions, n.Spans, n.Rewards, n.Recordings, n.Checkpoints)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	return c
+}
