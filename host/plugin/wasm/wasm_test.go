@@ -22,6 +22,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/plugintest"
 	"github.com/sextant-dev/sextant/host/plugin"
 	"github.com/sextant-dev/sextant/sdk"
+	inproc "github.com/sextant-dev/sextant/testdata/plugins/echo-provider/echo"
 )
 
 // testCache is the CacheDir of most tests: each opens its own Module, and
@@ -108,8 +109,9 @@ func metric(low, effect, high float64) []sdk.Metric {
 	return []sdk.Metric{{Name: "success_rate", Effect: effect, CILow: low, CIHigh: high}}
 }
 
-// The Go test plugins answer over wasm exactly what their code computes
-// in-process (the formulas of testdata/plugins/*/main.go, spelled out).
+// The Go test plugins answer over wasm what their code computes in-process:
+// echo-provider is compared with its package called directly;
+// threshold-gate (a main package) with its formulas spelled out.
 func TestGoPlugins(t *testing.T) {
 	gatePath := plugintest.Wasm(t, "testdata/plugins/threshold-gate")
 	_, gate := open(t, "threshold-gate", gatePath, Config{SHA256: plugintest.SHA256(t, gatePath)})
@@ -174,6 +176,10 @@ func TestGoPlugins(t *testing.T) {
 			}
 			if *got != tc.want {
 				t.Errorf("chat = %+v, want %+v", *got, tc.want)
+			}
+			local, err := inproc.Echo{}.Chat(t.Context(), &tc.req)
+			if err != nil || *local != *got {
+				t.Errorf("in-process chat = %+v, %v; over wasm %+v", local, err, got)
 			}
 		})
 	}
