@@ -1,13 +1,46 @@
 package cli
 
 import (
+	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/sextant-dev/sextant/host/plugin"
+	"github.com/sextant-dev/sextant/host/plugin/process"
+	"github.com/sextant-dev/sextant/host/plugin/wasm"
 )
+
+// wasmCacheDir is where compiled wasm modules are kept across runs:
+// $SEXTANT_CACHE, else the user cache directory's sextant/wasm.
+func wasmCacheDir() string {
+	if d := os.Getenv("SEXTANT_CACHE"); d != "" {
+		return filepath.Join(d, "wasm")
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "sextant", "wasm")
+	}
+	return ""
+}
 
 // transportOptions returns the registry options that connect the wasm and
 // process transports.
 func transportOptions(logger *slog.Logger) []plugin.Option {
-	return nil
+	if logger == nil {
+		logger = slog.Default()
+	}
+	cache := wasmCacheDir()
+	dialWasm := func(ctx context.Context, m *plugin.Manifest, g plugin.Grant) (plugin.Conn, error) {
+		return wasm.Open(ctx, wasm.Config{
+			Name: m.Name, Path: m.ArtifactPath(), SHA256: m.Artifact().SHA256, CacheDir: cache,
+			MemoryLimit: g.Memory, CallTimeout: g.Timeout, Pool: g.Pool, AllowHTTP: g.AllowHTTP, Logger: logger,
+		})
+	}
+	dialProcess := func(ctx context.Context, m *plugin.Manifest, g plugin.Grant) (plugin.Conn, error) {
+		return process.Open(ctx, process.Config{
+			Name: m.Name, Command: append([]string{m.ArtifactPath()}, m.Process.Args...), Dir: m.Dir(),
+			SHA256: m.Artifact().SHA256, CallTimeout: g.Timeout, MemoryLimit: int64(g.Memory), Logger: logger,
+		})
+	}
+	return []plugin.Option{plugin.WithDialer(plugin.TransportWasm, dialWasm), plugin.WithDialer(plugin.TransportProcess, dialProcess)}
 }
