@@ -19,6 +19,9 @@ const echoPkg = "testdata/plugins/echo-provider"
 func TestMain(m *testing.M) {
 	code := m.Run()
 	plugintest.Cleanup()
+	if sharedCache != "" {
+		os.RemoveAll(sharedCache)
+	}
 	os.Exit(code)
 }
 
