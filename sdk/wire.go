@@ -1,10 +1,12 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"strings"
 )
 
@@ -34,22 +36,79 @@ type Response struct {
 	Error  *Error          `json:"error,omitempty"`
 }
 
-// EncodeRequest encodes a call envelope for method with params.
+// EncodeRequest encodes a call envelope for method with params. The keys
+// are always written in the order api, method, params, with no spaces (see
+// PROTOCOL.md), which lets a plugin dispatch on the prefix and lets Serve
+// slice out the params without scanning them twice.
 func EncodeRequest(method string, params any) ([]byte, error) {
-	var raw json.RawMessage
+	m, err := json.Marshal(method)
+	if err != nil {
+		return nil, fmt.Errorf("encode method: %w", err)
+	}
+	b := make([]byte, 0, 64)
+	b = append(b, `{"api":`...)
+	b = strconv.AppendInt(b, APIVersion, 10)
+	b = append(b, `,"method":`...)
+	b = append(b, m...)
 	if params != nil {
-		b, err := json.Marshal(params)
+		p, err := json.Marshal(params)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s params: %w", method, err)
 		}
-		raw = b
+		b = append(b, `,"params":`...)
+		b = append(b, p...)
 	}
-	return json.Marshal(Request{API: APIVersion, Method: method, Params: raw})
+	return append(b, '}'), nil
+}
+
+// splitRequest reads the envelope EncodeRequest writes without scanning the
+// params; ok is false for any other shape, which callers then decode in full.
+func splitRequest(data []byte) (req Request, ok bool) {
+	const head = `{"api":`
+	if !bytes.HasPrefix(data, []byte(head)) || len(data) < len(head)+2 || data[len(data)-1] != '}' {
+		return req, false
+	}
+	rest := data[len(head):]
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	api, err := strconv.Atoi(string(rest[:i]))
+	if err != nil {
+		return req, false
+	}
+	rest = rest[i:]
+	const mk = `,"method":"`
+	if !bytes.HasPrefix(rest, []byte(mk)) {
+		return req, false
+	}
+	rest = rest[len(mk):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return req, false
+	}
+	req.API, req.Method = api, string(rest[:end])
+	rest = rest[end+1:]
+	switch {
+	case len(rest) == 1: // just the closing brace
+		return req, true
+	case bytes.HasPrefix(rest, []byte(`,"params":`)):
+		req.Params = rest[len(`,"params":`) : len(rest)-1]
+		return req, true
+	}
+	return req, false
 }
 
 // DecodeResponse decodes a response envelope into result (a pointer), or
 // returns the *Error it carries.
 func DecodeResponse(data []byte, result any) error {
+	const head = `{"result":`
+	if bytes.HasPrefix(data, []byte(head)) && len(data) > len(head)+1 && data[len(data)-1] == '}' {
+		// The shape Serve writes: decode the result in place, one pass.
+		if err := json.Unmarshal(data[len(head):len(data)-1], result); err == nil {
+			return nil
+		}
+	}
 	var resp Response
 	if err := json.Unmarshal(data, &resp); err != nil {
 		return fmt.Errorf("malformed response (%s): %w", preview(data), err)
@@ -88,20 +147,21 @@ type handler struct{ p Plugin }
 
 func (h handler) Handle(ctx context.Context, request []byte) []byte {
 	result, err := h.dispatch(ctx, request)
-	var resp Response
-	if err != nil {
-		resp.Error = AsError(err)
-	} else {
+	if err == nil {
 		b, merr := json.Marshal(result)
-		if merr != nil {
-			resp.Error = Errorf(CodeInternal, "encode result: %v", merr)
-		} else {
-			resp.Result = b
+		if merr == nil {
+			// Written by hand: marshalling a RawMessage inside the envelope
+			// would scan the result again (in a wasm guest, scans dominate).
+			out := make([]byte, 0, len(b)+len(`{"result":}`))
+			out = append(out, `{"result":`...)
+			out = append(out, b...)
+			return append(out, '}')
 		}
+		err = Errorf(CodeInternal, "encode result: %v", merr)
 	}
-	out, err := json.Marshal(resp)
-	if err != nil {
-		out, _ = json.Marshal(Response{Error: Errorf(CodeInternal, "encode response: %v", err)})
+	out, merr := json.Marshal(Response{Error: AsError(err)})
+	if merr != nil {
+		out, _ = json.Marshal(Response{Error: Errorf(CodeInternal, "encode response: %v", merr)})
 	}
 	return out
 }
@@ -113,9 +173,11 @@ func (h handler) dispatch(ctx context.Context, request []byte) (result any, err 
 			err = Errorf(CodeInternal, "panicked: %v [%s]", r, firstFrame(stack))
 		}
 	}()
-	var req Request
-	if err := json.Unmarshal(request, &req); err != nil {
-		return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+	req, ok := splitRequest(request)
+	if !ok {
+		if err := json.Unmarshal(request, &req); err != nil {
+			return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+		}
 	}
 	if req.API != APIVersion {
 		return nil, Errorf(CodeBadRequest, "api version %d, plugin speaks %d", req.API, APIVersion)

@@ -158,3 +158,30 @@ func TestDecisionApply(t *testing.T) {
 		t.Fatalf("Apply changed its input: %+v", s)
 	}
 }
+
+// A plugin must answer envelopes in any key order and spacing (other
+// languages' hosts and tests write them), not just the exact shape
+// EncodeRequest writes and the fast path slices.
+func TestHandleAnyKeyOrder(t *testing.T) {
+	h := sdk.Serve(gate{name: "t", fn: func(c *sdk.Comparison) (*sdk.Verdict, error) {
+		return &sdk.Verdict{Ruling: sdk.Pass, Reasons: []string{c.Candidate.Version}}, nil
+	}})
+	fast, err := sdk.EncodeRequest(sdk.MethodCheck, &sdk.Comparison{Candidate: sdk.StrategyRef{Version: "2.0.0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(h.Handle(context.Background(), fast))
+	for _, req := range []string{
+		`{"method":"gate.check","params":{"candidate":{"name":"","version":"2.0.0","hash":""}},"api":1}`,
+		`{ "api": 1, "method": "gate.check", "params": {"candidate": {"version": "2.0.0"}} }`,
+		`{"api":1,"method":"gate\u002echeck","params":{"candidate":{"version":"2.0.0"}}}`,
+	} {
+		if got := string(h.Handle(context.Background(), []byte(req))); got != want {
+			t.Errorf("%s:\n got  %s\n want %s", req, got, want)
+		}
+	}
+	var v sdk.Verdict
+	if err := sdk.DecodeResponse([]byte(` {"result": {"ruling": "pass"}} `), &v); err != nil || v.Ruling != sdk.Pass {
+		t.Fatalf("spaced response: %v %+v", err, v)
+	}
+}
