@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -247,3 +248,5 @@ func normalizeNumbers(v any) any {
 	}
 	return v
 }
+
+func sortStrings(s []string) { sort.Strings(s) }
