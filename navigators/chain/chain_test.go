@@ -394,4 +394,3 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
-
