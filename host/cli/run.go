@@ -55,7 +55,7 @@ person (continue with sextant resume TASK --set answer=…).`,
 				return err
 			}
 			defer prep.Close(context.WithoutCancel(ctx))
-			s, err := a.openStore(ctx, sf.resolve(args[0]), false)
+			s, err := a.openStoreWith(ctx, sf.resolveFor(prep.Pipeline), false, prep.Pipeline)
 			if err != nil {
 				return err
 			}

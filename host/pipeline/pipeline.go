@@ -139,6 +139,7 @@ type Price struct {
 type Store struct {
 	Dir    string   `json:"dir,omitempty"`
 	Redact []string `json:"redact,omitempty"`
+	FSync  bool     `json:"fsync,omitempty"`
 }
 
 // Duration is a duration written as a string ("2m", "7d").

@@ -134,6 +134,7 @@ var (
 		{Name: "store", Type: schema.Table, Block: &schema.Block{Fields: []schema.Field{
 			{Name: "dir", Type: schema.String, Default: ".sextant", Doc: "Badger directory, relative to the pipeline"},
 			{Name: "redact", Type: schema.StringList, Doc: "regular expressions whose matches are redacted before storing"},
+			{Name: "fsync", Type: schema.Bool, Default: false, Doc: "fsync every checkpoint (survives power loss; every commit already survives kill -9)"},
 		}}},
 	}}
 )

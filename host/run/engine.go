@@ -36,6 +36,9 @@ type Config struct {
 type Runner struct {
 	cfg   Config
 	nodes map[string]sdk.Node
+
+	templates sync.Map // name+source → *template.Template
+	programs  sync.Map // expression source → *vm.Program
 }
 
 // NewRunner returns a runner; the routine must be loaded in the navigator.
@@ -190,6 +193,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 	if err != nil {
 		return nil, fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
 	}
+	st.Nav.Env.Strategy = r.cfg.Strategy.Env()
 	task := tree.Task
 	e := &exec{r: r, task: &task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st, answers: answers}
 	if len(answers) > 0 && len(st.Waiting) == 0 {
@@ -290,7 +294,10 @@ func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
 			defer func() { <-sem }()
 			res, wait, err := e.step(ctx, t)
 			if err == nil && wait == "" {
-				err = e.recordDone(ctx, t.ID, res)
+				// A step finishing while others of its batch still run is
+				// checkpointed at once, so it never runs again after a
+				// crash; a lone step is handed over (and checkpointed) next.
+				err = e.recordDone(ctx, t.ID, res, len(batch) > 1)
 			} else if err == nil {
 				e.mu.Lock()
 				e.st.Waiting[t.ID] = wait
@@ -314,11 +321,14 @@ func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
 }
 
 // recordDone checkpoints a finished step before the navigator sees it.
-func (e *exec) recordDone(ctx context.Context, token string, res *stepResult) error {
+func (e *exec) recordDone(ctx context.Context, token string, res *stepResult, durable bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.st.Done[token] = res
 	delete(e.st.Waiting, token)
+	if !durable {
+		return nil
+	}
 	return e.checkpointLocked(ctx)
 }
 
@@ -359,13 +369,17 @@ func (e *exec) handOver(ctx context.Context) error {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
 		}
 		if err := e.apply(ctx, d); err != nil {
+			if res.Outcome.Status == sdk.Failed {
+				err = fmt.Errorf("%w (step %q: %s)", err, node, res.Err)
+			}
+			// The step's spans are part of the record even when the routine fails.
+			if cerr := e.checkpoint(ctx, spans...); cerr != nil {
+				return cerr
+			}
 			return err
 		}
 		if err := e.checkpoint(ctx, spans...); err != nil {
 			return err
-		}
-		if res.Outcome.Status == sdk.Failed && d.Fault == nil && !e.routineHandlesFailures() {
-			return fmt.Errorf("step %q: %s", node, res.Err)
 		}
 		if err := e.checkLimits(); err != nil {
 			return err
@@ -373,10 +387,6 @@ func (e *exec) handOver(ctx context.Context) error {
 	}
 	return nil
 }
-
-// routineHandlesFailures: DAGs route failures (trigger rules); BPMN and
-// chains fault on their own when they cannot.
-func (e *exec) routineHandlesFailures() bool { return true }
 
 func (e *exec) checkLimits() error {
 	lim := e.r.cfg.Pipeline.Limits
@@ -500,7 +510,12 @@ func (e *exec) checkpoint(ctx context.Context, spans ...store.Span) error {
 }
 
 func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error {
+	// The strategy is not checkpointed: Resume rebuilds it from the
+	// strategy file, whose hash it checks against the task's.
+	strat := e.st.Nav.Env.Strategy
+	e.st.Nav.Env.Strategy = nil
 	b, err := e.st.encode()
+	e.st.Nav.Env.Strategy = strat
 	if err != nil {
 		return fmt.Errorf("encode run state: %w", err)
 	}

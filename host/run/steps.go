@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
 
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/store"
@@ -78,7 +79,7 @@ func (e *exec) stepSpan(t sdk.Token, kind string, start time.Time, err error) st
 		Attributes: store.Attributes{
 			"sextant.node":      store.String(t.Node),
 			"sextant.step.kind": store.String(kind),
-			"sextant.token":     store.String(t.ID),
+			"sextant.token_id":  store.String(t.ID),
 		}, Status: store.SpanStatus{Code: store.CodeOK}}
 	if t.Attempt > 0 {
 		sp.Attributes["sextant.attempt"] = store.Int(int64(t.Attempt))
@@ -89,19 +90,30 @@ func (e *exec) stepSpan(t sdk.Token, kind string, start time.Time, err error) st
 	return sp
 }
 
-// data is what templates and expressions see.
+// data is what templates see: .input, .vars, .strategy, .token, .task.
 func (e *exec) data(t sdk.Token) map[string]any {
 	env := e.st.Nav.Env
 	return map[string]any{"input": env.Input, "vars": env.Vars, "strategy": env.Strategy, "token": t.Attrs, "task": e.task.ID}
+}
+
+// exprEnv is what expressions see: data, plus every run variable by its
+// own name (as BPMN conditions see them), unless it would hide one of
+// data's names.
+func (e *exec) exprEnv(t sdk.Token) map[string]any {
+	env := e.data(t)
+	for k, v := range e.st.Nav.Env.Vars {
+		if _, taken := env[k]; !taken {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 func (e *exec) render(name, src string, t sdk.Token) (string, error) {
 	if src == "" {
 		return "", nil
 	}
-	tmpl, err := template.New(name).Funcs(pipeline.TemplateFuncs).
-		Funcs(template.FuncMap{"playbook": e.r.cfg.Strategy.RenderPlaybook}).
-		Option("missingkey=zero").Parse(src)
+	tmpl, err := e.r.template(name, src)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
@@ -256,14 +268,14 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 
 func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult) error {
 	out := map[string]any{}
-	env := e.data(t)
+	env := e.exprEnv(t)
 	names := make([]string, 0, len(spec.Set))
 	for k := range spec.Set {
 		names = append(names, k)
 	}
 	sortStrings(names)
 	for _, k := range names {
-		v, err := expr.Eval(spec.Set[k], env)
+		v, err := e.r.eval(spec.Set[k], env)
 		if err != nil {
 			return fmt.Errorf("set %s: %v", k, oneLine(err))
 		}
@@ -281,7 +293,7 @@ func (e *exec) actionStep(t sdk.Token, spec pipeline.Step, res *stepResult) (str
 	action = strings.TrimSpace(action)
 	conf := 1.0
 	if spec.Confidence != "" {
-		v, err := expr.Eval(spec.Confidence, e.data(t))
+		v, err := e.r.eval(spec.Confidence, e.exprEnv(t))
 		if err != nil {
 			return "", fmt.Errorf("confidence: %v", oneLine(err))
 		}
@@ -395,3 +407,32 @@ func toFloat(v any) (float64, bool) {
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// template returns the parsed template for src, parsing it once per runner.
+func (r *Runner) template(name, src string) (*template.Template, error) {
+	key := name + "\x00" + src
+	if t, ok := r.templates.Load(key); ok {
+		return t.(*template.Template), nil
+	}
+	t, err := template.New(name).Funcs(pipeline.TemplateFuncs).
+		Funcs(template.FuncMap{"playbook": r.cfg.Strategy.RenderPlaybook}).
+		Option("missingkey=zero").Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	r.templates.Store(key, t)
+	return t, nil
+}
+
+// eval runs an expression, compiling it once per runner.
+func (r *Runner) eval(src string, env map[string]any) (any, error) {
+	if p, ok := r.programs.Load(src); ok {
+		return expr.Run(p.(*vm.Program), env)
+	}
+	p, err := expr.Compile(src)
+	if err != nil {
+		return nil, err
+	}
+	r.programs.Store(src, p)
+	return expr.Run(p, env)
+}
