@@ -194,6 +194,12 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 		return nil, fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
 	}
 	st.Nav.Env.Strategy = r.cfg.Strategy.Env()
+	if st.Nav.Env.Vars == nil {
+		st.Nav.Env.Vars = map[string]any{}
+	}
+	if st.Nav.Env.Input == nil {
+		st.Nav.Env.Input = map[string]any{}
+	}
 	task := tree.Task
 	e := &exec{r: r, task: &task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st, answers: answers}
 	if len(answers) > 0 && len(st.Waiting) == 0 {

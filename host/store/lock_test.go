@@ -234,3 +234,34 @@ func TestReadOnly(t *testing.T) {
 	_, err = Open(ctx, dir, testConfig())
 	wantErr(t, err, fmt.Sprintf("store %s is in use by pid %d", dir, os.Getpid()))
 }
+
+// A process killed while Badger creates a log file leaves it empty, and
+// Badger then refuses to open the directory (badger #2207). Open removes
+// such files: they hold no entries.
+func TestOpenAfterEmptyLogFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTask(ctx, &Task{ID: "t1", Pipeline: "p", Status: StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, f := range []string{"000099.vlog", "00099.mem"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ro := range []bool{false, true} {
+		s, err := Open(ctx, dir, NewConfig().WithReadOnly(ro))
+		if err != nil {
+			t.Fatalf("read-only %v: %v", ro, err)
+		}
+		if _, err := s.Task(ctx, "t1"); err != nil {
+			t.Fatalf("read-only %v: %v", ro, err)
+		}
+		s.Close()
+	}
+}

@@ -16,7 +16,9 @@ import (
 // ChatKey returns the canonical form of a provider request and its hash,
 // the key of its recording. The canonical form is the request as JSON
 // without its Config (which holds no part of the question, only how to
-// reach the provider), redacted with red, so that a live request and its
+// reach the provider) and without its Vars (run data a scripted provider
+// may read, but no model ever sees: the question is the messages and
+// parameters), redacted with red, so that a live request and its
 // recording match exactly when and only when they ask the same thing.
 func ChatKey(red *Redactor, req *sdk.ChatRequest) (hash string, canonical []byte, err error) {
 	if req == nil {
@@ -26,7 +28,7 @@ func ChatKey(red *Redactor, req *sdk.ChatRequest) (hash string, canonical []byte
 		red = DefaultRedactor()
 	}
 	r := *req
-	r.Config = nil
+	r.Config, r.Vars = nil, nil
 	js, err := json.Marshal(&r)
 	if err != nil {
 		return "", nil, fmt.Errorf("chat key: %w", err)

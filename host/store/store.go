@@ -180,6 +180,12 @@ func (s *Store) open(dir string) (*dirLock, *badger.DB, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if !s.ro {
+		if err := s.removeEmptyLogs(dir); err != nil {
+			lock.release()
+			return nil, nil, err
+		}
+	}
 	db, err := badger.Open(s.badgerOptions(dir, s.ro))
 	if err == nil {
 		return lock, db, nil
@@ -213,12 +219,45 @@ func (s *Store) recover(dir string) error {
 		return err
 	}
 	defer lock.release()
+	if err := s.removeEmptyLogs(dir); err != nil {
+		return err
+	}
 	db, err := badger.Open(s.badgerOptions(dir, false))
 	if err != nil {
 		return fmt.Errorf("open store %s: recover: %w", s.dir, err)
 	}
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("open store %s: recover: %w", s.dir, err)
+	}
+	return nil
+}
+
+// removeEmptyLogs deletes zero-length .vlog and .mem files, which a
+// process killed while creating one leaves behind and which Badger then
+// refuses to open ("Open existing file … Create a new file", badger issue
+// #2207; the fix, PR #2331, is unreleased). An empty log holds no entries,
+// so nothing is lost. Call it only under the exclusive lock.
+func (s *Store) removeEmptyLogs(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("open store %s: %w", s.dir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".vlog") && !strings.HasSuffix(name, ".mem") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || info.Size() != 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("open store %s: remove empty %s: %w", s.dir, name, err)
+		}
+		s.log.Info("removed an empty log file left by an interrupted write", "file", name)
 	}
 	return nil
 }
