@@ -47,5 +47,12 @@ wat:
 		echo "wat2wasm $$f"; wat2wasm $$f -o $${f%.wat}.wasm; \
 	done
 
+# The main job on embedded defaults: the three examples, offline, no API key.
+demo: build
+	$(BIN)/sextant run pipelines/email-triage/pipeline.toml --input pipelines/email-triage/inputs/newsletter.json
+	$(BIN)/sextant run pipelines/research-report/pipeline.toml --input pipelines/research-report/inputs/question.json
+	$(BIN)/sextant run pipelines/answer-and-learn/pipeline.toml --input pipelines/answer-and-learn/inputs/shipping.json
+	$(BIN)/sextant runs --store pipelines/email-triage/.sextant --limit 5
+
 clean:
 	rm -rf $(BIN)

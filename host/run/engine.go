@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -228,30 +229,39 @@ func orEmpty(m map[string]any) map[string]any {
 // drive runs batches of ready steps until the instance ends or waits.
 func (e *exec) drive(ctx context.Context) (*Result, error) {
 	lim := e.r.cfg.Pipeline.Limits
+	parent := ctx
 	if lim.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, lim.Timeout.Std())
 		defer cancel()
 	}
+	// Whatever failed once the run's own deadline passed (a provider call,
+	// a navigator call) failed because of the timeout limit: say so.
+	finish := func(err error) (*Result, error) {
+		if err != nil && ctx.Err() != nil && parent.Err() == nil {
+			err = fmt.Errorf("%w: timeout %s", ErrLimit, lim.Timeout.Std())
+		}
+		return e.finish(ctx, err)
+	}
 	for {
 		if err := e.handOver(ctx); err != nil {
-			return e.finish(ctx, err)
+			return finish(err)
 		}
 		if e.completed() {
-			return e.finish(ctx, nil)
+			return finish(nil)
 		}
 		batch := e.ready()
 		if len(batch) == 0 {
 			if len(e.st.Waiting) > 0 {
 				return e.wait(ctx)
 			}
-			return e.finish(ctx, fmt.Errorf("routine stopped with no step to run and nothing to wait for (tokens: %s)", e.tokenSummary()))
+			return finish(fmt.Errorf("routine stopped with no step to run and nothing to wait for (tokens: %s)", e.tokenSummary()))
 		}
 		if lim.MaxSteps > 0 && e.st.Steps+len(batch) > lim.MaxSteps {
-			return e.finish(ctx, fmt.Errorf("%w: max_steps %d (the next batch would run step %d)", ErrLimit, lim.MaxSteps, e.st.Steps+len(batch)))
+			return finish(fmt.Errorf("%w: max_steps %d (the next batch would run step %d)", ErrLimit, lim.MaxSteps, e.st.Steps+len(batch)))
 		}
 		if err := e.runBatch(ctx, batch); err != nil {
-			return e.finish(ctx, err)
+			return finish(err)
 		}
 	}
 }
@@ -369,6 +379,7 @@ func (e *exec) handOver(ctx context.Context) error {
 		if err := e.assignOutput(id, node, res.Outcome); err != nil {
 			return err
 		}
+		res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
 		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: id, Outcome: res.Outcome})
 		delete(e.st.Done, id)
 		if err != nil {
@@ -400,7 +411,7 @@ func (e *exec) checkLimits() error {
 	case lim.MaxTokens > 0 && e.st.Tokens > lim.MaxTokens:
 		return fmt.Errorf("%w: max_tokens %d (used %d)", ErrLimit, lim.MaxTokens, e.st.Tokens)
 	case lim.MaxCostUSD > 0 && e.st.CostUSD > lim.MaxCostUSD:
-		return fmt.Errorf("%w: max_cost_usd %.4f (spent %.4f)", ErrLimit, lim.MaxCostUSD, e.st.CostUSD)
+		return fmt.Errorf("%w: max_cost_usd %s (spent %s)", ErrLimit, usd(lim.MaxCostUSD), usd(e.st.CostUSD))
 	}
 	return nil
 }
@@ -412,6 +423,21 @@ func (e *exec) tokenNode(id string) string {
 		}
 	}
 	return id
+}
+
+// nameOutput gives a single-valued output ({"value": x}) the name of the
+// node's one declared output as well, so navigators that collect outputs
+// by name (DAG fan-out, chains) find it.
+func (e *exec) nameOutput(node string, out map[string]any) map[string]any {
+	n, ok := e.r.nodes[node]
+	if !ok || len(n.Outputs) != 1 || out == nil {
+		return out
+	}
+	v, single := out["value"]
+	if _, named := out[n.Outputs[0]]; !single || len(out) != 1 || named {
+		return out
+	}
+	return map[string]any{"value": v, n.Outputs[0]: v}
 }
 
 // assignOutput stores a step's output in vars: under the node id, and under
@@ -556,9 +582,6 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	status, msg := store.StatusCompleted, ""
 	if runErr != nil {
 		status, msg = store.StatusFailed, runErr.Error()
-		if errors.Is(runErr, context.DeadlineExceeded) {
-			msg = fmt.Sprintf("%s: timeout %s", ErrLimit, e.r.cfg.Pipeline.Limits.Timeout.Std())
-		}
 	}
 	ctx = context.WithoutCancel(ctx)
 	root := e.rootSpan(status, msg)
@@ -636,3 +659,7 @@ func (e *exec) output() map[string]any {
 	}
 	return out
 }
+
+// usd prints an amount exactly as far as it goes, no fixed rounding that
+// would show a limit of $0.000001 as 0.0000.
+func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

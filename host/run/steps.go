@@ -3,6 +3,8 @@ package run
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -218,11 +220,12 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	if err != nil {
 		return nil, &fatalError{err}
 	}
+	key := RecordingKey(e.task.ID, hash)
 	start := e.r.cfg.Clock()
 	var resp *sdk.ChatResponse
 	used, recorded := provider, false
 	var latency time.Duration
-	if rec, err := st.Recording(ctx, hash); err == nil {
+	if rec, err := st.Recording(ctx, key); err == nil {
 		var r sdk.ChatResponse
 		if err := json.Unmarshal(rec.Response, &r); err != nil {
 			return nil, &fatalError{fmt.Errorf("recording %s: %w", short(hash), err)}
@@ -245,6 +248,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		if err != nil {
 			return nil, &fatalError{err}
 		}
+		rec.Hash = key
 		if err := st.PutRecording(ctx, rec); err != nil {
 			return nil, &fatalError{err}
 		}
@@ -256,6 +260,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	cost, _ := e.r.cfg.Prices.Cost(model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 	attrs := store.ChatSpanAttributes(used, &full, resp)
 	attrs["sextant.request_hash"] = store.String(hash)
+	attrs["sextant.recording"] = store.String(key)
 	attrs["sextant.recorded"] = store.Bool(recorded)
 	attrs["sextant.cost_usd"] = store.Float(cost)
 	attrs["sextant.latency_ms"] = store.Int(latency.Milliseconds())
@@ -435,4 +440,14 @@ func (r *Runner) eval(src string, env map[string]any) (any, error) {
 	}
 	r.programs.Store(src, p)
 	return expr.Run(p, env)
+}
+
+// RecordingKey is the key a task's provider call is recorded under: the
+// canonical request hash (store.ChatKey) scoped to the task. Each task keeps
+// its own evidence, so two tasks that asked the same question and got
+// different answers each replay their own, and a live run never answers
+// from another task's recording.
+func RecordingKey(task, requestHash string) string {
+	sum := sha256.Sum256([]byte("sextant.recording.v1\x00" + task + "\x00" + requestHash))
+	return hex.EncodeToString(sum[:])
 }
