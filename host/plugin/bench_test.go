@@ -2,6 +2,8 @@ package plugin_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -17,6 +19,8 @@ import (
 const echoPkg = "testdata/plugins/echo-provider"
 
 func TestMain(m *testing.M) {
+	// Plugin lifecycle logs would interleave with benchmark result lines.
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	code := m.Run()
 	plugintest.Cleanup()
 	if sharedCache != "" {
