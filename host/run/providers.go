@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/sextant-dev/sextant/sdk"
@@ -24,16 +25,36 @@ type Provider struct {
 	MaxTokens   int
 	Timeout     time.Duration // per call; 0 = 60s
 	Retries     int           // retries after the first attempt
-	Fallback    []string
+	// Fallback names the providers to try, in order, when this one fails;
+	// their own fallbacks follow them.
+	Fallback []string
+	// Breaker says when this provider's circuit opens; the zero value is
+	// the default (5 consecutive failures, 30s cool-down).
+	Breaker Breaker
 }
 
+const (
+	defaultTimeout = 60 * time.Second
+	// maxRetryAfter caps the wait a provider may ask for: a run does not
+	// stall for an hour because an upstream said so.
+	maxRetryAfter = 60 * time.Second
+	// maxBackoff caps the exponential backoff.
+	maxBackoff = 30 * time.Second
+)
+
 // Providers routes chat requests through a provider and its fallbacks,
-// retrying what is worth retrying.
+// retrying what is worth retrying and failing fast on a provider whose
+// circuit is open. It is safe for concurrent use.
 type Providers struct {
-	byName map[string]*Provider
-	logger *slog.Logger
+	byName   map[string]*Provider
+	breakers map[string]*breaker
+	logger   *slog.Logger
 	// sleep waits between retries; tests replace it.
 	sleep func(context.Context, time.Duration) error
+	// now is the breaker's and the deadline check's clock; tests replace it.
+	now func() time.Time
+	// jitter returns a random duration in [0, d]; tests replace it.
+	jitter func(d time.Duration) time.Duration
 	// BaseBackoff is the first retry delay (doubled per attempt, with jitter).
 	BaseBackoff time.Duration
 }
@@ -43,9 +64,18 @@ func NewProviders(logger *slog.Logger, ps ...*Provider) *Providers {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	r := &Providers{byName: map[string]*Provider{}, logger: logger, sleep: sleepCtx, BaseBackoff: 500 * time.Millisecond}
+	r := &Providers{
+		byName:      map[string]*Provider{},
+		breakers:    map[string]*breaker{},
+		logger:      logger,
+		sleep:       sleepCtx,
+		now:         time.Now,
+		jitter:      randomJitter,
+		BaseBackoff: 500 * time.Millisecond,
+	}
 	for _, p := range ps {
 		r.byName[p.Name] = p
+		r.breakers[p.Name] = newBreaker(p.Name, p.Breaker)
 	}
 	return r
 }
@@ -64,34 +94,70 @@ type Attempt struct {
 }
 
 // Chat sends req through the provider called name, then its fallbacks in
-// order. It returns the answer, the provider that gave it and every attempt.
+// order (each fallback's own fallbacks after it, each provider once). It
+// returns the answer, the provider that gave it and every call made; a
+// call refused by an open circuit is not one.
+//
+// # Notes
+//
+//   - Every failure falls back, not only retryable ones: a request one
+//     provider rejects (bad request, credentials) may suit the next.
+//   - When every provider failed the error has one clause per provider
+//     and matches (errors.Is) each provider's error.
 func (r *Providers) Chat(ctx context.Context, name string, req *sdk.ChatRequest) (*sdk.ChatResponse, string, []Attempt, error) {
-	p, ok := r.byName[name]
-	if !ok {
+	if _, ok := r.byName[name]; !ok {
 		return nil, "", nil, fmt.Errorf("unknown provider %q", name)
 	}
+	chain := r.chain(name)
 	var attempts []Attempt
-	chain := append([]string{name}, p.Fallback...)
 	var errs []error
 	for i, n := range chain {
-		pr, ok := r.byName[n]
-		if !ok {
-			continue
-		}
-		resp, tries, err := r.try(ctx, pr, req)
-		attempts = append(attempts, tries...)
-		if err == nil {
-			return resp, n, attempts, nil
+		var err error
+		if p, ok := r.byName[n]; !ok {
+			err = fmt.Errorf("provider %q: unknown provider", n)
+		} else {
+			var resp *sdk.ChatResponse
+			var tries []Attempt
+			resp, tries, err = r.try(ctx, p, req)
+			attempts = append(attempts, tries...)
+			if err == nil {
+				return resp, n, attempts, nil
+			}
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
 			break
 		}
 		if i+1 < len(chain) {
-			r.logger.Warn("provider failed; falling back", "provider", n, "next", chain[i+1], "reason", err)
+			r.logger.Warn("provider failed; falling back", "provider", n, "next", chain[i+1],
+				"code", string(errCode(err)), "reason", err.Error())
 		}
 	}
-	return nil, "", attempts, errors.Join(errs...)
+	if len(errs) == 1 {
+		return nil, "", attempts, errs[0]
+	}
+	return nil, "", attempts, &chainError{errs: errs, all: len(errs) == len(chain)}
+}
+
+// chain is name followed by its fallbacks, depth first, each name once.
+func (r *Providers) chain(name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(n string) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		out = append(out, n)
+		if p, ok := r.byName[n]; ok {
+			for _, fb := range p.Fallback {
+				walk(fb)
+			}
+		}
+	}
+	walk(name)
+	return out
 }
 
 func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (*sdk.ChatResponse, []Attempt, error) {
@@ -108,31 +174,63 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 	req.Config = p.Config
 	timeout := p.Timeout
 	if timeout <= 0 {
-		timeout = 60 * time.Second
+		timeout = defaultTimeout
+	}
+	retries := max(p.Retries, 0)
+	b := r.breakers[p.Name]
+	if b == nil { // a Provider added to byName by hand
+		b = newBreaker(p.Name, Breaker{Failures: -1})
 	}
 	var attempts []Attempt
 	var last error
-	for n := 0; n <= p.Retries; n++ {
+	for n := 0; n <= retries; n++ {
+		probe, err := b.allow(r.now())
+		if err != nil {
+			if last == nil {
+				return nil, attempts, err
+			}
+			break // opened by a concurrent call while this one waited
+		}
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
 		start := time.Now()
 		resp, err := p.Plugin.Chat(callCtx, &req)
+		// The call's own deadline passed, not the caller's: a timeout,
+		// whatever error the plugin made of it.
+		timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
+		if err != nil && timedOut {
+			err = &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
+		}
 		attempts = append(attempts, Attempt{Provider: p.Name, Latency: time.Since(start), Err: err})
+		o := classify(err)
+		if ctx.Err() != nil {
+			o = neutral // the caller gave up; the endpoint may be fine
+		}
+		if b.done(r.now(), o, probe) {
+			r.logger.Warn("provider circuit open", "provider", p.Name, "failures", b.failuresNow(),
+				"cooldown", b.cooldown, "reason", err.Error())
+		}
 		if err == nil {
 			return resp, attempts, nil
 		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			err = &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
-		}
 		last = err
-		if ctx.Err() != nil || !retryable(err) || n == p.Retries {
+		if ctx.Err() != nil || !retryable(err) || n == retries {
 			break
 		}
-		if err := r.sleep(ctx, r.backoff(n, err)); err != nil {
+		wait := r.backoff(p.Name, n, err)
+		if dl, ok := ctx.Deadline(); ok {
+			if left := dl.Sub(r.now()); wait > left || retryAfter(err) > left {
+				r.logger.Debug("provider retry would pass the deadline; giving up", "provider", p.Name,
+					"wait", wait, "retry_after", retryAfter(err), "left", left)
+				break
+			}
+		}
+		r.logger.Debug("provider call failed; retrying", "provider", p.Name, "attempt", n+1, "wait", wait, "reason", err.Error())
+		if err := r.sleep(ctx, wait); err != nil {
 			break
 		}
 	}
-	return nil, attempts, describeFailure(p.Name, len(attempts), last)
+	return nil, attempts, &ProviderError{Provider: p.Name, Attempts: len(attempts), Err: last}
 }
 
 // retryable: rate limits, timeouts and unavailable upstreams are worth
@@ -141,25 +239,55 @@ func retryable(err error) bool {
 	return errors.Is(err, sdk.ErrRateLimited) || errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, sdk.ErrTimeout)
 }
 
-// backoff is exponential with full jitter on the upper half, and never
-// shorter than a Retry-After the provider sent.
-func (r *Providers) backoff(n int, err error) time.Duration {
-	d := r.BaseBackoff << n
-	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-	var e *sdk.Error
-	if errors.As(err, &e) && e.RetryAfter > d {
-		d = e.RetryAfter
+// backoff is exponential (capped) with jitter on the upper half, and never
+// shorter than a Retry-After the provider sent, which is itself capped at
+// maxRetryAfter.
+func (r *Providers) backoff(provider string, n int, err error) time.Duration {
+	d := maxBackoff
+	if n < 30 && r.BaseBackoff<<n < maxBackoff {
+		d = r.BaseBackoff << n
+	}
+	d = d/2 + r.jitter(d/2)
+	if ra := retryAfter(err); ra > d {
+		d = ra
+		if d > maxRetryAfter {
+			r.logger.Warn("provider retry-after above the cap; waiting the cap", "provider", provider,
+				"retry_after", ra, "cap", maxRetryAfter)
+			d = maxRetryAfter
+		}
 	}
 	return d
 }
 
-// describeFailure renders `provider "default": rate limited after 4
-// attempts (retry-after 20s)`, keeping the cause for errors.Is.
-func describeFailure(name string, attempts int, err error) error {
-	what := "failed"
+func retryAfter(err error) time.Duration {
 	var e *sdk.Error
 	if errors.As(err, &e) {
-		switch e.Code {
+		return e.RetryAfter
+	}
+	return 0
+}
+
+func randomJitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(d) + 1))
+}
+
+// ProviderError is how one provider failed a request after its retries:
+// it renders as `provider "default": rate limited after 4 attempts
+// (retry-after 20s): slow down` and unwraps to the last attempt's error.
+type ProviderError struct {
+	Provider string
+	Attempts int
+	Err      error
+}
+
+func (e *ProviderError) Error() string {
+	what := "failed"
+	var se *sdk.Error
+	if errors.As(e.Err, &se) {
+		switch se.Code {
 		case sdk.CodeRateLimited:
 			what = "rate limited"
 		case sdk.CodeTimeout:
@@ -168,22 +296,36 @@ func describeFailure(name string, attempts int, err error) error {
 			what = "unavailable"
 		case sdk.CodeAuth:
 			what = "refused the credentials"
-		case sdk.CodeBadRequest:
+		case sdk.CodeBadRequest, sdk.CodeInvalid:
 			what = "rejected the request"
+		case sdk.CodeUnknownMethod:
+			what = "does not answer chat requests"
 		}
 	}
 	tries := "1 attempt"
-	if attempts != 1 {
-		tries = fmt.Sprintf("%d attempts", attempts)
+	if e.Attempts != 1 {
+		tries = fmt.Sprintf("%d attempts", e.Attempts)
 	}
-	suffix := ""
-	if e != nil && e.RetryAfter > 0 {
-		suffix = fmt.Sprintf(" (retry-after %s)", e.RetryAfter)
+	var b strings.Builder
+	fmt.Fprintf(&b, "provider %q: %s after %s", e.Provider, what, tries)
+	if se != nil && se.RetryAfter > 0 {
+		fmt.Fprintf(&b, " (retry-after %s)", se.RetryAfter)
 	}
-	return &providerError{msg: fmt.Sprintf("provider %q: %s after %s%s: %s", name, what, tries, suffix, errMessage(err)), err: err}
+	if msg := errMessage(e.Err); msg != "" {
+		b.WriteString(": ")
+		b.WriteString(msg)
+	}
+	return b.String()
 }
 
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// errMessage is the error's text without the retry-after the
+// ProviderError already shows.
 func errMessage(err error) string {
+	if err == nil {
+		return ""
+	}
 	var e *sdk.Error
 	if errors.As(err, &e) {
 		return e.Message
@@ -191,13 +333,36 @@ func errMessage(err error) string {
 	return err.Error()
 }
 
-type providerError struct {
-	msg string
-	err error
+func errCode(err error) sdk.Code {
+	var e *sdk.Error
+	switch {
+	case errors.Is(err, ErrCircuitOpen):
+		return sdk.CodeUnavailable
+	case errors.As(err, &e):
+		return e.Code
+	}
+	return sdk.CodeInternal
 }
 
-func (e *providerError) Error() string { return e.msg }
-func (e *providerError) Unwrap() error { return e.err }
+// chainError is the failure of a whole chain: one clause per provider.
+type chainError struct {
+	errs []error
+	all  bool // every provider of the chain was tried
+}
+
+func (e *chainError) Error() string {
+	msgs := make([]string, len(e.errs))
+	for i, err := range e.errs {
+		msgs[i] = err.Error()
+	}
+	prefix := ""
+	if e.all {
+		prefix = fmt.Sprintf("all %d providers failed: ", len(e.errs))
+	}
+	return prefix + strings.Join(msgs, "; ")
+}
+
+func (e *chainError) Unwrap() []error { return e.errs }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
