@@ -8,6 +8,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require gonum.org/v1/gonum v0.17.0 // indirect
+
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
