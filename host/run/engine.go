@@ -26,11 +26,19 @@ type Config struct {
 	Routine   *sdk.Routine
 	Strategy  *strategy.Strategy
 	Providers *Providers
-	Store     *store.Store
-	Prices    Prices
-	Logger    *slog.Logger
-	// Clock stamps spans; default time.Now.
+	// Store is the live record. Resume needs it.
+	Store *store.Store
+	// Journal, when set, records runs instead of Store (replays keep their
+	// record in memory and read recordings from the dataset).
+	Journal Journal
+	Prices  Prices
+	Logger  *slog.Logger
+	// Clock stamps spans; default time.Now. Replays pass the task's
+	// recorded clock.
 	Clock func() time.Time
+	// Answer, when set, supplies recorded answers to human steps and
+	// confirmations (replay): the n-th answer given at node in task.
+	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
 }
 
 // Runner executes tasks of one pipeline and records them durably.
@@ -42,6 +50,24 @@ type Runner struct {
 	programs  sync.Map // expression source → *vm.Program
 }
 
+// Journal is what a run records into and reads recordings from.
+// *store.Store is the durable one.
+type Journal interface {
+	CreateTask(ctx context.Context, t *store.Task) error
+	CreateExecution(ctx context.Context, e *store.Execution) error
+	Execution(ctx context.Context, task, id string) (*store.Execution, error)
+	PutExecution(ctx context.Context, e *store.Execution) error
+	SetTaskStatus(ctx context.Context, id string, st store.Status) error
+	Checkpoint(ctx context.Context, c *store.Checkpoint, spans ...store.Span) error
+	Recording(ctx context.Context, key string) (*store.Recording, error)
+	PutRecording(ctx context.Context, r *store.Recording) error
+	Redactor() *store.Redactor
+	NewID() string
+	Now() time.Time
+}
+
+var _ Journal = (*store.Store)(nil)
+
 // NewRunner returns a runner; the routine must be loaded in the navigator.
 func NewRunner(cfg Config) *Runner {
 	if cfg.Logger == nil {
@@ -49,6 +75,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
+	}
+	if cfg.Journal == nil && cfg.Store != nil {
+		cfg.Journal = cfg.Store
 	}
 	nodes := map[string]sdk.Node{}
 	for _, n := range cfg.Routine.Nodes {
@@ -105,7 +134,7 @@ type exec struct {
 // Start creates a task and runs it until it completes, fails or waits for
 // a person.
 func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
-	s := r.cfg.Store
+	s := r.cfg.Journal
 	id := in.ID
 	if id == "" {
 		id = s.NewID()
@@ -551,7 +580,7 @@ func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error 
 	if err != nil {
 		return fmt.Errorf("encode run state: %w", err)
 	}
-	return e.r.cfg.Store.Checkpoint(ctx, &store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
+	return e.r.cfg.Journal.Checkpoint(ctx, &store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
 		State: b, Updated: e.r.cfg.Clock()}, spans...)
 }
 
@@ -614,7 +643,7 @@ func (e *exec) rootSpan(status store.Status, msg string) store.Span {
 }
 
 func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error {
-	s := e.r.cfg.Store
+	s := e.r.cfg.Journal
 	ex, err := s.Execution(ctx, e.task.ID, e.id)
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func (e *exec) step(ctx context.Context, t sdk.Token) (*stepResult, string, erro
 	case pipeline.KindExpr:
 		err = e.exprStep(t, spec, res)
 	case pipeline.KindAction:
-		wait, err = e.actionStep(t, spec, res)
+		wait, err = e.actionStep(ctx, t, spec, res)
 	case pipeline.KindHuman:
 		wait, err = e.humanStep(ctx, t, spec, res)
 	default:
@@ -215,7 +215,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	if full.MaxTokens == 0 {
 		full.MaxTokens = prov.MaxTokens
 	}
-	st := e.r.cfg.Store
+	st := e.r.cfg.Journal
 	hash, _, err := store.ChatKey(st.Redactor(), &full)
 	if err != nil {
 		return nil, &fatalError{err}
@@ -290,7 +290,7 @@ func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult) error 
 	return nil
 }
 
-func (e *exec) actionStep(t sdk.Token, spec pipeline.Step, res *stepResult) (string, error) {
+func (e *exec) actionStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult) (string, error) {
 	action, err := e.render("action", spec.Action, t)
 	if err != nil {
 		return "", err
@@ -317,11 +317,21 @@ func (e *exec) actionStep(t sdk.Token, spec pipeline.Step, res *stepResult) (str
 		e.st.Violations++
 		e.mu.Unlock()
 	case strategy.Confirm:
+		answers := e.answers
+		if answers == nil && !e.st.Approved && e.r.cfg.Answer != nil {
+			if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, e.st.Answers[t.Node]+1); ok {
+				answers = a
+			}
+		}
 		switch {
 		case e.st.Approved:
 			rec.Decision, rec.Reason = "executed", d.Reason+"; confirmed by the user earlier in this run"
-		case e.answers != nil:
-			if approved(e.answers) {
+		case answers != nil:
+			question := fmt.Sprintf("confirm action %q?", action)
+			if err := e.recordAnswer(ctx, t.Node, question, answers); err != nil {
+				return "", err
+			}
+			if approved(answers) {
 				rec.Decision, rec.Reason = "executed", d.Reason+"; confirmed by the user"
 			} else {
 				rec.Decision, rec.Reason = "declined", d.Reason+"; the user declined"
@@ -363,38 +373,55 @@ func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, r
 	if question == "" {
 		question = fmt.Sprintf("answer for %s", t.Node)
 	}
-	if e.answers == nil {
+	answers := e.answers
+	if answers == nil && e.r.cfg.Answer != nil {
+		if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, e.st.Answers[t.Node]+1); ok {
+			answers = a
+		}
+	}
+	if answers == nil {
 		return question + " — resume with --set answer=…", nil
 	}
 	if len(spec.Options) > 0 {
-		if a, ok := e.answers["answer"].(string); ok && !contains(spec.Options, a) {
+		if a, ok := answers["answer"].(string); ok && !contains(spec.Options, a) {
 			return "", &fatalError{sdk.Errorf(sdk.CodeInvalid, "answer %q is not one of %s", a, strings.Join(spec.Options, ", "))}
 		}
 	}
+	if err := e.recordAnswer(ctx, t.Node, question, answers); err != nil {
+		return "", err
+	}
 	e.mu.Lock()
-	e.st.Answers[t.Node]++
-	n := e.st.Answers[t.Node]
-	if approved(e.answers) {
+	if approved(answers) {
 		e.st.Approved = true
 	}
 	e.mu.Unlock()
-	answer, err := json.Marshal(e.answers)
-	if err != nil {
-		return "", &fatalError{err}
-	}
-	rec, err := store.NewHumanRecording(e.task.ID, t.Node, n, question, answer)
-	if err != nil {
-		return "", &fatalError{err}
-	}
-	if err := e.r.cfg.Store.PutRecording(ctx, rec); err != nil {
-		return "", &fatalError{err}
-	}
-	out := make(map[string]any, len(e.answers))
-	for k, v := range e.answers {
+	out := make(map[string]any, len(answers))
+	for k, v := range answers {
 		out[k] = v
 	}
 	res.Outcome.Output = out
 	return "", nil
+}
+
+// recordAnswer keeps a person's answer at node as a recording (HumanKey),
+// so a replay can give the same answer.
+func (e *exec) recordAnswer(ctx context.Context, node, question string, answers map[string]any) error {
+	e.mu.Lock()
+	e.st.Answers[node]++
+	n := e.st.Answers[node]
+	e.mu.Unlock()
+	answer, err := json.Marshal(answers)
+	if err != nil {
+		return &fatalError{err}
+	}
+	rec, err := store.NewHumanRecording(e.task.ID, node, n, question, answer)
+	if err != nil {
+		return &fatalError{err}
+	}
+	if err := e.r.cfg.Journal.PutRecording(ctx, rec); err != nil {
+		return &fatalError{err}
+	}
+	return nil
 }
 
 func toFloat(v any) (float64, bool) {
