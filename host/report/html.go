@@ -1,0 +1,240 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+//go:embed html.tmpl
+var htmlSource string
+
+var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+
+// WriteHTML writes one self-contained HTML file: inline CSS, inline SVG
+// charts, no scripts, fonts, images or links, so it opens offline and as a
+// CI artifact. It shows the verdict, a forest plot of every metric's effect
+// with its CI, the gates, a bar chart and a table of flipped tasks, the
+// regressed tasks and the divergences. All text is escaped by html/template.
+//
+// # Notes
+//
+// Metrics have different units (rates, tokens, dollars), so each row of the
+// forest plot has its own symmetric scale around a shared zero line: the
+// plot shows direction, size relative to the CI, and whether the CI crosses
+// zero, which is what a reader decides on; the numbers sit beside each row.
+func WriteHTML(w io.Writer, r *Report) error {
+	var b strings.Builder
+	if err := htmlTemplate.Execute(&b, htmlModel(r)); err != nil {
+		return fmt.Errorf("write html report: %w", err)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write html report: %w", err)
+	}
+	return nil
+}
+
+type htmlView struct {
+	Pipeline     string
+	Verdict      string
+	VerdictClass string
+	ExitCode     int
+	Summary      string
+	Baseline     htmlStrategy
+	Candidate    htmlStrategy
+	Tasks        int
+	Fidelity     string
+	Metrics      []htmlMetric
+	Forest       htmlChart
+	Gates        []htmlGate
+	Regressed    []string
+	FlipChart    htmlChart
+	Flipped      []Flip
+	Divergences  []Divergence
+}
+
+type htmlStrategy struct {
+	Name, Version, Hash, Short string
+}
+
+type htmlMetric struct {
+	cells
+	Class     string
+	Direction string
+}
+
+type htmlGate struct {
+	Name    string
+	Ruling  string
+	Class   string
+	Reasons []string
+	Metrics string
+}
+
+// htmlChart is an SVG chart laid out in Go, so the template only places
+// precomputed, fixed-precision coordinates.
+type htmlChart struct {
+	Width, Height string
+	ZeroX         string
+	LabelX        string // labels end here
+	GuideX1       string // the faint guide line of each forest row
+	GuideX2       string
+	AxisTop       string
+	AxisBottom    string
+	Rows          []htmlRow
+}
+
+type htmlRow struct {
+	Y, TextY     string
+	Label, Title string
+	Text         string
+	Class        string
+	Draw         bool
+	X1, X2, CX   string // forest: CI ends and effect
+	BarX, BarW   string // flip chart
+	TextX        string
+}
+
+// Layout of the charts, in SVG user units.
+const (
+	chartWidth  = 760.0
+	labelRight  = 180.0 // labels end here (text-anchor end)
+	plotCentre  = 370.0 // zero line of the forest plot
+	plotHalf    = 170.0 // the largest |value| of a row reaches this far
+	textLeft    = 560.0 // numbers beside each row start here
+	forestRow   = 30.0
+	forestTop   = 24.0
+	barLeft     = 190.0
+	barMaxWidth = 360.0
+	barRow      = 24.0
+)
+
+// coord formats a coordinate with one decimal.
+func coord(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func classOf(r sdk.Ruling) string {
+	switch r {
+	case sdk.Pass, sdk.Review, sdk.Fail:
+		return string(r)
+	}
+	return "unknown"
+}
+
+func htmlModel(r *Report) htmlView {
+	v := htmlView{
+		Pipeline:     r.Pipeline,
+		Verdict:      rulingWord(r.Ruling),
+		VerdictClass: classOf(r.Ruling),
+		ExitCode:     r.ExitCode,
+		Summary:      verdictSummary(r),
+		Baseline:     htmlStrategy{r.Baseline.Name, r.Baseline.Version, r.Baseline.Hash, shortHash(r.Baseline.Hash)},
+		Candidate:    htmlStrategy{r.Candidate.Name, r.Candidate.Version, r.Candidate.Hash, shortHash(r.Candidate.Hash)},
+		Tasks:        r.Tasks,
+		Fidelity:     percent(r.Fidelity),
+		Regressed:    sortedTasks(r.Regressed),
+		Flipped:      sortedFlips(r.Flipped),
+		Divergences:  sortedDivergences(r.Divergences),
+	}
+	for _, m := range r.Metrics {
+		c := metricCells(m)
+		dir := "lower is better"
+		if m.HigherIsBetter {
+			dir = "higher is better"
+		}
+		v.Metrics = append(v.Metrics, htmlMetric{cells: c, Class: trendClass(c.Trend), Direction: dir})
+	}
+	v.Forest = forest(r.Metrics)
+	for _, g := range r.Gates {
+		v.Gates = append(v.Gates, htmlGate{
+			Name: g.Name, Ruling: rulingWord(g.Ruling), Class: classOf(g.Ruling),
+			Reasons: g.Reasons, Metrics: gateMetrics(g.Metrics),
+		})
+	}
+	v.FlipChart = flipChart(groupFlips(r.Flipped))
+	return v
+}
+
+func trendClass(t int) string {
+	switch t {
+	case 1:
+		return "better"
+	case -1:
+		return "worse"
+	}
+	return "neutral"
+}
+
+// forest lays out one row per metric: the CI as a line, the effect as a
+// dot, each row scaled so its largest |value| reaches plotHalf.
+func forest(ms []sdk.Metric) htmlChart {
+	h := forestTop + forestRow*float64(len(ms)) + 6
+	ch := htmlChart{
+		Width: coord(chartWidth), Height: coord(h), ZeroX: coord(plotCentre),
+		AxisTop: coord(forestTop - 6), AxisBottom: coord(h - 4),
+		LabelX: coord(labelRight), GuideX1: coord(plotCentre - plotHalf - 10), GuideX2: coord(plotCentre + plotHalf + 10),
+	}
+	for i, m := range ms {
+		c := metricCells(m)
+		y := forestTop + forestRow*(float64(i)+0.5)
+		row := htmlRow{
+			Y: coord(y), TextY: coord(y + 4), Label: m.Name,
+			Text:  c.Effect + " " + c.CI,
+			Class: trendClass(c.Trend), TextX: coord(textLeft),
+		}
+		dir := "lower is better"
+		if m.HigherIsBetter {
+			dir = "higher is better"
+		}
+		row.Title = fmt.Sprintf("%s: %s → %s, effect %s, CI %s, p %s, n %s (%s)",
+			m.Name, c.Baseline, c.Candidate, c.Effect, c.CI, c.P, c.N, dir)
+		lo, hi, eff := round6(m.CILow), round6(m.CIHigh), round6(m.Effect)
+		if finite(lo) && finite(hi) && finite(eff) {
+			scale := max(math.Abs(lo), math.Abs(hi), math.Abs(eff))
+			if scale == 0 {
+				scale = 1
+			}
+			x := func(v float64) string { return coord(plotCentre + v/scale*plotHalf) }
+			row.Draw, row.X1, row.X2, row.CX = true, x(lo), x(hi), x(eff)
+		}
+		ch.Rows = append(ch.Rows, row)
+	}
+	return ch
+}
+
+// flipChart lays out one bar per metric and direction of flip.
+func flipChart(gs []flipGroup) htmlChart {
+	ch := htmlChart{Width: coord(chartWidth), Height: coord(barRow*float64(len(gs)) + 4), LabelX: coord(labelRight)}
+	most := 1
+	for _, g := range gs {
+		most = max(most, g.Count)
+	}
+	for i, g := range gs {
+		y := barRow * float64(i)
+		w := max(barMaxWidth*float64(g.Count)/float64(most), 2)
+		ch.Rows = append(ch.Rows, htmlRow{
+			Y: coord(y + 4), TextY: coord(y + 17),
+			Label: g.Metric + ": " + g.From + " → " + g.To,
+			Text:  strconv.Itoa(g.Count),
+			Class: flipClass(g), Draw: true,
+			BarX: coord(barLeft), BarW: coord(w), TextX: coord(barLeft + w + 6),
+		})
+	}
+	return ch
+}
+
+// flipClass colours the pass/fail flips; other outcomes stay neutral.
+func flipClass(g flipGroup) string {
+	switch {
+	case g.From == "pass" && g.To == "fail":
+		return "worse"
+	case g.From == "fail" && g.To == "pass":
+		return "better"
+	}
+	return "neutral"
+}

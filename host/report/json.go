@@ -1,0 +1,154 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// JSONSchemaVersion is the version of the JSON report's shape. It changes
+// only when a field is renamed or removed or its meaning changes; adding a
+// field does not change it.
+const JSONSchemaVersion = 1
+
+// WriteJSON writes r as indented JSON.
+//
+// # Notes
+//
+//   - Keys come in a fixed order (the order of the fields below); gate
+//     metrics are objects with sorted keys.
+//   - Every number is rounded to six significant digits, so bootstrap noise
+//     in the last bits cannot differ across platforms. NaN and infinities
+//     are written as null.
+//   - Lists are always arrays, never null; task lists are sorted by task.
+//   - There are no timestamps, durations, host names or paths: the same
+//     replay gives the same file.
+//
+// The top-level fields are schema_version, pipeline, ruling, exit_code,
+// baseline, candidate, tasks (how many tasks were replayed), fidelity (the
+// fraction of self-replays that reproduced their trace), metrics, gates,
+// regressed, flipped and divergences.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(toJSON(r)); err != nil {
+		return fmt.Errorf("write json report: %w", err)
+	}
+	return nil
+}
+
+type jsonReport struct {
+	SchemaVersion int              `json:"schema_version"`
+	Pipeline      string           `json:"pipeline"`
+	Ruling        sdk.Ruling       `json:"ruling"`
+	ExitCode      int              `json:"exit_code"`
+	Baseline      jsonStrategy     `json:"baseline"`
+	Candidate     jsonStrategy     `json:"candidate"`
+	Tasks         int              `json:"tasks"`
+	Fidelity      num              `json:"fidelity"`
+	Metrics       []jsonMetric     `json:"metrics"`
+	Gates         []jsonGate       `json:"gates"`
+	Regressed     []string         `json:"regressed"`
+	Flipped       []jsonFlip       `json:"flipped"`
+	Divergences   []jsonDivergence `json:"divergences"`
+}
+
+type jsonStrategy struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Hash    string `json:"hash"`
+}
+
+type jsonMetric struct {
+	Name           string `json:"name"`
+	Kind           string `json:"kind"`
+	Baseline       num    `json:"baseline"`
+	Candidate      num    `json:"candidate"`
+	Effect         num    `json:"effect"`
+	CILow          num    `json:"ci_low"`
+	CIHigh         num    `json:"ci_high"`
+	Confidence     num    `json:"confidence"`
+	P              num    `json:"p"`
+	N              int    `json:"n"`
+	HigherIsBetter bool   `json:"higher_is_better"`
+}
+
+type jsonGate struct {
+	Name    string         `json:"name"`
+	Ruling  sdk.Ruling     `json:"ruling"`
+	Reasons []string       `json:"reasons"`
+	Metrics map[string]num `json:"metrics"`
+}
+
+type jsonFlip struct {
+	Task   string `json:"task"`
+	Metric string `json:"metric"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+}
+
+type jsonDivergence struct {
+	Task     string `json:"task"`
+	Node     string `json:"node"`
+	Expected string `json:"expected"`
+	Got      string `json:"got"`
+}
+
+// num is a float64 written with six significant digits, null when not finite.
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	v := round6(float64(n))
+	if !finite(v) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v)
+}
+
+func toJSON(r *Report) jsonReport {
+	out := jsonReport{
+		SchemaVersion: JSONSchemaVersion,
+		Pipeline:      r.Pipeline,
+		Ruling:        r.Ruling,
+		ExitCode:      r.ExitCode,
+		Baseline:      jsonStrategy(r.Baseline),
+		Candidate:     jsonStrategy(r.Candidate),
+		Tasks:         r.Tasks,
+		Fidelity:      num(r.Fidelity),
+		Metrics:       make([]jsonMetric, 0, len(r.Metrics)),
+		Gates:         make([]jsonGate, 0, len(r.Gates)),
+		Regressed:     append([]string{}, sortedTasks(r.Regressed)...),
+		Flipped:       make([]jsonFlip, 0, len(r.Flipped)),
+		Divergences:   make([]jsonDivergence, 0, len(r.Divergences)),
+	}
+	for _, m := range r.Metrics {
+		out.Metrics = append(out.Metrics, jsonMetric{
+			Name: m.Name, Kind: m.Kind,
+			Baseline: num(m.Baseline), Candidate: num(m.Candidate),
+			Effect: num(m.Effect), CILow: num(m.CILow), CIHigh: num(m.CIHigh),
+			Confidence: num(m.Confidence), P: num(m.P), N: m.N,
+			HigherIsBetter: m.HigherIsBetter,
+		})
+	}
+	for _, g := range r.Gates {
+		jg := jsonGate{
+			Name: g.Name, Ruling: g.Ruling,
+			Reasons: append([]string{}, g.Reasons...),
+			Metrics: make(map[string]num, len(g.Metrics)),
+		}
+		for k, v := range g.Metrics {
+			jg.Metrics[k] = num(v)
+		}
+		out.Gates = append(out.Gates, jg)
+	}
+	for _, f := range sortedFlips(r.Flipped) {
+		out.Flipped = append(out.Flipped, jsonFlip(f))
+	}
+	for _, d := range sortedDivergences(r.Divergences) {
+		out.Divergences = append(out.Divergences, jsonDivergence(d))
+	}
+	return out
+}
