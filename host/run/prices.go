@@ -14,9 +14,18 @@ type Price struct {
 	Output float64 `toml:"output"`
 }
 
-// Prices maps model names to prices. Lookups also try the model name
-// without a provider prefix ("openai/gpt-4o-mini" → "gpt-4o-mini") and
-// without a date suffix ("gpt-4o-mini-2024-07-18" → "gpt-4o-mini").
+// Prices maps model names to prices. A lookup that finds no exact entry
+// tries the name without a snapshot suffix ("gpt-4o-mini-2024-07-18",
+// "claude-sonnet-4-20250514", "claude-3-5-sonnet@20240620",
+// "claude-3-7-sonnet-latest" → the undated name), then the same without a
+// provider prefix ("openai/gpt-4o-mini" → "gpt-4o-mini").
+//
+// # Notes
+//
+// Only snapshot suffixes are stripped, never arbitrary words: a
+// "gpt-4o-audio-preview" or a "claude-opus-4-5" priced as "gpt-4o" or
+// "claude-opus-4" would be a wrong number, where an unpriced model is
+// reported as such.
 type Prices map[string]Price
 
 //go:embed prices.toml
@@ -48,17 +57,48 @@ func (p Prices) Lookup(model string) (Price, bool) {
 	if pr, ok := p[model]; ok {
 		return pr, true
 	}
-	if i := strings.LastIndexByte(model, '/'); i >= 0 {
-		return p.Lookup(model[i+1:])
-	}
-	// Dated snapshots: strip a trailing -YYYY-MM-DD or -YYYYMMDD.
-	parts := strings.Split(model, "-")
-	for n := len(parts) - 1; n > 0; n-- {
-		if pr, ok := p[strings.Join(parts[:n], "-")]; ok {
+	if base, ok := undated(model); ok {
+		if pr, ok := p[base]; ok {
 			return pr, true
 		}
 	}
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		return p.Lookup(model[i+1:])
+	}
 	return Price{}, false
+}
+
+// undated strips a snapshot suffix: -YYYY-MM-DD, -YYYYMMDD, @YYYYMMDD or
+// -latest.
+func undated(model string) (string, bool) {
+	if base, ok := strings.CutSuffix(model, "-latest"); ok && base != "" {
+		return base, true
+	}
+	if n := len(model) - len("-2006-01-02"); n > 0 && model[n] == '-' && isDate(model[n+1:], "dddd-dd-dd") {
+		return model[:n], true
+	}
+	if n := len(model) - len("-20060102"); n > 0 && (model[n] == '-' || model[n] == '@') && isDate(model[n+1:], "dddddddd") {
+		return model[:n], true
+	}
+	return "", false
+}
+
+// isDate reports whether s has the shape of pattern, where 'd' is a digit
+// and anything else stands for itself.
+func isDate(s, pattern string) bool {
+	if len(s) != len(pattern) {
+		return false
+	}
+	for i := range len(s) {
+		if pattern[i] == 'd' {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		} else if s[i] != pattern[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Cost returns the USD cost of a call, and whether the model was priced.

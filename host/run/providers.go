@@ -206,7 +206,8 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 		if ctx.Err() != nil {
 			o = neutral // the caller gave up; the endpoint may be fine
 		}
-		if b.done(r.now(), o, probe) {
+		opened := b.done(r.now(), o, probe)
+		if opened {
 			r.logger.Warn("provider circuit open", "provider", p.Name, "failures", b.failuresNow(),
 				"cooldown", b.cooldown, "reason", err.Error())
 		}
@@ -214,16 +215,22 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 			return resp, attempts, nil
 		}
 		last = err
-		if ctx.Err() != nil || !retryable(err) || n == retries {
+		if opened || ctx.Err() != nil || !retryable(err) || n == retries {
+			break
+		}
+		// A wait (or a Retry-After, even one above the cap) that ends past
+		// the caller's deadline is hopeless: give up now with the error.
+		dl, hasDeadline := ctx.Deadline()
+		if hasDeadline && retryAfter(err) > dl.Sub(r.now()) {
+			r.logger.Debug("provider retry-after passes the deadline; giving up", "provider", p.Name,
+				"retry_after", retryAfter(err), "left", dl.Sub(r.now()))
 			break
 		}
 		wait := r.backoff(p.Name, n, err)
-		if dl, ok := ctx.Deadline(); ok {
-			if left := dl.Sub(r.now()); wait > left || retryAfter(err) > left {
-				r.logger.Debug("provider retry would pass the deadline; giving up", "provider", p.Name,
-					"wait", wait, "retry_after", retryAfter(err), "left", left)
-				break
-			}
+		if hasDeadline && wait > dl.Sub(r.now()) {
+			r.logger.Debug("provider backoff passes the deadline; giving up", "provider", p.Name,
+				"wait", wait, "left", dl.Sub(r.now()))
+			break
 		}
 		r.logger.Debug("provider call failed; retrying", "provider", p.Name, "attempt", n+1, "wait", wait, "reason", err.Error())
 		if err := r.sleep(ctx, wait); err != nil {
