@@ -232,6 +232,6 @@ func quantile(xs []float64, q float64) float64 {
 func bootstrapP(sorted []float64) float64 {
 	b := len(sorted)
 	le := sort.SearchFloat64s(sorted, math.Nextafter(0, 1)) // #{x ≤ 0}
-	ge := b - sort.SearchFloat64s(sorted, 0)                 // #{x ≥ 0}
+	ge := b - sort.SearchFloat64s(sorted, 0)                // #{x ≥ 0}
 	return min(1, 2*float64(min(le, ge)+1)/float64(b+1))
 }
