@@ -1,0 +1,538 @@
+// Package replay re-runs recorded tasks under one or more strategies, with
+// every outside call served from the task's recordings: the recorded
+// provider (exact match on the canonical request hash), recorded human
+// answers, the task's recorded clock. It streams: tasks are read from the
+// store one at a time and results are handed to a callback, so a replay of
+// 100 000 tasks never holds them all in memory.
+//
+// A replay never writes the tasks it replays; its only writes are cached
+// results (by task × strategy hash × routine hash × plugin versions).
+package replay
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// On-miss policies: what a replay does with a call that has no recording.
+const (
+	MissFail = "fail" // the task's replay fails, naming the call
+	MissSkip = "skip" // the task is left out of the comparison
+	MissLive = "live" // the call goes to the real provider
+)
+
+// Config says what to replay and how.
+type Config struct {
+	// Prepare opens the pipeline for one worker (each worker has its own
+	// plugin instances). It is called Workers times.
+	Prepare func(ctx context.Context) (*run.Prepared, error)
+	// Source holds the recorded tasks and their recordings.
+	Source *store.Store
+	// Pipeline selects the source's tasks by pipeline name.
+	Pipeline string
+	// Strategies are replayed for every task, baseline first.
+	Strategies []*strategy.Strategy
+	OnMiss     string
+	Workers    int
+	// Sample replays at most this many tasks (0 = all), chosen by a hash of
+	// task id and Seed, proportionally within strata when StratifyBy is set.
+	Sample     int
+	StratifyBy string // "tags.NAME": the value of tag NAME=value or NAME:value
+	Seed       int64
+	// Shard I of N replays only the tasks whose id hashes to I (0-based).
+	Shard, Shards int
+	// Cache keeps results across replays; nil disables it.
+	Cache *store.Collection[Result]
+	// Versions identifies the routine and plugins for the result cache.
+	Versions string
+	Logger   *slog.Logger
+}
+
+// Divergence is the first place a self-replay left the recorded trace.
+type Divergence struct {
+	Index    int    `json:"index"`
+	Node     string `json:"node"`
+	Expected string `json:"expected"`
+	Got      string `json:"got"`
+}
+
+// Result is one task replayed under one strategy.
+type Result struct {
+	Task     string         `json:"task"`
+	Strategy string         `json:"strategy"` // version
+	Hash     string         `json:"hash"`     // strategy content hash
+	Tags     []string       `json:"tags,omitempty"`
+	Status   store.Status   `json:"status"`
+	Error    string         `json:"error,omitempty"`
+	Outcome  sdk.TaskResult `json:"outcome"`
+	// SelfReplay is set when the strategy is the one the task was recorded
+	// under; Reproduced then says whether the trace matched exactly.
+	SelfReplay bool        `json:"self_replay,omitempty"`
+	Reproduced bool        `json:"reproduced,omitempty"`
+	Divergence *Divergence `json:"divergence,omitempty"`
+	Misses     int         `json:"misses,omitempty"`
+	Skipped    bool        `json:"skipped,omitempty"`
+	Cached     bool        `json:"-"`
+}
+
+// Run replays the selected tasks, calling emit for each result in a
+// deterministic order (task order, then strategy order), whatever the
+// number of workers.
+func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.OnMiss == "" {
+		cfg.OnMiss = MissFail
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if len(cfg.Strategies) == 0 {
+		return errors.New("replay: no strategy to replay")
+	}
+	ids, err := selectTasks(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	workers := make([]*worker, cfg.Workers)
+	for i := range workers {
+		prep, err := cfg.Prepare(ctx)
+		if err != nil {
+			for _, w := range workers[:i] {
+				w.prep.Close(context.WithoutCancel(ctx))
+			}
+			return err
+		}
+		workers[i] = &worker{cfg: &cfg, prep: prep}
+	}
+	defer func() {
+		for _, w := range workers {
+			w.prep.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	score, err := compileScore(workers[0].prep)
+	if err != nil {
+		return err
+	}
+	// Tasks fan out to the workers; results come back to an ordered
+	// emitter with a bounded window, so memory does not grow with the
+	// number of tasks.
+	type job struct {
+		i  int
+		id string
+	}
+	type done struct {
+		i   int
+		res []Result
+		err error
+	}
+	jobs := make(chan job)
+	results := make(chan done, cfg.Workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			for j := range jobs {
+				res, err := w.task(ctx, j.id, score)
+				select {
+				case results <- done{j.i, res, err}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}(w)
+	}
+	window := make(chan struct{}, cfg.Workers*4) // tasks in flight or waiting to be emitted
+	go func() {
+		defer close(jobs)
+		for i, id := range ids {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- job{i, id}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	pending := map[int]done{}
+	next := 0
+	for d := range results {
+		pending[d.i] = d
+		for {
+			p, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			<-window
+			if p.err != nil {
+				return p.err
+			}
+			for _, r := range p.res {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if next != len(ids) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// selectTasks lists the ids to replay: the pipeline's tasks in id order,
+// this shard's, sampled. Only ids are kept (a few bytes per task).
+func selectTasks(ctx context.Context, cfg Config) ([]string, error) {
+	type cand struct {
+		id, stratum string
+		rank        uint64
+	}
+	var all []cand
+	q := store.Query{Pipeline: cfg.Pipeline}
+	err := cfg.Source.EachTask(ctx, q, func(t *store.Task) error {
+		if t.Status != store.StatusCompleted {
+			return nil // only finished tasks have a whole trace to replay
+		}
+		if cfg.Shards > 1 && int(rank(t.ID, 0)%uint64(cfg.Shards)) != cfg.Shard {
+			return nil
+		}
+		all = append(all, cand{id: t.ID, stratum: stratum(t.Tags, cfg.StratifyBy), rank: rank(t.ID, cfg.Seed)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
+	if cfg.Sample <= 0 || cfg.Sample >= len(all) {
+		ids := make([]string, len(all))
+		for i, c := range all {
+			ids[i] = c.id
+		}
+		return ids, nil
+	}
+	// Proportional allocation per stratum (largest remainder), then the
+	// lowest seeded ranks within each stratum.
+	groups := map[string][]cand{}
+	var names []string
+	for _, c := range all {
+		if _, ok := groups[c.stratum]; !ok {
+			names = append(names, c.stratum)
+		}
+		groups[c.stratum] = append(groups[c.stratum], c)
+	}
+	sort.Strings(names)
+	quota := map[string]int{}
+	type rem struct {
+		name string
+		frac float64
+	}
+	var rems []rem
+	given := 0
+	for _, n := range names {
+		exact := float64(cfg.Sample) * float64(len(groups[n])) / float64(len(all))
+		quota[n] = int(exact)
+		given += quota[n]
+		rems = append(rems, rem{n, exact - float64(quota[n])})
+	}
+	sort.SliceStable(rems, func(i, j int) bool { return rems[i].frac > rems[j].frac })
+	for i := 0; given < cfg.Sample && i < len(rems); i++ {
+		quota[rems[i].name]++
+		given++
+	}
+	var ids []string
+	for _, n := range names {
+		g := groups[n]
+		sort.Slice(g, func(i, j int) bool { return g[i].rank < g[j].rank || (g[i].rank == g[j].rank && g[i].id < g[j].id) })
+		for _, c := range g[:min(quota[n], len(g))] {
+			ids = append(ids, c.id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+func rank(id string, seed int64) uint64 {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(seed))
+	sum := sha256.Sum256(append(b[:], id...))
+	return binary.BigEndian.Uint64(sum[:8])
+}
+
+// stratum reads the stratification key from the tags: "tags.difficulty"
+// matches a tag "difficulty=hard" or "difficulty:hard".
+func stratum(tags []string, by string) string {
+	name, ok := strings.CutPrefix(by, "tags.")
+	if !ok || name == "" {
+		return ""
+	}
+	for _, t := range tags {
+		for _, sep := range []string{"=", ":"} {
+			if v, ok := strings.CutPrefix(t, name+sep); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// score holds the compiled [score] expressions.
+type score struct {
+	success, reward *vm.Program
+}
+
+func compileScore(p *run.Prepared) (*score, error) {
+	var s score
+	var err error
+	if src := p.Pipeline.Score.Success; src != "" {
+		if s.success, err = expr.Compile(src, expr.AsBool()); err != nil {
+			return nil, fmt.Errorf("score.success: %w", err)
+		}
+	}
+	if src := p.Pipeline.Score.Reward; src != "" {
+		if s.reward, err = expr.Compile(src); err != nil {
+			return nil, fmt.Errorf("score.reward: %w", err)
+		}
+	}
+	return &s, nil
+}
+
+// worker replays tasks with its own plugin instances.
+type worker struct {
+	cfg  *Config
+	prep *run.Prepared
+}
+
+// task replays one task under every strategy.
+func (w *worker) task(ctx context.Context, id string, sc *score) ([]Result, error) {
+	tree, err := w.cfg.Source.Tree(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var input map[string]any
+	if len(tree.Task.Input) > 0 {
+		if err := json.Unmarshal(tree.Task.Input, &input); err != nil {
+			return nil, fmt.Errorf("task %s: input: %w", id, err)
+		}
+	}
+	var truth any
+	if len(tree.Task.Truth) > 0 {
+		if err := json.Unmarshal(tree.Task.Truth, &truth); err != nil {
+			return nil, fmt.Errorf("task %s: truth: %w", id, err)
+		}
+	}
+	recorded := recordedTrace(tree)
+	var rewards []float64
+	for _, r := range tree.Rewards {
+		rewards = append(rewards, r.Value)
+	}
+	out := make([]Result, 0, len(w.cfg.Strategies))
+	for _, st := range w.cfg.Strategies {
+		res, err := w.one(ctx, tree, st, input, truth, rewards, recorded, sc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (w *worker) cacheKey(task string, st *strategy.Strategy) string {
+	sum := sha256.Sum256([]byte(task + "\x00" + st.Hash() + "\x00" + w.cfg.Versions + "\x00" + w.cfg.OnMiss))
+	return hex.EncodeToString(sum[:16])
+}
+
+func (w *worker) one(ctx context.Context, tree *store.Tree, st *strategy.Strategy, input map[string]any, truth any,
+	rewards []float64, recorded []string, sc *score) (Result, error) {
+	task := tree.Task
+	res := Result{Task: task.ID, Strategy: st.Metadata.Version, Hash: st.Hash(), Tags: task.Tags,
+		SelfReplay: task.Strategy.Hash != "" && task.Strategy.Hash == st.Hash()}
+	if w.cfg.Cache != nil {
+		if c, err := w.cfg.Cache.Get(ctx, w.cacheKey(task.ID, st)); err == nil {
+			c.Cached = true
+			return c, nil
+		}
+	}
+	j := newJournal(w.cfg.Source, task.Created)
+	providers := w.prep.Providers
+	if w.cfg.OnMiss != MissLive {
+		providers = recordedOnly(providers)
+	}
+	clock := task.Created
+	r := run.NewRunner(run.Config{Pipeline: w.prep.Pipeline, Navigator: w.prep.Navigator, Routine: w.prep.Routine,
+		Strategy: st, Providers: providers, Journal: j, Prices: w.prep.Prices, Logger: w.cfg.Logger,
+		Clock:  func() time.Time { return clock },
+		Answer: w.answer})
+	rr, err := r.Start(ctx, run.Input{ID: task.ID, Input: input, Truth: task.Truth, Tags: task.Tags})
+	if err != nil {
+		return res, fmt.Errorf("replay task %s: %w", task.ID, err)
+	}
+	res.Status, res.Error, res.Misses = rr.Status, rr.Error, j.misses
+	if j.misses > 0 && w.cfg.OnMiss == MissSkip {
+		res.Skipped = true
+	}
+	got := replayTrace(j.spans)
+	if res.SelfReplay {
+		res.Divergence = diverge(recorded, got)
+		res.Reproduced = res.Divergence == nil
+	}
+	o := sdk.TaskResult{Violations: rr.Violations, Confirmations: rr.Confirmations, Steps: rr.Steps, Tokens: rr.Tokens, CostUSD: rr.CostUSD}
+	calls := j.hits + j.misses
+	o.Confidence = 1
+	if calls > 0 {
+		o.Confidence = float64(j.hits) / float64(calls)
+	}
+	env := map[string]any{"output": rr.Output, "truth": truth, "input": input, "vars": rr.Output}
+	switch {
+	case rr.Status != store.StatusCompleted:
+		o.Success = false
+	case sc.success != nil:
+		v, err := expr.Run(sc.success, env)
+		o.Success = err == nil && v == true
+	case len(rewards) > 0:
+		o.Success = mean(rewards) > 0
+	default:
+		o.Success = true
+	}
+	switch {
+	case sc.reward != nil:
+		if v, err := expr.Run(sc.reward, env); err == nil {
+			o.Reward, _ = toFloat(v)
+		}
+	case len(rewards) > 0:
+		o.Reward = mean(rewards)
+	case o.Success:
+		o.Reward = 1
+	}
+	res.Outcome = o
+	if w.cfg.Cache != nil && !res.Skipped {
+		if err := w.cfg.Cache.Put(ctx, w.cacheKey(task.ID, st), res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// answer serves recorded human answers.
+func (w *worker) answer(ctx context.Context, task, node string, n int) (map[string]any, bool) {
+	rec, err := w.cfg.Source.Recording(ctx, store.HumanKey(task, node, n))
+	if err != nil {
+		return nil, false
+	}
+	var a map[string]any
+	if err := json.Unmarshal(rec.Response, &a); err != nil {
+		return nil, false
+	}
+	return a, true
+}
+
+// recordedTrace is the live execution's trace: step nodes and provider
+// requests, in sequence order.
+func recordedTrace(tree *store.Tree) []string {
+	for i := len(tree.Executions) - 1; i >= 0; i-- {
+		if tree.Executions[i].Execution.Mode == "live" {
+			return replayTrace(tree.Executions[i].Spans)
+		}
+	}
+	return nil
+}
+
+func replayTrace(spans []store.Span) []string {
+	sorted := append([]store.Span(nil), spans...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	var out []string
+	for _, sp := range sorted {
+		switch {
+		case strings.HasPrefix(sp.Name, "step "):
+			out = append(out, sp.Name)
+		case sp.Kind == store.SpanClient:
+			h := sp.Attributes["sextant.request_hash"].Str()
+			if len(h) > 12 {
+				h = h[:12]
+			}
+			out = append(out, "call "+h)
+		}
+	}
+	return out
+}
+
+// diverge returns the first difference between two traces, or nil.
+func diverge(want, got []string) *Divergence {
+	n := max(len(want), len(got))
+	node := ""
+	for i := 0; i < n; i++ {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if strings.HasPrefix(w, "step ") {
+			node = strings.TrimPrefix(w, "step ")
+		}
+		if w != g {
+			if w == "" {
+				w = "(end of trace)"
+			}
+			if g == "" {
+				g = "(end of trace)"
+			}
+			return &Divergence{Index: i, Node: node, Expected: w, Got: g}
+		}
+	}
+	return nil
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
