@@ -269,7 +269,11 @@ func TestBudget(t *testing.T) {
 			ruling: sdk.Pass, reasons: []string{"playbook is 21 tokens, within the budget of 1000 (max_playbook_tokens)"}},
 		{name: "baseline budget", cmp: comparison(tight, candidate(tight, later, nil)),
 			ruling: sdk.Fail, reasons: []string{"playbook is 21 tokens, over the budget of 10 (baseline evolution.max_playbook_tokens)"}},
-		{name: "candidate's tighter budget", cmp: comparison(loose, func() *strategy.Strategy { c := candidate(loose, later, nil); c.Evolution.MaxPlaybookTokens = 10; return c }()),
+		{name: "candidate's tighter budget", cmp: comparison(loose, func() *strategy.Strategy {
+			c := candidate(loose, later, nil)
+			c.Evolution.MaxPlaybookTokens = 10
+			return c
+		}()),
 			ruling: sdk.Fail, reasons: []string{"playbook is 21 tokens, over the budget of 10 (candidate evolution.max_playbook_tokens)"}},
 		{name: "candidate's own budget", cmp: comparison(b, selfTight),
 			ruling: sdk.Fail, reasons: []string{"playbook is 21 tokens, over the budget of 10 (candidate evolution.max_playbook_tokens)"}},
