@@ -117,3 +117,7 @@ func (j *journal) NewID() string {
 }
 
 func (j *journal) Now() time.Time { return j.now }
+
+// Stateless tells the runner not to encode run state: a replay is never
+// resumed.
+func (j *journal) Stateless() bool { return true }

@@ -327,8 +327,12 @@ func compileScore(p *run.Prepared) (*score, error) {
 
 // worker replays tasks with its own plugin instances.
 type worker struct {
-	cfg  *Config
-	prep *run.Prepared
+	cfg    *Config
+	prep   *run.Prepared
+	hashes map[*strategy.Strategy]string
+	// compiled is shared by the runners of one strategy: templates and
+	// expressions are compiled once per worker, not per task.
+	compiled map[*strategy.Strategy]*run.Compiled
 }
 
 // task replays one task under every strategy.
@@ -365,16 +369,42 @@ func (w *worker) task(ctx context.Context, id string, sc *score) ([]Result, erro
 	return out, nil
 }
 
+func (w *worker) compiledFor(st *strategy.Strategy) *run.Compiled {
+	if w.compiled == nil {
+		w.compiled = map[*strategy.Strategy]*run.Compiled{}
+	}
+	c, ok := w.compiled[st]
+	if !ok {
+		c = &run.Compiled{}
+		w.compiled[st] = c
+	}
+	return c
+}
+
+// hash returns a strategy's content hash, computed once per worker.
+func (w *worker) hash(st *strategy.Strategy) string {
+	if h, ok := w.hashes[st]; ok {
+		return h
+	}
+	if w.hashes == nil {
+		w.hashes = map[*strategy.Strategy]string{}
+	}
+	h := st.Hash()
+	w.hashes[st] = h
+	return h
+}
+
 func (w *worker) cacheKey(task string, st *strategy.Strategy) string {
-	sum := sha256.Sum256([]byte(task + "\x00" + st.Hash() + "\x00" + w.cfg.Versions + "\x00" + w.cfg.OnMiss))
+	sum := sha256.Sum256([]byte(task + "\x00" + w.hash(st) + "\x00" + w.cfg.Versions + "\x00" + w.cfg.OnMiss))
 	return hex.EncodeToString(sum[:16])
 }
 
 func (w *worker) one(ctx context.Context, tree *store.Tree, st *strategy.Strategy, input map[string]any, truth any,
 	rewards []float64, recorded []string, sc *score) (Result, error) {
 	task := tree.Task
-	res := Result{Task: task.ID, Strategy: st.Metadata.Version, Hash: st.Hash(), Tags: task.Tags,
-		SelfReplay: task.Strategy.Hash != "" && task.Strategy.Hash == st.Hash()}
+	hash := w.hash(st)
+	res := Result{Task: task.ID, Strategy: st.Metadata.Version, Hash: hash, Tags: task.Tags,
+		SelfReplay: task.Strategy.Hash != "" && task.Strategy.Hash == hash}
 	if w.cfg.Cache != nil {
 		if c, err := w.cfg.Cache.Get(ctx, w.cacheKey(task.ID, st)); err == nil {
 			c.Cached = true
@@ -390,7 +420,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, st *strategy.Strateg
 	r := run.NewRunner(run.Config{Pipeline: w.prep.Pipeline, Navigator: w.prep.Navigator, Routine: w.prep.Routine,
 		Strategy: st, Providers: providers, Journal: j, Prices: w.prep.Prices, Logger: w.cfg.Logger,
 		Clock:  func() time.Time { return clock },
-		Answer: w.answer})
+		Answer: w.answer, Compiled: w.compiledFor(st)})
 	rr, err := r.Start(ctx, run.Input{ID: task.ID, Input: input, Truth: task.Truth, Tags: task.Tags})
 	if err != nil {
 		return res, fmt.Errorf("replay task %s: %w", task.ID, err)

@@ -36,6 +36,9 @@ type Config struct {
 	// Clock stamps spans; default time.Now. Replays pass the task's
 	// recorded clock.
 	Clock func() time.Time
+	// Compiled, when set, is shared with other runners of the same
+	// pipeline and strategy.
+	Compiled *Compiled
 	// Answer, when set, supplies recorded answers to human steps and
 	// confirmations (replay): the n-th answer given at node in task.
 	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
@@ -45,7 +48,18 @@ type Config struct {
 type Runner struct {
 	cfg   Config
 	nodes map[string]sdk.Node
+	// ref is the strategy's identity, hashed once.
+	ref store.StrategyRef
+	// stateless journals (replay) are never resumed: no state to encode.
+	stateless bool
 
+	compiled *Compiled
+}
+
+// Compiled caches parsed templates and compiled expressions. Runners of the
+// same pipeline and strategy may share one (Config.Compiled) so that many
+// short runs (replay) compile each template once.
+type Compiled struct {
 	templates sync.Map // name+source → *template.Template
 	programs  sync.Map // expression source → *vm.Program
 }
@@ -83,7 +97,17 @@ func NewRunner(cfg Config) *Runner {
 	for _, n := range cfg.Routine.Nodes {
 		nodes[n.ID] = n
 	}
-	return &Runner{cfg: cfg, nodes: nodes}
+	r := &Runner{cfg: cfg, nodes: nodes, compiled: cfg.Compiled}
+	if r.compiled == nil {
+		r.compiled = &Compiled{}
+	}
+	if cfg.Strategy != nil {
+		r.ref = store.StrategyRef{Name: cfg.Strategy.Metadata.Name, Version: cfg.Strategy.Metadata.Version, Hash: cfg.Strategy.Hash()}
+	}
+	if sl, ok := cfg.Journal.(interface{ Stateless() bool }); ok {
+		r.stateless = sl.Stateless()
+	}
+	return r
 }
 
 // Input starts a task.
@@ -143,7 +167,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode input: %w", err)
 	}
-	ref := store.StrategyRef{Name: r.cfg.Strategy.Metadata.Name, Version: r.cfg.Strategy.Metadata.Version, Hash: r.cfg.Strategy.Hash()}
+	ref := r.ref
 	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
 		Status: store.StatusRunning, Created: s.Now(), Strategy: ref}
 	if err := s.CreateTask(ctx, task); err != nil {
@@ -215,7 +239,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 	case store.StatusCompleted, store.StatusFailed:
 		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s already %s; nothing to resume", taskID, last.Execution.Status)
 	}
-	if h := r.cfg.Strategy.Hash(); tree.Task.Strategy.Hash != "" && tree.Task.Strategy.Hash != h {
+	if h := r.ref.Hash; tree.Task.Strategy.Hash != "" && tree.Task.Strategy.Hash != h {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s ran under strategy %s %s (%s…); the pipeline's strategy is now %s (%s…)",
 			taskID, tree.Task.Strategy.Name, tree.Task.Strategy.Version, short(tree.Task.Strategy.Hash), r.cfg.Strategy.Metadata.Version, short(h))
 	}
@@ -573,12 +597,16 @@ func (e *exec) checkpoint(ctx context.Context, spans ...store.Span) error {
 func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error {
 	// The strategy is not checkpointed: Resume rebuilds it from the
 	// strategy file, whose hash it checks against the task's.
-	strat := e.st.Nav.Env.Strategy
-	e.st.Nav.Env.Strategy = nil
-	b, err := e.st.encode()
-	e.st.Nav.Env.Strategy = strat
-	if err != nil {
-		return fmt.Errorf("encode run state: %w", err)
+	var b []byte
+	if !e.r.stateless {
+		strat := e.st.Nav.Env.Strategy
+		e.st.Nav.Env.Strategy = nil
+		var err error
+		b, err = e.st.encode()
+		e.st.Nav.Env.Strategy = strat
+		if err != nil {
+			return fmt.Errorf("encode run state: %w", err)
+		}
 	}
 	return e.r.cfg.Journal.Checkpoint(ctx, &store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
 		State: b, Updated: e.r.cfg.Clock()}, spans...)

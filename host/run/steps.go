@@ -443,7 +443,7 @@ func sortStrings(s []string) { sort.Strings(s) }
 // template returns the parsed template for src, parsing it once per runner.
 func (r *Runner) template(name, src string) (*template.Template, error) {
 	key := name + "\x00" + src
-	if t, ok := r.templates.Load(key); ok {
+	if t, ok := r.compiled.templates.Load(key); ok {
 		return t.(*template.Template), nil
 	}
 	t, err := template.New(name).Funcs(pipeline.TemplateFuncs).
@@ -452,20 +452,20 @@ func (r *Runner) template(name, src string) (*template.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.templates.Store(key, t)
+	r.compiled.templates.Store(key, t)
 	return t, nil
 }
 
 // eval runs an expression, compiling it once per runner.
 func (r *Runner) eval(src string, env map[string]any) (any, error) {
-	if p, ok := r.programs.Load(src); ok {
+	if p, ok := r.compiled.programs.Load(src); ok {
 		return expr.Run(p.(*vm.Program), env)
 	}
 	p, err := expr.Compile(src)
 	if err != nil {
 		return nil, err
 	}
-	r.programs.Store(src, p)
+	r.compiled.programs.Store(src, p)
 	return expr.Run(p, env)
 }
 
