@@ -540,11 +540,24 @@ func checkHumanReview(_ *builtinGate, c *sdk.Comparison, cfg gateConfig) (*sdk.V
 	if n := len(d.Parameters); n > 0 {
 		changed = append(changed, plural(n, "parameter change"))
 	}
+	// Diff.Constraints also carries "playbook: bullets reordered", which
+	// is a playbook change.
+	other, reordered := 0, false
+	for _, line := range d.Constraints {
+		if strings.HasPrefix(line, "playbook:") {
+			reordered = true
+		} else {
+			other++
+		}
+	}
 	if n := len(d.Playbook); n > 0 {
 		changed = append(changed, plural(n, "playbook operation"))
 	}
-	if n := len(d.Constraints); n > 0 {
-		changed = append(changed, plural(n, "constraint or limit change"))
+	if reordered {
+		changed = append(changed, "a playbook reordering")
+	}
+	if other > 0 {
+		changed = append(changed, plural(other, "constraint or limit change"))
 	}
 	switch when {
 	case "always":

@@ -294,12 +294,15 @@ func TestBudget(t *testing.T) {
 }
 
 func TestHumanReview(t *testing.T) {
-	b := baseline()
 	later := t0.Add(8 * 24 * time.Hour)
+	b := baseline()
+	b.Playbook = append(b.Playbook, strategy.Bullet{ID: "reasoning-00002", Section: "reasoning", Content: "Ask before bulk deletes"})
 	same := comparison(b, candidate(b, later, nil))
 	changed := candidate(b, later, map[string]float64{"response_speed": 0.8})
-	changed.Playbook = append(changed.Playbook, strategy.Bullet{ID: "reasoning-00002", Section: "reasoning", Content: "Ask before bulk deletes"})
-	strict := baseline()
+	changed.Playbook = append(changed.Playbook, strategy.Bullet{ID: "reasoning-00003", Section: "reasoning", Content: "Never guess a client's address"})
+	reordered := candidate(b, later, nil)
+	reordered.Playbook[0], reordered.Playbook[1] = reordered.Playbook[1], reordered.Playbook[0]
+	strict := b.Clone()
 	strict.Evolution.RequiresHumanReview = true
 	selfStrict := candidate(b, later, nil)
 	selfStrict.Evolution.RequiresHumanReview = true
@@ -321,6 +324,8 @@ func TestHumanReview(t *testing.T) {
 			ruling: sdk.Review, reasons: []string{"when = on-change: the candidate makes 1 parameter change, 1 playbook operation"}},
 		{name: "on change, limits changed", cmp: comparison(b, selfStrict), config: map[string]any{"when": "on-change"},
 			ruling: sdk.Review, reasons: []string{"the candidate requires human review (evolution.requires_human_review = true)", "when = on-change: the candidate makes 1 constraint or limit change"}},
+		{name: "on change, reordered", cmp: comparison(b, reordered), config: map[string]any{"when": "on-change"},
+			ruling: sdk.Review, reasons: []string{"when = on-change: the candidate makes a playbook reordering"}},
 		{name: "on change, unchanged", cmp: same, config: map[string]any{"when": "on-change"},
 			ruling: sdk.Pass, reasons: []string{"no changes to review (when = on-change) and neither strategy requires human review"}},
 		{name: "misspelt when", cmp: same, config: map[string]any{"when": "alway"},
