@@ -222,9 +222,6 @@ func selectTasks(ctx context.Context, cfg Config) ([]string, error) {
 		if t.Status != store.StatusCompleted {
 			return nil // only finished tasks have a whole trace to replay
 		}
-		if cfg.Shards > 1 && int(rank(t.ID, 0)%uint64(cfg.Shards)) != cfg.Shard {
-			return nil
-		}
 		all = append(all, cand{id: t.ID, stratum: stratum(t.Tags, cfg.StratifyBy), rank: rank(t.ID, cfg.Seed)})
 		return nil
 	})
@@ -232,12 +229,26 @@ func selectTasks(ctx context.Context, cfg Config) ([]string, error) {
 		return nil, err
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
+	// Sample over every task first, then keep this shard's: shards of one
+	// replay partition exactly the tasks an unsharded replay would take.
+	inShard := func(ids []string) []string {
+		if cfg.Shards <= 1 {
+			return ids
+		}
+		out := ids[:0]
+		for _, id := range ids {
+			if int(rank(id, 0)%uint64(cfg.Shards)) == cfg.Shard {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
 	if cfg.Sample <= 0 || cfg.Sample >= len(all) {
 		ids := make([]string, len(all))
 		for i, c := range all {
 			ids[i] = c.id
 		}
-		return ids, nil
+		return inShard(ids), nil
 	}
 	// Proportional allocation per stratum (largest remainder), then the
 	// lowest seeded ranks within each stratum.
@@ -277,7 +288,7 @@ func selectTasks(ctx context.Context, cfg Config) ([]string, error) {
 		}
 	}
 	sort.Strings(ids)
-	return ids, nil
+	return inShard(ids), nil
 }
 
 func rank(id string, seed int64) uint64 {

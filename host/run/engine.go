@@ -113,10 +113,12 @@ func NewRunner(cfg Config) *Runner {
 // Input starts a task.
 type Input struct {
 	// ID names the task; "" lets the store pick one.
-	ID    string
-	Input map[string]any
-	Truth json.RawMessage
-	Tags  []string
+	ID string
+	// Execution names the execution; "" lets the store pick one.
+	Execution string
+	Input     map[string]any
+	Truth     json.RawMessage
+	Tags      []string
 }
 
 // Result is how a run (or a resumed run) ended.
@@ -173,7 +175,11 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if err := s.CreateTask(ctx, task); err != nil {
 		return nil, err
 	}
-	e := &exec{r: r, task: task, id: s.NewID(), st: &runState{Done: map[string]*stepResult{}, Waiting: map[string]string{},
+	execID := in.Execution
+	if execID == "" {
+		execID = s.NewID()
+	}
+	e := &exec{r: r, task: task, id: execID, st: &runState{Done: map[string]*stepResult{}, Waiting: map[string]string{},
 		Answers: map[string]int{}, Started: r.cfg.Clock()}}
 	e.traceID = store.TraceIDFor(task.ID, e.id)
 	execution := &store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,

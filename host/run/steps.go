@@ -234,9 +234,9 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, &fatalError{err}
 	} else {
-		t0 := time.Now()
+		t0 := e.r.cfg.Clock()
 		r, who, _, err := e.r.cfg.Providers.Chat(ctx, provider, &full)
-		latency = time.Since(t0)
+		latency = e.r.cfg.Clock().Sub(t0)
 		if err != nil {
 			sp := store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
 				Attributes: store.ChatSpanAttributes(provider, &full, nil), Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}}
@@ -391,6 +391,7 @@ func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, r
 		return "", err
 	}
 	e.mu.Lock()
+	e.st.Confirmations++ // a person was asked (and answered)
 	if approved(answers) {
 		e.st.Approved = true
 	}
