@@ -1,0 +1,271 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// The subset of the Chat Completions API the provider speaks. Unknown
+// response fields are ignored, so servers that add their own (vLLM's
+// prompt_logprobs, Ollama's system_fingerprint) decode the same.
+
+type chatRequest struct {
+	Model               string          `json:"model,omitempty"`
+	Messages            []sdk.Message   `json:"messages"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Stop                []string        `json:"stop,omitempty"`
+	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
+	Stream              bool            `json:"stream,omitempty"`
+	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+}
+
+type responseFormat struct {
+	Type string `json:"type"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatResponse struct {
+	Model   string    `json:"model"`
+	Choices []choice  `json:"choices"`
+	Usage   *usage    `json:"usage"`
+	Error   *apiError `json:"error"`
+}
+
+type choice struct {
+	Message struct {
+		Content *string `json:"content"`
+		Refusal *string `json:"refusal"`
+	} `json:"message"`
+	Delta struct {
+		Content *string `json:"content"`
+		Refusal *string `json:"refusal"`
+	} `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// apiError is the body of a refusal: {"error":{"message","type","code"}}.
+// code is a string at OpenAI and a number at some imitations.
+type apiError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// kind is the most specific name the error carries: its code when that is
+// a string (llama.cpp and vLLM put the HTTP status there), else its type.
+func (e *apiError) kind() string {
+	var s string
+	if json.Unmarshal(e.Code, &s) == nil && s != "" {
+		return s
+	}
+	return e.Type
+}
+
+// errorBody decodes an error body: OpenAI's {"error":{...}}, Ollama's
+// {"error":"text"} or older vLLM's flat {"object":"error","message":...}.
+// ok is false when the body is something else (an HTML page from a
+// proxy, plain text).
+func errorBody(body []byte) (e *apiError, ok bool) {
+	var b struct {
+		Error   json.RawMessage `json:"error"`
+		Object  string          `json:"object"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return nil, false
+	}
+	if len(b.Error) == 0 || string(b.Error) == "null" {
+		if b.Object == "error" || b.Message != "" {
+			e = new(apiError)
+			return e, json.Unmarshal(body, e) == nil
+		}
+		return nil, false
+	}
+	e = new(apiError)
+	if json.Unmarshal(b.Error, e) == nil {
+		return e, true
+	}
+	var s string
+	if json.Unmarshal(b.Error, &s) != nil {
+		return nil, false
+	}
+	return &apiError{Message: s}, true
+}
+
+// refusalError turns a non-2xx answer into an *sdk.Error.
+func refusalError(resp *sdk.HTTPResponse) *sdk.Error {
+	e, ok := errorBody(resp.Body)
+	if !ok {
+		return statusError(resp, "", "")
+	}
+	err := statusError(resp, e.kind(), e.Message)
+	if e.kind() == "insufficient_quota" {
+		// A 429 that waiting does not cure: the account is out of credit.
+		err.Code, err.RetryAfter = sdk.CodeAuth, 0
+	}
+	return err
+}
+
+// streamError turns an error event inside a 200 stream into an *sdk.Error.
+func streamError(e *apiError) *sdk.Error {
+	code := sdk.CodeUnavailable
+	switch k := e.kind(); {
+	case k == "insufficient_quota":
+		code = sdk.CodeAuth
+	case strings.Contains(k, "rate_limit"):
+		code = sdk.CodeRateLimited
+	case k == "invalid_request_error":
+		code = sdk.CodeBadRequest
+	case strings.Contains(k, "api_key"), k == "authentication_error":
+		code = sdk.CodeAuth
+	}
+	msg := fmt.Sprintf("%s: stream error", Name)
+	if k := e.kind(); k != "" {
+		msg += " " + k
+	}
+	return &sdk.Error{Code: code, Message: msg + ": " + e.Message}
+}
+
+// decodeResponse reads a whole (non-streamed) answer.
+func decodeResponse(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
+	var r chatResponse
+	if err := json.Unmarshal(resp.Body, &r); err != nil {
+		return nil, malformed(resp, err)
+	}
+	if r.Error != nil {
+		return nil, streamError(r.Error)
+	}
+	if len(r.Choices) == 0 {
+		return nil, malformed(resp, fmt.Errorf("no choices"))
+	}
+	c := r.Choices[0]
+	out := &sdk.ChatResponse{Model: r.Model, FinishReason: finishReason(c.FinishReason)}
+	switch {
+	case c.Message.Content != nil && *c.Message.Content != "":
+		out.Text = *c.Message.Content
+	case c.Message.Refusal != nil && *c.Message.Refusal != "":
+		out.Text, out.FinishReason = *c.Message.Refusal, "refusal"
+	}
+	if r.Usage != nil {
+		out.Usage = sdk.Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens}
+	}
+	return out, nil
+}
+
+// decodeStream assembles a server-sent event stream into one answer: the
+// content deltas of choice 0 joined, its finish reason, and the usage of
+// the final chunk that stream_options.include_usage asks for.
+//
+// sdk.HTTP hands over the whole body, so the stream is parsed after it
+// ended. A stream that stops before both [DONE] and a finish reason was cut
+// short and is an error, not a shorter answer.
+func decodeStream(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
+	if b := bytes.TrimSpace(resp.Body); len(b) > 0 && b[0] == '{' {
+		// The server ignored "stream": true and answered in one piece.
+		return decodeResponse(resp)
+	}
+	var (
+		text, refusal strings.Builder
+		out           = &sdk.ChatResponse{}
+		finish        *string
+		done          bool
+		n             int // events read
+	)
+	for data := range events(resp.Body) {
+		if data == "[DONE]" {
+			done = true
+			break
+		}
+		n++
+		var c chatResponse
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: %v", Name, n, err)
+		}
+		if c.Error != nil {
+			return nil, streamError(c.Error)
+		}
+		if c.Model != "" {
+			out.Model = c.Model
+		}
+		if c.Usage != nil {
+			out.Usage = sdk.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		}
+		if len(c.Choices) == 0 {
+			continue
+		}
+		ch := c.Choices[0]
+		if ch.Delta.Content != nil {
+			text.WriteString(*ch.Delta.Content)
+		}
+		if ch.Delta.Refusal != nil {
+			refusal.WriteString(*ch.Delta.Refusal)
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			finish = ch.FinishReason
+		}
+	}
+	if !done && finish == nil {
+		return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short after %d events (no finish_reason, no [DONE])", Name, n)
+	}
+	out.Text, out.FinishReason = text.String(), finishReason(finish)
+	if out.Text == "" && refusal.Len() > 0 {
+		out.Text, out.FinishReason = refusal.String(), "refusal"
+	}
+	return out, nil
+}
+
+// events yields the data of each server-sent event in body: the "data:"
+// lines of an event joined by newlines (comments, ids and event names
+// are skipped). An event the body ends inside is still yielded.
+func events(body []byte) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		var data []string
+		flush := func() bool {
+			if len(data) == 0 {
+				return true
+			}
+			d := strings.Join(data, "\n")
+			data = data[:0]
+			return yield(d)
+		}
+		for line := range strings.Lines(string(body)) {
+			line = strings.TrimRight(line, "\r\n")
+			switch {
+			case line == "":
+				if !flush() {
+					return
+				}
+			case strings.HasPrefix(line, "data:"):
+				data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+			}
+		}
+		flush()
+	}
+}
+
+// finishReason maps OpenAI's finish_reason onto sextant's: stop, length,
+// content_filter and tool_calls are kept; function_call (the older name)
+// becomes tool_calls; anything else passes through.
+func finishReason(r *string) string {
+	if r == nil {
+		return ""
+	}
+	if *r == "function_call" {
+		return "tool_calls"
+	}
+	return *r
+}
