@@ -1,0 +1,156 @@
+// Package anthropic is sextant's provider for Anthropic's Messages API.
+//
+// A pipeline names it with use = "anthropic":
+//
+//	[providers.claude]
+//	use = "anthropic"
+//	model = "claude-sonnet-4-5"
+//	api_key_env = "ANTHROPIC_API_KEY"       # the key comes from the environment
+//	max_tokens = 2048                       # default 1024; the API requires one
+//
+// System messages go to the request's top-level system field. JSON mode
+// (the Messages API has no response_format) adds an instruction to the
+// system prompt and prefills the answer with "{", which the model then
+// continues; the "{" is put back in front of the returned text. Set
+// json_prefill = false in the block's config table for models that refuse
+// a prefilled answer; the instruction alone remains.
+//
+// Every request goes through sdk.HTTP (transport.go), so the package works
+// unchanged linked into the host, as a process plugin, and as a wasm module
+// whose only way out is the host's allow-listed http function.
+//
+// The package must not keep, log or return the API key: it arrives with
+// each request (ChatRequest.Config["api_key"]) and is scrubbed from every
+// error the upstream echoes it in. It must not retry either: the host's
+// provider chain retries and falls back, honouring the RetryAfter this
+// package reports.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Name is the provider's plugin name.
+const Name = "anthropic"
+
+// Version is the plugin's version.
+const Version = "1.0.0"
+
+// JSONInstruction is appended to the system prompt in JSON mode.
+const JSONInstruction = "Answer with a single JSON object and nothing else: no prose before or after it, no code fences."
+
+// Provider calls the Messages API. It holds no state; one value serves any
+// number of concurrent calls.
+type Provider struct{}
+
+var _ sdk.Provider = (*Provider)(nil)
+
+// New returns the provider.
+func New() *Provider { return &Provider{} }
+
+func init() { sdk.Register(New()) }
+
+// Describe implements sdk.Plugin.
+func (*Provider) Describe() sdk.Info {
+	return sdk.Info{Name: Name, Kind: sdk.KindProvider, Version: Version, API: sdk.APIVersion,
+		Description: "Anthropic Messages API (Claude)",
+		Config:      configFields}
+}
+
+// Chat implements sdk.Provider: one POST to {base_url}/v1/messages.
+//
+// # Errors
+//
+// Every failure is an *sdk.Error: 429 is CodeRateLimited with the wait from
+// Retry-After; 529 (overloaded), 408, 5xx, lost connections and truncated
+// or malformed answers are CodeUnavailable (keeping a Retry-After for the
+// host's backoff); 401, 402 and 403 are CodeAuth, as is a missing key;
+// other 4xx, a missing model and an unknown message role are
+// CodeBadRequest; a spent deadline is CodeTimeout.
+func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
+	cfg, err := parseConfig(r.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.chat(ctx, cfg, r)
+	return resp, scrub(err, cfg.apiKey)
+}
+
+func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
+	if cfg.apiKey == "" {
+		return nil, sdk.Errorf(sdk.CodeAuth, "%s: no API key (set api_key_env in the provider block)", Name)
+	}
+	req, prefix, err := request(cfg, r)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: encode request: %v", Name, err)
+	}
+	h := map[string][]string{
+		"Content-Type":      {"application/json"},
+		"Accept":            {"application/json"},
+		"User-Agent":        {"sextant-" + Name + "/" + Version},
+		"X-Api-Key":         {cfg.apiKey},
+		"Anthropic-Version": {APIVersion},
+	}
+	resp, err := post(ctx, cfg.baseURL+"/v1/messages", h, body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status < 200 || resp.Status > 299 {
+		return nil, refusalError(resp)
+	}
+	return decodeResponse(resp, prefix)
+}
+
+// request maps a ChatRequest onto the wire. prefix is the text the answer
+// is prefilled with (JSON mode).
+func request(cfg *config, r *sdk.ChatRequest) (req *messagesRequest, prefix string, err error) {
+	if r.Model == "" {
+		return nil, "", sdk.Errorf(sdk.CodeBadRequest, "%s: no model (set model in the provider block)", Name)
+	}
+	req = &messagesRequest{Model: r.Model, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
+		StopSequences: r.Stop, Messages: make([]sdk.Message, 0, len(r.Messages)+1)}
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = DefaultMaxTokens
+	}
+	var system []string
+	for i, m := range r.Messages {
+		switch m.Role {
+		case "system":
+			system = append(system, m.Content)
+		case "user", "assistant":
+			req.Messages = append(req.Messages, m)
+		default:
+			return nil, "", sdk.Errorf(sdk.CodeBadRequest, "%s: message %d: role %q not supported (want system, user or assistant)", Name, i+1, m.Role)
+		}
+	}
+	if r.JSON {
+		system = append(system, JSONInstruction)
+		if n := len(req.Messages); cfg.prefill && n > 0 && req.Messages[n-1].Role == "user" {
+			prefix = "{"
+			req.Messages = append(req.Messages, sdk.Message{Role: "assistant", Content: prefix})
+		}
+	}
+	req.System = joinSystem(system)
+	return req, prefix, nil
+}
+
+func joinSystem(parts []string) string {
+	out := ""
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if out != "" {
+			out += "\n\n"
+		}
+		out += p
+	}
+	return out
+}

@@ -1,0 +1,263 @@
+package anthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/plugin"
+	"github.com/sextant-dev/sextant/host/plugin/process"
+	"github.com/sextant-dev/sextant/host/plugin/wasm"
+	"github.com/sextant-dev/sextant/plugins/anthropic"
+	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+func TestContract(t *testing.T) {
+	sdktest.Check(t, anthropic.New())
+	info := anthropic.New().Describe()
+	var names []string
+	for _, f := range info.Config {
+		names = append(names, f.Name)
+	}
+	want := []string{"base_url", "api_key_env", "max_tokens", "json_prefill"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("config fields %v, want %v", names, want)
+	}
+}
+
+// TestChat runs the suite in-process: called directly, and through the
+// wire encoding (sdktest.Wire), which is what the host's transports carry.
+func TestChat(t *testing.T) {
+	cs := cases(t)
+	f := newFake(t, cs)
+	direct := run(t, "direct", anthropic.New(), f, cs, false)
+	sameOutcomes(t, direct, run(t, "wire", sdktest.Wire(anthropic.New()), f, cs, false))
+}
+
+// TestChatOverProcess runs the suite against the plugin built as a native
+// binary and served over the process transport (go-plugin): same answers,
+// same errors, byte for byte.
+func TestChatOverProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the plugin")
+	}
+	cs := cases(t)
+	f := newFake(t, cs)
+	direct := run(t, "in-process", anthropic.New(), f, cs, false)
+	ctx := context.Background()
+	p, err := process.Open(ctx, process.Config{Name: anthropic.Name, Command: []string{buildPlugin(t, false)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, p)
+	sameOutcomes(t, direct, run(t, "process", c, f, cs, false))
+}
+
+// TestChatOverWasm runs the suite against the plugin built as a wasip1
+// module, whose only way out is the host's http function, granted the
+// fake server's host:port (and the closed port the refusal case dials).
+func TestChatOverWasm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the plugin")
+	}
+	cs := cases(t)
+	f := newFake(t, cs)
+	direct := run(t, "in-process", anthropic.New(), f, cs, true)
+	allow := []string{f.hostPort()}
+	for _, c := range cs {
+		if c.baseURL != "" {
+			u, _ := url.Parse(c.baseFor(f))
+			allow = append(allow, u.Host)
+		}
+	}
+	m, err := wasm.Open(context.Background(), wasm.Config{Name: anthropic.Name, Path: buildPlugin(t, true), AllowHTTP: allow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, m)
+	sameOutcomes(t, direct, run(t, "wasm", c, f, cs, true))
+}
+
+// TestWasmRefusesUngrantedHost: with no allow_http grant the host refuses
+// the request, the server never sees it, and the error names the
+// host:port and says how to grant it.
+func TestWasmRefusesUngrantedHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the plugin")
+	}
+	cs := cases(t)[:1]
+	f := newFake(t, cs)
+	m, err := wasm.Open(context.Background(), wasm.Config{Name: anthropic.Name, Path: buildPlugin(t, true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, m)
+	base := f.URL + "/success"
+	_, err = c.Chat(context.Background(), &sdk.ChatRequest{Model: model, Messages: msgs,
+		Config: map[string]any{"base_url": base, "api_key": testKey}})
+	want := `anthropic: http POST ` + base + `/v1/messages: host "` + f.hostPort() + `" not granted to plugin "anthropic" (grant it with [plugins.anthropic] allow_http)`
+	var e *sdk.Error
+	if !errors.As(err, &e) || e.Code != sdk.CodeAuth || e.Message != want {
+		t.Fatalf("got %v\nwant auth error %q", err, want)
+	}
+	if strings.Contains(err.Error(), testKey) {
+		t.Errorf("the API key leaked into the error: %v", err)
+	}
+	if n := len(f.received("success")); n != 0 {
+		t.Errorf("server saw %d requests, want none", n)
+	}
+}
+
+// TestSpentDeadline: a call whose deadline has passed fails at once with
+// CodeTimeout and sends nothing.
+func TestSpentDeadline(t *testing.T) {
+	cs := cases(t)[:1]
+	f := newFake(t, cs)
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	base := f.URL + "/success"
+	_, err := anthropic.New().Chat(ctx, &sdk.ChatRequest{Model: model, Messages: msgs, Config: map[string]any{"base_url": base, "api_key": testKey}})
+	want := "anthropic: POST " + base + "/v1/messages: no response before the deadline"
+	if !errors.Is(err, sdk.ErrTimeout) || err.Error() != want {
+		t.Fatalf("got %v, want timeout %q", err, want)
+	}
+	if n := len(f.received("success")); n != 0 {
+		t.Errorf("server saw %d requests, want none", n)
+	}
+}
+
+// TestCancel: cancelling the caller's context ends the call at once, even
+// though the upstream has not answered.
+func TestCancel(t *testing.T) {
+	f := newFake(t, []chatCase{{name: "slow", serve: slow}})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := anthropic.New().Chat(ctx, &sdk.ChatRequest{Model: model, Messages: msgs, Config: map[string]any{"base_url": f.URL + "/slow", "api_key": testKey}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("returned after %s", d)
+	}
+}
+
+// TestConfigErrors: bad settings are refused before anything is sent,
+// naming the key and the value (never the key's value for api_key).
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]any
+		want string
+	}{
+		{"base_url not a URL", map[string]any{"base_url": "api.anthropic.com"}, `anthropic: config base_url "api.anthropic.com": want an http or https URL`},
+		{"base_url password hidden", map[string]any{"base_url": "ftp://u:hunter2@example.com"}, `anthropic: config base_url "ftp://u:xxxxx@example.com": want an http or https URL`},
+		{"base_url type", map[string]any{"base_url": true}, `anthropic: config base_url: want a string, got bool true`},
+		{"api_key type", map[string]any{"api_key": 42.0}, `anthropic: config api_key: want a string, got float64`},
+		{"json_prefill type", map[string]any{"json_prefill": 1.0}, `anthropic: config json_prefill: want true or false, got float64 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := anthropic.New().Chat(context.Background(), &sdk.ChatRequest{Model: model, Messages: msgs, Config: tc.cfg})
+			if !errors.Is(err, sdk.ErrBadRequest) || err.Error() != tc.want {
+				t.Fatalf("got %v\nwant bad_request %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// run runs the suite as subtest label and returns its outcomes.
+func run(t *testing.T, label string, p sdk.Provider, f *fakeAnthropic, cs []chatCase, wasm bool) map[string]outcome {
+	t.Helper()
+	var out map[string]outcome
+	t.Run(label, func(t *testing.T) { out = runSuite(t, p, f, cs, wasm) })
+	return out
+}
+
+func client(t *testing.T, conn plugin.Conn) *plugin.Client {
+	t.Helper()
+	ctx := context.Background()
+	info, err := plugin.Describe(ctx, anthropic.Name, conn)
+	if err != nil {
+		conn.Close(ctx)
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(info)
+	want, _ := json.Marshal(anthropic.New().Describe())
+	if string(got) != string(want) {
+		t.Errorf("describe over the transport:\n %s\nwant\n %s", got, want)
+	}
+	c := plugin.NewClient(anthropic.Name, conn, info)
+	t.Cleanup(func() { c.Close(ctx) })
+	return c
+}
+
+func sameOutcomes(t *testing.T, want, got map[string]outcome) {
+	t.Helper()
+	for name, w := range want {
+		g, ok := got[name]
+		if !ok {
+			continue // skipped on this transport, or failed (reported there)
+		}
+		if !reflect.DeepEqual(w, g) {
+			t.Errorf("%s differs from in-process:\n got  %+v\n want %+v", name, g, w)
+		}
+	}
+}
+
+var (
+	buildMu  sync.Mutex
+	buildDir string
+	built    = map[bool]string{}
+)
+
+// buildPlugin builds ./plugin natively or as a wasip1 c-shared module,
+// once per test process. (host/internal/plugintest does the same but is
+// internal to host/.)
+func buildPlugin(t *testing.T, wasm bool) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := built[wasm]; ok {
+		return p
+	}
+	if buildDir == "" {
+		d, err := os.MkdirTemp("", "sextant-anthropic-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buildDir = d
+	}
+	out := filepath.Join(buildDir, anthropic.Name)
+	args := []string{"build", "-o", out}
+	env := os.Environ()
+	if wasm {
+		out += ".wasm"
+		args = []string{"build", "-o", out, "-buildmode=c-shared"}
+		env = append(env, "GOOS=wasip1", "GOARCH=wasm")
+	}
+	cmd := exec.Command("go", append(args, "./plugin")...)
+	cmd.Env = env
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	built[wasm] = out
+	return out
+}

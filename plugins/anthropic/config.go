@@ -1,0 +1,81 @@
+package anthropic
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// The Config keys the provider reads. The host fills base_url from the
+// provider block and api_key from the environment variable api_key_env
+// names; json_prefill comes from the block's config table.
+const (
+	ConfigBaseURL     = "base_url"
+	ConfigAPIKey      = "api_key"
+	ConfigJSONPrefill = "json_prefill"
+)
+
+// DefaultBaseURL is Anthropic's own endpoint; /v1/messages is appended.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// DefaultMaxTokens is sent when the request sets no limit: the Messages
+// API requires one.
+const DefaultMaxTokens = 1024
+
+// APIVersion is the anthropic-version header the provider speaks.
+const APIVersion = "2023-06-01"
+
+// config is one request's Config, checked.
+type config struct {
+	baseURL string
+	apiKey  string
+	prefill bool
+}
+
+// configFields is the provider's config schema, as Describe reports it.
+var configFields = []sdk.ConfigField{
+	{Name: "base_url", Type: "string", Default: DefaultBaseURL,
+		Doc: "API root; /v1/messages is appended (a trailing /v1 is accepted)"},
+	{Name: "api_key_env", Type: "string", Required: true,
+		Doc: "environment variable holding the API key, sent as x-api-key"},
+	{Name: "max_tokens", Type: "number", Default: DefaultMaxTokens,
+		Doc: "output token limit, which the Messages API requires"},
+	{Name: ConfigJSONPrefill, Type: "bool", Default: true,
+		Doc: `in JSON mode, start the answer with "{" (turn off for models that refuse a prefilled answer)`},
+}
+
+// parseConfig checks c; the first problem is a CodeBadRequest error
+// naming the key and the bad value.
+func parseConfig(c map[string]any) (*config, error) {
+	cfg := &config{baseURL: DefaultBaseURL, prefill: true}
+	if v, ok := c[ConfigBaseURL]; ok && v != nil {
+		s, isStr := v.(string)
+		if !isStr {
+			return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s: want a string, got %T %#v", Name, ConfigBaseURL, v, v)
+		}
+		if s != "" {
+			cfg.baseURL = s
+		}
+	}
+	cfg.baseURL = strings.TrimSuffix(strings.TrimRight(cfg.baseURL, "/"), "/v1")
+	u, err := url.Parse(cfg.baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s %q: want an http or https URL", Name, ConfigBaseURL, redactURL(cfg.baseURL))
+	}
+	if v, ok := c[ConfigAPIKey]; ok && v != nil {
+		s, isStr := v.(string)
+		if !isStr {
+			return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s: want a string, got %T", Name, ConfigAPIKey, v)
+		}
+		cfg.apiKey = s
+	}
+	if v, ok := c[ConfigJSONPrefill]; ok && v != nil {
+		b, isBool := v.(bool)
+		if !isBool {
+			return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s: want true or false, got %T %#v", Name, ConfigJSONPrefill, v, v)
+		}
+		cfg.prefill = b
+	}
+	return cfg, nil
+}
