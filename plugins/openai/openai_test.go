@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -147,7 +148,14 @@ func TestSpentDeadline(t *testing.T) {
 // TestCancel: cancelling the caller's context ends the call at once, even
 // though the upstream has not answered.
 func TestCancel(t *testing.T) {
-	f := newFake(t, []chatCase{{name: "slow", serve: slow}})
+	stop := make(chan struct{})
+	f := newFake(t, []chatCase{{name: "slow", serve: func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop: // the abandoned request runs on; end it before the server closes
+		}
+	}}})
+	t.Cleanup(func() { close(stop) })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
