@@ -54,6 +54,7 @@ type Runner struct {
 	stateless bool
 
 	compiled *Compiled
+	unpriced sync.Map // models already warned about
 }
 
 // Compiled caches parsed templates and compiled expressions. Runners of the

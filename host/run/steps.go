@@ -257,7 +257,12 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	if model == "" {
 		model = full.Model
 	}
-	cost, _ := e.r.cfg.Prices.Cost(model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	cost, priced := e.r.cfg.Prices.Cost(model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	if !priced {
+		if _, seen := e.r.unpriced.LoadOrStore(model, true); !seen {
+			e.r.cfg.Logger.Warn("model has no price; its calls cost 0 (add [prices.MODEL] to the pipeline)", "model", model)
+		}
+	}
 	attrs := store.ChatSpanAttributes(used, &full, resp)
 	attrs["sextant.request_hash"] = store.String(hash)
 	attrs["sextant.recording"] = store.String(key)
