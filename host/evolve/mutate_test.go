@@ -92,7 +92,7 @@ func TestStepMutators(t *testing.T) {
 		{
 			name: "greedy moves each improving parameter a full step", mutator: Greedy, base: baseline,
 			effects: map[string]float64{"response_speed=0.85": 0.045, "response_speed=0.65": -0.02, "user_confirmation=0.5": 0.03, "autonomy_level=0.8": -0.01},
-			asked: []string{"autonomy_level=0.8", "autonomy_level=0.6", "response_speed=0.85", "response_speed=0.65", "user_confirmation=0.7", "user_confirmation=0.5"},
+			asked:   []string{"autonomy_level=0.8", "autonomy_level=0.6", "response_speed=0.85", "response_speed=0.65", "user_confirmation=0.7", "user_confirmation=0.5"},
 			want: []string{
 				"response_speed 0.75→0.85: replay: success_rate +0.045 [0.020, 0.075], p=0.004, n=200 (probe 0.75→0.85)",
 				"user_confirmation 0.6→0.5: replay: success_rate +0.030 [0.005, 0.060], p=0.004, n=200 (probe 0.6→0.5)",

@@ -238,6 +238,14 @@ func promote(ctx context.Context, st *store.Store, dir string, s *strategy.Strat
 	if err != nil {
 		return "", fmt.Errorf("%s: evidence: %w", what, err)
 	}
+	// A version recorded with other content is refused before any file
+	// is written, so a refused promotion leaves nothing behind.
+	switch old, err := st.Strategy(ctx, s.Metadata.Name, s.Metadata.Version); {
+	case err == nil && old.Hash != s.Hash():
+		return "", fmt.Errorf("%s: version %s is recorded with hash %s: %w", what, s.Metadata.Version, shortHash(old.Hash), store.ErrExists)
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
 	path := filepath.Join(dir, s.FileName())
 	if err := s.WriteFile(path); err != nil {
 		if !errors.Is(err, fs.ErrExist) || !sameFile(path, s.Encode()) {
