@@ -187,7 +187,7 @@ type Decision struct {
 // record can be run again. A file or record of the same version with
 // other content is an error (fs.ErrExist, store.ErrExists).
 func Promote(ctx context.Context, st *store.Store, dir string, winner Evaluated, at time.Time) (path string, err error) {
-	if err := checkPromotable(winner, at); err != nil {
+	if err := checkPromotable("promote "+describeCandidate(winner), winner, at); err != nil {
 		return "", err
 	}
 	if winner.Result.Ruling != sdk.Pass {
@@ -214,9 +214,9 @@ func describeCandidate(e Evaluated) string {
 	return s
 }
 
-// checkPromotable checks what every promotion needs.
-func checkPromotable(e Evaluated, at time.Time) error {
-	what := "promote " + describeCandidate(e)
+// checkPromotable checks what every promotion (and review request)
+// needs; what names the operation in errors.
+func checkPromotable(what string, e Evaluated, at time.Time) error {
 	switch {
 	case e.Strategy == nil:
 		return fmt.Errorf("%s: no strategy", what)

@@ -66,10 +66,10 @@ func reviews(st *store.Store) (*store.Collection[ReviewRequest], error) {
 // the candidate's short hash, so queuing the same candidate again returns
 // the request already there, unchanged (pending or decided).
 func Queue(ctx context.Context, st *store.Store, pipeline string, cand Evaluated, at time.Time) (*ReviewRequest, error) {
-	if err := checkPromotable(cand, at); err != nil {
-		return nil, fmt.Errorf("queue for review: %w", err)
-	}
 	what := "queue " + describeCandidate(cand) + " for review"
+	if err := checkPromotable(what, cand, at); err != nil {
+		return nil, err
+	}
 	if cand.Result.Ruling != sdk.Review {
 		return nil, fmt.Errorf("%s: the gates ruled %s, not review", what, cand.Result.Ruling)
 	}
