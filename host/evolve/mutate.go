@@ -334,11 +334,15 @@ func sortedParams(s *strategy.Strategy) []string {
 	return names
 }
 
+var errProbePanicked = errors.New("probe panicked")
+
 // MemoProbe wraps p so that a strategy (by content hash) is replayed once:
 // Greedy and Conservative probe the same strategies, and a second call
 // returns the first call's comparison (or error). It is safe for
 // concurrent use; concurrent calls for one strategy wait for the first.
-// Errors from a cancelled context are not remembered.
+// Errors from a cancelled context are not remembered; a probe that
+// panicked is remembered as an error ("probe panicked") after the panic
+// reaches its caller.
 func MemoProbe(p Probe) Probe {
 	type entry struct {
 		done chan struct{}
@@ -353,16 +357,18 @@ func MemoProbe(p Probe) Probe {
 			mu.Lock()
 			e, ok := memo[key]
 			if !ok {
-				e = &entry{done: make(chan struct{})}
+				e = &entry{done: make(chan struct{}), err: errProbePanicked}
 				memo[key] = e
 				mu.Unlock()
-				e.c, e.err = p(ctx, cand)
-				if errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded) {
-					mu.Lock()
-					delete(memo, key)
-					mu.Unlock()
-				}
-				close(e.done)
+				func() {
+					defer close(e.done) // waiters must not hang if p panics
+					e.c, e.err = p(ctx, cand)
+					if errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded) {
+						mu.Lock()
+						delete(memo, key)
+						mu.Unlock()
+					}
+				}()
 				return e.c, e.err
 			}
 			mu.Unlock()

@@ -405,6 +405,20 @@ func TestMemoProbe(t *testing.T) {
 			t.Errorf("after a cancelled call: %v, %v, %d calls", c, err, calls)
 		}
 	})
+	t.Run("a panicking probe does not hang the others", func(t *testing.T) {
+		p := MemoProbe(func(context.Context, *strategy.Strategy) (*sdk.Comparison, error) { panic("boom") })
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("the panic was swallowed")
+				}
+			}()
+			p(context.Background(), base)
+		}()
+		if _, err := p(context.Background(), base); err == nil || err.Error() != "probe panicked" {
+			t.Errorf("err = %v", err)
+		}
+	})
 	t.Run("concurrent calls share one replay", func(t *testing.T) {
 		var mu sync.Mutex
 		calls := 0
