@@ -7,5 +7,7 @@ import (
 	_ "github.com/sextant-dev/sextant/navigators/bpmn"
 	_ "github.com/sextant-dev/sextant/navigators/chain"
 	_ "github.com/sextant-dev/sextant/navigators/dag"
+	_ "github.com/sextant-dev/sextant/plugins/anthropic"
+	_ "github.com/sextant-dev/sextant/plugins/openai"
 	_ "github.com/sextant-dev/sextant/plugins/script"
 )
