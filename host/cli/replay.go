@@ -494,50 +494,14 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 	if len(strategies) > 1 {
 		cand := strategies[1]
 		r.Candidate = ref(cand)
-		var outcomes []sdk.TaskOutcome
-		ids := make([]string, 0, len(byTask))
-		for id := range byTask {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			b, okb := byTask[id][base.Hash()]
-			c, okc := byTask[id][cand.Hash()]
-			if !okb || !okc || b.Skipped || c.Skipped {
-				continue
-			}
-			outcomes = append(outcomes, sdk.TaskOutcome{Task: id, Baseline: b.Outcome, Candidate: c.Outcome})
-		}
 		opts := evolve.Options{Seed: uint64(seed)}
-		cmp := evolve.Compare(base, cand, outcomes, r.Fidelity, opts)
+		cmp := evolve.Compare(base, cand, pairOutcomes(results, base, cand), r.Fidelity, opts)
 		r.Metrics = cmp.Metrics
-		var gates []evolve.GateSpec
-		var closers []*plugin.Handle
-		defer func() {
-			for _, h := range closers {
-				h.Close(context.WithoutCancel(ctx))
-			}
-		}()
-		for _, g := range p.Gates {
-			var gate sdk.Gate
-			if _, builtin := pipeline.BuiltinGates[g.Use]; builtin {
-				var err error
-				if gate, err = evolve.Builtin(g.Use, opts); err != nil {
-					return err
-				}
-			} else {
-				h, err := reg.Open(ctx, g.Use, grantFor(p, g.Use))
-				if err != nil {
-					return err
-				}
-				closers = append(closers, h)
-				var ok bool
-				if gate, ok = h.Plugin.(sdk.Gate); !ok {
-					return withInvalid(fmt.Errorf("plugin %q is not a gate", g.Use))
-				}
-			}
-			gates = append(gates, evolve.GateSpec{Name: g.Use, Gate: gate, Config: g.Config})
+		gates, closeGates, err := gateSpecs(ctx, reg, p, opts)
+		if err != nil {
+			return err
 		}
+		defer closeGates()
 		res := evolve.Evaluate(ctx, cmp, gates)
 		ruling = res.Ruling
 		for _, g := range res.Gates {
@@ -581,6 +545,70 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 		return withCode(r.ExitCode, errSilent)
 	}
 	return nil
+}
+
+// pairOutcomes pairs each task's baseline and candidate results, in task
+// order, leaving out tasks skipped under either.
+func pairOutcomes(results []replay.Result, base, cand *strategy.Strategy) []sdk.TaskOutcome {
+	byTask := map[string]map[string]replay.Result{}
+	for _, res := range results {
+		if byTask[res.Task] == nil {
+			byTask[res.Task] = map[string]replay.Result{}
+		}
+		byTask[res.Task][res.Hash] = res
+	}
+	ids := make([]string, 0, len(byTask))
+	for id := range byTask {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []sdk.TaskOutcome
+	bh, ch := base.Hash(), cand.Hash()
+	for _, id := range ids {
+		b, okb := byTask[id][bh]
+		c, okc := byTask[id][ch]
+		if !okb || !okc || b.Skipped || c.Skipped {
+			continue
+		}
+		out = append(out, sdk.TaskOutcome{Task: id, Baseline: b.Outcome, Candidate: c.Outcome})
+	}
+	return out
+}
+
+// gateSpecs builds the pipeline's gate chain: built-in gates, and gate
+// plugins opened through the registry (closed by the returned func).
+func gateSpecs(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipeline, opts evolve.Options) ([]evolve.GateSpec, func(), error) {
+	var gates []evolve.GateSpec
+	var handles []*plugin.Handle
+	closeAll := func() {
+		for _, h := range handles {
+			h.Close(context.WithoutCancel(ctx))
+		}
+	}
+	for _, g := range p.Gates {
+		var gate sdk.Gate
+		if _, builtin := pipeline.BuiltinGates[g.Use]; builtin {
+			var err error
+			if gate, err = evolve.Builtin(g.Use, opts); err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+		} else {
+			h, err := reg.Open(ctx, g.Use, grantFor(p, g.Use))
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			handles = append(handles, h)
+			var ok bool
+			if gate, ok = h.Plugin.(sdk.Gate); !ok {
+				closeAll()
+				return nil, nil, withInvalid(fmt.Errorf("plugin %q is not a gate", g.Use))
+			}
+		}
+		gates = append(gates, evolve.GateSpec{Name: g.Use, Gate: gate, Config: g.Config})
+	}
+	return gates, closeAll, nil
 }
 
 func ref(s *strategy.Strategy) report.Strategy {

@@ -1,17 +1,21 @@
-// Package evolve decides whether a candidate strategy may replace its
-// baseline (DESIGN §7): paired statistics over the same replayed tasks
-// under both strategies, the comparison gates read, the built-in gates,
-// and the gate chain with the one function that turns its ruling into an
-// exit code.
+// Package evolve improves strategies from recorded evidence (DESIGN §7):
+// it proposes candidates (mutators), measures them against the baseline
+// (paired statistics over the same replayed tasks), judges them (the
+// built-in gates and the gate chain, with the one function that turns a
+// ruling into an exit code), and settles a round (promotion with lineage,
+// the review queue, archiving the losers).
 //
-// Everything here is a pure function of its inputs: no clock, no store, no
-// network, no global randomness. The same tasks, strategies, options and
-// seed give the same comparison, the same verdicts and the same exit code,
-// bit for bit, which is what lets CI fail a build on a regression and
-// lets a stored comparison be judged again later.
+// Measuring and judging are pure functions of their inputs: no clock, no
+// store, no network, no global randomness. The same tasks, strategies,
+// options and seed give the same comparison, the same verdicts and the
+// same exit code, bit for bit, which is what lets CI fail a build on a
+// regression and lets a stored comparison be judged again later. Mutators
+// are deterministic given their probe results, seed and the time they are
+// told (never the clock); Curate talks to a provider; Settle, Promote and
+// the review queue write to the store and the strategy directory.
 //
-// The package does not replay tasks (host/replay does), does not propose
-// candidates and does not promote them; it only measures and judges.
+// The package does not replay tasks: callers hand mutators a Probe that
+// does (the CLI replays through host/replay).
 //
 // # Statistics
 //

@@ -83,6 +83,8 @@ type Result struct {
 	Status   store.Status   `json:"status"`
 	Error    string         `json:"error,omitempty"`
 	Outcome  sdk.TaskResult `json:"outcome"`
+	// Output is what [score] saw as output (curation reflects on it).
+	Output map[string]any `json:"output,omitempty"`
 	// SelfReplay is set when the strategy is the one the task was recorded
 	// under; Reproduced then says whether the trace matched exactly.
 	SelfReplay bool        `json:"self_replay,omitempty"`
@@ -436,7 +438,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, st *strategy.Strateg
 	if err != nil {
 		return res, fmt.Errorf("replay task %s: %w", task.ID, err)
 	}
-	res.Status, res.Error, res.Misses = rr.Status, rr.Error, j.misses
+	res.Status, res.Error, res.Misses, res.Output = rr.Status, rr.Error, j.misses, rr.Output
 	if j.misses > 0 && w.cfg.OnMiss == MissSkip {
 		res.Skipped = true
 	}

@@ -1,0 +1,384 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sextant-dev/sextant/host/evolve"
+	"github.com/sextant-dev/sextant/host/pipeline"
+	"github.com/sextant-dev/sextant/host/replay"
+	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+func (a *app) evolveCommand() *cobra.Command {
+	var f replayFlags
+	var dryRun bool
+	var mutators []string
+	var at string
+	c := &cobra.Command{
+		Use:   "evolve PIPELINE",
+		Short: "Propose candidate strategies, replay and gate them, promote the best",
+		Long: `evolve runs the pipeline's mutators against its strategy: greedy (a full
+max_parameter_delta step in the direction replay probes show improves the
+metric), conservative (half a step), exploratory (a seeded random direction,
+confirmed by a probe) and curate (ACE: a reflector reads failed replays, a
+curator proposes playbook ADD/UPDATE/TAG/REMOVE operations). Every candidate is
+replayed against the baseline on the same tasks, compared and gated; the best
+passing one is promoted: written as a new strategy file beside the baseline
+(minor version bump, change_log reasons quoting the evidence) and recorded with
+its lineage. Candidates that need a person wait in sextant review; the rest are
+archived. --dry-run promotes nothing.
+
+Exit status: 0 a candidate was promoted (or none improved and none failed),
+1 every candidate failed its gates, 2 invalid input, 3 a candidate awaits review.`,
+		Example: `  sextant evolve pipelines/email-triage/pipeline.toml --dry-run
+  sextant evolve pipelines/email-triage/pipeline.toml --mutator greedy --mutator curate`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			when := time.Now().UTC().Truncate(time.Second)
+			if at != "" {
+				t, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					return usageErr(fmt.Errorf("--at: %q is not an RFC 3339 time", at))
+				}
+				when = t.UTC()
+			}
+			return a.evolve(cmd.Context(), args[0], &f, mutators, dryRun, when)
+		},
+	}
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "evaluate candidates but promote, queue and archive nothing")
+	c.Flags().StringArrayVar(&mutators, "mutator", nil, "mutators to run (default: [evolve] mutators, else all)")
+	c.Flags().StringVar(&at, "at", "", "created_at of the candidates (RFC 3339; default now) — for reproducible runs")
+	f.add(c)
+	return c
+}
+
+func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []string, dryRun bool, at time.Time) error {
+	reg, err := a.registry(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	prep, err := run.Prepare(ctx, path, reg, a.logger)
+	if err != nil {
+		return err
+	}
+	defer prep.Close(context.WithoutCancel(ctx))
+	p, base := prep.Pipeline, prep.Strategy
+	cfg, err := a.replayConfig(p, f)
+	if err != nil {
+		return err
+	}
+	src, cleanup, err := a.replaySource(ctx, p, f)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cache, err := store.NewCollection[replay.Result](src, store.CollReplayResults)
+	if err != nil {
+		return err
+	}
+	opts := evolve.Options{Seed: uint64(cfg.Seed)}
+	gates, closeGates, err := gateSpecs(ctx, reg, p, opts)
+	if err != nil {
+		return err
+	}
+	defer closeGates()
+	metric := p.Evolve.Metric
+	replayOf := func(ctx context.Context, strategies ...*strategy.Strategy) ([]replay.Result, error) {
+		var out []replay.Result
+		err := replay.Run(ctx, replay.Config{Source: src, Pipeline: p.Name, Strategies: strategies, OnMiss: cfg.OnMiss,
+			Workers: cfg.Workers, Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger, Cache: cache,
+			Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) { return run.Prepare(ctx, path, reg, a.logger) }},
+			func(r replay.Result) error { out = append(out, r); return nil })
+		return out, err
+	}
+	// The baseline's own replays: fidelity, and the failures curate reflects on.
+	baseResults, err := replayOf(ctx, base)
+	if err != nil {
+		return err
+	}
+	self, reproduced := 0, 0
+	var failures []evolve.Failure
+	for _, r := range baseResults {
+		if r.SelfReplay {
+			self++
+			if r.Reproduced {
+				reproduced++
+			}
+		}
+		if !r.Outcome.Success && !r.Skipped {
+			failures = append(failures, a.failure(ctx, src, r))
+		}
+	}
+	fidelity := 0.0
+	if self > 0 {
+		fidelity = float64(reproduced) / float64(self)
+	}
+	probe := evolve.MemoProbe(func(ctx context.Context, cand *strategy.Strategy) (*sdk.Comparison, error) {
+		results, err := replayOf(ctx, base, cand)
+		if err != nil {
+			return nil, err
+		}
+		return evolve.Compare(base, cand, pairOutcomes(results, base, cand), fidelity, opts), nil
+	})
+	if len(names) == 0 {
+		names = p.Evolve.Mutators
+	}
+	if len(names) == 0 {
+		names = []string{evolve.MutatorGreedy, evolve.MutatorConservative, evolve.MutatorExploratory, evolve.MutatorCurate}
+	}
+	mo := evolve.MutateOptions{At: at, Metric: metric, Seed: uint64(p.Evolve.Seed)}
+	var cands []evolve.Evaluated
+	seen := map[string]bool{}
+	for _, name := range names {
+		m, err := a.mutator(name, mo, prep, failures)
+		if err != nil {
+			return err
+		}
+		proposed, err := m.Propose(ctx, base, probe)
+		if errors.Is(err, evolve.ErrRejected) {
+			fmt.Fprintf(a.stderr, "%s proposed nothing: %v\n", name, err)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("mutator %s: %w", name, err)
+		}
+		for _, cand := range proposed {
+			if seen[cand.Hash()] {
+				continue // two mutators proposed the same strategy
+			}
+			seen[cand.Hash()] = true
+			cmp, err := probe(ctx, cand)
+			if err != nil {
+				return err
+			}
+			res := evolve.Evaluate(ctx, cmp, gates)
+			cands = append(cands, evolve.Evaluated{Mutator: m.Name(), Strategy: cand, Comparison: cmp, Result: res})
+		}
+	}
+	a.printCandidates(cands, metric)
+	if len(cands) == 0 {
+		fmt.Fprintln(a.stdout, "no mutator proposed a candidate")
+		return nil
+	}
+	if dryRun {
+		winner, _ := evolve.Select(cands, metric)
+		if winner == nil {
+			fmt.Fprintln(a.stdout, "dry run: no candidate passed its gates")
+			return withCode(rulingExit(cands), errSilent)
+		}
+		fmt.Fprintf(a.stdout, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
+		return nil
+	}
+	st, err := a.openStoreWith(ctx, (&storeFlags{dir: f.store.dir}).resolveFor(p), false, p)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	dir := filepath.Dir(p.Path(p.Strategy.File))
+	settled, err := evolve.Settle(ctx, st, dir, p.Name, cands, metric, at)
+	if err != nil {
+		return err
+	}
+	if settled.Winner != nil {
+		fmt.Fprintf(a.stdout, "promoted %s %s (%s) → %s\n", settled.Winner.Strategy.Metadata.Name, settled.Winner.Strategy.Metadata.Version,
+			settled.Winner.Mutator, settled.Path)
+		fmt.Fprintf(a.stdout, "point [strategy] file in %s at it to run it\n", p.File)
+		return nil
+	}
+	for _, rv := range settled.Reviews {
+		fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s\n", rv.ID, rv.Mutator, rv.ID)
+	}
+	if len(settled.Reviews) > 0 {
+		return withCode(ExitWaiting, errSilent)
+	}
+	fmt.Fprintln(a.stdout, "no candidate passed its gates; all archived")
+	return withCode(ExitFailed, errSilent)
+}
+
+func rulingExit(cands []evolve.Evaluated) int {
+	for _, c := range cands {
+		if c.Result.Ruling == sdk.Review {
+			return ExitWaiting
+		}
+	}
+	return ExitFailed
+}
+
+// mutator builds a named mutator; curate talks to the pipeline's default
+// provider (through the run's provider settings: model and config).
+func (a *app) mutator(name string, mo evolve.MutateOptions, prep *run.Prepared, failures []evolve.Failure) (evolve.Mutator, error) {
+	switch name {
+	case evolve.MutatorGreedy:
+		return evolve.Greedy(mo)
+	case evolve.MutatorConservative:
+		return evolve.Conservative(mo)
+	case evolve.MutatorExploratory:
+		return evolve.Exploratory(mo)
+	case evolve.MutatorCurate:
+		pr, ok := prep.Providers.Get("default")
+		if !ok {
+			return nil, withInvalid(fmt.Errorf("%s: the curate mutator needs [providers.default]", prep.Pipeline.File))
+		}
+		return evolve.Curate(pr.Plugin, failures, evolve.CurateOptions{At: mo.At, Model: pr.Model, Config: pr.Config})
+	}
+	return nil, usageErr(fmt.Errorf("unknown mutator %q (want greedy, conservative, exploratory or curate)", name))
+}
+
+// failure renders a failed baseline replay for the reflector.
+func (a *app) failure(ctx context.Context, src *store.Store, r replay.Result) evolve.Failure {
+	f := evolve.Failure{Task: r.Task, Error: r.Error}
+	if t, err := src.Task(ctx, r.Task); err == nil {
+		f.Input, f.Truth = string(t.Input), string(t.Truth)
+	}
+	if b, err := json.Marshal(r.Output); err == nil && r.Output != nil {
+		f.Output = string(b)
+	}
+	return f
+}
+
+func (a *app) printCandidates(cands []evolve.Evaluated, metric string) {
+	sorted := append([]evolve.Evaluated(nil), cands...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Mutator < sorted[j].Mutator })
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "MUTATOR\tCANDIDATE\tID\t%s\tCI\tRULING\tFIRST FAILING OR REVIEW REASON\n", metric)
+	for _, c := range sorted {
+		effect, ci := "", ""
+		for _, m := range c.Comparison.Metrics {
+			if m.Name == metric {
+				effect = fmt.Sprintf("%+.3f", m.Effect)
+				ci = fmt.Sprintf("[%+.3f, %+.3f]", m.CILow, m.CIHigh)
+			}
+		}
+		reason := ""
+		for _, g := range c.Result.Gates {
+			if g.Ruling != sdk.Pass && len(g.Reasons) > 0 {
+				reason = g.Name + ": " + clip(g.Reasons[0], 70)
+				break
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Mutator, c.Strategy.Metadata.Version, c.ID(), effect, ci, c.Result.Ruling, reason)
+	}
+	w.Flush()
+}
+
+func (a *app) reviewCommand() *cobra.Command {
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "review",
+		Short: "List, show, approve or reject candidates waiting for a person",
+		Example: `  sextant review list --pipeline pipelines/email-triage/pipeline.toml
+  sextant review approve 4b2e979dbf70 --by ana --note "checked the flipped tasks"`,
+	}
+	var status string
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List review requests (pending by default)",
+		Example: "  sextant review list --status all --store pipelines/email-triage/.sextant",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.reviewStore(cmd.Context(), &sf, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var want evolve.ReviewStatus
+			if status != "all" {
+				want = evolve.ReviewStatus(status)
+			}
+			rs, err := evolve.ListReviews(cmd.Context(), st, want)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
+			for _, r := range rs {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s %s\t%s\t%s\n", r.ID, r.Status, r.Pipeline, r.Baseline.Name, r.Baseline.Version, r.Mutator, r.Created.Format(time.RFC3339))
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().StringVar(&status, "status", "pending", "pending, approved, rejected or all")
+	show := &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show a review request: the candidate, its evidence and verdicts",
+		Example: "  sextant review show 4b2e979dbf70",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := a.reviewStore(cmd.Context(), &sf, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := evolve.GetReview(cmd.Context(), st, args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			return writeJSON(a.stdout, r)
+		},
+	}
+	var by, note, dir string
+	decide := func(approve bool) func(cmd *cobra.Command, args []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			st, err := a.reviewStore(cmd.Context(), &sf, false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			now := time.Now().UTC().Truncate(time.Second)
+			var r *evolve.ReviewRequest
+			if approve {
+				d := dir
+				if d == "" && sf.pipeline != "" {
+					if p, err := pipeline.Load(cmd.Context(), sf.pipeline, nil, pipeline.Options{}); err == nil {
+						d = filepath.Dir(p.Path(p.Strategy.File))
+					}
+				}
+				if d == "" {
+					return usageErr(errors.New("approve needs --pipeline (or --dir) to know where the strategy file goes"))
+				}
+				r, err = evolve.Approve(cmd.Context(), st, d, args[0], by, note, now)
+			} else {
+				r, err = evolve.Reject(cmd.Context(), st, args[0], by, note, now)
+			}
+			if err != nil {
+				return notFound(err)
+			}
+			fmt.Fprintf(a.stdout, "%s %s", r.ID, r.Status)
+			if r.Path != "" {
+				fmt.Fprintf(a.stdout, " → %s", r.Path)
+			}
+			fmt.Fprintln(a.stdout)
+			return nil
+		}
+	}
+	approve := &cobra.Command{Use: "approve ID", Short: "Approve and promote a candidate", Args: cobra.ExactArgs(1),
+		Example: "  sextant review approve 4b2e979dbf70 --by ana --pipeline pipelines/email-triage/pipeline.toml", RunE: decide(true)}
+	reject := &cobra.Command{Use: "reject ID", Short: "Reject a candidate", Args: cobra.ExactArgs(1),
+		Example: "  sextant review reject 4b2e979dbf70 --by ana --note \"too aggressive\"", RunE: decide(false)}
+	for _, sub := range []*cobra.Command{approve, reject} {
+		sub.Flags().StringVar(&by, "by", "", "who decides")
+		sub.Flags().StringVar(&note, "note", "", "why")
+	}
+	approve.Flags().StringVar(&dir, "dir", "", "directory for the promoted strategy file (default: beside the pipeline's strategy)")
+	c.PersistentFlags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else .sextant beside --pipeline)")
+	c.PersistentFlags().StringVar(&sf.pipeline, "pipeline", "", "pipeline whose store holds the reviews")
+	c.AddCommand(list, show, approve, reject)
+	return c
+}
+
+func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*store.Store, error) {
+	return a.openStore(ctx, sf.resolve(""), readOnly)
+}
+
