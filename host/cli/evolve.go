@@ -381,4 +381,3 @@ func (a *app) reviewCommand() *cobra.Command {
 func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*store.Store, error) {
 	return a.openStore(ctx, sf.resolve(""), readOnly)
 }
-
