@@ -167,7 +167,8 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 			return err
 		}
 	}
-	progress := report.NewProgress(a.stderr, 0, false)
+	// Progress on stderr, on a terminal only (never in CI logs).
+	progress := report.NewProgress(a.stderr, 0, isTerminal(a.stderr))
 	err = replay.Run(ctx, rc, func(r replay.Result) error {
 		progress.Add(1)
 		if out != nil {
@@ -626,9 +627,11 @@ func grantFor(p *pipeline.Pipeline, name string) plugin.Grant {
 
 // colour: only on a terminal, never with NO_COLOR.
 func colour(w io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" {
-		return false
-	}
+	return os.Getenv("NO_COLOR") == "" && isTerminal(w)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
