@@ -84,10 +84,11 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 		return err
 	}
 	defer cleanup()
-	cache, err := store.NewCollection[replay.Result](src, store.CollReplayResults)
+	cache, closeCache, err := a.resultCache(ctx, src)
 	if err != nil {
 		return err
 	}
+	defer closeCache()
 	opts := evolve.Options{Seed: uint64(cfg.Seed)}
 	gates, closeGates, err := gateSpecs(ctx, reg, p, opts)
 	if err != nil {
@@ -181,6 +182,7 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 		fmt.Fprintf(a.stdout, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
 		return nil
 	}
+	cleanup() // the source may be the pipeline's own store, opened read-only
 	st, err := a.openStoreWith(ctx, (&storeFlags{dir: f.store.dir}).resolveFor(p), false, p)
 	if err != nil {
 		return err

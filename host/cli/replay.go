@@ -142,10 +142,11 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 		return err
 	}
 	defer cleanup()
-	cache, err := store.NewCollection[replay.Result](src, store.CollReplayResults)
+	cache, closeCache, err := a.resultCache(ctx, src)
 	if err != nil {
 		return err
 	}
+	defer closeCache()
 	rc := replay.Config{Source: src, Pipeline: p.Name, Strategies: strategies, OnMiss: cfg.OnMiss, Workers: cfg.Workers,
 		Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger, Cache: cache,
 		Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) {
@@ -175,6 +176,9 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 			b, _ := json.Marshal(resultLine{Type: "result", Result: r})
 			out.Write(append(b, '\n'))
 		}
+		// Judging needs the outcome, not the task's output and tags: keep
+		// each result small, so 100 000 tasks fit in a bounded heap.
+		r.Output, r.Tags = nil, nil
 		results = append(results, r)
 		return nil
 	})
@@ -378,26 +382,20 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 		dataset = p.Path(p.Replay.Dataset)
 	}
 	if dataset == "" {
-		s, err := a.openStoreWith(ctx, f.store.resolveFor(p), false, p)
+		// Read-only: a replay never writes the tasks it replays, and Badger's
+		// writable open maps (and faults in) every value-log file.
+		s, err := a.openStoreWith(ctx, f.store.resolveFor(p), true, p)
 		if err != nil {
 			return nil, nil, err
 		}
-		return s, func() { s.Close() }, nil
+		return s, once(func() { s.Close() }), nil
 	}
 	data, err := os.ReadFile(dataset)
 	if err != nil {
 		return nil, nil, withInvalid(fmt.Errorf("dataset: %w", err))
 	}
 	sum := sha256.Sum256(data)
-	base := os.Getenv("SEXTANT_CACHE")
-	if base == "" {
-		if d, err := os.UserCacheDir(); err == nil {
-			base = filepath.Join(d, "sextant")
-		} else {
-			base = filepath.Join(os.TempDir(), "sextant")
-		}
-	}
-	dir := filepath.Join(base, "datasets", hex.EncodeToString(sum[:12]))
+	dir := filepath.Join(cacheBase(), "datasets", hex.EncodeToString(sum[:12]))
 	ready := filepath.Join(dir, ".imported")
 	if _, err := os.Stat(ready); err != nil {
 		os.RemoveAll(dir)
@@ -415,11 +413,56 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 			return nil, nil, err
 		}
 	}
+	s, err := a.openStore(ctx, dir, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, once(func() { s.Close() }), nil
+}
+
+// resultCache opens the replay result cache of a source store: a small
+// store of its own under the user cache directory, keyed by the source's
+// path, so the source can stay read-only.
+func (a *app) resultCache(ctx context.Context, src *store.Store) (*store.Collection[replay.Result], func(), error) {
+	abs, err := filepath.Abs(src.Dir())
+	if err != nil {
+		return nil, nil, err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	dir := filepath.Join(cacheBase(), "replay-results", hex.EncodeToString(sum[:12]))
 	s, err := a.openStore(ctx, dir, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, func() { s.Close() }, nil
+	c, err := store.NewCollection[replay.Result](s, store.CollReplayResults)
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return c, once(func() { s.Close() }), nil
+}
+
+// cacheBase is sextant's cache directory: $SEXTANT_CACHE, else the user
+// cache directory's sextant.
+func cacheBase() string {
+	if d := os.Getenv("SEXTANT_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "sextant")
+	}
+	return filepath.Join(os.TempDir(), "sextant")
+}
+
+// once makes a cleanup safe to call twice (explicitly, then deferred).
+func once(f func()) func() {
+	var done bool
+	return func() {
+		if !done {
+			done = true
+			f()
+		}
+	}
 }
 
 // versions identifies the routine and plugins for the result cache.

@@ -95,6 +95,10 @@ type Result struct {
 	Cached     bool        `json:"-"`
 }
 
+// trimEvery is how many tasks pass between trims of the source store's
+// resident mapped pages.
+const trimEvery = 2000
+
 // Run replays the selected tasks, calling emit for each result in a
 // deterministic order (task order, then strategy order), whatever the
 // number of workers.
@@ -203,6 +207,10 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 					return err
 				}
 			}
+			// Pages of the dataset read once need not stay resident.
+			if next%trimEvery == 0 {
+				cfg.Source.TrimResident()
+			}
 		}
 	}
 	if next != len(ids) && ctx.Err() != nil {
@@ -220,7 +228,11 @@ func selectTasks(ctx context.Context, cfg Config) ([]string, error) {
 	}
 	var all []cand
 	q := store.Query{Pipeline: cfg.Pipeline}
+	seen := 0
 	err := cfg.Source.EachTask(ctx, q, func(t *store.Task) error {
+		if seen++; seen%trimEvery == 0 {
+			cfg.Source.TrimResident() // the scan reads every task once
+		}
 		if t.Status != store.StatusCompleted {
 			return nil // only finished tasks have a whole trace to replay
 		}
