@@ -29,6 +29,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -76,7 +77,7 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 		return nil, err
 	}
 	resp, err := p.chat(ctx, cfg, r)
-	return resp, scrub(err, cfg.apiKey)
+	return resp, llmhttp.Scrub(err, cfg.apiKey)
 }
 
 func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
@@ -98,7 +99,7 @@ func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*
 		"X-Api-Key":         {cfg.apiKey},
 		"Anthropic-Version": {APIVersion},
 	}
-	resp, err := post(ctx, cfg.baseURL+"/v1/messages", h, body)
+	resp, err := web.Post(ctx, cfg.baseURL+"/v1/messages", h, body)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 	"net/url"
 	"strings"
 
@@ -61,7 +62,7 @@ func parseConfig(c map[string]any) (*config, error) {
 	cfg.baseURL = strings.TrimSuffix(strings.TrimRight(cfg.baseURL, "/"), "/v1")
 	u, err := url.Parse(cfg.baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s %q: want an http or https URL", Name, ConfigBaseURL, redactURL(cfg.baseURL))
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s %q: want an http or https URL", Name, ConfigBaseURL, llmhttp.RedactURL(cfg.baseURL))
 	}
 	if v, ok := c[ConfigAPIKey]; ok && v != nil {
 		s, isStr := v.(string)

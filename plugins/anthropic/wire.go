@@ -57,9 +57,9 @@ func errorBody(body []byte) (typ, message string, ok bool) {
 func refusalError(resp *sdk.HTTPResponse) *sdk.Error {
 	typ, msg, ok := errorBody(resp.Body)
 	if !ok {
-		return statusError(resp, "", "")
+		return web.StatusError(resp, "", "")
 	}
-	return statusError(resp, typ, msg)
+	return web.StatusError(resp, typ, msg)
 }
 
 // decodeResponse reads an answer. prefix is the text the request
@@ -67,10 +67,10 @@ func refusalError(resp *sdk.HTTPResponse) *sdk.Error {
 func decodeResponse(resp *sdk.HTTPResponse, prefix string) (*sdk.ChatResponse, error) {
 	var r messagesResponse
 	if err := json.Unmarshal(resp.Body, &r); err != nil {
-		return nil, malformed(resp, err)
+		return nil, web.Malformed(resp, err)
 	}
 	if r.Content == nil && r.StopReason == nil {
-		return nil, malformed(resp, fmt.Errorf("no content and no stop_reason"))
+		return nil, web.Malformed(resp, fmt.Errorf("no content and no stop_reason"))
 	}
 	var text strings.Builder
 	text.WriteString(prefix)

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 	"net/url"
 	"strings"
 
@@ -87,7 +88,7 @@ func parseConfig(c map[string]any) (*config, error) {
 	}
 	u, perr := url.Parse(cfg.baseURL)
 	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s %q: want an http or https URL", Name, ConfigBaseURL, redactURL(cfg.baseURL))
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s %q: want an http or https URL", Name, ConfigBaseURL, llmhttp.RedactURL(cfg.baseURL))
 	}
 	switch param {
 	case "", "auto":

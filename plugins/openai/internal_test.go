@@ -2,7 +2,7 @@ package openai
 
 import (
 	"bytes"
-	"os"
+	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 	"reflect"
 	"testing"
 	"time"
@@ -30,7 +30,7 @@ func TestRetryAfter(t *testing.T) {
 		{"garbage", map[string][]string{"Retry-After": {"later"}}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := retryAfter(tc.h, now); got != tc.want {
+			if got := llmhttp.RetryAfter(tc.h, now); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
@@ -148,20 +148,3 @@ func TestErrorBody(t *testing.T) {
 	}
 }
 
-// TestTransportFilesAgree: plugins/anthropic/transport.go is this
-// package's transport.go under another package name.
-func TestTransportFilesAgree(t *testing.T) {
-	a, err := os.ReadFile("transport.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile("../anthropic/transport.go")
-	if err != nil {
-		t.Skip("no plugins/anthropic:", err)
-	}
-	a = bytes.Replace(a, []byte("package openai"), []byte("package anthropic"), 1)
-	a = bytes.Replace(a, []byte("plugins/anthropic/transport.go is this file"), []byte("plugins/openai/transport.go is this file"), 1)
-	if !bytes.Equal(a, b) {
-		t.Error("plugins/openai/transport.go and plugins/anthropic/transport.go differ beyond the package name; change both")
-	}
-}

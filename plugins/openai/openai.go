@@ -26,6 +26,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -70,7 +71,7 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 		return nil, err
 	}
 	resp, err := p.chat(ctx, cfg, r)
-	return resp, scrub(err, cfg.apiKey)
+	return resp, llmhttp.Scrub(err, cfg.apiKey)
 }
 
 func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
@@ -78,7 +79,7 @@ func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*
 	if err != nil {
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: encode request: %v", Name, err)
 	}
-	resp, err := post(ctx, cfg.baseURL+"/chat/completions", headers(cfg), body)
+	resp, err := web.Post(ctx, cfg.baseURL+"/chat/completions", headers(cfg), body)
 	if err != nil {
 		return nil, err
 	}

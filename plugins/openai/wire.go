@@ -110,9 +110,9 @@ func errorBody(body []byte) (e *apiError, ok bool) {
 func refusalError(resp *sdk.HTTPResponse) *sdk.Error {
 	e, ok := errorBody(resp.Body)
 	if !ok {
-		return statusError(resp, "", "")
+		return web.StatusError(resp, "", "")
 	}
-	err := statusError(resp, e.kind(), e.Message)
+	err := web.StatusError(resp, e.kind(), e.Message)
 	if e.kind() == "insufficient_quota" {
 		// A 429 that waiting does not cure: the account is out of credit.
 		err.Code, err.RetryAfter = sdk.CodeAuth, 0
@@ -144,13 +144,13 @@ func streamError(e *apiError) *sdk.Error {
 func decodeResponse(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 	var r chatResponse
 	if err := json.Unmarshal(resp.Body, &r); err != nil {
-		return nil, malformed(resp, err)
+		return nil, web.Malformed(resp, err)
 	}
 	if r.Error != nil {
 		return nil, streamError(r.Error)
 	}
 	if len(r.Choices) == 0 {
-		return nil, malformed(resp, fmt.Errorf("no choices"))
+		return nil, web.Malformed(resp, fmt.Errorf("no choices"))
 	}
 	c := r.Choices[0]
 	out := &sdk.ChatResponse{Model: r.Model, FinishReason: finishReason(c.FinishReason)}
