@@ -147,4 +147,3 @@ func TestErrorBody(t *testing.T) {
 		}
 	}
 }
-
