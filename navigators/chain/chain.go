@@ -2,16 +2,14 @@ package chain
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/sextant-dev/sextant/navigators/internal/routines"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -23,14 +21,13 @@ const Version = "0.1.0"
 // Navigator is the chain navigator. Create one with New; it is safe for
 // concurrent use.
 type Navigator struct {
-	mu       sync.Mutex
-	routines map[string]*routine // by hash
+	routines routines.Cache[*routine]
 }
 
 var _ sdk.Navigator = (*Navigator)(nil)
 
 // New returns a chain navigator with no routine loaded.
-func New() *Navigator { return &Navigator{routines: map[string]*routine{}} }
+func New() *Navigator { return &Navigator{} }
 
 // Describe implements sdk.Plugin.
 func (*Navigator) Describe() sdk.Info {
@@ -40,41 +37,27 @@ func (*Navigator) Describe() sdk.Info {
 
 // Load implements sdk.Navigator. A routine is parsed once per content hash.
 func (n *Navigator) Load(_ context.Context, req *sdk.LoadRequest) (*sdk.Routine, error) {
-	sum := sha256.Sum256(req.Routine)
-	hash := hex.EncodeToString(sum[:])
-	n.mu.Lock()
-	r, ok := n.routines[hash]
-	n.mu.Unlock()
-	if !ok {
+	r, err := n.routines.Load(req.Routine, func(hash string) (*routine, error) {
 		file := req.Name
 		if file == "" {
 			file = "chain.toml"
 		}
-		var err error
-		if r, err = parse(file, req.Routine); err != nil {
+		r, err := parse(file, req.Routine)
+		if err != nil {
 			return nil, err
 		}
 		r.summary.Hash = hash
-		n.mu.Lock()
-		if prev, ok := n.routines[hash]; ok {
-			r = prev
-		} else {
-			n.routines[hash] = r
-		}
-		n.mu.Unlock()
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := r.summary
 	return &out, nil
 }
 
 func (n *Navigator) routine(hash string) (*routine, error) {
-	n.mu.Lock()
-	r, ok := n.routines[hash]
-	n.mu.Unlock()
-	if !ok {
-		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain: routine %q is not loaded", hash)
-	}
-	return r, nil
+	return n.routines.Get("chain", hash)
 }
 
 // Start implements sdk.Navigator: it checks the chain's inputs and enters

@@ -2,10 +2,8 @@ package dag
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"sync"
 
+	"github.com/sextant-dev/sextant/navigators/internal/routines"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -17,14 +15,13 @@ const Version = "0.1.0"
 // Navigator is the DAG navigator. Create one with New; it is safe for
 // concurrent use.
 type Navigator struct {
-	mu       sync.Mutex
-	routines map[string]*routine // by hash
+	routines routines.Cache[*routine]
 }
 
 var _ sdk.Navigator = (*Navigator)(nil)
 
 // New returns a DAG navigator with no routine loaded.
-func New() *Navigator { return &Navigator{routines: map[string]*routine{}} }
+func New() *Navigator { return &Navigator{} }
 
 // Describe implements sdk.Plugin.
 func (*Navigator) Describe() sdk.Info {
@@ -34,41 +31,27 @@ func (*Navigator) Describe() sdk.Info {
 
 // Load implements sdk.Navigator. A routine is parsed once per content hash.
 func (n *Navigator) Load(_ context.Context, req *sdk.LoadRequest) (*sdk.Routine, error) {
-	sum := sha256.Sum256(req.Routine)
-	hash := hex.EncodeToString(sum[:])
-	n.mu.Lock()
-	r, ok := n.routines[hash]
-	n.mu.Unlock()
-	if !ok {
+	r, err := n.routines.Load(req.Routine, func(hash string) (*routine, error) {
 		file := req.Name
 		if file == "" {
 			file = "dag.toml"
 		}
-		var err error
-		if r, err = parse(file, req.Routine); err != nil {
+		r, err := parse(file, req.Routine)
+		if err != nil {
 			return nil, err
 		}
 		r.summary.Hash = hash
-		n.mu.Lock()
-		if prev, ok := n.routines[hash]; ok {
-			r = prev
-		} else {
-			n.routines[hash] = r
-		}
-		n.mu.Unlock()
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := r.summary
 	return &out, nil
 }
 
 func (n *Navigator) routine(hash string) (*routine, error) {
-	n.mu.Lock()
-	r, ok := n.routines[hash]
-	n.mu.Unlock()
-	if !ok {
-		return nil, sdk.Errorf(sdk.CodeBadRequest, "dag: routine %q is not loaded", hash)
-	}
-	return r, nil
+	return n.routines.Get("dag", hash)
 }
 
 // Start implements sdk.Navigator: every task that can run at once (no
