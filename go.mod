@@ -8,7 +8,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require gonum.org/v1/gonum v0.17.0 // indirect
+require gonum.org/v1/gonum v0.17.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0
