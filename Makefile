@@ -34,6 +34,10 @@ plugins:
 
 test:
 	$(GO) test -count=1 -timeout 30m ./...
+	@# The concurrent parts again under the race detector: the run engine,
+	@# replay, store, evolution, and CLI scripts that run parallel branches.
+	$(GO) test -race -count=1 -timeout 20m ./host/run ./host/replay ./host/store ./host/evolve ./host/report ./host/plugin/process
+	$(GO) test -race -count=1 -timeout 20m -run 'TestScripts/(examples|run_lifecycle|replay_gate)' ./host/cli
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./... | grep -E '^(Benchmark|ok|FAIL|---)' 

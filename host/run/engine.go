@@ -606,12 +606,12 @@ func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error 
 	// strategy file, whose hash it checks against the task's.
 	var b []byte
 	if !e.r.stateless {
-		strat := e.st.Nav.Env.Strategy
-		e.st.Nav.Env.Strategy = nil
+		// Encode a copy without the strategy: steps of the batch may be
+		// reading the state right now.
+		cp := *e.st
+		cp.Nav.Env.Strategy = nil
 		var err error
-		b, err = e.st.encode()
-		e.st.Nav.Env.Strategy = strat
-		if err != nil {
+		if b, err = cp.encode(); err != nil {
 			return fmt.Errorf("encode run state: %w", err)
 		}
 	}

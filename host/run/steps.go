@@ -322,14 +322,17 @@ func (e *exec) actionStep(ctx context.Context, t sdk.Token, spec pipeline.Step, 
 		e.st.Violations++
 		e.mu.Unlock()
 	case strategy.Confirm:
+		e.mu.Lock()
+		already, n := e.st.Approved, e.st.Answers[t.Node]+1
+		e.mu.Unlock()
 		answers := e.answers
-		if answers == nil && !e.st.Approved && e.r.cfg.Answer != nil {
-			if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, e.st.Answers[t.Node]+1); ok {
+		if answers == nil && !already && e.r.cfg.Answer != nil {
+			if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, n); ok {
 				answers = a
 			}
 		}
 		switch {
-		case e.st.Approved:
+		case already:
 			rec.Decision, rec.Reason = "executed", d.Reason+"; confirmed by the user earlier in this run"
 		case answers != nil:
 			question := fmt.Sprintf("confirm action %q?", action)
@@ -379,8 +382,11 @@ func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, r
 		question = fmt.Sprintf("answer for %s", t.Node)
 	}
 	answers := e.answers
+	e.mu.Lock()
+	n := e.st.Answers[t.Node] + 1
+	e.mu.Unlock()
 	if answers == nil && e.r.cfg.Answer != nil {
-		if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, e.st.Answers[t.Node]+1); ok {
+		if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, n); ok {
 			answers = a
 		}
 	}
