@@ -362,9 +362,16 @@ type worker struct {
 
 // task replays one task under every strategy.
 func (w *worker) task(ctx context.Context, id string, sc *score) ([]Result, error) {
-	tree, err := w.cfg.Source.Tree(ctx, id)
+	// The head (no spans) is enough when the execution carries its trace;
+	// older recordings without one are read whole.
+	tree, err := w.cfg.Source.Head(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if live := liveExecution(tree); live != nil && live.Execution.Trace == nil && live.Execution.Status == store.StatusCompleted {
+		if tree, err = w.cfg.Source.Tree(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	var input map[string]any
 	if len(tree.Task.Input) > 0 {
@@ -454,7 +461,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, st *strategy.Strateg
 	if j.misses > 0 && w.cfg.OnMiss == MissSkip {
 		res.Skipped = true
 	}
-	got := replayTrace(j.spans)
+	got := run.TraceOf(j.spans)
 	if res.SelfReplay {
 		res.Divergence = diverge(recorded, got)
 		res.Reproduced = res.Divergence == nil
@@ -509,34 +516,27 @@ func (w *worker) answer(ctx context.Context, task, node string, n int) (map[stri
 	return a, true
 }
 
-// recordedTrace is the live execution's trace: step nodes and provider
-// requests, in sequence order.
-func recordedTrace(tree *store.Tree) []string {
+// liveExecution is the task's latest live execution.
+func liveExecution(tree *store.Tree) *store.ExecutionTree {
 	for i := len(tree.Executions) - 1; i >= 0; i-- {
 		if tree.Executions[i].Execution.Mode == "live" {
-			return replayTrace(tree.Executions[i].Spans)
+			return &tree.Executions[i]
 		}
 	}
 	return nil
 }
 
-func replayTrace(spans []store.Span) []string {
-	sorted := append([]store.Span(nil), spans...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
-	var out []string
-	for _, sp := range sorted {
-		switch {
-		case strings.HasPrefix(sp.Name, "step "):
-			out = append(out, sp.Name)
-		case sp.Kind == store.SpanClient:
-			h := sp.Attributes["sextant.request_hash"].Str()
-			if len(h) > 12 {
-				h = h[:12]
-			}
-			out = append(out, "call "+h)
-		}
+// recordedTrace is the live execution's trace: kept on the execution, or
+// rebuilt from its spans.
+func recordedTrace(tree *store.Tree) []string {
+	live := liveExecution(tree)
+	if live == nil {
+		return nil
 	}
-	return out
+	if live.Execution.Trace != nil {
+		return live.Execution.Trace
+	}
+	return run.TraceOf(live.Spans)
 }
 
 // diverge returns the first difference between two traces, or nil.

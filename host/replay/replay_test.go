@@ -219,3 +219,33 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// Recordings made before executions carried their trace replay the same:
+// the trace is rebuilt from the spans.
+func TestReplayWithoutStoredTrace(t *testing.T) {
+	src := record(t, 10)
+	ctx := context.Background()
+	for i := 0; i < 10; i++ {
+		tree, err := src.Tree(ctx, fmt.Sprintf("task-%03d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range tree.Executions {
+			e := ex.Execution
+			if e.Trace == nil {
+				t.Fatalf("task-%03d: live execution has no trace", i)
+			}
+			e.Trace = nil
+			if err := src.PutExecution(ctx, &e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	base := load(t, "../../pipelines/email-triage/strategies/email-handler.toml")
+	for _, r := range replayAll(t, replay.Config{Prepare: prepare, Source: src, Pipeline: "email-triage",
+		Strategies: []*strategy.Strategy{base}, Workers: 2, Logger: quiet}) {
+		if !r.Reproduced {
+			t.Fatalf("task %s: %+v", r.Task, r.Divergence)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -433,6 +434,7 @@ func (e *exec) handOver(ctx context.Context) error {
 		res := e.st.Done[id]
 		node := e.tokenNode(id)
 		spans := e.number(res.Spans)
+		e.st.Trace = append(e.st.Trace, TraceOf(spans)...)
 		e.st.Steps++
 		e.st.Tokens += res.Tokens
 		e.st.CostUSD += res.CostUSD
@@ -686,6 +688,7 @@ func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error
 	ex.Status, ex.Error = st, msg
 	if st == store.StatusCompleted || st == store.StatusFailed {
 		ex.Ended = e.r.cfg.Clock()
+		ex.Trace = e.st.Trace
 	}
 	if err := s.PutExecution(ctx, ex); err != nil {
 		return err
@@ -727,3 +730,28 @@ func (e *exec) output() map[string]any {
 // usd prints an amount exactly as far as it goes, no fixed rounding that
 // would show a limit of $0.000001 as 0.0000.
 func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// TraceOf is the fidelity trace of spans, in sequence order: "step NODE"
+// for each step, "call HASH12" for each provider call (its canonical
+// request hash). A replay reproduces a run when the traces are equal.
+func TraceOf(spans []store.Span) []string {
+	sorted := spans
+	if !sort.SliceIsSorted(spans, func(i, j int) bool { return spans[i].Seq < spans[j].Seq }) {
+		sorted = append([]store.Span(nil), spans...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	}
+	var out []string
+	for _, sp := range sorted {
+		switch {
+		case strings.HasPrefix(sp.Name, "step "):
+			out = append(out, sp.Name)
+		case sp.Kind == store.SpanClient:
+			h := sp.Attributes["sextant.request_hash"].Str()
+			if len(h) > 12 {
+				h = h[:12]
+			}
+			out = append(out, "call "+h)
+		}
+	}
+	return out
+}

@@ -37,7 +37,9 @@ type runState struct {
 	Answers map[string]int `json:"answers,omitempty"`
 	// Actions lists what action steps decided, in order.
 	Actions []actionRecord `json:"actions,omitempty"`
-	Started time.Time      `json:"started"`
+	// Trace is the step and call sequence so far (see TraceOf).
+	Trace   []string  `json:"trace,omitempty"`
+	Started time.Time `json:"started"`
 }
 
 // stepResult is one finished step: its outcome for the navigator and the

@@ -69,6 +69,10 @@ type Execution struct {
 	Started  time.Time   `json:"started"`
 	Ended    time.Time   `json:"ended,omitzero"`
 	Error    string      `json:"error,omitempty"`
+	// Trace is the execution's step and call sequence ("step NODE",
+	// "call HASH12"), written when it ends: replay compares against it
+	// without reading the spans.
+	Trace []string `json:"trace,omitempty"`
 }
 
 // SpanKind is the OpenTelemetry span kind.

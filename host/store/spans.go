@@ -397,8 +397,17 @@ func (s *Store) scan(ctx context.Context, prefix []byte, fn func(key, val []byte
 }
 
 func scanTxn(ctx context.Context, txn *badger.Txn, prefix []byte, fn func(key, val []byte) error) error {
+	return scanTxnSkip(ctx, txn, prefix, nil, fn)
+}
+
+// scanTxnSkip is scanTxn that does not read the values of keys skip
+// accepts (their values are neither prefetched nor decoded).
+func scanTxnSkip(ctx context.Context, txn *badger.Txn, prefix []byte, skip func(key []byte) bool, fn func(key, val []byte) error) error {
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = prefix
+	if skip != nil {
+		opts.PrefetchValues = false
+	}
 	it := txn.NewIterator(opts)
 	defer it.Close()
 	n := 0
@@ -409,6 +418,9 @@ func scanTxn(ctx context.Context, txn *badger.Txn, prefix []byte, fn func(key, v
 			}
 		}
 		item := it.Item()
+		if skip != nil && skip(item.Key()) {
+			continue
+		}
 		if err := item.Value(func(val []byte) error { return fn(item.Key(), val) }); err != nil {
 			return err
 		}

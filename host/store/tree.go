@@ -26,7 +26,30 @@ func (s *Store) Tree(ctx context.Context, id string) (*Tree, error) {
 	return tr, nil
 }
 
+// Head reads a task with its executions (their Trace, but no spans and no
+// checkpoints), rewards and recording links: what a replay needs, without
+// decoding every span.
+func (s *Store) Head(ctx context.Context, id string) (*Tree, error) {
+	if err := validID("task id", id); err != nil {
+		return nil, fmt.Errorf("read task: %w", err)
+	}
+	var tr *Tree
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		var err error
+		tr, err = readTreeOpt(ctx, txn, id, false)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read task %q: %w", id, err)
+	}
+	return tr, nil
+}
+
 func readTree(ctx context.Context, txn *badger.Txn, id string) (*Tree, error) {
+	return readTreeOpt(ctx, txn, id, true)
+}
+
+func readTreeOpt(ctx context.Context, txn *badger.Txn, id string, bodies bool) (*Tree, error) {
 	tr := &Tree{}
 	found := false
 	byExec := map[string]int{}
@@ -37,7 +60,14 @@ func readTree(ctx context.Context, txn *badger.Txn, id string) (*Tree, error) {
 		}
 		return i, nil
 	}
-	err := scanTxn(ctx, txn, taskPrefix(id), func(key, val []byte) error {
+	skip := func(key []byte) bool {
+		if bodies {
+			return false
+		}
+		_, sub, ok := parseTaskSub(key)
+		return ok && (sub[0] == subSpan || sub[0] == subCheckpoint)
+	}
+	err := scanTxnSkip(ctx, txn, taskPrefix(id), skip, func(key, val []byte) error {
 		_, sub, ok := parseTaskSub(key)
 		if !ok {
 			return fmt.Errorf("bad key %s", printableKey(key))
