@@ -53,6 +53,13 @@ func BenchmarkReplay(b *testing.B) {
 	bench := func(b *testing.B, reg *plugin.Registry) {
 		cfg := replay.Config{Source: src, Pipeline: "chain10", Strategies: []*strategy.Strategy{st}, Workers: 4, Logger: quiet,
 			Prepare: func(ctx context.Context) (*run.Prepared, error) { return run.Prepare(ctx, chain10, reg, quiet) }}
+		// Warm up outside the timer: the first open of a wasm plugin
+		// compiles it (then it comes from the disk cache).
+		if prep, err := cfg.Prepare(ctx); err != nil {
+			b.Fatal(err)
+		} else {
+			prep.Close(ctx)
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		done := 0
