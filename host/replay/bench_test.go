@@ -34,7 +34,7 @@ func BenchmarkReplay(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer src.Close()
-	const tasks = 200
+	const tasks = 1000 // a replay opens its plugins once: amortise that as a real replay does
 	prep, err := run.Prepare(ctx, chain10, plugin.NewRegistry(builtins), quiet)
 	if err != nil {
 		b.Fatal(err)
