@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/sextant-dev/sextant/plugins/internal/providertest"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	providertest.Cleanup()
 	os.Exit(code)
 }
 
@@ -49,8 +45,8 @@ func TestContract(t *testing.T) {
 func TestChat(t *testing.T) {
 	cs := cases(t)
 	f := newFake(t, cs)
-	direct := run(t, "direct", anthropic.New(), f, cs, false)
-	sameOutcomes(t, direct, run(t, "wire", sdktest.Wire(anthropic.New()), f, cs, false))
+	direct := providertest.Run(t, "direct", spec, anthropic.New(), f, cs, false)
+	providertest.SameOutcomes(t, direct, providertest.Run(t, "wire", spec, sdktest.Wire(anthropic.New()), f, cs, false))
 }
 
 // TestChatOverProcess runs the suite against the plugin built as a native
@@ -62,14 +58,14 @@ func TestChatOverProcess(t *testing.T) {
 	}
 	cs := cases(t)
 	f := newFake(t, cs)
-	direct := run(t, "in-process", anthropic.New(), f, cs, false)
+	direct := providertest.Run(t, "in-process", spec, anthropic.New(), f, cs, false)
 	ctx := context.Background()
-	p, err := process.Open(ctx, process.Config{Name: anthropic.Name, Command: []string{buildPlugin(t, false)}})
+	p, err := process.Open(ctx, process.Config{Name: anthropic.Name, Command: []string{providertest.BuildPlugin(t, anthropic.Name, false)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := client(t, p)
-	sameOutcomes(t, direct, run(t, "process", c, f, cs, false))
+	providertest.SameOutcomes(t, direct, providertest.Run(t, "process", spec, c, f, cs, false))
 }
 
 // TestChatOverWasm runs the suite against the plugin built as a wasip1
@@ -81,20 +77,20 @@ func TestChatOverWasm(t *testing.T) {
 	}
 	cs := cases(t)
 	f := newFake(t, cs)
-	direct := run(t, "in-process", anthropic.New(), f, cs, true)
-	allow := []string{f.hostPort()}
+	direct := providertest.Run(t, "in-process", spec, anthropic.New(), f, cs, true)
+	allow := []string{f.HostPort()}
 	for _, c := range cs {
-		if c.baseURL != "" {
-			u, _ := url.Parse(c.baseFor(f))
+		if c.BaseURL != "" {
+			u, _ := url.Parse(c.BaseFor(f, spec))
 			allow = append(allow, u.Host)
 		}
 	}
-	m, err := wasm.Open(context.Background(), wasm.Config{Name: anthropic.Name, Path: buildPlugin(t, true), AllowHTTP: allow})
+	m, err := wasm.Open(context.Background(), wasm.Config{Name: anthropic.Name, Path: providertest.BuildPlugin(t, anthropic.Name, true), AllowHTTP: allow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := client(t, m)
-	sameOutcomes(t, direct, run(t, "wasm", c, f, cs, true))
+	providertest.SameOutcomes(t, direct, providertest.Run(t, "wasm", spec, c, f, cs, true))
 }
 
 // TestWasmRefusesUngrantedHost: with no allow_http grant the host refuses
@@ -106,7 +102,7 @@ func TestWasmRefusesUngrantedHost(t *testing.T) {
 	}
 	cs := cases(t)[:1]
 	f := newFake(t, cs)
-	m, err := wasm.Open(context.Background(), wasm.Config{Name: anthropic.Name, Path: buildPlugin(t, true)})
+	m, err := wasm.Open(context.Background(), wasm.Config{Name: anthropic.Name, Path: providertest.BuildPlugin(t, anthropic.Name, true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +110,7 @@ func TestWasmRefusesUngrantedHost(t *testing.T) {
 	base := f.URL + "/success"
 	_, err = c.Chat(context.Background(), &sdk.ChatRequest{Model: model, Messages: msgs,
 		Config: map[string]any{"base_url": base, "api_key": testKey}})
-	want := `anthropic: http POST ` + base + `/v1/messages: host "` + f.hostPort() + `" not granted to plugin "anthropic" (grant it with [plugins.anthropic] allow_http)`
+	want := `anthropic: http POST ` + base + `/v1/messages: host "` + f.HostPort() + `" not granted to plugin "anthropic" (grant it with [plugins.anthropic] allow_http)`
 	var e *sdk.Error
 	if !errors.As(err, &e) || e.Code != sdk.CodeAuth || e.Message != want {
 		t.Fatalf("got %v\nwant auth error %q", err, want)
@@ -122,7 +118,7 @@ func TestWasmRefusesUngrantedHost(t *testing.T) {
 	if strings.Contains(err.Error(), testKey) {
 		t.Errorf("the API key leaked into the error: %v", err)
 	}
-	if n := len(f.received("success")); n != 0 {
+	if n := len(f.Received("success")); n != 0 {
 		t.Errorf("server saw %d requests, want none", n)
 	}
 }
@@ -140,7 +136,7 @@ func TestSpentDeadline(t *testing.T) {
 	if !errors.Is(err, sdk.ErrTimeout) || err.Error() != want {
 		t.Fatalf("got %v, want timeout %q", err, want)
 	}
-	if n := len(f.received("success")); n != 0 {
+	if n := len(f.Received("success")); n != 0 {
 		t.Errorf("server saw %d requests, want none", n)
 	}
 }
@@ -149,7 +145,7 @@ func TestSpentDeadline(t *testing.T) {
 // though the upstream has not answered.
 func TestCancel(t *testing.T) {
 	stop := make(chan struct{})
-	f := newFake(t, []chatCase{{name: "slow", serve: func(w http.ResponseWriter, r *http.Request) {
+	f := newFake(t, []chatCase{{Name: "slow", Serve: func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-stop: // the abandoned request runs on; end it before the server closes
@@ -191,14 +187,6 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// run runs the suite as subtest label and returns its outcomes.
-func run(t *testing.T, label string, p sdk.Provider, f *fakeAnthropic, cs []chatCase, wasm bool) map[string]outcome {
-	t.Helper()
-	var out map[string]outcome
-	t.Run(label, func(t *testing.T) { out = runSuite(t, p, f, cs, wasm) })
-	return out
-}
-
 func client(t *testing.T, conn plugin.Conn) *plugin.Client {
 	t.Helper()
 	ctx := context.Background()
@@ -215,57 +203,4 @@ func client(t *testing.T, conn plugin.Conn) *plugin.Client {
 	c := plugin.NewClient(anthropic.Name, conn, info)
 	t.Cleanup(func() { c.Close(ctx) })
 	return c
-}
-
-func sameOutcomes(t *testing.T, want, got map[string]outcome) {
-	t.Helper()
-	for name, w := range want {
-		g, ok := got[name]
-		if !ok {
-			continue // skipped on this transport, or failed (reported there)
-		}
-		if !reflect.DeepEqual(w, g) {
-			t.Errorf("%s differs from in-process:\n got  %+v\n want %+v", name, g, w)
-		}
-	}
-}
-
-var (
-	buildMu  sync.Mutex
-	buildDir string
-	built    = map[bool]string{}
-)
-
-// buildPlugin builds ./plugin natively or as a wasip1 c-shared module,
-// once per test process. (host/internal/plugintest does the same but is
-// internal to host/.)
-func buildPlugin(t *testing.T, wasm bool) string {
-	t.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if p, ok := built[wasm]; ok {
-		return p
-	}
-	if buildDir == "" {
-		d, err := os.MkdirTemp("", "sextant-anthropic-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		buildDir = d
-	}
-	out := filepath.Join(buildDir, anthropic.Name)
-	args := []string{"build", "-o", out}
-	env := os.Environ()
-	if wasm {
-		out += ".wasm"
-		args = []string{"build", "-o", out, "-buildmode=c-shared"}
-		env = append(env, "GOOS=wasip1", "GOARCH=wasm")
-	}
-	cmd := exec.Command("go", append(args, "./plugin")...)
-	cmd.Env = env
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	built[wasm] = out
-	return out
 }
