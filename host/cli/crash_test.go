@@ -1,3 +1,5 @@
+//go:build unix
+
 package cli
 
 import (
@@ -11,19 +13,24 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
-	"time"
 
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/host/internal/plugintest"
 	"github.com/sextant-dev/sextant/host/store"
 )
 
-// TestCrashResume kills `sextant run` with SIGKILL at many points spread over
-// a run whose provider is slow, then runs `sextant resume`, and checks the
-// durability contract of DESIGN.md §6: the run completes; a step completed
-// before the kill is not executed again; a provider call answered (recorded)
-// before the kill is served from its recording, so the provider never sees
-// it again; no span or recording is lost or duplicated.
+// TestCrashResume interrupts `sextant run` at many exact points of a run
+// with a test-only failpoint (SEXTANT_FAILPOINT, see host/internal/failpoint)
+// that SIGKILLs the process there, then runs `sextant resume`, and checks
+// the durability contract of DESIGN.md §6: the run completes; a step
+// completed before the kill is not executed again; a provider call answered
+// (recorded) before the kill is served from its recording, so the provider
+// never sees it again; no span or recording is lost or duplicated.
+//
+// The points are exact, not timed: each run is killed where the table says
+// or the test fails, so it holds on a loaded machine.
 func TestCrashResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds sextant and a plugin; kills processes")
@@ -36,98 +43,124 @@ func TestCrashResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	pdir := filepath.Join(dir, "plugins", "slow-provider")
-	os.MkdirAll(pdir, 0o755)
-	b, _ := os.ReadFile(provider)
-	os.WriteFile(filepath.Join(pdir, "slow-provider"), b, 0o755)
-	os.WriteFile(filepath.Join(pdir, "plugin.toml"), []byte(fmt.Sprintf(
-		"name = \"slow-provider\"\nkind = \"provider\"\nversion = \"1.0.0\"\napi = 1\n[process]\ncommand = \"slow-provider\"\nsha256 = %q\n",
-		plugintest.SHA256(t, provider))), 0o644)
-	storeDir := filepath.Join(dir, "store")
-	callLog := filepath.Join(dir, "calls.log")
-	env := append(os.Environ(), "CALL_LOG="+callLog, "SEXTANT_STORE="+storeDir, "XDG_DATA_HOME="+dir)
-	sextant := func(args ...string) *exec.Cmd {
-		c := exec.Command(bin, args...)
-		c.Dir, c.Env = dir, env
-		return c
-	}
-
-	// One uninterrupted run measures how long a run takes, to spread the kills.
-	start := time.Now()
-	if out, err := sextant("run", "pipeline.toml", "--id", "warm", "--set", "topic=warm").CombinedOutput(); err != nil {
-		t.Fatalf("warm-up run: %v\n%s", err, out)
-	}
-	span := time.Since(start)
-	const points = 32
-	interrupted := 0
-	for i := 0; i < points; i++ {
-		id := fmt.Sprintf("crash-%02d", i)
-		// Spread over the run after start-up (pipeline load, plugin start).
-		delay := span/5 + span*4/5*time.Duration(i)/time.Duration(points)
-		cmd := sextant("run", "pipeline.toml", "--id", id, "--set", "topic="+id)
-		if err := cmd.Start(); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(delay)
-		cmd.Process.Kill()
-		cmd.Wait()
+	}
+	pdir := filepath.Join(dir, "plugins", "slow-provider")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "slow-provider"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "plugin.toml"), []byte(fmt.Sprintf(
+		"name = \"slow-provider\"\nkind = \"provider\"\nversion = \"1.0.0\"\napi = 1\n[process]\ncommand = \"slow-provider\"\nsha256 = %q\n",
+		plugintest.SHA256(t, provider))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storeDir := filepath.Join(dir, "store")
+	callLog := filepath.Join(dir, "calls.log")
+	env := append(scrubbedEnv(), "CALL_LOG="+callLog, "SEXTANT_STORE="+storeDir, "XDG_DATA_HOME="+dir,
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "SEXTANT_CACHE="+filepath.Join(dir, "cache", "sextant"))
+	sextant := func(failpoint string, args ...string) *exec.Cmd {
+		c := exec.Command(bin, args...)
+		c.Dir, c.Env = dir, env
+		if failpoint != "" {
+			c.Env = append(append([]string(nil), env...), "SEXTANT_FAILPOINT="+failpoint)
+		}
+		return c
+	}
+	for _, p := range crashPoints() {
+		t.Run(p, func(t *testing.T) {
+			id := "crash-" + strings.NewReplacer(".", "-", ":", "-").Replace(p)
+			cmd := sextant(p, "run", "pipeline.toml", "--id", id, "--set", "topic="+id)
+			out, err := cmd.CombinedOutput()
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("%s: the failpoint did not kill the run (%v); the table names a point the run never reaches\n%s", p, err, out)
+			}
 
-		before := snapshot(t, storeDir, id)
-		callsBefore := calls(t, callLog, id)
-		if before == nil {
-			// Killed before the task existed: nothing to resume, run it anew.
-			if out, err := sextant("run", "pipeline.toml", "--id", id, "--set", "topic="+id).CombinedOutput(); err != nil {
-				t.Fatalf("%s: rerun: %v\n%s", id, err, out)
-			}
-		} else if before.status != store.StatusCompleted {
-			interrupted++
-			if out, err := sextant("resume", id).CombinedOutput(); err != nil {
-				t.Fatalf("%s (killed after %v, %d steps checkpointed): resume: %v\n%s", id, delay, before.steps, err, out)
-			}
-		}
-		after := snapshot(t, storeDir, id)
-		if after == nil || after.status != store.StatusCompleted {
-			t.Fatalf("%s: not completed after resume: %+v", id, after)
-		}
-		// Every node ran exactly once, as far as the record shows.
-		for n := 1; n <= 10; n++ {
-			if c := after.stepSpans[fmt.Sprintf("s%d", n)]; c != 1 {
-				t.Errorf("%s: %d spans for step s%d, want 1 (killed after %v)", id, c, n, delay)
-			}
-		}
-		if after.chatSpans != 5 || after.recordings != 5 || !after.contiguous {
-			t.Errorf("%s: %d chat spans, %d recordings, contiguous seq %v; want 5, 5, true", id, after.chatSpans, after.recordings, after.contiguous)
-		}
-		// Steps checkpointed before the kill keep their spans (same ids).
-		if before != nil {
-			for id2, sp := range before.spanIDs {
-				if after.spanIDs[id2] != sp {
-					t.Errorf("%s: span %s changed across resume", id, id2)
+			before := snapshot(t, storeDir, id)
+			callsBefore := calls(t, callLog, id)
+			switch {
+			case before == nil:
+				// Killed before the task was written (inside its first write):
+				// nothing is left, and the same run starts anew.
+				if len(callsBefore) != 0 {
+					t.Fatalf("%s: no task after the kill but the provider saw %v", p, callsBefore)
+				}
+				if out, err := sextant("", "run", "pipeline.toml", "--id", id, "--set", "topic="+id).CombinedOutput(); err != nil {
+					t.Fatalf("%s: rerun: %v\n%s", p, err, out)
+				}
+				before = &taskState{}
+			case before.status == store.StatusCompleted:
+				t.Fatalf("%s: task completed before the kill; the point is past the end of the run", p)
+			default:
+				if out, err := sextant("", "resume", id).CombinedOutput(); err != nil {
+					t.Fatalf("%s (%d steps checkpointed): resume: %v\n%s", p, before.steps, err, out)
 				}
 			}
-		}
-		// A call recorded before the kill is never sent again.
-		callsAfter := calls(t, callLog, id)
-		if before != nil {
+			after := snapshot(t, storeDir, id)
+			if after == nil || after.status != store.StatusCompleted {
+				t.Fatalf("%s: not completed after resume: %+v", p, after)
+			}
+			// Every node ran exactly once, as far as the record shows.
+			for n := 1; n <= 10; n++ {
+				if c := after.stepSpans[fmt.Sprintf("s%d", n)]; c != 1 {
+					t.Errorf("%s: %d spans for step s%d, want 1", p, c, n)
+				}
+			}
+			if after.chatSpans != 5 || after.recordings != 5 || !after.contiguous {
+				t.Errorf("%s: %d chat spans, %d recordings, contiguous seq %v; want 5, 5, true", p, after.chatSpans, after.recordings, after.contiguous)
+			}
+			// Steps checkpointed before the kill keep their spans (same ids).
+			for id2, sp := range before.spanIDs {
+				if after.spanIDs[id2] != sp {
+					t.Errorf("%s: span %s changed across resume", p, id2)
+				}
+			}
+			// A call recorded before the kill is never sent again.
+			callsAfter := calls(t, callLog, id)
 			for step := range before.recordedSteps {
 				if callsAfter[step] != callsBefore[step] {
 					t.Errorf("%s: step %s was recorded before the kill but the provider saw it again (%d → %d calls)",
-						id, step, callsBefore[step], callsAfter[step])
+						p, step, callsBefore[step], callsAfter[step])
 				}
 			}
-		}
-		for step, n := range callsAfter {
-			if n > 2 {
-				t.Errorf("%s: provider saw step %s %d times", id, step, n)
+			for step, n := range callsAfter {
+				if n > 2 {
+					t.Errorf("%s: provider saw step %s %d times", p, step, n)
+				}
 			}
+			t.Logf("%s: killed with %d steps checkpointed, %d recordings; resumed", p, before.steps, before.recordings)
+		})
+	}
+}
+
+// crashPoints lists the interruption points: NAME:N arms the N-th pass
+// through a failpoint (host/internal/failpoint) in one run of the 10-step
+// chain (5 LLM steps, 5 expr steps). The run checkpoints once after start
+// and once per step, and once more when it finishes (12 checkpoints).
+func crashPoints() []string {
+	var ps []string
+	add := func(name string, ns ...int) {
+		for _, n := range ns {
+			ps = append(ps, fmt.Sprintf("%s:%d", name, n))
 		}
 	}
-	if interrupted < 20 {
-		t.Fatalf("only %d of %d kills interrupted a run; want at least 20", interrupted, points)
-	}
-	t.Logf("%d runs killed mid-run and resumed (run takes ~%v)", interrupted, span)
+	add(failpoint.StepStart, 1, 6, 10)
+	add(failpoint.StepDone, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+	add(failpoint.ChatAnswered, 1, 2, 3, 4, 5)
+	add(failpoint.ChatRecorded, 1, 3, 5)
+	add(failpoint.CheckpointCommit, 1, 2, 7, 12)
+	add(failpoint.CheckpointCommitted, 1, 4, 12)
+	add(failpoint.CheckpointSynced, 1, 9, 12)
+	add(failpoint.StatusExecution, 1)
+	return ps
 }
 
 type taskState struct {
@@ -189,6 +222,18 @@ func snapshot(t *testing.T, dir, id string) *taskState {
 		st.recordedSteps[req.Step] = true
 	}
 	return st
+}
+
+// scrubbedEnv is the test's environment without sextant's own variables,
+// so a developer's SEXTANT_STORE or SEXTANT_CACHE never reaches the runs.
+func scrubbedEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SEXTANT_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // calls counts the provider's calls per step for one task (its topic is

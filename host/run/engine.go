@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
@@ -174,9 +175,6 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	ref := r.ref
 	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
 		Status: store.StatusRunning, Created: s.Now(), Strategy: ref}
-	if err := s.CreateTask(ctx, task); err != nil {
-		return nil, err
-	}
 	execID := in.Execution
 	if execID == "" {
 		execID = s.NewID()
@@ -186,25 +184,52 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	e.traceID = store.TraceIDFor(task.ID, e.id)
 	execution := &store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
 		TraceID: e.traceID, Started: e.st.Started}
-	if err := s.CreateExecution(ctx, execution); err != nil {
-		return nil, err
-	}
 	if abs, err := filepath.Abs(r.cfg.Pipeline.File); err == nil {
 		e.st.Pipeline = abs
 	}
 	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: map[string]any{}, Strategy: r.cfg.Strategy.Env()}}
 	e.st.SpanSeq = 1 // seq 1 is the execution's root span
-	d, err := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.st.Nav})
-	if err != nil {
-		return e.finish(ctx, fmt.Errorf("start: %w", err))
+	// The navigator keeps no run state, so it is asked before anything is
+	// written: the task, its execution and the first checkpoint are then
+	// one write, and a crash leaves no task or a resumable one.
+	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.st.Nav})
+	if startErr != nil {
+		startErr = fmt.Errorf("start: %w", startErr)
+	} else {
+		startErr = e.apply(ctx, d)
 	}
-	if err := e.apply(ctx, d); err != nil {
-		return e.finish(ctx, err)
-	}
-	if err := e.checkpoint(ctx); err != nil {
+	if err := e.begin(ctx, execution); err != nil {
 		return nil, err
 	}
+	if startErr != nil {
+		return e.finish(ctx, startErr)
+	}
 	return e.drive(ctx)
+}
+
+// beginner is a Journal that writes a task, its first execution and that
+// execution's first checkpoint atomically (*store.Store does).
+type beginner interface {
+	Begin(ctx context.Context, t *store.Task, e *store.Execution, c *store.Checkpoint) error
+}
+
+// begin records the new task and execution with the first checkpoint.
+func (e *exec) begin(ctx context.Context, execution *store.Execution) error {
+	s := e.r.cfg.Journal
+	if b, ok := s.(beginner); ok {
+		c, err := e.checkpointRecord()
+		if err != nil {
+			return err
+		}
+		return b.Begin(ctx, e.task, execution, c)
+	}
+	if err := s.CreateTask(ctx, e.task); err != nil {
+		return err
+	}
+	if err := s.CreateExecution(ctx, execution); err != nil {
+		return err
+	}
+	return e.checkpoint(ctx)
 }
 
 // PipelineOf returns the pipeline file a task was started from, read from
@@ -243,9 +268,14 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 	if last == nil || last.Checkpoint == nil {
 		return nil, fmt.Errorf("task %s has no checkpoint to resume from", taskID)
 	}
-	switch last.Execution.Status {
+	switch st := last.Execution.Status; st {
 	case store.StatusCompleted, store.StatusFailed:
-		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s already %s; nothing to resume", taskID, last.Execution.Status)
+		if tree.Task.Status == st {
+			return nil, sdk.Errorf(sdk.CodeInvalid, "task %s already %s; nothing to resume", taskID, st)
+		}
+		// Killed between the execution's final status and the task's:
+		// the run is over, only the task's status is left to write.
+		return r.settle(ctx, &tree.Task, last)
 	}
 	if h := r.ref.Hash; tree.Task.Strategy.Hash != "" && tree.Task.Strategy.Hash != h {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s ran under strategy %s %s (%s…); the pipeline's strategy is now %s (%s…)",
@@ -271,6 +301,20 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 		return nil, err
 	}
 	return e.drive(ctx)
+}
+
+// settle writes the task status a run ended with but did not record, and
+// reports the run's result from its last checkpoint.
+func (r *Runner) settle(ctx context.Context, task *store.Task, last *store.ExecutionTree) (*Result, error) {
+	st, err := decodeState(last.Checkpoint.State)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: read checkpoint: %w", task.ID, err)
+	}
+	if err := r.cfg.Store.SetTaskStatus(ctx, task.ID, last.Execution.Status); err != nil {
+		return nil, err
+	}
+	e := &exec{r: r, task: task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st}
+	return e.result(last.Execution.Status, last.Execution.Error), nil
 }
 
 func short(h string) string {
@@ -369,7 +413,9 @@ func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
 		go func(t sdk.Token) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			failpoint.Hit(failpoint.StepStart)
 			res, wait, err := e.step(ctx, t)
+			failpoint.Hit(failpoint.StepDone)
 			if err == nil && wait == "" {
 				// A step finishing while others of its batch still run is
 				// checkpointed at once, so it never runs again after a
@@ -604,6 +650,15 @@ func (e *exec) checkpoint(ctx context.Context, spans ...store.Span) error {
 }
 
 func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error {
+	c, err := e.checkpointRecord()
+	if err != nil {
+		return err
+	}
+	return e.r.cfg.Journal.Checkpoint(ctx, c, spans...)
+}
+
+// checkpointRecord is the checkpoint of the current state.
+func (e *exec) checkpointRecord() (*store.Checkpoint, error) {
 	// The strategy is not checkpointed: Resume rebuilds it from the
 	// strategy file, whose hash it checks against the task's.
 	var b []byte
@@ -614,11 +669,11 @@ func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error 
 		cp.Nav.Env.Strategy = nil
 		var err error
 		if b, err = cp.encode(); err != nil {
-			return fmt.Errorf("encode run state: %w", err)
+			return nil, fmt.Errorf("encode run state: %w", err)
 		}
 	}
-	return e.r.cfg.Journal.Checkpoint(ctx, &store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
-		State: b, Updated: e.r.cfg.Clock()}, spans...)
+	return &store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
+		State: b, Updated: e.r.cfg.Clock()}, nil
 }
 
 // wait pauses the run for a person.
@@ -693,6 +748,7 @@ func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error
 	if err := s.PutExecution(ctx, ex); err != nil {
 		return err
 	}
+	failpoint.Hit(failpoint.StatusExecution)
 	return s.SetTaskStatus(ctx, e.task.ID, st)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
@@ -243,6 +244,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 			res.Spans = append(res.Spans, sp)
 			return nil, &fatalError{err}
 		}
+		failpoint.Hit(failpoint.ChatAnswered)
 		resp, used = r, who
 		rec, err := store.NewChatRecording(st.Redactor(), used, e.task.ID, &full, resp, latency)
 		if err != nil {
@@ -252,6 +254,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		if err := st.PutRecording(ctx, rec); err != nil {
 			return nil, &fatalError{err}
 		}
+		failpoint.Hit(failpoint.ChatRecorded)
 	}
 	model := resp.Model
 	if model == "" {

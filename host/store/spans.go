@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
 )
 
 // CreateExecution stores a new execution of an existing task. It fills
@@ -483,16 +485,19 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 				return err
 			}
 		}
+		failpoint.Hit(failpoint.CheckpointCommit)
 		return txn.Set(checkpointKey(c.Task, c.Execution), val)
 	})
 	if err != nil {
 		return where(err)
 	}
+	failpoint.Hit(failpoint.CheckpointCommitted)
 	if !s.noSync {
 		if err := s.syncer.sync(s.db); err != nil {
 			return where(fmt.Errorf("sync: %w", err))
 		}
 	}
+	failpoint.Hit(failpoint.CheckpointSynced)
 	return nil
 }
 

@@ -1,0 +1,124 @@
+// Package failpoint stops the process dead at a named point of the code, so
+// crash-safety tests can interrupt a run at an exact place instead of
+// killing it after a guessed delay.
+//
+// It is for tests only. A failpoint is armed by the environment variable
+// SEXTANT_FAILPOINT, read once when the process starts:
+//
+//	SEXTANT_FAILPOINT=run.step.done:3          # SIGKILL at the 3rd pass through run.step.done
+//	SEXTANT_FAILPOINT=store.checkpoint.commit:2,run.chat.answered:1
+//
+// Each entry is NAME:N with N ≥ 1; the process kills itself (SIGKILL, no
+// deferred functions, no flush) at the N-th pass through NAME, counting
+// from process start. When the variable is unset, [Hit] is one load and a
+// compare: it costs nothing a run could measure. No production setting
+// reads this package; never set the variable outside a test.
+//
+// The package must not depend on anything in sextant: the store and the
+// run engine both call it.
+package failpoint
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Env is the environment variable that arms failpoints (tests only).
+const Env = "SEXTANT_FAILPOINT"
+
+// The points the code passes through, in the order a step meets them.
+const (
+	// StepStart: a step is about to run (nothing of it is durable).
+	StepStart = "run.step.start"
+	// StepDone: a step has run; its result is not yet checkpointed.
+	StepDone = "run.step.done"
+	// ChatAnswered: a provider answered; the answer is not yet recorded.
+	ChatAnswered = "run.chat.answered"
+	// ChatRecorded: a provider's answer is recorded; the step goes on.
+	ChatRecorded = "run.chat.recorded"
+	// StatusExecution: the execution's final status is written, the
+	// task's is not yet.
+	StatusExecution = "run.status.execution"
+	// CheckpointCommit: inside the checkpoint's transaction, every key set,
+	// before the commit.
+	CheckpointCommit = "store.checkpoint.commit"
+	// CheckpointCommitted: the checkpoint's transaction is committed, not
+	// yet synced to disk.
+	CheckpointCommitted = "store.checkpoint.committed"
+	// CheckpointSynced: the checkpoint is committed and synced; the
+	// caller has not yet seen it return.
+	CheckpointSynced = "store.checkpoint.synced"
+)
+
+var (
+	armed  map[string]int // name → pass to kill at; nil when unset
+	badEnv error          // a malformed SEXTANT_FAILPOINT
+	mu     sync.Mutex
+	passes = map[string]int{}
+)
+
+func init() {
+	armed, badEnv = parse(os.Getenv(Env))
+}
+
+// parse reads a SEXTANT_FAILPOINT value.
+func parse(v string) (map[string]int, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	m := map[string]int{}
+	for _, f := range strings.Split(v, ",") {
+		name, n, ok := strings.Cut(strings.TrimSpace(f), ":")
+		k, err := strconv.Atoi(n)
+		if !ok || name == "" || err != nil || k < 1 {
+			return nil, fmt.Errorf("%s: entry %q: want NAME:N with N ≥ 1", Env, f)
+		}
+		m[name] = k
+	}
+	return m, nil
+}
+
+// Hit marks one pass through the named point and, when SEXTANT_FAILPOINT
+// arms this pass, kills the process with SIGKILL. It never returns then.
+func Hit(name string) {
+	if armed == nil && badEnv == nil {
+		return
+	}
+	hit(name)
+}
+
+func hit(name string) {
+	if badEnv != nil {
+		// A test that sets a malformed value must not pass by accident.
+		fmt.Fprintln(os.Stderr, "sextant:", badEnv)
+		os.Exit(2)
+	}
+	want, ok := armed[name]
+	if !ok {
+		return
+	}
+	mu.Lock()
+	passes[name]++
+	n := passes[name]
+	mu.Unlock()
+	if n != want {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "sextant: failpoint %s:%d: killing the process\n", name, n)
+	kill()
+}
+
+// kill ends the process the way a crash or `kill -9` does.
+func kill() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Kill() // SIGKILL on unix, TerminateProcess on windows
+	}
+	for { // the signal is on its way; never go on
+		time.Sleep(time.Hour)
+	}
+}
