@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -29,13 +32,109 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GOFLAGS", "-mod=readonly")
 			env.Setenv("GOTOOLCHAIN", "local")
 			env.Setenv("SEXTANT_ROOT", root)
+			// Everything a script writes stays in its work dir: the
+			// default store is beside each pipeline (copied in), caches
+			// and plugin search paths are under $WORK, and HOME is
+			// testscript's /no-home.
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, ".data"))
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
+			env.Setenv("SEXTANT_CACHE", filepath.Join(env.WorkDir, ".cache", "sextant"))
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
+		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"copyrepo": copyRepo},
 		RequireExplicitExec: true,
 	})
+}
+
+// copyRepo is the script command `copyrepo SRC DST`: it copies SRC (a file
+// or folder of the repository, e.g. pipelines/email-triage) to DST in the
+// work dir, leaving out what running the examples leaves behind (the
+// .sextant stores beside the pipelines), so a script sees the example as
+// committed even after someone ran the README's commands in the checkout.
+func copyRepo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: copyrepo SRC DST")
+	}
+	src := filepath.Join(ts.Getenv("SEXTANT_ROOT"), filepath.FromSlash(args[0]))
+	dst := ts.MkAbs(args[1])
+	ts.Check(copyTree(src, dst))
+}
+
+// runLeftovers are the names running sextant creates beside a pipeline.
+var runLeftovers = map[string]bool{".sextant": true}
+
+// copyTree copies the file or folder src to dst (created as needed),
+// skipping runLeftovers and anything that is not a file or folder.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if runLeftovers[d.Name()] && path != src {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, b, info.Mode().Perm()); err != nil {
+			return fmt.Errorf("copyrepo: %w", err)
+		}
+		return nil
+	})
+}
+
+// TestCopyTreeSkipsRunState: what a run leaves beside an example never
+// reaches a script's copy of it.
+func TestCopyTreeSkipsRunState(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	for _, f := range []string{"pipeline.toml", "inputs/a.json", ".sextant/MANIFEST", "sub/.sextant/000001.vlog"} {
+		p := filepath.Join(src, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := copyTree(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dst, p)
+			got = append(got, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if want := "inputs/a.json pipeline.toml"; strings.Join(got, " ") != want {
+		t.Fatalf("copied %q, want %q", got, want)
+	}
 }
 
 func repoRoot(t *testing.T) string {
