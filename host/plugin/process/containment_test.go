@@ -32,7 +32,9 @@ func TestMisbehave(t *testing.T) {
 			want: `^plugin "misbehave": panicked: misbehave: deliberate panic \[main\.Misbehave\.Check\(.*\) .*/testdata/plugins/misbehave/main\.go:\d+ \+0x[0-9a-f]+\]$`},
 		{mode: "panic-goroutine",
 			want: `^plugin "misbehave": process exited \(exit status 2\) during gate\.check: panic: misbehave: deliberate panic in a goroutine$`, is: ErrExited, restart: true},
-		{mode: "bigoutput",
+		// The plugin builds and encodes 100 MiB: give it all the time a
+		// loaded machine needs, since the size limit is what is proven.
+		{mode: "bigoutput", cfg: func(c *Config) { c.CallTimeout = 5 * time.Minute },
 			want: `^plugin "misbehave": gate\.check: response of 1048576\d\d bytes is over the 64 MiB message limit$`},
 		{mode: "crash",
 			want: `^plugin "misbehave": process exited \(exit status 3\) during gate\.check$`, is: ErrExited, restart: true},
@@ -61,6 +63,9 @@ func TestMisbehave(t *testing.T) {
 					t.Fatalf("old process %d still alive", before)
 				}
 			}
+			// The fault is proven; the next call must not race a short
+			// deadline on a loaded machine.
+			p.cfg.CallTimeout = time.Minute
 			mustOK(t, p)
 			if after := p.pid(); (after != before) != tt.restart {
 				t.Fatalf("pid %d → %d, want restart=%v", before, after, tt.restart)
