@@ -46,6 +46,7 @@ func TestLiveOpenAI(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
+	isolate(t)
 	src := filepath.Join(repoRoot(t), "pipelines", "email-triage")
 	for _, f := range []string{"email-triage.bpmn", "strategies/email-handler.toml", "inputs/newsletter.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f))

@@ -49,6 +49,24 @@ func TestScripts(t *testing.T) {
 	})
 }
 
+// isolate points every directory sextant reads or writes by default
+// (store, caches, plugin search path) into a temporary directory for an
+// in-process test, so it never sees the user's or leaves anything behind.
+func isolate(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"SEXTANT_STORE":       "",
+		"SEXTANT_PLUGIN_PATH": "",
+		"SEXTANT_CACHE":       filepath.Join(dir, "cache", "sextant"),
+		"XDG_CACHE_HOME":      filepath.Join(dir, "cache"),
+		"XDG_DATA_HOME":       filepath.Join(dir, "data"),
+		"XDG_CONFIG_HOME":     filepath.Join(dir, "config"),
+	} {
+		t.Setenv(k, v)
+	}
+}
+
 // copyRepo is the script command `copyrepo SRC DST`: it copies SRC (a file
 // or folder of the repository, e.g. pipelines/email-triage) to DST in the
 // work dir, leaving out what running the examples leaves behind (the
