@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -181,7 +182,9 @@ func goEnv(name string) string {
 			return filepath.Join(d, "go-build")
 		}
 	case "GOROOT":
-		return runtime.GOROOT()
+		if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+			return strings.TrimSpace(string(out))
+		}
 	}
 	return ""
 }
