@@ -148,4 +148,11 @@ func BenchmarkPluginLoad(b *testing.B) {
 			return process.Open(ctx, process.Config{Name: "echo-provider", Command: []string{native}})
 		})
 	})
+	// Pinned: the binary is hashed and executed from the verified bytes.
+	b.Run("process-pinned", func(b *testing.B) {
+		sum := plugintest.SHA256(b, native)
+		load(b, func() (plugin.Conn, error) {
+			return process.Open(ctx, process.Config{Name: "echo-provider", Command: []string{native}, SHA256: sum})
+		})
+	})
 }

@@ -2,8 +2,6 @@ package process
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -61,14 +59,6 @@ func (r *procRunner) Start(context.Context) (err error) {
 			os.RemoveAll(r.tmpDir) // go-plugin's Kill only removes it for a started runner
 		}
 	}()
-	if p.cfg.SHA256 != "" {
-		// As go-plugin's SecureConfig would: just before exec, so nothing
-		// runs from a binary that does not match.
-		if err := verify(p.path, p.cfg.SHA256); err != nil {
-			return p.errorf(err, "%v", err)
-		}
-	}
-
 	cmd := &exec.Cmd{
 		Path:        p.path,
 		Args:        p.cfg.Command,
@@ -76,6 +66,20 @@ func (r *procRunner) Start(context.Context) (err error) {
 		Env:         environ(p.cfg.EnvAllow, p.cfg.Env, r.env),
 		SysProcAttr: sysProcAttr(),
 		// Stdin nil: the child reads /dev/null, never the host's stdin.
+	}
+	if p.cfg.SHA256 != "" {
+		// Hash and exec the same bytes: a private copy made while hashing
+		// (RATIONALE.md), so a binary swapped at p.path after the check
+		// never runs.
+		exe, err := openVerified(p.path, r.tmpDir, p.cfg.SHA256, p.cfg.Name, p.log)
+		if err != nil {
+			return p.errorf(err, "%v", err)
+		}
+		defer exe.release() // the child holds its own reference once exec'd
+		cmd.Path = exe.path
+		if exe.extra != nil {
+			cmd.ExtraFiles = []*os.File{exe.extra}
+		}
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -178,24 +182,6 @@ func (r *procRunner) PluginToHost(network, addr string) (string, string, error) 
 // HostToPlugin implements runner.AddrTranslator.
 func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
-}
-
-// verify checks the file at path against the hex sha256 want.
-func verify(path, want string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("verify sha256: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("verify sha256: %w", err)
-	}
-	got := hex.EncodeToString(h.Sum(nil))
-	if got != want {
-		return &transportError{msg: fmt.Sprintf("verify sha256: mismatch (want %s…, got %s…)", want[:12], got[:12]), cause: ErrChecksum}
-	}
-	return nil
 }
 
 // environ builds the child's environment: the allowed host variables, the
