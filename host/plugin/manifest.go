@@ -44,6 +44,12 @@ type Artifact struct {
 	Args []string `toml:"args"`
 	// SHA256 is the hex sha256 of File or Command; empty means unpinned.
 	SHA256 string `toml:"sha256"`
+	// AllowOutside lets Command name a program outside the plugin folder
+	// (an absolute path, a path through "..", or a symlink out of the
+	// folder) ([process]). Without it such a command is refused: a plugin
+	// folder must not be able to run, or make the host read, an arbitrary
+	// file.
+	AllowOutside bool `toml:"allow_outside"`
 }
 
 // Requests are the capabilities a plugin asks for; a pipeline must grant them.
@@ -144,7 +150,7 @@ func ParseManifest(path string, data []byte) (*Manifest, error) {
 			case "wasm":
 				hint = suggest.Hint(last, []string{"file", "sha256"})
 			case "process":
-				hint = suggest.Hint(last, []string{"command", "args", "sha256"})
+				hint = suggest.Hint(last, []string{"command", "args", "sha256", "allow_outside"})
 			case "requests":
 				hint = suggest.Hint(last, []string{"http", "memory"})
 			}
@@ -185,6 +191,9 @@ func ParseManifest(path string, data []byte) (*Manifest, error) {
 		if m.Wasm.Command != "" || len(m.Wasm.Args) > 0 {
 			add("wasm.command", "only [process] takes command and args")
 		}
+		if m.Wasm.AllowOutside {
+			add("wasm.allow_outside", "only [process] takes allow_outside; a wasm module stays inside its plugin folder")
+		}
 	case m.Process != nil:
 		if m.Process.Command == "" {
 			add("process.command", "missing")
@@ -197,11 +206,13 @@ func ParseManifest(path string, data []byte) (*Manifest, error) {
 		add(m.Transport()+".sha256", "%q is not a hex sha256 (64 lowercase hex digits)", a.SHA256)
 	}
 	if a := m.Artifact(); a != nil && (a.File != "" || a.Command != "") {
-		if _, err := os.Stat(m.ArtifactPath()); err != nil {
-			key := m.Transport() + ".file"
-			if m.Process != nil {
-				key = "process.command"
-			}
+		key, value := "wasm.file", a.File
+		if m.Process != nil {
+			key, value = "process.command", a.Command
+		}
+		if msg := m.outside(value); msg != "" {
+			add(key, "%s", msg)
+		} else if _, err := os.Stat(m.ArtifactPath()); err != nil {
 			add(key, "%s: no such file", m.ArtifactPath())
 		}
 	}
@@ -219,6 +230,51 @@ func ParseManifest(path string, data []byte) (*Manifest, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// outside says why the artifact path value (as written in the manifest)
+// resolves outside the plugin's folder, after cleaning and after resolving
+// symlinks, or returns "" when it stays inside (or [process] allows
+// outside). A path that does not exist is left to the existence check.
+func (m *Manifest) outside(value string) string {
+	const suffix = ", outside the plugin folder"
+	optIn := ""
+	if m.Process != nil {
+		if m.Process.AllowOutside {
+			return ""
+		}
+		optIn = " (set allow_outside = true in [process] to run a program outside it)"
+	}
+	if filepath.IsAbs(value) || filepath.IsAbs(filepath.FromSlash(value)) || filepath.VolumeName(value) != "" {
+		return fmt.Sprintf("%q is an absolute path%s%s", value, suffix, optIn)
+	}
+	dir, err := filepath.Abs(m.Dir())
+	if err != nil {
+		return ""
+	}
+	joined := filepath.Join(dir, filepath.FromSlash(value))
+	if !within(dir, joined) {
+		return fmt.Sprintf("%q leads out of the plugin folder%s", value, optIn)
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(joined)
+	if err != nil {
+		return "" // missing: the existence check says so
+	}
+	if !within(realDir, real) {
+		return fmt.Sprintf("%q is a symlink to %s%s%s", value, real, suffix, optIn)
+	}
+	return ""
+}
+
+// within reports whether path is dir or lies below it; both are clean and
+// absolute.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // tomlProblem positions a TOML syntax or type error.

@@ -180,3 +180,75 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestPathsStayInside: an artifact path that leads out of the plugin
+// folder — absolute, through "..", or through a symlink — is refused with
+// one positioned line; [process] allow_outside = true opts a command out.
+func TestManifestPathsStayInside(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(root, "outside")
+	dir := filepath.Join(root, "plugins", "p")
+	for _, d := range []string{outside, dir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(outside, "realbin"), filepath.Join(dir, "bin"), filepath.Join(dir, "p.wasm")} {
+		if err := os.WriteFile(f, []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(outside, "realbin"), filepath.Join(dir, "link-out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("bin", filepath.Join(dir, "link-in")); err != nil {
+		t.Fatal(err)
+	}
+	// A symlinked sub-folder leading out is an escape too.
+	if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	realOutside, _ := filepath.EvalSymlinks(outside)
+	const head = "name = \"p\"\nkind = \"gate\"\nversion = \"1.0.0\"\napi = 1\n"
+	path := filepath.Join(dir, "plugin.toml")
+	tests := []struct {
+		name, doc, want string // want "" = valid
+	}{
+		{"inside", head + "[process]\ncommand = \"bin\"\n", ""},
+		{"inside via ./", head + "[process]\ncommand = \"./bin\"\n", ""},
+		{"symlink inside", head + "[process]\ncommand = \"link-in\"\n", ""},
+		{"dotdot", head + "[process]\ncommand = \"../../outside/realbin\"\n",
+			`:6: process.command: "../../outside/realbin" leads out of the plugin folder (set allow_outside = true in [process] to run a program outside it)`},
+		{"dotdot back in", head + "[process]\ncommand = \"../p/bin\"\n", ""},
+		{"absolute", head + "[process]\ncommand = \"/bin/sh\"\n",
+			`:6: process.command: "/bin/sh" is an absolute path, outside the plugin folder (set allow_outside = true in [process] to run a program outside it)`},
+		{"symlink out", head + "[process]\ncommand = \"link-out\"\n",
+			`:6: process.command: "link-out" is a symlink to ` + filepath.Join(realOutside, "realbin") + `, outside the plugin folder (set allow_outside = true in [process] to run a program outside it)`},
+		{"symlinked folder out", head + "[process]\ncommand = \"sub/realbin\"\n",
+			`:6: process.command: "sub/realbin" is a symlink to ` + filepath.Join(realOutside, "realbin") + `, outside the plugin folder (set allow_outside = true in [process] to run a program outside it)`},
+		{"absolute allowed", head + "[process]\ncommand = \"/bin/sh\"\nallow_outside = true\n", ""},
+		{"dotdot allowed", head + "[process]\ncommand = \"../../outside/realbin\"\nallow_outside = true\n", ""},
+		{"wasm dotdot", head + "[wasm]\nfile = \"../../../../../../etc/passwd\"\n",
+			`:6: wasm.file: "../../../../../../etc/passwd" leads out of the plugin folder`},
+		{"wasm absolute", head + "[wasm]\nfile = \"/etc/passwd\"\n",
+			`:6: wasm.file: "/etc/passwd" is an absolute path, outside the plugin folder`},
+		{"wasm symlink", head + "[wasm]\nfile = \"link-out\"\n",
+			`:6: wasm.file: "link-out" is a symlink to ` + filepath.Join(realOutside, "realbin") + `, outside the plugin folder`},
+		{"wasm has no opt-in", head + "[wasm]\nfile = \"p.wasm\"\nallow_outside = true\n",
+			`:7: wasm.allow_outside: only [process] takes allow_outside; a wasm module stays inside its plugin folder`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseManifest(path, []byte(tc.doc))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != path+tc.want {
+				t.Fatalf("err = %v\nwant %s", err, path+tc.want)
+			}
+		})
+	}
+}

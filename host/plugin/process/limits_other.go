@@ -4,14 +4,19 @@ package process
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"syscall"
 )
 
-// Outside Linux there is no parent-death signal and no RLIMIT_DATA through
-// prlimit: the child is killed on Close and on faults only, and its memory
-// is not capped.
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+// Outside Linux there is no parent-death signal, no PID namespace and no
+// RLIMIT_DATA through prlimit: the child is killed on Close and on faults
+// only, and its memory is not capped.
+func sysProcAttr(bool) *syscall.SysProcAttr { return nil }
+
+func useNamespaces() bool { return false }
+
+func namespacesRefused(error, *slog.Logger) {}
 
 func setMemoryLimit(int, int64) error { return nil }
 

@@ -23,9 +23,15 @@ import (
 const helperEnv = "SEXTANT_PROCESS_TEST_HOST"
 
 func helperHost() {
+	name := "misbehave"
+	var env []string
+	if f := os.Getenv(grandchildEnv); f != "" {
+		name, env = "spawner", []string{grandchildEnv + "=" + f}
+	}
 	p, err := Open(context.Background(), Config{
-		Name:    "misbehave",
+		Name:    name,
 		Command: []string{os.Getenv(helperEnv)},
+		Env:     env,
 		Logger:  slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

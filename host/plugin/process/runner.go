@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hashicorp/go-plugin/runner"
 
@@ -60,11 +61,10 @@ func (r *procRunner) Start(context.Context) (err error) {
 		}
 	}()
 	cmd := &exec.Cmd{
-		Path:        p.path,
-		Args:        p.cfg.Command,
-		Dir:         p.cfg.Dir,
-		Env:         environ(p.cfg.EnvAllow, p.cfg.Env, r.env),
-		SysProcAttr: sysProcAttr(),
+		Path: p.path,
+		Args: p.cfg.Command,
+		Dir:  p.cfg.Dir,
+		Env:  environ(p.cfg.EnvAllow, p.cfg.Env, r.env),
 		// Stdin nil: the child reads /dev/null, never the host's stdin.
 	}
 	if p.cfg.SHA256 != "" {
@@ -93,9 +93,22 @@ func (r *procRunner) Start(context.Context) (err error) {
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 
+	ns := useNamespaces()
+	cmd.SysProcAttr = sysProcAttr(ns)
 	var startErr, limitErr error
 	onSpawnThread(func() {
-		if startErr = cmd.Start(); startErr == nil {
+		startErr = cmd.Start()
+		if startErr != nil && ns {
+			// The same start without the namespace: if that works, the
+			// namespace was what the kernel refused; the plugin then runs
+			// contained as before (process group, parent-death signal).
+			retry := cloneCmd(cmd, sysProcAttr(false))
+			if startErr2 := retry.Start(); startErr2 == nil {
+				namespacesRefused(startErr, p.log)
+				cmd, startErr = retry, nil
+			}
+		}
+		if startErr == nil {
 			// Right after exec, before the child's runtime has done much:
 			// there is no portable way to set an rlimit between fork and
 			// exec from Go (RATIONALE.md).
@@ -124,6 +137,13 @@ func (r *procRunner) Start(context.Context) (err error) {
 		return p.errorf(limitErr, "set memory limit: %v", limitErr)
 	}
 	return nil
+}
+
+// cloneCmd returns an unstarted copy of cmd with attr: an exec.Cmd cannot
+// be started twice.
+func cloneCmd(cmd *exec.Cmd, attr *syscall.SysProcAttr) *exec.Cmd {
+	return &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir, Env: cmd.Env,
+		Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles, SysProcAttr: attr}
 }
 
 func (r *procRunner) started() bool { return r.isStarted.Load() }
