@@ -27,7 +27,7 @@ func TestMisbehave(t *testing.T) {
 		{mode: "sleep", cfg: short,
 			want: `^plugin "misbehave": gate\.check: no answer within 300ms \(process killed\)$`, is: context.DeadlineExceeded, restart: true},
 		{mode: "membomb", cfg: func(c *Config) { c.MemoryLimit = 256 << 20 },
-			want: `^plugin "misbehave": out of memory \(limit 256 MiB\): process exited \(exit status 2\) during gate\.check$`, is: ErrExited, restart: true},
+			want: `^plugin "misbehave": out of memory \(limit 256 MiB; raise \[requests\] memory in its plugin\.toml\): process exited \(exit status 2\) during gate\.check$`, is: ErrExited, restart: true},
 		{mode: "panic",
 			want: `^plugin "misbehave": panicked: misbehave: deliberate panic \[main\.Misbehave\.Check\(.*\) .*/testdata/plugins/misbehave/main\.go:\d+ \+0x[0-9a-f]+\]$`},
 		{mode: "panic-goroutine",

@@ -234,11 +234,15 @@ func (in *instance) exited() bool {
 func (in *instance) exitFault() string {
 	<-in.run.done
 	in.out.waitEOF(exitWait)
+	in.out.flush()
 	state := in.run.state()
 	if in.out.oom() {
 		limit := "no limit"
 		if in.p.cfg.MemoryLimit > 0 {
 			limit = "limit " + size(in.p.cfg.MemoryLimit)
+		}
+		if in.p.cfg.MemoryLimit > 0 {
+			limit += "; raise [requests] memory in its plugin.toml"
 		}
 		return fmt.Sprintf("out of memory (%s): process exited (%s)", limit, state)
 	}

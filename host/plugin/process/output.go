@@ -19,6 +19,8 @@ type output struct {
 	limited bool // a memory limit is in force
 
 	mu      sync.Mutex
+	logged  int // plain lines logged since the last flush
+	dropped int // plain lines not logged since the last flush
 	first   string // first plain line (why a child failed before the handshake)
 	crash   string // first line of a crash report (crashRE)
 	sawOOM  bool
@@ -105,11 +107,36 @@ func (o *output) line(l string) {
 	if o.inPanic {
 		level = slog.LevelError
 	}
-	o.mu.Unlock()
 	if strings.TrimSpace(l) == "" {
+		o.mu.Unlock()
 		return
 	}
+	if o.logged >= maxLogLines {
+		o.dropped++
+		o.mu.Unlock()
+		return
+	}
+	o.logged++
+	o.mu.Unlock()
 	o.log.Log(context.Background(), level, "plugin stderr", "line", l)
+}
+
+// maxLogLines caps the stderr lines logged per call (and between calls), as
+// the wasm transport caps each stream per call: a crash report of hundreds
+// of goroutines, or a chatty plugin, cannot flood the host log.
+const maxLogLines = 200
+
+// flush says how many lines the cap dropped since the last flush, in one
+// warning, and starts counting afresh; the transport calls it after every
+// call and when a child has died.
+func (o *output) flush() {
+	o.mu.Lock()
+	dropped := o.dropped
+	o.logged, o.dropped = 0, 0
+	o.mu.Unlock()
+	if dropped > 0 {
+		o.log.Warn("plugin output dropped", "stream", "stderr", "lines", dropped)
+	}
 }
 
 // hclogLine recognises an hclog JSON line and maps it to slog.

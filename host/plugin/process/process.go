@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -60,8 +61,11 @@ type Config struct {
 	// Backoff is the delay before the first restart, doubled for each
 	// further consecutive restart and capped at MaxBackoff (default 100ms).
 	Backoff time.Duration
-	// MemoryLimit caps the child's data segment (RLIMIT_DATA) in bytes
-	// (0 = default 1 GiB, negative = no limit). Linux only.
+	// MemoryLimit is the memory the plugin may use, in bytes (0 = default
+	// 1 GiB, negative = no limit) — a manifest's [requests] memory. The
+	// child's data segment (RLIMIT_DATA) is capped at MemoryLimit plus
+	// RuntimeAllowance(): a language runtime reserves writable address
+	// space it never touches (RATIONALE.md). Linux only.
 	MemoryLimit int64
 	// Logger receives the child's stderr and the transport's own events,
 	// scoped with plugin=Name (default slog.Default()).
@@ -78,6 +82,15 @@ const (
 	// MaxBackoff caps the doubled restart delay.
 	MaxBackoff = 10 * time.Second
 )
+
+// RuntimeAllowance is what the process transport adds to MemoryLimit for
+// RLIMIT_DATA: room for the address space a language runtime reserves
+// writable but hardly touches — a Go runtime's heap arena index and 8 MiB of
+// stack for each OS thread, whose number grows with the CPUs. Measured on 2
+// CPUs, a Go plugin cannot start under 96 MiB and starts under 128 MiB, so
+// a request that is a fine heap for a wasm build ("64MiB") is one for a
+// native build too.
+func RuntimeAllowance() int64 { return 128<<20 + int64(runtime.NumCPU())*8<<20 }
 
 // DefaultEnvAllow is the environment a process plugin sees when
 // Config.EnvAllow is nil: enough to find programs, a home and a temp
@@ -235,6 +248,7 @@ func (p *Plugin) RoundTrip(ctx context.Context, request []byte) ([]byte, error) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
+	defer in.out.flush()
 	resp, err := in.rpc.RoundTrip(cctx, request)
 	if err == nil {
 		p.succeeded(in)

@@ -112,7 +112,9 @@ func (r *procRunner) Start(context.Context) (err error) {
 			// Right after exec, before the child's runtime has done much:
 			// there is no portable way to set an rlimit between fork and
 			// exec from Go (RATIONALE.md).
-			limitErr = setMemoryLimit(cmd.Process.Pid, p.cfg.MemoryLimit)
+			if limit := p.cfg.MemoryLimit; limit > 0 {
+				limitErr = setMemoryLimit(cmd.Process.Pid, limit+RuntimeAllowance())
+			}
 		}
 	})
 	outW.Close()

@@ -93,6 +93,14 @@ func (Misbehave) Check(ctx context.Context, c *sdk.Comparison) (*sdk.Verdict, er
 		return &sdk.Verdict{Ruling: sdk.Pass, Reasons: []string{"wrote stderr"}}, nil
 	case "crash":
 		os.Exit(3)
+	case "flood-crash":
+		// A thousand lines straight to fd 2, then death: as a crash
+		// report of many goroutines does.
+		fd2 := os.NewFile(2, "stderr")
+		for i := range 1000 {
+			fmt.Fprintf(fd2, "misbehave: stderr line %d\n", i)
+		}
+		os.Exit(3)
 	}
 	return nil, sdk.Errorf(sdk.CodeInvalid, "unknown mode %q", mode)
 }
