@@ -19,8 +19,8 @@ type output struct {
 	limited bool // a memory limit is in force
 
 	mu      sync.Mutex
-	logged  int // plain lines logged since the last flush
-	dropped int // plain lines not logged since the last flush
+	logged  int    // plain lines logged since the last flush
+	dropped int    // plain lines not logged since the last flush
 	first   string // first plain line (why a child failed before the handshake)
 	crash   string // first line of a crash report (crashRE)
 	sawOOM  bool
