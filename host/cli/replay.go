@@ -69,10 +69,16 @@ reproduce its trace; the report names the first divergence otherwise.
 With --strategy, each task is also replayed under the candidate, the two are
 compared with paired statistics, and the pipeline's gates judge the candidate.
 Exit status: 0 pass, 1 a gate failed or a self-replay diverged, 2 invalid
-input, 3 a gate asks for review.`,
+input, 3 a gate asks for review.
+
+With --shard I/N (or --shard auto in a Kubernetes Indexed Job or GitLab
+parallel job) the replay covers one shard of the tasks and only collects:
+it writes --results and exits 0 unless it could not produce them; sextant
+merge judges the shards together.`,
 		Example: `  sextant replay pipelines/email-triage/pipeline.toml
   sextant replay pipelines/email-triage/pipeline.toml --strategy candidate.toml --report junit=gates.xml --report md=summary.md
-  sextant replay pipeline.toml --shard 1/4 --results shard1.jsonl`,
+  sextant replay pipeline.toml --strategy candidate.toml --shard 1/4 --results shard1.jsonl
+  JOB_COMPLETION_INDEX=0 sextant replay pipeline.toml --shard auto --shard-total 4 --results shard-0.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.replayAndJudge(cmd.Context(), args[0], &f, false)
