@@ -16,10 +16,10 @@ import (
 // recordings read (two here, as in the email-triage example).
 func BenchmarkCacheKey(b *testing.B) {
 	tree := &store.Tree{Task: store.Task{ID: "triage-0320", Pipeline: "email-triage",
-		Input:    json.RawMessage(`{"body":"Please settle the attached invoice by wire transfer.","from":"sender27@example.com","subject":"Invoice 5189 overdue"}`),
-		Truth:    json.RawMessage(`{"action":"flag_financial"}`),
-		Tags:     []string{"difficulty=hard", "source=gen"},
-		Status:   store.StatusCompleted, Created: time.Date(2026, 3, 1, 10, 39, 59, 0, time.UTC),
+		Input:  json.RawMessage(`{"body":"Please settle the attached invoice by wire transfer.","from":"sender27@example.com","subject":"Invoice 5189 overdue"}`),
+		Truth:  json.RawMessage(`{"action":"flag_financial"}`),
+		Tags:   []string{"difficulty=hard", "source=gen"},
+		Status: store.StatusCompleted, Created: time.Date(2026, 3, 1, 10, 39, 59, 0, time.UTC),
 		Strategy: store.StrategyRef{Name: "email-handler", Version: "2.0.0", Hash: "c4a71c0878124159ca41b3fc62c2031ee04198e5f5d1a9e26aa55b1bd440f39c"}},
 		Executions: []store.ExecutionTree{{Execution: store.Execution{ID: "triage-0320-live", Mode: "live", Status: store.StatusCompleted,
 			Trace: []string{"step classify", "call e3e3396a2a13", "step confirm"}}}}}
