@@ -236,7 +236,7 @@ func (a *app) replaySetup(ctx context.Context, path string, reg *plugin.Registry
 	if err != nil {
 		return replay.Config{}, nil, err
 	}
-	cache, err := replay.OpenDirCache(filepath.Join(cacheBase(), "replay-results"))
+	cache, err := replay.OpenDirCache(filepath.Join(cacheBase(), "replay-cache"))
 	if err != nil {
 		a.logger.Warn("replay result cache off", "err", err)
 		cache = nil

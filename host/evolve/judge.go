@@ -93,8 +93,11 @@ func Pair(results []replay.Result, base, cand *strategy.Strategy) []sdk.TaskOutc
 		}
 	}
 	ids := make([]string, 0, len(byTask))
-	for id := range byTask {
+	for id, p := range byTask {
 		ids = append(ids, id)
+		if bh == ch { // the candidate is the baseline: each result pairs with itself
+			p.c, p.okc = p.b, p.okb
+		}
 	}
 	sort.Strings(ids)
 	var out []sdk.TaskOutcome
