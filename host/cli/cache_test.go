@@ -37,7 +37,7 @@ func TestCacheDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, ".data"))
+	isolate(t) // SEXTANT_CACHE is then set per run below
 	t.Setenv("NO_COLOR", "1")
 	warm := filepath.Join(dir, ".cache-warm")
 	fresh := 0
