@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,10 +13,8 @@ import (
 
 	"github.com/sextant-dev/sextant/host/evolve"
 	"github.com/sextant-dev/sextant/host/pipeline"
-	"github.com/sextant-dev/sextant/host/replay"
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -65,6 +62,9 @@ Exit status: 0 a candidate was promoted (or none improved and none failed),
 }
 
 func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []string, dryRun bool, at time.Time) error {
+	if f.shard != "" {
+		return usageErr(errors.New("--shard: an evolution round judges candidates on every task; it cannot be sharded"))
+	}
 	reg, err := a.registry(filepath.Dir(path))
 	if err != nil {
 		return err
@@ -79,60 +79,18 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 	if err != nil {
 		return err
 	}
-	src, cleanup, err := a.replaySource(ctx, p, f)
+	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	cache, closeCache, err := a.resultCache(ctx, src)
-	if err != nil {
-		return err
-	}
-	defer closeCache()
 	opts := evolve.Options{Seed: uint64(cfg.Seed)}
-	gates, closeGates, err := gateSpecs(ctx, reg, p, opts)
+	gates, closeGates, err := evolve.GateChain(ctx, reg, p, opts)
 	if err != nil {
 		return err
 	}
 	defer closeGates()
 	metric := p.Evolve.Metric
-	replayOf := func(ctx context.Context, strategies ...*strategy.Strategy) ([]replay.Result, error) {
-		var out []replay.Result
-		err := replay.Run(ctx, replay.Config{Source: src, Pipeline: p.Name, Strategies: strategies, OnMiss: cfg.OnMiss,
-			Workers: cfg.Workers, Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger, Cache: cache,
-			Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) { return run.Prepare(ctx, path, reg, a.logger) }},
-			func(r replay.Result) error { out = append(out, r); return nil })
-		return out, err
-	}
-	// The baseline's own replays: fidelity, and the failures curate reflects on.
-	baseResults, err := replayOf(ctx, base)
-	if err != nil {
-		return err
-	}
-	self, reproduced := 0, 0
-	var failures []evolve.Failure
-	for _, r := range baseResults {
-		if r.SelfReplay {
-			self++
-			if r.Reproduced {
-				reproduced++
-			}
-		}
-		if !r.Outcome.Success && !r.Skipped {
-			failures = append(failures, a.failure(ctx, src, r))
-		}
-	}
-	fidelity := 0.0
-	if self > 0 {
-		fidelity = float64(reproduced) / float64(self)
-	}
-	probe := evolve.MemoProbe(func(ctx context.Context, cand *strategy.Strategy) (*sdk.Comparison, error) {
-		results, err := replayOf(ctx, base, cand)
-		if err != nil {
-			return nil, err
-		}
-		return evolve.Compare(base, cand, pairOutcomes(results, base, cand), fidelity, opts), nil
-	})
 	if len(names) == 0 {
 		names = p.Evolve.Mutators
 	}
@@ -140,34 +98,23 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 		names = []string{evolve.MutatorGreedy, evolve.MutatorConservative, evolve.MutatorExploratory, evolve.MutatorCurate}
 	}
 	mo := evolve.MutateOptions{At: at, Metric: metric, Seed: uint64(p.Evolve.Seed)}
-	var cands []evolve.Evaluated
-	seen := map[string]bool{}
-	for _, name := range names {
-		m, err := a.mutator(name, mo, prep, failures)
-		if err != nil {
-			return err
-		}
-		proposed, err := m.Propose(ctx, base, probe)
-		if errors.Is(err, evolve.ErrRejected) {
-			fmt.Fprintf(a.stderr, "%s proposed nothing: %v\n", name, err)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("mutator %s: %w", name, err)
-		}
-		for _, cand := range proposed {
-			if seen[cand.Hash()] {
-				continue // two mutators proposed the same strategy
-			}
-			seen[cand.Hash()] = true
-			cmp, err := probe(ctx, cand)
-			if err != nil {
-				return err
-			}
-			res := evolve.Evaluate(ctx, cmp, gates)
-			cands = append(cands, evolve.Evaluated{Mutator: m.Name(), Strategy: cand, Comparison: cmp, Result: res})
-		}
+	round, err := evolve.Round(ctx, evolve.RoundConfig{Replay: rc, Baseline: base, Gates: gates, Options: opts,
+		Metric: metric, Mutators: names, NewMutator: func(name string, failures []evolve.Failure) (evolve.Mutator, error) {
+			return a.mutator(name, mo, prep, failures)
+		}})
+	if err != nil {
+		return err
 	}
+	self := round.Baseline.Self
+	fmt.Fprintf(a.stdout, "baseline %s: %d tasks replayed, fidelity %.1f%%", base.Metadata.Version, round.Baseline.Tasks, 100*self.Fidelity())
+	if self.Skipped > 0 {
+		fmt.Fprintf(a.stdout, " (%d self-replays skipped: a call had no recording)", self.Skipped)
+	}
+	fmt.Fprintln(a.stdout)
+	for _, r := range round.Rejected {
+		fmt.Fprintf(a.stderr, "%s proposed nothing: %v\n", r.Mutator, r.Err)
+	}
+	cands := round.Candidates
 	a.printCandidates(cands, metric)
 	if len(cands) == 0 {
 		fmt.Fprintln(a.stdout, "no mutator proposed a candidate")
@@ -177,10 +124,10 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 		winner, _ := evolve.Select(cands, metric)
 		if winner == nil {
 			fmt.Fprintln(a.stdout, "dry run: no candidate passed its gates")
-			return withCode(rulingExit(cands), errSilent)
+		} else {
+			fmt.Fprintf(a.stdout, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
 		}
-		fmt.Fprintf(a.stdout, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
-		return nil
+		return verdict(evolve.ExitCode(round.Ruling(metric)))
 	}
 	cleanup() // the source may be the pipeline's own store, opened read-only
 	st, err := a.openStoreWith(ctx, (&storeFlags{dir: f.store.dir}).resolveFor(p), false, p)
@@ -193,29 +140,19 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 	if err != nil {
 		return err
 	}
-	if settled.Winner != nil {
+	switch {
+	case settled.Winner != nil:
 		fmt.Fprintf(a.stdout, "promoted %s %s (%s) → %s\n", settled.Winner.Strategy.Metadata.Name, settled.Winner.Strategy.Metadata.Version,
 			settled.Winner.Mutator, settled.Path)
 		fmt.Fprintf(a.stdout, "point [strategy] file in %s at it to run it\n", p.File)
-		return nil
-	}
-	for _, rv := range settled.Reviews {
-		fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s\n", rv.ID, rv.Mutator, rv.ID)
-	}
-	if len(settled.Reviews) > 0 {
-		return withCode(ExitWaiting, errSilent)
-	}
-	fmt.Fprintln(a.stdout, "no candidate passed its gates; all archived")
-	return withCode(ExitFailed, errSilent)
-}
-
-func rulingExit(cands []evolve.Evaluated) int {
-	for _, c := range cands {
-		if c.Result.Ruling == sdk.Review {
-			return ExitWaiting
+	case len(settled.Reviews) > 0:
+		for _, rv := range settled.Reviews {
+			fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s\n", rv.ID, rv.Mutator, rv.ID)
 		}
+	default:
+		fmt.Fprintln(a.stdout, "no candidate passed its gates; all archived")
 	}
-	return ExitFailed
+	return verdict(evolve.ExitCode(settled.Ruling()))
 }
 
 // mutator builds a named mutator; curate talks to the pipeline's default
@@ -236,18 +173,6 @@ func (a *app) mutator(name string, mo evolve.MutateOptions, prep *run.Prepared, 
 		return evolve.Curate(pr.Plugin, failures, evolve.CurateOptions{At: mo.At, Model: pr.Model, Config: pr.Config})
 	}
 	return nil, usageErr(fmt.Errorf("unknown mutator %q (want greedy, conservative, exploratory or curate)", name))
-}
-
-// failure renders a failed baseline replay for the reflector.
-func (a *app) failure(ctx context.Context, src *store.Store, r replay.Result) evolve.Failure {
-	f := evolve.Failure{Task: r.Task, Error: r.Error}
-	if t, err := src.Task(ctx, r.Task); err == nil {
-		f.Input, f.Truth = string(t.Input), string(t.Truth)
-	}
-	if b, err := json.Marshal(r.Output); err == nil && r.Output != nil {
-		f.Output = string(b)
-	}
-	return f
 }
 
 func (a *app) printCandidates(cands []evolve.Evaluated, metric string) {

@@ -4,15 +4,18 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/sextant-dev/sextant/host/evolve"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
-// The exit codes of DESIGN.md §7.
+// The exit codes of DESIGN.md §7. A verdict's code comes only from
+// evolve.ExitCode; these name the same numbers for outcomes that are not
+// verdicts (errors, a paused run).
 const (
-	ExitOK      = 0 // success, all gates pass
-	ExitFailed  = 1 // a gate failed, a run failed, a regression was found
-	ExitInvalid = 2 // bad usage or invalid input (config, routine, strategy, plugin)
-	ExitWaiting = 3 // waiting for a person (review, or a run paused at a human step)
+	ExitOK      = evolve.ExitPass   // success, all gates pass
+	ExitFailed  = evolve.ExitFail   // a gate failed, a run failed, a regression was found
+	ExitInvalid = 2                 // bad usage or invalid input (config, routine, strategy, plugin)
+	ExitWaiting = evolve.ExitReview // waiting for a person (review, or a run paused at a human step)
 )
 
 // usageError is a command-line mistake: unknown flag, missing argument.
@@ -39,7 +42,9 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 // errSilent ends a command with a failure whose message was already printed.
 var errSilent = errors.New("failure already reported")
 
-// ExitCode is the one function that maps an outcome to the process exit code.
+// ExitCode maps the error a command ended with to the process exit code. A
+// command that ends with a verdict returns withCode(evolve.ExitCode(ruling))
+// (see verdict), so verdicts keep their one mapping.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +27,6 @@ import (
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 type replayFlags struct {
@@ -36,6 +37,7 @@ type replayFlags struct {
 	seed       int64
 	onMiss     string
 	shard      string
+	shardTotal int
 	reports    []string
 	results    string
 	store      storeFlags
@@ -47,7 +49,8 @@ func (f *replayFlags) add(c *cobra.Command) {
 	c.Flags().IntVar(&f.workers, "workers", 0, "parallel workers (default: [replay] workers)")
 	c.Flags().Int64Var(&f.seed, "seed", 0, "sampling and bootstrap seed (default: [replay] seed)")
 	c.Flags().StringVar(&f.onMiss, "on-miss", "", "a call with no recording: fail, skip or live (default: [replay] on_miss)")
-	c.Flags().StringVar(&f.shard, "shard", "", "I/N: replay only shard I of N (1-based); combine with sextant merge")
+	c.Flags().StringVar(&f.shard, "shard", "", "I/N: replay only shard I of N (1-based) and write --results for sextant merge; auto: from the CI engine (JOB_COMPLETION_INDEX, CI_NODE_INDEX/CI_NODE_TOTAL)")
+	c.Flags().IntVar(&f.shardTotal, "shard-total", 0, "with --shard auto under a Kubernetes Indexed Job: the number of shards (default $SEXTANT_SHARD_TOTAL)")
 	c.Flags().StringArrayVar(&f.reports, "report", nil, "FORMAT=PATH: json, junit, md, html or text (repeatable)")
 	c.Flags().StringVar(&f.results, "results", "", "write per-task results (JSONL) for sextant merge")
 	f.store.add(c, false)
@@ -66,10 +69,16 @@ reproduce its trace; the report names the first divergence otherwise.
 With --strategy, each task is also replayed under the candidate, the two are
 compared with paired statistics, and the pipeline's gates judge the candidate.
 Exit status: 0 pass, 1 a gate failed or a self-replay diverged, 2 invalid
-input, 3 a gate asks for review.`,
+input, 3 a gate asks for review.
+
+With --shard I/N (or --shard auto in a Kubernetes Indexed Job or GitLab
+parallel job) the replay covers one shard of the tasks and only collects:
+it writes --results and exits 0 unless it could not produce them; sextant
+merge judges the shards together.`,
 		Example: `  sextant replay pipelines/email-triage/pipeline.toml
   sextant replay pipelines/email-triage/pipeline.toml --strategy candidate.toml --report junit=gates.xml --report md=summary.md
-  sextant replay pipeline.toml --shard 1/4 --results shard1.jsonl`,
+  sextant replay pipeline.toml --strategy candidate.toml --shard 1/4 --results shard1.jsonl
+  JOB_COMPLETION_INDEX=0 sextant replay pipeline.toml --shard auto --shard-total 4 --results shard-0.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.replayAndJudge(cmd.Context(), args[0], &f, false)
@@ -104,8 +113,26 @@ Exit status: 0 pass, 1 a gate failed, 2 invalid input, 3 review needed.`,
 	return c
 }
 
-// replayAndJudge replays and, with a candidate, compares and gates.
+// replayAndJudge replays and, with a candidate, compares and gates; a
+// shard only collects its results for sextant merge.
 func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, needCandidate bool) error {
+	shard, shards, err := resolveShard(f.shard, f.shardTotal, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if shards > 0 {
+		if f.results == "" {
+			return usageErr(errors.New("--shard needs --results FILE: a shard collects results for sextant merge, which judges them"))
+		}
+		if len(f.reports) > 0 {
+			return usageErr(errors.New("--report with --shard: a shard holds part of the tasks; pass --report to sextant merge, which judges the whole"))
+		}
+	}
+	for _, spec := range f.reports {
+		if _, _, err := report.ParseSpec(spec); err != nil {
+			return usageErr(fmt.Errorf("--report: %w", err))
+		}
+	}
 	reg, err := a.registry(filepath.Dir(path))
 	if err != nil {
 		return err
@@ -128,70 +155,101 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if needCandidate && len(strategies) < 2 {
 		return usageErr(errors.New("--candidate is required"))
 	}
-	for _, spec := range f.reports {
-		if _, _, err := report.ParseSpec(spec); err != nil {
-			return usageErr(fmt.Errorf("--report: %w", err))
-		}
-	}
 	cfg, err := a.replayConfig(p, f)
 	if err != nil {
 		return err
 	}
-	src, cleanup, err := a.replaySource(ctx, p, f)
+	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	cache, closeCache, err := a.resultCache(ctx, src)
-	if err != nil {
-		return err
-	}
-	defer closeCache()
-	rc := replay.Config{Source: src, Pipeline: p.Name, Strategies: strategies, OnMiss: cfg.OnMiss, Workers: cfg.Workers,
-		Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger, Cache: cache,
-		Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) {
-			return run.Prepare(ctx, path, reg, a.logger)
-		}}
-	if rc.Shard, rc.Shards, err = parseShard(f.shard); err != nil {
-		return err
-	}
+	rc.Strategies, rc.Shard, rc.Shards = strategies, shard, shards
 	var results []replay.Result
 	var out *bufio.Writer
+	var file *os.File
 	if f.results != "" {
-		file, err := os.Create(f.results)
-		if err != nil {
+		if file, err = os.Create(f.results); err != nil {
 			return err
 		}
 		defer file.Close()
 		out = bufio.NewWriter(file)
-		if err := writeResultsHeader(out, path, files, f.shard); err != nil {
+		h := resultsHeader{Seed: cfg.Seed, Sample: cfg.Sample, OnMiss: cfg.OnMiss, StratifyBy: cfg.StratifyBy}
+		if shards > 0 {
+			h.Shard = fmt.Sprintf("%d/%d", shard+1, shards)
+		}
+		if err := writeResultsHeader(out, path, files, h); err != nil {
 			return err
 		}
 	}
 	// Progress on stderr, on a terminal only (never in CI logs).
 	progress := report.NewProgress(a.stderr, 0, isTerminal(a.stderr))
+	tasks := map[string]struct{}{}
 	err = replay.Run(ctx, rc, func(r replay.Result) error {
 		progress.Add(1)
+		tasks[r.Task] = struct{}{}
 		if out != nil {
-			b, _ := json.Marshal(resultLine{Type: "result", Result: r})
-			out.Write(append(b, '\n'))
+			b, err := json.Marshal(resultLine{Type: "result", Result: r})
+			if err != nil {
+				return err
+			}
+			if _, err := out.Write(append(b, '\n')); err != nil {
+				return err
+			}
 		}
 		// Judging needs the outcome, not the task's output and tags: keep
 		// each result small, so 100 000 tasks fit in a bounded heap.
 		r.Output, r.Tags = nil, nil
-		results = append(results, r)
+		if shards == 0 {
+			results = append(results, r)
+		}
 		return nil
 	})
 	progress.Done()
 	if err != nil {
+		if file != nil {
+			file.Close()
+			os.Remove(f.results) // no partial results for merge to judge
+		}
 		return err
 	}
 	if out != nil {
 		if err := out.Flush(); err != nil {
 			return err
 		}
+		if err := file.Close(); err != nil {
+			return err
+		}
+	}
+	if shards > 0 {
+		fmt.Fprintf(a.stdout, "shard %d/%d: %d tasks replayed under %d strategies, results in %s\n", shard+1, shards, len(tasks), len(strategies), f.results)
+		fmt.Fprintf(a.stdout, "no verdict from a shard: judge the whole with sextant merge\n")
+		return nil
 	}
 	return a.judge(ctx, reg, p, strategies, results, cfg.Seed, f.reports)
+}
+
+// replaySetup opens what a replay reads (the source) and its result cache,
+// and returns the replay configuration (without strategies).
+func (a *app) replaySetup(ctx context.Context, path string, reg *plugin.Registry, p *pipeline.Pipeline, f *replayFlags, cfg effective) (replay.Config, func(), error) {
+	src, cleanup, err := a.replaySource(ctx, p, f)
+	if err != nil {
+		return replay.Config{}, nil, err
+	}
+	cache, err := replay.OpenDirCache(filepath.Join(cacheBase(), "replay-cache"))
+	if err != nil {
+		a.logger.Warn("replay result cache off", "err", err)
+		cache = nil
+	}
+	rc := replay.Config{Source: src, Pipeline: p.Name, OnMiss: cfg.OnMiss, Workers: cfg.Workers,
+		Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger,
+		Plugins: reg, Version: buildIdentity(), Prepare: func(ctx context.Context) (*run.Prepared, error) {
+			return run.Prepare(ctx, path, reg, a.logger)
+		}}
+	if cache != nil {
+		rc.Cache = cache
+	}
+	return rc, cleanup, nil
 }
 
 // resultLine is one line of a results file.
@@ -200,16 +258,30 @@ type resultLine struct {
 	Result replay.Result `json:"result"`
 }
 
+// resultsHeader is the first line of a results file: what was replayed
+// and how, so merge can check its inputs belong to one replay.
 type resultsHeader struct {
 	Type       string   `json:"type"`
 	Pipeline   string   `json:"pipeline"`
 	Strategies []string `json:"strategies"` // the strategy files' text, baseline first
 	Shard      string   `json:"shard,omitempty"`
+	Seed       int64    `json:"seed"`
+	Sample     int      `json:"sample"`
+	OnMiss     string   `json:"on_miss"`
+	StratifyBy string   `json:"stratify_by,omitempty"`
 }
 
-func writeResultsHeader(w io.Writer, pipe string, files []string, shard string) error {
-	abs, _ := filepath.Abs(pipe)
-	h := resultsHeader{Type: "header", Pipeline: abs, Shard: shard}
+// settings is what two results files of one replay must agree on.
+func (h *resultsHeader) settings() string {
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%s\x00%s", h.Pipeline, strings.Join(h.Strategies, "\x00"), h.Seed, h.Sample, h.OnMiss, h.StratifyBy)
+}
+
+func writeResultsHeader(w io.Writer, pipe string, files []string, h resultsHeader) error {
+	abs, err := filepath.Abs(pipe)
+	if err != nil {
+		return err
+	}
+	h.Type, h.Pipeline = "header", abs
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -217,8 +289,11 @@ func writeResultsHeader(w io.Writer, pipe string, files []string, shard string) 
 		}
 		h.Strategies = append(h.Strategies, string(b))
 	}
-	b, _ := json.Marshal(h)
-	_, err := w.Write(append(b, '\n'))
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
 	return err
 }
 
@@ -226,68 +301,105 @@ func (a *app) mergeCommand() *cobra.Command {
 	var reports []string
 	c := &cobra.Command{
 		Use:   "merge RESULT...",
-		Short: "Combine sharded replay results into one report, as an unsharded replay gives",
+		Short: "Combine sharded replay results and judge them, as an unsharded replay does",
+		Long: `merge reads the results files of the shards of one replay (replay --shard
+I/N --results FILE), checks that every shard 1..N is there exactly once and that
+all replayed the same pipeline, strategies and settings, and judges the whole:
+the same fidelity, comparison, gates, reports and exit status as one unsharded
+replay. Exit status: 0 pass, 1 a gate failed or a self-replay diverged,
+2 invalid or incomplete input, 3 a gate asks for review.`,
 		Example: `  sextant merge shard1.jsonl shard2.jsonl --report json=report.json
   sextant merge results/*.jsonl --report junit=gates.xml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			var header *resultsHeader
-			byKey := map[string]replay.Result{}
-			for _, f := range args {
-				h, rs, err := readResults(f)
-				if err != nil {
-					return withInvalid(err)
-				}
-				if header == nil {
-					header = h
-				} else if h.Pipeline != header.Pipeline || strings.Join(h.Strategies, "\x00") != strings.Join(header.Strategies, "\x00") {
-					return withInvalid(fmt.Errorf("%s: replayed another pipeline or other strategies than %s", f, args[0]))
-				}
-				for _, r := range rs {
-					key := r.Task + "\x00" + r.Hash
-					if _, dup := byKey[key]; dup {
-						return withInvalid(fmt.Errorf("%s: task %s replayed twice under %s (overlapping shards?)", f, r.Task, r.Strategy))
-					}
-					byKey[key] = r
-				}
-			}
-			var strategies []*strategy.Strategy
-			for i, text := range header.Strategies {
-				st, err := strategy.Parse(fmt.Sprintf("strategy %d", i+1), []byte(text))
-				if err != nil {
-					return withInvalid(err)
-				}
-				strategies = append(strategies, st)
-			}
-			results := make([]replay.Result, 0, len(byKey))
-			order := map[string]int{}
-			for i, st := range strategies {
-				order[st.Hash()] = i
-			}
-			for _, r := range byKey {
-				results = append(results, r)
-			}
-			sort.Slice(results, func(i, j int) bool {
-				if results[i].Task != results[j].Task {
-					return results[i].Task < results[j].Task
-				}
-				return order[results[i].Hash] < order[results[j].Hash]
-			})
-			reg, err := a.registry(filepath.Dir(header.Pipeline))
-			if err != nil {
-				return err
-			}
-			p, err := pipeline.Load(ctx, header.Pipeline, reg, pipeline.Options{})
-			if err != nil {
-				return err
-			}
-			seed := p.Replay.Seed
-			return a.judge(ctx, reg, p, strategies, results, seed, reports)
+			return a.merge(cmd.Context(), args, reports)
 		},
 	}
 	c.Flags().StringArrayVar(&reports, "report", nil, "FORMAT=PATH: json, junit, md, html or text (repeatable)")
 	return c
+}
+
+func (a *app) merge(ctx context.Context, files, reports []string) error {
+	for _, spec := range reports {
+		if _, _, err := report.ParseSpec(spec); err != nil {
+			return usageErr(fmt.Errorf("--report: %w", err))
+		}
+	}
+	var header *resultsHeader
+	byKey := map[string]replay.Result{}
+	shardOf := map[int]string{} // shard index → file
+	total := -1
+	for _, f := range files {
+		h, rs, err := readResults(f)
+		if err != nil {
+			return withInvalid(err)
+		}
+		if header == nil {
+			header = h
+		} else if h.settings() != header.settings() {
+			return withInvalid(fmt.Errorf("%s: replayed another pipeline, other strategies or other settings than %s", f, files[0]))
+		}
+		i, n := 0, 0
+		if h.Shard != "" {
+			if i, n, err = parseShard(h.Shard); err != nil {
+				return withInvalid(fmt.Errorf("%s: header: %w", f, err))
+			}
+		}
+		if total >= 0 && n != total {
+			return withInvalid(fmt.Errorf("%s: shard %q does not match %s (shard %d/%d)", f, h.Shard, files[0], i+1, total))
+		}
+		total = n
+		if prev, dup := shardOf[i]; dup && n > 0 {
+			return withInvalid(fmt.Errorf("%s: shard %d/%d again (also %s)", f, i+1, n, prev))
+		}
+		shardOf[i] = f
+		for _, r := range rs {
+			key := r.Task + "\x00" + r.Hash
+			if _, dup := byKey[key]; dup {
+				return withInvalid(fmt.Errorf("%s: task %s replayed twice under %s (overlapping shards?)", f, r.Task, r.Strategy))
+			}
+			byKey[key] = r
+		}
+	}
+	if total == 0 && len(files) > 1 {
+		return withInvalid(fmt.Errorf("%s: not a shard: merge combines the shards of one sharded replay", files[1]))
+	}
+	for i := 0; i < total; i++ {
+		if _, ok := shardOf[i]; !ok {
+			return withInvalid(fmt.Errorf("shard %d/%d is missing: merge needs every shard to judge the whole", i+1, total))
+		}
+	}
+	var strategies []*strategy.Strategy
+	for i, text := range header.Strategies {
+		st, err := strategy.Parse(fmt.Sprintf("%s: strategy %d", files[0], i+1), []byte(text))
+		if err != nil {
+			return withInvalid(err)
+		}
+		strategies = append(strategies, st)
+	}
+	results := make([]replay.Result, 0, len(byKey))
+	order := map[string]int{}
+	for i, st := range strategies {
+		order[st.Hash()] = i
+	}
+	for _, r := range byKey {
+		results = append(results, r)
+	}
+	sort.Slice(results, func(i, j int) bool {
+		if results[i].Task != results[j].Task {
+			return results[i].Task < results[j].Task
+		}
+		return order[results[i].Hash] < order[results[j].Hash]
+	})
+	reg, err := a.registry(filepath.Dir(header.Pipeline))
+	if err != nil {
+		return err
+	}
+	p, err := pipeline.Load(ctx, header.Pipeline, reg, pipeline.Options{})
+	if err != nil {
+		return err
+	}
+	return a.judge(ctx, reg, p, strategies, results, header.Seed, reports)
 }
 
 func readResults(path string) (*resultsHeader, []replay.Result, error) {
@@ -309,11 +421,20 @@ func readResults(path string) (*resultsHeader, []replay.Result, error) {
 		}
 		switch probe.Type {
 		case "header":
+			if h != nil {
+				return nil, nil, fmt.Errorf("%s:%d: a second header line", path, n)
+			}
 			h = new(resultsHeader)
 			if err := json.Unmarshal(sc.Bytes(), h); err != nil {
 				return nil, nil, fmt.Errorf("%s:%d: %v", path, n, err)
 			}
+			if len(h.Strategies) == 0 {
+				return nil, nil, fmt.Errorf("%s:%d: header names no strategy", path, n)
+			}
 		case "result":
+			if h == nil {
+				return nil, nil, fmt.Errorf("%s:%d: a result before the header line", path, n)
+			}
 			var l resultLine
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 				return nil, nil, fmt.Errorf("%s:%d: %v", path, n, err)
@@ -361,6 +482,7 @@ func (a *app) replayConfig(p *pipeline.Pipeline, f *replayFlags) (effective, err
 	return e, nil
 }
 
+// parseShard reads "I/N" (1-based) into a 0-based index and the total.
 func parseShard(s string) (int, int, error) {
 	if s == "" {
 		return 0, 0, nil
@@ -369,9 +491,65 @@ func parseShard(s string) (int, int, error) {
 	a, err1 := strconv.Atoi(i)
 	b, err2 := strconv.Atoi(n)
 	if !ok || err1 != nil || err2 != nil || b < 1 || a < 1 || a > b {
-		return 0, 0, usageErr(fmt.Errorf("--shard %q: want I/N with 1 ≤ I ≤ N", s))
+		return 0, 0, usageErr(fmt.Errorf("--shard %q: want I/N with 1 ≤ I ≤ N, or auto", s))
 	}
 	return a - 1, b, nil
+}
+
+// The environment variables --shard auto reads.
+const (
+	envK8sIndex    = "JOB_COMPLETION_INDEX" // Kubernetes Indexed Job, 0-based
+	envShardTotal  = "SEXTANT_SHARD_TOTAL"  // the total for a Kubernetes Indexed Job (or use --shard-total)
+	envGitLabIndex = "CI_NODE_INDEX"        // GitLab parallel jobs, 1-based
+	envGitLabTotal = "CI_NODE_TOTAL"
+)
+
+// resolveShard turns --shard into a 0-based index and a total (0, 0 for
+// no sharding). "auto" takes them from the CI engine that runs the job: a
+// Kubernetes Indexed Job (JOB_COMPLETION_INDEX, 0-based, with the total
+// from --shard-total or SEXTANT_SHARD_TOTAL) or GitLab's parallel jobs
+// (CI_NODE_INDEX, 1-based, and CI_NODE_TOTAL).
+func resolveShard(flag string, total int, getenv func(string) string) (int, int, error) {
+	if flag != "auto" {
+		if total != 0 {
+			return 0, 0, usageErr(errors.New("--shard-total goes with --shard auto"))
+		}
+		return parseShard(flag)
+	}
+	if idx := getenv(envK8sIndex); idx != "" {
+		i, err := strconv.Atoi(idx)
+		if err != nil || i < 0 {
+			return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%q is not an index (0, 1, …)", envK8sIndex, idx))
+		}
+		n := total
+		if n == 0 {
+			t := getenv(envShardTotal)
+			if t == "" {
+				return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%s but no total: pass --shard-total N (the Job's completions) or set %s", envK8sIndex, idx, envShardTotal))
+			}
+			if n, err = strconv.Atoi(t); err != nil || n < 1 {
+				return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%q is not a positive count", envShardTotal, t))
+			}
+		}
+		if n < 1 || i >= n {
+			return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%d is not below the total %d", envK8sIndex, i, n))
+		}
+		return i, n, nil
+	}
+	if idx := getenv(envGitLabIndex); idx != "" {
+		t := getenv(envGitLabTotal)
+		i, err1 := strconv.Atoi(idx)
+		n, err2 := strconv.Atoi(t)
+		if err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+			return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%q and %s=%q: want 1 ≤ index ≤ total", envGitLabIndex, idx, envGitLabTotal, t))
+		}
+		if total != 0 && total != n {
+			return 0, 0, usageErr(fmt.Errorf("--shard auto: --shard-total %d disagrees with %s=%d", total, envGitLabTotal, n))
+		}
+		return i - 1, n, nil
+	}
+	return 0, 0, usageErr(fmt.Errorf("--shard auto: no shard index in the environment: set %s (Kubernetes Indexed Job) with --shard-total or %s, or %s and %s (GitLab parallel jobs), or pass --shard I/N",
+		envK8sIndex, envShardTotal, envGitLabIndex, envGitLabTotal))
 }
 
 // replaySource opens what to replay: a dataset imported once into a cache
@@ -396,20 +574,8 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 	}
 	sum := sha256.Sum256(data)
 	dir := filepath.Join(cacheBase(), "datasets", hex.EncodeToString(sum[:12]))
-	ready := filepath.Join(dir, ".imported")
-	if _, err := os.Stat(ready); err != nil {
-		os.RemoveAll(dir)
-		s, err := a.openStore(ctx, dir, false)
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, err := s.Import(ctx, strings.NewReader(string(data)), dataset); err != nil {
-			s.Close()
-			os.RemoveAll(dir)
-			return nil, nil, withInvalid(err)
-		}
-		s.Close()
-		if err := os.WriteFile(ready, nil, 0o644); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, ".imported")); err != nil {
+		if err := a.importDataset(ctx, dataset, data, dir); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -420,26 +586,49 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 	return s, once(func() { s.Close() }), nil
 }
 
-// resultCache opens the replay result cache of a source store: a small
-// store of its own under the user cache directory, keyed by the source's
-// path, so the source can stay read-only.
-func (a *app) resultCache(ctx context.Context, src *store.Store) (*store.Collection[replay.Result], func(), error) {
-	abs, err := filepath.Abs(src.Dir())
-	if err != nil {
-		return nil, nil, err
+// importDataset imports a dataset into the store dir. Replays started at
+// once (shards on one machine) may all import it: each imports into a
+// directory of its own and renames it into place; the first rename wins and
+// the others use the winner's (the same data).
+func (a *app) importDataset(ctx context.Context, name string, data []byte, dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("dataset: %w", err)
 	}
-	sum := sha256.Sum256([]byte(abs))
-	dir := filepath.Join(cacheBase(), "replay-results", hex.EncodeToString(sum[:12]))
-	s, err := a.openStore(ctx, dir, false)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".import-*")
 	if err != nil {
-		return nil, nil, err
+		return fmt.Errorf("dataset: %w", err)
 	}
-	c, err := store.NewCollection[replay.Result](s, store.CollReplayResults)
+	defer os.RemoveAll(tmp) // gone after a successful rename
+	s, err := a.openStore(ctx, tmp, false)
 	if err != nil {
+		return err
+	}
+	if _, err := s.Import(ctx, bytes.NewReader(data), name); err != nil {
 		s.Close()
-		return nil, nil, err
+		return withInvalid(err)
 	}
-	return c, once(func() { s.Close() }), nil
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".imported"), nil, 0o644); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, ".imported")); serr == nil {
+			return nil // another replay imported it first
+		}
+		// A directory without the marker is a crashed import: replace it.
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			return fmt.Errorf("dataset: %w", err)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			if _, serr := os.Stat(filepath.Join(dir, ".imported")); serr == nil {
+				return nil
+			}
+			return fmt.Errorf("dataset: %w", err)
+		}
+	}
+	return nil
 }
 
 // cacheBase is sextant's cache directory: $SEXTANT_CACHE, else the user
@@ -465,105 +654,45 @@ func once(f func()) func() {
 	}
 }
 
-// versions identifies the routine and plugins for the result cache.
-func versions(reg *plugin.Registry, p *pipeline.Pipeline) string {
-	var parts []string
-	if b, err := os.ReadFile(p.Path(p.Routine.File)); err == nil {
-		sum := sha256.Sum256(b)
-		parts = append(parts, "routine="+hex.EncodeToString(sum[:8]))
+var identity = sync.OnceValue(func() string {
+	if version != "dev" {
+		return version
 	}
-	names := []string{p.Routine.Navigator}
-	for _, pr := range p.Providers {
-		names = append(names, pr.Use)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if e, ok := reg.Lookup(n); ok {
-			parts = append(parts, n+"@"+e.Version+"/"+e.Transport)
-		}
-	}
-	for _, pr := range sortedProviderNames(p) {
-		if rules := p.Providers[pr].Rules; rules != "" {
-			if b, err := os.ReadFile(p.Path(rules)); err == nil {
-				sum := sha256.Sum256(b)
-				parts = append(parts, "rules:"+pr+"="+hex.EncodeToString(sum[:8]))
+	// A development build has no version to tell it from the next one: its
+	// own bytes identify it.
+	if exe, err := os.Executable(); err == nil {
+		if f, err := os.Open(exe); err == nil {
+			defer f.Close()
+			h := sha256.New()
+			if _, err := io.Copy(h, f); err == nil {
+				return "dev+" + hex.EncodeToString(h.Sum(nil)[:12])
 			}
 		}
 	}
-	return strings.Join(parts, ",")
-}
+	return "dev+unidentified-" + strconv.Itoa(os.Getpid()) // never matches another process's cache
+})
 
-func sortedProviderNames(p *pipeline.Pipeline) []string {
-	var out []string
-	for n := range p.Providers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+// buildIdentity names this sextant build for the replay result cache: the
+// release version, or a hash of the executable for development builds.
+func buildIdentity() string { return identity() }
 
-// judge turns replay results into a report: fidelity of the self-replays,
-// and with a candidate the paired comparison and the gate chain. It prints
-// the terminal summary, writes the reports and returns the exit status.
+// judge judges replay results (evolve.Judge), prints the terminal summary,
+// writes the reports and returns the verdict's exit status.
 func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipeline, strategies []*strategy.Strategy,
 	results []replay.Result, seed int64, specs []string) error {
-	base := strategies[0]
-	r := &report.Report{Pipeline: p.Name, Baseline: ref(base)}
-	self, reproduced := 0, 0
-	byTask := map[string]map[string]replay.Result{}
-	tasks := map[string]bool{}
-	for _, res := range results {
-		tasks[res.Task] = true
-		if byTask[res.Task] == nil {
-			byTask[res.Task] = map[string]replay.Result{}
-		}
-		byTask[res.Task][res.Hash] = res
-		if res.SelfReplay && !res.Skipped {
-			self++
-			if res.Reproduced {
-				reproduced++
-			} else if res.Divergence != nil {
-				r.Divergences = append(r.Divergences, report.Divergence{Task: res.Task, Node: res.Divergence.Node,
-					Expected: res.Divergence.Expected, Got: res.Divergence.Got})
-			} else if res.Error != "" {
-				r.Divergences = append(r.Divergences, report.Divergence{Task: res.Task, Expected: "a completed run", Got: res.Error})
-			}
-		}
-	}
-	r.Tasks = len(tasks)
-	if self > 0 {
-		r.Fidelity = float64(reproduced) / float64(self)
-	}
-	ruling := sdk.Pass
+	opts := evolve.Options{Seed: uint64(seed)}
+	var cand *strategy.Strategy
+	var gates []evolve.GateSpec
 	if len(strategies) > 1 {
-		cand := strategies[1]
-		r.Candidate = ref(cand)
-		opts := evolve.Options{Seed: uint64(seed)}
-		cmp := evolve.Compare(base, cand, pairOutcomes(results, base, cand), r.Fidelity, opts)
-		r.Metrics = cmp.Metrics
-		gates, closeGates, err := gateSpecs(ctx, reg, p, opts)
-		if err != nil {
+		cand = strategies[1]
+		var closeGates func()
+		var err error
+		if gates, closeGates, err = evolve.GateChain(ctx, reg, p, opts); err != nil {
 			return err
 		}
 		defer closeGates()
-		res := evolve.Evaluate(ctx, cmp, gates)
-		ruling = res.Ruling
-		for _, g := range res.Gates {
-			r.Gates = append(r.Gates, report.GateResult{Name: g.Name, Ruling: g.Ruling, Reasons: g.Reasons, Metrics: g.Metrics})
-		}
-		regressed, improved := evolve.Flips(cmp.Tasks)
-		r.Regressed = regressed
-		for _, t := range regressed {
-			r.Flipped = append(r.Flipped, report.Flip{Task: t, Metric: evolve.MetricSuccessRate, From: "pass", To: "fail"})
-		}
-		for _, t := range improved {
-			r.Flipped = append(r.Flipped, report.Flip{Task: t, Metric: evolve.MetricSuccessRate, From: "fail", To: "pass"})
-		}
 	}
-	if ruling == sdk.Pass && len(r.Divergences) > 0 {
-		ruling = sdk.Fail // a self-replay that does not reproduce is a regression of determinism
-	}
-	r.Ruling, r.ExitCode = ruling, evolve.ExitCode(ruling)
+	r := evolve.Judge(ctx, results, strategies[0], cand, gates, opts).Report(p.Name)
 	if err := report.WriteText(a.stdout, r, report.WithColor(colour(a.stdout))); err != nil {
 		return err
 	}
@@ -585,87 +714,15 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 			return err
 		}
 	}
-	if r.ExitCode != ExitOK {
-		return withCode(r.ExitCode, errSilent)
-	}
-	return nil
+	return verdict(r.ExitCode)
 }
 
-// pairOutcomes pairs each task's baseline and candidate results, in task
-// order, leaving out tasks skipped under either.
-func pairOutcomes(results []replay.Result, base, cand *strategy.Strategy) []sdk.TaskOutcome {
-	byTask := map[string]map[string]replay.Result{}
-	for _, res := range results {
-		if byTask[res.Task] == nil {
-			byTask[res.Task] = map[string]replay.Result{}
-		}
-		byTask[res.Task][res.Hash] = res
+// verdict ends a command with the exit code of a verdict already printed.
+func verdict(code int) error {
+	if code == ExitOK {
+		return nil
 	}
-	ids := make([]string, 0, len(byTask))
-	for id := range byTask {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	var out []sdk.TaskOutcome
-	bh, ch := base.Hash(), cand.Hash()
-	for _, id := range ids {
-		b, okb := byTask[id][bh]
-		c, okc := byTask[id][ch]
-		if !okb || !okc || b.Skipped || c.Skipped {
-			continue
-		}
-		out = append(out, sdk.TaskOutcome{Task: id, Baseline: b.Outcome, Candidate: c.Outcome})
-	}
-	return out
-}
-
-// gateSpecs builds the pipeline's gate chain: built-in gates, and gate
-// plugins opened through the registry (closed by the returned func).
-func gateSpecs(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipeline, opts evolve.Options) ([]evolve.GateSpec, func(), error) {
-	var gates []evolve.GateSpec
-	var handles []*plugin.Handle
-	closeAll := func() {
-		for _, h := range handles {
-			h.Close(context.WithoutCancel(ctx))
-		}
-	}
-	for _, g := range p.Gates {
-		var gate sdk.Gate
-		if _, builtin := pipeline.BuiltinGates[g.Use]; builtin {
-			var err error
-			if gate, err = evolve.Builtin(g.Use, opts); err != nil {
-				closeAll()
-				return nil, nil, err
-			}
-		} else {
-			h, err := reg.Open(ctx, g.Use, grantFor(p, g.Use))
-			if err != nil {
-				closeAll()
-				return nil, nil, err
-			}
-			handles = append(handles, h)
-			var ok bool
-			if gate, ok = h.Plugin.(sdk.Gate); !ok {
-				closeAll()
-				return nil, nil, withInvalid(fmt.Errorf("plugin %q is not a gate", g.Use))
-			}
-		}
-		gates = append(gates, evolve.GateSpec{Name: g.Use, Gate: gate, Config: g.Config})
-	}
-	return gates, closeAll, nil
-}
-
-func ref(s *strategy.Strategy) report.Strategy {
-	return report.Strategy{Name: s.Metadata.Name, Version: s.Metadata.Version, Hash: s.Hash()}
-}
-
-func grantFor(p *pipeline.Pipeline, name string) plugin.Grant {
-	g, ok := p.Plugins[name]
-	if !ok {
-		return plugin.Grant{}
-	}
-	mem, _ := plugin.ParseSize(g.Memory)
-	return plugin.Grant{AllowHTTP: g.AllowHTTP, Timeout: g.Timeout.Std(), Memory: mem, Pool: g.Pool}
+	return withCode(code, errSilent)
 }
 
 // colour: only on a terminal, never with NO_COLOR.

@@ -122,8 +122,8 @@ const (
 
 // ExitCode is the one mapping from a chain's ruling to the process exit
 // code (DESIGN §7): pass 0, fail 1, review 3. A ruling it does not know
-// fails closed, as 1. Every command that ends with a gate verdict (gate,
-// replay, evolve) exits through it.
+// fails closed, as 1. Every command that ends with a verdict (gate,
+// replay, merge, evolve) exits through it.
 func ExitCode(r sdk.Ruling) int {
 	switch r {
 	case sdk.Pass:

@@ -6,7 +6,7 @@
 // 100 000 tasks never holds them all in memory.
 //
 // A replay never writes the tasks it replays; its only writes are cached
-// results (by task × strategy hash × routine hash × plugin versions).
+// results, keyed by everything that can change one (see Config.Cache).
 package replay
 
 import (
@@ -26,6 +26,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/sextant-dev/sextant/host/plugin"
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
@@ -59,11 +60,24 @@ type Config struct {
 	Seed       int64
 	// Shard I of N replays only the tasks whose id hashes to I (0-based).
 	Shard, Shards int
-	// Cache keeps results across replays; nil disables it.
-	Cache *store.Collection[Result]
-	// Versions identifies the routine and plugins for the result cache.
-	Versions string
-	Logger   *slog.Logger
+	// Cache keeps results across replays; nil disables it. A result is
+	// cached under a key of the recorded task (its input, truth, tags,
+	// clock, rewards, live trace), the strategy's content hash, on_miss,
+	// and the pipeline's fingerprint: its effective content (steps,
+	// prompts, templates, score, limits, provider settings without
+	// secrets, plugin grants, prices, redaction), the routine's and rules
+	// files' bytes, every plugin's manifest and artifact bytes (builtins by
+	// Version) and Version. A cached result is used only while every
+	// recording its replay read is unchanged. Replays with on_miss = live
+	// that reached a live provider are not cached.
+	Cache Cache
+	// Plugins resolves the pipeline's plugins for the cache key; it is
+	// required with a Cache.
+	Plugins *plugin.Registry
+	// Version is sextant's version (a build identity for development
+	// builds): builtin plugins and the runtime are keyed by it.
+	Version string
+	Logger  *slog.Logger
 }
 
 // Divergence is the first place a self-replay left the recorded trace.
@@ -138,6 +152,21 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	score, err := compileScore(workers[0].prep)
 	if err != nil {
 		return err
+	}
+	if cfg.Cache != nil {
+		if cfg.Plugins == nil {
+			return errors.New("replay: a result cache needs the plugin registry for its key")
+		}
+		fp, err := fingerprint(workers[0].prep.Pipeline, cfg.Plugins, cfg.Version)
+		if err != nil {
+			// Without a complete key a cached result could be stale: replay
+			// everything, cache nothing.
+			cfg.Logger.Warn("replay result cache off", "err", err)
+			cfg.Cache = nil
+		}
+		for _, w := range workers {
+			w.fingerprint = fp
+		}
 	}
 	// Tasks fan out to the workers; results come back to an ordered
 	// emitter with a bounded window, so memory does not grow with the
@@ -352,9 +381,10 @@ func compileScore(p *run.Prepared) (*score, error) {
 
 // worker replays tasks with its own plugin instances.
 type worker struct {
-	cfg    *Config
-	prep   *run.Prepared
-	hashes map[*strategy.Strategy]string
+	cfg         *Config
+	prep        *run.Prepared
+	fingerprint string // of the pipeline, for cache keys
+	hashes      map[*strategy.Strategy]string
 	// compiled is shared by the runners of one strategy: templates and
 	// expressions are compiled once per worker, not per task.
 	compiled map[*strategy.Strategy]*run.Compiled
@@ -390,9 +420,13 @@ func (w *worker) task(ctx context.Context, id string, sc *score) ([]Result, erro
 	for _, r := range tree.Rewards {
 		rewards = append(rewards, r.Value)
 	}
+	digest := ""
+	if w.cfg.Cache != nil {
+		digest = taskDigest(tree)
+	}
 	out := make([]Result, 0, len(w.cfg.Strategies))
 	for _, st := range w.cfg.Strategies {
-		res, err := w.one(ctx, tree, st, input, truth, rewards, recorded, sc)
+		res, err := w.one(ctx, tree, digest, st, input, truth, rewards, recorded, sc)
 		if err != nil {
 			return nil, err
 		}
@@ -426,24 +460,52 @@ func (w *worker) hash(st *strategy.Strategy) string {
 	return h
 }
 
-func (w *worker) cacheKey(task string, st *strategy.Strategy) string {
-	sum := sha256.Sum256([]byte(task + "\x00" + w.hash(st) + "\x00" + w.cfg.Versions + "\x00" + w.cfg.OnMiss))
+// cacheKey is the key of one task's result under st: the pipeline's
+// fingerprint, the recorded task's digest, the strategy and on_miss.
+func (w *worker) cacheKey(task, digest string, st *strategy.Strategy) string {
+	sum := sha256.Sum256([]byte(w.fingerprint + "\x00" + task + "\x00" + digest + "\x00" + w.hash(st) + "\x00" + w.cfg.OnMiss))
 	return hex.EncodeToString(sum[:16])
 }
 
-func (w *worker) one(ctx context.Context, tree *store.Tree, st *strategy.Strategy, input map[string]any, truth any,
+// cached returns the cached result under key if every recording its replay
+// read is unchanged.
+func (w *worker) cached(ctx context.Context, key string) (Result, bool) {
+	b, ok := w.cfg.Cache.Get(key)
+	if !ok {
+		return Result{}, false
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Result{}, false
+	}
+	for k, want := range e.Reads {
+		got := ""
+		if r, err := w.cfg.Source.Recording(ctx, k); err == nil {
+			got = recordingDigest(r)
+		}
+		if got != want {
+			return Result{}, false
+		}
+	}
+	e.Result.Cached = true
+	return e.Result, true
+}
+
+func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *strategy.Strategy, input map[string]any, truth any,
 	rewards []float64, recorded []string, sc *score) (Result, error) {
 	task := tree.Task
 	hash := w.hash(st)
 	res := Result{Task: task.ID, Strategy: st.Metadata.Version, Hash: hash, Tags: task.Tags,
 		SelfReplay: task.Strategy.Hash != "" && task.Strategy.Hash == hash}
+	var key string
 	if w.cfg.Cache != nil {
-		if c, err := w.cfg.Cache.Get(ctx, w.cacheKey(task.ID, st)); err == nil {
-			c.Cached = true
+		key = w.cacheKey(task.ID, digest, st)
+		if c, ok := w.cached(ctx, key); ok {
 			return c, nil
 		}
 	}
 	j := newJournal(w.cfg.Source, task.Created)
+	j.track = w.cfg.Cache != nil
 	providers := w.prep.Providers
 	if w.cfg.OnMiss != MissLive {
 		providers = recordedOnly(providers)
@@ -452,7 +514,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, st *strategy.Strateg
 	r := run.NewRunner(run.Config{Pipeline: w.prep.Pipeline, Navigator: w.prep.Navigator, Routine: w.prep.Routine,
 		Strategy: st, Providers: providers, Journal: j, Prices: w.prep.Prices, Logger: w.cfg.Logger,
 		Clock:  func() time.Time { return clock },
-		Answer: w.answer, Compiled: w.compiledFor(st)})
+		Answer: j.answer, Compiled: w.compiledFor(st)})
 	rr, err := r.Start(ctx, run.Input{ID: task.ID, Input: input, Truth: task.Truth, Tags: task.Tags})
 	if err != nil {
 		return res, fmt.Errorf("replay task %s: %w", task.ID, err)
@@ -495,25 +557,20 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, st *strategy.Strateg
 		o.Reward = 1
 	}
 	res.Outcome = o
-	if w.cfg.Cache != nil && !res.Skipped {
-		if err := w.cfg.Cache.Put(ctx, w.cacheKey(task.ID, st), res); err != nil {
-			return res, err
+	// A skipped result is not cached (the next replay may have the
+	// recording), nor one that reached a live provider (not reproducible).
+	if w.cfg.Cache != nil && !res.Skipped && !(j.misses > 0 && w.cfg.OnMiss == MissLive) {
+		b, err := json.Marshal(cacheEntry{Result: res, Reads: j.reads})
+		if err == nil {
+			err = w.cfg.Cache.Put(key, b)
+		}
+		if err != nil {
+			// The cache is an optimisation: a result that cannot be kept is
+			// still a result.
+			w.cfg.Logger.Warn("replay result not cached", "task", task.ID, "err", err)
 		}
 	}
 	return res, nil
-}
-
-// answer serves recorded human answers.
-func (w *worker) answer(ctx context.Context, task, node string, n int) (map[string]any, bool) {
-	rec, err := w.cfg.Source.Recording(ctx, store.HumanKey(task, node, n))
-	if err != nil {
-		return nil, false
-	}
-	var a map[string]any
-	if err := json.Unmarshal(rec.Response, &a); err != nil {
-		return nil, false
-	}
-	return a, true
 }
 
 // liveExecution is the task's latest live execution.

@@ -249,3 +249,82 @@ func TestReplayWithoutStoredTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheServesAndInvalidates: a second replay is served from the cache
+// with equal results; a recording answered differently (a dataset
+// re-imported with other answers under the same request hashes) makes the
+// tasks that read it replay again instead of serving a stale result.
+func TestCacheServesAndInvalidates(t *testing.T) {
+	ctx := context.Background()
+	src := record(t, 6)
+	entries, err := plugin.Discover(nil, sdk.Registered())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := replay.OpenDirCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := load(t, "../../pipelines/email-triage/strategies/email-handler.toml")
+	cfg := replay.Config{Source: src, Pipeline: "email-triage", Strategies: []*strategy.Strategy{base}, Workers: 2, Logger: quiet,
+		Prepare: prepare, Cache: cache, Plugins: plugin.NewRegistry(entries), Version: "test"}
+	collect := func() []replay.Result {
+		t.Helper()
+		var out []replay.Result
+		if err := replay.Run(ctx, cfg, func(r replay.Result) error { out = append(out, r); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first := collect()
+	second := collect()
+	for i := range first {
+		if first[i].Cached || !second[i].Cached {
+			t.Fatalf("task %s: cached %v then %v", first[i].Task, first[i].Cached, second[i].Cached)
+		}
+		a, b := first[i], second[i]
+		a.Cached, b.Cached = false, false
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("cached result differs:\n%+v\n%+v", a, b)
+		}
+	}
+
+	// Answer task-001's model call differently under the same hash.
+	var buf strings.Builder
+	if _, err := src.Export(ctx, &buf, store.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var hash string
+	for _, line := range strings.Split(buf.String(), "\n") {
+		var rec struct {
+			Type, Hash, Kind, Task string
+		}
+		json.Unmarshal([]byte(line), &rec)
+		if rec.Type == "recording" && rec.Kind == "chat" && rec.Task == "task-001" {
+			hash = rec.Hash
+		}
+	}
+	rec, err := src.Recording(ctx, hash)
+	if err != nil {
+		t.Fatalf("recording of task-001 (%q): %v", hash, err)
+	}
+	rec.Response = json.RawMessage(`{"text":"{\"action\": \"archive\", \"confidence\": 0.99}","usage":{"input_tokens":1,"output_tokens":1},"finish_reason":"stop"}`)
+	if err := src.PutRecording(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	third := collect()
+	for i, r := range third {
+		if want := r.Task != "task-001"; r.Cached != want {
+			t.Errorf("task %s: cached %v after task-001's recording changed, want %v", r.Task, r.Cached, want)
+		}
+		if r.Task == "task-001" && reflect.DeepEqual(r.Outcome, first[i].Outcome) && r.Reproduced == first[i].Reproduced {
+			t.Errorf("task-001: the changed answer changed nothing: %+v", r)
+		}
+	}
+
+	// A cache needs the registry to key results by the plugins.
+	cfg.Plugins = nil
+	if err := replay.Run(ctx, cfg, func(replay.Result) error { return nil }); err == nil || !strings.Contains(err.Error(), "registry") {
+		t.Fatalf("a cache without a registry: %v", err)
+	}
+}

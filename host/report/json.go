@@ -49,6 +49,7 @@ type jsonReport struct {
 	Candidate     jsonStrategy     `json:"candidate"`
 	Tasks         int              `json:"tasks"`
 	Fidelity      num              `json:"fidelity"`
+	Skipped       int              `json:"skipped,omitempty"`
 	Metrics       []jsonMetric     `json:"metrics"`
 	Gates         []jsonGate       `json:"gates"`
 	Regressed     []string         `json:"regressed"`
@@ -118,6 +119,7 @@ func toJSON(r *Report) jsonReport {
 		Candidate:     jsonStrategy(r.Candidate),
 		Tasks:         r.Tasks,
 		Fidelity:      num(r.Fidelity),
+		Skipped:       r.Skipped,
 		Metrics:       make([]jsonMetric, 0, len(r.Metrics)),
 		Gates:         make([]jsonGate, 0, len(r.Gates)),
 		Regressed:     append([]string{}, sortedTasks(r.Regressed)...),

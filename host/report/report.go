@@ -31,6 +31,9 @@ type Report struct {
 	Tasks int
 	// Fidelity is the fraction of self-replays that reproduced their trace.
 	Fidelity float64
+	// Skipped is the number of self-replays left out of Fidelity because
+	// on_miss = "skip" skipped them.
+	Skipped int
 	// Divergences are the first divergences of self-replays that did not
 	// reproduce their trace, one per task.
 	Divergences []Divergence

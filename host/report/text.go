@@ -100,7 +100,7 @@ func (t *textWriter) render(r *Report) {
 		{"pipeline", pipeline},
 		{"baseline", strategyLabel(r.Baseline)},
 		{"candidate", strategyLabel(r.Candidate)},
-		{"tasks", fmt.Sprintf("%d replayed, fidelity %s", r.Tasks, percent(r.Fidelity))},
+		{"tasks", fmt.Sprintf("%d replayed, fidelity %s%s", r.Tasks, percent(r.Fidelity), skippedNote(r.Skipped))},
 	}, nil, nil)
 	t.printf("\n")
 
@@ -239,4 +239,12 @@ func (t *textWriter) table(headers []string, rows [][]string, right []bool, colo
 		}
 		line(row, paint)
 	}
+}
+
+// skippedNote says how many self-replays on_miss = "skip" left out.
+func skippedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d self-replays skipped: a call had no recording)", n)
 }
