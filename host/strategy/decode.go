@@ -17,15 +17,15 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sextant-dev/sextant/host/internal/suggest"
-	"github.com/sextant-dev/sextant/host/internal/tomlpos"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
 
 // Load reads and validates the strategy file at path. Every problem is
 // reported, one per line, each as `path:line: key.path: message`; the error
 // matches sdk.ErrInvalid.
 func Load(path string) (*Strategy, error) {
-	data, err := os.ReadFile(path)
+	data, err := tomlpos.ReadFile(path)
 	if err != nil {
 		return nil, sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read strategy: %v", unwrapPath(err))})
 	}
@@ -43,11 +43,15 @@ func unwrapPath(err error) error {
 // Parse decodes and validates strategy data read from file (used only to
 // position problems).
 func Parse(file string, data []byte) (*Strategy, error) {
+	ix, err := tomlpos.Scan(file, data)
+	if err != nil {
+		return nil, err
+	}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		return nil, sdk.Invalid(syntaxProblem(file, err))
 	}
-	c := newChecker(file, tomlpos.Build(data))
+	c := newChecker(file, ix)
 	s := c.decode(doc)
 	c.validate(s)
 	if err := c.err(); err != nil {
@@ -101,23 +105,23 @@ func escapeControls(s string) string {
 // unknown keys) and validation (meaning), so that a strategy built in code
 // is checked by the same rules as a file, just without lines.
 type checker struct {
-	file    string
-	ix      *tomlpos.Index  // nil for a strategy built in code
-	present map[string]bool // key paths the file defines
-	bad     map[string]bool // key paths with a type error: no further checks
+	file string
+	ix   *tomlpos.Index  // nil for a strategy built in code
+	bad  map[string]bool // key paths with a type error: no further checks
 	// misspelt are keys an unknown key probably meant: not "missing" too.
 	misspelt map[string]bool
 	probs    []sdk.Problem
 }
 
 func newChecker(file string, ix *tomlpos.Index) *checker {
-	return &checker{file: file, ix: ix, present: map[string]bool{}, bad: map[string]bool{}, misspelt: map[string]bool{}}
+	return &checker{file: file, ix: ix, bad: map[string]bool{}, misspelt: map[string]bool{}}
 }
 
 type path []string
 
 func (p path) with(elems ...any) path {
-	out := slices.Clone(p)
+	out := make(path, len(p), len(p)+len(elems)) // one allocation: a strategy has many paths
+	copy(out, p)
 	for _, e := range elems {
 		switch e := e.(type) {
 		case string:
@@ -169,7 +173,7 @@ func (c *checker) missing(p path, hint string) {
 	if c.misspelt[p.key()] {
 		return // reported as the misspelt key
 	}
-	if c.present[p.key()] {
+	if c.ix.Has(p...) {
 		c.addf(p, "must not be empty%s", hint)
 		return
 	}
@@ -210,11 +214,23 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// keys checks m's keys against known and returns them sorted; unknown keys
-// are problems with a did-you-mean.
+// keys checks m's keys against known; unknown keys are problems with a
+// did-you-mean, reported in key order.
 func (c *checker) keys(p path, m map[string]any, known []string) {
+	if known == nil {
+		return
+	}
+	clean := true
+	for k := range m {
+		if !slices.Contains(known, k) {
+			clean = false
+			break
+		}
+	}
+	if clean { // the common case, without sorting
+		return
+	}
 	for _, k := range sortedKeys(m) {
-		c.present[p.with(k).key()] = true
 		if known != nil && !slices.Contains(known, k) {
 			c.unknown(p.with(k), k, known)
 		}

@@ -43,7 +43,7 @@ func (c *checker) validate(s *Strategy) {
 func (c *checker) validateMetadata(s *Strategy) {
 	md := s.Metadata
 	p := path{keyMetadata}
-	if c.ix != nil && !c.present[keyMetadata] {
+	if c.ix != nil && !c.ix.Has(keyMetadata) {
 		c.addf(p, "missing table (name and version are required)")
 		return
 	}
@@ -169,7 +169,7 @@ func (c *checker) validateConstraints(s *Strategy) {
 func (c *checker) validateEvolution(s *Strategy) {
 	ev := s.Evolution
 	p := path{keyEvolution}
-	if c.ix != nil && !c.present[keyEvolution] {
+	if c.ix != nil && !c.ix.Has(keyEvolution) {
 		c.addf(p, "missing table (max_parameter_delta and branch_type are required)")
 		return
 	}
@@ -178,7 +178,7 @@ func (c *checker) validateEvolution(s *Strategy) {
 		c.addf(p.with(keyMaxDelta), "want a finite number, got %v", d)
 	case d < 0:
 		c.addf(p.with(keyMaxDelta), "%s is negative", fmtNum(d))
-	case d == 0 && c.ix != nil && !c.present[p.with(keyMaxDelta).key()]:
+	case d == 0 && c.ix != nil && !c.ix.Has(p.with(keyMaxDelta)...):
 		c.addf(p.with(keyMaxDelta), "missing (the largest change one revision may make to a parameter, e.g. 0.1)")
 	}
 	switch {

@@ -18,19 +18,25 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
 
 // Doc is one TOML document being decoded. It collects problems.
 type Doc struct {
 	file     string
-	lines    map[string]int
+	ix       *tomlpos.Index
 	problems []sdk.Problem
 }
 
-// Parse parses src. A syntax error is returned at once as an sdk.Invalid
-// error with one positioned problem; otherwise the root table is returned
-// and further problems are collected on the Doc.
+// Parse parses src. A syntax error, or a document over tomlpos's size or
+// depth limit, is returned at once as an sdk.Invalid error with one
+// positioned problem; otherwise the root table is returned and further
+// problems are collected on the Doc.
 func Parse(file string, src []byte) (*Doc, *Table, error) {
+	ix, err := tomlpos.Scan(file, src)
+	if err != nil {
+		return nil, nil, err
+	}
 	var m map[string]any
 	if _, err := toml.Decode(string(src), &m); err != nil {
 		p := sdk.Problem{File: file, Message: err.Error()}
@@ -47,7 +53,7 @@ func Parse(file string, src []byte) (*Doc, *Table, error) {
 		p.Element = oneLine.Replace(p.Element)
 		return nil, nil, sdk.Invalid(p)
 	}
-	d := &Doc{file: file, lines: locate(string(src))}
+	d := &Doc{file: file, ix: ix}
 	return d, &Table{doc: d, m: m}, nil
 }
 
@@ -70,15 +76,8 @@ func (d *Doc) Add(line int, element, format string, args ...any) {
 }
 
 // line returns the line of the indexed path, or of its nearest recorded
-// ancestor (a key inside an inline table has the line of its table).
-func (d *Doc) line(path []string) int {
-	for n := len(path); n > 0; n-- {
-		if l, ok := d.lines[strings.Join(path[:n], ".")]; ok {
-			return l
-		}
-	}
-	return 0
-}
+// ancestor.
+func (d *Doc) line(path []string) int { return d.ix.Line(path...) }
 
 // Table is one TOML table of a Doc.
 type Table struct {
