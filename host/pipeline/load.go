@@ -17,8 +17,8 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
-	"github.com/sextant-dev/sextant/host/internal/tomlpos"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
 
 // Resolver answers what the loader needs to know about installed plugins.
@@ -48,12 +48,16 @@ func Load(ctx context.Context, path string, res Resolver, opts Options) (*Pipeli
 	if opts.Getenv == nil {
 		opts.Getenv = os.LookupEnv
 	}
-	data, err := os.ReadFile(path)
+	data, err := tomlpos.ReadFile(path)
 	if err != nil {
 		return nil, sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read pipeline: %v", errors.Unwrap(err))})
 	}
+	ix, err := tomlpos.Scan(path, data)
+	if err != nil {
+		return nil, err
+	}
 	l := &loader{ctx: ctx, res: res, opts: opts,
-		c: &schema.Checker{File: path, Index: tomlpos.Build(data)}}
+		c: &schema.Checker{File: path, Index: ix}}
 	p, ok := l.decode(path, data)
 	if !ok {
 		return nil, sdk.Invalid(l.c.Problems()...)

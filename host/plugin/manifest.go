@@ -12,8 +12,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sextant-dev/sextant/host/internal/suggest"
-	"github.com/sextant-dev/sextant/host/internal/tomlpos"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
 
 // ManifestFile is the name of a plugin's manifest inside its folder.
@@ -117,7 +117,7 @@ var (
 // reported, each as `path:line: key: message`; the error matches
 // sdk.ErrInvalid.
 func ReadManifest(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := tomlpos.ReadFile(path)
 	if err != nil {
 		return nil, sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read manifest: %v", errors.Unwrap(err))})
 	}
@@ -128,11 +128,14 @@ func ReadManifest(path string) (*Manifest, error) {
 func ParseManifest(path string, data []byte) (*Manifest, error) {
 	var m Manifest
 	m.Path = path
+	ix, err := tomlpos.Scan(path, data)
+	if err != nil {
+		return nil, err
+	}
 	md, err := toml.Decode(string(data), &m)
 	if err != nil {
 		return nil, sdk.Invalid(tomlProblem(path, err))
 	}
-	ix := tomlpos.Build(data)
 	var probs []sdk.Problem
 	add := func(key, format string, args ...any) {
 		probs = append(probs, sdk.Problem{File: path, Line: ix.Line(strings.Split(key, ".")...), Element: key, Message: fmt.Sprintf(format, args...)})

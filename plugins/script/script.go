@@ -30,8 +30,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -42,6 +45,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
 
 // Name is the provider's plugin name.
@@ -185,63 +189,77 @@ func (p *Provider) rules(file, text string) (*ruleSet, error) {
 	return rs, nil
 }
 
-// ParseRules parses and checks a rules file; every problem is reported.
+// ParseRules parses and checks a rules file; every problem is reported,
+// positioned at the line of the key it is about.
 func ParseRules(file string, data []byte) (*ruleSet, error) {
+	ix, err := tomlpos.Scan(file, data)
+	if err != nil {
+		return nil, err
+	}
 	var rf rulesFile
 	md, err := toml.Decode(string(data), &rf)
 	if err != nil {
-		return nil, sdk.Invalid(sdk.Problem{File: file, Message: strings.TrimPrefix(err.Error(), "toml: ")})
+		p := sdk.Problem{File: file, Message: strings.TrimPrefix(err.Error(), "toml: ")}
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			p.Line, p.Message = pe.Position.Line, pe.Message
+		}
+		return nil, sdk.Invalid(p)
 	}
 	var probs []sdk.Problem
 	for _, k := range md.Undecoded() {
-		probs = append(probs, sdk.Problem{File: file, Element: k.String(), Message: "unknown key"})
+		probs = append(probs, sdk.Problem{File: file, Line: ix.Line(k...), Element: k.String(), Message: "unknown key"})
 	}
-	check := func(where string, ru *rule) {
-		bad := func(format string, args ...any) {
-			probs = append(probs, sdk.Problem{File: file, Element: where, Message: fmt.Sprintf(format, args...)})
+	check := func(where string, at []string, ru *rule) {
+		bad := func(key, format string, args ...any) {
+			probs = append(probs, sdk.Problem{File: file, Line: ix.Line(append(at, key)...), Element: where,
+				Message: fmt.Sprintf(format, args...)})
 		}
 		if ru.Match != "" {
 			re, err := regexp.Compile(ru.Match)
 			if err != nil {
-				bad("match: %v", err)
+				bad("match", "match: %v", err)
 			}
 			ru.re = re
 		}
 		if ru.When != "" {
 			prog, err := expr.Compile(ru.When, expr.AsBool())
 			if err != nil {
-				bad("when: %s", strings.ReplaceAll(err.Error(), "\n", " "))
+				bad("when", "when: %s", strings.ReplaceAll(err.Error(), "\n", " "))
 			}
 			ru.when = prog
 		}
 		t, err := template.New(where).Option("missingkey=zero").Parse(ru.Reply)
 		if err != nil {
-			bad("reply: %v", err)
+			bad("reply", "reply: %v", err)
 		}
 		ru.tmpl = t
 		if ru.Delay != "" {
 			d, err := time.ParseDuration(ru.Delay)
 			if err != nil || d < 0 {
-				bad("delay: %q is not a duration", ru.Delay)
+				bad("delay", "delay: %q is not a duration", ru.Delay)
 			}
 			ru.delay = d
 		}
-		if ru.InputTokens < 0 || ru.OutputTokens < 0 {
-			bad("token counts cannot be negative")
+		if ru.InputTokens < 0 {
+			bad("input_tokens", "token counts cannot be negative")
+		} else if ru.OutputTokens < 0 {
+			bad("output_tokens", "token counts cannot be negative")
 		}
 	}
 	for i := range rf.Rule {
-		check(fmt.Sprintf("rule[%d]", i), &rf.Rule[i])
+		check(fmt.Sprintf("rule[%d]", i), []string{"rule", strconv.Itoa(i)}, &rf.Rule[i])
 	}
 	if rf.Default != nil {
 		if rf.Default.Step != "" || rf.Default.Match != "" || rf.Default.When != "" {
-			probs = append(probs, sdk.Problem{File: file, Element: "default", Message: "the default rule takes no conditions"})
+			probs = append(probs, sdk.Problem{File: file, Line: ix.Line("default"), Element: "default", Message: "the default rule takes no conditions"})
 		}
-		check("default", rf.Default)
+		check("default", []string{"default"}, rf.Default)
 	}
 	if len(rf.Rule) == 0 && rf.Default == nil {
 		probs = append(probs, sdk.Problem{File: file, Message: "no [[rule]] and no [default]"})
 	}
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	if err := sdk.Invalid(probs...); err != nil {
 		return nil, err
 	}

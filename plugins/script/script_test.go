@@ -79,16 +79,35 @@ func TestNoMatch(t *testing.T) {
 }
 
 func TestBadRules(t *testing.T) {
-	_, err := ParseRules("r.toml", []byte("[[rule]]\nmatch = \"(\"\nwhen = \"1 +\"\nreply = \"{{\"\ndelay = \"soon\"\ncolour = 1\n[default]\nstep = \"x\"\n"))
+	_, err := ParseRules("r.toml", []byte("[[rule]]\nreply = \"ok\"\n[[rule]]\nmatch = \"(\"\nwhen = \"1 +\"\nreply = \"{{\"\ndelay = \"soon\"\ncolour = 1\ninput_tokens = -1\n[default]\nstep = \"x\"\n"))
 	if !errors.Is(err, sdk.ErrInvalid) {
 		t.Fatalf("err = %v", err)
 	}
-	for _, want := range []string{"r.toml: rule.colour: unknown key", "r.toml: rule[0]: match: error parsing regexp",
-		"r.toml: rule[0]: when: ", "r.toml: rule[0]: reply: ", `r.toml: rule[0]: delay: "soon" is not a duration`,
-		"r.toml: default: the default rule takes no conditions"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("missing %q in:\n%v", want, err)
+	got := strings.Split(err.Error(), "\n")
+	want := []string{"r.toml:4: rule[1]: match: error parsing regexp", "r.toml:5: rule[1]: when: ",
+		"r.toml:6: rule[1]: reply: ", `r.toml:7: rule[1]: delay: "soon" is not a duration`,
+		"r.toml:8: rule.colour: unknown key", "r.toml:9: rule[1]: token counts cannot be negative",
+		"r.toml:10: default: the default rule takes no conditions"}
+	if len(got) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%v", len(got), len(want), err)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d = %q, want prefix %q", i, got[i], want[i])
 		}
+	}
+}
+
+// TestRulesLimits: a rules file nested too deeply is refused at its line
+// before it is decoded; a syntax error says where it is.
+func TestRulesLimits(t *testing.T) {
+	deep := "[default]\nreply = \"x\"\nextra = " + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + "\n"
+	if _, err := ParseRules("r.toml", []byte(deep)); !errors.Is(err, sdk.ErrInvalid) || err.Error() != "r.toml:3: nesting deeper than 64 levels" {
+		t.Errorf("deep: err = %v", err)
+	}
+	if _, err := ParseRules("r.toml", []byte("[default]\nreply = \"x\"\nx = = 1\n")); !errors.Is(err, sdk.ErrInvalid) ||
+		!strings.HasPrefix(err.Error(), "r.toml:3: ") {
+		t.Errorf("syntax: err = %v", err)
 	}
 }
 

@@ -59,8 +59,10 @@ func Scan(file string, data []byte) (*Index, error) {
 		return nil, sdk.Invalid(sdk.Problem{File: file,
 			Message: fmt.Sprintf("over the size limit for a TOML file (%d bytes read, limit %d MiB)", len(data), MaxSize>>20)})
 	}
-	// Most lines of a document hold one key: size the index for them.
-	s := &scanner{src: string(data), ix: newIndex(bytes.Count(data, []byte{'\n'}) + 1), line: 1}
+	// Most lines of a document hold one key: size the index for them, but
+	// not beyond one key per 32 bytes, so that blank lines cost nothing.
+	hint := min(bytes.Count(data, []byte{'\n'})+1, len(data)/32)
+	s := &scanner{src: string(data), ix: newIndex(hint), line: 1}
 	s.document()
 	if s.deep > 0 {
 		return nil, sdk.Invalid(sdk.Problem{File: file, Line: s.deep,

@@ -246,7 +246,7 @@ func TestSizeLimit(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "big.toml")
-	if err := os.WriteFile(path, make([]byte, 3*MaxSize), 0o600); err != nil {
+	if err := os.WriteFile(path, make([]byte, MaxSize+4096), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	data, err := ReadFile(path)

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/suggest"
-	"github.com/sextant-dev/sextant/host/internal/tomlpos"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
 
 // Type is a field's TOML type.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/sextant-dev/sextant/host/internal/tomlpos"
+	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
 
 var testBlock = &Block{Fields: []Field{
@@ -45,7 +45,11 @@ metric = "x"
 	if _, err := toml.Decode(doc, &data); err != nil {
 		t.Fatal(err)
 	}
-	c := &Checker{File: "p.toml", Index: tomlpos.Build([]byte(doc))}
+	ix, err := tomlpos.Scan("p.toml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Checker{File: "p.toml", Index: ix}
 	c.Check(data, testBlock, nil)
 	var got []string
 	for _, p := range c.Problems() {
