@@ -78,11 +78,11 @@ func Scan(file string, data []byte) (*Index, error) {
 // ("rule.match", as BurntSushi/toml's MetaData names keys) finds the first
 // element that defines it.
 type Index struct {
-	keys  map[keyRef]int32
-	elems map[elemRef]int32
-	line  []int32 // by node; node 0 is the root
-	plain []int32 // by node: the node of the same path without indexes
-	count map[int32]int32
+	keys   map[keyRef]int32
+	arrays map[int32]int32 // array node -> its slot in elems
+	elems  [][]int32       // by slot: the array's element nodes, in order
+	line   []int32         // by node; node 0 is the root
+	plain  []int32         // by node: the node of the same path without indexes
 }
 
 type keyRef struct {
@@ -90,13 +90,10 @@ type keyRef struct {
 	name   string
 }
 
-type elemRef struct{ parent, n int32 }
-
 // newIndex makes an index sized for about hint keys.
 func newIndex(hint int) *Index {
-	ix := &Index{keys: make(map[keyRef]int32, hint), elems: map[elemRef]int32{},
-		line: make([]int32, 1, hint+1), plain: make([]int32, 1, hint+1), count: map[int32]int32{}}
-	return ix
+	return &Index{keys: make(map[keyRef]int32, hint), arrays: map[int32]int32{},
+		line: make([]int32, 1, hint+1), plain: make([]int32, 1, hint+1)}
 }
 
 func (ix *Index) node(line int, plain int32) int32 {
@@ -123,16 +120,39 @@ func (ix *Index) key(parent int32, name string, line int) int32 {
 	return id
 }
 
-// elem returns element n of the array parent, creating it at line when new.
-// An element's path without indexes is its array's.
-func (ix *Index) elem(parent int32, n int, line int) int32 {
-	ref := elemRef{parent, int32(n)}
-	if id, ok := ix.elems[ref]; ok {
-		return id
+// elements returns the element nodes of the array n, in order.
+func (ix *Index) elements(n int32) []int32 {
+	if slot, ok := ix.arrays[n]; ok {
+		return ix.elems[slot]
+	}
+	return nil
+}
+
+// addElem appends an element at line to the array parent. An element's
+// path without indexes is its array's. Elements live in a slice per array,
+// not in a map: a long array costs 12 bytes an element.
+func (ix *Index) addElem(parent int32, line int) int32 {
+	slot, ok := ix.arrays[parent]
+	if !ok {
+		slot = int32(len(ix.elems))
+		ix.arrays[parent] = slot
+		ix.elems = append(ix.elems, nil)
 	}
 	id := ix.node(line, ix.plain[parent])
-	ix.elems[ref] = id
+	ix.elems[slot] = append(ix.elems[slot], id)
 	return id
+}
+
+// child returns the node under n named p: an array element when p is an
+// index of n's elements, else a key.
+func (ix *Index) child(n int32, p string) (int32, bool) {
+	if i, isIdx := index(p); isIdx {
+		if els := ix.elements(n); i < len(els) {
+			return els[i], true
+		}
+	}
+	id, ok := ix.keys[keyRef{n, p}]
+	return id, ok
 }
 
 // Line returns the line of the key at path, or of its nearest ancestor
@@ -145,13 +165,7 @@ func (ix *Index) Line(path ...string) int {
 	}
 	n, line := int32(0), 0
 	for _, p := range path {
-		next, ok := int32(0), false
-		if i, isIdx := index(p); isIdx {
-			next, ok = ix.elems[elemRef{n, int32(i)}]
-		}
-		if !ok {
-			next, ok = ix.keys[keyRef{n, p}]
-		}
+		next, ok := ix.child(n, p)
 		if !ok {
 			break
 		}
@@ -172,13 +186,7 @@ func (ix *Index) Has(path ...string) bool {
 	}
 	n := int32(0)
 	for _, p := range path {
-		next, ok := int32(0), false
-		if i, isIdx := index(p); isIdx {
-			next, ok = ix.elems[elemRef{n, int32(i)}]
-		}
-		if !ok {
-			next, ok = ix.keys[keyRef{n, p}]
-		}
+		next, ok := ix.child(n, p)
 		if !ok {
 			return false
 		}
@@ -316,12 +324,11 @@ func (s *scanner) header() (int32, int) {
 		if !last {
 			s.i++
 		}
-		switch c, isArray := s.ix.count[n]; {
+		switch els := s.ix.elements(n); {
 		case last && array:
-			s.ix.count[n] = c + 1
-			n = s.ix.elem(n, int(c), line)
-		case isArray: // [a.b] after [[a]]: inside a's latest element
-			n = s.ix.elem(n, int(c-1), line)
+			n = s.ix.addElem(n, line)
+		case len(els) > 0: // [a.b] after [[a]]: inside a's latest element
+			n = els[len(els)-1]
 		}
 		if last {
 			break
@@ -480,7 +487,7 @@ func (s *scanner) value(n int32, depth int) {
 			return
 		}
 		s.i++
-		for k := 0; ; k++ {
+		for {
 			s.skipBlank(true)
 			if s.eof() {
 				return
@@ -490,7 +497,7 @@ func (s *scanner) value(n int32, depth int) {
 				return
 			}
 			at := s.i
-			s.value(s.ix.elem(n, k, s.lineAt(s.i)), depth+1)
+			s.value(s.ix.addElem(n, s.lineAt(s.i)), depth+1)
 			s.skipBlank(true)
 			if s.peek(0) == ',' {
 				s.i++
