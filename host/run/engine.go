@@ -57,6 +57,8 @@ type Runner struct {
 
 	compiled *Compiled
 	unpriced sync.Map // models already warned about
+	// decisions checks every navigator decision before it is applied.
+	decisions decisions
 }
 
 // Compiled caches parsed templates and compiled expressions. Runners of the
@@ -100,7 +102,8 @@ func NewRunner(cfg Config) *Runner {
 	for _, n := range cfg.Routine.Nodes {
 		nodes[n.ID] = n
 	}
-	r := &Runner{cfg: cfg, nodes: nodes, compiled: cfg.Compiled}
+	r := &Runner{cfg: cfg, nodes: nodes, compiled: cfg.Compiled,
+		decisions: newDecisions(cfg.Pipeline.Routine.Navigator, cfg.Routine)}
 	if r.compiled == nil {
 		r.compiled = &Compiled{}
 	}
@@ -196,7 +199,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if startErr != nil {
 		startErr = fmt.Errorf("start: %w", startErr)
 	} else {
-		startErr = e.apply(ctx, d)
+		startErr = e.apply(ctx, "start", d)
 	}
 	if err := e.begin(ctx, execution); err != nil {
 		return nil, err
@@ -493,7 +496,7 @@ func (e *exec) handOver(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
 		}
-		if err := e.apply(ctx, d); err != nil {
+		if err := e.apply(ctx, fmt.Sprintf("next after step %q", node), d); err != nil {
 			if res.Outcome.Status == sdk.Failed {
 				err = fmt.Errorf("%w (step %q: %s)", err, node, res.Err)
 			}
@@ -589,10 +592,14 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 	return nil
 }
 
-// apply applies a navigator decision, choosing for the navigator when it
-// asks and ending on a fault.
-func (e *exec) apply(ctx context.Context, d *sdk.Decision) error {
-	for i := 0; d != nil; i++ {
+// apply checks and applies a navigator decision (call names the navigator
+// call that returned it), choosing for the navigator when it asks and
+// ending on a fault.
+func (e *exec) apply(ctx context.Context, call string, d *sdk.Decision) error {
+	for i := 0; ; i++ {
+		if err := e.r.decisions.check(call, e.st.Nav, d); err != nil {
+			return err
+		}
 		e.st.Nav = d.Apply(e.st.Nav)
 		if d.Complete {
 			e.st.Complete = true
@@ -608,20 +615,21 @@ func (e *exec) apply(ctx context.Context, d *sdk.Decision) error {
 		}
 		// The host's path selection: without conditions, an exclusive
 		// gateway takes its first flow, an inclusive one all of them.
-		flows := []string{d.Choice.Flows[0].ID}
-		if d.Choice.Multi {
+		choice := d.Choice
+		flows := []string{choice.Flows[0].ID}
+		if choice.Multi {
 			flows = flows[:0]
-			for _, f := range d.Choice.Flows {
+			for _, f := range choice.Flows {
 				flows = append(flows, f.ID)
 			}
 		}
 		var err error
-		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: d.Choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
+		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
 		if err != nil {
-			return fmt.Errorf("navigator at %q: %w", e.tokenNode(d.Choice.Token), err)
+			return fmt.Errorf("navigator at %q: %w", choice.Node, err)
 		}
+		call = fmt.Sprintf("next after choice at %q", choice.Node)
 	}
-	return nil
 }
 
 // number assigns sequence numbers and ids to a step's spans: the first is
