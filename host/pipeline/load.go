@@ -99,9 +99,13 @@ func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
 	// values of the wrong type and goes on, so the reference checks below
 	// still run and every problem is reported at once.
 	schemaOK := len(l.c.Problems()) == 0
-	gates, _ := raw["gates"].([]map[string]any)
-	delete(raw, "gates")
-	b, err := json.Marshal(raw)
+	// Defaults are applied once, here, from the declaration, to a copy:
+	// l.raw stays what the user wrote, for the checks that ask that.
+	eff := deepCopy(raw).(map[string]any)
+	schema.ApplyDefaults(eff, Spec)
+	gates, _ := eff["gates"].([]map[string]any)
+	delete(eff, "gates")
+	b, err := json.Marshal(eff)
 	if err != nil {
 		l.add(nil, "decode: %v", err)
 		return nil, false
@@ -126,39 +130,32 @@ func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
 		abs = path
 	}
 	p.File, p.Dir = path, filepath.Dir(abs)
-	applyDefaults(&p)
 	return &p, true
 }
 
-// applyDefaults fills what the schema declares as defaults.
-func applyDefaults(p *Pipeline) {
-	if p.Limits.MaxSteps == 0 {
-		p.Limits.MaxSteps = 200
-	}
-	if p.Limits.Parallel == 0 {
-		p.Limits.Parallel = 4
-	}
-	if p.Replay.Workers == 0 {
-		p.Replay.Workers = 4
-	}
-	if p.Replay.OnMiss == "" {
-		p.Replay.OnMiss = "fail"
-	}
-	if p.Replay.Seed == 0 {
-		p.Replay.Seed = 1
-	}
-	if p.Evolve.Metric == "" {
-		p.Evolve.Metric = "success_rate"
-	}
-	if p.Store.Dir == "" {
-		p.Store.Dir = ".sextant"
-	}
-	for name, s := range p.Steps {
-		if s.Kind == KindLLM && s.Output == "" {
-			s.Output = "text"
-			p.Steps[name] = s
+// deepCopy copies decoded TOML: tables, arrays and arrays of tables.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, el := range x {
+			out[k] = deepCopy(el)
 		}
+		return out
+	case []map[string]any:
+		out := make([]map[string]any, len(x))
+		for i, el := range x {
+			out[i] = deepCopy(el).(map[string]any)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, el := range x {
+			out[i] = deepCopy(el)
+		}
+		return out
 	}
+	return v
 }
 
 var varRE = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)

@@ -338,10 +338,15 @@ func orEmpty(m map[string]any) map[string]any {
 func (e *exec) drive(ctx context.Context) (*Result, error) {
 	lim := e.r.cfg.Pipeline.Limits
 	parent := ctx
+	// The timeout is kept twice: as a context deadline, which ends a call
+	// that blocks, and against the run's clock between steps, so that a
+	// run whose clock has passed its deadline stops whatever the clock is.
+	var deadline time.Time
 	if lim.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, lim.Timeout.Std())
 		defer cancel()
+		deadline = e.r.cfg.Clock().Add(lim.Timeout.Std())
 	}
 	// Whatever failed once the run's own deadline passed (a provider call,
 	// a navigator call) failed because of the timeout limit: say so.
@@ -357,6 +362,9 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		}
 		if e.completed() {
 			return finish(nil)
+		}
+		if !deadline.IsZero() && e.r.cfg.Clock().After(deadline) {
+			return finish(fmt.Errorf("%w: timeout %s", ErrLimit, lim.Timeout.Std()))
 		}
 		batch := e.ready()
 		if len(batch) == 0 {
@@ -402,11 +410,9 @@ func (e *exec) ready() []sdk.Token {
 // limits.parallel), checkpointing each result as it arrives, then hands the
 // outcomes to the navigator in token order so the run is deterministic.
 func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
-	par := e.r.cfg.Pipeline.Limits.Parallel
-	if par <= 0 {
-		par = 4
-	}
-	sem := make(chan struct{}, par)
+	// The loader gives limits.parallel its declared default and refuses
+	// values below 1; a hand-made pipeline without it runs serially.
+	sem := make(chan struct{}, max(e.r.cfg.Pipeline.Limits.Parallel, 1))
 	var wg sync.WaitGroup
 	var firstErr error
 	var errMu sync.Mutex
