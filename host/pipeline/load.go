@@ -18,6 +18,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
 	"github.com/sextant-dev/sextant/host/internal/tomlpos"
+	"github.com/sextant-dev/sextant/host/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -227,9 +228,12 @@ func (l *loader) fileExists(p *Pipeline, rel string, path ...string) bool {
 func (l *loader) validate(p *Pipeline) {
 	// Routine and strategy files.
 	routineOK := l.fileExists(p, p.Routine.File, "routine", "file")
+	var params []string // nil: the strategy was not read
 	if l.fileExists(p, p.Strategy.File, "strategy", "file") && l.opts.CheckStrategy != nil {
 		if err := l.opts.CheckStrategy(p.Path(p.Strategy.File)); err != nil {
 			l.add([]string{"strategy", "file"}, "%s", indent(err))
+		} else if st, err := strategy.Load(p.Path(p.Strategy.File)); err == nil {
+			params = sortedKeys(st.Parameters)
 		}
 	}
 	navOK := l.plugin(p.Routine.Navigator, sdk.KindNavigator, "routine", "navigator")
@@ -264,14 +268,17 @@ func (l *loader) validate(p *Pipeline) {
 	}
 
 	// Routine nodes vs steps.
+	var routine *sdk.Routine
 	if routineOK && navOK && l.res != nil {
 		r, err := l.res.LoadRoutine(l.ctx, p.Routine.Navigator, p.Path(p.Routine.File))
 		if err != nil {
 			l.add([]string{"routine", "file"}, "%s", indent(err))
 		} else {
 			l.nodes(p, r)
+			routine = r
 		}
 	}
+	l.references(p, newRefScope(p, routine, params), routine)
 
 	// Expressions.
 	l.expression(p.Score.Success, "score", "success")
@@ -400,6 +407,47 @@ func (l *loader) nodes(p *Pipeline, r *sdk.Routine) {
 				where = fmt.Sprintf(" (%s:%d)", p.Routine.File, n.Line)
 			}
 			l.add([]string{"steps"}, "routine node %q%s has no [steps.%s]", n.ID, where, n.ID)
+		}
+	}
+}
+
+// references checks what the pipeline's templates and expressions, and
+// the routine's own expressions, refer to (see refScope).
+func (l *loader) references(p *Pipeline, s refScope, r *sdk.Routine) {
+	if s.params == nil && s.vars == nil {
+		return
+	}
+	report := func(msgs []string, path ...string) {
+		for _, m := range msgs {
+			l.add(path, "%s", m)
+		}
+	}
+	for _, id := range sortedKeys(p.Steps) {
+		st := p.Steps[id]
+		for _, t := range []struct{ key, src string }{{"system", st.System}, {"prompt", st.Prompt}, {"action", st.Action}, {"question", st.Question}} {
+			if t.src != "" {
+				report(s.check(templatePaths(t.src)), "steps", id, t.key)
+			}
+		}
+		for _, k := range sortedKeys(st.Set) {
+			report(s.check(exprPaths(st.Set[k])), "steps", id, "set", k)
+		}
+		report(s.check(exprPaths(st.Confidence)), "steps", id, "confidence")
+	}
+	// The score sees the run's variables as vars and output, plus
+	// output.action (the action executed).
+	report(s.check(exprPaths(p.Score.Success), "action"), "score", "success")
+	report(s.check(exprPaths(p.Score.Reward), "action"), "score", "reward")
+	if r == nil {
+		return
+	}
+	for _, e := range r.Expressions {
+		for _, m := range s.check(exprPaths(e.Text)) {
+			what := e.What
+			if what == "" {
+				what = "expression"
+			}
+			l.c.Append(sdk.Problem{File: p.Path(p.Routine.File), Line: e.Line, Element: e.Element, Message: what + ": " + m})
 		}
 	}
 }

@@ -248,6 +248,9 @@ func TestDefaultsFromSpec(t *testing.T) {
 			d, _ := schema.ParseDuration(want.(string))
 			want = d.String()
 		case schema.Int, schema.Number:
+			if v == nil { // zero is omitted from the JSON form
+				v = 0
+			}
 			want = fmt.Sprint(want)
 			v = fmt.Sprint(v)
 		case schema.Bool:

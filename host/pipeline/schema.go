@@ -126,7 +126,7 @@ var (
 		{Name: "evolve", Type: schema.Table, Doc: "how candidates are made and chosen", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "metric", Type: schema.String, Default: "success_rate", Doc: "metric the mutators improve"},
 			{Name: "mutators", Type: schema.StringList, Enum: mutatorNames, Default: mutatorNames, Doc: "mutators that propose candidates"},
-			{Name: "seed", Type: schema.Int, Default: 1, Doc: "seed of the exploratory mutator"},
+			{Name: "seed", Type: schema.Int, Default: 0, Doc: "seed of the exploratory mutator"},
 		}}},
 		{Name: "gates", Type: schema.TableArray, Block: gateBlock, Doc: "the gate chain a candidate must pass"},
 		{Name: "plugins", Type: schema.TableMap, Block: grantBlock, Doc: "capabilities granted to plugins"},
