@@ -37,121 +37,202 @@ func newDecisions(plugin string, r *sdk.Routine) decisions {
 	return d
 }
 
-// check returns an error naming the plugin and every problem when d cannot
-// be applied to s. call names the navigator call ("start", "next after
-// \"classify\"", ...).
-func (c decisions) check(call string, s sdk.State, d *sdk.Decision) error {
-	if d == nil {
-		return c.fail(call, []string{"returned no decision"})
-	}
-	var probs []string
-	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
-	node := func(what, id string) {
-		if c.nodes != nil && !c.nodes[id] {
-			add("%s names node %q, which the routine does not have", what, id)
-		}
-	}
+// navCall names a navigator call in errors: what was asked, and at which
+// node (or trigger). It is formatted only when a decision is refused.
+type navCall struct{ what, node string }
 
-	have := make(map[string]bool, len(s.Tokens))
-	for _, t := range s.Tokens {
-		have[t.ID] = true
+func (n navCall) String() string {
+	if n.node == "" {
+		return n.what
 	}
-	removed := make(map[string]bool, len(d.Remove))
-	for _, id := range d.Remove {
-		switch {
-		case removed[id]:
-			add("removes token %q twice", id)
-		case !have[id]:
-			add("removes token %q, which does not exist", id)
+	return fmt.Sprintf("%s %q", n.what, n.node)
+}
+
+// tokenIDs answers "is there a token with this id" over a token list: a
+// linear scan for the few tokens most instances hold, a map (built on
+// first use) beyond that. It allocates nothing for small lists.
+type tokenIDs struct {
+	tokens []sdk.Token
+	m      map[string]bool
+}
+
+const scanLimit = 16
+
+func (s *tokenIDs) has(id string) bool {
+	if len(s.tokens) <= scanLimit {
+		for i := range s.tokens {
+			if s.tokens[i].ID == id {
+				return true
+			}
 		}
-		removed[id] = true
+		return false
 	}
-	added := make(map[string]bool, len(d.Add))
-	for _, t := range d.Add {
-		what := fmt.Sprintf("token %q", t.ID)
+	if s.m == nil {
+		s.m = make(map[string]bool, len(s.tokens))
+		for i := range s.tokens {
+			s.m[s.tokens[i].ID] = true
+		}
+	}
+	return s.m[id]
+}
+
+// seenBefore reports whether ids[i] occurs in ids[:i]; seen backs long
+// lists.
+func seenBefore(ids []string, i int, seen map[string]bool) bool {
+	if seen != nil {
+		return seen[ids[i]]
+	}
+	for _, x := range ids[:i] {
+		if x == ids[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// apply returns d applied to s, or an error naming the plugin and every
+// problem when d cannot be applied. Beyond Decision.Apply it allocates
+// only for problems and for long token lists: it runs on every navigator
+// call.
+func (c decisions) apply(call navCall, s sdk.State, d *sdk.Decision) (sdk.State, error) {
+	if d == nil {
+		return s, c.fail(call, []string{"returned no decision"})
+	}
+	p := &problems{nodes: c.nodes}
+
+	have := tokenIDs{tokens: s.Tokens}
+	var removed map[string]bool
+	if len(d.Remove) > scanLimit {
+		removed = make(map[string]bool, len(d.Remove))
+	}
+	for i, id := range d.Remove {
+		switch {
+		case seenBefore(d.Remove, i, removed):
+			p.add("removes token %q twice", id)
+		case !have.has(id):
+			p.add("removes token %q, which does not exist", id)
+		}
+		if removed != nil {
+			removed[id] = true
+		}
+	}
+	var addSeen map[string]bool
+	if len(d.Add) > scanLimit {
+		addSeen = make(map[string]bool, len(d.Add))
+	}
+	for i, t := range d.Add {
 		if t.ID == "" {
-			add("adds a token with no id (at node %q)", t.Node)
+			p.add("adds a token with no id (at node %q)", t.Node)
 			continue
 		}
-		if added[t.ID] {
-			add("adds two tokens with id %q", t.ID)
+		dup := false
+		if addSeen != nil {
+			dup, addSeen[t.ID] = addSeen[t.ID], true
+		} else {
+			for _, u := range d.Add[:i] {
+				dup = dup || u.ID == t.ID
+			}
 		}
-		added[t.ID] = true
+		if dup {
+			p.add("adds two tokens with id %q", t.ID)
+		}
 		switch {
 		case t.Node == "":
-			add("%s has no node", what)
+			p.add("token %q has no node", t.ID)
 		case t.Status != sdk.Scope:
 			// Scope tokens may also stand on elements the summary does
 			// not list as nodes (a BPMN process, a called process); the
 			// host runs nothing at them.
-			node(what, t.Node)
+			p.node("token", t.ID, "", t.Node)
 		}
 		switch t.Status {
 		case sdk.Ready, sdk.Waiting, sdk.Parked, sdk.Scope:
 		default:
-			add("%s has unknown status %q", what, t.Status)
+			p.add("token %q has unknown status %q", t.ID, t.Status)
 		}
 		for _, tr := range t.Triggers {
-			node(what+" trigger", tr)
+			p.node("token", t.ID, " trigger", tr)
 		}
 		if t.DelayMS < 0 {
-			add("%s has a negative delay %dms", what, t.DelayMS)
+			p.add("token %q has a negative delay %dms", t.ID, t.DelayMS)
 		}
 	}
 	for _, w := range d.Waiting {
-		node("waiting join", w)
+		p.node("waiting join", "", "", w)
 	}
-	if len(probs) > 0 {
-		return c.fail(call, probs)
+	if len(p.list) > 0 {
+		return s, c.fail(call, p.list)
 	}
 
 	// What the state becomes: scopes and choices must refer to tokens in it,
 	// and a completed instance has none left.
 	next := d.Apply(s)
-	live := make(map[string]bool, len(next.Tokens))
+	live := tokenIDs{tokens: next.Tokens}
 	for _, t := range next.Tokens {
-		live[t.ID] = true
-	}
-	for _, t := range next.Tokens {
-		if t.Scope != "" && !live[t.Scope] {
-			add("token %q names scope %q, which does not exist", t.ID, t.Scope)
+		if t.Scope != "" && !live.has(t.Scope) {
+			p.add("token %q names scope %q, which does not exist", t.ID, t.Scope)
 		}
 	}
 	if ch := d.Choice; ch != nil {
 		switch {
-		case !live[ch.Token]:
-			add("asks a choice for token %q, which does not exist", ch.Token)
+		case !live.has(ch.Token):
+			p.add("asks a choice for token %q, which does not exist", ch.Token)
 		case len(ch.Flows) == 0:
-			add("asks a choice at %q with no flows to choose from", ch.Node)
+			p.add("asks a choice at %q with no flows to choose from", ch.Node)
 		}
-		node("choice", ch.Node)
-		seen := map[string]bool{}
-		for _, f := range ch.Flows {
-			if f.ID == "" || seen[f.ID] {
-				add("choice at %q offers flow %q twice or without an id", ch.Node, f.ID)
+		p.node("choice", "", "", ch.Node)
+		for i, f := range ch.Flows {
+			dup := false
+			for _, g := range ch.Flows[:i] {
+				dup = dup || g.ID == f.ID
 			}
-			seen[f.ID] = true
-			node(fmt.Sprintf("choice flow %q target", f.ID), f.Target)
+			if f.ID == "" || dup {
+				p.add("choice at %q offers flow %q twice or without an id", ch.Node, f.ID)
+			}
+			p.node("choice flow", f.ID, " target", f.Target)
 		}
 	}
 	if d.Complete {
 		if d.Fault != nil {
-			add("completes and faults at once (at %q)", d.Fault.Node)
+			p.add("completes and faults at once (at %q)", d.Fault.Node)
 		}
 		if d.Choice != nil {
-			add("completes while asking a choice at %q", d.Choice.Node)
+			p.add("completes while asking a choice at %q", d.Choice.Node)
 		}
 		if len(next.Tokens) > 0 {
-			add("completes while %d token(s) remain (%s)", len(next.Tokens), tokenList(next.Tokens))
+			p.add("completes while %d token(s) remain (%s)", len(next.Tokens), tokenList(next.Tokens))
 		}
 	}
-	if len(probs) > 0 {
-		return c.fail(call, probs)
+	if len(p.list) > 0 {
+		return s, c.fail(call, p.list)
 	}
-	return nil
+	return next, nil
 }
 
-func (c decisions) fail(call string, probs []string) error {
+// problems collects what is wrong with one decision.
+type problems struct {
+	nodes map[string]bool
+	list  []string
+}
+
+func (p *problems) add(format string, args ...any) {
+	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+// node reports id when the routine has no such node; the subject is
+// `kind "name"suffix`, or kind alone when name is "".
+func (p *problems) node(kind, name, suffix, id string) {
+	if p.nodes == nil || p.nodes[id] {
+		return
+	}
+	subject := kind
+	if name != "" {
+		subject = fmt.Sprintf("%s %q", kind, name)
+	}
+	p.add("%s%s names node %q, which the routine does not have", subject, suffix, id)
+}
+
+func (c decisions) fail(call navCall, probs []string) error {
 	return fmt.Errorf("navigator %q: %s: %w: %s", c.plugin, call, ErrDecision, strings.Join(probs, "; "))
 }
 

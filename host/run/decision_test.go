@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +58,7 @@ func TestDecisionsCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := state
 			st.Tokens[0].Scope = "s"
-			err := c.check("next", st, tt.d)
+			_, err := c.apply(navCall{what: "next"}, st, tt.d)
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -110,5 +111,36 @@ func TestDecisionsFirstParty(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDecisionsManyTokens covers the map-backed id sets (more tokens than a
+// linear scan serves).
+func TestDecisionsManyTokens(t *testing.T) {
+	c := newDecisions("nav", &sdk.Routine{Nodes: []sdk.Node{{ID: "work"}}})
+	var st sdk.State
+	for i := range 40 {
+		st.Tokens = append(st.Tokens, sdk.Token{ID: fmt.Sprintf("t%d", i), Node: "work", Status: sdk.Ready})
+	}
+	var remove []string
+	for i := range 40 {
+		remove = append(remove, fmt.Sprintf("t%d", i))
+	}
+	if _, err := c.apply(navCall{what: "next"}, st, &sdk.Decision{Remove: remove, Complete: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.apply(navCall{"next after step", "work"}, st, &sdk.Decision{Remove: append(remove, "t99", "t3")})
+	want := `navigator "nav": next after step "work": invalid navigator decision: removes token "t99", which does not exist; removes token "t3" twice`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+	var add []sdk.Token
+	for i := range 20 {
+		add = append(add, sdk.Token{ID: fmt.Sprintf("n%d", i%19), Node: "work", Status: sdk.Ready})
+	}
+	_, err = c.apply(navCall{what: "start"}, sdk.State{}, &sdk.Decision{Add: add})
+	want = `navigator "nav": start: invalid navigator decision: adds two tokens with id "n0"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
 	}
 }

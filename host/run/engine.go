@@ -199,7 +199,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if startErr != nil {
 		startErr = fmt.Errorf("start: %w", startErr)
 	} else {
-		startErr = e.apply(ctx, "start", d)
+		startErr = e.apply(ctx, navCall{what: "start"}, d)
 	}
 	if err := e.begin(ctx, execution); err != nil {
 		return nil, err
@@ -502,7 +502,7 @@ func (e *exec) handOver(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
 		}
-		if err := e.apply(ctx, fmt.Sprintf("next after step %q", node), d); err != nil {
+		if err := e.apply(ctx, navCall{"next after step", node}, d); err != nil {
 			if res.Outcome.Status == sdk.Failed {
 				err = fmt.Errorf("%w (step %q: %s)", err, node, res.Err)
 			}
@@ -601,12 +601,13 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 // apply checks and applies a navigator decision (call names the navigator
 // call that returned it), choosing for the navigator when it asks and
 // ending on a fault.
-func (e *exec) apply(ctx context.Context, call string, d *sdk.Decision) error {
+func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
 	for i := 0; ; i++ {
-		if err := e.r.decisions.check(call, e.st.Nav, d); err != nil {
+		next, err := e.r.decisions.apply(call, e.st.Nav, d)
+		if err != nil {
 			return err
 		}
-		e.st.Nav = d.Apply(e.st.Nav)
+		e.st.Nav = next
 		if d.Complete {
 			e.st.Complete = true
 		}
@@ -629,12 +630,11 @@ func (e *exec) apply(ctx context.Context, call string, d *sdk.Decision) error {
 				flows = append(flows, f.ID)
 			}
 		}
-		var err error
 		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
 		if err != nil {
 			return fmt.Errorf("navigator at %q: %w", choice.Node, err)
 		}
-		call = fmt.Sprintf("next after choice at %q", choice.Node)
+		call = navCall{"next after choice at", choice.Node}
 	}
 }
 

@@ -132,7 +132,7 @@ func (s *sim) run() error {
 			s.steps++
 			s.triggers = s.triggers[1:]
 			started = true
-			if err := s.apply(fmt.Sprintf("start at %q", s.opts.Triggers[0]), d); err != nil {
+			if err := s.apply(navCall{"start at", s.opts.Triggers[0]}, d); err != nil {
 				return s.stopped(err)
 			}
 		} else if ctxErr := s.ctx.Err(); ctxErr != nil {
@@ -153,7 +153,7 @@ func (s *sim) run() error {
 			}
 			return fmt.Errorf("simulate: start: %w", err)
 		}
-		if err := s.apply("start", d); err != nil {
+		if err := s.apply(navCall{what: "start"}, d); err != nil {
 			return s.stopped(err)
 		}
 	}
@@ -186,12 +186,13 @@ func (s *sim) stopped(err error) error {
 
 // apply checks a decision (call names the navigator call that returned
 // it), records it and applies it to the state.
-func (s *sim) apply(call string, d *sdk.Decision) error {
-	if err := s.decisions.check(call, s.st, d); err != nil {
+func (s *sim) apply(call navCall, d *sdk.Decision) error {
+	next, err := s.decisions.apply(call, s.st, d)
+	if err != nil {
 		return err
 	}
 	s.events = append(s.events, d.Trace...)
-	s.st = d.Apply(s.st)
+	s.st = next
 	s.choice = d.Choice
 	if d.Fault != nil {
 		s.fault = d.Fault
@@ -217,7 +218,7 @@ func (s *sim) call(what string, node string, f func() (*sdk.Decision, error)) er
 		}
 		return fmt.Errorf("simulate: %s %q: %w", what, node, err)
 	}
-	return s.apply(fmt.Sprintf("%s %q", what, node), d)
+	return s.apply(navCall{what, node}, d)
 }
 
 // step answers the pending choice or completes the first ready token; it
@@ -290,7 +291,7 @@ func (s *sim) trigger(id string) error {
 		s.failure = msg
 		return errStop
 	}
-	return s.apply(fmt.Sprintf("start at %q", id), d)
+	return s.apply(navCall{"start at", id}, d)
 }
 
 // waiting lists the nodes where tokens wait, in state order.
