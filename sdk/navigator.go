@@ -42,6 +42,21 @@ type Routine struct {
 	Nodes []Node `json:"nodes"`
 	// Starts lists the start nodes; the first is the default start.
 	Starts []string `json:"starts,omitempty"`
+	// Expressions lists the expressions the routine holds (flow
+	// conditions, ...), so that the host can check at load what they
+	// refer to: strategy.parameters.NAME, vars.NODE, input.NAME.
+	Expressions []Expression `json:"expressions,omitempty"`
+}
+
+// Expression is one expression written in a routine.
+type Expression struct {
+	// Element names where it is written, as problems name it, e.g.
+	// `sequenceFlow "f3"`.
+	Element string `json:"element"`
+	Line    int    `json:"line,omitempty"`
+	// What says which of the element's expressions it is, e.g. condition.
+	What string `json:"what,omitempty"`
+	Text string `json:"text"`
 }
 
 // Node describes one routine node.

@@ -182,7 +182,7 @@ Exit status: 0 completed or waiting, 1 error, 2 invalid routine.`,
 				return err
 			}
 			defer closer()
-			res, err := run.Simulate(cmd.Context(), nav, r.Hash, run.SimOptions{Vars: vars, Choose: choose, Triggers: triggers, MaxSteps: maxSteps})
+			res, err := run.Simulate(cmd.Context(), nav, r.Hash, run.SimOptions{Vars: vars, Choose: choose, Triggers: triggers, MaxSteps: maxSteps, Routine: r})
 			if err != nil {
 				return err
 			}

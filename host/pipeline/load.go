@@ -17,6 +17,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
+	"github.com/sextant-dev/sextant/host/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
@@ -103,9 +104,13 @@ func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
 	// values of the wrong type and goes on, so the reference checks below
 	// still run and every problem is reported at once.
 	schemaOK := len(l.c.Problems()) == 0
-	gates, _ := raw["gates"].([]map[string]any)
-	delete(raw, "gates")
-	b, err := json.Marshal(raw)
+	// Defaults are applied once, here, from the declaration, to a copy:
+	// l.raw stays what the user wrote, for the checks that ask that.
+	eff := deepCopy(raw).(map[string]any)
+	schema.ApplyDefaults(eff, Spec)
+	gates, _ := eff["gates"].([]map[string]any)
+	delete(eff, "gates")
+	b, err := json.Marshal(eff)
 	if err != nil {
 		l.add(nil, "decode: %v", err)
 		return nil, false
@@ -130,39 +135,32 @@ func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
 		abs = path
 	}
 	p.File, p.Dir = path, filepath.Dir(abs)
-	applyDefaults(&p)
 	return &p, true
 }
 
-// applyDefaults fills what the schema declares as defaults.
-func applyDefaults(p *Pipeline) {
-	if p.Limits.MaxSteps == 0 {
-		p.Limits.MaxSteps = 200
-	}
-	if p.Limits.Parallel == 0 {
-		p.Limits.Parallel = 4
-	}
-	if p.Replay.Workers == 0 {
-		p.Replay.Workers = 4
-	}
-	if p.Replay.OnMiss == "" {
-		p.Replay.OnMiss = "fail"
-	}
-	if p.Replay.Seed == 0 {
-		p.Replay.Seed = 1
-	}
-	if p.Evolve.Metric == "" {
-		p.Evolve.Metric = "success_rate"
-	}
-	if p.Store.Dir == "" {
-		p.Store.Dir = ".sextant"
-	}
-	for name, s := range p.Steps {
-		if s.Kind == KindLLM && s.Output == "" {
-			s.Output = "text"
-			p.Steps[name] = s
+// deepCopy copies decoded TOML: tables, arrays and arrays of tables.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, el := range x {
+			out[k] = deepCopy(el)
 		}
+		return out
+	case []map[string]any:
+		out := make([]map[string]any, len(x))
+		for i, el := range x {
+			out[i] = deepCopy(el).(map[string]any)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, el := range x {
+			out[i] = deepCopy(el)
+		}
+		return out
 	}
+	return v
 }
 
 var varRE = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
@@ -234,9 +232,12 @@ func (l *loader) fileExists(p *Pipeline, rel string, path ...string) bool {
 func (l *loader) validate(p *Pipeline) {
 	// Routine and strategy files.
 	routineOK := l.fileExists(p, p.Routine.File, "routine", "file")
+	var params []string // nil: the strategy was not read
 	if l.fileExists(p, p.Strategy.File, "strategy", "file") && l.opts.CheckStrategy != nil {
 		if err := l.opts.CheckStrategy(p.Path(p.Strategy.File)); err != nil {
 			l.add([]string{"strategy", "file"}, "%s", indent(err))
+		} else if st, err := strategy.Load(p.Path(p.Strategy.File)); err == nil {
+			params = sortedKeys(st.Parameters)
 		}
 	}
 	navOK := l.plugin(p.Routine.Navigator, sdk.KindNavigator, "routine", "navigator")
@@ -271,14 +272,17 @@ func (l *loader) validate(p *Pipeline) {
 	}
 
 	// Routine nodes vs steps.
+	var routine *sdk.Routine
 	if routineOK && navOK && l.res != nil {
 		r, err := l.res.LoadRoutine(l.ctx, p.Routine.Navigator, p.Path(p.Routine.File))
 		if err != nil {
 			l.add([]string{"routine", "file"}, "%s", indent(err))
 		} else {
 			l.nodes(p, r)
+			routine = r
 		}
 	}
+	l.references(p, newRefScope(p, routine, params), routine)
 
 	// Expressions.
 	l.expression(p.Score.Success, "score", "success")
@@ -407,6 +411,47 @@ func (l *loader) nodes(p *Pipeline, r *sdk.Routine) {
 				where = fmt.Sprintf(" (%s:%d)", p.Routine.File, n.Line)
 			}
 			l.add([]string{"steps"}, "routine node %q%s has no [steps.%s]", n.ID, where, n.ID)
+		}
+	}
+}
+
+// references checks what the pipeline's templates and expressions, and
+// the routine's own expressions, refer to (see refScope).
+func (l *loader) references(p *Pipeline, s refScope, r *sdk.Routine) {
+	if s.params == nil && s.vars == nil {
+		return
+	}
+	report := func(msgs []string, path ...string) {
+		for _, m := range msgs {
+			l.add(path, "%s", m)
+		}
+	}
+	for _, id := range sortedKeys(p.Steps) {
+		st := p.Steps[id]
+		for _, t := range []struct{ key, src string }{{"system", st.System}, {"prompt", st.Prompt}, {"action", st.Action}, {"question", st.Question}} {
+			if t.src != "" {
+				report(s.check(templatePaths(t.src)), "steps", id, t.key)
+			}
+		}
+		for _, k := range sortedKeys(st.Set) {
+			report(s.check(exprPaths(st.Set[k])), "steps", id, "set", k)
+		}
+		report(s.check(exprPaths(st.Confidence)), "steps", id, "confidence")
+	}
+	// The score sees the run's variables as vars and output, plus
+	// output.action (the action executed).
+	report(s.check(exprPaths(p.Score.Success), "action"), "score", "success")
+	report(s.check(exprPaths(p.Score.Reward), "action"), "score", "reward")
+	if r == nil {
+		return
+	}
+	for _, e := range r.Expressions {
+		for _, m := range s.check(exprPaths(e.Text)) {
+			what := e.What
+			if what == "" {
+				what = "expression"
+			}
+			l.c.Append(sdk.Problem{File: p.Path(p.Routine.File), Line: e.Line, Element: e.Element, Message: what + ": " + m})
 		}
 	}
 }

@@ -2,12 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -165,6 +169,27 @@ func TestLoadErrors(t *testing.T) {
 		{"fallback cycle", func(s string) string {
 			return strings.Replace(s, "[providers.backup]\nuse = \"script\"", "[providers.backup]\nuse = \"script\"\nfallback = [\"default\"]", 1)
 		}, []string{`:7: providers: fallback cycle backup → default → backup`}},
+		{"negative and zero limits", func(s string) string {
+			return strings.Replace(s, "max_steps = 50\ntimeout = \"2m\"", "max_steps = -5\ntimeout = \"0s\"\nmax_tokens = -1\nparallel = -3\nmax_cost_usd = -1.0", 1)
+		}, []string{
+			`:27: limits.max_steps: want an integer > 0, got -5`,
+			`:28: limits.timeout: want a duration > 0, got "0s"`,
+			`:29: limits.max_tokens: want an integer > 0, got -1`,
+			`:30: limits.parallel: want an integer > 0, got -3`,
+			`:31: limits.max_cost_usd: want a number > 0, got -1`}},
+		{"sizes and durations must parse", func(s string) string {
+			return strings.Replace(s, "timeout = \"2s\"", "timeout = \"soon\"\nmemory = \"lots of RAM\"\npool = 0", 1)
+		}, []string{
+			`:40: plugins.pii-gate.timeout: "soon" is not a duration (want e.g. 30s, 2m, 1h30m, 7d)`,
+			`:41: plugins.pii-gate.memory: "lots of RAM" is not a size (want e.g. 64MiB)`,
+			`:42: plugins.pii-gate.pool: want an integer > 0, got 0`}},
+		{"negative provider settings and prices", func(s string) string {
+			s = strings.Replace(s, "[providers.backup]\n", "[providers.backup]\nretries = -1\ntemperature = -0.5\n", 1)
+			return s + "[prices.m]\ninput = -2.5\noutput = 1\n"
+		}, []string{
+			`:13: providers.backup.retries: want an integer >= 0, got -1`,
+			`:14: providers.backup.temperature: want a number >= 0, got -0.5`,
+			`:44: prices.m.input: want a number >= 0, got -2.5`}},
 		{"syntax error", func(s string) string { return strings.Replace(s, `name = "email-triage"`, `name = = "x"`, 1) },
 			[]string{`:1: expected value but found '=' instead`}},
 	}
@@ -180,5 +205,100 @@ func TestLoadErrors(t *testing.T) {
 				t.Fatalf("got:\n%s\nwant:\n%s", got, strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestDefaultsFromSpec: every default the declaration gives is what a
+// pipeline that leaves the key out gets, and what a pipeline writes wins.
+func TestDefaultsFromSpec(t *testing.T) {
+	minimal := "name = \"m\"\n[routine]\nnavigator = \"bpmn\"\nfile = \"r.bpmn\"\n[strategy]\nfile = \"s.toml\"\n" +
+		"[providers.default]\nuse = \"script\"\n" +
+		"[steps.classify]\nkind = \"llm\"\nprompt = \"x\"\n[steps.act]\nkind = \"expr\"\nset = { a = \"1\" }\n" +
+		"[steps.confirm]\nkind = \"human\"\nquestion = \"ok?\"\n"
+	p, err := Load(context.Background(), setup(t, minimal), staticResolver{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eff map[string]any
+	if err := json.Unmarshal(got, &eff); err != nil {
+		t.Fatal(err)
+	}
+	// Walk the declaration: each default must be in the loaded pipeline.
+	checked := 0
+	schema.Walk(Spec, "", func(k schema.Key) {
+		if k.Field.Default == nil {
+			return
+		}
+		path := strings.Split(k.Path, ".")
+		var v any = eff
+		for _, part := range path {
+			if part == "NAME" {
+				part = map[string]string{"providers": "default", "steps": "classify"}[path[0]]
+			}
+			m, _ := v.(map[string]any)
+			v = m[part]
+		}
+		want := k.Field.Default
+		switch k.Field.Type {
+		case schema.Duration:
+			d, _ := schema.ParseDuration(want.(string))
+			want = d.String()
+		case schema.Int, schema.Number:
+			if v == nil { // zero is omitted from the JSON form
+				v = 0
+			}
+			want = fmt.Sprint(want)
+			v = fmt.Sprint(v)
+		case schema.Bool:
+			if v == nil { // false is omitted from the JSON form
+				v = false
+			}
+		}
+		if fmt.Sprint(v) != fmt.Sprint(want) {
+			t.Errorf("%s = %v, want the declared default %v", k.Path, v, want)
+		}
+		checked++
+	})
+	if checked < 10 {
+		t.Fatalf("only %d defaults checked", checked)
+	}
+	if p.Limits.Timeout.Std() != 10*time.Minute || p.Limits.MaxSteps != 200 || p.Providers["default"].Retries != 3 {
+		t.Fatalf("limits %+v, retries %d", p.Limits, p.Providers["default"].Retries)
+	}
+
+	// What the pipeline writes wins, even a zero where zero is allowed.
+	p, err = Load(context.Background(), setup(t, strings.Replace(minimal, "use = \"script\"\n", "use = \"script\"\nretries = 0\n", 1)+
+		"[replay]\nseed = 0\n[limits]\ntimeout = \"1h\"\n"), staticResolver{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Providers["default"].Retries != 0 || p.Replay.Seed != 0 || p.Limits.Timeout.Std() != time.Hour || p.Limits.MaxSteps != 200 {
+		t.Fatalf("written values lost: retries %d, seed %d, limits %+v", p.Providers["default"].Retries, p.Replay.Seed, p.Limits)
+	}
+}
+
+// TestSpecDocumented: every key of the declaration has a description, so
+// reference docs generated from it are complete.
+func TestSpecDocumented(t *testing.T) {
+	n := 0
+	schema.Walk(Spec, "", func(k schema.Key) {
+		n++
+		if k.Field.Doc == "" {
+			t.Errorf("%s has no Doc", k.Path)
+		}
+	})
+	for gate, fields := range BuiltinGates {
+		for _, f := range fields {
+			if f.Doc == "" {
+				t.Errorf("gate %s: %s has no Doc", gate, f.Name)
+			}
+		}
+	}
+	if n < 50 {
+		t.Fatalf("walked only %d keys", n)
 	}
 }

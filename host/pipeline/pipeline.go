@@ -60,7 +60,7 @@ type Provider struct {
 	Temperature *float64       `json:"temperature,omitempty"`
 	MaxTokens   int            `json:"max_tokens,omitempty"`
 	Timeout     Duration       `json:"timeout,omitempty"`
-	Retries     *int           `json:"retries,omitempty"`
+	Retries     int            `json:"retries"`
 	Rules       string         `json:"rules,omitempty"`
 	Config      map[string]any `json:"config,omitempty"`
 }

@@ -36,8 +36,8 @@ var BuiltinGates = map[string][]schema.Field{
 		{Name: "min", Type: schema.Number, Default: 1.0, Doc: "smallest acceptable fraction of self-replays that reproduce their trace"},
 	},
 	"budget": {
-		{Name: "max_playbook_tokens", Type: schema.Int, Doc: "largest playbook, in estimated tokens"},
-		{Name: "max_cost_usd", Type: schema.Number, Doc: "largest mean cost per task"},
+		{Name: "max_playbook_tokens", Type: schema.Int, Bound: schema.Positive, Doc: "largest playbook, in estimated tokens"},
+		{Name: "max_cost_usd", Type: schema.Number, Bound: schema.Positive, Doc: "largest mean cost per task"},
 	},
 	"human-review": {
 		{Name: "when", Type: schema.String, Enum: []string{"always", "on-change", "strategy"}, Default: "strategy",
@@ -56,21 +56,21 @@ var (
 		{Name: "api_key_env", Type: schema.String, Doc: "environment variable holding the API key (keys never live in files)"},
 		{Name: "api_key", Type: schema.Any, Doc: "refused: keys never live in files, use api_key_env"},
 		{Name: "fallback", Type: schema.StringList, Doc: "providers to try, in order, when this one fails"},
-		{Name: "temperature", Type: schema.Number},
-		{Name: "max_tokens", Type: schema.Int},
-		{Name: "timeout", Type: schema.Duration, Default: "60s", Doc: "per-call timeout"},
-		{Name: "retries", Type: schema.Int, Default: 3, Doc: "retries on rate limits, 5xx and timeouts"},
+		{Name: "temperature", Type: schema.Number, Bound: schema.NonNegative, Doc: "sampling temperature sent with every request (steps may override it)"},
+		{Name: "max_tokens", Type: schema.Int, Bound: schema.Positive, Doc: "most tokens a reply may have (steps may override it)"},
+		{Name: "timeout", Type: schema.Duration, Default: "60s", Bound: schema.Positive, Doc: "per-call timeout"},
+		{Name: "retries", Type: schema.Int, Default: 3, Bound: schema.NonNegative, Doc: "retries on rate limits, 5xx and timeouts"},
 		{Name: "rules", Type: schema.String, Doc: "rules file (script provider)"},
 		{Name: "config", Type: schema.Table, Block: &schema.Block{Open: true}, Doc: "plugin-specific settings"},
 	}}
 	stepBlock = &schema.Block{Name: "step", Fields: []schema.Field{
-		{Name: "kind", Type: schema.String, Required: true, Enum: []string{KindLLM, KindExpr, KindAction, KindHuman}},
+		{Name: "kind", Type: schema.String, Required: true, Enum: []string{KindLLM, KindExpr, KindAction, KindHuman}, Doc: "what the host does at the node"},
 		{Name: "provider", Type: schema.String, Doc: "llm: provider name from [providers]"},
 		{Name: "system", Type: schema.String, Doc: "llm: system prompt template"},
 		{Name: "prompt", Type: schema.String, Doc: "llm: prompt template over input, vars, strategy; {{ playbook }} renders the playbook"},
 		{Name: "output", Type: schema.String, Enum: []string{"text", "json"}, Default: "text", Doc: "llm: text, or json parsed into vars.<step> with one repair retry"},
-		{Name: "temperature", Type: schema.Number, Doc: "llm: overrides the provider's"},
-		{Name: "max_tokens", Type: schema.Int, Doc: "llm: overrides the provider's"},
+		{Name: "temperature", Type: schema.Number, Bound: schema.NonNegative, Doc: "llm: overrides the provider's"},
+		{Name: "max_tokens", Type: schema.Int, Bound: schema.Positive, Doc: "llm: overrides the provider's"},
 		{Name: "set", Type: schema.StringMap, Doc: "expr: variables to assign from expressions"},
 		{Name: "action", Type: schema.String, Doc: "action: template naming the action"},
 		{Name: "confidence", Type: schema.String, Doc: "action: expression giving the confidence (for prefer_confirm_for)"},
@@ -82,56 +82,56 @@ var (
 	}}
 	grantBlock = &schema.Block{Name: "plugin grant", Fields: []schema.Field{
 		{Name: "allow_http", Type: schema.StringList, Doc: "host:port pairs the plugin may reach"},
-		{Name: "timeout", Type: schema.Duration, Doc: "per-call deadline"},
-		{Name: "memory", Type: schema.String, Doc: "memory cap, e.g. 64MiB"},
-		{Name: "pool", Type: schema.Int, Doc: "wasm instances (one per worker)"},
+		{Name: "timeout", Type: schema.Duration, Bound: schema.Positive, Doc: "per-call deadline"},
+		{Name: "memory", Type: schema.Size, Doc: "memory cap, e.g. 64MiB"},
+		{Name: "pool", Type: schema.Int, Bound: schema.Positive, Doc: "wasm instances (one per worker)"},
 	}}
 	priceBlock = &schema.Block{Name: "price", Fields: []schema.Field{
-		{Name: "input", Type: schema.Number, Required: true, Doc: "USD per million input tokens"},
-		{Name: "output", Type: schema.Number, Required: true, Doc: "USD per million output tokens"},
+		{Name: "input", Type: schema.Number, Required: true, Bound: schema.NonNegative, Doc: "USD per million input tokens"},
+		{Name: "output", Type: schema.Number, Required: true, Bound: schema.NonNegative, Doc: "USD per million output tokens"},
 	}}
 
 	// Spec is the whole pipeline.toml.
 	Spec = &schema.Block{Name: "pipeline", Fields: []schema.Field{
 		{Name: "name", Type: schema.String, Required: true, Doc: "pipeline name"},
-		{Name: "description", Type: schema.String},
-		{Name: "routine", Type: schema.Table, Required: true, Block: &schema.Block{Fields: []schema.Field{
+		{Name: "description", Type: schema.String, Doc: "what the pipeline is for"},
+		{Name: "routine", Type: schema.Table, Required: true, Doc: "the workflow the navigator walks", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "navigator", Type: schema.String, Required: true, Doc: "navigator plugin: bpmn, dag, chain or a third-party one"},
 			{Name: "file", Type: schema.String, Required: true, Doc: "routine file, relative to the pipeline"},
 		}}},
-		{Name: "strategy", Type: schema.Table, Required: true, Block: &schema.Block{Fields: []schema.Field{
+		{Name: "strategy", Type: schema.Table, Required: true, Doc: "the strategy the pipeline runs under", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "file", Type: schema.String, Required: true, Doc: "strategy TOML, relative to the pipeline"},
 		}}},
 		{Name: "providers", Type: schema.TableMap, Block: providerBlock, Doc: "named providers"},
 		{Name: "steps", Type: schema.TableMap, Block: stepBlock, Doc: "routine node id -> what the host does there"},
-		{Name: "limits", Type: schema.Table, Block: &schema.Block{Fields: []schema.Field{
-			{Name: "max_steps", Type: schema.Int, Default: 200},
-			{Name: "max_tokens", Type: schema.Int},
-			{Name: "max_cost_usd", Type: schema.Number},
-			{Name: "timeout", Type: schema.Duration, Default: "10m"},
-			{Name: "parallel", Type: schema.Int, Default: 4, Doc: "branches run at once"},
+		{Name: "limits", Type: schema.Table, Doc: "what one run may use; a run that exceeds a limit fails", Block: &schema.Block{Fields: []schema.Field{
+			{Name: "max_steps", Type: schema.Int, Default: 200, Bound: schema.Positive, Doc: "steps one run may take"},
+			{Name: "max_tokens", Type: schema.Int, Bound: schema.Positive, Doc: "tokens (input + output) one run may use; unset: no limit"},
+			{Name: "max_cost_usd", Type: schema.Number, Bound: schema.Positive, Doc: "USD one run may spend (from the price table); unset: no limit"},
+			{Name: "timeout", Type: schema.Duration, Default: "10m", Bound: schema.Positive, Doc: "wall-clock time one run (or one resume of it) may take"},
+			{Name: "parallel", Type: schema.Int, Default: 4, Bound: schema.Positive, Doc: "branches run at once"},
 		}}},
-		{Name: "score", Type: schema.Table, Block: &schema.Block{Fields: []schema.Field{
+		{Name: "score", Type: schema.Table, Doc: "how a finished task is scored", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "success", Type: schema.String, Doc: "expression over output, truth, input, vars: did the task succeed"},
 			{Name: "reward", Type: schema.String, Doc: "expression giving a numeric reward"},
 		}}},
-		{Name: "replay", Type: schema.Table, Block: &schema.Block{Fields: []schema.Field{
+		{Name: "replay", Type: schema.Table, Doc: "how recorded tasks are replayed", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "dataset", Type: schema.String, Doc: "JSONL dataset (default: the store's own tasks)"},
-			{Name: "sample", Type: schema.Int},
-			{Name: "stratify_by", Type: schema.String},
-			{Name: "workers", Type: schema.Int, Default: 4},
-			{Name: "seed", Type: schema.Int, Default: 1},
-			{Name: "on_miss", Type: schema.String, Enum: onMissValues, Default: "fail"},
+			{Name: "sample", Type: schema.Int, Bound: schema.Positive, Doc: "tasks to replay (stratified); unset: all"},
+			{Name: "stratify_by", Type: schema.String, Doc: "task field the sample keeps proportions of, e.g. tags.difficulty"},
+			{Name: "workers", Type: schema.Int, Default: 4, Bound: schema.Positive, Doc: "tasks replayed at once"},
+			{Name: "seed", Type: schema.Int, Default: 1, Doc: "seed of the sample and of replayed randomness"},
+			{Name: "on_miss", Type: schema.String, Enum: onMissValues, Default: "fail", Doc: "what a call with no recording does"},
 		}}},
-		{Name: "evolve", Type: schema.Table, Block: &schema.Block{Fields: []schema.Field{
-			{Name: "metric", Type: schema.String, Default: "success_rate"},
-			{Name: "mutators", Type: schema.StringList, Enum: mutatorNames},
-			{Name: "seed", Type: schema.Int, Default: 1},
+		{Name: "evolve", Type: schema.Table, Doc: "how candidates are made and chosen", Block: &schema.Block{Fields: []schema.Field{
+			{Name: "metric", Type: schema.String, Default: "success_rate", Doc: "metric the mutators improve"},
+			{Name: "mutators", Type: schema.StringList, Enum: mutatorNames, Default: mutatorNames, Doc: "mutators that propose candidates"},
+			{Name: "seed", Type: schema.Int, Default: 0, Doc: "seed of the exploratory mutator"},
 		}}},
-		{Name: "gates", Type: schema.TableArray, Block: gateBlock},
+		{Name: "gates", Type: schema.TableArray, Block: gateBlock, Doc: "the gate chain a candidate must pass"},
 		{Name: "plugins", Type: schema.TableMap, Block: grantBlock, Doc: "capabilities granted to plugins"},
 		{Name: "prices", Type: schema.TableMap, Block: priceBlock, Doc: "per-model prices, overriding the built-in table"},
-		{Name: "store", Type: schema.Table, Block: &schema.Block{Fields: []schema.Field{
+		{Name: "store", Type: schema.Table, Doc: "where runs are recorded", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "dir", Type: schema.String, Default: ".sextant", Doc: "Badger directory, relative to the pipeline"},
 			{Name: "redact", Type: schema.StringList, Doc: "regular expressions whose matches are redacted before storing"},
 			{Name: "fsync", Type: schema.Bool, Default: false, Doc: "fsync every checkpoint (survives power loss; every commit already survives kill -9)"},

@@ -75,6 +75,7 @@ func walk(t *testing.T, nav sdk.Navigator, file string, data []byte, opts run.Si
 	if err != nil {
 		return "load error: " + err.Error()
 	}
+	opts.Routine = r
 	res, err := run.Simulate(ctx, nav, r.Hash, opts)
 	if err != nil {
 		return "simulate error: " + err.Error()

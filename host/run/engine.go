@@ -57,6 +57,8 @@ type Runner struct {
 
 	compiled *Compiled
 	unpriced sync.Map // models already warned about
+	// decisions checks every navigator decision before it is applied.
+	decisions decisions
 }
 
 // Compiled caches parsed templates and compiled expressions. Runners of the
@@ -100,7 +102,8 @@ func NewRunner(cfg Config) *Runner {
 	for _, n := range cfg.Routine.Nodes {
 		nodes[n.ID] = n
 	}
-	r := &Runner{cfg: cfg, nodes: nodes, compiled: cfg.Compiled}
+	r := &Runner{cfg: cfg, nodes: nodes, compiled: cfg.Compiled,
+		decisions: newDecisions(cfg.Pipeline.Routine.Navigator, cfg.Routine)}
 	if r.compiled == nil {
 		r.compiled = &Compiled{}
 	}
@@ -196,7 +199,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if startErr != nil {
 		startErr = fmt.Errorf("start: %w", startErr)
 	} else {
-		startErr = e.apply(ctx, d)
+		startErr = e.apply(ctx, navCall{what: "start"}, d)
 	}
 	if err := e.begin(ctx, execution); err != nil {
 		return nil, err
@@ -335,10 +338,15 @@ func orEmpty(m map[string]any) map[string]any {
 func (e *exec) drive(ctx context.Context) (*Result, error) {
 	lim := e.r.cfg.Pipeline.Limits
 	parent := ctx
+	// The timeout is kept twice: as a context deadline, which ends a call
+	// that blocks, and against the run's clock between steps, so that a
+	// run whose clock has passed its deadline stops whatever the clock is.
+	var deadline time.Time
 	if lim.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, lim.Timeout.Std())
 		defer cancel()
+		deadline = e.r.cfg.Clock().Add(lim.Timeout.Std())
 	}
 	// Whatever failed once the run's own deadline passed (a provider call,
 	// a navigator call) failed because of the timeout limit: say so.
@@ -354,6 +362,9 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		}
 		if e.completed() {
 			return finish(nil)
+		}
+		if !deadline.IsZero() && e.r.cfg.Clock().After(deadline) {
+			return finish(fmt.Errorf("%w: timeout %s", ErrLimit, lim.Timeout.Std()))
 		}
 		batch := e.ready()
 		if len(batch) == 0 {
@@ -399,11 +410,9 @@ func (e *exec) ready() []sdk.Token {
 // limits.parallel), checkpointing each result as it arrives, then hands the
 // outcomes to the navigator in token order so the run is deterministic.
 func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
-	par := e.r.cfg.Pipeline.Limits.Parallel
-	if par <= 0 {
-		par = 4
-	}
-	sem := make(chan struct{}, par)
+	// The loader gives limits.parallel its declared default and refuses
+	// values below 1; a hand-made pipeline without it runs serially.
+	sem := make(chan struct{}, max(e.r.cfg.Pipeline.Limits.Parallel, 1))
 	var wg sync.WaitGroup
 	var firstErr error
 	var errMu sync.Mutex
@@ -493,7 +502,7 @@ func (e *exec) handOver(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
 		}
-		if err := e.apply(ctx, d); err != nil {
+		if err := e.apply(ctx, navCall{"next after step", node}, d); err != nil {
 			if res.Outcome.Status == sdk.Failed {
 				err = fmt.Errorf("%w (step %q: %s)", err, node, res.Err)
 			}
@@ -589,11 +598,16 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 	return nil
 }
 
-// apply applies a navigator decision, choosing for the navigator when it
-// asks and ending on a fault.
-func (e *exec) apply(ctx context.Context, d *sdk.Decision) error {
-	for i := 0; d != nil; i++ {
-		e.st.Nav = d.Apply(e.st.Nav)
+// apply checks and applies a navigator decision (call names the navigator
+// call that returned it), choosing for the navigator when it asks and
+// ending on a fault.
+func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
+	for i := 0; ; i++ {
+		next, err := e.r.decisions.apply(call, e.st.Nav, d)
+		if err != nil {
+			return err
+		}
+		e.st.Nav = next
 		if d.Complete {
 			e.st.Complete = true
 		}
@@ -608,20 +622,20 @@ func (e *exec) apply(ctx context.Context, d *sdk.Decision) error {
 		}
 		// The host's path selection: without conditions, an exclusive
 		// gateway takes its first flow, an inclusive one all of them.
-		flows := []string{d.Choice.Flows[0].ID}
-		if d.Choice.Multi {
+		choice := d.Choice
+		flows := []string{choice.Flows[0].ID}
+		if choice.Multi {
 			flows = flows[:0]
-			for _, f := range d.Choice.Flows {
+			for _, f := range choice.Flows {
 				flows = append(flows, f.ID)
 			}
 		}
-		var err error
-		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: d.Choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
+		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
 		if err != nil {
-			return fmt.Errorf("navigator at %q: %w", e.tokenNode(d.Choice.Token), err)
+			return fmt.Errorf("navigator at %q: %w", choice.Node, err)
 		}
+		call = navCall{"next after choice at", choice.Node}
 	}
-	return nil
 }
 
 // number assigns sequence numbers and ids to a step's spans: the first is

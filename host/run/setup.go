@@ -97,12 +97,8 @@ func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slo
 		if err != nil {
 			return nil, err
 		}
-		retries := 3
-		if spec.Retries != nil {
-			retries = *spec.Retries
-		}
 		provs = append(provs, &Provider{Name: name, Plugin: prov, Config: cfg, Model: spec.Model, Temperature: spec.Temperature,
-			MaxTokens: spec.MaxTokens, Timeout: spec.Timeout.Std(), Retries: retries, Fallback: spec.Fallback})
+			MaxTokens: spec.MaxTokens, Timeout: spec.Timeout.Std(), Retries: spec.Retries, Fallback: spec.Fallback})
 	}
 	out.Providers = NewProviders(logger, provs...)
 	overrides := map[string]Price{}

@@ -32,6 +32,10 @@ type SimOptions struct {
 	Triggers []string
 	// MaxSteps bounds the navigator calls; 0 means DefaultMaxSteps.
 	MaxSteps int
+	// Routine is the navigator's summary of the loaded routine. When set,
+	// every decision is checked against its nodes (see ErrDecision);
+	// without it only what needs no routine is checked.
+	Routine *sdk.Routine
 }
 
 // SimStatus is how a simulation ended.
@@ -81,10 +85,11 @@ func (r *SimResult) Text() string { return strings.Join(r.Lines, "\n") + "\n" }
 // step limit end the simulation with SimError instead.
 func Simulate(ctx context.Context, nav sdk.Navigator, routineHash string, opts SimOptions) (*SimResult, error) {
 	s := &sim{
-		ctx:  ctx,
-		nav:  nav,
-		opts: opts,
-		max:  opts.MaxSteps,
+		ctx:       ctx,
+		nav:       nav,
+		opts:      opts,
+		max:       opts.MaxSteps,
+		decisions: newDecisions(nav.Describe().Name, opts.Routine),
 		st: sdk.State{Routine: routineHash, Env: sdk.Env{
 			Input: opts.Input, Vars: opts.Vars, Strategy: opts.Strategy,
 		}},
@@ -111,6 +116,8 @@ type sim struct {
 	failure  string // a simulation error that is not a fault
 	steps    int
 	triggers []string
+	// decisions checks every decision before it is applied.
+	decisions decisions
 }
 
 // errStop ends the walk early with a result (not a Go error).
@@ -125,7 +132,7 @@ func (s *sim) run() error {
 			s.steps++
 			s.triggers = s.triggers[1:]
 			started = true
-			if err := s.apply(d); err != nil {
+			if err := s.apply(navCall{"start at", s.opts.Triggers[0]}, d); err != nil {
 				return s.stopped(err)
 			}
 		} else if ctxErr := s.ctx.Err(); ctxErr != nil {
@@ -146,7 +153,7 @@ func (s *sim) run() error {
 			}
 			return fmt.Errorf("simulate: start: %w", err)
 		}
-		if err := s.apply(d); err != nil {
+		if err := s.apply(navCall{what: "start"}, d); err != nil {
 			return s.stopped(err)
 		}
 	}
@@ -177,10 +184,15 @@ func (s *sim) stopped(err error) error {
 	return err
 }
 
-// apply records a decision and applies it to the state.
-func (s *sim) apply(d *sdk.Decision) error {
+// apply checks a decision (call names the navigator call that returned
+// it), records it and applies it to the state.
+func (s *sim) apply(call navCall, d *sdk.Decision) error {
+	next, err := s.decisions.apply(call, s.st, d)
+	if err != nil {
+		return err
+	}
 	s.events = append(s.events, d.Trace...)
-	s.st = d.Apply(s.st)
+	s.st = next
 	s.choice = d.Choice
 	if d.Fault != nil {
 		s.fault = d.Fault
@@ -206,7 +218,7 @@ func (s *sim) call(what string, node string, f func() (*sdk.Decision, error)) er
 		}
 		return fmt.Errorf("simulate: %s %q: %w", what, node, err)
 	}
-	return s.apply(d)
+	return s.apply(navCall{what, node}, d)
 }
 
 // step answers the pending choice or completes the first ready token; it
@@ -279,7 +291,7 @@ func (s *sim) trigger(id string) error {
 		s.failure = msg
 		return errStop
 	}
-	return s.apply(d)
+	return s.apply(navCall{"start at", id}, d)
 }
 
 // waiting lists the nodes where tokens wait, in state order.

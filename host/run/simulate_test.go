@@ -243,6 +243,7 @@ func TestSimulateTokenSimulation(t *testing.T) {
 		if err != nil {
 			continue // rejected by validation
 		}
+		opts.Routine = r
 		res, err := Simulate(context.Background(), nav, r.Hash, opts)
 		if err != nil {
 			t.Errorf("%s: %v", sc.ID, err)

@@ -246,6 +246,13 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		}
 		failpoint.Hit(failpoint.ChatAnswered)
 		resp, used = r, who
+		// Usage is checked before the answer is recorded: an answer that
+		// cannot be accounted is never replayed either.
+		if err := checkUsage(used, resp.Usage, 0); err != nil {
+			res.Spans = append(res.Spans, store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
+				Attributes: store.ChatSpanAttributes(used, &full, nil), Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
+			return nil, &fatalError{err}
+		}
 		rec, err := store.NewChatRecording(st.Redactor(), used, e.task.ID, &full, resp, latency)
 		if err != nil {
 			return nil, &fatalError{err}
@@ -261,6 +268,9 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		model = full.Model
 	}
 	cost, priced := e.r.cfg.Prices.Cost(model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	if err := checkUsage(used, resp.Usage, cost); err != nil {
+		return nil, &fatalError{err}
+	}
 	if !priced {
 		if _, seen := e.r.unpriced.LoadOrStore(model, true); !seen {
 			e.r.cfg.Logger.Warn("model has no price; its calls cost 0 (add [prices.MODEL] to the pipeline)", "model", model)

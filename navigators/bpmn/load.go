@@ -31,6 +31,8 @@ type loader struct {
 	participants   map[string]*xelem
 	procExecutable map[string]bool
 	rejected       map[string]bool // ids of elements already reported unsupported
+	// exprs are the expressions written in the routine, for the summary.
+	exprs []sdk.Expression
 }
 
 type pendingFlow struct {
@@ -547,6 +549,8 @@ func (l *loader) eventDef(d *xelem, n *node) {
 		if c := d.kid("condition"); c != nil && strings.TrimSpace(c.text) != "" {
 			if _, err := compileCond(c.text, true); err != nil {
 				l.problem(c.line, n.elem(), "condition %q: %v", strings.TrimSpace(c.text), err)
+			} else {
+				l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: c.line, What: "condition", Text: strings.TrimSpace(c.text)})
 			}
 		}
 	}
@@ -607,6 +611,7 @@ func (l *loader) multi(x *xelem, n *node) {
 			l.problem(line, n.elem(), "%s %q: %v", what, strings.TrimSpace(src), err)
 			return nil
 		}
+		l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: line, What: what, Text: strings.TrimSpace(src)})
 		return c
 	}
 	if v := x.nsAttr(nsCamunda, "collection"); v != "" {
@@ -703,6 +708,7 @@ func (l *loader) flow(x *xelem, c *node) {
 			continue
 		}
 		f.cond = cnd
+		l.exprs = append(l.exprs, sdk.Expression{Element: el, Line: k.line, What: "condition", Text: src})
 	}
 	if !ok {
 		return
@@ -1180,7 +1186,7 @@ func (l *loader) summary() {
 	if m.main == nil {
 		m.main = m.procs[0]
 	}
-	r := &sdk.Routine{Hash: m.hash, ID: m.main.id}
+	r := &sdk.Routine{Hash: m.hash, ID: m.main.id, Expressions: l.exprs}
 	ordered := append([]*node{m.main}, m.procs...)
 	done := map[*node]bool{}
 	for _, p := range ordered {

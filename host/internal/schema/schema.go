@@ -1,8 +1,8 @@
 // Package schema declares configuration blocks once — field names, types,
-// required-ness, allowed values, docs — and checks decoded TOML against
-// them, reporting every problem with its file and line. Decoding into Go
-// structs, validation and generated docs all read the same declaration
-// (STYLE point 4).
+// required-ness, defaults, bounds, allowed values, docs — and from that one
+// declaration checks decoded TOML (every problem with its file and line),
+// fills in defaults (ApplyDefaults) and lists every key for reference docs
+// (Walk, Doc). Nothing else may re-code a default or a bound (STYLE point 4).
 package schema
 
 import (
@@ -34,11 +34,30 @@ const (
 	TableArray      // an array of sub-blocks (Block set), e.g. [[gates]]
 	StringMap       // a table of strings, e.g. set = { a = "expr" }
 	Any             // anything (free-form plugin config)
+	Size            // string such as "64MiB", "512KB", "1GiB"
 )
 
 func (t Type) String() string {
 	return [...]string{"string", "integer", "number", "boolean", "duration", "list of strings",
-		"table", "table of tables", "array of tables", "table of strings", "any value"}[t]
+		"table", "table of tables", "array of tables", "table of strings", "any value", "size"}[t]
+}
+
+// Bound restricts the values of an Int, Number, Duration or Size field.
+type Bound int
+
+// The bounds.
+const (
+	// Unbounded accepts any value of the type.
+	Unbounded Bound = iota
+	// Positive accepts values > 0: a limit of 0 or less would mean
+	// "nothing may run" or, worse, be read as "no limit".
+	Positive
+	// NonNegative accepts values >= 0.
+	NonNegative
+)
+
+func (b Bound) String() string {
+	return [...]string{"", "> 0", ">= 0"}[b]
 }
 
 // Field declares one key.
@@ -46,10 +65,13 @@ type Field struct {
 	Name     string
 	Type     Type
 	Required bool
-	Default  any
-	Enum     []string // allowed values of a String field
-	Doc      string
-	Block    *Block // for Table, TableMap, TableArray
+	// Default is the value ApplyDefaults gives an absent key, written as
+	// TOML decodes it (string, int64 or int, float64, bool, []string).
+	Default any
+	Bound   Bound
+	Enum    []string // allowed values of a String field
+	Doc     string
+	Block   *Block // for Table, TableMap, TableArray
 }
 
 // Block declares the keys of one table.
@@ -169,16 +191,22 @@ func (c *Checker) value(v any, f Field, p []string) {
 			c.Add(p, "%q is not one of %s%s", s, strings.Join(f.Enum, ", "), suggest.Hint(s, f.Enum))
 		}
 	case Int:
-		if _, ok := v.(int64); !ok {
+		n, ok := v.(int64)
+		if !ok {
 			wrong()
+			return
 		}
+		c.bound(p, f, float64(n), fmt.Sprint(n), "an integer")
 	case Number:
 		switch n := v.(type) {
 		case int64:
+			c.bound(p, f, float64(n), fmt.Sprint(n), "a number")
 		case float64:
 			if math.IsNaN(n) || math.IsInf(n, 0) {
 				c.Add(p, "want a finite number, got %v", n)
+				return
 			}
+			c.bound(p, f, n, fmt.Sprint(n), "a number")
 		default:
 			wrong()
 		}
@@ -192,7 +220,19 @@ func (c *Checker) value(v any, f Field, p []string) {
 			wrong()
 			return
 		}
-		if _, err := ParseDuration(s); err != nil {
+		d, err := ParseDuration(s)
+		if err != nil {
+			c.Add(p, "%v", err)
+			return
+		}
+		c.bound(p, f, float64(d), fmt.Sprintf("%q", s), "a duration")
+	case Size:
+		s, ok := v.(string)
+		if !ok {
+			wrong()
+			return
+		}
+		if _, err := ParseSize(s); err != nil {
 			c.Add(p, "%v", err)
 		}
 	case StringList:
@@ -267,6 +307,16 @@ func (c *Checker) value(v any, f Field, p []string) {
 	}
 }
 
+// bound reports a value outside the field's bound.
+func (c *Checker) bound(p []string, f Field, n float64, shown, what string) {
+	switch {
+	case f.Bound == Positive && n <= 0:
+		c.Add(p, "want %s > 0, got %s", what, shown)
+	case f.Bound == NonNegative && n < 0:
+		c.Add(p, "want %s >= 0, got %s", what, shown)
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -318,14 +368,138 @@ func ParseDuration(s string) (time.Duration, error) {
 	return days + d, nil
 }
 
-// Doc renders a block's declaration as a reference, one key per line.
-func Doc(b *Block, prefix string) string {
-	var sb strings.Builder
+// ParseSize parses a byte size: a positive whole number with an optional
+// unit B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024).
+func ParseSize(s string) (uint64, error) {
+	units := []struct {
+		suffix string
+		mult   uint64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	t := strings.TrimSpace(s)
+	mult := uint64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(t, 10, 64)
+	if err != nil || n == 0 || n > math.MaxUint64/mult {
+		return 0, fmt.Errorf("%q is not a size (want e.g. 64MiB)", s)
+	}
+	return n * mult, nil
+}
+
+// ApplyDefaults gives every absent key of data that b declares a default
+// its default, in place: in data, in its Table sub-blocks (created when
+// absent and they declare defaults), in each entry of a TableMap and in
+// each element of a TableArray. A key the user wrote is never changed.
+//
+// Call it once, after Check, on the data that will be decoded; a default
+// is then spelled in the declaration and nowhere else.
+func ApplyDefaults(data map[string]any, b *Block) {
+	for _, f := range b.Fields {
+		v, present := data[f.Name]
+		switch {
+		case f.Block != nil && f.Type == Table:
+			m, ok := v.(map[string]any)
+			if !present && hasDefaults(f.Block) {
+				m, ok = map[string]any{}, true
+				data[f.Name] = m
+			}
+			if ok {
+				ApplyDefaults(m, f.Block)
+			}
+		case f.Block != nil && f.Type == TableMap:
+			if m, ok := v.(map[string]any); ok {
+				for _, el := range m {
+					if sub, ok := el.(map[string]any); ok {
+						ApplyDefaults(sub, f.Block)
+					}
+				}
+			}
+		case f.Block != nil && f.Type == TableArray:
+			switch list := v.(type) {
+			case []map[string]any:
+				for _, sub := range list {
+					ApplyDefaults(sub, f.Block)
+				}
+			case []any:
+				for _, el := range list {
+					if sub, ok := el.(map[string]any); ok {
+						ApplyDefaults(sub, f.Block)
+					}
+				}
+			}
+		case !present && f.Default != nil:
+			data[f.Name] = defaultValue(f.Default)
+		}
+	}
+}
+
+// hasDefaults reports whether b or a Table below it declares a default.
+func hasDefaults(b *Block) bool {
+	for _, f := range b.Fields {
+		if f.Default != nil || (f.Type == Table && f.Block != nil && hasDefaults(f.Block)) {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultValue returns a fresh copy of a declared default in the form TOML
+// decodes to, so defaulted and written keys decode alike.
+func defaultValue(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case []string:
+		out := make([]any, len(x))
+		for i, s := range x {
+			out[i] = s
+		}
+		return out
+	}
+	return v
+}
+
+// Key is one declared key, as Walk reports it.
+type Key struct {
+	// Path is the key as users write it: limits.timeout, steps.NAME.kind,
+	// gates[].use.
+	Path  string
+	Field Field
+}
+
+// Walk calls fn for every key b declares, depth first in declaration
+// order, with its full path under prefix ("" at the top). Reference docs
+// and JSON Schemas are generated from it.
+func Walk(b *Block, prefix string, fn func(Key)) {
 	for _, f := range b.Fields {
 		key := f.Name
 		if prefix != "" {
 			key = prefix + "." + f.Name
 		}
+		fn(Key{Path: key, Field: f})
+		if f.Block != nil {
+			sub := key
+			switch f.Type {
+			case TableMap:
+				sub = key + ".NAME"
+			case TableArray:
+				sub = key + "[]"
+			}
+			Walk(f.Block, sub, fn)
+		}
+	}
+}
+
+// Doc renders a block's declaration as a reference, one key per line:
+// path, type, allowed values, bound, required-ness, default, description.
+func Doc(b *Block, prefix string) string {
+	var sb strings.Builder
+	Walk(b, prefix, func(k Key) {
+		f := k.Field
 		req := ""
 		if f.Required {
 			req = ", required"
@@ -338,17 +512,10 @@ func Doc(b *Block, prefix string) string {
 		if len(f.Enum) > 0 {
 			enum = " (" + strings.Join(f.Enum, " | ") + ")"
 		}
-		fmt.Fprintf(&sb, "%-32s %s%s%s%s  %s\n", key, f.Type, enum, req, def, f.Doc)
-		if f.Block != nil {
-			sub := key
-			switch f.Type {
-			case TableMap:
-				sub = key + ".NAME"
-			case TableArray:
-				sub = key + "[]"
-			}
-			sb.WriteString(Doc(f.Block, sub))
+		if f.Bound != Unbounded {
+			enum += " " + f.Bound.String()
 		}
-	}
+		fmt.Fprintf(&sb, "%-32s %s%s%s%s  %s\n", k.Path, f.Type, enum, req, def, f.Doc)
+	})
 	return sb.String()
 }

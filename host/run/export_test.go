@@ -1,0 +1,4 @@
+package run
+
+// CheckUsage exposes checkUsage to the external tests.
+var CheckUsage = checkUsage
