@@ -147,6 +147,13 @@ func normList(l []any) []any {
 }
 
 func init() {
+	// Built-in names join the static multi-word names once defined.
+	defer func() {
+		p := &parser{names: staticSet, prefixes: staticPrefixes}
+		for n := range builtins {
+			p.addName(n)
+		}
+	}()
 	defineConversions()
 	defineBooleans()
 	defineStrings()
@@ -342,7 +349,11 @@ func defineConversions() {
 		if a[0] == nil {
 			return nil
 		}
-		return toString(a[0])
+		s := toString(a[0])
+		if len(s) > MaxString {
+			return nil
+		}
+		return s
 	})
 	def("context", [][]string{sig("entries")}, func(_ *env, a []any) any {
 		l, ok := list(a[0])
@@ -539,6 +550,9 @@ func defineStrings() {
 		if re.MatchString("") {
 			return nil // XPath: a pattern that matches "" is an error
 		}
+		if n := len(re.FindAllStringIndex(s, -1)); len(s)+n*len(r)*2 > MaxString {
+			return nil
+		}
 		return re.ReplaceAllString(s, xpathReplacement(r))
 	})
 	def("split", [][]string{sig("string", "delimiter")}, func(_ *env, a []any) any {
@@ -581,7 +595,7 @@ func defineStrings() {
 				continue
 			}
 			s, ok := el.(string)
-			if !ok {
+			if !ok || b.Len()+len(sep)+len(s) > MaxString {
 				return nil
 			}
 			if !first {

@@ -25,9 +25,12 @@ func (v Vars) Lookup(name string) (any, bool) {
 const (
 	// MaxSteps bounds the iterations (list elements built, loop and filter
 	// rounds, function calls) of one evaluation.
-	MaxSteps = 10_000_000
+	MaxSteps = 2_000_000
 	// MaxCallDepth bounds nested calls of functions defined in FEEL.
 	MaxCallDepth = 500
+	// MaxString bounds the strings an evaluation builds, in bytes; a longer
+	// result is null.
+	MaxString = 16 << 20
 )
 
 // ErrLimit reports an evaluation stopped by MaxSteps or MaxCallDepth.

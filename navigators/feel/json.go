@@ -1,8 +1,10 @@
 package feel
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -11,17 +13,34 @@ import (
 // ranges as their FEEL text, and dates, times, date-and-times and durations
 // as the string FEEL's string() gives them. Functions encode as null.
 func MarshalJSON(v any) ([]byte, error) {
-	return AppendJSON(nil, v), nil
+	return AppendJSON(nil, v)
 }
 
 // AppendJSON appends the JSON encoding of v (see MarshalJSON) to buf.
-func AppendJSON(buf []byte, v any) []byte {
-	return appendJSON(buf, norm(v), 0)
+func AppendJSON(buf []byte, v any) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(jsonTooBig); !ok {
+				panic(r)
+			}
+			out, err = nil, fmt.Errorf("feel: encode json: value larger than %d bytes", maxJSON)
+		}
+	}()
+	return appendJSON(buf, norm(v), 0), nil
 }
+
+// maxJSON bounds MarshalJSON's output: lists may share sublists, so a
+// small value can stand for an exponentially large document.
+const maxJSON = 256 << 20
+
+type jsonTooBig struct{}
 
 func appendJSON(b []byte, v any, depth int) []byte {
 	if depth > 10*MaxDepth {
 		return append(b, "null"...)
+	}
+	if len(b) > maxJSON {
+		panic(jsonTooBig{})
 	}
 	switch x := v.(type) {
 	case nil, *Function:
@@ -155,4 +174,92 @@ func ToJSON(v any) any {
 }
 
 // MarshalJSON encodes the context as a JSON object in key order.
-func (c *Context) MarshalJSON() ([]byte, error) { return appendJSON(nil, c, 0), nil }
+func (c *Context) MarshalJSON() ([]byte, error) { return MarshalJSON(c) }
+
+// Format returns v as FEEL source text that evaluates back to it where
+// FEEL has a literal for it: null, true, 1.5, "text", [1, 2], {a: 1},
+// @"2024-01-31", @"P1D", [1..5). Functions print as their name.
+func Format(v any) string {
+	var b strings.Builder
+	format(&b, norm(v), 0)
+	return b.String()
+}
+
+func format(b *strings.Builder, v any, depth int) {
+	if depth > 10*MaxDepth || b.Len() > maxJSON {
+		b.WriteString("…")
+		return
+	}
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case string:
+		b.WriteString(quoted(x))
+	case Date, Time, DateTime, DaysTime, YearsMonths:
+		b.WriteString(`@"`)
+		b.WriteString(x.(fmt.Stringer).String())
+		b.WriteString(`"`)
+	case []any:
+		b.WriteByte('[')
+		for i, el := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			format(b, norm(el), depth+1)
+		}
+		b.WriteByte(']')
+	case *Context, map[string]any:
+		b.WriteByte('{')
+		for i, k := range ctxKeys(x) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if isPlainName(k) {
+				b.WriteString(k)
+			} else {
+				b.WriteString(quoted(k))
+			}
+			b.WriteString(": ")
+			el, _ := ctxGet(x, k)
+			format(b, el, depth+1)
+		}
+		b.WriteByte('}')
+	case *Range:
+		if x.Op != "" {
+			b.WriteString(x.Op + " ")
+			if x.Op == "<" || x.Op == "<=" {
+				format(b, x.End, depth+1)
+			} else {
+				format(b, x.Start, depth+1)
+			}
+			return
+		}
+		if x.StartClosed {
+			b.WriteByte('[')
+		} else {
+			b.WriteByte('(')
+		}
+		format(b, x.Start, depth+1)
+		b.WriteString("..")
+		format(b, x.End, depth+1)
+		if x.EndClosed {
+			b.WriteByte(']')
+		} else {
+			b.WriteByte(')')
+		}
+	default:
+		b.WriteString(toString(x))
+	}
+}
+
+func isPlainName(k string) bool {
+	if k == "" || keywords[k] {
+		return false
+	}
+	for i, r := range k {
+		if i == 0 && !isNameStart(r) || i > 0 && !isNamePart(r) || r == '?' {
+			return false
+		}
+	}
+	return true
+}

@@ -203,9 +203,11 @@ func (lx *lexer) next() (token, error) {
 	case r == '"':
 		s, w, err := unquote(rest)
 		if err != nil {
-			ep := p
-			ep.Col += utf8.RuneCountInString(rest[:w])
-			ep.Offset += w
+			ep := p // an unterminated string is reported where it starts
+			if w < len(rest) {
+				ep.Col += utf8.RuneCountInString(rest[:w])
+				ep.Offset += w
+			}
 			return token{}, &SyntaxError{ep, err.Error()}
 		}
 		return mk(tString, s, w), nil

@@ -28,6 +28,9 @@ func arith(op byte, l, r any) any {
 		}
 	case string:
 		if b, ok := r.(string); ok && op == '+' {
+			if len(a)+len(b) > MaxString {
+				return nil
+			}
 			return a + b
 		}
 	case DaysTime:

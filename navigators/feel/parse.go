@@ -25,9 +25,23 @@ type parser struct {
 	i        int
 	depth    int
 	noFilter bool // parsing a range end: `[` closes the range, not a filter
+	// names and prefixes hold the multi-word names this expression adds
+	// (context keys, parameters, WithNames) to the static ones.
 	names    map[string]bool
 	prefixes map[string]bool
 }
+
+// static multi-word names and their word prefixes, built once.
+var staticSet, staticPrefixes = func() (map[string]bool, map[string]bool) {
+	p := &parser{names: map[string]bool{}, prefixes: map[string]bool{}}
+	for _, n := range staticNames {
+		p.addName(n)
+	}
+	return p.names, p.prefixes
+}()
+
+func (p *parser) isName(n string) bool   { return staticSet[n] || p.names[n] }
+func (p *parser) isPrefix(n string) bool { return staticPrefixes[n] || p.prefixes[n] }
 
 // Option configures parsing.
 type Option func(*parser)
@@ -46,12 +60,6 @@ func WithNames(names ...string) Option {
 
 func newParser(toks []token, opts []Option) *parser {
 	p := &parser{toks: toks, names: map[string]bool{}, prefixes: map[string]bool{}}
-	for _, n := range staticNames {
-		p.addName(n)
-	}
-	for n := range builtins {
-		p.addName(n)
-	}
 	for _, o := range opts {
 		o(p)
 	}
@@ -160,11 +168,11 @@ func (p *parser) name() (string, token) {
 	cur := first.text
 	for k := 0; ; k++ {
 		t := p.peekN(k)
-		if t.kind != tName || !p.prefixes[cur] {
+		if t.kind != tName || !p.isPrefix(cur) {
 			break
 		}
 		cur += " " + t.text
-		if p.names[cur] {
+		if p.isName(cur) {
 			best, bestN = cur, k+1
 		}
 	}
@@ -493,7 +501,7 @@ func (p *parser) parsePrimary() (node, error) {
 		case "function":
 			return p.parseFunction()
 		}
-		if keywords[t.text] && !p.prefixes[t.text] {
+		if keywords[t.text] && !p.isPrefix(t.text) {
 			return nil, p.unexpected(t)
 		}
 		n, _ := p.name()

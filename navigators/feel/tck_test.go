@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sextant-dev/sextant/navigators/feel"
-	"github.com/sextant-dev/sextant/navigators/feel/internal/tck"
+	"github.com/sextant-dev/sextant/navigators/feel/tck"
 )
 
 // tckThreshold is the share of the DMN TCK cases that must pass. It is a
