@@ -32,6 +32,8 @@ as exact decimals. Without --json a FEEL value prints as FEEL text (strings
 quoted, dates as @"2024-01-31"); with --json as JSON (dates, times and
 durations as their FEEL string() form).
 
+An expression that starts with "-" follows "--": sextant expr -- '-x + 1'.
+
 Exit status: 0 evaluated, 1 evaluation failed, 2 syntax error (reported as
 expr:LINE:COLUMN: message) or bad usage.`,
 		Example: `  sextant expr --set amount=1500 --set status=open 'amount > 1000 and status in ["new","open"]'

@@ -505,7 +505,10 @@ func defineStrings() {
 		}
 		return NewNumber(int64(utf8.RuneCountInString(s)))
 	})
-	def("upper case", [][]string{sig("string")}, strFn(strings.ToUpper))
+	// ß has no one-letter capital: Java (and so every JVM FEEL) writes SS.
+	def("upper case", [][]string{sig("string")}, strFn(func(s string) string {
+		return strings.ReplaceAll(strings.ToUpper(s), "ß", "SS")
+	}))
 	def("lower case", [][]string{sig("string")}, strFn(strings.ToLower))
 	def("substring before", [][]string{sig("string", "match")}, str2(func(s, m string) any {
 		i := strings.Index(s, m)

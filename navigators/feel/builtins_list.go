@@ -1,7 +1,6 @@
 package feel
 
 import (
-	"math/big"
 	"sort"
 	"time"
 )
@@ -629,7 +628,6 @@ func defineRanges() {
 		})
 	}
 	lt := func(x, y any) any { return compareOp("<", x, y) }
-	le := func(x, y any) any { return compareOp("<=", x, y) }
 	eq := func(x, y any) any { return equal(x, y) }
 	and := func(vs ...any) any {
 		res := any(true)
@@ -710,7 +708,6 @@ func defineRanges() {
 	rel("coincides", ab, func(a, b *Range) any {
 		return and(eq(a.Start, b.Start), eq(a.End, b.End), eq(a.StartClosed, b.StartClosed), eq(a.EndClosed, b.EndClosed))
 	})
-	_ = le
 }
 
 // asRange treats a point as the degenerate range [p..p].
@@ -758,5 +755,3 @@ func literalRange(n node) bool {
 	}
 	return false
 }
-
-var _ = big.NewInt

@@ -70,12 +70,15 @@ func (x *Expr) String() string { return x.src }
 
 // Eval evaluates the expression with the given variables.
 func (x *Expr) Eval(vars map[string]any) (any, error) {
-	e := env{vars: vars}
 	if vars == nil {
-		e.vars = map[string]any{}
+		vars = noVars
 	}
+	e := env{vars: vars}
 	return e.run(x.root, nil)
 }
+
+// noVars stands for a nil map: env reads vars from a map when one is set.
+var noVars = map[string]any{}
 
 // EvalScope evaluates the expression, reading variables from s.
 func (x *Expr) EvalScope(s Scope) (any, error) {
@@ -86,10 +89,10 @@ func (x *Expr) EvalScope(s Scope) (any, error) {
 // EvalAt is Eval with a fixed clock: today() and now() read at instead of
 // the wall clock, for deterministic runs and replays.
 func (x *Expr) EvalAt(vars map[string]any, at time.Time) (any, error) {
-	e := env{vars: vars, now: at}
 	if vars == nil {
-		e.vars = map[string]any{}
+		vars = noVars
 	}
+	e := env{vars: vars, now: at}
 	return e.run(x.root, nil)
 }
 
@@ -188,10 +191,10 @@ func (u *UnaryTests) Match(input any, vars map[string]any) (any, error) {
 	if u.any {
 		return true, nil
 	}
-	e := env{vars: vars}
 	if vars == nil {
-		e.vars = map[string]any{}
+		vars = noVars
 	}
+	e := env{vars: vars}
 	in := norm(input)
 	v, err := e.guard(func() any { return matchAny(&e, nil, u.tests, in) })
 	if err != nil {

@@ -106,15 +106,6 @@ func ParseNumber(s string) (Number, error) {
 	return r, nil
 }
 
-// mustNumber parses a literal known to be valid.
-func mustNumber(s string) Number {
-	n, err := ParseNumber(s)
-	if err != nil {
-		panic(err)
-	}
-	return n
-}
-
 func (n Number) bigCoef() *big.Int {
 	if n.b != nil {
 		return n.b

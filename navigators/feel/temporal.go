@@ -551,7 +551,6 @@ func parseDateTime(s string) (DateTime, bool) {
 
 // parseDuration reads an ISO 8601 duration of either FEEL kind.
 func parseDuration(s string) (any, bool) {
-	orig := s
 	neg := false
 	if strings.HasPrefix(s, "-") {
 		neg = true
@@ -638,7 +637,6 @@ func parseDuration(s string) (any, bool) {
 	if ym && dt {
 		return nil, false
 	}
-	_ = orig
 	if ym {
 		m := y*12 + mo
 		if y > 1e15 || m < 0 {
