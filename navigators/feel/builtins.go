@@ -174,6 +174,12 @@ func defineBooleans() {
 		return nil
 	})
 	def("is defined", [][]string{sig("value")}, func(_ *env, a []any) any { return a[0] != nil })
+	def("get or else", [][]string{sig("value", "default")}, func(_ *env, a []any) any {
+		if a[0] == nil {
+			return a[1]
+		}
+		return a[0]
+	})
 	def("is", [][]string{sig("value1", "value2")}, func(_ *env, a []any) any { return identical(a[0], a[1]) })
 }
 
@@ -557,6 +563,30 @@ func defineStrings() {
 			return nil
 		}
 		return re.ReplaceAllString(s, xpathReplacement(r))
+	})
+	def("trim", [][]string{sig("string")}, strFn(strings.TrimSpace))
+	def("is blank", [][]string{sig("string")}, func(_ *env, a []any) any {
+		s, ok := str(a[0])
+		if !ok {
+			return nil
+		}
+		return strings.TrimSpace(s) == ""
+	})
+	def("extract", [][]string{sig("string", "pattern")}, func(_ *env, a []any) any {
+		s, ok1 := str(a[0])
+		p, ok2 := str(a[1])
+		if !ok1 || !ok2 {
+			return nil
+		}
+		re, ok := compileXSD(p, "")
+		if !ok {
+			return nil
+		}
+		out := []any{}
+		for _, m := range re.FindAllString(s, -1) {
+			out = append(out, m)
+		}
+		return out
 	})
 	def("split", [][]string{sig("string", "delimiter")}, func(_ *env, a []any) any {
 		s, ok1 := str(a[0])

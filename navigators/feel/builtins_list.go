@@ -425,6 +425,20 @@ func defineLists() {
 		out[p-1] = a[2]
 		return out
 	})
+	def("partition", [][]string{sig("list", "size")}, func(e *env, a []any) any {
+		l, ok := list(a[0])
+		size, ok2 := intArg(a[1])
+		if !ok || !ok2 || size < 1 {
+			return nil
+		}
+		out := []any{}
+		for i := 0; i < len(l); i += int(min(size, int64(len(l)))) {
+			end := i + int(min(size, int64(len(l)-i)))
+			e.step(1)
+			out = append(out, append([]any(nil), l[i:end]...))
+		}
+		return out
+	})
 	def("is empty", [][]string{sig("list")}, func(_ *env, a []any) any {
 		l, ok := list(a[0])
 		if !ok {

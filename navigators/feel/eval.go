@@ -194,7 +194,49 @@ type cmpNode struct {
 }
 
 func (n *cmpNode) eval(e *env, f *frame) any {
+	// Fast path for the commonest condition, `name < 1000`: compare the
+	// variable's number unboxed.
+	if r, ok := n.l.(*refNode); ok {
+		if lit, ok := n.r.(*litNode); ok {
+			if b, ok := lit.v.(Number); ok {
+				if v, ok := e.lookupNoBox(f, r.name); ok {
+					c := v.Cmp(b)
+					switch n.op {
+					case "=":
+						return c == 0
+					case "!=":
+						return c != 0
+					case "<":
+						return c < 0
+					case "<=":
+						return c <= 0
+					case ">":
+						return c > 0
+					case ">=":
+						return c >= 0
+					}
+				}
+			}
+		}
+	}
 	return compareOp(n.op, n.l.eval(e, f), n.r.eval(e, f))
+}
+
+// lookupNoBox returns a top-level variable holding a Go integer or a
+// number as a Number without boxing it; false for anything else.
+func (e *env) lookupNoBox(f *frame, name string) (Number, bool) {
+	if f != nil || e.vars == nil {
+		return Number{}, false
+	}
+	switch x := e.vars[name].(type) {
+	case int:
+		return Number{c: int64(x)}, true
+	case int64:
+		return Number{c: x}, true
+	case Number:
+		return x, true
+	}
+	return Number{}, false
 }
 
 // compareOp applies = != < <= > >= with FEEL's null rules.

@@ -55,3 +55,32 @@ func ExampleWithNames() {
 	fmt.Println(v)
 	// Output: 42
 }
+
+// layered looks names up in the process variables first, then in the
+// fixed roots: how a navigator can evaluate a condition over input, vars
+// and strategy without building a map per evaluation.
+type layered struct {
+	vars  map[string]any
+	roots map[string]any
+}
+
+func (l layered) Lookup(name string) (any, bool) {
+	if v, ok := l.vars[name]; ok {
+		return v, true
+	}
+	v, ok := l.roots[name]
+	return v, ok
+}
+
+func ExampleExpr_EvalScope() {
+	vars := map[string]any{"risk": 0.7}
+	s := layered{vars: vars, roots: map[string]any{
+		"vars":     vars,
+		"input":    map[string]any{"amount": 1200},
+		"strategy": map[string]any{"parameters": map[string]any{"user_confirmation": 0.6}},
+	}}
+	x := feel.MustParse(`risk > strategy.parameters.user_confirmation and input.amount >= 1000`)
+	v, _ := x.EvalScope(s)
+	fmt.Println(v, x.Names())
+	// Output: true [input risk strategy]
+}

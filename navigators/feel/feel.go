@@ -26,6 +26,7 @@ package feel
 
 import (
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -73,9 +74,17 @@ func (x *Expr) Eval(vars map[string]any) (any, error) {
 	if vars == nil {
 		vars = noVars
 	}
-	e := env{vars: vars}
-	return e.run(x.root, nil)
+	e := envPool.Get().(*env)
+	*e = env{vars: vars}
+	v, err := e.run(x.root, nil)
+	*e = env{}
+	envPool.Put(e)
+	return v, err
 }
+
+// envPool recycles evaluation states: a condition evaluated per token
+// should not cost an allocation for its bookkeeping.
+var envPool = sync.Pool{New: func() any { return new(env) }}
 
 // noVars stands for a nil map: env reads vars from a map when one is set.
 var noVars = map[string]any{}

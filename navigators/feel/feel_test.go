@@ -41,6 +41,11 @@ func TestEval(t *testing.T) {
 	}
 	tests := []struct{ name, src, want string }{
 		{"range closed contains", "x in [1..10]", "true"},
+		{"unboxed compare <", "x < 6", "true"},
+		{"unboxed compare =", "x = 5", "true"},
+		{"unboxed compare !=", "x != 5", "false"},
+		{"unboxed compare >=", "x >= 5.5", "false"},
+		{"compare with a string var", `status > 3`, "null"},
 		{"open range excludes start", "one in (1..10)", "false"},
 		{"one-based index", `list[1] = "a"`, "true"},
 		{"negative index", "list[-1]", `"c"`},
@@ -224,5 +229,30 @@ func TestNumber(t *testing.T) {
 	n, _ := feel.NumberFromFloat(0.1)
 	if n.String() != "0.1" || n.Float64() != 0.1 {
 		t.Errorf("NumberFromFloat(0.1) = %s (%v)", n, n.Float64())
+	}
+}
+
+func TestNames(t *testing.T) {
+	x := feel.MustParse(`amount > limit and count(for i in items return i.price) > 0 and {a: 1, b: a + other}.b > 0 and list[price > 3] != null and string length(name) > 2`)
+	got := strings.Join(x.Names(), ",")
+	if want := "amount,items,limit,list,name,other"; got != want {
+		t.Errorf("Names() = %s, want %s", got, want)
+	}
+}
+
+func TestCamundaExtensions(t *testing.T) {
+	for src, want := range map[string]string{
+		`get or else(missing, "default")`:       `"default"`,
+		`trim("  a b ")`:                        `"a b"`,
+		`is blank(" ")`:                         "true",
+		`extract("a1b22", "[0-9]+")`:            `["1","22"]`,
+		`partition([1,2,3,4,5], 2)`:             "[[1,2],[3,4],[5]]",
+		`is empty([])`:                          "true",
+		`duplicate values([1,2,1,3,2])`:         "[1,2]",
+		`last day of month(date("2024-02-10"))`: `"2024-02-29"`,
+	} {
+		if got := evalJSON(t, src, nil); got != want {
+			t.Errorf("%s = %s, want %s", src, got, want)
+		}
 	}
 }

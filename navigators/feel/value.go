@@ -141,9 +141,9 @@ func norm(v any) any {
 		DaysTime, YearsMonths, *Range, *Function:
 		return v
 	case int:
-		return Number{c: int64(x)}
+		return boxInt(int64(x))
 	case int64:
-		return Number{c: x}
+		return boxInt(x)
 	case int32:
 		return Number{c: int64(x)}
 	case int16:
@@ -238,6 +238,22 @@ func norm(v any) any {
 		return norm(rv.Float())
 	}
 	return nil
+}
+
+// smallNums holds small integers already boxed, so that reading a
+// counter or an amount from the variables allocates nothing.
+var smallNums = func() (a [1280]any) {
+	for i := range a {
+		a[i] = Number{c: int64(i) - 256}
+	}
+	return a
+}()
+
+func boxInt(i int64) any {
+	if i >= -256 && i < 1024 {
+		return smallNums[i+256]
+	}
+	return Number{c: i}
 }
 
 func fromUint(u uint64) Number {
