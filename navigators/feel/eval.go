@@ -627,11 +627,12 @@ func (n *quantNode) loop(e *env, f *frame, k int) (any, bool) {
 
 type funcNode struct {
 	params []string
+	types  []*ftype // declared parameter types; nil where none is given
 	body   node
 }
 
 func (n *funcNode) eval(e *env, f *frame) any {
-	return &Function{params: n.params, body: n.body, closure: f}
+	return &Function{params: n.params, types: n.types, body: n.body, closure: f}
 }
 
 type callNode struct {

@@ -576,10 +576,45 @@ func (t *ftype) matches(v any) bool {
 		}
 		return (r.Start == nil || t.elem.matches(r.Start)) && (r.End == nil || t.elem.matches(r.End))
 	case "function":
-		_, ok := v.(*Function)
-		return ok
+		f, ok := v.(*Function)
+		if !ok {
+			return false
+		}
+		if t.elem == nil || f.bi != nil {
+			return true // function without a signature, or a built-in
+		}
+		// A function conforms when it takes as many parameters, each
+		// declared type (if any) accepting the one asked for.
+		if len(f.params) != len(t.fields) {
+			return false
+		}
+		for i, pt := range f.types {
+			if pt != nil && !pt.accepts(t.fields[i]) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
+}
+
+// accepts reports whether every value of type u is a value of t.
+func (t *ftype) accepts(u *ftype) bool {
+	if t.name == "Any" {
+		return true
+	}
+	if t.name != u.name || len(t.keys) != len(u.keys) || len(t.fields) != len(u.fields) {
+		return false
+	}
+	if (t.elem == nil) != (u.elem == nil) || t.elem != nil && !t.elem.accepts(u.elem) {
+		return false
+	}
+	for i := range t.fields {
+		if t.keys != nil && t.keys[i] != u.keys[i] || !t.fields[i].accepts(u.fields[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // temporalLiteral reads the text of @"…": a date, time, date and time or

@@ -754,12 +754,15 @@ func (p *parser) parseFunction() (node, error) {
 		name := strings.Join(words, " ")
 		p.addName(name)
 		f.params = append(f.params, name)
+		var ty *ftype
 		if p.isOp(":") {
 			p.advance()
-			if _, err := p.parseType(); err != nil {
+			var err error
+			if ty, err = p.parseType(); err != nil {
 				return nil, err
 			}
 		}
+		f.types = append(f.types, ty)
 		if p.isOp(",") {
 			p.advance()
 			continue

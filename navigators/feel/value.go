@@ -108,6 +108,7 @@ type Range struct {
 type Function struct {
 	name    string
 	params  []string
+	types   []*ftype
 	body    node
 	closure *frame
 	bi      *builtin
