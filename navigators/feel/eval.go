@@ -503,6 +503,9 @@ func (it iter) domain(e *env, f *frame) ([]any, bool) {
 }
 
 func intRange(e *env, lo, hi any) ([]any, bool) {
+	if da, ok := lo.(Date); ok {
+		return dateRange(e, da, hi)
+	}
 	a, ok1 := lo.(Number)
 	b, ok2 := hi.(Number)
 	if !ok1 || !ok2 || !a.IsInt() || !b.IsInt() {
@@ -530,6 +533,33 @@ func intRange(e *env, lo, hi any) ([]any, bool) {
 		for i := x; i >= y; i-- {
 			out = append(out, NewNumber(i))
 		}
+	}
+	return out, true
+}
+
+// dateRange lists the days from a to hi (a Date), either way (DMN 1.5).
+func dateRange(e *env, a Date, hi any) ([]any, bool) {
+	b, ok := hi.(Date)
+	if !ok {
+		return nil, false
+	}
+	ta, tb := a.utc(), b.utc()
+	days := (tb.Unix() - ta.Unix()) / 86400
+	n := days
+	if n < 0 {
+		n = -n
+	}
+	if n >= MaxSteps {
+		panic(limitPanic{fmt.Sprintf("range of %d days", n+1)})
+	}
+	e.step(int(n + 1))
+	out := make([]any, 0, n+1)
+	dir := 1
+	if days < 0 {
+		dir = -1
+	}
+	for i := int64(0); i <= n; i++ {
+		out = append(out, dateOf(ta.AddDate(0, 0, dir*int(i))))
 	}
 	return out, true
 }

@@ -90,6 +90,7 @@ func TestEval(t *testing.T) {
 		{"properties", `date("2024-05-17").weekday`, "5"},
 		{"sort with function", "sort([3,1,2], function(a, b) a < b)", "[1,2,3]"},
 		{"for with range", "for i in 1..3 return i * i", "[1,4,9]"},
+		{"for over days", `for d in @"2024-02-28"..@"2024-03-01" return d.day`, "[28,29,1]"},
 		{"string()", `string([1, "a", {b: null}])`, `"[1, \"a\", {b: null}]"`},
 		{"range value", "[1..5)", `"[1..5)"`},
 	}
