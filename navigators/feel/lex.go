@@ -36,6 +36,7 @@ type Pos struct {
 	Line, Col, Offset int
 }
 
+// String returns "line:column".
 func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
 
 // SyntaxError is a parse error with the position of the offending text.
@@ -44,6 +45,7 @@ type SyntaxError struct {
 	Msg string
 }
 
+// Error returns "line:column: message".
 func (e *SyntaxError) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 type lexer struct {

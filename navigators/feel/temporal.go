@@ -103,7 +103,7 @@ func NewDate(y int, m time.Month, d int) (Date, bool) {
 	return Date{y, m, d}, true
 }
 
-// Year, Month and Day return the date's fields.
+// Year returns the year (negative before year 1, 0 for 1 BC).
 func (d Date) Year() int { return d.year }
 
 // Month returns the month.
