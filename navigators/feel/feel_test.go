@@ -138,17 +138,25 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestWithNames(t *testing.T) {
-	x, err := feel.Parse(`Customer Name = "Ann" and is defined(Order Total)`, feel.WithNames("Customer Name", "Order Total"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := x.Eval(map[string]any{"Customer Name": "Ann", "Order Total": 3})
+	vars := map[string]any{"Customer Name": "Ann", "Order Total": 3, "in stock flag": true}
+	// Plain words side by side are one name without a declaration.
+	v, err := feel.MustParse(`Customer Name = "Ann" and Order Total > 2`).Eval(vars)
 	if err != nil || v != true {
 		t.Fatalf("got %v, %v; want true", v, err)
 	}
-	// Undeclared, the words are separate names: a syntax error here.
-	if _, err := feel.Parse(`Customer Name = "Ann"`); err == nil {
-		t.Fatal("undeclared multi-word name parsed")
+	// A name with a keyword in it needs WithNames.
+	if _, err := feel.Parse(`in stock flag`); err == nil {
+		t.Fatal("a name holding the keyword in parsed without WithNames")
+	}
+	x, err := feel.Parse(`in stock flag and is defined(Order Total)`, feel.WithNames("in stock flag"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := x.Eval(vars); err != nil || v != true {
+		t.Fatalf("got %v, %v; want true", v, err)
+	}
+	if got := strings.Join(x.Names(), ","); got != "Order Total,in stock flag" {
+		t.Errorf("Names() = %s", got)
 	}
 }
 
@@ -254,6 +262,33 @@ func TestCamundaExtensions(t *testing.T) {
 	} {
 		if got := evalJSON(t, src, nil); got != want {
 			t.Errorf("%s = %s, want %s", src, got, want)
+		}
+	}
+}
+
+// TestConcurrentEval evaluates one Expr from many goroutines: an *Expr and
+// the package's caches are safe to share.
+func TestConcurrentEval(t *testing.T) {
+	x := feel.MustParse(`matches(s, "^[a-z]+$") and {n: n * 2}.n > 10 and count(for i in 1..n return i) = n`)
+	done := make(chan error)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			for i := 0; i < 200; i++ {
+				v, err := x.Eval(map[string]any{"s": "abc", "n": 6 + g})
+				if err == nil && v != true {
+					err = errors.New("got " + feel.Format(v))
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
 		}
 	}
 }

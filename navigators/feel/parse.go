@@ -46,10 +46,11 @@ func (p *parser) isPrefix(n string) bool { return staticPrefixes[n] || p.prefixe
 // Option configures parsing.
 type Option func(*parser)
 
-// WithNames declares variable names that contain spaces (such as
-// "Customer Name"), so that the parser reads them as one name. Names of the
-// built-in functions, context keys and parameters written in the
-// expression itself need no declaration.
+// WithNames declares variable names that contain spaces and keywords
+// (such as "in stock"), so that the parser reads them as one name. Words
+// side by side that are not keywords are one name anyway ("Order Total"),
+// and names of built-in functions, context keys and parameters written in
+// the expression itself need no declaration.
 func WithNames(names ...string) Option {
 	return func(p *parser) {
 		for _, n := range names {
@@ -177,6 +178,16 @@ func (p *parser) name() (string, token) {
 		}
 	}
 	p.i += bestN
+	// Two names side by side are never valid FEEL, so further plain words
+	// (not keywords) continue the name: `Order Total`, `first name`.
+	for {
+		t := p.peek()
+		if t.kind != tName || keywords[t.text] || t.text == "?" {
+			break
+		}
+		best += " " + t.text
+		p.advance()
+	}
 	return best, first
 }
 
