@@ -140,7 +140,7 @@ func TestBounds(t *testing.T) {
 	if _, err := toml.Decode(doc, &data); err != nil {
 		t.Fatal(err)
 	}
-	c := &Checker{File: "p.toml", Index: tomlpos.Build([]byte(doc))}
+	c := &Checker{File: "p.toml", Index: mustScan(t, doc)}
 	c.Check(data, b, nil)
 	var got []string
 	for _, p := range c.Problems() {
@@ -170,4 +170,13 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("ParseSize(%q) succeeded", in)
 		}
 	}
+}
+
+func mustScan(t *testing.T, doc string) *tomlpos.Index {
+	t.Helper()
+	ix, err := tomlpos.Scan("p.toml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
 }

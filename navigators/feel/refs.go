@@ -1,0 +1,58 @@
+package feel
+
+import "sort"
+
+// Names returns the variables the expression reads from its scope, sorted:
+// names that are not built-in functions and are not bound inside the
+// expression (by for, some, every, function parameters, context entries,
+// or item and ? in filters and tests). A name bound anywhere in the
+// expression is left out everywhere, so the list may miss a variable that
+// shares a name with a local one; it never lists a local.
+//
+// Names lets a loader check, before anything runs, that a condition reads
+// only variables that can exist.
+func (x *Expr) Names() []string {
+	bound := map[string]bool{"item": true, "?": true, "partial": true}
+	walk(x.root, func(n node) {
+		switch v := n.(type) {
+		case *forNode:
+			for _, it := range v.iters {
+				bound[it.name] = true
+			}
+		case *quantNode:
+			for _, it := range v.iters {
+				bound[it.name] = true
+			}
+		case *funcNode:
+			for _, p := range v.params {
+				bound[p] = true
+			}
+		case *contextNode:
+			for _, k := range v.keys {
+				bound[k] = true
+			}
+		}
+	})
+	// Keys of contexts in a filtered list are in scope inside the filter.
+	inFilter := map[node]bool{}
+	walk(x.root, func(n node) {
+		if f, ok := n.(*filterNode); ok {
+			walk(f.f, func(m node) { inFilter[m] = true })
+		}
+	})
+	seen := map[string]bool{}
+	var out []string
+	walk(x.root, func(n node) {
+		r, ok := n.(*refNode)
+		if !ok || bound[r.name] || inFilter[n] || seen[r.name] {
+			return
+		}
+		if builtins[r.name] != nil {
+			return
+		}
+		seen[r.name] = true
+		out = append(out, r.name)
+	})
+	sort.Strings(out)
+	return out
+}
