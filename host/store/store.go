@@ -60,9 +60,8 @@ func (c Config) WithLogger(l *slog.Logger) Config { c.log = l; return c }
 // part of every Redactor; nil means the built-in patterns only.
 func (c Config) WithRedactor(r *Redactor) Config { c.red = r; return c }
 
-// WithReadOnly opens the store for reading only. Several read-only opens
-// may share a directory; none may share it with a writer (Badger's
-// read-only mode needs the writer gone, see doc.go).
+// WithReadOnly opens the store for reading only: a snapshot of it, taken
+// at Open, that a writer may go on writing beside (see doc.go).
 func (c Config) WithReadOnly(ro bool) Config { c.readOnly = ro; return c }
 
 // WithSyncCheckpoints chooses whether Checkpoint waits for an fsync
@@ -98,8 +97,9 @@ type Store struct {
 // Open opens (creating if needed, unless read-only) the store in dir.
 //
 // Only one process may open a directory for writing. If another holds
-// it, Open returns a *LockedError, which reads
-// "store .sextant is in use by pid 1234" and matches ErrLocked.
+// it, Open returns a *LockedError, which names the holder's pid and
+// command and matches ErrLocked. A read-only Open reads a snapshot and
+// works beside a writer.
 func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
