@@ -56,16 +56,25 @@
 // loss; WithSyncCheckpoints(false) trades that for speed. Span bursts are
 // written in as few transactions as Badger allows.
 //
-// # Locking
+// # Locking: one writer, many readers
 //
-// Open takes an advisory lock on .sextant/sextant.lock before opening
-// Badger and writes its pid there: exclusive for a writer, shared for a
-// read-only open. A second writer gets "store .sextant is in use by pid
-// 1234" (a *LockedError, errors.Is ErrLocked) instead of Badger's own
-// directory-lock message. Badger's read-only mode also takes a shared
-// lock, so readers can share a directory with each other but not with a
-// writer (Badger cannot read files another process is appending to); the
-// read-only error says to wait for or stop the writer. A read-only open
-// after an unclean shutdown first replays the write-ahead log under the
-// exclusive lock, which Badger's read-only mode cannot do.
+// A writer holds .sextant/sextant.lock exclusively for as long as it has
+// the store open, with its pid and command line inside; a second writer
+// gets "store .sextant is in use by pid 1234 (sextant run
+// pipeline.toml); wait for it to finish, or stop it, and run this
+// command again" (a *LockedError, errors.Is ErrLocked).
+//
+// A read-only Open never opens the store directory with Badger (whose
+// read-only mode cannot share a directory with a writer, and refuses a
+// write-ahead log a writer is appending to). It reads a snapshot: a
+// private directory under .sextant/snapshots/ with copies of the logs
+// (up to their last complete transaction), the MANIFEST and the tables,
+// and hard links to the value logs. If a writer has the store open, the
+// writer makes the snapshot, between two of its commits, when the reader
+// asks on .sextant/sextant.sock; otherwise the reader makes it while
+// holding .sextant/sextant.gate, which a writer that starts meanwhile
+// waits for (it does not fail). A reader thus sees one committed state,
+// never blocks a writer for longer than a copy, and never makes one
+// fail. While snapshots are in use the writer defers value-log garbage
+// collection, the only thing that deletes value logs. See RATIONALE.md.
 package store

@@ -489,6 +489,8 @@ func (im *importer) checkSpanRefs(ctx context.Context, r io.Reader) error {
 // write decodes the checked input again and writes it in a batch.
 func (im *importer) write(ctx context.Context, r io.Reader) (Counts, error) {
 	var n Counts
+	im.s.wmu.RLock() // an import is paused for no snapshot: readers wait for it
+	defer im.s.wmu.RUnlock()
 	wb := im.s.db.NewWriteBatch()
 	defer wb.Cancel()
 	first := true

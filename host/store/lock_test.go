@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,11 @@ func TestHelperProcess(t *testing.T) {
 	}
 	dir := os.Getenv("SEXTANT_STORE_DIR")
 	ctx := context.Background()
-	cfg := NewConfig().WithLogger(quietLog()).WithSyncCheckpoints(os.Getenv("SEXTANT_STORE_NOSYNC") == "")
+	log := quietLog()
+	if os.Getenv("SEXTANT_STORE_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stdout, nil))
+	}
+	cfg := NewConfig().WithLogger(log).WithSyncCheckpoints(os.Getenv("SEXTANT_STORE_NOSYNC") == "")
 	s, err := Open(ctx, dir, cfg)
 	if err != nil {
 		fmt.Println("error:", err)
@@ -36,6 +41,62 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("ready")
 		io.Copy(io.Discard, os.Stdin) // until the parent closes our stdin or kills us
 		s.Close()
+		os.Exit(0)
+	case "steps":
+		// A run that commits one step (checkpoint and span together) per
+		// line on stdin, so the parent knows exactly what is committed.
+		if err := s.CreateTask(ctx, &Task{ID: "crash", Pipeline: "p"}); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		if err := s.CreateExecution(ctx, &Execution{Task: "crash", ID: "e1"}); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("ready")
+		in := bufio.NewScanner(os.Stdin)
+		for step := uint64(1); in.Scan(); step++ {
+			state, _ := json.Marshal(map[string]uint64{"step": step})
+			sp := Span{Task: "crash", Execution: "e1", Seq: step, Name: "step", Start: time.Now(), End: time.Now()}
+			if err := s.Checkpoint(ctx, &Checkpoint{Task: "crash", Execution: "e1", Step: step, State: state}, sp); err != nil {
+				fmt.Println("error:", err)
+				os.Exit(1)
+			}
+			fmt.Printf("step %d\n", step)
+		}
+		if err := s.Close(); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "busy":
+		// A run that checkpoints as fast as it can, rewriting one span
+		// that carries the step number with each checkpoint, for 5 000
+		// steps; then it holds the store open until stdin closes.
+		if err := s.CreateTask(ctx, &Task{ID: "crash", Pipeline: "p"}); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		if err := s.CreateExecution(ctx, &Execution{Task: "crash", ID: "e1"}); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		for step := uint64(1); step <= 5000; step++ {
+			state, _ := json.Marshal(map[string]uint64{"step": step})
+			sp := Span{Task: "crash", Execution: "e1", Seq: 1, Name: "step", Start: time.Now(), End: time.Now(),
+				Attributes: Attributes{"step": Int(int64(step))}}
+			if err := s.Checkpoint(ctx, &Checkpoint{Task: "crash", Execution: "e1", Step: step, State: state}, sp); err != nil {
+				fmt.Println("error:", err)
+				os.Exit(1)
+			}
+			fmt.Printf("step %d\n", step)
+		}
+		fmt.Println("done")
+		io.Copy(io.Discard, os.Stdin)
+		if err := s.Close(); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	case "run":
 		// A run that checkpoints after every step, forever, until killed.
@@ -63,7 +124,7 @@ func TestHelperProcess(t *testing.T) {
 }
 
 // helper starts the helper process in mode on dir and waits until it
-// prints a line matching want.
+// prints the line want (or, for "~text", a line containing text).
 func helper(t *testing.T, mode, dir, want string, env ...string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
@@ -81,7 +142,7 @@ func helper(t *testing.T, mode, dir, want string, env ...string) (*exec.Cmd, io.
 		if strings.HasPrefix(sc.Text(), "error:") {
 			t.Fatalf("helper: %s", sc.Text())
 		}
-		if sc.Text() == want {
+		if sc.Text() == want || (strings.HasPrefix(want, "~") && strings.Contains(sc.Text(), want[1:])) {
 			return cmd, stdin, sc
 		}
 	}
@@ -94,15 +155,15 @@ func TestLockSecondProcess(t *testing.T) {
 	ctx := context.Background()
 	cmd, stdin, _ := helper(t, "hold", ".sextant", "ready")
 	pid := cmd.Process.Pid
+	want := fmt.Sprintf("store %%s is in use by pid %d (%s -test.run=^TestHelperProcess$ -test.count=1); wait for it to finish, or stop it, and run this command again", pid, filepath.Base(os.Args[0]))
 
 	tests := []struct {
 		name string
 		cfg  Config
 		want string
 	}{
-		{"writer", testConfig(), fmt.Sprintf("store .sextant is in use by pid %d", pid)},
-		{"reader", testConfig().WithReadOnly(true), fmt.Sprintf("store .sextant is in use by pid %d (a command that reads the store cannot share it with one that writes; wait for that process to finish, or stop it, and run this command again)", pid)},
-		{"writer by another name", testConfig(), fmt.Sprintf("store .sextant is in use by pid %d", pid)},
+		{"writer", testConfig(), fmt.Sprintf(want, ".sextant")},
+		{"writer by another name", testConfig(), fmt.Sprintf(want, ".sextant")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,7 +211,7 @@ func TestLockSameProcess(t *testing.T) {
 	must(t, err)
 	defer s.Close()
 	_, err = Open(context.Background(), dir, testConfig())
-	wantErr(t, err, fmt.Sprintf("store %s is in use by pid %d", dir, os.Getpid()))
+	wantErr(t, err, fmt.Sprintf("store %s is in use by pid %d (%s); wait for it to finish, or stop it, and run this command again", dir, os.Getpid(), holderCommand()))
 }
 
 // TestKillDuringRun kills a process that checkpoints after every step
@@ -231,8 +292,23 @@ func TestReadOnly(t *testing.T) {
 	wantErr(t, r1.CreateTask(ctx, &Task{ID: "t2", Pipeline: "p"}), fmt.Sprintf(`create task "t2": store %s: store is open read-only`, dir))
 	wantErr(t, r1.AppendSpans(ctx, []Span{{}}), fmt.Sprintf(`write spans: store %s: store is open read-only`, dir))
 
-	_, err = Open(ctx, dir, testConfig())
-	wantErr(t, err, fmt.Sprintf("store %s is in use by pid %d", dir, os.Getpid()))
+	// Readers read snapshots: a writer opens beside them, and its writes
+	// reach later readers only.
+	w, err := Open(ctx, dir, testConfig())
+	must(t, err)
+	defer w.Close()
+	seed(t, w, "t2", 2)
+	if _, err := r1.Task(ctx, "t2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an earlier reader sees a later write: %v", err)
+	}
+	r3, err := Open(ctx, dir, testConfig().WithReadOnly(true))
+	must(t, err)
+	defer r3.Close()
+	tr, err = r3.Tree(ctx, "t2")
+	must(t, err)
+	if len(tr.Executions[0].Spans) != 2 {
+		t.Fatalf("read %d spans", len(tr.Executions[0].Spans))
+	}
 }
 
 // A process killed while Badger creates a log file leaves it empty, and

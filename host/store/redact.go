@@ -43,6 +43,13 @@ type rule struct {
 const secretKeys = `(?:proxy-)?authorization|x-api-key|x-goog-api-key|api[-_]?key|client[-_]?secret|secret[-_]?key|secret|password|passwd|` +
 	`access[-_]?token|refresh[-_]?token|id[-_]?token|session[-_]?token|auth[-_]?token|cookie|set-cookie`
 
+// secretName matches a field or parameter name that holds a secret: one
+// that ends in one of these words, with any prefix (db_password,
+// aws_secret_access_key, X-Auth-Token, clientSecret). Names that only
+// contain such a word (max_tokens, token_count, author, passwordless)
+// do not match, because the name must end where the separator begins.
+const secretName = `[A-Za-z0-9_.-]*?(?:password|passwd|passphrase|pwd|secret|token|api[-_]?key|apikey|access[-_]?key|private[-_]?key|auth|authorization|bearer|credentials?|cookie)`
+
 // builtinRules are always on; configuration can add rules, never remove these.
 var builtinRules = []struct {
 	name, re, repl string
@@ -65,6 +72,29 @@ var builtinRules = []struct {
 	re:    `(?i)([?&](?:api[-_]?key|key|access[-_]?token|token|sig|signature)=)[^&#\s"\\]+`,
 	repl:  `${1}` + Redacted,
 	hints: []string{"key=", "token=", "sig=", "signature="},
+}, {
+	// A JSON field whose name says secret, at any depth, also inside a
+	// JSON document that is itself a JSON string: {"db_password":"…"}.
+	name:  "secret-named field",
+	re:    `(?i)(\\?")(` + secretName + `)(\\?"\s*:\s*\\?")[^"\\]+`,
+	repl:  `${1}${2}${3}` + Redacted,
+	hints: secretHints,
+}, {
+	// The same with a number: {"pin_password": 1234} becomes a string,
+	// so the JSON stays valid.
+	name:  "secret-named number",
+	re:    `(?i)(\\?")(` + secretName + `)(\\?")(\s*:\s*)-?[0-9][0-9.eE+-]*`,
+	repl:  `${1}${2}${3}${4}${3}` + Redacted + `${3}`,
+	hints: secretHints,
+}, {
+	// Text assignments inside strings: password=…, aws_secret_access_key
+	// = "…" (TOML), password: … (YAML, headers), ?token=… (URLs),
+	// X-Auth-Token: Bearer …. The value ends at white space, a quote, a
+	// backslash (an escape in JSON) or &; a scheme word is kept.
+	name:  "secret assignment",
+	re:    `(?i)(^|[^A-Za-z0-9_.-])(` + secretName + `)(\s*[:=]\s*(?:\\"|')?(?:(?:bearer|basic|token|digest)\s+)?)[^\s"'\\&<>]+`,
+	repl:  `${1}${2}${3}` + Redacted,
+	hints: secretHints,
 }, {
 	name:  "bearer token",
 	re:    `(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{16,}`,
@@ -102,6 +132,10 @@ var builtinRules = []struct {
 	repl:  Redacted,
 	hints: []string{"private key-----"},
 }}
+
+// secretHints are the lower-case substrings one of which every secret
+// name holds.
+var secretHints = []string{"passw", "passphrase", "pwd", "secret", "token", "key", "auth", "bearer", "credential", "cookie"}
 
 var (
 	defaultRedactor     *Redactor

@@ -33,11 +33,47 @@ func TestRedactBuiltins(t *testing.T) {
 		{"task-like id is not a key", `task-0123456789abcdefghij`, `task-0123456789abcdefghij`},
 		{"max_tokens stays", `{"max_tokens":100,"input_tokens":3}`, `{"max_tokens":100,"input_tokens":3}`},
 		{"token count prose stays", `we used 12 tokens; the bearer bonds`, `we used 12 tokens; the bearer bonds`},
+
+		// Secrets by name: key=value, YAML, TOML, JSON, URL and header forms.
+		{"k=v in a JSON string", `{"body":"login with password=hunter2hunter2 today"}`, `{"body":"login with password=[REDACTED] today"}`},
+		{"aws secret k=v", `aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`, `aws_secret_access_key=[REDACTED]`},
+		{"k=v before an escaped newline", `{"b":"passwd=s3cr3t\nnext line"}`, `{"b":"passwd=[REDACTED]\nnext line"}`},
+		{"yaml", "db:\n  password: hunter2\n  user: bob", "db:\n  password: [REDACTED]\n  user: bob"},
+		{"toml in a JSON string", `{"cfg":"client_secret = \"abc123def\"\nname = \"x\""}`, `{"cfg":"client_secret = \"[REDACTED]\"\nname = \"x\""}`},
+		{"toml", `api_key = 'abc123'`, `api_key = '[REDACTED]'`},
+		{"url query", `GET https://h/x?user=bob&access_token=abc.def&page=2`, `GET https://h/x?user=bob&access_token=[REDACTED]&page=2`},
+		{"url query token", `https://h/cb?token=abcdef123`, `https://h/cb?token=[REDACTED]`},
+		{"auth token header", `X-Auth-Token: Bearer abcdef0123`, `X-Auth-Token: Bearer [REDACTED]`},
+		{"pwd", `mysql -u root pwd=toor`, `mysql -u root pwd=[REDACTED]`},
+		{"json field by name", `{"db_password":"hunter2","user":"bob"}`, `{"db_password":"[REDACTED]","user":"bob"}`},
+		{"json camelCase", `{"clientSecret": "abc", "accessToken":"t0k"}`, `{"clientSecret": "[REDACTED]", "accessToken":"[REDACTED]"}`},
+		{"json nested", `{"a":{"b":[{"private_key":"-k-"}]}}`, `{"a":{"b":[{"private_key":"[REDACTED]"}]}}`},
+		{"json number", `{"pin_password":1234,"n":1}`, `{"pin_password":"[REDACTED]","n":1}`},
+		{"escaped json field", `{"body":"{\"credentials\":\"u:p\"}"}`, `{"body":"{\"credentials\":\"[REDACTED]\"}"}`},
+		{"escaped json number", `{"body":"{\"password\":42}"}`, `{"body":"{\"password\":\"[REDACTED]\"}"}`},
+
+		// Not secrets: names that only contain a secret word, prose, usage.
+		{"tokens usage field", `tokens: 194`, `tokens: 194`},
+		{"usage json", `{"usage":{"input_tokens":3,"output_tokens":5,"total_tokens":8}}`, `{"usage":{"input_tokens":3,"output_tokens":5,"total_tokens":8}}`},
+		{"max_tokens k=v", `max_tokens=100 token_count=5`, `max_tokens=100 token_count=5`},
+		{"token prose", `the token was used; a secret of success; password reset`, `the token was used; a secret of success; password reset`},
+		{"author", `{"author":"Jane","auth_method":"oauth","passwordless":true}`, `{"author":"Jane","auth_method":"oauth","passwordless":true}`},
+		{"secretary", `secretary: Bob`, `secretary: Bob`},
+		{"key alone", `{"key":"v","monkey":"m"} key=value`, `{"key":"v","monkey":"m"} key=value`},
+		{"object value kept", `{"auth":{"user":"bob"}}`, `{"auth":{"user":"bob"}}`},
+		{"already redacted", `password=[REDACTED]`, `password=[REDACTED]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := r.RedactString(tt.in); got != tt.want {
+			got := r.RedactString(tt.in)
+			if got != tt.want {
 				t.Fatalf("\n got: %s\nwant: %s", got, tt.want)
+			}
+			if again := r.RedactString(got); again != got {
+				t.Fatalf("not idempotent:\n once: %s\ntwice: %s", got, again)
+			}
+			if json.Valid([]byte(tt.in)) && !json.Valid([]byte(got)) {
+				t.Fatalf("valid JSON made invalid: %s", got)
 			}
 		})
 	}

@@ -153,6 +153,8 @@ func (s *Store) AppendSpans(ctx context.Context, spans []Span) error {
 		mu.Unlock()
 	}
 	var kvs []kv
+	s.wmu.RLock() // until every commit below is done: no snapshot in between
+	defer s.wmu.RUnlock()
 	for off := 0; off < len(spans); off += spanChunk {
 		if err := ctx.Err(); err != nil {
 			fail(err)
@@ -333,6 +335,8 @@ func (s *Store) writeKVs(ctx context.Context, kvs []kv) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.wmu.RLock()
+	defer s.wmu.RUnlock()
 	txn := s.db.NewTransaction(true)
 	defer func() { txn.Discard() }()
 	for _, e := range kvs {

@@ -60,9 +60,8 @@ func (c Config) WithLogger(l *slog.Logger) Config { c.log = l; return c }
 // part of every Redactor; nil means the built-in patterns only.
 func (c Config) WithRedactor(r *Redactor) Config { c.red = r; return c }
 
-// WithReadOnly opens the store for reading only. Several read-only opens
-// may share a directory; none may share it with a writer (Badger's
-// read-only mode needs the writer gone, see doc.go).
+// WithReadOnly opens the store for reading only: a snapshot of it, taken
+// at Open, that a writer may go on writing beside (see doc.go).
 func (c Config) WithReadOnly(ro bool) Config { c.readOnly = ro; return c }
 
 // WithSyncCheckpoints chooses whether Checkpoint waits for an fsync
@@ -76,6 +75,10 @@ type Store struct {
 	db      *badger.DB
 	lock    *dirLock
 	dir     string // as the user named it, for messages
+	absDir  string
+	snap    *snapshot    // a reader's copy of the store
+	srv     *snapServer  // a writer's snapshot service
+	wmu     sync.RWMutex // held shared by every commit, exclusively while a snapshot is taken
 	clock   func() time.Time
 	log     *slog.Logger
 	red     *Redactor
@@ -94,8 +97,9 @@ type Store struct {
 // Open opens (creating if needed, unless read-only) the store in dir.
 //
 // Only one process may open a directory for writing. If another holds
-// it, Open returns a *LockedError, which reads
-// "store .sextant is in use by pid 1234" and matches ErrLocked.
+// it, Open returns a *LockedError, which names the holder's pid and
+// command and matches ErrLocked. A read-only Open reads a snapshot and
+// works beside a writer.
 func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -131,16 +135,23 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", s.dir, err)
 	}
 
-	lock, db, err := s.open(dir)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", s.dir, err)
+	}
+	s.absDir = abs
+	db, err := s.open(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	s.lock, s.db = lock, db
+	s.db = db
 	if err := s.checkMeta(); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	if !s.ro {
+		s.serveSnapshots()
+		s.lock.openDone()
 		s.stopGC, s.gcDone = make(chan struct{}), make(chan struct{})
 		go s.gcLoop(gcInterval)
 	}
@@ -162,8 +173,16 @@ func (s *Store) gcLoop(every time.Duration) {
 			return
 		case <-t.C:
 		}
+		if liveSnapshots(s.absDir) {
+			// Garbage collection deletes value logs, which readers'
+			// snapshots link; Badger truncates before unlinking.
+			s.log.Debug("value log garbage collection deferred: readers hold snapshots")
+			continue
+		}
 		for n := 0; ; n++ {
+			s.wmu.RLock() // garbage collection deletes value logs: not while a snapshot links them
 			err := s.db.RunValueLogGC(0.5)
+			s.wmu.RUnlock()
 			if err != nil {
 				if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
 					s.log.Warn("value log garbage collection", "err", err)
@@ -175,61 +194,64 @@ func (s *Store) gcLoop(every time.Duration) {
 	}
 }
 
-func (s *Store) open(dir string) (*dirLock, *badger.DB, error) {
-	lock, err := lockDir(dir, s.dir, s.ro)
+// open opens Badger: the store directory itself for a writer, a
+// snapshot of it for a reader.
+func (s *Store) open(ctx context.Context, dir string) (*badger.DB, error) {
+	if s.ro {
+		return s.openSnapshot(ctx, dir)
+	}
+	lock, err := lockWriter(ctx, dir, s.dir, s.log)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if !s.ro {
-		if err := s.removeEmptyLogs(dir); err != nil {
-			lock.release()
-			return nil, nil, err
-		}
-	}
-	db, err := badger.Open(s.badgerOptions(dir, s.ro))
-	if err == nil {
-		return lock, db, nil
-	}
-	lock.release()
-	// Badger wraps this error with %+v, not %w: match its text.
-	if !s.ro || !strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error()) {
-		return nil, nil, fmt.Errorf("open store %s: %w", s.dir, err)
-	}
-	// The last writer died without closing (kill -9, power loss): its
-	// write-ahead log needs replaying, which Badger does only in
-	// read-write mode. Do that once under the exclusive lock, then open
-	// read-only as asked.
-	s.log.Info("recovering store after an unclean shutdown")
-	if err := s.recover(dir); err != nil {
-		return nil, nil, err
-	}
-	if lock, err = lockDir(dir, s.dir, true); err != nil {
-		return nil, nil, err
-	}
-	if db, err = badger.Open(s.badgerOptions(dir, true)); err != nil {
-		lock.release()
-		return nil, nil, fmt.Errorf("open store %s: %w", s.dir, err)
-	}
-	return lock, db, nil
-}
-
-func (s *Store) recover(dir string) error {
-	lock, err := lockDir(dir, s.dir, false)
-	if err != nil {
-		return err
-	}
-	defer lock.release()
 	if err := s.removeEmptyLogs(dir); err != nil {
-		return err
+		lock.release()
+		return nil, err
 	}
 	db, err := badger.Open(s.badgerOptions(dir, false))
 	if err != nil {
-		return fmt.Errorf("open store %s: recover: %w", s.dir, err)
+		lock.release()
+		return nil, fmt.Errorf("open store %s: %w", s.dir, err)
 	}
-	if err := db.Close(); err != nil {
-		return fmt.Errorf("open store %s: recover: %w", s.dir, err)
+	s.lock = lock
+	return db, nil
+}
+
+// openSnapshot opens a snapshot of the store read-only: made by the
+// writer if one has the store open, else by this reader while it holds
+// the gate, which keeps writers out for that moment only.
+func (s *Store) openSnapshot(ctx context.Context, dir string) (*badger.DB, error) {
+	lock, writer, err := lockReader(ctx, dir, s.dir, s.log)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	sn, err := newSnapshot(dir)
+	if err != nil {
+		lock.release()
+		return nil, fmt.Errorf("open store %s: snapshot: %w", s.dir, err)
+	}
+	if writer != nil {
+		if err := askSnapshot(ctx, s.absDir, sn.dir); err != nil {
+			sn.remove()
+			writer.Reason = err.Error()
+			return nil, writer
+		}
+	} else {
+		hook("reader")
+		err := takeSnapshot(dir, sn.dir)
+		lock.release()
+		if err != nil {
+			sn.remove()
+			return nil, fmt.Errorf("open store %s: snapshot: %w", s.dir, err)
+		}
+	}
+	db, err := badger.Open(s.badgerOptions(sn.dir, true))
+	if err != nil {
+		sn.remove()
+		return nil, fmt.Errorf("open store %s: %w", s.dir, err)
+	}
+	s.snap = sn
+	return db, nil
 }
 
 // removeEmptyLogs deletes zero-length .vlog and .mem files, which a
@@ -333,6 +355,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.srv.stop()
 	if s.stopGC != nil {
 		close(s.stopGC)
 		<-s.gcDone
@@ -341,9 +364,8 @@ func (s *Store) Close() error {
 	if s.db != nil {
 		err = s.db.Close()
 	}
-	if s.lock != nil {
-		s.lock.release()
-	}
+	s.lock.release()
+	s.snap.remove()
 	if err != nil {
 		return fmt.Errorf("close store %s: %w", s.dir, err)
 	}
@@ -381,7 +403,9 @@ func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		s.wmu.RLock()
 		err := s.db.Update(fn)
+		s.wmu.RUnlock()
 		if errors.Is(err, badger.ErrConflict) && attempt < 10 {
 			continue
 		}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package store
+
+import "os"
+
+func cloneFile(dst, src *os.File) bool { return false }
