@@ -340,8 +340,8 @@ func TestContainment(t *testing.T) {
 		slow    bool
 	}{
 		{mode: "ok", reasons: []string{"behaved"}},
-		{mode: "loop", cfg: Config{CallTimeout: time.Second}, want: `plugin "misbehave": call exceeded 1s deadline`, is: []error{context.DeadlineExceeded, sdk.ErrTimeout}},
-		{mode: "sleep", cfg: Config{CallTimeout: time.Second}, want: `plugin "misbehave": call exceeded 1s deadline`, is: []error{context.DeadlineExceeded, sdk.ErrTimeout}},
+		{mode: "loop", cfg: Config{CallTimeout: time.Second}, want: `plugin "misbehave": gate.check: deadline exceeded after 1s`, is: []error{context.DeadlineExceeded, sdk.ErrTimeout}},
+		{mode: "sleep", cfg: Config{CallTimeout: time.Second}, want: `plugin "misbehave": gate.check: deadline exceeded after 1s`, is: []error{context.DeadlineExceeded, sdk.ErrTimeout}},
 		{mode: "membomb", cfg: Config{CallTimeout: time.Minute}, want: `plugin "misbehave": out of memory (limit 64 MiB)`},
 		// No preopened directories: every path is a bad file descriptor.
 		{mode: "readfile", want: `plugin "misbehave": read /etc/passwd: open /etc/passwd: Bad file number`, is: []error{sdk.ErrInternal}},
@@ -358,7 +358,7 @@ func TestContainment(t *testing.T) {
 			want: `plugin "misbehave": response of 104857643 bytes exceeds the 16 MiB limit`},
 		{mode: "stdout", reasons: []string{"printed garbage"}, logs: []string{
 			`level=INFO msg="garbage on stdout \\x00\\x01\\x02 \{not json" plugin=misbehave stream=stdout`,
-			`level=WARN msg="plugin output dropped" plugin=misbehave stream=stdout lines=800`}},
+			`level=WARN msg="plugin output dropped" plugin=misbehave stream=stdout lines=800 limit=200`}},
 		{mode: "stderr", reasons: []string{"wrote stderr"}, logs: []string{
 			`level=INFO msg="misbehave: a line on stderr" plugin=misbehave stream=stderr`}},
 		{mode: "crash", want: `plugin "misbehave": exited with code 3`},
@@ -424,7 +424,7 @@ func TestCancel(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			time.AfterFunc(100*time.Millisecond, cancel)
 			_, err := c.Check(ctx, &sdk.Comparison{Config: map[string]any{"mode": mode}})
-			if want := `plugin "misbehave": call canceled: context canceled`; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
+			if want := `plugin "misbehave": gate.check canceled: context canceled`; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
 				t.Errorf("err = %v, want %q", err, want)
 			}
 			if _, err := c.Check(t.Context(), &sdk.Comparison{Config: map[string]any{"mode": "ok"}}); err != nil {
@@ -599,7 +599,7 @@ func TestABIFaults(t *testing.T) {
 		},
 			`plugin "misbehave-wat": out of memory (limit 64 MiB)`, nil},
 		{"loop", 300 * time.Millisecond, func(ctx context.Context, c *plugin.Client) error { _, err := c.IO(ctx, &sdk.IORequest{}); return err },
-			`plugin "misbehave-wat": call exceeded 300ms deadline`, sdk.ErrTimeout},
+			`plugin "misbehave-wat": navigator.io: deadline exceeded after 300ms`, sdk.ErrTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, c := open(t, "misbehave-wat", path, Config{SHA256: sum, CallTimeout: tc.timeout})
