@@ -69,13 +69,17 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 	if err != nil {
 		return err
 	}
-	prep, err := run.Prepare(ctx, path, reg, a.logger)
+	prep, err := run.Prepare(ctx, path, reg, a.logger, run.WithoutCredentials())
 	if err != nil {
 		return err
 	}
 	defer prep.Close(context.WithoutCancel(ctx))
 	p, base := prep.Pipeline, prep.Strategy
 	cfg, err := a.replayConfig(p, f)
+	if err != nil {
+		return err
+	}
+	prepOpts, err := replayCredentials(p, cfg.OnMiss)
 	if err != nil {
 		return err
 	}
@@ -100,7 +104,7 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 		var out []replay.Result
 		err := replay.Run(ctx, replay.Config{Source: src, Pipeline: p.Name, Strategies: strategies, OnMiss: cfg.OnMiss,
 			Workers: cfg.Workers, Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger, Cache: cache,
-			Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) { return run.Prepare(ctx, path, reg, a.logger) }},
+			Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) { return run.Prepare(ctx, path, reg, a.logger, prepOpts...) }},
 			func(r replay.Result) error { out = append(out, r); return nil })
 		return out, err
 	}

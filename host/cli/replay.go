@@ -110,7 +110,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if err != nil {
 		return err
 	}
-	prep, err := run.Prepare(ctx, path, reg, a.logger)
+	prep, err := run.Prepare(ctx, path, reg, a.logger, run.WithoutCredentials())
 	if err != nil {
 		return err
 	}
@@ -137,6 +137,10 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if err != nil {
 		return err
 	}
+	prepOpts, err := replayCredentials(p, cfg.OnMiss)
+	if err != nil {
+		return err
+	}
 	src, cleanup, err := a.replaySource(ctx, p, f)
 	if err != nil {
 		return err
@@ -150,7 +154,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	rc := replay.Config{Source: src, Pipeline: p.Name, Strategies: strategies, OnMiss: cfg.OnMiss, Workers: cfg.Workers,
 		Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger, Cache: cache,
 		Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) {
-			return run.Prepare(ctx, path, reg, a.logger)
+			return run.Prepare(ctx, path, reg, a.logger, prepOpts...)
 		}}
 	if rc.Shard, rc.Shards, err = parseShard(f.shard); err != nil {
 		return err

@@ -115,3 +115,11 @@ func bindProvider(name string, prov sdk.Provider, cfg map[string]any, env, key s
 	}
 	return &boundProvider{Provider: prov, config: bound}
 }
+
+// CheckCredentials reports every provider block whose api_key_env names
+// an unset environment variable, as Prepare would without
+// WithoutCredentials.
+func CheckCredentials(p *pipeline.Pipeline) error {
+	_, err := credentials(p, false)
+	return err
+}
