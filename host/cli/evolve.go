@@ -104,7 +104,9 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 		var out []replay.Result
 		err := replay.Run(ctx, replay.Config{Source: src, Pipeline: p.Name, Strategies: strategies, OnMiss: cfg.OnMiss,
 			Workers: cfg.Workers, Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger, Cache: cache,
-			Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) { return run.Prepare(ctx, path, reg, a.logger, prepOpts...) }},
+			Versions: versions(reg, p), Prepare: func(ctx context.Context) (*run.Prepared, error) {
+				return run.Prepare(ctx, path, reg, a.logger, prepOpts...)
+			}},
 			func(r replay.Result) error { out = append(out, r); return nil })
 		return out, err
 	}
