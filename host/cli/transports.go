@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/sextant-dev/sextant/host/plugin"
 	"github.com/sextant-dev/sextant/host/plugin/process"
@@ -40,20 +39,8 @@ func transportOptions(logger *slog.Logger) []plugin.Option {
 	dialProcess := func(ctx context.Context, m *plugin.Manifest, g plugin.Grant) (plugin.Conn, error) {
 		return process.Open(ctx, process.Config{
 			Name: m.Name, Command: append([]string{m.ArtifactPath()}, m.Process.Args...), Dir: m.Dir(),
-			SHA256: m.Artifact().SHA256, CallTimeout: g.Timeout, MemoryLimit: int64(g.Memory), Env: credentialEnv(g.Credentials), Logger: logger,
+			SHA256: m.Artifact().SHA256, CallTimeout: g.Timeout, MemoryLimit: int64(g.Memory), Env: plugin.CredentialEnv(g.Credentials), Logger: logger,
 		})
 	}
 	return []plugin.Option{plugin.WithDialer(plugin.TransportWasm, dialWasm), plugin.WithDialer(plugin.TransportProcess, dialProcess)}
-}
-
-// credentialEnv binds a process plugin's credentials once, at start: each
-// becomes a variable of the child's environment under its own name (the
-// api_key_env the pipeline names), where sdk.HTTP looks for it.
-func credentialEnv(creds map[string]string) []string {
-	out := make([]string, 0, len(creds))
-	for name, secret := range creds {
-		out = append(out, name+"="+secret)
-	}
-	sort.Strings(out)
-	return out
 }

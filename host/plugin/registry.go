@@ -200,6 +200,19 @@ func (r *Registry) OpenKind(ctx context.Context, name string, want sdk.Kind, g G
 	return &Handle{Entry: e, Plugin: c, closer: c.(closer).Close}, nil
 }
 
+// CredentialEnv is how a process plugin's credentials are bound, once, at
+// start: each becomes a KEY=VALUE variable of the child's environment under
+// its own name (the api_key_env the pipeline names), where sdk.HTTP looks
+// for it. The result is sorted.
+func CredentialEnv(creds map[string]string) []string {
+	out := make([]string, 0, len(creds))
+	for name, secret := range creds {
+		out = append(out, name+"="+secret)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // grantedHTTP keeps the grants the manifest asked for: a pipeline can
 // narrow a plugin's network reach but never widen it past its request.
 func grantedHTTP(requested, granted []string) []string {

@@ -39,9 +39,9 @@ func (k *keyProvider) Chat(_ context.Context, r *sdk.ChatRequest) (*sdk.ChatResp
 }
 
 // onePipeline writes a one-step chain pipeline whose default provider
-// uses the plugin use, with api_key_env = env and the extra TOML lines
-// extra, and returns its path.
-func onePipeline(t *testing.T, use, env, extra string) string {
+// uses the plugin use, with api_key_env = env and the lines block, followed
+// by the extra TOML lines extra, and returns its path.
+func onePipeline(t *testing.T, use, env, block, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -55,6 +55,7 @@ file = "strategy.toml"
 use = "` + use + `"
 api_key_env = "` + env + `"
 retries = 3
+` + block + `
 [steps.ask]
 kind = "llm"
 prompt = "hello {{ .input.topic }}"
@@ -117,7 +118,7 @@ func TestCredentialsBoundOnce(t *testing.T) {
 		{false, map[string]any{sdk.ConfigAPIKey: key}},
 	} {
 		kp := &keyProvider{name: "key-provider", credentials: tc.credentials}
-		prep, err := run.Prepare(t.Context(), onePipeline(t, kp.name, env, ""), registryWith(t, kp), quietLogger())
+		prep, err := run.Prepare(t.Context(), onePipeline(t, kp.name, env, "", ""), registryWith(t, kp), quietLogger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func TestPrepareWithoutCredentials(t *testing.T) {
 	const env = "SEXTANT_TEST_UNSET_KEY"
 	t.Setenv(env, "")
 	kp := &keyProvider{name: "key-provider", credentials: true}
-	path := onePipeline(t, kp.name, env, "")
+	path := onePipeline(t, kp.name, env, "", "")
 	reg := registryWith(t, kp)
 
 	_, err := run.Prepare(t.Context(), path, reg, quietLogger())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/plugintest"
 	"github.com/sextant-dev/sextant/host/plugin"
+	"github.com/sextant-dev/sextant/host/plugin/process"
 	"github.com/sextant-dev/sextant/host/plugin/wasm"
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/sdk"
@@ -98,14 +99,9 @@ func (r *recorder) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
 	return r.Conn.RoundTrip(ctx, req)
 }
 
-// TestWasmCredentialInjection runs the first-party openai provider as a
-// wasm plugin against a local OpenAI-compatible server: the host binds the
-// key once, its http function fills in the Authorization header the plugin
-// asks for, and the key appears in no request envelope the sandbox
-// receives, nor in the answer it reads back (the server echoes it).
-func TestWasmCredentialInjection(t *testing.T) {
-	const env, key = "SEXTANT_TEST_WASM_KEY", "sk-test-wasm-0123456789abcdef"
-	t.Setenv(env, key)
+// keyEchoServer is an OpenAI-compatible server that answers every chat
+// with the Authorization header it received, and remembers them.
+func keyEchoServer(t *testing.T) (*httptest.Server, *sync.Map) {
 	var seen sync.Map
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth := r.Header.Get("Authorization")
@@ -117,34 +113,48 @@ func TestWasmCredentialInjection(t *testing.T) {
 			"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 2},
 		})
 	}))
-	defer srv.Close()
-	hostPort := strings.TrimPrefix(srv.URL, "http://")
+	t.Cleanup(srv.Close)
+	return srv, &seen
+}
 
-	// Install the openai provider as a wasm plugin beside the pipeline.
-	path := onePipeline(t, "openai", env, fmt.Sprintf(`[plugins.openai]
-allow_http = [%q]
-`, hostPort))
-	b, _ := os.ReadFile(path)
-	b = []byte(strings.Replace(string(b), `api_key_env = "`+env+`"`, `api_key_env = "`+env+`"`+"\nbase_url = \""+srv.URL+"/v1\"", 1))
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+// installOpenAI writes a pipeline whose default provider is the openai
+// plugin at srv with its key in env, and installs the plugin beside it
+// from artifact with the manifest section section ("[wasm]…" or
+// "[process]…"). It returns the pipeline's path and the plugin folder.
+func installOpenAI(t *testing.T, srv *httptest.Server, env, artifact, file, section string) (string, string) {
+	t.Helper()
+	hostPort := strings.TrimPrefix(srv.URL, "http://")
+	path := onePipeline(t, "openai", env, fmt.Sprintf("base_url = %q", srv.URL+"/v1"),
+		fmt.Sprintf("[plugins.openai]\nallow_http = [%q]\n", hostPort))
 	dir := filepath.Join(filepath.Dir(path), "plugins", "openai")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	mod, err := os.ReadFile(plugintest.Wasm(t, "plugins/openai/plugin"))
+	mod, err := os.ReadFile(artifact)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "openai.wasm"), mod, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, file), mod, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	manifest := fmt.Sprintf("name = \"openai\"\nkind = \"provider\"\nversion = \"1.0.0\"\napi = 1\n[wasm]\nfile = \"openai.wasm\"\n[requests]\nhttp = [%q]\n", hostPort)
+	manifest := fmt.Sprintf("name = \"openai\"\nkind = \"provider\"\nversion = \"1.0.0\"\napi = 1\n%s\n[requests]\nhttp = [%q]\n", section, hostPort)
 	if err := os.WriteFile(filepath.Join(dir, "plugin.toml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := plugin.Discover([]string{filepath.Dir(dir)}, sdk.Registered())
+	return path, filepath.Dir(dir)
+}
+
+// TestWasmCredentialInjection runs the first-party openai provider as a
+// wasm plugin against a local OpenAI-compatible server: the host binds the
+// key once, its http function fills in the Authorization header the plugin
+// asks for, and the key appears in no request envelope the sandbox
+// receives, nor in the answer it reads back (the server echoes it).
+func TestWasmCredentialInjection(t *testing.T) {
+	const env, key = "SEXTANT_TEST_WASM_KEY", "sk-test-wasm-0123456789abcdef"
+	t.Setenv(env, key)
+	srv, seen := keyEchoServer(t)
+	path, plugins := installOpenAI(t, srv, env, plugintest.Wasm(t, "plugins/openai/plugin"), "openai.wasm", "[wasm]\nfile = \"openai.wasm\"")
+	entries, err := plugin.Discover([]string{plugins}, sdk.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,14 +193,60 @@ allow_http = [%q]
 	if want := "you sent Bearer [credential]"; resp.Text != want {
 		t.Errorf("answer %q, want %q (the echoed key masked)", resp.Text, want)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.sent) < 2 {
-		t.Fatalf("%d envelopes recorded, want describe and chat", len(rec.sent))
+	rec.check(t, key)
+}
+
+// TestProcessCredentialEnv runs the openai provider as a process plugin:
+// the key is bound once, in the child's environment (plugin.CredentialEnv,
+// as the CLI's dialer does), and no call carries it.
+func TestProcessCredentialEnv(t *testing.T) {
+	const env, key = "SEXTANT_TEST_PROCESS_KEY", "sk-test-process-0123456789abcdef"
+	t.Setenv(env, key)
+	srv, seen := keyEchoServer(t)
+	path, plugins := installOpenAI(t, srv, env, plugintest.Native(t, "plugins/openai/plugin"), "openai", "[process]\ncommand = \"./openai\"")
+	entries, err := plugin.Discover([]string{plugins}, sdk.Registered())
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, env := range rec.sent {
+	var rec *recorder
+	dial := func(ctx context.Context, m *plugin.Manifest, g plugin.Grant) (plugin.Conn, error) {
+		conn, err := process.Open(ctx, process.Config{Name: m.Name, Command: []string{m.ArtifactPath()}, Dir: m.Dir(),
+			Env: plugin.CredentialEnv(g.Credentials), Logger: quietLogger()})
+		if err != nil {
+			return nil, err
+		}
+		rec = &recorder{Conn: conn}
+		return rec, nil
+	}
+	reg := plugin.NewRegistry(entries, plugin.WithDialer(plugin.TransportProcess, dial), plugin.WithLogger(quietLogger()))
+	prep, err := run.Prepare(t.Context(), path, reg, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prep.Close(context.Background())
+	if rec == nil {
+		t.Fatal("the openai plugin was not opened as a process")
+	}
+	if _, err := ask(t, prep); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := seen.Load("Bearer " + key); !ok {
+		t.Errorf("the server never saw the bearer token")
+	}
+	rec.check(t, key)
+}
+
+// check fails t if no call was carried or if any request envelope holds key.
+func (r *recorder) check(t *testing.T, key string) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.sent) < 2 {
+		t.Fatalf("%d envelopes recorded, want describe and chat", len(r.sent))
+	}
+	for _, env := range r.sent {
 		if strings.Contains(string(env), key) {
-			t.Errorf("the key crossed the wire into the sandbox: %s", env)
+			t.Errorf("the key crossed the wire: %s", env)
 		}
 	}
 }
