@@ -152,6 +152,9 @@ func (m *Module) doHTTP(ctx context.Context, in []byte) sdk.HTTPResponse {
 		hr.Header.Set(c.Header, c.Prefix+secret)
 		secrets = append(secrets, secret)
 	}
+	if len(secrets) > 0 {
+		hr = hr.WithContext(context.WithValue(hr.Context(), credentialKey{}, u.Host))
+	}
 	resp, err := m.http.Do(hr)
 	if err != nil {
 		return sdk.HTTPResponse{Error: mask(err.Error(), secrets)}
@@ -178,6 +181,10 @@ func (m *Module) doHTTP(ctx context.Context, in []byte) sdk.HTTPResponse {
 	}
 	return sdk.HTTPResponse{Status: resp.StatusCode, Header: header, Body: body}
 }
+
+// credentialKey marks the context of a request that carries a bound
+// credential with the host it was meant for.
+type credentialKey struct{}
 
 // masked replaces a bound credential in what the guest reads.
 const masked = "[credential]"
@@ -239,6 +246,11 @@ func (m *Module) newHTTPClient() *http.Client {
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errors.New("stopped after 10 redirects")
+			}
+			// A bound credential goes to the host the plugin named, not to
+			// wherever that host redirects (Go forwards custom headers).
+			if host, ok := req.Context().Value(credentialKey{}).(string); ok && !strings.EqualFold(req.URL.Host, host) {
+				return fmt.Errorf("redirect from %s to %s refused: the request carries a bound credential", host, req.URL.Host)
 			}
 			return m.granted(req.URL)
 		},

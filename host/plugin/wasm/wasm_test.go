@@ -466,6 +466,8 @@ func TestHTTP(t *testing.T) {
 		{"granted", []string{hostPort}, srv.URL + "/", "", []string{"status 200", "hello from the host"}, ""},
 		// The host fills in the header; the guest reads the echo masked.
 		{"credential", []string{hostPort}, srv.URL + "/echo", "PROBE_KEY", []string{"status 200", "you sent key [credential]"}, ""},
+		{"credential redirected", []string{hostPort, "localhost.invalid:81"}, srv.URL + "/away", "PROBE_KEY",
+			nil, fmt.Sprintf(`plugin "http-probe": http GET %s/away: Get "http://localhost.invalid:81/": redirect from %s to localhost.invalid:81 refused: the request carries a bound credential`, srv.URL, hostPort)},
 		{"credential not bound", []string{hostPort}, srv.URL + "/echo", "OTHER_KEY",
 			nil, fmt.Sprintf(`plugin "http-probe": http GET %s/echo: credential "OTHER_KEY" is not bound to plugin "http-probe" (the pipeline binds a provider's api_key_env)`, srv.URL)},
 		{"not granted", []string{"api.example.com:443"}, srv.URL + "/", "",
@@ -497,8 +499,8 @@ func TestHTTP(t *testing.T) {
 					t.Errorf("the server got X-Probe-Key %q, want the bound credential", gotKey)
 				}
 			}
-			if tc.want != "" && gotKey != "" {
-				t.Errorf("a refused request was sent (X-Probe-Key %q)", gotKey)
+			if tc.credential == "OTHER_KEY" && gotKey != "" {
+				t.Errorf("a request with an unbound credential was sent (X-Probe-Key %q)", gotKey)
 			}
 			// The log host function: the plugin's message at its level, under its name.
 			want := fmt.Sprintf(`level=WARN msg="probing %s" plugin=http-probe`, tc.url)
