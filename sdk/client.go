@@ -11,27 +11,131 @@ type RoundTripper interface {
 	RoundTrip(ctx context.Context, request []byte) ([]byte, error)
 }
 
-// Client is a plugin on the far side of a RoundTripper: it implements Gate,
-// Provider and Navigator by encoding each call as a wire envelope. The host
-// holds one for every wasm or process plugin; sdktest uses one to push a
-// plugin through the wire in-process. Use it only as the kind Describe
-// reports.
-type Client struct {
+// wire is a plugin on the far side of a RoundTripper, with its Describe
+// answer. The kind-typed clients embed it.
+type wire struct {
 	name string
 	rt   RoundTripper
 	info Info
 }
 
+// Describe returns the plugin's Describe answer.
+func (w *wire) Describe() Info { return w.info }
+
+// NavigatorClient is a navigator plugin on the far side of a RoundTripper:
+// it implements Navigator (and only Navigator) by encoding each call as a
+// wire envelope. Make one with NewNavigatorClient or NewKindClient, which
+// refuse a plugin that is not a navigator.
+type NavigatorClient struct{ wire }
+
+// ProviderClient is a provider plugin on the far side of a RoundTripper: it
+// implements Provider and nothing else. See NewProviderClient.
+type ProviderClient struct{ wire }
+
+// GateClient is a gate plugin on the far side of a RoundTripper: it
+// implements Gate and nothing else. See NewGateClient.
+type GateClient struct{ wire }
+
+// Client is the untyped wire client: it implements Gate, Provider and
+// Navigator whatever the plugin is, and so checks nothing. The host never
+// hands one out (it holds the kind-typed clients); it is kept for tests
+// that push raw calls at a plugin, such as a transport's own tests.
+type Client struct{ wire }
+
 var (
+	_ Navigator = (*NavigatorClient)(nil)
+	_ Provider  = (*ProviderClient)(nil)
+	_ Gate      = (*GateClient)(nil)
+
 	_ Gate      = (*Client)(nil)
 	_ Provider  = (*Client)(nil)
 	_ Navigator = (*Client)(nil)
 )
 
-// NewClient returns a Client for the plugin called name behind rt; info is
-// its Describe answer (see DescribeOver).
+// KindError reports a plugin used as a kind it is not: a gate named as a
+// routine's navigator, a navigator named as a provider, or a plugin whose
+// Describe answer disagrees with what its manifest promised.
+type KindError struct {
+	// Plugin is the plugin's name.
+	Plugin string
+	// Kind is what the plugin is (its Describe answer, or its manifest).
+	Kind Kind
+	// Want is the kind the use needs.
+	Want Kind
+}
+
+func (e *KindError) Error() string {
+	return fmt.Sprintf("plugin %q is a %s, not a %s", e.Plugin, e.Kind, e.Want)
+}
+
+// Is makes errors.Is(err, ErrInvalid) match: using a plugin as the wrong
+// kind is invalid input.
+func (e *KindError) Is(target error) bool { return target == ErrInvalid }
+
+// NewClient returns an untyped Client for the plugin called name behind
+// rt; info is its Describe answer (see DescribeOver). Prefer NewKindClient.
 func NewClient(name string, rt RoundTripper, info Info) *Client {
-	return &Client{name: name, rt: rt, info: info}
+	return &Client{wire{name: name, rt: rt, info: info}}
+}
+
+// NewKindClient returns the kind-typed client (*NavigatorClient,
+// *ProviderClient or *GateClient) for the plugin called name behind rt,
+// whose Describe answer is info. When want is not empty and info.Kind is
+// not want, it returns a *KindError naming the plugin and both kinds.
+func NewKindClient(name string, rt RoundTripper, info Info, want Kind) (Plugin, error) {
+	if want != "" && info.Kind != want {
+		return nil, &KindError{Plugin: name, Kind: info.Kind, Want: want}
+	}
+	w := wire{name: name, rt: rt, info: info}
+	switch info.Kind {
+	case KindNavigator:
+		return &NavigatorClient{w}, nil
+	case KindProvider:
+		return &ProviderClient{w}, nil
+	case KindGate:
+		return &GateClient{w}, nil
+	}
+	return nil, fmt.Errorf("plugin %q: unknown kind %q (want navigator, provider or gate)", name, info.Kind)
+}
+
+// dial asks the plugin behind rt to Describe itself and makes the client of
+// kind want, refusing a plugin of another kind.
+func dial(ctx context.Context, name string, rt RoundTripper, want Kind) (Plugin, error) {
+	info, err := DescribeOver(ctx, name, rt)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: describe: %w", name, err)
+	}
+	return NewKindClient(name, rt, info, want)
+}
+
+// NewNavigatorClient asks the plugin behind rt to Describe itself and
+// returns a NavigatorClient, or a *KindError when it is not a navigator.
+func NewNavigatorClient(ctx context.Context, name string, rt RoundTripper) (*NavigatorClient, error) {
+	p, err := dial(ctx, name, rt, KindNavigator)
+	if err != nil {
+		return nil, err
+	}
+	return p.(*NavigatorClient), nil
+}
+
+// NewProviderClient asks the plugin behind rt to Describe itself and
+// returns a ProviderClient, or a *KindError when it is not a provider.
+func NewProviderClient(ctx context.Context, name string, rt RoundTripper) (*ProviderClient, error) {
+	p, err := dial(ctx, name, rt, KindProvider)
+	if err != nil {
+		return nil, err
+	}
+	return p.(*ProviderClient), nil
+}
+
+// NewGateClient asks the plugin behind rt to Describe itself and returns a
+// GateClient, or a *KindError when it is not a gate.
+func NewGateClient(ctx context.Context, name string, rt RoundTripper) (*GateClient, error) {
+	p, err := dial(ctx, name, rt, KindGate)
+	if err != nil {
+		return nil, err
+	}
+	return p.(*GateClient), nil
 }
 
 // DescribeOver asks the plugin behind rt for its Info.
@@ -40,9 +144,6 @@ func DescribeOver(ctx context.Context, name string, rt RoundTripper) (Info, erro
 	err := roundTrip(ctx, name, rt, MethodDescribe, struct{}{}, &info)
 	return info, err
 }
-
-// Describe returns the plugin's Describe answer.
-func (c *Client) Describe() Info { return c.info }
 
 func roundTrip(ctx context.Context, name string, rt RoundTripper, method string, params, result any) error {
 	req, err := EncodeRequest(method, params)
@@ -65,47 +166,82 @@ func roundTrip(ctx context.Context, name string, rt RoundTripper, method string,
 	return nil
 }
 
-func remote[Req, Resp any](ctx context.Context, c *Client, method string, req *Req) (*Resp, error) {
+func remote[Req, Resp any](ctx context.Context, w *wire, method string, req *Req) (*Resp, error) {
 	out := new(Resp)
-	if err := roundTrip(ctx, c.name, c.rt, method, req, out); err != nil {
+	if err := roundTrip(ctx, w.name, w.rt, method, req, out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // Check implements Gate.
+func (c *GateClient) Check(ctx context.Context, r *Comparison) (*Verdict, error) {
+	return remote[Comparison, Verdict](ctx, &c.wire, MethodCheck, r)
+}
+
+// Chat implements Provider.
+func (c *ProviderClient) Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error) {
+	return remote[ChatRequest, ChatResponse](ctx, &c.wire, MethodChat, r)
+}
+
+// Load implements Navigator.
+func (c *NavigatorClient) Load(ctx context.Context, r *LoadRequest) (*Routine, error) {
+	return remote[LoadRequest, Routine](ctx, &c.wire, MethodLoad, r)
+}
+
+// Start implements Navigator.
+func (c *NavigatorClient) Start(ctx context.Context, r *StartRequest) (*Decision, error) {
+	return remote[StartRequest, Decision](ctx, &c.wire, MethodStart, r)
+}
+
+// Next implements Navigator.
+func (c *NavigatorClient) Next(ctx context.Context, r *NextRequest) (*Decision, error) {
+	return remote[NextRequest, Decision](ctx, &c.wire, MethodNext, r)
+}
+
+// Boundary implements Navigator.
+func (c *NavigatorClient) Boundary(ctx context.Context, r *BoundaryRequest) (*Decision, error) {
+	return remote[BoundaryRequest, Decision](ctx, &c.wire, MethodBoundary, r)
+}
+
+// IO implements Navigator.
+func (c *NavigatorClient) IO(ctx context.Context, r *IORequest) (*NodeIO, error) {
+	return remote[IORequest, NodeIO](ctx, &c.wire, MethodIO, r)
+}
+
+// Check implements Gate.
 func (c *Client) Check(ctx context.Context, r *Comparison) (*Verdict, error) {
-	return remote[Comparison, Verdict](ctx, c, MethodCheck, r)
+	return remote[Comparison, Verdict](ctx, &c.wire, MethodCheck, r)
 }
 
 // Chat implements Provider.
 func (c *Client) Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error) {
-	return remote[ChatRequest, ChatResponse](ctx, c, MethodChat, r)
+	return remote[ChatRequest, ChatResponse](ctx, &c.wire, MethodChat, r)
 }
 
 // Load implements Navigator.
 func (c *Client) Load(ctx context.Context, r *LoadRequest) (*Routine, error) {
-	return remote[LoadRequest, Routine](ctx, c, MethodLoad, r)
+	return remote[LoadRequest, Routine](ctx, &c.wire, MethodLoad, r)
 }
 
 // Start implements Navigator.
 func (c *Client) Start(ctx context.Context, r *StartRequest) (*Decision, error) {
-	return remote[StartRequest, Decision](ctx, c, MethodStart, r)
+	return remote[StartRequest, Decision](ctx, &c.wire, MethodStart, r)
 }
 
 // Next implements Navigator.
 func (c *Client) Next(ctx context.Context, r *NextRequest) (*Decision, error) {
-	return remote[NextRequest, Decision](ctx, c, MethodNext, r)
+	return remote[NextRequest, Decision](ctx, &c.wire, MethodNext, r)
 }
 
 // Boundary implements Navigator.
 func (c *Client) Boundary(ctx context.Context, r *BoundaryRequest) (*Decision, error) {
-	return remote[BoundaryRequest, Decision](ctx, c, MethodBoundary, r)
+	return remote[BoundaryRequest, Decision](ctx, &c.wire, MethodBoundary, r)
 }
 
 // IO implements Navigator.
 func (c *Client) IO(ctx context.Context, r *IORequest) (*NodeIO, error) {
-	return remote[IORequest, NodeIO](ctx, c, MethodIO, r)
+	return remote[IORequest, NodeIO](ctx, &c.wire, MethodIO, r)
 }
 
 // pluginError names the plugin an error came from.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -33,6 +34,13 @@ func doHTTP(req *HTTPRequest) (*HTTPResponse, error) {
 		for _, v := range vs {
 			hr.Header.Add(k, v)
 		}
+	}
+	for _, c := range req.Credentials {
+		secret := os.Getenv(c.Name)
+		if c.Name == "" || secret == "" {
+			return nil, fmt.Errorf("http %s %s: credential %q is not bound to this plugin", req.Method, req.URL, c.Name)
+		}
+		hr.Header.Set(c.Header, c.Prefix+secret)
 	}
 	resp, err := nativeClient.Do(hr)
 	if err != nil {

@@ -58,6 +58,14 @@ type Info struct {
 	Description string `json:"description,omitempty"`
 	// Config declares the settings the plugin reads from its pipeline block.
 	Config []ConfigField `json:"config,omitempty"`
+	// Credentials says that the plugin (a provider) takes its API key by
+	// reference: the host sends the credential's name in
+	// Config[ConfigAPIKeyCredential] and the plugin asks HTTP to fill it
+	// into a header (HTTPRequest.Credentials), so the key itself never
+	// crosses the wire and never enters a wasm sandbox. A plugin without it
+	// (any api 1 plugin built before credentials existed) receives the key
+	// in Config[ConfigAPIKey] with every call, as before.
+	Credentials bool `json:"credentials,omitempty"`
 }
 
 // ConfigField declares one setting a plugin accepts.

@@ -11,6 +11,18 @@ type Provider interface {
 	Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error)
 }
 
+// The Config keys through which a provider receives its API key.
+const (
+	// ConfigAPIKeyCredential holds the name of the credential (the
+	// variable the pipeline's api_key_env names) that the plugin asks
+	// HTTP to put into its request headers; see HTTPRequest.Credentials.
+	// Sent to plugins whose Info.Credentials is set.
+	ConfigAPIKeyCredential = "api_key_credential"
+	// ConfigAPIKey holds the API key itself. Sent only to plugins that do
+	// not declare Info.Credentials (api 1 compatibility).
+	ConfigAPIKey = "api_key"
+)
+
 // Message is one chat message.
 type Message struct {
 	Role    string `json:"role"` // system | user | assistant
@@ -28,7 +40,10 @@ type ChatRequest struct {
 	// Step is the routine node id the call is made for (scripted providers match on it).
 	Step string `json:"step,omitempty"`
 	// Config is the provider's block from the pipeline. It is not part of
-	// the canonical request hash and never holds secrets.
+	// the canonical request hash. For a plugin whose Info.Credentials is
+	// set it never holds secrets: an API key is named by
+	// Config[ConfigAPIKeyCredential]. Otherwise (api 1 plugins that predate
+	// credentials) the key rides in Config[ConfigAPIKey].
 	Config map[string]any `json:"config,omitempty"`
 	// Vars holds data a scripted provider may match on (input, vars).
 	Vars map[string]any `json:"vars,omitempty"`

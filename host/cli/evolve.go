@@ -69,7 +69,7 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 	if err != nil {
 		return err
 	}
-	prep, err := run.Prepare(ctx, path, reg, a.logger)
+	prep, err := run.Prepare(ctx, path, reg, a.logger, run.WithoutCredentials())
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,11 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 	if err != nil {
 		return err
 	}
-	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg)
+	prepOpts, err := replayCredentials(p, cfg.OnMiss)
+	if err != nil {
+		return err
+	}
+	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg, prepOpts)
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if err != nil {
 		return err
 	}
-	prep, err := run.Prepare(ctx, path, reg, a.logger)
+	prep, err := run.Prepare(ctx, path, reg, a.logger, run.WithoutCredentials())
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,11 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if err != nil {
 		return err
 	}
-	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg)
+	prepOpts, err := replayCredentials(p, cfg.OnMiss)
+	if err != nil {
+		return err
+	}
+	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg, prepOpts)
 	if err != nil {
 		return err
 	}
@@ -231,7 +235,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 
 // replaySetup opens what a replay reads (the source) and its result cache,
 // and returns the replay configuration (without strategies).
-func (a *app) replaySetup(ctx context.Context, path string, reg *plugin.Registry, p *pipeline.Pipeline, f *replayFlags, cfg effective) (replay.Config, func(), error) {
+func (a *app) replaySetup(ctx context.Context, path string, reg *plugin.Registry, p *pipeline.Pipeline, f *replayFlags, cfg effective, prepOpts []run.PrepareOption) (replay.Config, func(), error) {
 	src, cleanup, err := a.replaySource(ctx, p, f)
 	if err != nil {
 		return replay.Config{}, nil, err
@@ -244,7 +248,7 @@ func (a *app) replaySetup(ctx context.Context, path string, reg *plugin.Registry
 	rc := replay.Config{Source: src, Pipeline: p.Name, OnMiss: cfg.OnMiss, Workers: cfg.Workers,
 		Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger,
 		Plugins: reg, Version: buildIdentity(), Prepare: func(ctx context.Context) (*run.Prepared, error) {
-			return run.Prepare(ctx, path, reg, a.logger)
+			return run.Prepare(ctx, path, reg, a.logger, prepOpts...)
 		}}
 	if cache != nil {
 		rc.Cache = cache

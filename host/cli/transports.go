@@ -33,13 +33,13 @@ func transportOptions(logger *slog.Logger) []plugin.Option {
 	dialWasm := func(ctx context.Context, m *plugin.Manifest, g plugin.Grant) (plugin.Conn, error) {
 		return wasm.Open(ctx, wasm.Config{
 			Name: m.Name, Path: m.ArtifactPath(), SHA256: m.Artifact().SHA256, CacheDir: cache,
-			MemoryLimit: g.Memory, CallTimeout: g.Timeout, Pool: g.Pool, AllowHTTP: g.AllowHTTP, Logger: logger,
+			MemoryLimit: g.Memory, CallTimeout: g.Timeout, Pool: g.Pool, AllowHTTP: g.AllowHTTP, Credentials: g.Credentials, Logger: logger,
 		})
 	}
 	dialProcess := func(ctx context.Context, m *plugin.Manifest, g plugin.Grant) (plugin.Conn, error) {
 		return process.Open(ctx, process.Config{
 			Name: m.Name, Command: append([]string{m.ArtifactPath()}, m.Process.Args...), Dir: m.Dir(),
-			SHA256: m.Artifact().SHA256, CallTimeout: g.Timeout, MemoryLimit: int64(g.Memory), Logger: logger,
+			SHA256: m.Artifact().SHA256, CallTimeout: g.Timeout, MemoryLimit: int64(g.Memory), Env: plugin.CredentialEnv(g.Credentials), Logger: logger,
 		})
 	}
 	return []plugin.Option{plugin.WithDialer(plugin.TransportWasm, dialWasm), plugin.WithDialer(plugin.TransportProcess, dialProcess)}

@@ -24,6 +24,13 @@ type Grant struct {
 	Memory uint64
 	// Pool is the number of wasm instances (one per worker); 0 means 1.
 	Pool int
+	// Credentials maps credential names (the api_key_env variable a
+	// provider block names) to their secrets. They are bound to the plugin
+	// once, when it is opened: the wasm transport keeps them host-side and
+	// fills them into the headers of the plugin's http calls that ask for
+	// them; the process transport puts them in the child's environment.
+	// They never travel in a call. See sdk/PROTOCOL.md, "Credentials".
+	Credentials map[string]string
 }
 
 // Dialer opens a wire connection to the plugin described by m.
@@ -92,9 +99,37 @@ func (r *Registry) UnknownError(name string, k sdk.Kind) error {
 
 // Handle is an opened plugin.
 type Handle struct {
-	Entry  Entry
+	Entry Entry
+	// Plugin is the plugin as the sdk interface of its kind: a builtin
+	// itself, or a kind-typed client (NavigatorClient, ProviderClient,
+	// GateClient) that implements its kind's interface and no other.
 	Plugin sdk.Plugin
 	closer func(context.Context) error
+}
+
+// Navigator returns the plugin as a navigator, or an *sdk.KindError naming
+// the plugin and both kinds.
+func (h *Handle) Navigator() (sdk.Navigator, error) {
+	if n, ok := h.Plugin.(sdk.Navigator); ok && h.Entry.Kind == sdk.KindNavigator {
+		return n, nil
+	}
+	return nil, &sdk.KindError{Plugin: h.Entry.Name, Kind: h.Entry.Kind, Want: sdk.KindNavigator}
+}
+
+// Provider returns the plugin as a provider, or an *sdk.KindError.
+func (h *Handle) Provider() (sdk.Provider, error) {
+	if p, ok := h.Plugin.(sdk.Provider); ok && h.Entry.Kind == sdk.KindProvider {
+		return p, nil
+	}
+	return nil, &sdk.KindError{Plugin: h.Entry.Name, Kind: h.Entry.Kind, Want: sdk.KindProvider}
+}
+
+// Gate returns the plugin as a gate, or an *sdk.KindError.
+func (h *Handle) Gate() (sdk.Gate, error) {
+	if g, ok := h.Plugin.(sdk.Gate); ok && h.Entry.Kind == sdk.KindGate {
+		return g, nil
+	}
+	return nil, &sdk.KindError{Plugin: h.Entry.Name, Kind: h.Entry.Kind, Want: sdk.KindGate}
 }
 
 // Close releases the plugin's instances or subprocess.
@@ -105,14 +140,26 @@ func (h *Handle) Close(ctx context.Context) error {
 	return h.closer(ctx)
 }
 
-// Open resolves name and opens it over its transport. For wasm and process
-// plugins it verifies the checksum before loading, asks the plugin to
-// Describe itself and checks that the answer agrees with the manifest
-// (name, kind, api version).
+// Open resolves name and opens it over its transport, whatever its kind.
+// See OpenKind.
 func (r *Registry) Open(ctx context.Context, name string, g Grant) (*Handle, error) {
+	return r.OpenKind(ctx, name, "", g)
+}
+
+// OpenKind resolves name and opens it over its transport as a plugin of
+// kind want ("" for any). A plugin of another kind is refused before it is
+// started, with an *sdk.KindError naming the plugin and both kinds. For
+// wasm and process plugins it verifies the checksum before loading, asks
+// the plugin to Describe itself and checks that the answer agrees with the
+// manifest (name, kind, api version); the Handle's Plugin is then the
+// kind-typed client of the kind the plugin declared.
+func (r *Registry) OpenKind(ctx context.Context, name string, want sdk.Kind, g Grant) (*Handle, error) {
 	e, ok := r.Lookup(name)
 	if !ok {
-		return nil, r.UnknownError(name, "")
+		return nil, r.UnknownError(name, want)
+	}
+	if want != "" && e.Kind != want {
+		return nil, &sdk.KindError{Plugin: name, Kind: e.Kind, Want: want}
 	}
 	if e.Builtin != nil {
 		return &Handle{Entry: e, Plugin: e.Builtin}, nil
@@ -145,8 +192,25 @@ func (r *Registry) Open(ctx context.Context, name string, g Grant) (*Handle, err
 		conn.Close(ctx)
 		return nil, err
 	}
-	c := NewClient(name, conn, info)
-	return &Handle{Entry: e, Plugin: c, closer: c.Close}, nil
+	c, err := NewKindClient(name, conn, info, want)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	return &Handle{Entry: e, Plugin: c, closer: c.(closer).Close}, nil
+}
+
+// CredentialEnv is how a process plugin's credentials are bound, once, at
+// start: each becomes a KEY=VALUE variable of the child's environment under
+// its own name (the api_key_env the pipeline names), where sdk.HTTP looks
+// for it. The result is sorted.
+func CredentialEnv(creds map[string]string) []string {
+	out := make([]string, 0, len(creds))
+	for name, secret := range creds {
+		out = append(out, name+"="+secret)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // grantedHTTP keeps the grants the manifest asked for: a pipeline can
@@ -169,7 +233,7 @@ func agree(m *Manifest, info sdk.Info) error {
 	case info.Name != m.Name:
 		return fmt.Errorf("plugin %q: describes itself as %q (%s)", m.Name, info.Name, m.Path)
 	case info.Kind != m.Kind:
-		return fmt.Errorf("plugin %q: manifest says kind %s, plugin says %s (%s)", m.Name, m.Kind, info.Kind, m.Path)
+		return fmt.Errorf("plugin %q: manifest %s says it is a %s, the plugin says it is a %s", m.Name, m.Path, m.Kind, info.Kind)
 	}
 	return nil
 }
@@ -191,14 +255,14 @@ func (r *Registry) Plugin(name string) (sdk.Kind, []sdk.ConfigField, bool) {
 // LoadRoutine opens the navigator called navigator and loads the routine
 // file with it, for validation. The navigator is closed again.
 func (r *Registry) LoadRoutine(ctx context.Context, navigator, file string) (*sdk.Routine, error) {
-	h, err := r.Open(ctx, navigator, Grant{})
+	h, err := r.OpenKind(ctx, navigator, sdk.KindNavigator, Grant{})
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close(context.WithoutCancel(ctx))
-	nav, ok := h.Plugin.(sdk.Navigator)
-	if !ok {
-		return nil, fmt.Errorf("plugin %q is a %s, not a navigator", navigator, h.Entry.Kind)
+	nav, err := h.Navigator()
+	if err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {

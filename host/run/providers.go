@@ -17,8 +17,8 @@ import (
 type Provider struct {
 	Name   string
 	Plugin sdk.Provider
-	// Config is passed to the plugin with every request (never secrets in
-	// files; the host adds what api_key_env names).
+	// Config is passed to the plugin with every request. It holds no
+	// secret: Prepare binds the API key to the plugin (see bindProvider).
 	Config      map[string]any
 	Model       string
 	Temperature *float64
@@ -177,6 +177,7 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 		timeout = defaultTimeout
 	}
 	retries := max(p.Retries, 0)
+	plugin := p.Plugin.Describe().Name
 	b := r.breakers[p.Name]
 	if b == nil { // a Provider added to byName by hand
 		b = newBreaker(p.Name, Breaker{Failures: -1})
@@ -201,6 +202,11 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 		if err != nil && timedOut {
 			err = &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
 		}
+		// The transport's own deadline passed: the plugin ran past its
+		// wall-time limit (a loop, a hang) and was stopped. That is the
+		// plugin's fault, not the upstream's: another try would burn the
+		// same limit again, so it is not retried (it still falls back).
+		pluginDeadline := err != nil && !timedOut && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
 		attempts = append(attempts, Attempt{Provider: p.Name, Latency: time.Since(start), Err: err})
 		o := classify(err)
 		if ctx.Err() != nil {
@@ -215,7 +221,7 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 			return resp, attempts, nil
 		}
 		last = err
-		if opened || ctx.Err() != nil || !retryable(err) || n == retries {
+		if opened || ctx.Err() != nil || pluginDeadline || !retryable(err) || n == retries {
 			break
 		}
 		// A wait (or a Retry-After, even one above the cap) that ends past
@@ -237,11 +243,12 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 			break
 		}
 	}
-	return nil, attempts, &ProviderError{Provider: p.Name, Attempts: len(attempts), Err: last}
+	return nil, attempts, &ProviderError{Provider: p.Name, Plugin: plugin, Attempts: len(attempts), Err: last}
 }
 
-// retryable: rate limits, timeouts and unavailable upstreams are worth
-// another try; auth, bad requests and invalid input are not.
+// retryable: rate limits, upstream timeouts and unavailable upstreams are
+// worth another try; auth, bad requests, invalid input, plugin faults
+// (trap, exit, out of memory) and a plugin's own deadline are not.
 func retryable(err error) bool {
 	return errors.Is(err, sdk.ErrRateLimited) || errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, sdk.ErrTimeout)
 }
@@ -282,10 +289,14 @@ func randomJitter(d time.Duration) time.Duration {
 }
 
 // ProviderError is how one provider failed a request after its retries:
-// it renders as `provider "default": rate limited after 4 attempts
-// (retry-after 20s): slow down` and unwraps to the last attempt's error.
+// it renders as `provider "default" (plugin "openai"): rate limited after
+// 4 attempts (retry-after 20s): slow down` and unwraps to the last
+// attempt's error.
 type ProviderError struct {
+	// Provider is the pipeline's name for the provider ([providers.NAME]).
 	Provider string
+	// Plugin is the name of the plugin that serves it ("" if unknown).
+	Plugin   string
 	Attempts int
 	Err      error
 }
@@ -314,11 +325,15 @@ func (e *ProviderError) Error() string {
 		tries = fmt.Sprintf("%d attempts", e.Attempts)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "provider %q: %s after %s", e.Provider, what, tries)
+	fmt.Fprintf(&b, "provider %q", e.Provider)
+	if e.Plugin != "" {
+		fmt.Fprintf(&b, " (plugin %q)", e.Plugin)
+	}
+	fmt.Fprintf(&b, ": %s after %s", what, tries)
 	if se != nil && se.RetryAfter > 0 {
 		fmt.Fprintf(&b, " (retry-after %s)", se.RetryAfter)
 	}
-	if msg := errMessage(e.Err); msg != "" {
+	if msg := errMessage(e.Err, e.Plugin); msg != "" {
 		b.WriteString(": ")
 		b.WriteString(msg)
 	}
@@ -327,17 +342,21 @@ func (e *ProviderError) Error() string {
 
 func (e *ProviderError) Unwrap() error { return e.Err }
 
-// errMessage is the error's text without the retry-after the
-// ProviderError already shows.
-func errMessage(err error) string {
+// errMessage is the error's text without what the ProviderError already
+// shows: the plugin's name and the retry-after.
+func errMessage(err error, plugin string) string {
 	if err == nil {
 		return ""
 	}
+	msg := err.Error()
 	var e *sdk.Error
-	if errors.As(err, &e) {
-		return e.Message
+	if errors.As(err, &e) && e.Code == sdk.CodeRateLimited && e.RetryAfter > 0 {
+		msg = strings.TrimSuffix(msg, fmt.Sprintf(" (retry-after %s)", e.RetryAfter))
 	}
-	return err.Error()
+	if plugin != "" {
+		msg = strings.TrimPrefix(msg, fmt.Sprintf("plugin %q: ", plugin))
+	}
+	return msg
 }
 
 func errCode(err error) sdk.Code {

@@ -175,7 +175,7 @@ func TestProviderRetryGivesUp(t *testing.T) {
 	f := &fakeProvider{name: "fake", script: []error{rateLimited(20 * time.Second)}}
 	h := newHarness(&Provider{Name: "default", Plugin: f, Retries: 3})
 	_, _, attempts, err := chat(h, context.Background(), "default")
-	const want = `provider "default": rate limited after 4 attempts (retry-after 20s): slow down`
+	const want = `provider "default" (plugin "fake"): rate limited after 4 attempts (retry-after 20s): slow down`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %s", err, want)
 	}
@@ -232,12 +232,12 @@ func TestProviderNoRetry(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"400", &sdk.Error{Code: sdk.CodeBadRequest, Message: "HTTP 400: max_tokens too large"}, `provider "default": rejected the request after 1 attempt: HTTP 400: max_tokens too large`},
-		{"401", &sdk.Error{Code: sdk.CodeAuth, Message: "HTTP 401: invalid api key"}, `provider "default": refused the credentials after 1 attempt: HTTP 401: invalid api key`},
-		{"403", &sdk.Error{Code: sdk.CodeAuth, Message: "HTTP 403: model not allowed"}, `provider "default": refused the credentials after 1 attempt: HTTP 403: model not allowed`},
-		{"invalid", &sdk.Error{Code: sdk.CodeInvalid, Message: "no messages"}, `provider "default": rejected the request after 1 attempt: no messages`},
-		{"internal", errors.New("plugin crashed"), `provider "default": failed after 1 attempt: plugin crashed`},
-		{"bare sentinel", sdk.ErrAuth, `provider "default": refused the credentials after 1 attempt`},
+		{"400", &sdk.Error{Code: sdk.CodeBadRequest, Message: "HTTP 400: max_tokens too large"}, `provider "default" (plugin "fake"): rejected the request after 1 attempt: HTTP 400: max_tokens too large`},
+		{"401", &sdk.Error{Code: sdk.CodeAuth, Message: "HTTP 401: invalid api key"}, `provider "default" (plugin "fake"): refused the credentials after 1 attempt: HTTP 401: invalid api key`},
+		{"403", &sdk.Error{Code: sdk.CodeAuth, Message: "HTTP 403: model not allowed"}, `provider "default" (plugin "fake"): refused the credentials after 1 attempt: HTTP 403: model not allowed`},
+		{"invalid", &sdk.Error{Code: sdk.CodeInvalid, Message: "no messages"}, `provider "default" (plugin "fake"): rejected the request after 1 attempt: no messages`},
+		{"internal", errors.New("plugin crashed"), `provider "default" (plugin "fake"): failed after 1 attempt: plugin crashed`},
+		{"bare sentinel", sdk.ErrAuth, `provider "default" (plugin "fake"): refused the credentials after 1 attempt`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeProvider{name: "fake", script: []error{tc.err, nil}}
@@ -268,7 +268,7 @@ func TestProviderTimeout(t *testing.T) {
 			f := &fakeProvider{name: "fake", script: []error{tc.hang}}
 			h := newHarness(&Provider{Name: "default", Plugin: f, Timeout: time.Millisecond, Retries: 1})
 			_, _, attempts, err := chat(h, context.Background(), "default")
-			const want = `provider "default": timed out after 2 attempts: no answer within 1ms`
+			const want = `provider "default" (plugin "fake"): timed out after 2 attempts: no answer within 1ms`
 			if err == nil || err.Error() != want {
 				t.Fatalf("error %v, want %s", err, want)
 			}
@@ -285,7 +285,7 @@ func TestProviderTimeout(t *testing.T) {
 			&Provider{Name: "backup", Plugin: b})
 		cancel()
 		_, _, _, err := chat(h, ctx, "default")
-		const want = `provider "default": failed after 1 attempt: context canceled`
+		const want = `provider "default" (plugin "fake"): failed after 1 attempt: context canceled`
 		if err == nil || err.Error() != want {
 			t.Fatalf("error %v, want %s", err, want)
 		}
@@ -306,9 +306,9 @@ func TestProviderRetryAfterPastDeadline(t *testing.T) {
 		left time.Duration
 		want string
 	}{
-		{"retry-after", rateLimited(20 * time.Second), 0, 10 * time.Second, `provider "default": rate limited after 1 attempt (retry-after 20s): slow down`},
-		{"retry-after above the cap", rateLimited(5 * time.Minute), 0, 2 * time.Minute, `provider "default": rate limited after 1 attempt (retry-after 5m0s): slow down`},
-		{"backoff", unavailable, 20 * time.Second, 10 * time.Second, `provider "default": unavailable after 1 attempt: upstream answered 503`},
+		{"retry-after", rateLimited(20 * time.Second), 0, 10 * time.Second, `provider "default" (plugin "fake"): rate limited after 1 attempt (retry-after 20s): slow down`},
+		{"retry-after above the cap", rateLimited(5 * time.Minute), 0, 2 * time.Minute, `provider "default" (plugin "fake"): rate limited after 1 attempt (retry-after 5m0s): slow down`},
+		{"backoff", unavailable, 20 * time.Second, 10 * time.Second, `provider "default" (plugin "fake"): unavailable after 1 attempt: upstream answered 503`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeProvider{name: "fake", script: []error{tc.err, nil}}
@@ -362,9 +362,9 @@ func TestProviderFallback(t *testing.T) {
 		got = append(got, fallback{r.Attrs["provider"], r.Attrs["next"], r.Attrs["code"], r.Attrs["reason"]})
 	}
 	want := []fallback{
-		{"default", "backup", "bad_request", `provider "default": rejected the request after 1 attempt: HTTP 400`},
-		{"backup", "spare", "unavailable", `provider "backup": unavailable after 2 attempts: upstream answered 503`},
-		{"spare", "last", "rate_limited", `provider "spare": rate limited after 1 attempt: slow down`},
+		{"default", "backup", "bad_request", `provider "default" (plugin "d"): rejected the request after 1 attempt: HTTP 400`},
+		{"backup", "spare", "unavailable", `provider "backup" (plugin "b"): unavailable after 2 attempts: upstream answered 503`},
+		{"spare", "last", "rate_limited", `provider "spare" (plugin "s"): rate limited after 1 attempt: slow down`},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("fallback log\n got %q\nwant %q", got, want)
@@ -379,8 +379,8 @@ func TestProviderFallbackAllFail(t *testing.T) {
 		&Provider{Name: "backup", Plugin: backup},
 	)
 	_, who, attempts, err := chat(h, context.Background(), "default")
-	const want = `all 2 providers failed: provider "default": rate limited after 4 attempts (retry-after 20s): slow down; ` +
-		`provider "backup": unavailable after 1 attempt: upstream answered 503`
+	const want = `all 2 providers failed: provider "default" (plugin "d"): rate limited after 4 attempts (retry-after 20s): slow down; ` +
+		`provider "backup" (plugin "b"): unavailable after 1 attempt: upstream answered 503`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error\n got %v\nwant %s", err, want)
 	}

@@ -35,12 +35,36 @@ func (p *Prepared) Close(ctx context.Context) {
 	p.handles = nil
 }
 
+// PrepareOption changes how Prepare opens a pipeline.
+type PrepareOption func(*prepareOptions)
+
+type prepareOptions struct {
+	withoutCredentials bool
+}
+
+// WithoutCredentials prepares a pipeline that will be replayed, not run:
+// a provider whose api_key_env variable is unset does not stop Prepare;
+// a call that reaches the provider anyway fails, naming the variable.
+// Replay, gate and evolve use it unless on_miss = "live".
+func WithoutCredentials() PrepareOption {
+	return func(o *prepareOptions) { o.withoutCredentials = true }
+}
+
 // Prepare loads the pipeline at path (every problem at once, nothing run),
 // its strategy, opens its navigator and providers through reg, and loads
 // the routine.
-func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slog.Logger) (*Prepared, error) {
+//
+// Each provider plugin is opened once, as a provider (a plugin of another
+// kind is refused, naming both kinds), with the API keys of every block
+// that uses it bound to it (plugin.Grant.Credentials); each block's
+// configuration is bound host-side to its Provider (see bindProvider).
+func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slog.Logger, opts ...PrepareOption) (*Prepared, error) {
 	if logger == nil {
 		logger = slog.Default()
+	}
+	var o prepareOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
 	p, err := pipeline.Load(ctx, path, reg, pipeline.Options{CheckStrategy: func(f string) error {
 		_, err := strategy.Load(f)
@@ -53,6 +77,10 @@ func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slo
 	if err != nil {
 		return nil, err
 	}
+	keys, err := credentials(p, o.withoutCredentials)
+	if err != nil {
+		return nil, err
+	}
 	out := &Prepared{Pipeline: p, Strategy: st}
 	ok := false
 	defer func() {
@@ -60,14 +88,14 @@ func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slo
 			out.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	h, err := reg.Open(ctx, p.Routine.Navigator, grant(p, p.Routine.Navigator))
+	h, err := reg.OpenKind(ctx, p.Routine.Navigator, sdk.KindNavigator, grant(p, p.Routine.Navigator))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("routine.navigator: %w", err)
 	}
 	out.handles = append(out.handles, h)
-	nav, isNav := h.Plugin.(sdk.Navigator)
-	if !isNav {
-		return nil, fmt.Errorf("plugin %q is not a navigator", p.Routine.Navigator)
+	nav, err := h.Navigator()
+	if err != nil {
+		return nil, fmt.Errorf("routine.navigator: %w", err)
 	}
 	data, err := os.ReadFile(p.Path(p.Routine.File))
 	if err != nil {
@@ -83,13 +111,15 @@ func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slo
 		spec := p.Providers[name]
 		prov, ok := opened[spec.Use]
 		if !ok {
-			h, err := reg.Open(ctx, spec.Use, grant(p, spec.Use))
+			g := grant(p, spec.Use)
+			g.Credentials = keys.bound(p, spec.Use)
+			h, err := reg.OpenKind(ctx, spec.Use, sdk.KindProvider, g)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("providers.%s.use: %w", name, err)
 			}
 			out.handles = append(out.handles, h)
-			if prov, ok = h.Plugin.(sdk.Provider); !ok {
-				return nil, fmt.Errorf("plugin %q is not a provider", spec.Use)
+			if prov, err = h.Provider(); err != nil {
+				return nil, fmt.Errorf("providers.%s.use: %w", name, err)
 			}
 			opened[spec.Use] = prov
 		}
@@ -97,7 +127,8 @@ func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slo
 		if err != nil {
 			return nil, err
 		}
-		provs = append(provs, &Provider{Name: name, Plugin: prov, Config: cfg, Model: spec.Model, Temperature: spec.Temperature,
+		provs = append(provs, &Provider{Name: name, Plugin: bindProvider(name, prov, cfg, spec.APIKeyEnv, keys[spec.APIKeyEnv]),
+			Config: cfg, Model: spec.Model, Temperature: spec.Temperature,
 			MaxTokens: spec.MaxTokens, Timeout: spec.Timeout.Std(), Retries: spec.Retries, Fallback: spec.Fallback})
 	}
 	out.Providers = NewProviders(logger, provs...)
@@ -111,9 +142,9 @@ func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slo
 }
 
 // providerConfig is the Config sent with each request: the block's config
-// table, base_url, the scripted provider's rules text, and the API key
-// named by api_key_env (from the environment; never stored: Config is not
-// part of the request hash and recordings do not keep it).
+// table, base_url and the scripted provider's rules text. It holds no
+// secret; bindProvider adds the API key's reference (or, for a plugin that
+// predates credentials, the key).
 func providerConfig(p *pipeline.Pipeline, spec pipeline.Provider) (map[string]any, error) {
 	cfg := map[string]any{}
 	for k, v := range spec.Config {
@@ -130,13 +161,6 @@ func providerConfig(p *pipeline.Pipeline, spec pipeline.Provider) (map[string]an
 		}
 		cfg[script.ConfigRules] = string(b)
 		cfg[script.ConfigRulesFile] = filepath.ToSlash(path)
-	}
-	if spec.APIKeyEnv != "" {
-		key := os.Getenv(spec.APIKeyEnv)
-		if key == "" {
-			return nil, sdk.Errorf(sdk.CodeAuth, "environment variable %s (api_key_env) is not set", spec.APIKeyEnv)
-		}
-		cfg["api_key"] = key
 	}
 	return cfg, nil
 }

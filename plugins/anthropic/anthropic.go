@@ -19,9 +19,12 @@
 // unchanged linked into the host, as a process plugin, and as a wasm module
 // whose only way out is the host's allow-listed http function.
 //
-// The package must not keep, log or return the API key: it arrives with
-// each request (ChatRequest.Config["api_key"]) and is scrubbed from every
-// error the upstream echoes it in. It must not retry either: the host's
+// The package never holds the API key when the host binds it: Describe
+// declares sdk.Info.Credentials, the host sends the credential's name
+// (Config["api_key_credential"]) and sdk.HTTP asks the host to fill in the
+// x-api-key header. A key sent the api 1 way (Config["api_key"]) is used,
+// never kept, logged or returned, and scrubbed from every error the
+// upstream echoes it in. It must not retry either: the host's
 // provider chain retries and falls back, honouring the RetryAfter this
 // package reports.
 package anthropic
@@ -58,7 +61,7 @@ func init() { sdk.Register(New()) }
 func (*Provider) Describe() sdk.Info {
 	return sdk.Info{Name: Name, Kind: sdk.KindProvider, Version: Version, API: sdk.APIVersion,
 		Description: "Anthropic Messages API (Claude)",
-		Config:      configFields}
+		Config:      configFields, Credentials: true}
 }
 
 // Chat implements sdk.Provider: one POST to {base_url}/v1/messages.
@@ -81,7 +84,7 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 }
 
 func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
-	if cfg.apiKey == "" {
+	if cfg.apiKey == "" && cfg.credential == "" {
 		return nil, sdk.Errorf(sdk.CodeAuth, "%s: no API key (set api_key_env in the provider block)", Name)
 	}
 	req, prefix, err := request(cfg, r)
@@ -96,10 +99,15 @@ func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*
 		"Content-Type":      {"application/json"},
 		"Accept":            {"application/json"},
 		"User-Agent":        {"sextant-" + Name + "/" + Version},
-		"X-Api-Key":         {cfg.apiKey},
 		"Anthropic-Version": {APIVersion},
 	}
-	resp, err := web.Post(ctx, cfg.baseURL+"/v1/messages", h, body)
+	var creds []sdk.HeaderCredential
+	if cfg.apiKey != "" {
+		h["X-Api-Key"] = []string{cfg.apiKey}
+	} else {
+		creds = []sdk.HeaderCredential{{Header: "X-Api-Key", Name: cfg.credential}}
+	}
+	resp, err := web.Post(ctx, cfg.baseURL+"/v1/messages", h, body, creds...)
 	if err != nil {
 		return nil, err
 	}

@@ -9,12 +9,16 @@ import (
 )
 
 // The Config keys the provider reads. The host fills base_url from the
-// provider block and api_key from the environment variable api_key_env
-// names; json_prefill comes from the block's config table.
+// provider block and api_key_credential with the name of the variable
+// api_key_env names (api_key, the key itself, is still read for hosts that
+// send it); json_prefill comes from the block's config table.
 const (
-	ConfigBaseURL     = "base_url"
-	ConfigAPIKey      = "api_key"
-	ConfigJSONPrefill = "json_prefill"
+	ConfigBaseURL = "base_url"
+	ConfigAPIKey  = sdk.ConfigAPIKey
+	// ConfigAPIKeyCredential names the credential the host fills in as
+	// x-api-key (the key itself never reaches the plugin).
+	ConfigAPIKeyCredential = sdk.ConfigAPIKeyCredential
+	ConfigJSONPrefill      = "json_prefill"
 )
 
 // DefaultBaseURL is Anthropic's own endpoint; /v1/messages is appended.
@@ -29,9 +33,10 @@ const APIVersion = "2023-06-01"
 
 // config is one request's Config, checked.
 type config struct {
-	baseURL string
-	apiKey  string
-	prefill bool
+	baseURL    string
+	apiKey     string
+	credential string // the host fills it in; see ConfigAPIKeyCredential
+	prefill    bool
 }
 
 // configFields is the provider's config schema, as Describe reports it.
@@ -70,6 +75,13 @@ func parseConfig(c map[string]any) (*config, error) {
 			return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s: want a string, got %T", Name, ConfigAPIKey, v)
 		}
 		cfg.apiKey = s
+	}
+	if v, ok := c[ConfigAPIKeyCredential]; ok && v != nil {
+		s, isStr := v.(string)
+		if !isStr {
+			return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: config %s: want a string, got %T %#v", Name, ConfigAPIKeyCredential, v, v)
+		}
+		cfg.credential = s
 	}
 	if v, ok := c[ConfigJSONPrefill]; ok && v != nil {
 		b, isBool := v.(bool)

@@ -9,15 +9,19 @@ import (
 )
 
 // The Config keys the provider reads. The host fills base_url from the
-// provider block and api_key from the environment variable api_key_env
-// names; the others come from the block's config table.
+// provider block and api_key_credential with the name of the variable
+// api_key_env names (api_key, the key itself, is still read for hosts that
+// send it); the others come from the block's config table.
 const (
-	ConfigBaseURL        = "base_url"
-	ConfigAPIKey         = "api_key"
-	ConfigOrganization   = "organization"
-	ConfigProject        = "project"
-	ConfigStream         = "stream"
-	ConfigMaxTokensParam = "max_tokens_param"
+	ConfigBaseURL = "base_url"
+	ConfigAPIKey  = sdk.ConfigAPIKey
+	// ConfigAPIKeyCredential names the credential the host fills in as the
+	// bearer token (the key itself never reaches the plugin).
+	ConfigAPIKeyCredential = sdk.ConfigAPIKeyCredential
+	ConfigOrganization     = "organization"
+	ConfigProject          = "project"
+	ConfigStream           = "stream"
+	ConfigMaxTokensParam   = "max_tokens_param"
 )
 
 // DefaultBaseURL is OpenAI's own endpoint.
@@ -33,6 +37,7 @@ const (
 type config struct {
 	baseURL      string
 	apiKey       string
+	credential   string // the host fills it in; see ConfigAPIKeyCredential
 	organization string
 	project      string
 	stream       bool
@@ -73,6 +78,7 @@ func parseConfig(c map[string]any) (*config, error) {
 		cfg.baseURL = strings.TrimRight(s, "/")
 	}
 	cfg.apiKey = str(ConfigAPIKey)
+	cfg.credential = str(ConfigAPIKeyCredential)
 	cfg.organization = str(ConfigOrganization)
 	cfg.project = str(ConfigProject)
 	param := str(ConfigMaxTokensParam)

@@ -16,9 +16,12 @@
 // unchanged linked into the host, as a process plugin, and as a wasm module
 // whose only way out is the host's allow-listed http function.
 //
-// The package must not keep, log or return the API key: it arrives with
-// each request (ChatRequest.Config["api_key"]) and is scrubbed from every
-// error the upstream echoes it in. It must not retry either: the host's
+// The package never holds the API key when the host binds it: Describe
+// declares sdk.Info.Credentials, the host sends the credential's name
+// (Config["api_key_credential"]) and sdk.HTTP asks the host to fill in the
+// Authorization header. A key sent the api 1 way (Config["api_key"]) is
+// used, never kept, logged or returned, and scrubbed from every error the
+// upstream echoes it in. It must not retry either: the host's
 // provider chain retries and falls back, honouring the RetryAfter this
 // package reports.
 package openai
@@ -52,7 +55,7 @@ func init() { sdk.Register(New()) }
 func (*Provider) Describe() sdk.Info {
 	return sdk.Info{Name: Name, Kind: sdk.KindProvider, Version: Version, API: sdk.APIVersion,
 		Description: "OpenAI Chat Completions and compatible servers (vLLM, Ollama, llama.cpp, LM Studio, LiteLLM)",
-		Config:      configFields}
+		Config:      configFields, Credentials: true}
 }
 
 // Chat implements sdk.Provider: one POST to {base_url}/chat/completions.
@@ -79,7 +82,7 @@ func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*
 	if err != nil {
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: encode request: %v", Name, err)
 	}
-	resp, err := web.Post(ctx, cfg.baseURL+"/chat/completions", headers(cfg), body)
+	resp, err := web.Post(ctx, cfg.baseURL+"/chat/completions", headers(cfg), body, credentials(cfg)...)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +113,15 @@ func request(cfg *config, r *sdk.ChatRequest) *chatRequest {
 		out.Stream, out.StreamOptions = true, &streamOptions{IncludeUsage: true}
 	}
 	return out
+}
+
+// credentials asks the host for the bearer token when the key was bound
+// to it rather than sent.
+func credentials(cfg *config) []sdk.HeaderCredential {
+	if cfg.apiKey != "" || cfg.credential == "" {
+		return nil
+	}
+	return []sdk.HeaderCredential{{Header: "Authorization", Name: cfg.credential, Prefix: "Bearer "}}
 }
 
 func headers(cfg *config) map[string][]string {

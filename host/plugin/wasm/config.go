@@ -49,6 +49,11 @@ type Config struct {
 	// AllowHTTP lists the "host:port" pairs the pipeline granted to the
 	// plugin's http host function. Everything else is refused.
 	AllowHTTP []string
+	// Credentials maps credential names to secrets the http host function
+	// may put into request headers when the plugin asks for them by name
+	// (sdk.HeaderCredential). They stay on the host: the guest never reads
+	// them, and the host masks them in the responses it hands over.
+	Credentials map[string]string
 	// Logger receives the plugin's log calls and its stdout and stderr
 	// lines, under the attribute plugin=Name. Default slog.Default().
 	Logger *slog.Logger
@@ -104,6 +109,15 @@ func (c Config) normalize() (Config, error) {
 		allow = append(allow, net.JoinHostPort(strings.ToLower(host), port))
 	}
 	c.AllowHTTP = allow
+	creds := make(map[string]string, len(c.Credentials))
+	for k, v := range c.Credentials {
+		if k == "" || v == "" {
+			errs = append(errs, fmt.Sprintf("credential %q: empty name or secret", k))
+			continue
+		}
+		creds[k] = v
+	}
+	c.Credentials = creds
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

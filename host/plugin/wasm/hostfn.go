@@ -140,19 +140,80 @@ func (m *Module) doHTTP(ctx context.Context, in []byte) sdk.HTTPResponse {
 			hr.Header.Add(k, v)
 		}
 	}
+	var secrets []string
+	for _, c := range req.Credentials {
+		secret, ok := m.cfg.Credentials[c.Name]
+		if !ok {
+			return sdk.HTTPResponse{Error: fmt.Sprintf("credential %q is not bound to plugin %q (the pipeline binds a provider's api_key_env)", c.Name, m.cfg.Name)}
+		}
+		if c.Header == "" || !validHeaderName(c.Header) {
+			return sdk.HTTPResponse{Error: fmt.Sprintf("credential %q: invalid header name %q", c.Name, c.Header)}
+		}
+		hr.Header.Set(c.Header, c.Prefix+secret)
+		secrets = append(secrets, secret)
+	}
+	if len(secrets) > 0 {
+		hr = hr.WithContext(context.WithValue(hr.Context(), credentialKey{}, u.Host))
+	}
 	resp, err := m.http.Do(hr)
 	if err != nil {
-		return sdk.HTTPResponse{Error: err.Error()}
+		return sdk.HTTPResponse{Error: mask(err.Error(), secrets)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, sdk.MaxHTTPBody+1))
 	if err != nil {
-		return sdk.HTTPResponse{Error: "read body: " + err.Error()}
+		return sdk.HTTPResponse{Error: mask("read body: "+err.Error(), secrets)}
 	}
 	if len(body) > sdk.MaxHTTPBody {
 		return sdk.HTTPResponse{Error: fmt.Sprintf("response body exceeds the %s limit", sizeString(sdk.MaxHTTPBody))}
 	}
-	return sdk.HTTPResponse{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	header := resp.Header
+	if len(secrets) > 0 {
+		// An upstream that echoes the key (in an error, a debug header)
+		// must not hand it to the guest.
+		body = maskBytes(body, secrets)
+		header = make(http.Header, len(resp.Header))
+		for k, vs := range resp.Header {
+			for _, v := range vs {
+				header[k] = append(header[k], mask(v, secrets))
+			}
+		}
+	}
+	return sdk.HTTPResponse{Status: resp.StatusCode, Header: header, Body: body}
+}
+
+// credentialKey marks the context of a request that carries a bound
+// credential with the host it was meant for.
+type credentialKey struct{}
+
+// masked replaces a bound credential in what the guest reads.
+const masked = "[credential]"
+
+func mask(s string, secrets []string) string {
+	for _, sec := range secrets {
+		s = strings.ReplaceAll(s, sec, masked)
+	}
+	return s
+}
+
+func maskBytes(b []byte, secrets []string) []byte {
+	for _, sec := range secrets {
+		if bytes.Contains(b, []byte(sec)) {
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(masked))
+		}
+	}
+	return b
+}
+
+// validHeaderName reports whether s is an HTTP header field name (RFC 9110
+// token).
+func validHeaderName(s string) bool {
+	for _, r := range s {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // granted checks u's scheme and host:port against the pipeline's grant.
@@ -185,6 +246,11 @@ func (m *Module) newHTTPClient() *http.Client {
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errors.New("stopped after 10 redirects")
+			}
+			// A bound credential goes to the host the plugin named, not to
+			// wherever that host redirects (Go forwards custom headers).
+			if host, ok := req.Context().Value(credentialKey{}).(string); ok && !strings.EqualFold(req.URL.Host, host) {
+				return fmt.Errorf("redirect from %s to %s refused: the request carries a bound credential", host, req.URL.Host)
 			}
 			return m.granted(req.URL)
 		},

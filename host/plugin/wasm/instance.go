@@ -105,10 +105,11 @@ func (inst *instance) roundTrip(parent context.Context, request []byte) ([]byte,
 	defer inst.flush()
 	cctx := context.WithValue(ctx, instanceKey{}, inst)
 
+	method := methodOf(request)
 	res, err := inst.alloc.Call(cctx, uint64(len(request)))
 	if err != nil {
 		inst.flush()
-		return nil, inst.fault("call", inst.m.cfg.CallTimeout, err, parent)
+		return nil, inst.fault(method, inst.m.cfg.CallTimeout, err, parent)
 	}
 	ptr := uint32(res[0])
 	if ptr == 0 || !inst.mod.Memory().Write(ptr, request) {
@@ -117,7 +118,7 @@ func (inst *instance) roundTrip(parent context.Context, request []byte) ([]byte,
 	res, err = inst.call.Call(cctx, uint64(ptr), uint64(len(request)))
 	if err != nil {
 		inst.flush()
-		return nil, inst.fault("call", inst.m.cfg.CallTimeout, err, parent)
+		return nil, inst.fault(method, inst.m.cfg.CallTimeout, err, parent)
 	}
 	rptr, n := uint32(res[0]>>32), uint32(res[0])
 	switch {
@@ -133,12 +134,29 @@ func (inst *instance) roundTrip(parent context.Context, request []byte) ([]byte,
 	return bytes.Clone(out), nil
 }
 
+// methodOf reads the wire method of a request envelope for error
+// messages ("call" when the envelope is not the shape sdk writes).
+func methodOf(request []byte) string {
+	const head = `"method":"`
+	i := bytes.Index(request[:min(len(request), 64)], []byte(head))
+	if i < 0 {
+		return "call"
+	}
+	rest := request[i+len(head):]
+	end := bytes.IndexByte(rest[:min(len(rest), 40)], '"')
+	if end <= 0 {
+		return "call"
+	}
+	return string(rest[:end])
+}
+
 // fault turns an error of a guest function into one line naming the plugin
-// and what it did. op is "start", "sextant_api" or "call", bounded by timeout.
+// and what it did. op is "start", "sextant_api" or the wire method of a
+// call ("call" if unknown), bounded by timeout.
 func (inst *instance) fault(op string, timeout time.Duration, err error, parent context.Context) error {
 	name, cfg := inst.m.cfg.Name, inst.m.cfg
 	prefix := ""
-	if op != "call" {
+	if op == "start" || op == "sextant_api" {
 		prefix = op + ": "
 	}
 	headline, oom := inst.stderr.crash()
@@ -150,7 +168,7 @@ func (inst *instance) fault(op string, timeout time.Duration, err error, parent 
 			if perr := parent.Err(); perr != nil {
 				return newCallError(name, fmt.Sprintf("%s canceled: %v", op, perr), perr)
 			}
-			return newCallError(name, fmt.Sprintf("%s exceeded %s deadline", op, timeout),
+			return newCallError(name, fmt.Sprintf("%s: deadline exceeded after %s", op, timeout),
 				context.DeadlineExceeded, sdk.ErrTimeout)
 		}
 		if oom {

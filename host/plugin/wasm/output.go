@@ -6,14 +6,13 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/sextant-dev/sextant/host/plugin"
 )
 
-// Bounds on what a plugin's stdout and stderr may put into the host log,
-// per stream and per call, so that garbage output cannot flood it.
-const (
-	maxLogLines    = 200
-	maxLogLineSize = 4 << 10
-)
+// A plugin's stdout and stderr go to the host log, per stream and per call
+// within plugin.MaxLogLines lines of plugin.MaxLogLineSize bytes (the
+// bounds the process transport shares), so garbage output cannot flood it.
 
 // lineWriter turns one of a plugin's output streams into log records, one
 // per line. The wasi fd_write host function writes into it on the calling
@@ -22,10 +21,9 @@ type lineWriter struct {
 	log    *slog.Logger
 	stream string // "stdout" or "stderr"
 
-	mu      sync.Mutex
-	buf     []byte
-	lines   int // logged since the last reset
-	dropped int // not logged since the last reset
+	mu    sync.Mutex
+	buf   []byte
+	bound plugin.LogCap // lines logged and dropped since the last flush
 	// headline is the first line this call that explains a crash of the
 	// Go runtime ("panic: …", "fatal error: …"); oom is set when a line
 	// reports an exhausted heap.
@@ -46,7 +44,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			w.buf = append(w.buf, p...)
-			if len(w.buf) > maxLogLineSize {
+			if len(w.buf) > plugin.MaxLogLineSize {
 				w.emit(w.buf)
 				w.buf = w.buf[:0]
 			}
@@ -61,10 +59,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 }
 
 func (w *lineWriter) emit(b []byte) {
-	if len(b) > maxLogLineSize {
-		b = b[:maxLogLineSize]
-	}
-	line := strings.ToValidUTF8(strings.TrimRight(string(b), "\r"), "\uFFFD")
+	line := plugin.ClipLine(b)
 	if w.stream == "stderr" {
 		if w.headline == "" && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")) {
 			w.headline = line
@@ -76,11 +71,9 @@ func (w *lineWriter) emit(b []byte) {
 	if strings.TrimSpace(line) == "" {
 		return
 	}
-	if w.lines >= maxLogLines {
-		w.dropped++
+	if !w.bound.Allow() {
 		return
 	}
-	w.lines++
 	w.log.LogAttrs(context.Background(), slog.LevelInfo, line, slog.String("stream", w.stream))
 }
 
@@ -93,11 +86,7 @@ func (w *lineWriter) flush() {
 		w.emit(w.buf)
 		w.buf = w.buf[:0]
 	}
-	if w.dropped > 0 {
-		w.log.LogAttrs(context.Background(), slog.LevelWarn, "plugin output dropped",
-			slog.String("stream", w.stream), slog.Int("lines", w.dropped))
-	}
-	w.lines, w.dropped = 0, 0
+	w.bound.Flush(context.Background(), w.log, w.stream)
 }
 
 // reset forgets what the previous call wrote.

@@ -340,8 +340,8 @@ func TestContainment(t *testing.T) {
 		slow    bool
 	}{
 		{mode: "ok", reasons: []string{"behaved"}},
-		{mode: "loop", cfg: Config{CallTimeout: time.Second}, want: `plugin "misbehave": call exceeded 1s deadline`, is: []error{context.DeadlineExceeded, sdk.ErrTimeout}},
-		{mode: "sleep", cfg: Config{CallTimeout: time.Second}, want: `plugin "misbehave": call exceeded 1s deadline`, is: []error{context.DeadlineExceeded, sdk.ErrTimeout}},
+		{mode: "loop", cfg: Config{CallTimeout: time.Second}, want: `plugin "misbehave": gate.check: deadline exceeded after 1s`, is: []error{context.DeadlineExceeded, sdk.ErrTimeout}},
+		{mode: "sleep", cfg: Config{CallTimeout: time.Second}, want: `plugin "misbehave": gate.check: deadline exceeded after 1s`, is: []error{context.DeadlineExceeded, sdk.ErrTimeout}},
 		{mode: "membomb", cfg: Config{CallTimeout: time.Minute}, want: `plugin "misbehave": out of memory (limit 64 MiB)`},
 		// No preopened directories: every path is a bad file descriptor.
 		{mode: "readfile", want: `plugin "misbehave": read /etc/passwd: open /etc/passwd: Bad file number`, is: []error{sdk.ErrInternal}},
@@ -358,7 +358,7 @@ func TestContainment(t *testing.T) {
 			want: `plugin "misbehave": response of 104857643 bytes exceeds the 16 MiB limit`},
 		{mode: "stdout", reasons: []string{"printed garbage"}, logs: []string{
 			`level=INFO msg="garbage on stdout \\x00\\x01\\x02 \{not json" plugin=misbehave stream=stdout`,
-			`level=WARN msg="plugin output dropped" plugin=misbehave stream=stdout lines=800`}},
+			`level=WARN msg="plugin output dropped" plugin=misbehave stream=stdout lines=800 limit=200`}},
 		{mode: "stderr", reasons: []string{"wrote stderr"}, logs: []string{
 			`level=INFO msg="misbehave: a line on stderr" plugin=misbehave stream=stderr`}},
 		{mode: "crash", want: `plugin "misbehave": exited with code 3`},
@@ -424,7 +424,7 @@ func TestCancel(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			time.AfterFunc(100*time.Millisecond, cancel)
 			_, err := c.Check(ctx, &sdk.Comparison{Config: map[string]any{"mode": mode}})
-			if want := `plugin "misbehave": call canceled: context canceled`; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
+			if want := `plugin "misbehave": gate.check canceled: context canceled`; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
 				t.Errorf("err = %v, want %q", err, want)
 			}
 			if _, err := c.Check(t.Context(), &sdk.Comparison{Config: map[string]any{"mode": "ok"}}); err != nil {
@@ -435,11 +435,16 @@ func TestCancel(t *testing.T) {
 }
 
 func TestHTTP(t *testing.T) {
-	var gotProbe string
+	var gotProbe, gotKey string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gotProbe = r.Header.Get("X-Probe")
+		gotProbe, gotKey = r.Header.Get("X-Probe"), r.Header.Get("X-Probe-Key")
 		if r.URL.Path == "/away" {
 			http.Redirect(w, r, "http://localhost.invalid:81/", http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/echo" {
+			w.Header().Set("X-Echo", gotKey)
+			fmt.Fprintf(w, "you sent %s", gotKey)
 			return
 		}
 		fmt.Fprint(w, "hello from the host")
@@ -448,28 +453,37 @@ func TestHTTP(t *testing.T) {
 	hostPort := srv.Listener.Addr().String()
 	path := plugintest.Wasm(t, "testdata/plugins/http-probe")
 
+	const secret = "sk-probe-0123456789"
+	creds := map[string]string{"PROBE_KEY": secret}
 	for _, tc := range []struct {
-		name    string
-		allow   []string
-		url     string
-		reasons []string
-		want    string
+		name       string
+		allow      []string
+		url        string
+		credential string
+		reasons    []string
+		want       string
 	}{
-		{"granted", []string{hostPort}, srv.URL + "/", []string{"status 200", "hello from the host"}, ""},
-		{"not granted", []string{"api.example.com:443"}, srv.URL + "/",
+		{"granted", []string{hostPort}, srv.URL + "/", "", []string{"status 200", "hello from the host"}, ""},
+		// The host fills in the header; the guest reads the echo masked.
+		{"credential", []string{hostPort}, srv.URL + "/echo", "PROBE_KEY", []string{"status 200", "you sent key [credential]"}, ""},
+		{"credential redirected", []string{hostPort, "localhost.invalid:81"}, srv.URL + "/away", "PROBE_KEY",
+			nil, fmt.Sprintf(`plugin "http-probe": http GET %s/away: Get "http://localhost.invalid:81/": redirect from %s to localhost.invalid:81 refused: the request carries a bound credential`, srv.URL, hostPort)},
+		{"credential not bound", []string{hostPort}, srv.URL + "/echo", "OTHER_KEY",
+			nil, fmt.Sprintf(`plugin "http-probe": http GET %s/echo: credential "OTHER_KEY" is not bound to plugin "http-probe" (the pipeline binds a provider's api_key_env)`, srv.URL)},
+		{"not granted", []string{"api.example.com:443"}, srv.URL + "/", "",
 			nil, fmt.Sprintf(`plugin "http-probe": http GET %s/: host %q not granted to plugin "http-probe" (grant it with [plugins.http-probe] allow_http)`, srv.URL, hostPort)},
-		{"default https port", nil, "https://API.example.com/v1",
+		{"default https port", nil, "https://API.example.com/v1", "",
 			nil, `plugin "http-probe": http GET https://API.example.com/v1: host "api.example.com:443" not granted to plugin "http-probe" (grant it with [plugins.http-probe] allow_http)`},
-		{"redirect to a host not granted", []string{hostPort}, srv.URL + "/away",
+		{"redirect to a host not granted", []string{hostPort}, srv.URL + "/away", "",
 			nil, fmt.Sprintf(`plugin "http-probe": http GET %s/away: Get "http://localhost.invalid:81/": host "localhost.invalid:81" not granted to plugin "http-probe" (grant it with [plugins.http-probe] allow_http)`, srv.URL)},
-		{"scheme", []string{hostPort}, "file:///etc/passwd",
+		{"scheme", []string{hostPort}, "file:///etc/passwd", "",
 			nil, `plugin "http-probe": http GET file:///etc/passwd: scheme "file" not supported (want http or https)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs logBuffer
-			_, c := open(t, "http-probe", path, Config{AllowHTTP: tc.allow, Logger: logs.logger()})
-			gotProbe = ""
-			v, err := c.Check(t.Context(), &sdk.Comparison{Config: map[string]any{"url": tc.url}})
+			_, c := open(t, "http-probe", path, Config{AllowHTTP: tc.allow, Credentials: creds, Logger: logs.logger()})
+			gotProbe, gotKey = "", ""
+			v, err := c.Check(t.Context(), &sdk.Comparison{Config: map[string]any{"url": tc.url, "credential": tc.credential}})
 			if tc.want != "" {
 				if err == nil || err.Error() != tc.want || !errors.Is(err, sdk.ErrUnavailable) {
 					t.Errorf("err = %v\nwant  %q", err, tc.want)
@@ -481,6 +495,12 @@ func TestHTTP(t *testing.T) {
 				if !slices.Equal(v.Reasons, tc.reasons) || gotProbe != "1" {
 					t.Errorf("reasons = %q, X-Probe %q", v.Reasons, gotProbe)
 				}
+				if tc.credential != "" && gotKey != "key "+secret {
+					t.Errorf("the server got X-Probe-Key %q, want the bound credential", gotKey)
+				}
+			}
+			if tc.credential == "OTHER_KEY" && gotKey != "" {
+				t.Errorf("a request with an unbound credential was sent (X-Probe-Key %q)", gotKey)
 			}
 			// The log host function: the plugin's message at its level, under its name.
 			want := fmt.Sprintf(`level=WARN msg="probing %s" plugin=http-probe`, tc.url)
@@ -599,7 +619,7 @@ func TestABIFaults(t *testing.T) {
 		},
 			`plugin "misbehave-wat": out of memory (limit 64 MiB)`, nil},
 		{"loop", 300 * time.Millisecond, func(ctx context.Context, c *plugin.Client) error { _, err := c.IO(ctx, &sdk.IORequest{}); return err },
-			`plugin "misbehave-wat": call exceeded 300ms deadline`, sdk.ErrTimeout},
+			`plugin "misbehave-wat": navigator.io: deadline exceeded after 300ms`, sdk.ErrTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, c := open(t, "misbehave-wat", path, Config{SHA256: sum, CallTimeout: tc.timeout})

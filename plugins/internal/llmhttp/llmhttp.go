@@ -45,9 +45,11 @@ const reserveMax = 250 * time.Millisecond
 //     blocks the only thread and the host's own context ends it.
 //   - In a wasm module the guest's ctx carries no deadline: the host
 //     bounds the http call with its own call deadline instead.
-func (c Client) Post(ctx context.Context, target string, header map[string][]string, body []byte) (*sdk.HTTPResponse, error) {
+//   - creds name headers the host fills with a credential the plugin
+//     never holds (sdk.HeaderCredential).
+func (c Client) Post(ctx context.Context, target string, header map[string][]string, body []byte, creds ...sdk.HeaderCredential) (*sdk.HTTPResponse, error) {
 	where := "POST " + RedactURL(target)
-	req := &sdk.HTTPRequest{Method: "POST", URL: target, Header: header, Body: body}
+	req := &sdk.HTTPRequest{Method: "POST", URL: target, Header: header, Body: body, Credentials: creds}
 	if d, ok := ctx.Deadline(); ok {
 		left := time.Until(d)
 		left -= min(left/10, reserveMax)
