@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sextant-dev/sextant/host/plugin"
 )
 
 // output takes a child's stderr line by line: it logs each line under the
@@ -19,10 +21,9 @@ type output struct {
 	limited bool // a memory limit is in force
 
 	mu      sync.Mutex
-	logged  int    // plain lines logged since the last flush
-	dropped int    // plain lines not logged since the last flush
-	first   string // first plain line (why a child failed before the handshake)
-	crash   string // first line of a crash report (crashRE)
+	cap     plugin.LogCap // the shared per-stream cap on logged lines
+	first   string        // first plain line (why a child failed before the handshake)
+	crash   string        // first line of a crash report (crashRE)
 	sawOOM  bool
 	inPanic bool
 
@@ -43,7 +44,7 @@ func (o *output) raw() io.Writer { return &lineWriter{o: o} }
 func (o *output) synced() io.Writer { return &lineWriter{o: o} }
 
 // maxLine bounds one logged line; the rest of a longer one is dropped.
-const maxLine = 16 << 10
+const maxLine = plugin.MaxLogLineSize
 
 type lineWriter struct {
 	o   *output
@@ -111,32 +112,21 @@ func (o *output) line(l string) {
 		o.mu.Unlock()
 		return
 	}
-	if o.logged >= maxLogLines {
-		o.dropped++
+	if !o.cap.Allow() {
 		o.mu.Unlock()
 		return
 	}
-	o.logged++
 	o.mu.Unlock()
 	o.log.Log(context.Background(), level, "plugin stderr", "line", l)
 }
-
-// maxLogLines caps the stderr lines logged per call (and between calls), as
-// the wasm transport caps each stream per call: a crash report of hundreds
-// of goroutines, or a chatty plugin, cannot flood the host log.
-const maxLogLines = 200
 
 // flush says how many lines the cap dropped since the last flush, in one
 // warning, and starts counting afresh; the transport calls it after every
 // call and when a child has died.
 func (o *output) flush() {
 	o.mu.Lock()
-	dropped := o.dropped
-	o.logged, o.dropped = 0, 0
-	o.mu.Unlock()
-	if dropped > 0 {
-		o.log.Warn("plugin output dropped", "stream", "stderr", "lines", dropped)
-	}
+	defer o.mu.Unlock()
+	o.cap.Flush(context.Background(), o.log, "stderr")
 }
 
 // hclogLine recognises an hclog JSON line and maps it to slog.

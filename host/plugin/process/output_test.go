@@ -1,6 +1,8 @@
 package process
 
 import (
+	"github.com/sextant-dev/sextant/host/plugin"
+
 	"context"
 	"log/slog"
 	"testing"
@@ -34,7 +36,7 @@ func TestStderrCap(t *testing.T) {
 		}
 	}
 	recs.s.mu.Unlock()
-	if lines != maxLogLines || warnings != 1 || dropped != 1000-maxLogLines {
-		t.Fatalf("%d stderr lines logged, %d drop warnings (%d dropped); want %d, 1 (%d)", lines, warnings, dropped, maxLogLines, 1000-maxLogLines)
+	if lines != plugin.MaxLogLines || warnings != 1 || dropped != 1000-plugin.MaxLogLines {
+		t.Fatalf("%d stderr lines logged, %d drop warnings (%d dropped); want %d, 1 (%d)", lines, warnings, dropped, plugin.MaxLogLines, 1000-plugin.MaxLogLines)
 	}
 }
