@@ -57,7 +57,7 @@ func (e *CircuitOpenError) Error() string {
 // Is matches ErrCircuitOpen and sdk.ErrUnavailable: to a caller a
 // provider whose circuit is open is an unavailable one.
 func (e *CircuitOpenError) Is(target error) bool {
-	return target == ErrCircuitOpen || errors.Is(sdk.ErrUnavailable, target)
+	return target == ErrCircuitOpen || sdk.ErrUnavailable.Is(target)
 }
 
 type breakerState int

@@ -132,7 +132,7 @@ func TestIDs(t *testing.T) {
 	if !strings.HasPrefix(prev, "01KH0Z6X20") { // 2026-02-09T10:30:00Z in ULID time
 		t.Fatalf("time part of %q", prev)
 	}
-	if TraceIDFor("a", "b") != TraceIDFor("a", "b") || TraceIDFor("a", "b") == TraceIDFor("a", "c") {
+	if ab, ab2 := TraceIDFor("a", "b"), TraceIDFor("a", "b"); ab != ab2 || ab == TraceIDFor("a", "c") {
 		t.Fatal("trace ids not derived")
 	}
 	seen := map[string]bool{}

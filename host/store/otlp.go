@@ -34,9 +34,6 @@ type OTLPOptions struct {
 }
 
 type (
-	otlpDoc struct {
-		ResourceSpans []otlpResourceSpans `json:"resourceSpans"`
-	}
 	otlpResourceSpans struct {
 		Resource   otlpResource     `json:"resource"`
 		ScopeSpans []otlpScopeSpans `json:"scopeSpans"`

@@ -164,7 +164,6 @@ var (
 	entryKeys      = []string{keyVersion, keyDate, keyChanges, keyPlaybook}
 	changeKeys     = []string{keyParameter, keyFrom, keyTo, keyReason}
 	deltaKeys      = []string{keyOp, keyID, keySection, keyContent, keyTag, keyCount, keyReason}
-	tableKeys      = map[string][]string{keyMetadata: metadataKeys, keyConstraints: constraintKeys, keyEvolution: evolutionKeys}
 	renamedInSeed  = map[string]string{"evolution_metadata": keyEvolution, "cooldown_period_days": keyCooldown, "cooldown_period": keyCooldown}
 	tagNames       = []string{keyHelpful, keyHarmful, keyNeutral}
 )

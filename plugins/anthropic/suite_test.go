@@ -22,7 +22,6 @@ var spec = providertest.Spec{Key: testKey, Suffix: "", Endpoint: "/v1/messages"}
 type (
 	chatCase = providertest.Case
 	received = providertest.Received
-	outcome  = providertest.Outcome
 )
 
 func newFake(t *testing.T, cases []chatCase) *providertest.Fake {

@@ -22,7 +22,6 @@ var spec = providertest.Spec{Key: testKey, Suffix: "/v1", Endpoint: "/v1/chat/co
 type (
 	chatCase = providertest.Case
 	received = providertest.Received
-	outcome  = providertest.Outcome
 )
 
 func newFake(t *testing.T, cases []chatCase) *providertest.Fake {
