@@ -1,138 +1,232 @@
 package bpmn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/file"
-	"github.com/expr-lang/expr/parser/lexer"
-	"github.com/expr-lang/expr/vm"
-
+	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
-// compileEnv declares the names every expression sees. Process variables
-// are also visible at the top level (the Zeebe convention), so undefined
-// names are allowed and read from vars at run time.
-var compileEnv = map[string]any{
-	"input":    map[string]any{},
-	"vars":     map[string]any{},
-	"strategy": map[string]any{},
-	"token":    map[string]any{},
+// Expressions are FEEL (navigators/feel), as Zeebe evaluates them: flow
+// conditions, multi-instance collections and conditions, input/output
+// mapping sources and timer values. A leading "=" marks the Zeebe style;
+// text without it is FEEL too (a plain condition). "${...}" and "#{...}"
+// (Camunda 7 JUEL) are read by translating the JUEL operators of the
+// common subset (==, &&, ||, !, eq, ne, lt, gt, le, ge, 'strings') into
+// FEEL; anything else in them is a positioned FEEL syntax error.
+
+// cond is a parsed expression.
+type cond struct {
+	src string // as written, trimmed
+	x   *feel.Expr
 }
 
-// normalize turns the condition syntaxes found in the wild into expr
-// syntax: a leading "=" marks a Zeebe (FEEL-style) expression, whose single
-// "=" means equality; "${...}" wraps a Camunda 7 (JUEL) expression. It also
-// returns, for each rune of the result, its index in the trimmed source, so
-// that error columns point into what the author wrote.
-func normalize(src string) (string, []int) {
-	s := []rune(strings.TrimSpace(src))
-	ident := func(from, to int) (string, []int) {
-		pos := make([]int, 0, to-from+1)
-		for i := from; i < to; i++ {
-			pos = append(pos, i)
-		}
-		return string(s[from:to]), append(pos, to)
-	}
-	trim := func(from, to int) (int, int) {
-		for from < to && isSpace(s[from]) {
-			from++
-		}
-		for to > from && isSpace(s[to-1]) {
-			to--
-		}
-		return from, to
-	}
-	n := len(s)
-	if n >= 3 && (s[0] == '$' || s[0] == '#') && s[1] == '{' && s[n-1] == '}' {
-		return ident(trim(2, n-1))
-	}
-	if n == 0 || s[0] != '=' {
-		return ident(0, n)
-	}
-	from, to := trim(1, n)
-	body, pos := ident(from, to)
-	// FEEL compares with a single "=": rewrite those operators with expr's
-	// own lexer so that strings and "==", "<=", "!=" stay untouched.
-	toks, err := lexer.Lex(file.NewSource(body))
-	if err != nil {
-		return body, pos // let Compile report it with its position
-	}
-	runes := []rune(body)
-	var out []rune
-	var outPos []int
-	last := 0
-	for _, t := range toks {
-		if t.Kind == lexer.Operator && t.Value == "=" && t.From >= last && t.From < len(runes) && runes[t.From] == '=' {
-			out = append(out, runes[last:t.From]...)
-			outPos = append(outPos, pos[last:t.From]...)
-			out = append(out, '=', '=')
-			outPos = append(outPos, pos[t.From], pos[t.From])
-			last = t.From + 1
-		}
-	}
-	out = append(out, runes[last:]...)
-	outPos = append(outPos, pos[last:]...)
-	return string(out), outPos
-}
-
-func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
-
-// compileCond compiles a condition (asBool) or a value expression.
-func compileCond(src string, asBool bool) (*cond, error) {
-	s, pos := normalize(src)
-	if s == "" {
+// compileCond parses an expression. The error gives the column (and the
+// line, for expressions over several lines) in the text as written.
+func compileCond(src string) (*cond, error) {
+	s := strings.TrimSpace(src)
+	body, pos := feelText(s)
+	if strings.TrimSpace(body) == "" {
 		return nil, fmt.Errorf("empty expression")
 	}
-	opts := []expr.Option{expr.Env(compileEnv), expr.AllowUndefinedVariables()}
-	if asBool {
-		opts = append(opts, expr.AsBool())
-	}
-	prog, err := expr.Compile(s, opts...)
+	x, err := feel.Parse(body)
 	if err != nil {
-		if fe, ok := err.(*file.Error); ok && fe.From >= 0 && fe.From < len(pos) {
-			return nil, fmt.Errorf("%s (column %d)", fe.Message, pos[fe.From]+1)
+		var se *feel.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s (%s)", se.Msg, where(s, body, pos, se.Pos))
 		}
-		return nil, exprError(err)
+		return nil, err
 	}
-	return &cond{src: strings.TrimSpace(src), prog: prog, pos: pos}, nil
+	return &cond{src: s, x: x}, nil
 }
 
-// exprError keeps the first line of an expr error (the message without the
-// source snippet, which the problem's position replaces).
-func exprError(err error) error {
-	if fe, ok := err.(*file.Error); ok {
-		return fmt.Errorf("%s (column %d)", fe.Message, fe.Column+1)
+// where renders a FEEL position in body as a position in s, the text as
+// written: body[i] came from s[pos[i]] (runes).
+func where(s, body string, pos []int, p feel.Pos) string {
+	// Rune index of the error in body.
+	idx := utf8.RuneCountInString(body[:min(max(p.Offset, 0), len(body))])
+	src := []rune(s)
+	at := len(src)
+	if idx < len(pos) {
+		at = pos[idx]
+	} else if len(pos) > 0 {
+		at = pos[len(pos)-1] + 1
 	}
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
+	line, col := 1, 1
+	for i := 0; i < at && i < len(src); i++ {
+		if src[i] == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
 	}
-	return fmt.Errorf("%s", msg)
+	if line > 1 {
+		return fmt.Sprintf("line %d, column %d", line, col)
+	}
+	return fmt.Sprintf("column %d", col)
 }
 
-// evalEnv fills m (allocated when nil) with the environment an expression
-// runs in.
-func evalEnv(m map[string]any, env *sdk.Env, token map[string]any, extra map[string]any) map[string]any {
-	if m == nil {
-		m = make(map[string]any, len(env.Vars)+len(extra)+4)
-	} else {
-		clear(m)
+// feelText returns the FEEL text of an expression as written, and for each
+// of its runes the index of the rune of s it came from.
+func feelText(s string) (string, []int) {
+	r := []rune(s)
+	n := len(r)
+	if n >= 3 && (r[0] == '$' || r[0] == '#') && r[1] == '{' && r[n-1] == '}' {
+		return juel(r, 2, n-1)
 	}
-	for k, v := range env.Vars {
-		m[k] = v
+	from := 0
+	if n > 0 && r[0] == '=' {
+		from = 1
 	}
-	for k, v := range extra {
-		m[k] = v
+	pos := make([]int, 0, n-from)
+	for i := from; i < n; i++ {
+		pos = append(pos, i)
 	}
-	m["input"] = orEmpty(env.Input)
-	m["vars"] = orEmpty(env.Vars)
-	m["strategy"] = orEmpty(env.Strategy)
-	m["token"] = orEmpty(token)
-	return m
+	return string(r[from:]), pos
+}
+
+// juel translates the JUEL expression r[from:to] into FEEL.
+func juel(r []rune, from, to int) (string, []int) {
+	var out []rune
+	var pos []int
+	emit := func(at int, s string) {
+		for _, c := range s {
+			out = append(out, c)
+			pos = append(pos, at)
+		}
+	}
+	isWord := func(c rune) bool {
+		return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	words := map[string]string{"eq": "=", "ne": "!=", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "null": "null"}
+	for i := from; i < to; {
+		c := r[i]
+		switch {
+		case c == '\'' || c == '"':
+			// A string: JUEL quotes with either; FEEL with double quotes.
+			emit(i, `"`)
+			j := i + 1
+			for ; j < to && r[j] != c; j++ {
+				if r[j] == '\\' && j+1 < to {
+					emit(j, string(r[j:j+2]))
+					j++
+					continue
+				}
+				if r[j] == '"' {
+					emit(j, `\"`)
+					continue
+				}
+				emit(j, string(r[j]))
+			}
+			if j < to {
+				emit(j, `"`)
+				j++
+			}
+			i = j
+		case c == '=' && i+1 < to && r[i+1] == '=':
+			emit(i, "=")
+			i += 2
+		case c == '&' && i+1 < to && r[i+1] == '&':
+			emit(i, " and ")
+			i += 2
+		case c == '|' && i+1 < to && r[i+1] == '|':
+			emit(i, " or ")
+			i += 2
+		case c == '!' && (i+1 >= to || r[i+1] != '='):
+			// !name.path -> not(name.path); !( -> not(
+			j := i + 1
+			for j < to && r[j] == ' ' {
+				j++
+			}
+			if j < to && r[j] == '(' {
+				emit(i, "not")
+				i = j
+				continue
+			}
+			k := j
+			for k < to && isWord(r[k]) {
+				k++
+			}
+			if k == j {
+				emit(i, "!")
+				i++
+				continue
+			}
+			emit(i, "not(")
+			for m := j; m < k; m++ {
+				emit(m, string(r[m]))
+			}
+			emit(k-1, ")")
+			i = k
+		case isWord(c) && (i == from || !isWord(r[i-1])):
+			j := i
+			for j < to && isWord(r[j]) {
+				j++
+			}
+			w := string(r[i:j])
+			if f, ok := words[w]; ok {
+				emit(i, f)
+			} else {
+				for m := i; m < j; m++ {
+					emit(m, string(r[m]))
+				}
+			}
+			i = j
+		default:
+			emit(i, string(c))
+			i++
+		}
+	}
+	return string(out), pos
+}
+
+// scope is what expressions see, without building a map per evaluation:
+// input, vars, strategy (sdk.Env) and token (the token's attributes) by
+// those names, then the extra names of the evaluation (multi-instance
+// locals, a step's output), then every process variable by its own name
+// (the Zeebe convention).
+type scope struct {
+	env   *sdk.Env
+	token map[string]any
+	inst  *tok           // the nearest multi-instance instance, or nil
+	extra map[string]any // names of this evaluation only
+	out   map[string]any // a step's output, for output mappings
+}
+
+var _ feel.Scope = (*scope)(nil)
+
+// Lookup implements feel.Scope.
+func (s *scope) Lookup(name string) (any, bool) {
+	switch name {
+	case "input":
+		return orEmpty(s.env.Input), true
+	case "vars":
+		return orEmpty(s.env.Vars), true
+	case "strategy":
+		return orEmpty(s.env.Strategy), true
+	case "token":
+		return orEmpty(s.token), true
+	}
+	if v, ok := s.extra[name]; ok {
+		return v, true
+	}
+	if s.out != nil {
+		if v, ok := s.out[name]; ok {
+			return v, true
+		}
+	}
+	if s.inst != nil {
+		if name == attrLoopCounter || name == s.inst.n.mi.element {
+			return s.inst.attr(name), true
+		}
+	}
+	v, ok := s.env.Vars[name]
+	return v, ok
 }
 
 var emptyMap = map[string]any{}
@@ -144,41 +238,71 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// run evaluates c on machine m (nil: a fresh one).
-func (c *cond) run(m *vm.VM, env map[string]any) (out any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	if m == nil {
-		m = &vm.VM{}
-	}
-	return m.Run(c.prog, env)
+// eval evaluates c. FEEL never fails on data (a mismatch is null); the
+// error is an exceeded evaluation limit.
+func (c *cond) eval(s *scope) (any, error) {
+	return c.x.EvalScope(s)
 }
 
-// test evaluates a boolean condition.
-func (c *cond) test(m *vm.VM, env map[string]any) (bool, error) {
-	v, err := c.run(m, env)
+// test evaluates a condition: true, false, or null (false, as a condition
+// that does not hold). Any other value is an error, as in Zeebe, where it
+// raises an incident.
+func (c *cond) test(s *scope) (bool, error) {
+	v, err := c.eval(s)
 	if err != nil {
-		return false, c.error(err)
+		return false, err
 	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, fmt.Errorf("condition %q gave %T, want bool", c.src, v)
+	switch b := v.(type) {
+	case bool:
+		return b, nil
+	case nil:
+		return false, nil
 	}
-	return b, nil
+	return false, fmt.Errorf("condition %q gave %s, want a boolean", c.src, feel.Format(v))
 }
 
-// error renders an evaluation error with a column in the source text.
-func (c *cond) error(err error) error {
-	if fe, ok := err.(*file.Error); ok && fe.From >= 0 && fe.From < len(c.pos) {
-		return fmt.Errorf("%s (column %d)", fe.Message, c.pos[fe.From]+1)
+// value evaluates c into plain Go values, as the host and the wire carry
+// them: numbers as float64, contexts as maps, temporal values as their
+// FEEL string.
+func (c *cond) value(s *scope) (any, error) {
+	v, err := c.eval(s)
+	if err != nil {
+		return nil, err
 	}
-	return exprError(err)
+	return plain(v), nil
 }
 
-// toInt converts a JSON or expr number to an int.
+// plain converts a FEEL value into what JSON decoding would give.
+func plain(v any) any {
+	switch x := feel.ToJSON(v).(type) {
+	case feel.Number:
+		return x.Float64()
+	case []any:
+		for i := range x {
+			x[i] = plainNum(x[i])
+		}
+		return x
+	case map[string]any:
+		for k := range x {
+			x[k] = plainNum(x[k])
+		}
+		return x
+	default:
+		return x
+	}
+}
+
+func plainNum(v any) any {
+	switch x := v.(type) {
+	case feel.Number:
+		return x.Float64()
+	case []any, map[string]any:
+		return plain(x)
+	}
+	return v
+}
+
+// toInt converts a JSON or FEEL number to an int.
 func toInt(v any) (int, bool) {
 	switch n := v.(type) {
 	case int:
@@ -198,6 +322,8 @@ func toInt(v any) (int, bool) {
 		return int(n), true
 	case uint64:
 		return int(n), true
+	case feel.Number:
+		return toInt(n.Float64())
 	}
 	return 0, false
 }
@@ -207,32 +333,17 @@ func toList(v any) ([]any, bool) {
 	switch l := v.(type) {
 	case []any:
 		return l, true
-	case []string:
-		out := make([]any, len(l))
-		for i, s := range l {
-			out[i] = s
-		}
-		return out, true
-	case []int:
-		out := make([]any, len(l))
-		for i, s := range l {
-			out[i] = s
-		}
-		return out, true
-	case []float64:
-		out := make([]any, len(l))
-		for i, s := range l {
-			out[i] = s
-		}
-		return out, true
-	case []map[string]any:
-		out := make([]any, len(l))
-		for i, s := range l {
-			out[i] = s
-		}
-		return out, true
 	case nil:
 		return nil, false
 	}
 	return nil, false
+}
+
+// timerText renders the value of a timer expression for the host: a
+// duration, date-time or cycle as its ISO 8601 text.
+func timerText(v any) string {
+	if s, ok := plain(v).(string); ok {
+		return s
+	}
+	return feel.Format(v)
 }

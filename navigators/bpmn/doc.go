@@ -24,14 +24,17 @@
 // validation problem naming the element and its line: never ignored, never
 // a panic.
 //
-// Conditions are expr-lang expressions over input, vars and strategy
-// (process variables are also visible by name). A leading "=" marks the
-// Zeebe style, where a single "=" compares; "${...}" (Camunda 7) is
-// accepted too.
+// Conditions, multi-instance collections and conditions, input/output
+// mapping sources and timer expressions are FEEL (package
+// navigators/feel), parsed once at Load and evaluated over input, vars,
+// strategy and token, and every process variable by its own name. A
+// leading "=" marks the Zeebe style; text without it is FEEL too.
+// "${...}" (Camunda 7 JUEL) is read through a translation of its common
+// operators.
 //
 // Execution order follows bpmn-js-token-simulation, whose test scenarios
 // the package's conformance test replays; see conformance_test.go.
 //
-// The package imports only the sdk and its expression library; it must not
-// import the host.
+// The package imports only the sdk and navigators/feel; it must not import
+// the host.
 package bpmn

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/expr-lang/expr/vm"
-
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -155,9 +153,8 @@ type run struct {
 	arena  []tok
 	used   int
 	buf    *decisionBuf
-	envVal sdk.Env        // a copy, so that the request does not escape
-	vm     vm.VM          // reused by every evaluation of the call
-	envMap map[string]any // reused expression environment
+	envVal sdk.Env // a copy, so that the request does not escape
+	sc     scope   // reused by every evaluation of the call
 }
 
 // arenaSize is how many tokens a pooled run holds without allocating.
@@ -172,10 +169,7 @@ var runPool = sync.Pool{New: func() any {
 // release returns r to the pool. The decision built from r must not share
 // anything with it (trace and set are handed over, never reused).
 func (r *run) release() {
-	if r.envMap != nil {
-		clear(r.envMap)
-	}
-	*r = run{toks: r.toks[:0], q: r.q[:0], arena: r.arena, vm: r.vm, envMap: r.envMap}
+	*r = run{toks: r.toks[:0], q: r.q[:0], arena: r.arena}
 	r.env = &r.envVal
 	runPool.Put(r)
 }
@@ -345,12 +339,12 @@ func (r *run) timers(t *tok) map[string]string {
 		out[k] = v
 	}
 	for _, ev := range t.n.timerEvents {
-		v, err := ev.timerExpr.run(&r.vm, r.evalEnv(t, nil))
+		v, err := ev.timerExpr.eval(r.evalEnv(t, nil))
 		if err != nil {
-			out[ev.id] = ev.timer + " (" + ev.timerExpr.error(err).Error() + ")"
+			out[ev.id] = ev.timer + " (" + err.Error() + ")"
 			continue
 		}
-		out[ev.id] = ev.timerKind + " " + fmt.Sprint(v)
+		out[ev.id] = ev.timerKind + " " + timerText(v)
 	}
 	return out
 }
@@ -750,7 +744,7 @@ func (r *run) gateway(t *tok) {
 		ok := true
 		if f.cond != nil {
 			var err error
-			ok, err = f.cond.test(&r.vm, env)
+			ok, err = f.cond.test(env)
 			if err != nil {
 				r.failf(n, "", "condition of sequence flow %q: %v", f.id, err)
 				return
@@ -788,7 +782,7 @@ func (r *run) outgoing(t *tok) ([]*flow, bool) {
 	if !conds && n.def == nil {
 		return n.out, true
 	}
-	var env map[string]any
+	var env *scope
 	var taken []*flow
 	for _, f := range n.out {
 		if f == n.def {
@@ -798,7 +792,7 @@ func (r *run) outgoing(t *tok) ([]*flow, bool) {
 			if env == nil {
 				env = r.evalEnv(t, nil)
 			}
-			ok, err := f.cond.test(&r.vm, env)
+			ok, err := f.cond.test(env)
 			if err != nil {
 				r.failf(n, "", "condition of sequence flow %q: %v", f.id, err)
 				return nil, false
@@ -1190,26 +1184,16 @@ func (r *run) startInstance(s *node) {
 	}
 }
 
-// evalEnv is the expression environment at token t: the state's env, the
-// variables of the nearest multi-instance instance, and extra.
-func (r *run) evalEnv(t *tok, extra map[string]any) map[string]any {
+// evalEnv is the expression scope at token t: the state's env, the
+// variables of the nearest multi-instance instance, and extra. The scope is
+// the run's own, valid until the next call.
+func (r *run) evalEnv(t *tok, extra map[string]any) *scope {
 	var inst *tok
 	for s := t; s != nil; s = s.scope {
 		if s.kind == tkInstance {
 			inst = s
 			break
 		}
-	}
-	var local map[string]any
-	if inst != nil {
-		local = map[string]any{attrLoopCounter: inst.attr(attrLoopCounter)}
-		if el := inst.n.mi.element; el != "" {
-			local[el] = inst.attr(el)
-		}
-		for k, v := range extra {
-			local[k] = v
-		}
-		extra = local
 	}
 	var attrs map[string]any
 	if t != nil {
@@ -1218,8 +1202,8 @@ func (r *run) evalEnv(t *tok, extra map[string]any) map[string]any {
 	if inst != nil {
 		attrs = inst.attrs
 	}
-	r.envMap = evalEnv(r.envMap, r.env, attrs, extra)
-	return r.envMap
+	r.sc = scope{env: r.env, token: attrs, inst: inst, extra: extra}
+	return &r.sc
 }
 
 // decision turns the run into the delta the host applies.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -508,10 +509,11 @@ func (l *loader) eventDef(d *xelem, n *node) {
 				continue
 			}
 			v := strings.TrimSpace(t.text)
-			if err := checkTimer(t.local, v); err != nil {
+			if c, err := checkTimer(t.local, v); err != nil {
 				l.problem(t.line, n.elem(), "%s %q: %v", t.local, v, err)
-			} else if isExpr(v) {
-				n.timerExpr, _ = compileCond(v, false)
+			} else if c != nil {
+				n.timerExpr = c
+				l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: t.line, What: t.local, Text: v})
 			}
 			n.timer = t.local + " " + v
 			n.timerKind = t.local
@@ -547,7 +549,7 @@ func (l *loader) eventDef(d *xelem, n *node) {
 	case "conditionalEventDefinition":
 		n.ev = evConditional
 		if c := d.kid("condition"); c != nil && strings.TrimSpace(c.text) != "" {
-			if _, err := compileCond(c.text, true); err != nil {
+			if _, err := compileCond(c.text); err != nil {
 				l.problem(c.line, n.elem(), "condition %q: %v", strings.TrimSpace(c.text), err)
 			} else {
 				l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: c.line, What: "condition", Text: strings.TrimSpace(c.text)})
@@ -557,10 +559,11 @@ func (l *loader) eventDef(d *xelem, n *node) {
 }
 
 var (
-	isoDuration = regexp.MustCompile(`^-?P(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?(T(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$`)
-	isoDate     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?(\[[^\]]+\])?)?$`)
-	isoCycle    = regexp.MustCompile(`^R-?\d*(/[^/]+)?/[^/]+$`)
-	cronExpr    = regexp.MustCompile(`^(\S+\s+){4,6}\S+$`)
+	cronExpr = regexp.MustCompile(`^(\S+\s+){4,6}\S+$`)
+	isoZone  = regexp.MustCompile(`^(.*[0-9])(Z|[+-]\d{2}:?\d{2})?\[([A-Za-z_+\-/0-9]+)\]$`)
+
+	feelDuration = feel.MustParse(`duration(v)`)
+	feelDateTime = feel.MustParse(`date and time(v)`)
 )
 
 // isExpr reports whether a timer value is an expression.
@@ -568,31 +571,74 @@ func isExpr(v string) bool {
 	return strings.HasPrefix(v, "=") || strings.HasPrefix(v, "${") || strings.HasPrefix(v, "#{")
 }
 
-// checkTimer validates a timer value: an ISO 8601 date, duration or
-// repetition, a cron expression for cycles, or an expression (=...).
-func checkTimer(kind, v string) error {
+// checkTimer validates a timer value as Zeebe reads it: an ISO 8601
+// duration (PT30S, P1DT2H), date-time (2026-01-02T15:04:05Z, also with a
+// [Region/City] zone) or repetition (R3/PT10M, R/PT1H,
+// R2/2026-01-02T00:00:00Z/P1D), a cron expression for cycles, or a FEEL
+// expression (=...), which is parsed here and evaluated when the timer
+// starts.
+func checkTimer(kind, v string) (*cond, error) {
 	if v == "" {
-		return nil
+		return nil, nil
 	}
 	if isExpr(v) {
-		_, err := compileCond(v, false)
-		return err
+		return compileCond(v)
 	}
 	switch kind {
 	case "timeDuration":
-		if !isoDuration.MatchString(v) || v == "P" || strings.HasSuffix(v, "T") {
-			return fmt.Errorf("not an ISO 8601 duration (like PT30S)")
+		if !isDuration(v) {
+			return nil, fmt.Errorf("not an ISO 8601 duration (like PT30S)")
 		}
 	case "timeDate":
-		if !isoDate.MatchString(v) {
-			return fmt.Errorf("not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)")
+		if !isDateTime(v) {
+			return nil, fmt.Errorf("not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)")
 		}
 	case "timeCycle":
-		if !isoCycle.MatchString(v) && !cronExpr.MatchString(v) {
-			return fmt.Errorf("not an ISO 8601 repetition (like R3/PT10M) or a cron expression")
+		if !isCycle(v) && !cronExpr.MatchString(v) {
+			return nil, fmt.Errorf("not an ISO 8601 repetition (like R3/PT10M) or a cron expression")
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// isDuration reports whether v is an ISO 8601 duration, as FEEL's
+// duration() reads it.
+func isDuration(v string) bool {
+	d, err := feelDuration.Eval(map[string]any{"v": v})
+	return err == nil && d != nil
+}
+
+// isDateTime reports whether v is an ISO 8601 date-time (or a date), as
+// FEEL's date and time() reads it; a [Region/City] suffix names the zone.
+func isDateTime(v string) bool {
+	if m := isoZone.FindStringSubmatch(v); m != nil {
+		v = m[1] + "@" + m[3]
+	}
+	d, err := feelDateTime.Eval(map[string]any{"v": v})
+	return err == nil && d != nil
+}
+
+// isCycle reports whether v is an ISO 8601 repetition: R[n]/duration,
+// R[n]/start/duration or R[n]/duration/end.
+func isCycle(v string) bool {
+	parts := strings.Split(v, "/")
+	if len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "R") {
+		return false
+	}
+	if n := parts[0][1:]; n != "" {
+		for _, c := range n {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		if len(n) > 9 {
+			return false
+		}
+	}
+	if len(parts) == 2 {
+		return isDuration(parts[1])
+	}
+	return isDateTime(parts[1]) && isDuration(parts[2]) || isDuration(parts[1]) && isDateTime(parts[2])
 }
 
 // multi reads multi-instance loop characteristics.
@@ -606,7 +652,7 @@ func (l *loader) multi(x *xelem, n *node) {
 		if what != "outputElement" {
 			given = true
 		}
-		c, err := compileCond(src, false)
+		c, err := compileCond(src)
 		if err != nil {
 			l.problem(line, n.elem(), "%s %q: %v", what, strings.TrimSpace(src), err)
 			return nil
@@ -624,9 +670,11 @@ func (l *loader) multi(x *xelem, n *node) {
 			mi.cardinal = compile(k.line, "loopCardinality", k.text)
 		case k.isBPMN("completionCondition"):
 			if strings.TrimSpace(k.text) != "" {
-				c, err := compileCond(k.text, true)
+				c, err := compileCond(k.text)
 				if err != nil {
 					l.problem(k.line, n.elem(), "completionCondition %q: %v", strings.TrimSpace(k.text), err)
+				} else {
+					l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: k.line, What: "completionCondition", Text: strings.TrimSpace(k.text)})
 				}
 				mi.completion = c
 			}
@@ -699,10 +747,10 @@ func (l *loader) flow(x *xelem, c *node) {
 			continue
 		}
 		if lang := k.attr("language"); lang != "" && !exprLanguage(lang) {
-			l.problem(k.line, el, "condition language %q is not supported (write an expr expression, optionally prefixed with =)", lang)
+			l.problem(k.line, el, "condition language %q is not supported (write a FEEL expression, optionally prefixed with =)", lang)
 			continue
 		}
-		cnd, err := compileCond(src, true)
+		cnd, err := compileCond(src)
 		if err != nil {
 			l.problem(k.line, el, "condition %q: %v", src, err)
 			continue
@@ -721,7 +769,8 @@ func (l *loader) flow(x *xelem, c *node) {
 
 func exprLanguage(lang string) bool {
 	switch strings.ToLower(lang) {
-	case "feel", "juel", "expr", "http://www.omg.org/spec/feel/20140401", "https://www.omg.org/spec/dmn/20191111/feel/":
+	case "feel", "juel", "http://www.omg.org/spec/feel/20140401", "https://www.omg.org/spec/dmn/20191111/feel/",
+		"https://www.omg.org/spec/dmn/20230324/feel/", "http://www.omg.org/spec/dmn/20151101/feel":
 		return true
 	}
 	return false

@@ -1,8 +1,6 @@
 package bpmn
 
 import (
-	"github.com/expr-lang/expr/vm"
-
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -138,13 +136,6 @@ type flow struct {
 	src, dst *node
 	cond     *cond
 	parked   map[string]any // attrs of a token parked after this flow (shared)
-}
-
-// cond is a compiled condition expression.
-type cond struct {
-	src  string
-	prog *vm.Program
-	pos  []int // rune index in src of each rune of the compiled text
 }
 
 // multi describes multi-instance loop characteristics.

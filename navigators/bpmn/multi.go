@@ -18,9 +18,9 @@ func (r *run) startMI(t *tok) {
 	var items []any
 	count := 0
 	if mi.collection != nil {
-		v, err := mi.collection.run(&r.vm, env)
+		v, err := mi.collection.value(env)
 		if err != nil {
-			r.failf(n, "", "input collection %q: %v", mi.collection.src, mi.collection.error(err))
+			r.failf(n, "", "input collection %q: %v", mi.collection.src, err)
 			return
 		}
 		list, ok := toList(v)
@@ -31,9 +31,9 @@ func (r *run) startMI(t *tok) {
 		items = list
 		count = len(items)
 	} else {
-		v, err := mi.cardinal.run(&r.vm, env)
+		v, err := mi.cardinal.value(env)
 		if err != nil {
-			r.failf(n, "", "loopCardinality %q: %v", mi.cardinal.src, mi.cardinal.error(err))
+			r.failf(n, "", "loopCardinality %q: %v", mi.cardinal.src, err)
 			return
 		}
 		c, ok := toInt(v)
@@ -96,9 +96,11 @@ func (r *run) instanceDone(it *tok, output map[string]any) {
 		val = output
 	}
 	if mi.outElem != nil {
-		v, err := mi.outElem.run(&r.vm, r.evalEnv(it, output))
+		sc := r.evalEnv(it, nil)
+		sc.out = output
+		v, err := mi.outElem.value(sc)
 		if err != nil {
-			r.failf(n, "", "output element %q: %v", mi.outElem.src, mi.outElem.error(err))
+			r.failf(n, "", "output element %q: %v", mi.outElem.src, err)
 			return
 		}
 		val = v
@@ -117,7 +119,7 @@ func (r *run) instanceDone(it *tok, output map[string]any) {
 	done++
 	body.setAttr(attrMIDone, done)
 	if mi.completion != nil {
-		ok, err := mi.completion.test(&r.vm, r.evalEnv(it, map[string]any{
+		ok, err := mi.completion.test(r.evalEnv(it, map[string]any{
 			"nrOfInstances":          count,
 			"nrOfCompletedInstances": done,
 			"nrOfActiveInstances":    started - done,

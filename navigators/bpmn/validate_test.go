@@ -51,14 +51,14 @@ func TestLoadProblems(t *testing.T) {
   <startEvent id="s"/>
   <sequenceFlow id="f" sourceRef="s" targetRef="e"><conditionExpression>=amount &gt;</conditionExpression></sequenceFlow>
   <endEvent id="e"/>
-</process>`), `bad.bpmn:5: sequenceFlow "f": condition "=amount >": unexpected token EOF (column 9)`},
+</process>`), `bad.bpmn:5: sequenceFlow "f": condition "=amount >": unexpected end of expression (column 10)`},
 		{"condition language", doc(`<process id="p">
   <startEvent id="s"/>
   <sequenceFlow id="f" sourceRef="s" targetRef="e">
     <conditionExpression language="http://www.w3.org/1999/XPath">true()</conditionExpression>
   </sequenceFlow>
   <endEvent id="e"/>
-</process>`), `bad.bpmn:6: sequenceFlow "f": condition language "http://www.w3.org/1999/XPath" is not supported (write an expr expression, optionally prefixed with =)`},
+</process>`), `bad.bpmn:6: sequenceFlow "f": condition language "http://www.w3.org/1999/XPath" is not supported (write a FEEL expression, optionally prefixed with =)`},
 		{"default flow", doc(`<process id="p">
   <startEvent id="s"/>
   <sequenceFlow id="f" sourceRef="s" targetRef="gw"/>
@@ -169,7 +169,7 @@ func TestLoadProblems(t *testing.T) {
 </process>`), "bad.bpmn:4: intermediateCatchEvent \"t1\": timeDuration \"10 minutes\": not an ISO 8601 duration (like PT30S)\n" +
 			"bad.bpmn:5: intermediateCatchEvent \"t2\": timeDate \"tomorrow\": not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)\n" +
 			"bad.bpmn:6: intermediateCatchEvent \"t3\": timeCycle \"often\": not an ISO 8601 repetition (like R3/PT10M) or a cron expression\n" +
-			"bad.bpmn:7: intermediateCatchEvent \"t4\": timeDuration \"=a-\": unexpected token EOF (column 3)"},
+			"bad.bpmn:7: intermediateCatchEvent \"t4\": timeDuration \"=a-\": unexpected end of expression (column 4)"},
 		{"call activity", doc(`<process id="p">
   <callActivity id="c1" calledElement="elsewhere"/>
   <callActivity id="c2"/>
@@ -186,8 +186,8 @@ func TestLoadProblems(t *testing.T) {
   <exclusiveGateway id="g"><multiInstanceLoopCharacteristics/></exclusiveGateway>
   <sequenceFlow id="f" sourceRef="g" targetRef="t1"/>
 </process>`), "bad.bpmn:4: task \"t1\": multi-instance needs an input collection or a loopCardinality\n" +
-			"bad.bpmn:5: task \"t2\": loopCardinality \"=3 +\": unexpected token EOF (column 4)\n" +
-			"bad.bpmn:7: task \"t3\": inputCollection \"=items[\": unexpected token EOF (column 7)\n" +
+			"bad.bpmn:5: task \"t2\": loopCardinality \"=3 +\": unexpected end of expression (column 5)\n" +
+			"bad.bpmn:7: task \"t3\": inputCollection \"=items[\": unexpected end of expression (column 8)\n" +
 			"bad.bpmn:9: exclusiveGateway \"g\": multi-instance is only allowed on activities"},
 		{"unknown element", doc(`<process id="p">
   <task id="t"><bogus/></task>
