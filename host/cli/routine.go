@@ -15,6 +15,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/plugin"
 	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -145,12 +146,12 @@ problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.`,
 }
 
 func (a *app) routineSimulateCommand() *cobra.Command {
-	var navigator string
+	var navigator, strategyFile, pipelineFile, inputFile string
 	var sets, chooses, triggers []string
 	var asJSON bool
 	var maxSteps int
 	c := &cobra.Command{
-		Use:   "simulate FILE",
+		Use:   "simulate [FILE]",
 		Short: "Walk a routine without running steps, printing enter/exit events",
 		Long: `simulate walks a routine as the host would, without running steps: tasks
 complete at once; receive tasks, catch events, event-based gateways and
@@ -158,14 +159,34 @@ boundary events wait until --trigger'ed (in the order given); a --trigger naming
 a start event starts an instance there. --choose fixes the flows a gateway
 without conditions takes. --set values are JSON when they parse, else strings.
 
+Conditions see vars (--set), input (--input, a JSON object) and strategy
+(--strategy, a strategy file: strategy.parameters.NAME). --pipeline takes
+the routine, its navigator and the strategy from a pipeline file instead of
+FILE; --strategy then replaces the pipeline's strategy.
+
 It prints enter:<id> each time a token arrives at a node and exit:<id> each
 time one leaves it, then completed, waiting:<id>,... or error:<message>.
-Exit status: 0 completed or waiting, 1 error, 2 invalid routine.`,
+Exit status: 0 completed or waiting, 1 error, 2 invalid routine, pipeline
+or strategy.`,
 		Example: `  sextant routine simulate order.bpmn --set amount=120 --set vip=true
-  sextant routine simulate order.bpmn --choose gw_check=flow_ok --trigger msg_paid --json`,
-		Args: cobra.ExactArgs(1),
+  sextant routine simulate order.bpmn --choose gw_check=flow_ok --trigger msg_paid --json
+  sextant routine simulate --pipeline pipelines/email-triage/pipeline.toml --set 'classify={"confidence":0.9}'
+  sextant routine simulate email-triage.bpmn --strategy strategies/email-handler.toml --input inputs/invoice.json`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case pipelineFile == "" && len(args) == 0:
+				return usageErr(fmt.Errorf("simulate: name a routine FILE or --pipeline FILE"))
+			case pipelineFile != "" && len(args) > 0:
+				return usageErr(fmt.Errorf("simulate: give a routine FILE or --pipeline, not both"))
+			case pipelineFile != "" && navigator != "":
+				return usageErr(fmt.Errorf("simulate: --navigator comes from the pipeline with --pipeline"))
+			}
 			vars, err := parseSets(sets)
+			if err != nil {
+				return err
+			}
+			input, err := a.readInput(inputFile, nil)
 			if err != nil {
 				return err
 			}
@@ -177,12 +198,35 @@ Exit status: 0 completed or waiting, 1 error, 2 invalid routine.`,
 				}
 				choose[gw] = append(choose[gw], strings.Split(flows, ",")...)
 			}
-			nav, r, closer, err := a.loadRoutine(cmd.Context(), args[0], navigator)
-			if err != nil {
-				return err
+			var strat map[string]any
+			if strategyFile != "" {
+				st, err := strategy.Load(strategyFile)
+				if err != nil {
+					return withInvalid(err)
+				}
+				strat = st.Env()
 			}
-			defer closer()
-			res, err := run.Simulate(cmd.Context(), nav, r.Hash, run.SimOptions{Vars: vars, Choose: choose, Triggers: triggers, MaxSteps: maxSteps, Routine: r})
+			var nav sdk.Navigator
+			var r *sdk.Routine
+			if pipelineFile != "" {
+				prep, err := a.prepare(cmd.Context(), pipelineFile)
+				if err != nil {
+					return err
+				}
+				defer prep.Close(context.WithoutCancel(cmd.Context()))
+				nav, r = prep.Navigator, prep.Routine
+				if strat == nil {
+					strat = prep.Strategy.Env()
+				}
+			} else {
+				var closer func()
+				if nav, r, closer, err = a.loadRoutine(cmd.Context(), args[0], navigator); err != nil {
+					return err
+				}
+				defer closer()
+			}
+			res, err := run.Simulate(cmd.Context(), nav, r.Hash, run.SimOptions{Vars: vars, Input: input, Strategy: strat,
+				Choose: choose, Triggers: triggers, MaxSteps: maxSteps, Routine: r})
 			if err != nil {
 				return err
 			}
@@ -200,6 +244,9 @@ Exit status: 0 completed or waiting, 1 error, 2 invalid routine.`,
 		},
 	}
 	c.Flags().StringVar(&navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
+	c.Flags().StringVar(&strategyFile, "strategy", "", "strategy file whose values conditions see as strategy.*")
+	c.Flags().StringVar(&pipelineFile, "pipeline", "", "take the routine, navigator and strategy from this pipeline")
+	c.Flags().StringVar(&inputFile, "input", "", "JSON object conditions see as input.* (a file, or - for stdin)")
 	c.Flags().StringArrayVar(&sets, "set", nil, "variable k=v (JSON when it parses, else a string; repeatable)")
 	c.Flags().StringArrayVar(&chooses, "choose", nil, "GATEWAY=FLOW[,FLOW]: flows a gateway without conditions takes (repeatable)")
 	c.Flags().StringArrayVar(&triggers, "trigger", nil, "event, receive task or start event to fire, in order (repeatable)")
