@@ -67,7 +67,11 @@ type Node struct {
 	Kind string `json:"kind"`
 	Line int    `json:"line,omitempty"`
 	// Step is true when the host must run a [steps] entry at this node.
-	Step    bool     `json:"step,omitempty"`
+	Step bool `json:"step,omitempty"`
+	// Type is the node's task type (BPMN: zeebe:taskDefinition type). A
+	// pipeline's [steps.X] binds the node whose id is X, else every node
+	// whose type is X.
+	Type    string   `json:"type,omitempty"`
 	Inputs  []string `json:"inputs,omitempty"`
 	Outputs []string `json:"outputs,omitempty"`
 }

@@ -340,6 +340,9 @@ func (r *run) timers(t *tok) map[string]string {
 	}
 	for _, ev := range t.n.timerEvents {
 		v, err := ev.timerExpr.eval(r.evalEnv(t, nil))
+		if err == nil && v == nil {
+			err = fmt.Errorf("gave null")
+		}
 		if err != nil {
 			out[ev.id] = ev.timer + " (" + err.Error() + ")"
 			continue
@@ -555,6 +558,9 @@ func (r *run) activate(t *tok) {
 	}
 	switch n.k {
 	case kTask:
+		if (n.headers != nil || n.inMaps != nil) && !r.inputs(t) {
+			return
+		}
 		if n.msgIn && t.attr(attrMsgWait) == nil {
 			t.setAttr(attrMsgWait, true)
 			trig := n.waitTriggers
@@ -829,6 +835,12 @@ func (r *run) exit(t *tok, flows []*flow, chosen bool) {
 		r.tryComplete(s)
 		return
 	}
+	if n.outMaps != nil && n.k != kTask {
+		// tasks map their step's output in activityDone
+		if r.outputs(t, nil); r.fault != nil {
+			return
+		}
+	}
 	if n.k.isActivity() && t.kind != tkInstance {
 		r.record(t)
 	}
@@ -897,6 +909,11 @@ func (r *run) complete(s *tok) {
 
 // activityDone continues after an activity completed normally.
 func (r *run) activityDone(t *tok, output map[string]any) {
+	if t.n.k == kTask {
+		if r.outputs(t, output); r.fault != nil {
+			return
+		}
+	}
 	if t.kind == tkInstance {
 		r.instanceDone(t, output)
 		return

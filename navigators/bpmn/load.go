@@ -163,12 +163,16 @@ func (l *loader) definitions(root *xelem) {
 			collabs = append(collabs, k)
 		case "message":
 			l.declare(k, l.messages)
+			l.zeebeElsewhere(k, elemOf(k))
 		case "signal":
 			l.declare(k, l.signals)
+			l.zeebeElsewhere(k, elemOf(k))
 		case "error":
 			l.declare(k, l.errs)
+			l.zeebeElsewhere(k, elemOf(k))
 		case "escalation":
 			l.declare(k, l.escalations)
+			l.zeebeElsewhere(k, elemOf(k))
 		case "choreography", "globalConversation":
 			l.problem(k.line, elemOf(k), "%ss are not supported", k.local)
 		default:
@@ -189,6 +193,7 @@ func (l *loader) definitions(root *xelem) {
 		}
 		l.m.procs = append(l.m.procs, p)
 		l.procExecutable[p.id] = px.attr("isExecutable") == "true"
+		l.zeebeElsewhere(px, p.elem())
 		l.container(p, px)
 	}
 	for _, pf := range l.pendingFlows {
@@ -441,20 +446,13 @@ func (l *loader) resolve(x *xelem, n *node) {
 	}
 }
 
-// extensions reads the vendor extensions the engine understands: Zeebe and
-// Camunda 7 input/output mappings.
+// extensions reads the vendor extensions of a flow node: Zeebe's (see
+// zeebe.go) and the names of Camunda 7 input/output parameters.
 func (l *loader) extensions(x *xelem, n *node) {
 	for _, e := range x.kids {
 		switch {
-		case e.space == nsZeebe && e.local == "ioMapping":
-			for _, io := range e.kids {
-				switch io.local {
-				case "input":
-					n.io.Inputs = appendName(n.io.Inputs, io.attr("target"))
-				case "output":
-					n.io.Outputs = appendName(n.io.Outputs, io.attr("target"))
-				}
-			}
+		case e.space == nsZeebe:
+			l.zeebeExtension(e, n)
 		case e.space == nsCamunda && e.local == "inputOutput":
 			for _, io := range e.kids {
 				switch io.local {
@@ -559,8 +557,9 @@ func (l *loader) eventDef(d *xelem, n *node) {
 }
 
 var (
+	isoWeeks = regexp.MustCompile(`^P\d{1,6}W$`)
 	cronExpr = regexp.MustCompile(`^(\S+\s+){4,6}\S+$`)
-	isoZone  = regexp.MustCompile(`^(.*[0-9])(Z|[+-]\d{2}:?\d{2})?\[([A-Za-z_+\-/0-9]+)\]$`)
+	isoZone  = regexp.MustCompile(`^(.*?[0-9])(Z|[+-]\d{2}:?\d{2})?\[([A-Za-z_+\-/0-9]+)\]$`)
 
 	feelDuration = feel.MustParse(`duration(v)`)
 	feelDateTime = feel.MustParse(`date and time(v)`)
@@ -604,6 +603,9 @@ func checkTimer(kind, v string) (*cond, error) {
 // isDuration reports whether v is an ISO 8601 duration, as FEEL's
 // duration() reads it.
 func isDuration(v string) bool {
+	if isoWeeks.MatchString(v) {
+		return true // ISO 8601 weeks, which FEEL's durations lack
+	}
 	d, err := feelDuration.Eval(map[string]any{"v": v})
 	return err == nil && d != nil
 }
@@ -735,6 +737,7 @@ func (l *loader) flow(x *xelem, c *node) {
 		return nil
 	}
 	f.src, f.dst = end("sourceRef"), end("targetRef")
+	l.zeebeElsewhere(x, el)
 	for _, k := range x.kids {
 		if !k.isBPMN("conditionExpression") {
 			if k.space == nsBPMN && !ignored[k.local] {
@@ -1261,7 +1264,7 @@ func (l *loader) summary() {
 	walk = func(c *node) {
 		for _, n := range c.children {
 			r.Nodes = append(r.Nodes, sdk.Node{ID: n.id, Name: n.name, Kind: n.tag, Line: n.line, Step: n.step,
-				Inputs: n.io.Inputs, Outputs: n.io.Outputs})
+				Type: n.taskType, Inputs: n.io.Inputs, Outputs: n.io.Outputs})
 			if n.k.isContainer() {
 				walk(n)
 			}

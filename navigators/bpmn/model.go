@@ -112,6 +112,11 @@ type node struct {
 	step bool // the host runs a step here
 	io   sdk.NodeIO
 
+	// Zeebe extensions (see zeebe.go).
+	inMaps, outMaps []mapping
+	headers         map[string]any // zeebe:taskHeaders (shared, never mutated)
+	taskType        string         // zeebe:taskDefinition type
+
 	// Precomputed token triggers (shared, never mutated).
 	waitTriggers  []string // a token resting here: own id (if it waits) + boundary events
 	scopeTriggers []string // a scope token of this container: boundaries + event sub-process starts
