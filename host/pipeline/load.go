@@ -67,6 +67,11 @@ func Load(ctx context.Context, path string, res Resolver, opts Options) (*Pipeli
 	if probs := l.c.Problems(); len(probs) > 0 {
 		return nil, sdk.Invalid(probs...)
 	}
+	// Steps bound by task type also answer to their nodes' ids, which is
+	// how the run looks them up.
+	for node, key := range l.bind {
+		p.Steps[node] = p.Steps[key]
+	}
 	return p, nil
 }
 
@@ -76,6 +81,8 @@ type loader struct {
 	opts Options
 	c    *schema.Checker
 	raw  map[string]any
+	// bind maps node ids to the [steps] key of their task type.
+	bind map[string]string
 }
 
 func (l *loader) add(path []string, format string, args ...any) { l.c.Add(path, format, args...) }
@@ -390,28 +397,53 @@ func (l *loader) step(p *Pipeline, id string, s Step) {
 	}
 }
 
-// nodes checks [steps] against the routine: every step names a node, and
-// every node the host must act at has a step.
+// nodes checks [steps] against the routine: every step names a node (by
+// id) or a task type, and every node the host must act at has a step.
+// [steps.X] binds the node whose id is X; when no node has that id, it
+// binds every node whose task type is X. A node bound by its id is not
+// bound by its type.
 func (l *loader) nodes(p *Pipeline, r *sdk.Routine) {
 	ids := make([]string, 0, len(r.Nodes))
 	byID := map[string]sdk.Node{}
+	types := map[string]bool{}
 	for _, n := range r.Nodes {
 		ids = append(ids, n.ID)
 		byID[n.ID] = n
+		if n.Type != "" {
+			types[n.Type] = true
+		}
 	}
 	for _, id := range sortedKeys(p.Steps) {
-		if _, ok := byID[id]; !ok {
-			l.add([]string{"steps", id}, "routine %s has no node %q%s", p.Routine.File, id, suggest.Hint(id, ids))
+		if _, ok := byID[id]; !ok && !types[id] {
+			what := "node"
+			if len(types) > 0 {
+				what = "node or task type"
+			}
+			l.add([]string{"steps", id}, "routine %s has no %s %q%s", p.Routine.File, what, id, suggest.Hint(id, append(ids, sortedKeys(types)...)))
 		}
 	}
 	for _, n := range r.Nodes {
-		if _, ok := p.Steps[n.ID]; n.Step && !ok {
-			where := ""
-			if n.Line > 0 {
-				where = fmt.Sprintf(" (%s:%d)", p.Routine.File, n.Line)
-			}
-			l.add([]string{"steps"}, "routine node %q%s has no [steps.%s]", n.ID, where, n.ID)
+		if _, ok := p.Steps[n.ID]; ok || !n.Step {
+			continue
 		}
+		if _, ok := p.Steps[n.Type]; ok && n.Type != "" {
+			if _, isID := byID[n.Type]; !isID {
+				if l.bind == nil {
+					l.bind = map[string]string{}
+				}
+				l.bind[n.ID] = n.Type
+				continue
+			}
+		}
+		where := ""
+		if n.Line > 0 {
+			where = fmt.Sprintf(" (%s:%d)", p.Routine.File, n.Line)
+		}
+		also := ""
+		if n.Type != "" {
+			also = fmt.Sprintf(" or [steps.%s] for its task type", n.Type)
+		}
+		l.add([]string{"steps"}, "routine node %q%s has no [steps.%s]%s", n.ID, where, n.ID, also)
 	}
 }
 
