@@ -28,6 +28,13 @@ func FuzzLoad(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(doc(`<process id="p"><startEvent id="s"/></process>`)))
+	f.Add([]byte(doc(`<process id="p"><startEvent id="s"/><sequenceFlow id="f0" sourceRef="s" targetRef="t"/>
+<serviceTask id="t"><extensionElements><zeebe:taskDefinition type="x"/><zeebe:taskHeaders><zeebe:header key="k" value="v"/></zeebe:taskHeaders>
+<zeebe:ioMapping><zeebe:input source="=a.b[1]" target="c.d"/><zeebe:output source="=s" target="r"/></zeebe:ioMapping></extensionElements></serviceTask>
+<sequenceFlow id="f1" sourceRef="t" targetRef="g"/><exclusiveGateway id="g" default="f3"/>
+<sequenceFlow id="f2" sourceRef="g" targetRef="w"><conditionExpression>${r == 'x' &amp;&amp; !q}</conditionExpression></sequenceFlow>
+<sequenceFlow id="f3" sourceRef="g" targetRef="w"><conditionExpression>=r in [1..10]</conditionExpression></sequenceFlow>
+<intermediateCatchEvent id="w"><timerEventDefinition><timeCycle>R3/PT10M</timeCycle></timerEventDefinition></intermediateCatchEvent></process>`)))
 	f.Add([]byte(`<?xml version="1.0" encoding="ISO-8859-1"?><definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"><process id="\xe9"/></definitions>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		began := time.Now()
