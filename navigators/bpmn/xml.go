@@ -42,16 +42,6 @@ func (e *xelem) attr(name string) string {
 	return ""
 }
 
-// hasAttr reports whether the unqualified attribute name is present.
-func (e *xelem) hasAttr(name string) bool {
-	for _, a := range e.attrs {
-		if a.Name.Local == name && a.Name.Space == "" {
-			return true
-		}
-	}
-	return false
-}
-
 // nsAttr returns the value of the attribute name in namespace space.
 func (e *xelem) nsAttr(space, name string) string {
 	for _, a := range e.attrs {
