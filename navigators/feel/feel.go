@@ -91,8 +91,12 @@ var noVars = map[string]any{}
 
 // EvalScope evaluates the expression, reading variables from s.
 func (x *Expr) EvalScope(s Scope) (any, error) {
-	e := env{root: s}
-	return e.run(x.root, nil)
+	e := envPool.Get().(*env)
+	*e = env{root: s}
+	v, err := e.run(x.root, nil)
+	*e = env{}
+	envPool.Put(e)
+	return v, err
 }
 
 // EvalAt is Eval with a fixed clock: today() and now() read at instead of
