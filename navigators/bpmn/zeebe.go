@@ -1,6 +1,7 @@
 package bpmn
 
 import (
+	"reflect"
 	"strings"
 
 	"github.com/sextant-dev/sextant/sdk"
@@ -234,14 +235,19 @@ func (r *run) outputs(t *tok, output map[string]any) {
 			r.failf(n, "", "zeebe:output %s: %v", mp.target, err)
 			return
 		}
-		r.setVar(mp.path, v)
+		r.setVar(mp.path, v, output)
 	}
 }
 
 // setVar assigns a process variable (a dotted path sets an entry of a
 // context, created when missing) through Decision.Set, and makes it
 // visible to the rest of the call.
-func (r *run) setVar(path []string, v any) {
+//
+// The host stores a step's output under a node's one declared output name
+// before the navigator sees it; a dotted target whose base holds exactly
+// the step's output (output) starts from an empty context instead, so the
+// raw output does not leak into the mapped one.
+func (r *run) setVar(path []string, v any, output map[string]any) {
 	if r.set == nil {
 		r.set = map[string]any{}
 	}
@@ -250,6 +256,9 @@ func (r *run) setVar(path []string, v any) {
 		cur, ok := r.set[name]
 		if !ok {
 			cur = r.env.Vars[name]
+			if m, isMap := cur.(map[string]any); isMap && output != nil && reflect.DeepEqual(m, output) {
+				cur = nil
+			}
 		}
 		m := copyMap(cur)
 		setPath(m, path[1:], v)
