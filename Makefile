@@ -3,7 +3,7 @@
 #   make            build bin/sextant and every first-party plugin (native + wasm)
 #   make test       run every test (what CI runs)
 #   make bench      run the DESIGN.md §9 benchmarks
-#   make lint       gofmt + go vet
+#   make lint       gofmt + go vet + staticcheck
 #   make wat        rebuild the committed .wasm test plugins from their .wat sources (needs wabt)
 
 GO        ?= go
@@ -15,6 +15,7 @@ PLUGIN_MAINS := $(sort $(dir $(wildcard navigators/*/plugin/main.go plugins/*/pl
 PLUGIN_NAMES := $(foreach d,$(PLUGIN_MAINS),$(notdir $(patsubst %/plugin/,%,$(d))))
 BENCH     ?= BenchmarkPluginCall|BenchmarkPluginLoad|BenchmarkNavigate|BenchmarkRun|BenchmarkReplay|BenchmarkStore|BenchmarkStrategyValidate
 BENCHTIME ?= 1s
+STATICCHECK ?= v0.8.2
 
 .PHONY: all build plugins test bench lint wat demo clean
 
@@ -51,6 +52,7 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
 
 wat:
 	@set -e; for f in $$(find testdata/plugins -name '*.wat'); do \
