@@ -74,6 +74,33 @@ type Node struct {
 	Type    string   `json:"type,omitempty"`
 	Inputs  []string `json:"inputs,omitempty"`
 	Outputs []string `json:"outputs,omitempty"`
+	// Event says what fires the node when it is an event the host
+	// delivers (a timer, message or signal catch or boundary event, a
+	// receive task); nil otherwise.
+	Event *EventDef `json:"event,omitempty"`
+}
+
+// The event types of EventDef.Type.
+const (
+	EventTimer       = "timer"
+	EventMessage     = "message"
+	EventSignal      = "signal"
+	EventConditional = "conditional"
+)
+
+// EventDef describes what fires an event node, so that the host can wait
+// for it durably and deliver it through Navigator.Boundary.
+type EventDef struct {
+	// Type is EventTimer, EventMessage, EventSignal or EventConditional.
+	Type string `json:"type"`
+	// Name is the message or signal name ("" for a catch-all).
+	Name string `json:"name,omitempty"`
+	// Timer is the timer definition as written, its kind first:
+	// "timeDuration PT5M", "timeDate 2026-01-02T15:04:05Z", "timeCycle
+	// R3/PT10M". A timer whose value is an expression is evaluated by the
+	// navigator into the waiting token's Attrs["timers"][event id], in the
+	// same form.
+	Timer string `json:"timer,omitempty"`
 }
 
 // Env is the data that conditions and expressions see.

@@ -41,6 +41,10 @@ type Config struct {
 	// Compiled, when set, is shared with other runners of the same
 	// pipeline and strategy.
 	Compiled *Compiled
+	// Sleep, when set, lets a run that waits only for timers or retries
+	// sleep until the next is due and go on (`sextant run --wait`) instead
+	// of returning waiting. The run is checkpointed waiting first.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Answer, when set, supplies recorded answers to human steps and
 	// confirmations (replay): the n-th answer given at node in task.
 	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
@@ -129,11 +133,14 @@ type Input struct {
 
 // Result is how a run (or a resumed run) ended.
 type Result struct {
-	Task          string         `json:"task"`
-	Execution     string         `json:"execution"`
-	Status        store.Status   `json:"status"`
-	Error         string         `json:"error,omitempty"`
-	Waiting       []Question     `json:"waiting,omitempty"`
+	Task      string       `json:"task"`
+	Execution string       `json:"execution"`
+	Status    store.Status `json:"status"`
+	Error     string       `json:"error,omitempty"`
+	Waiting   []Question   `json:"waiting,omitempty"`
+	// Waits is everything a waiting run waits for: people, timers (with
+	// their due times), messages, signals, retries.
+	Waits         []store.Wait   `json:"waits,omitempty"`
 	Output        map[string]any `json:"output,omitempty"`
 	Steps         int            `json:"steps"`
 	Tokens        int            `json:"tokens"`
@@ -160,7 +167,9 @@ type exec struct {
 	traceID string
 	st      *runState
 	answers map[string]any
-	mu      sync.Mutex // guards st.Done and checkpoint writes during a batch
+	// delivery is a message or signal to deliver before anything runs.
+	delivery *Delivery
+	mu       sync.Mutex // guards st.Done and checkpoint writes during a batch
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -255,12 +264,52 @@ func PipelineOf(ctx context.Context, s *store.Store, taskID string) (string, err
 }
 
 // Resume continues a task from its latest checkpoint. answers are given to
-// the steps waiting for a person (`sextant resume TASK --set k=v`).
+// the steps waiting for a person (`sextant resume TASK --set k=v`); timers
+// that are due fire.
 func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]any) (*Result, error) {
+	e, res, err := r.load(ctx, taskID)
+	if e == nil {
+		return res, err
+	}
+	e.answers = answers
+	if len(answers) > 0 && len(e.st.Waiting) == 0 {
+		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s is not waiting for an answer; drop --set", taskID)
+	}
+	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
+		return nil, err
+	}
+	return e.drive(ctx)
+}
+
+// Deliver gives a message or signal to a waiting task and continues it.
+// A delivery the task does not wait for is an error (ErrNoWaiter) naming
+// what it waits for; nothing is written then.
+func (r *Runner) Deliver(ctx context.Context, taskID string, d Delivery) (*Result, error) {
+	e, res, err := r.load(ctx, taskID)
+	if e == nil {
+		if err == nil {
+			err = sdk.Errorf(sdk.CodeInvalid, "task %s is %s; it waits for nothing", taskID, res.Status)
+		}
+		return nil, err
+	}
+	e.syncWaits()
+	if len(e.match(d)) == 0 {
+		return nil, fmt.Errorf("task %s: %s %q: %w; it waits for: %s", taskID, d.Kind, d.Name, ErrNoWaiter, describeWaits(e.waits()))
+	}
+	e.delivery = &d
+	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
+		return nil, err
+	}
+	return e.drive(ctx)
+}
+
+// load reads a task's latest live checkpoint into an execution. A run
+// that already ended gives its result and no execution.
+func (r *Runner) load(ctx context.Context, taskID string) (*exec, *Result, error) {
 	s := r.cfg.Store
 	tree, err := s.Tree(ctx, taskID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var last *store.ExecutionTree
 	for i := range tree.Executions {
@@ -269,24 +318,25 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 		}
 	}
 	if last == nil || last.Checkpoint == nil {
-		return nil, fmt.Errorf("task %s has no checkpoint to resume from", taskID)
+		return nil, nil, fmt.Errorf("task %s has no checkpoint to resume from", taskID)
 	}
 	switch st := last.Execution.Status; st {
 	case store.StatusCompleted, store.StatusFailed:
 		if tree.Task.Status == st {
-			return nil, sdk.Errorf(sdk.CodeInvalid, "task %s already %s; nothing to resume", taskID, st)
+			return nil, nil, sdk.Errorf(sdk.CodeInvalid, "task %s already %s; nothing to resume", taskID, st)
 		}
 		// Killed between the execution's final status and the task's:
 		// the run is over, only the task's status is left to write.
-		return r.settle(ctx, &tree.Task, last)
+		res, err := r.settle(ctx, &tree.Task, last)
+		return nil, res, err
 	}
 	if h := r.ref.Hash; tree.Task.Strategy.Hash != "" && tree.Task.Strategy.Hash != h {
-		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s ran under strategy %s %s (%s…); the pipeline's strategy is now %s (%s…)",
+		return nil, nil, sdk.Errorf(sdk.CodeInvalid, "task %s ran under strategy %s %s (%s…); the pipeline's strategy is now %s (%s…)",
 			taskID, tree.Task.Strategy.Name, tree.Task.Strategy.Version, short(tree.Task.Strategy.Hash), r.cfg.Strategy.Metadata.Version, short(h))
 	}
 	st, err := decodeState(last.Checkpoint.State)
 	if err != nil {
-		return nil, fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
+		return nil, nil, fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
 	}
 	st.Nav.Env.Strategy = r.cfg.Strategy.Env()
 	if st.Nav.Env.Vars == nil {
@@ -296,14 +346,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 		st.Nav.Env.Input = map[string]any{}
 	}
 	task := tree.Task
-	e := &exec{r: r, task: &task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st, answers: answers}
-	if len(answers) > 0 && len(st.Waiting) == 0 {
-		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s is not waiting for an answer; drop --set", taskID)
-	}
-	if err := s.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
-		return nil, err
-	}
-	return e.drive(ctx)
+	return &exec{r: r, task: &task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st}, nil, nil
 }
 
 // settle writes the task status a run ended with but did not record, and
@@ -341,13 +384,19 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 	// The timeout is kept twice: as a context deadline, which ends a call
 	// that blocks, and against the run's clock between steps, so that a
 	// run whose clock has passed its deadline stops whatever the clock is.
+	// Time spent waiting for an event is not run time: the timeout counts
+	// from each start, resume or wake-up.
 	var deadline time.Time
-	if lim.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, lim.Timeout.Std())
-		defer cancel()
-		deadline = e.r.cfg.Clock().Add(lim.Timeout.Std())
+	cancel := func() {}
+	arm := func() {
+		if lim.Timeout > 0 {
+			cancel()
+			ctx, cancel = context.WithTimeout(parent, lim.Timeout.Std())
+			deadline = e.r.cfg.Clock().Add(lim.Timeout.Std())
+		}
 	}
+	arm()
+	defer func() { cancel() }()
 	// Whatever failed once the run's own deadline passed (a provider call,
 	// a navigator call) failed because of the timeout limit: say so.
 	finish := func(err error) (*Result, error) {
@@ -366,9 +415,28 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		if !deadline.IsZero() && e.r.cfg.Clock().After(deadline) {
 			return finish(fmt.Errorf("%w: timeout %s", ErrLimit, lim.Timeout.Std()))
 		}
+		e.syncWaits()
+		if d := e.delivery; d != nil {
+			e.delivery = nil
+			if _, err := e.deliver(ctx, *d); err != nil {
+				return finish(err)
+			}
+			continue
+		}
+		if fired, err := e.fireDue(ctx); err != nil {
+			return finish(err)
+		} else if fired {
+			continue
+		}
 		batch := e.ready()
 		if len(batch) == 0 {
-			if len(e.st.Waiting) > 0 {
+			if len(e.st.Waiting) > 0 || len(e.st.Events) > 0 {
+				if slept, err := e.sleep(parent); err != nil {
+					return nil, err
+				} else if slept {
+					arm()
+					continue
+				}
 				return e.wait(ctx)
 			}
 			return finish(fmt.Errorf("routine stopped with no step to run and nothing to wait for (tokens: %s)", e.tokenSummary()))
@@ -400,6 +468,11 @@ func (e *exec) ready() []sdk.Token {
 		}
 		if _, waiting := e.st.Waiting[t.ID]; waiting && len(e.answers) == 0 {
 			continue
+		}
+		if t.DelayMS > 0 {
+			if a, ok := e.st.Released[t.ID]; !ok || a != t.Attempt {
+				continue
+			}
 		}
 		out = append(out, t)
 	}
@@ -690,12 +763,13 @@ func (e *exec) checkpointRecord() (*store.Checkpoint, error) {
 		State: b, Updated: e.r.cfg.Clock()}, nil
 }
 
-// wait pauses the run for a person.
+// wait pauses the run for a person, a timer, a message, a signal or a
+// retry delay.
 func (e *exec) wait(ctx context.Context) (*Result, error) {
 	if err := e.checkpoint(ctx); err != nil {
 		return nil, err
 	}
-	if err := e.setStatus(ctx, store.StatusWaiting, ""); err != nil {
+	if err := e.setWaiting(ctx); err != nil {
 		return nil, err
 	}
 	res := e.result(store.StatusWaiting, "")
@@ -748,6 +822,59 @@ func (e *exec) rootSpan(status store.Status, msg string) store.Span {
 	return sp
 }
 
+// waitSetter is a Journal that records what a waiting task waits for
+// (*store.Store does).
+type waitSetter interface {
+	SetTaskWaiting(ctx context.Context, id string, waits []store.Wait) error
+}
+
+// setWaiting marks the execution and the task waiting, with what for.
+func (e *exec) setWaiting(ctx context.Context) error {
+	ws, ok := e.r.cfg.Journal.(waitSetter)
+	if !ok {
+		return e.setStatus(ctx, store.StatusWaiting, "")
+	}
+	s := e.r.cfg.Journal
+	ex, err := s.Execution(ctx, e.task.ID, e.id)
+	if err != nil {
+		return err
+	}
+	ex.Status, ex.Error = store.StatusWaiting, ""
+	if err := s.PutExecution(ctx, ex); err != nil {
+		return err
+	}
+	return ws.SetTaskWaiting(ctx, e.task.ID, e.waits())
+}
+
+// sleep, for a run that may sleep (Config.Sleep) and waits only for
+// timers and retries, checkpoints it waiting and sleeps until the next is
+// due. It reports whether it slept.
+func (e *exec) sleep(ctx context.Context) (bool, error) {
+	if e.r.cfg.Sleep == nil || len(e.st.Waiting) > 0 || e.replaying() {
+		return false, nil
+	}
+	for _, w := range e.st.Events {
+		if w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
+			return false, nil
+		}
+	}
+	next := e.nextDue()
+	if next.IsZero() {
+		return false, nil
+	}
+	if _, err := e.wait(ctx); err != nil {
+		return false, err
+	}
+	failpoint.Hit(failpoint.WaitSleep)
+	if err := e.r.cfg.Sleep(ctx, next.Sub(e.r.cfg.Clock())); err != nil {
+		return false, err
+	}
+	if err := e.setStatus(ctx, store.StatusRunning, ""); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error {
 	s := e.r.cfg.Journal
 	ex, err := s.Execution(ctx, e.task.ID, e.id)
@@ -777,6 +904,9 @@ func (e *exec) result(st store.Status, msg string) *Result {
 	sort.Strings(ids)
 	for _, id := range ids {
 		res.Waiting = append(res.Waiting, Question{Node: e.tokenNode(id), Question: e.st.Waiting[id]})
+	}
+	if st == store.StatusWaiting {
+		res.Waits = e.waits()
 	}
 	return res
 }

@@ -33,7 +33,13 @@ type runState struct {
 	Done map[string]*stepResult `json:"done,omitempty"`
 	// Waiting maps token ids to the question a person must answer.
 	Waiting map[string]string `json:"waiting,omitempty"`
-	// Answers counts answers per human node (for recording keys).
+	// Events lists the timers, messages, signals and retries the tokens
+	// wait for, with absolute due times (see syncWaits).
+	Events []store.Wait `json:"events,omitempty"`
+	// Released maps a delayed token to the attempt whose delay has passed.
+	Released map[string]int `json:"released,omitempty"`
+	// Answers counts answers per human node (for recording keys), and
+	// deliveries per event node ("event ID").
 	Answers map[string]int `json:"answers,omitempty"`
 	// Actions lists what action steps decided, in order.
 	Actions []actionRecord `json:"actions,omitempty"`

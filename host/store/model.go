@@ -55,6 +55,66 @@ type Task struct {
 	Status   Status          `json:"status"`
 	Created  time.Time       `json:"created"`
 	Strategy StrategyRef     `json:"strategy,omitzero"`
+	// Waits lists what a waiting task waits for (empty in any other
+	// status), so that listing tasks and broadcasting a signal need not
+	// decode checkpoints.
+	Waits []Wait `json:"waits,omitempty"`
+}
+
+// The kinds of Wait.
+const (
+	WaitHuman   = "human"   // a person's answer (sextant resume --set)
+	WaitTimer   = "timer"   // a timer event, due at Due
+	WaitRetry   = "retry"   // a step's next attempt, due at Due
+	WaitMessage = "message" // a message named Name (sextant send)
+	WaitSignal  = "signal"  // a signal named Name (sextant signal)
+	WaitEvent   = "event"   // another event the navigator fires, by its node id
+)
+
+// Wait is one thing a waiting task waits for.
+type Wait struct {
+	Kind string `json:"kind"`
+	// Node is where the token waits; Event is the event node that fires
+	// (the node itself for a catch event, a boundary event, or an event
+	// after an event-based gateway).
+	Node  string `json:"node"`
+	Event string `json:"event,omitempty"`
+	// Token is the waiting token's id ("token_id": a key named "token"
+	// would be redacted as a secret).
+	Token string `json:"token_id,omitempty"`
+	// Due is when a timer or retry fires: absolute, so that a restart
+	// never restarts the timer.
+	Due time.Time `json:"due,omitzero"`
+	// Name is the message or signal name; Correlation the message's
+	// correlation key (the task id).
+	Name        string `json:"name,omitempty"`
+	Correlation string `json:"correlation,omitempty"`
+	// Question is what a person is asked (WaitHuman).
+	Question string `json:"question,omitempty"`
+	// Attempt is the attempt a retry waits to run.
+	Attempt int `json:"attempt,omitempty"`
+	// Error says why a timer cannot be scheduled (a bad definition).
+	Error string `json:"error,omitempty"`
+}
+
+// String says what w waits for, in one line.
+func (w Wait) String() string {
+	switch w.Kind {
+	case WaitHuman:
+		return fmt.Sprintf("answer at %s: %s", w.Node, w.Question)
+	case WaitTimer:
+		if w.Error != "" {
+			return fmt.Sprintf("timer %s at %s: %s", w.Event, w.Node, w.Error)
+		}
+		return fmt.Sprintf("timer %s at %s due %s", w.Event, w.Node, w.Due.UTC().Format(time.RFC3339Nano))
+	case WaitRetry:
+		return fmt.Sprintf("retry %d of %s due %s", w.Attempt, w.Node, w.Due.UTC().Format(time.RFC3339Nano))
+	case WaitMessage:
+		return fmt.Sprintf("message %q (correlation %s) at %s", w.Name, w.Correlation, w.Event)
+	case WaitSignal:
+		return fmt.Sprintf("signal %q at %s", w.Name, w.Event)
+	}
+	return fmt.Sprintf("event %s at %s", w.Event, w.Node)
 }
 
 // Execution is one attempt at a task under one strategy version. A task

@@ -180,7 +180,22 @@ func (s *Store) SetTaskStatus(ctx context.Context, id string, st Status) error {
 	if !st.Valid() {
 		return fmt.Errorf("update task %q: unknown status %q", id, st)
 	}
-	return s.UpdateTask(ctx, id, func(t *Task) error { t.Status = st; return nil })
+	return s.UpdateTask(ctx, id, func(t *Task) error {
+		t.Status = st
+		if st != StatusWaiting {
+			t.Waits = nil
+		}
+		return nil
+	})
+}
+
+// SetTaskWaiting marks a task waiting for waits, in one write.
+func (s *Store) SetTaskWaiting(ctx context.Context, id string, waits []Wait) error {
+	return s.UpdateTask(ctx, id, func(t *Task) error {
+		t.Status = StatusWaiting
+		t.Waits = waits
+		return nil
+	})
 }
 
 // AddTags adds tags to a task.

@@ -1264,7 +1264,7 @@ func (l *loader) summary() {
 	walk = func(c *node) {
 		for _, n := range c.children {
 			r.Nodes = append(r.Nodes, sdk.Node{ID: n.id, Name: n.name, Kind: n.tag, Line: n.line, Step: n.step,
-				Type: n.taskType, Inputs: n.io.Inputs, Outputs: n.io.Outputs})
+				Type: n.taskType, Inputs: n.io.Inputs, Outputs: n.io.Outputs, Event: n.eventDef()})
 			if n.k.isContainer() {
 				walk(n)
 			}
@@ -1274,6 +1274,21 @@ func (l *loader) summary() {
 		walk(p)
 	}
 	m.routine = r
+}
+
+// eventDef tells the host what fires n, when the host delivers it.
+func (n *node) eventDef() *sdk.EventDef {
+	switch {
+	case n.ev == evTimer:
+		return &sdk.EventDef{Type: sdk.EventTimer, Timer: n.timer}
+	case n.ev == evMessage || n.k == kReceiveTask:
+		return &sdk.EventDef{Type: sdk.EventMessage, Name: n.key}
+	case n.ev == evSignal:
+		return &sdk.EventDef{Type: sdk.EventSignal, Name: n.key}
+	case n.ev == evConditional:
+		return &sdk.EventDef{Type: sdk.EventConditional}
+	}
+	return nil
 }
 
 func (l *loader) executable(p *node) bool { return l.procExecutable[p.id] }

@@ -40,6 +40,12 @@ const (
 	ChatAnswered = "run.chat.answered"
 	// ChatRecorded: a provider's answer is recorded; the step goes on.
 	ChatRecorded = "run.chat.recorded"
+	// EventFired: a timer, message or signal was delivered to the
+	// navigator; the new state is not yet checkpointed.
+	EventFired = "run.event.fired"
+	// WaitSleep: a run is checkpointed waiting and `run --wait` is about
+	// to sleep until its next timer.
+	WaitSleep = "run.wait.sleep"
 	// StatusExecution: the execution's final status is written, the
 	// task's is not yet.
 	StatusExecution = "run.status.execution"

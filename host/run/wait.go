@@ -1,0 +1,376 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
+	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/navigators/feel"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Events a run waits for are kept in its checkpoint (runState.Events) with
+// absolute due times: a run restarted after a crash finds its timers where
+// they were, never restarted. They are recomputed from the tokens after
+// every navigator decision (syncWaits); a wait already known keeps its due
+// time.
+
+// Delivery is a message or signal given to a waiting task.
+type Delivery struct {
+	// Kind is store.WaitMessage or store.WaitSignal.
+	Kind string
+	// Name is the message or signal name (a message may also name the
+	// event node it is for).
+	Name string
+	// Vars are the event's variables, set in the run's vars before the
+	// navigator sees the event.
+	Vars map[string]any
+}
+
+// ErrNoWaiter marks a delivery that nothing in the task waits for.
+var ErrNoWaiter = sdk.Errorf(sdk.CodeInvalid, "nothing waits for it")
+
+// attrTimers is the token attribute where a navigator puts the evaluated
+// timer definitions of a token's events (BPMN timer expressions).
+const attrTimers = "timers"
+
+// waitKey identifies a wait across recomputations.
+func waitKey(w store.Wait) string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", w.Kind, w.Token, w.Node, w.Event, w.Attempt)
+}
+
+// syncWaits recomputes the events the tokens wait for, keeping the due
+// time of every wait already known.
+func (e *exec) syncWaits() {
+	old := make(map[string]store.Wait, len(e.st.Events))
+	for _, w := range e.st.Events {
+		old[waitKey(w)] = w
+	}
+	var now time.Time
+	clock := func() time.Time {
+		if now.IsZero() {
+			now = e.r.cfg.Clock()
+		}
+		return now
+	}
+	var out []store.Wait
+	live := map[string]bool{}
+	for _, t := range e.st.Nav.Tokens {
+		live[t.ID] = true
+		if t.Status == sdk.Ready && t.DelayMS > 0 {
+			if a, ok := e.st.Released[t.ID]; !ok || a != t.Attempt {
+				w := store.Wait{Kind: store.WaitRetry, Node: t.Node, Token: t.ID, Attempt: t.Attempt}
+				if o, ok := old[waitKey(w)]; ok {
+					w = o
+				} else {
+					w.Due = clock().Add(time.Duration(t.DelayMS) * time.Millisecond)
+				}
+				out = append(out, w)
+			}
+		}
+		if t.Status == sdk.Scope && len(t.Triggers) == 0 {
+			continue
+		}
+		for _, ev := range t.Triggers {
+			w := e.eventWait(t, ev)
+			if o, ok := old[waitKey(w)]; ok {
+				out = append(out, o)
+				continue
+			}
+			if w.Kind == store.WaitTimer && w.Error == "" {
+				def := e.timerDef(t, ev)
+				due, err := timerDue(def, clock())
+				if err != nil {
+					w.Error = err.Error()
+				}
+				w.Due = due
+			}
+			out = append(out, w)
+		}
+	}
+	for id := range e.st.Released {
+		if !live[id] {
+			delete(e.st.Released, id)
+		}
+	}
+	for id := range e.st.Waiting {
+		if !live[id] {
+			delete(e.st.Waiting, id)
+		}
+	}
+	e.st.Events = out
+}
+
+// eventWait describes what token t waits for when event ev fires.
+func (e *exec) eventWait(t sdk.Token, ev string) store.Wait {
+	w := store.Wait{Kind: store.WaitEvent, Node: t.Node, Event: ev, Token: t.ID}
+	def := e.r.nodes[ev].Event
+	if def == nil {
+		return w
+	}
+	switch def.Type {
+	case sdk.EventTimer:
+		w.Kind = store.WaitTimer
+		if e.timerDef(t, ev) == "" {
+			w.Error = "no timer definition"
+		}
+	case sdk.EventMessage:
+		w.Kind, w.Name, w.Correlation = store.WaitMessage, def.Name, e.task.ID
+		if w.Name == "" {
+			w.Name = ev
+		}
+	case sdk.EventSignal:
+		w.Kind, w.Name = store.WaitSignal, def.Name
+		if w.Name == "" {
+			w.Name = ev
+		}
+	}
+	return w
+}
+
+// timerDef is the timer definition of event ev for token t: the
+// navigator's evaluated one when it gave it, else the routine's.
+func (e *exec) timerDef(t sdk.Token, ev string) string {
+	if m, ok := t.Attrs[attrTimers].(map[string]any); ok {
+		if s, ok := m[ev].(string); ok {
+			return s
+		}
+	}
+	if m, ok := t.Attrs[attrTimers].(map[string]string); ok {
+		if s, ok := m[ev]; ok {
+			return s
+		}
+	}
+	if d := e.r.nodes[ev].Event; d != nil {
+		return d.Timer
+	}
+	return ""
+}
+
+var (
+	feelAfter    = feel.MustParse(`now() + duration(v)`)
+	feelDate     = feel.MustParse(`date and time(v)`)
+	feelDuration = feel.MustParse(`duration(v)`)
+)
+
+// timerDue is when a timer defined as def ("timeDuration PT5M",
+// "timeDate 2026-…", "timeCycle R3/PT10M") first fires, counted from now.
+// A cycle fires first after one interval (or at its start date).
+func timerDue(def string, now time.Time) (time.Time, error) {
+	kind, v, _ := strings.Cut(strings.TrimSpace(def), " ")
+	v = strings.TrimSpace(v)
+	after := func(d string) (time.Time, error) {
+		x, err := feelAfter.EvalAt(map[string]any{"v": d}, now)
+		if err != nil {
+			return time.Time{}, err
+		}
+		dt, ok := x.(feel.DateTime)
+		if !ok {
+			return time.Time{}, fmt.Errorf("%s %q: not an ISO 8601 duration", kind, d)
+		}
+		return dt.Time(), nil
+	}
+	switch kind {
+	case "timeDuration":
+		return after(v)
+	case "timeDate":
+		x, err := feelDate.EvalAt(map[string]any{"v": v}, now)
+		if err != nil {
+			return time.Time{}, err
+		}
+		dt, ok := x.(feel.DateTime)
+		if !ok {
+			return time.Time{}, fmt.Errorf("timeDate %q: not an ISO 8601 date and time", v)
+		}
+		return dt.Time(), nil
+	case "timeCycle":
+		parts := strings.Split(v, "/")
+		if len(parts) < 2 || !strings.HasPrefix(parts[0], "R") {
+			return time.Time{}, fmt.Errorf("timeCycle %q: only ISO 8601 repetitions (R3/PT10M) run live, not cron", v)
+		}
+		if len(parts) == 3 && !strings.HasPrefix(parts[1], "P") {
+			start, err := timerDue("timeDate "+parts[1], now)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if start.After(now) {
+				return start, nil
+			}
+			// A past start: the next repetition after now.
+			x, err := feelDuration.EvalAt(map[string]any{"v": parts[2]}, now)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if d, ok := x.(feel.DaysTime); ok && d.Duration() > 0 {
+				n := now.Sub(start)/d.Duration() + 1
+				return start.Add(n * d.Duration()), nil
+			}
+		}
+		return after(parts[len(parts)-1])
+	}
+	return time.Time{}, fmt.Errorf("timer %q: want timeDuration, timeDate or timeCycle", def)
+}
+
+// replaying reports whether the run serves answers from recordings.
+func (e *exec) replaying() bool { return e.r.cfg.Answer != nil }
+
+// fireDue fires the first timer that is due and releases every retry that
+// is; it reports whether anything moved. In replay a timer fires when the
+// recording says it fired, and retries run at once: no real waiting.
+func (e *exec) fireDue(ctx context.Context) (bool, error) {
+	if len(e.st.Events) == 0 {
+		return false, nil
+	}
+	now := e.r.cfg.Clock()
+	released := false
+	for _, w := range e.st.Events {
+		switch w.Kind {
+		case store.WaitRetry:
+			if e.replaying() || !w.Due.After(now) {
+				if e.st.Released == nil {
+					e.st.Released = map[string]int{}
+				}
+				e.st.Released[w.Token] = w.Attempt
+				released = true
+			}
+		}
+	}
+	if released {
+		e.syncWaits()
+		return true, nil
+	}
+	for _, w := range e.st.Events {
+		if w.Kind == store.WaitRetry {
+			continue
+		}
+		if e.replaying() {
+			n := e.st.Answers[eventStep(w.Event)] + 1
+			if payload, ok := e.r.cfg.Answer(ctx, e.task.ID, eventStep(w.Event), n); ok {
+				return true, e.fire(ctx, w, payload)
+			}
+			continue
+		}
+		if w.Kind == store.WaitTimer && !w.Due.IsZero() && w.Error == "" && !w.Due.After(now) {
+			return true, e.fire(ctx, w, nil)
+		}
+	}
+	return false, nil
+}
+
+// eventStep is the recording name of the events fired at event node ev.
+func eventStep(ev string) string { return "event " + ev }
+
+// fire delivers event w to its token through Navigator.Boundary, records
+// the delivery (so that a replay delivers it again) and checkpoints.
+func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) error {
+	if len(vars) > 0 {
+		next := make(map[string]any, len(e.st.Nav.Env.Vars)+len(vars))
+		for k, v := range e.st.Nav.Env.Vars {
+			next[k] = v
+		}
+		for k, v := range vars {
+			next[k] = v
+		}
+		e.st.Nav.Env.Vars = next
+	}
+	if !e.replaying() {
+		if err := e.recordAnswer(ctx, eventStep(w.Event), w.String(), orEmpty(vars)); err != nil {
+			return err
+		}
+	} else {
+		e.st.Answers[eventStep(w.Event)]++
+	}
+	d, err := e.r.cfg.Navigator.Boundary(ctx, &sdk.BoundaryRequest{State: e.st.Nav, Token: w.Token, Event: w.Event, Payload: vars})
+	if err != nil {
+		return fmt.Errorf("navigator at event %q: %w", w.Event, err)
+	}
+	if err := e.apply(ctx, navCall{"boundary at", w.Event}, d); err != nil {
+		return err
+	}
+	e.syncWaits()
+	failpoint.Hit(failpoint.EventFired)
+	return e.checkpoint(ctx)
+}
+
+// waits lists everything the run waits for: questions to people first,
+// then events, in token order.
+func (e *exec) waits() []store.Wait {
+	var out []store.Wait
+	var ids []string
+	for id := range e.st.Waiting {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		out = append(out, store.Wait{Kind: store.WaitHuman, Node: e.tokenNode(id), Token: id, Question: e.st.Waiting[id]})
+	}
+	return append(out, e.st.Events...)
+}
+
+// nextDue is the earliest due time of a timer or retry, or zero.
+func (e *exec) nextDue() time.Time {
+	var next time.Time
+	for _, w := range e.st.Events {
+		if w.Due.IsZero() || w.Error != "" {
+			continue
+		}
+		if next.IsZero() || w.Due.Before(next) {
+			next = w.Due
+		}
+	}
+	return next
+}
+
+// match finds the waits a delivery is for: the first waiting message
+// subscription of that name (or event id), or every waiting signal
+// subscription of that name.
+func (e *exec) match(d Delivery) []store.Wait {
+	var out []store.Wait
+	for _, w := range e.st.Events {
+		switch {
+		case d.Kind == store.WaitMessage && (w.Kind == store.WaitMessage && (w.Name == d.Name || w.Event == d.Name) ||
+			w.Kind == store.WaitEvent && w.Event == d.Name):
+			return []store.Wait{w}
+		case d.Kind == store.WaitSignal && w.Kind == store.WaitSignal && w.Name == d.Name:
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// describeWaits says what a run waits for, for an error message.
+func describeWaits(ws []store.Wait) string {
+	if len(ws) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = w.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// deliver fires a delivery at the waits it matches, token by token
+// (a signal's second subscriber may be gone once the first has moved).
+func (e *exec) deliver(ctx context.Context, d Delivery) (int, error) {
+	targets := e.match(d)
+	n := 0
+	for _, w := range targets {
+		still := false
+		for _, cur := range e.st.Events {
+			still = still || waitKey(cur) == waitKey(w)
+		}
+		if !still {
+			continue
+		}
+		if err := e.fire(ctx, w, d.Vars); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
