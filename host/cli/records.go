@@ -48,10 +48,10 @@ func (a *app) runsCommand() *cobra.Command {
 				return writeJSON(a.stdout, tasks)
 			}
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS")
+			fmt.Fprintln(w, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS\tWAITING FOR")
 			for _, t := range tasks {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Pipeline, t.Strategy.Version,
-					t.Created.UTC().Format(time.RFC3339), strings.Join(t.Tags, ","))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Pipeline, t.Strategy.Version,
+					t.Created.UTC().Format(time.RFC3339), strings.Join(t.Tags, ","), waitsSummary(t.Waits))
 			}
 			return w.Flush()
 		},
@@ -115,6 +115,9 @@ func printTree(w io.Writer, t *store.Tree) {
 	fmt.Fprintf(w, "task %s  %s  pipeline %s  strategy %s %s\n", t.Task.ID, t.Task.Status, t.Task.Pipeline, t.Task.Strategy.Name, t.Task.Strategy.Version)
 	if len(t.Task.Tags) > 0 {
 		fmt.Fprintf(w, "tags: %s\n", strings.Join(t.Task.Tags, ", "))
+	}
+	for _, wt := range t.Task.Waits {
+		fmt.Fprintf(w, "waiting for %s\n", wt)
 	}
 	if len(t.Task.Input) > 0 {
 		fmt.Fprintf(w, "input: %s\n", clip(string(t.Task.Input), 200))
@@ -331,4 +334,15 @@ func (a *app) importCommand() *cobra.Command {
 	}
 	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
 	return c
+}
+
+// waitsSummary is the first thing a task waits for, and how many more.
+func waitsSummary(ws []store.Wait) string {
+	switch len(ws) {
+	case 0:
+		return ""
+	case 1:
+		return ws[0].String()
+	}
+	return fmt.Sprintf("%s (+%d more)", ws[0], len(ws)-1)
 }

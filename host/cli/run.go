@@ -19,7 +19,7 @@ import (
 func (a *app) runCommand() *cobra.Command {
 	var inputFile, truthFile, taskID string
 	var sets, tags []string
-	var asJSON bool
+	var asJSON, wait bool
 	var sf storeFlags
 	c := &cobra.Command{
 		Use:   "run PIPELINE",
@@ -28,8 +28,14 @@ func (a *app) runCommand() *cobra.Command {
 when there is any), creates a task from the input, walks the routine with its
 navigator and runs the steps, checkpointing after every step.
 
+With --wait, a run waiting only for timers or retry delays sleeps until the
+next is due and goes on, until it ends or waits for a person, a message or
+a signal (delivered by another command: resume, send, signal).
+
 Exit status: 0 completed, 1 failed, 2 invalid pipeline or input, 3 waiting for a
-person (continue with sextant resume TASK --set answer=…).`,
+person (continue with sextant resume TASK --set answer=…), a timer or retry
+(sextant resume TASK once due), a message (sextant send) or a signal
+(sextant signal).`,
 		Example: `  sextant run pipelines/email-triage/pipeline.toml --input pipelines/email-triage/inputs/invoice.json
   echo '{"subject":"hi"}' | sextant run pipeline.toml --input - --tag smoke --json`,
 		Args: cobra.ExactArgs(1),
@@ -60,7 +66,15 @@ person (continue with sextant resume TASK --set answer=…).`,
 				return err
 			}
 			defer s.Close()
-			res, err := prep.Runner(run.Config{Store: s, Logger: a.logger}).Start(ctx, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags})
+			clk, err := a.clock()
+			if err != nil {
+				return err
+			}
+			cfg := run.Config{Store: s, Logger: a.logger, Clock: clk.Now}
+			if wait {
+				cfg.Sleep = clk.Sleep
+			}
+			res, err := prep.Runner(cfg).Start(ctx, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags})
 			if err != nil {
 				return err
 			}
@@ -73,6 +87,7 @@ person (continue with sextant resume TASK --set answer=…).`,
 	c.Flags().StringVar(&truthFile, "truth", "", "JSON ground truth for scoring")
 	c.Flags().StringVar(&taskID, "id", "", "task id (default: generated)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
+	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers and retry delays until the run ends or waits for a person, message or signal")
 	sf.add(c, false)
 	return c
 }
@@ -85,7 +100,8 @@ func (a *app) resumeCommand() *cobra.Command {
 		Use:   "resume TASK",
 		Short: "Continue a paused or interrupted run from its last checkpoint",
 		Long: `resume continues a task: a run paused at a human step (give the answer with
---set), or one that was killed. Steps completed before the interruption are not
+--set), one waiting for timers or retry delays (those due fire; otherwise it
+says when the next is due), or one that was killed. Steps completed before the interruption are not
 run again, and provider calls answered before it are served from their recordings.`,
 		Example: `  sextant resume 01JD3K… --set answer=yes
   sextant resume 01JD3K… --store pipelines/email-triage/.sextant`,
@@ -113,7 +129,11 @@ run again, and provider calls answered before it are served from their recording
 				return err
 			}
 			defer prep.Close(context.WithoutCancel(ctx))
-			res, err := prep.Runner(run.Config{Store: s, Logger: a.logger}).Resume(ctx, args[0], answers)
+			clk, err := a.clock()
+			if err != nil {
+				return err
+			}
+			res, err := prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now}).Resume(ctx, args[0], answers)
 			if err != nil {
 				return notFound(err)
 			}
@@ -184,6 +204,7 @@ func (a *app) report(res *run.Result, asJSON bool) error {
 		for _, q := range res.Waiting {
 			fmt.Fprintf(a.stdout, "waiting at %s: %s\n", q.Node, q.Question)
 		}
+		a.printWaits(res.Waits)
 	}
 	switch res.Status {
 	case store.StatusFailed:

@@ -294,7 +294,7 @@ func (r *Runner) Deliver(ctx context.Context, taskID string, d Delivery) (*Resul
 	}
 	e.syncWaits()
 	if len(e.match(d)) == 0 {
-		return nil, fmt.Errorf("task %s: %s %q: %w; it waits for: %s", taskID, d.Kind, d.Name, ErrNoWaiter, describeWaits(e.waits()))
+		return nil, &NoWaiterError{Task: taskID, Kind: d.Kind, Name: d.Name, Waits: e.waits()}
 	}
 	e.delivery = &d
 	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {

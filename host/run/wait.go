@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -31,8 +32,25 @@ type Delivery struct {
 	Vars map[string]any
 }
 
-// ErrNoWaiter marks a delivery that nothing in the task waits for.
-var ErrNoWaiter = sdk.Errorf(sdk.CodeInvalid, "nothing waits for it")
+// ErrNoWaiter marks a delivery that nothing in the task waits for (the
+// error is a *NoWaiterError, which is also sdk.ErrInvalid: exit 2).
+var ErrNoWaiter = errors.New("nothing waits for the event")
+
+// NoWaiterError is a delivery the task does not wait for.
+type NoWaiterError struct {
+	Task string
+	// Kind and Name are the delivery's.
+	Kind, Name string
+	// Waits is what the task waits for instead.
+	Waits []store.Wait
+}
+
+func (e *NoWaiterError) Error() string {
+	return fmt.Sprintf("task %s does not wait for %s %q; it waits for: %s", e.Task, e.Kind, e.Name, describeWaits(e.Waits))
+}
+
+// Is makes the error ErrNoWaiter and sdk.ErrInvalid.
+func (e *NoWaiterError) Is(target error) bool { return target == ErrNoWaiter || target == sdk.ErrInvalid }
 
 // attrTimers is the token attribute where a navigator puts the evaluated
 // timer definitions of a token's events (BPMN timer expressions).
