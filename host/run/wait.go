@@ -50,7 +50,9 @@ func (e *NoWaiterError) Error() string {
 }
 
 // Is makes the error ErrNoWaiter and sdk.ErrInvalid.
-func (e *NoWaiterError) Is(target error) bool { return target == ErrNoWaiter || target == sdk.ErrInvalid }
+func (e *NoWaiterError) Is(target error) bool {
+	return target == ErrNoWaiter || target == sdk.ErrInvalid
+}
 
 // attrTimers is the token attribute where a navigator puts the evaluated
 // timer definitions of a token's events (BPMN timer expressions).
