@@ -101,6 +101,9 @@ type EventDef struct {
 	// navigator into the waiting token's Attrs["timers"][event id], in the
 	// same form.
 	Timer string `json:"timer,omitempty"`
+	// Interrupting is set on a boundary event that cancels the activity it
+	// is attached to: the host cancels the running step when it fires.
+	Interrupting bool `json:"interrupting,omitempty"`
 }
 
 // Env is the data that conditions and expressions see.

@@ -430,7 +430,7 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		}
 		batch := e.ready()
 		if len(batch) == 0 {
-			if len(e.st.Waiting) > 0 || len(e.st.Events) > 0 {
+			if len(e.st.Waiting) > 0 || e.waitsForEvents() {
 				if slept, err := e.sleep(parent); err != nil {
 					return nil, err
 				} else if slept {
@@ -489,6 +489,7 @@ func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
 	var wg sync.WaitGroup
 	var firstErr error
 	var errMu sync.Mutex
+	var interrupted []store.Wait // interrupting timers that cancelled their step
 	for _, t := range batch {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -496,8 +497,18 @@ func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
 			defer wg.Done()
 			defer func() { <-sem }()
 			failpoint.Hit(failpoint.StepStart)
-			res, wait, err := e.step(ctx, t)
+			stepCtx, timer, cancel := e.stepContext(ctx, t)
+			defer cancel()
+			res, wait, err := e.step(stepCtx, t)
 			failpoint.Hit(failpoint.StepDone)
+			if err != nil && timer != nil && ctx.Err() == nil && errors.Is(stepCtx.Err(), context.DeadlineExceeded) {
+				// The boundary timer fired while the step ran: the step is
+				// cancelled and leaves nothing; the timer takes over.
+				errMu.Lock()
+				interrupted = append(interrupted, *timer)
+				errMu.Unlock()
+				return
+			}
 			if err == nil && wait == "" {
 				// A step finishing while others of its batch still run is
 				// checkpointed at once, so it never runs again after a
@@ -522,6 +533,15 @@ func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
 		return firstErr
 	}
 	e.answers = nil // answers are consumed by the batch that saw them
+	sort.Slice(interrupted, func(i, j int) bool { return interrupted[i].Token < interrupted[j].Token })
+	for _, w := range interrupted {
+		if err := e.fire(ctx, w, nil); err != nil {
+			return err
+		}
+	}
+	if err := e.fireNonInterrupting(ctx, batch); err != nil {
+		return err
+	}
 	return e.handOver(ctx)
 }
 
@@ -854,7 +874,7 @@ func (e *exec) sleep(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	for _, w := range e.st.Events {
-		if w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
+		if !w.Fired && w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
 			return false, nil
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 var t0 = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
@@ -212,4 +213,96 @@ func TestSleepStopsAtMessage(t *testing.T) {
 	if want := `message "approved" (correlation t1) at approval`; res.Status != store.StatusWaiting || waitsText(res.Waits) != want {
 		t.Fatalf("got %s waits %q, want waiting %q (error %q)", res.Status, waitsText(res.Waits), want, res.Error)
 	}
+}
+
+// blockingModel answers only when its context ends (a call that hangs).
+type blockingModel struct{}
+
+func (blockingModel) Describe() sdk.Info {
+	return sdk.Info{Name: "blocking", Kind: sdk.KindProvider, Version: "0.0.1", API: sdk.APIVersion}
+}
+
+func (blockingModel) Chat(ctx context.Context, _ *sdk.ChatRequest) (*sdk.ChatResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestBoundaryTimers: timer boundary events on steps, live.
+func TestBoundaryTimers(t *testing.T) {
+	ctx := context.Background()
+	t.Run("interrupting on a waiting human step", func(t *testing.T) {
+		prep := prepare(t, "testdata/events/boundary-human.toml")
+		st := openStore(t)
+		clock := &fakeClock{now: t0}
+		r := prep.Runner(run.Config{Store: st, Clock: clock.Now})
+		res, err := r.Start(ctx, run.Input{ID: "h1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "answer at ask: ok? — resume with --set answer=…; timer late at ask due 2026-01-01T10:00:00Z"
+		if res.Status != store.StatusWaiting || waitsText(res.Waits) != want {
+			t.Fatalf("start: %s waits %q, want %q (error %q)", res.Status, waitsText(res.Waits), want, res.Error)
+		}
+		clock.Advance(time.Hour)
+		if res, err = r.Resume(ctx, "h1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != store.StatusCompleted || res.Output["escalate"] == nil || res.Output["after"] != nil || res.Confirmations != 0 {
+			t.Fatalf("after the timer: %s output %v, want completed through escalate only (error %q)", res.Status, res.Output, res.Error)
+		}
+	})
+	t.Run("interrupting cancels a running llm step", func(t *testing.T) {
+		prep := prepare(t, "testdata/events/boundary-llm.toml")
+		st := openStore(t)
+		clock := &fakeClock{now: t0}
+		// The model never answers: the 50 ms timer always wins, however
+		// slow the machine.
+		r := run.NewRunner(run.Config{Pipeline: prep.Pipeline, Navigator: prep.Navigator, Routine: prep.Routine,
+			Strategy: prep.Strategy, Prices: prep.Prices, Store: st, Clock: clock.Now,
+			Providers: run.NewProviders(nil, &run.Provider{Name: "default", Plugin: blockingModel{}})})
+		res, err := r.Start(ctx, run.Input{ID: "l1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != store.StatusCompleted || res.Output["escalate"] == nil || res.Output["after"] != nil {
+			t.Fatalf("got %s output %v, want completed through escalate only (error %q)", res.Status, res.Output, res.Error)
+		}
+		tree, err := st.Tree(ctx, "l1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr := tree.Executions[0].Execution.Trace; countSteps(tr, "ask") != 0 || countSteps(tr, "escalate") != 1 {
+			t.Errorf("trace %v, want escalate and no ask", tr)
+		}
+	})
+	t.Run("non-interrupting starts the other path", func(t *testing.T) {
+		prep := prepare(t, "testdata/events/boundary-llmnon.toml")
+		st := openStore(t)
+		clock := &fakeClock{now: t0}
+		r := run.NewRunner(run.Config{Pipeline: prep.Pipeline, Navigator: prep.Navigator, Routine: prep.Routine,
+			Strategy: prep.Strategy, Prices: prep.Prices, Store: st, Clock: clock.Now,
+			Providers: run.NewProviders(nil, &run.Provider{Name: "default", Plugin: slowModel{clock: clock, takes: 2 * time.Minute}})})
+		res, err := r.Start(ctx, run.Input{ID: "n1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != store.StatusCompleted || res.Output["escalate"] == nil || res.Output["after"] == nil {
+			t.Fatalf("got %s output %v, want completed through both paths (error %q)", res.Status, res.Output, res.Error)
+		}
+	})
+	t.Run("non-interrupting not due stays quiet", func(t *testing.T) {
+		prep := prepare(t, "testdata/events/boundary-llmnon.toml")
+		st := openStore(t)
+		clock := &fakeClock{now: t0}
+		r := run.NewRunner(run.Config{Pipeline: prep.Pipeline, Navigator: prep.Navigator, Routine: prep.Routine,
+			Strategy: prep.Strategy, Prices: prep.Prices, Store: st, Clock: clock.Now,
+			Providers: run.NewProviders(nil, &run.Provider{Name: "default", Plugin: slowModel{clock: clock, takes: 30 * time.Second}})})
+		res, err := r.Start(ctx, run.Input{ID: "n2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != store.StatusCompleted || res.Output["escalate"] != nil || res.Output["after"] == nil {
+			t.Fatalf("got %s output %v, want completed through after only (error %q)", res.Status, res.Output, res.Error)
+		}
+	})
 }

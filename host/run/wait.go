@@ -264,7 +264,7 @@ func (e *exec) fireDue(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	for _, w := range e.st.Events {
-		if w.Kind == store.WaitRetry {
+		if w.Kind == store.WaitRetry || w.Fired {
 			continue
 		}
 		if e.replaying() {
@@ -311,6 +311,13 @@ func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) erro
 	if err := e.apply(ctx, navCall{"boundary at", w.Event}, d); err != nil {
 		return err
 	}
+	// A token that still waits for the event (a non-interrupting boundary
+	// event) keeps it as fired: it does not fire again.
+	for i := range e.st.Events {
+		if waitKey(e.st.Events[i]) == waitKey(w) {
+			e.st.Events[i].Fired = true
+		}
+	}
 	e.syncWaits()
 	failpoint.Hit(failpoint.EventFired)
 	return e.checkpoint(ctx)
@@ -328,14 +335,19 @@ func (e *exec) waits() []store.Wait {
 	for _, id := range ids {
 		out = append(out, store.Wait{Kind: store.WaitHuman, Node: e.tokenNode(id), Token: id, Question: e.st.Waiting[id]})
 	}
-	return append(out, e.st.Events...)
+	for _, w := range e.st.Events {
+		if !w.Fired {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // nextDue is the earliest due time of a timer or retry, or zero.
 func (e *exec) nextDue() time.Time {
 	var next time.Time
 	for _, w := range e.st.Events {
-		if w.Due.IsZero() || w.Error != "" {
+		if w.Due.IsZero() || w.Error != "" || w.Fired {
 			continue
 		}
 		if next.IsZero() || w.Due.Before(next) {
@@ -351,6 +363,9 @@ func (e *exec) nextDue() time.Time {
 func (e *exec) match(d Delivery) []store.Wait {
 	var out []store.Wait
 	for _, w := range e.st.Events {
+		if w.Fired {
+			continue
+		}
 		switch {
 		case d.Kind == store.WaitMessage && (w.Kind == store.WaitMessage && (w.Name == d.Name || w.Event == d.Name) ||
 			w.Kind == store.WaitEvent && w.Event == d.Name):
@@ -393,4 +408,76 @@ func (e *exec) deliver(ctx context.Context, d Delivery) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// stepContext bounds a step by the earliest interrupting timer attached to
+// its activity: when the timer is due first, the step's context ends and
+// the timer fires instead (timer is then non-nil). The deadline is the
+// wall-clock time left until the due time by the run's clock.
+func (e *exec) stepContext(ctx context.Context, t sdk.Token) (context.Context, *store.Wait, context.CancelFunc) {
+	var first *store.Wait
+	e.mu.Lock()
+	for i, w := range e.st.Events {
+		if w.Token != t.ID || w.Kind != store.WaitTimer || w.Error != "" || w.Due.IsZero() || w.Fired || e.replaying() {
+			continue
+		}
+		if d := e.r.nodes[w.Event].Event; d == nil || !d.Interrupting {
+			continue
+		}
+		if first == nil || w.Due.Before(first.Due) {
+			first = &e.st.Events[i]
+		}
+	}
+	e.mu.Unlock()
+	if first == nil {
+		return ctx, nil, func() {}
+	}
+	w := *first
+	c, cancel := context.WithTimeout(ctx, w.Due.Sub(e.r.cfg.Clock()))
+	return c, &w, cancel
+}
+
+// fireNonInterrupting fires the non-interrupting timers of the batch's
+// steps that fell due while they ran, before their outcomes are handed
+// over: the timer's path starts, the activity completes as well.
+func (e *exec) fireNonInterrupting(ctx context.Context, batch []sdk.Token) error {
+	if e.replaying() {
+		return nil
+	}
+	ran := make(map[string]bool, len(batch))
+	for _, t := range batch {
+		if _, ok := e.st.Done[t.ID]; ok {
+			ran[t.ID] = true
+		}
+	}
+	for {
+		now := e.r.cfg.Clock()
+		var due *store.Wait
+		for i, w := range e.st.Events {
+			if !ran[w.Token] || w.Kind != store.WaitTimer || w.Error != "" || w.Due.IsZero() || w.Fired || w.Due.After(now) {
+				continue
+			}
+			if d := e.r.nodes[w.Event].Event; d == nil || d.Interrupting {
+				continue
+			}
+			due = &e.st.Events[i]
+			break
+		}
+		if due == nil {
+			return nil
+		}
+		if err := e.fire(ctx, *due, nil); err != nil {
+			return err
+		}
+	}
+}
+
+// waitsForEvents reports whether a token waits for an event still to come.
+func (e *exec) waitsForEvents() bool {
+	for _, w := range e.st.Events {
+		if !w.Fired {
+			return true
+		}
+	}
+	return false
 }

@@ -95,6 +95,9 @@ type Wait struct {
 	Attempt int `json:"attempt,omitempty"`
 	// Error says why a timer cannot be scheduled (a bad definition).
 	Error string `json:"error,omitempty"`
+	// Fired marks a non-interrupting event that fired while its token
+	// stays: it does not fire again.
+	Fired bool `json:"fired,omitempty"`
 }
 
 // String says what w waits for, in one line.

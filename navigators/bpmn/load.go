@@ -1278,17 +1278,21 @@ func (l *loader) summary() {
 
 // eventDef tells the host what fires n, when the host delivers it.
 func (n *node) eventDef() *sdk.EventDef {
+	var d *sdk.EventDef
 	switch {
 	case n.ev == evTimer:
-		return &sdk.EventDef{Type: sdk.EventTimer, Timer: n.timer}
+		d = &sdk.EventDef{Type: sdk.EventTimer, Timer: n.timer}
 	case n.ev == evMessage || n.k == kReceiveTask:
-		return &sdk.EventDef{Type: sdk.EventMessage, Name: n.key}
+		d = &sdk.EventDef{Type: sdk.EventMessage, Name: n.key}
 	case n.ev == evSignal:
-		return &sdk.EventDef{Type: sdk.EventSignal, Name: n.key}
+		d = &sdk.EventDef{Type: sdk.EventSignal, Name: n.key}
 	case n.ev == evConditional:
-		return &sdk.EventDef{Type: sdk.EventConditional}
+		d = &sdk.EventDef{Type: sdk.EventConditional}
+	default:
+		return nil
 	}
-	return nil
+	d.Interrupting = n.attached != nil && n.interrupting
+	return d
 }
 
 func (l *loader) executable(p *node) bool { return l.procExecutable[p.id] }
