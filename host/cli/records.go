@@ -50,8 +50,12 @@ func (a *app) runsCommand() *cobra.Command {
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS\tWAITING FOR")
 			for _, t := range tasks {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Pipeline, t.Strategy.Version,
-					t.Created.UTC().Format(time.RFC3339), strings.Join(t.Tags, ","), waitsSummary(t.Waits))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s", t.ID, t.Status, t.Pipeline, t.Strategy.Version,
+					t.Created.UTC().Format(time.RFC3339), strings.Join(t.Tags, ","))
+				if len(t.Waits) > 0 { // no trailing blanks on the other lines
+					fmt.Fprintf(w, "\t%s", waitsSummary(t.Waits))
+				}
+				fmt.Fprintln(w)
 			}
 			return w.Flush()
 		},
