@@ -580,6 +580,13 @@ func (e *exec) handOver(ctx context.Context) error {
 	}
 	for _, id := range order {
 		res := e.st.Done[id]
+		if !e.hasToken(id) {
+			// An outcome handed over before this one removed the token
+			// (an error boundary event cancelling its activity): the
+			// result is dropped, as Zeebe drops a cancelled job's.
+			delete(e.st.Done, id)
+			continue
+		}
 		node := e.tokenNode(id)
 		spans := e.number(res.Spans)
 		e.st.Trace = append(e.st.Trace, TraceOf(spans)...)
@@ -624,6 +631,15 @@ func (e *exec) checkLimits() error {
 		return fmt.Errorf("%w: max_cost_usd %s (spent %s)", ErrLimit, usd(lim.MaxCostUSD), usd(e.st.CostUSD))
 	}
 	return nil
+}
+
+func (e *exec) hasToken(id string) bool {
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *exec) tokenNode(id string) string {

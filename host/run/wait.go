@@ -368,7 +368,9 @@ func (e *exec) match(d Delivery) []store.Wait {
 		}
 		switch {
 		case d.Kind == store.WaitMessage && (w.Kind == store.WaitMessage && (w.Name == d.Name || w.Event == d.Name) ||
-			w.Kind == store.WaitEvent && w.Event == d.Name):
+			w.Kind == store.WaitEvent && w.Event == d.Name ||
+			// A timer that cannot be scheduled fires only when named.
+			w.Kind == store.WaitTimer && w.Error != "" && w.Event == d.Name):
 			return []store.Wait{w}
 		case d.Kind == store.WaitSignal && w.Kind == store.WaitSignal && w.Name == d.Name:
 			out = append(out, w)
