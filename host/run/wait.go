@@ -66,6 +66,18 @@ func waitKey(w store.Wait) string {
 // syncWaits recomputes the events the tokens wait for, keeping the due
 // time of every wait already known.
 func (e *exec) syncWaits() {
+	if len(e.st.Events) == 0 && len(e.st.Released) == 0 && len(e.st.Waiting) == 0 {
+		quiet := true // the common case: nothing waits, nothing to allocate
+		for _, t := range e.st.Nav.Tokens {
+			if len(t.Triggers) > 0 || t.DelayMS > 0 {
+				quiet = false
+				break
+			}
+		}
+		if quiet {
+			return
+		}
+	}
 	old := make(map[string]store.Wait, len(e.st.Events))
 	for _, w := range e.st.Events {
 		old[waitKey(w)] = w
