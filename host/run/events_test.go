@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -305,4 +306,31 @@ func TestBoundaryTimers(t *testing.T) {
 			t.Fatalf("got %s output %v, want completed through after only (error %q)", res.Status, res.Output, res.Error)
 		}
 	})
+}
+
+// TestTimerExpression: a FEEL timer expression is evaluated by the
+// navigator when the token arrives, and its value schedules the wait.
+func TestTimerExpression(t *testing.T) {
+	ctx := context.Background()
+	prep := prepare(t, "testdata/events/exprtimer.toml")
+	for _, tt := range []struct {
+		delay any
+		want  string
+	}{
+		{"PT5S", "timer pause at pause due 2026-01-01T09:00:05Z"},
+		{"P1D", "timer pause at pause due 2026-01-02T09:00:00Z"},
+		{"soon", `timer pause at pause: timeDuration "soon": not an ISO 8601 duration`},
+	} {
+		t.Run(fmt.Sprint(tt.delay), func(t *testing.T) {
+			st := openStore(t)
+			clock := &fakeClock{now: t0}
+			res, err := prep.Runner(run.Config{Store: st, Clock: clock.Now}).Start(ctx, run.Input{ID: "x1", Input: map[string]any{"delay": tt.delay}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != store.StatusWaiting || !strings.HasPrefix(waitsText(res.Waits), tt.want) {
+				t.Fatalf("got %s waits %q, want waiting %q (error %q)", res.Status, waitsText(res.Waits), tt.want, res.Error)
+			}
+		})
+	}
 }
