@@ -53,7 +53,11 @@ waits for. The delivery is recorded, so a replay of the task receives it too.`,
 			if err != nil {
 				return err
 			}
-			s, err := a.openStore(ctx, sf.resolve(""), false)
+			loc, err := a.locateTask(ctx, &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(ctx, loc.dir, updateStore)
 			if err != nil {
 				return err
 			}
@@ -72,7 +76,7 @@ waits for. The delivery is recorded, so a replay of the task receives it too.`,
 			if err != nil {
 				return notFound(err)
 			}
-			return a.report(res, asJSON)
+			return a.report(res, asJSON, loc)
 		},
 	}
 	c.Flags().StringVar(&message, "message", "", "message name (or the id of the event that waits for it)")
@@ -108,7 +112,11 @@ Exit status: 0 delivered (to any number of tasks), 1 a run it continued failed.`
 			if err != nil {
 				return err
 			}
-			s, err := a.openStore(ctx, sf.resolve(""), false)
+			loc, err := a.locateTask(ctx, &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(ctx, loc.dir, updateStore)
 			if err != nil {
 				return err
 			}

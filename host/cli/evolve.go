@@ -134,7 +134,11 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 		return verdict(evolve.ExitCode(round.Ruling(metric)))
 	}
 	cleanup() // the source may be the pipeline's own store, opened read-only
-	st, err := a.openStoreWith(ctx, (&storeFlags{dir: f.store.dir}).resolveFor(p), false, p)
+	loc, err := (&storeFlags{dir: f.store.dir}).locate(p)
+	if err != nil {
+		return err
+	}
+	st, err := a.openStoreWith(ctx, loc.dir, createStore, p)
 	if err != nil {
 		return err
 	}
@@ -151,7 +155,7 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 		fmt.Fprintf(a.stdout, "point [strategy] file in %s at it to run it\n", p.File)
 	case len(settled.Reviews) > 0:
 		for _, rv := range settled.Reviews {
-			fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s\n", rv.ID, rv.Mutator, rv.ID)
+			fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s%s\n", rv.ID, rv.Mutator, rv.ID, loc.flag())
 		}
 	default:
 		fmt.Fprintln(a.stdout, "no candidate passed its gates; all archived")
@@ -213,6 +217,7 @@ func (a *app) reviewCommand() *cobra.Command {
   sextant review approve 4b2e979dbf70 --by ana --note "checked the flipped tasks"`,
 	}
 	var status string
+	var listJSON bool
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List review requests (pending by default)",
@@ -232,6 +237,12 @@ func (a *app) reviewCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if listJSON {
+				if rs == nil {
+					rs = []evolve.ReviewRequest{}
+				}
+				return writeJSON(a.stdout, rs)
+			}
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
 			for _, r := range rs {
@@ -241,6 +252,7 @@ func (a *app) reviewCommand() *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&status, "status", "pending", "pending, approved, rejected or all")
+	list.Flags().BoolVar(&listJSON, "json", false, "machine-readable output")
 	show := &cobra.Command{
 		Use:     "show ID",
 		Short:   "Show a review request: the candidate, its evidence and verdicts",
@@ -303,12 +315,21 @@ func (a *app) reviewCommand() *cobra.Command {
 		sub.Flags().StringVar(&note, "note", "", "why")
 	}
 	approve.Flags().StringVar(&dir, "dir", "", "directory for the promoted strategy file (default: beside the pipeline's strategy)")
-	c.PersistentFlags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else .sextant beside --pipeline)")
+	c.PersistentFlags().StringVar(&sf.dir, "store", "", storeHelp)
 	c.PersistentFlags().StringVar(&sf.pipeline, "pipeline", "", "pipeline whose store holds the reviews")
+	sf.pipelineFlag = true
 	c.AddCommand(list, show, approve, reject)
 	return c
 }
 
 func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*store.Store, error) {
-	return a.openStore(ctx, sf.resolve(""), readOnly)
+	loc, err := a.locateTask(ctx, sf)
+	if err != nil {
+		return nil, err
+	}
+	mode := updateStore
+	if readOnly {
+		mode = readStore
+	}
+	return a.openStore(ctx, loc.dir, mode)
 }

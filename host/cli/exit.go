@@ -53,18 +53,31 @@ func ExitCode(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		return ExitInvalid
-	}
-	if errors.Is(err, sdk.ErrInvalid) {
-		return ExitInvalid
-	}
-	// cobra's own argument errors are usage errors too.
-	if msg := err.Error(); strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") ||
-		strings.HasPrefix(msg, "requires at least") || strings.HasPrefix(msg, "unknown flag") ||
-		strings.HasPrefix(msg, "required flag") {
+	if isUsage(err) || errors.Is(err, sdk.ErrInvalid) {
 		return ExitInvalid
 	}
 	return ExitFailed
+}
+
+// cobraUsage are the beginnings of cobra's own command-line errors (argument
+// counts, unknown commands, required flags), which it returns as plain
+// errors.
+var cobraUsage = []string{"unknown command", "accepts ", "requires at least", "unknown flag",
+	"unknown shorthand flag", "required flag", "invalid argument", "flag needs an argument",
+	"if any flags in the group", "bad flag syntax"}
+
+// isUsage reports whether err is a command-line mistake: ours (usageErr) or
+// cobra's.
+func isUsage(err error) bool {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return true
+	}
+	msg := err.Error()
+	for _, p := range cobraUsage {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }

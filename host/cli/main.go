@@ -22,15 +22,15 @@ func Main() {
 
 // Run runs one sextant command line and returns the exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
 	root := app.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
-		printError(stderr, err)
+		printError(stderr, err, cmd)
 	}
 	return ExitCode(err)
 }
@@ -39,6 +39,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	args           []string // the command line, for the hints that repeat it
 
 	pluginDirs []string
 	logLevel   string
@@ -62,8 +63,9 @@ recorded tasks to decide whether a new strategy version may replace the old one.
 	}
 	root.PersistentFlags().StringArrayVar(&a.pluginDirs, "plugin-dir", nil, "directory holding plugin folders (repeatable; searched first)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", envOr("SEXTANT_LOG", "warn"), "log level: debug, info, warn or error (env SEXTANT_LOG)")
+	versionFlag(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
-	root.AddCommand(a.versionCommand(), a.pluginsCommand(), a.routineCommand(), a.runCommand(), a.resumeCommand(), a.sendCommand(), a.signalCommand(), a.runsCommand(), a.showCommand(), a.feedbackCommand(), a.exportCommand(), a.importCommand(), a.strategyCommand(), a.replayCommand(), a.gateCommand(), a.mergeCommand(), a.evolveCommand(), a.reviewCommand(), a.exprCommand())
+	root.AddCommand(a.versionCommand(), a.pluginsCommand(), a.routineCommand(), a.runCommand(), a.resumeCommand(), a.sendCommand(), a.signalCommand(), a.runsCommand(), a.showCommand(), a.feedbackCommand(), a.exportCommand(), a.importCommand(), a.strategyCommand(), a.replayCommand(), a.gateCommand(), a.mergeCommand(), a.evolveCommand(), a.reviewCommand(), a.exprCommand(), a.docsCommand())
 	for _, c := range root.Commands() {
 		requireExamples(c)
 	}
@@ -100,11 +102,16 @@ func requireExamples(c *cobra.Command) {
 
 // printError writes err to stderr: multi-line errors (lists of positioned
 // problems) one problem per line, each already carrying its position.
-func printError(w io.Writer, err error) {
+// A usage mistake (ours or cobra's) ends with where to read the usage of
+// the command it was made on.
+func printError(w io.Writer, err error, cmd *cobra.Command) {
 	msg := err.Error()
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(w, "sextant: %s\nRun 'sextant --help' for usage.\n", strings.TrimSpace(msg))
+	if isUsage(err) {
+		path := "sextant"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(w, "sextant: %s\nRun '%s --help' for usage.\n", strings.TrimSpace(msg), path)
 		return
 	}
 	if errors.Is(err, errSilent) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -59,7 +60,7 @@ func listed(e plugin.Entry) listedPlugin {
 
 func (a *app) pluginsListCommand() *cobra.Command {
 	var asJSON bool
-	var kind string
+	var kind, pipe string
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List installed plugins: name, kind, version, transport, source, checksum state",
@@ -71,7 +72,7 @@ func (a *app) pluginsListCommand() *cobra.Command {
 			if kind != "" && !sdk.Kind(kind).Valid() {
 				return usageErr(fmt.Errorf("--kind: %q is not navigator, provider or gate", kind))
 			}
-			entries, derr := a.discover("")
+			entries, derr := a.discover(pluginBase(pipe))
 			var rows []listedPlugin
 			for _, e := range entries {
 				if kind == "" || string(e.Kind) == kind {
@@ -104,6 +105,7 @@ func (a *app) pluginsListCommand() *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	c.Flags().StringVar(&kind, "kind", "", "only plugins of this kind (navigator, provider, gate)")
+	pipelineFlag(c, &pipe)
 	return c
 }
 
@@ -118,6 +120,7 @@ type inspected struct {
 
 func (a *app) pluginsInspectCommand() *cobra.Command {
 	var asJSON bool
+	var pipe string
 	c := &cobra.Command{
 		Use:   "inspect NAME",
 		Short: "Load a plugin and show what it says about itself",
@@ -126,7 +129,7 @@ asks it to Describe itself, and shows that answer with its manifest.`,
 		Example: "  sextant plugins inspect bpmn\n  sextant plugins inspect pii-gate --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := a.registry("")
+			reg, err := a.registry(pluginBase(pipe))
 			if err != nil {
 				return err
 			}
@@ -189,11 +192,40 @@ asks it to Describe itself, and shows that answer with its manifest.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	pipelineFlag(c, &pipe)
 	return c
 }
 
+// pipelineFlag adds --pipeline FILE to a plugins command: search the
+// plugins folder beside that pipeline, as run does.
+func pipelineFlag(c *cobra.Command, pipe *string) {
+	c.Flags().StringVar(pipe, "pipeline", "", "search ./plugins beside this pipeline file, as run does (default: ./plugins here)")
+}
+
+// pluginBase is the directory whose plugins folder the plugins commands
+// search: beside --pipeline, else the working directory.
+func pluginBase(pipe string) string {
+	if pipe != "" {
+		return filepath.Dir(pipe)
+	}
+	return "."
+}
+
+// verified is one plugin's line in plugins verify --json.
+type verified struct {
+	Name      string `json:"name"`
+	Status    string `json:"status"` // ok or fail
+	Pinned    string `json:"pinned,omitempty"`
+	Transport string `json:"transport,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Checksum  string `json:"checksum,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
 func (a *app) pluginsVerifyCommand() *cobra.Command {
-	var pin bool
+	var pin, asJSON bool
+	var pipe string
 	c := &cobra.Command{
 		Use:   "verify [NAME...]",
 		Short: "Check every plugin's manifest, checksum and Describe answer",
@@ -201,9 +233,9 @@ func (a *app) pluginsVerifyCommand() *cobra.Command {
 is valid, the artifact matches its pinned sha256, the plugin loads over its
 transport and describes itself as its manifest says. --pin writes the sha256
 of unpinned artifacts into their manifests.`,
-		Example: "  sextant plugins verify\n  sextant plugins verify --pin my-gate",
+		Example: "  sextant plugins verify\n  sextant plugins verify --pin my-gate\n  sextant plugins verify --pipeline pipelines/email-triage/pipeline.toml --json",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			entries, derr := a.discover("")
+			entries, derr := a.discover(pluginBase(pipe))
 			var errs []error
 			if derr != nil {
 				errs = append(errs, derr)
@@ -214,36 +246,55 @@ of unpinned artifacts into their manifests.`,
 			}
 			reg := plugin.NewRegistry(entries, append(transportOptions(a.logger), plugin.WithLogger(a.logger))...)
 			found := map[string]bool{}
+			rows := []verified{}
 			for _, e := range entries {
 				if len(want) > 0 && !want[e.Name] {
 					continue
 				}
 				found[e.Name] = true
+				v := verified{Name: e.Name, Status: "ok", Transport: e.Transport, Version: e.Version, Checksum: e.Checksum, Source: e.Source}
 				if e.Builtin != nil {
-					fmt.Fprintf(a.stdout, "ok       %s (builtin)\n", e.Name)
+					rows = append(rows, v)
 					continue
 				}
 				if pin && e.Checksum == plugin.ChecksumUnpinned {
 					sum, err := plugin.Pin(e.Manifest)
 					if err != nil {
 						errs = append(errs, err)
-						fmt.Fprintf(a.stdout, "FAIL     %s (%s)\n", e.Name, e.Source)
+						v.Status, v.Error = "fail", err.Error()
+						rows = append(rows, v)
 						continue
 					}
-					fmt.Fprintf(a.stdout, "pinned   %s sha256 %s\n", e.Name, sum)
+					v.Pinned, v.Checksum = sum, plugin.ChecksumOK
 				}
 				h, err := reg.Open(cmd.Context(), e.Name, plugin.Grant{})
 				if err != nil {
 					errs = append(errs, err)
-					fmt.Fprintf(a.stdout, "FAIL     %s (%s)\n", e.Name, e.Source)
+					v.Status, v.Error = "fail", err.Error()
+					rows = append(rows, v)
 					continue
 				}
 				h.Close(context.WithoutCancel(cmd.Context()))
-				state := e.Checksum
-				if pin && state == plugin.ChecksumUnpinned {
-					state = plugin.ChecksumOK
+				rows = append(rows, v)
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, rows); err != nil {
+					return err
 				}
-				fmt.Fprintf(a.stdout, "ok       %s %s %s checksum %s (%s)\n", e.Name, e.Transport, e.Version, state, e.Source)
+			} else {
+				for _, v := range rows {
+					switch {
+					case v.Status == "fail":
+						fmt.Fprintf(a.stdout, "FAIL     %s (%s)\n", v.Name, v.Source)
+					case v.Transport == "builtin":
+						fmt.Fprintf(a.stdout, "ok       %s (builtin)\n", v.Name)
+					default:
+						if v.Pinned != "" {
+							fmt.Fprintf(a.stdout, "pinned   %s sha256 %s\n", v.Name, v.Pinned)
+						}
+						fmt.Fprintf(a.stdout, "ok       %s %s %s checksum %s (%s)\n", v.Name, v.Transport, v.Version, v.Checksum, v.Source)
+					}
+				}
 			}
 			for _, n := range args {
 				if !found[n] {
@@ -257,6 +308,8 @@ of unpinned artifacts into their manifests.`,
 		},
 	}
 	c.Flags().BoolVar(&pin, "pin", false, "write the sha256 of unpinned artifacts into their manifests")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	pipelineFlag(c, &pipe)
 	return c
 }
 

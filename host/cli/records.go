@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -32,7 +33,11 @@ func (a *app) runsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := a.openStore(cmd.Context(), sf.resolve(""), true)
+			loc, err := a.locateTask(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
 			if err != nil {
 				return err
 			}
@@ -65,7 +70,7 @@ func (a *app) runsCommand() *cobra.Command {
 	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
 	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
-	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	sf.add(c, false)
 	return c
 }
 
@@ -94,7 +99,11 @@ func (a *app) showCommand() *cobra.Command {
   sextant show 01JD3K… --json --store pipelines/email-triage/.sextant`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.openStore(cmd.Context(), sf.resolve(""), true)
+			loc, err := a.locateTask(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
 			if err != nil {
 				return err
 			}
@@ -111,7 +120,7 @@ func (a *app) showCommand() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
-	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	sf.add(c, true)
 	return c
 }
 
@@ -209,8 +218,16 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// The range of a reward: replay counts a task with rewards as a success
+// when their mean is above 0, and reports the mean as its reward metric.
+const (
+	minReward = -1.0
+	maxReward = 1.0
+)
+
 func (a *app) feedbackCommand() *cobra.Command {
 	var span, note, reward string
+	var asJSON bool
 	var tags []string
 	var sf storeFlags
 	c := &cobra.Command{
@@ -221,10 +238,17 @@ func (a *app) feedbackCommand() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := strconv.ParseFloat(reward, 64)
-			if err != nil || reward == "" {
+			if err != nil || reward == "" || math.IsNaN(v) {
 				return usageErr(fmt.Errorf("--reward: %q is not a number", reward))
 			}
-			s, err := a.openStore(cmd.Context(), sf.resolve(""), false)
+			if v < minReward || v > maxReward {
+				return usageErr(fmt.Errorf("--reward: %s is out of range: want %g (bad) to %g (good)", reward, minReward, maxReward))
+			}
+			loc, err := a.locateTask(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(cmd.Context(), loc.dir, updateStore)
 			if err != nil {
 				return err
 			}
@@ -233,15 +257,19 @@ func (a *app) feedbackCommand() *cobra.Command {
 			if err := s.AddReward(cmd.Context(), r); err != nil {
 				return withInvalid(err) // an unknown task, execution or span
 			}
+			if asJSON {
+				return writeJSON(a.stdout, r)
+			}
 			fmt.Fprintf(a.stdout, "reward #%d %+g on task %s\n", r.Seq, r.Value, r.Task)
 			return nil
 		},
 	}
-	c.Flags().StringVar(&reward, "reward", "", "reward value (required)")
+	c.Flags().StringVar(&reward, "reward", "", "reward from -1 (bad) to 1 (good); a task succeeds when its rewards' mean is above 0 (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	c.Flags().StringVar(&span, "span", "", "span id the reward is about")
 	c.Flags().StringArrayVar(&tags, "tag", nil, "tag (repeatable)")
 	c.Flags().StringVar(&note, "note", "", "free text")
-	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	sf.add(c, true)
 	_ = c.MarkFlagRequired("reward")
 	return c
 }
@@ -269,7 +297,11 @@ attribute names on LLM spans.`,
 			if format != "jsonl" && format != "otlp" {
 				return usageErr(fmt.Errorf("--format: %q is not jsonl or otlp", format))
 			}
-			s, err := a.openStore(cmd.Context(), sf.resolve(""), true)
+			loc, err := a.locateTask(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
 			if err != nil {
 				return err
 			}
@@ -293,12 +325,13 @@ attribute names on LLM spans.`,
 	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 	c.Flags().BoolVar(&checkpoints, "checkpoints", false, "include checkpoints (a backup of paused runs)")
 	c.Flags().BoolVar(&legacy, "legacy-genai-system", false, "otlp: also write the deprecated gen_ai.system attribute")
-	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	sf.add(c, false)
 	return c
 }
 
 func (a *app) importCommand() *cobra.Command {
 	var sf storeFlags
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Read a JSONL export into the store (all or nothing)",
@@ -316,10 +349,17 @@ func (a *app) importCommand() *cobra.Command {
 				defer f.Close()
 				r, name = f, args[0]
 			}
-			dir := sf.resolve("")
+			loc, ok, err := sf.common()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				loc = storeLoc{".sextant", fromCwd}
+			}
+			dir := loc.dir
 			_, statErr := os.Stat(dir)
 			fresh := errors.Is(statErr, os.ErrNotExist)
-			s, err := a.openStore(cmd.Context(), dir, false)
+			s, err := a.openStore(cmd.Context(), dir, createStore)
 			if err != nil {
 				return err
 			}
@@ -331,12 +371,17 @@ func (a *app) importCommand() *cobra.Command {
 				}
 				return withInvalid(err)
 			}
+			if asJSON {
+				return writeJSON(a.stdout, map[string]int{"tasks": n.Tasks, "executions": n.Executions, "spans": n.Spans,
+					"rewards": n.Rewards, "recordings": n.Recordings, "checkpoints": n.Checkpoints})
+			}
 			fmt.Fprintf(a.stdout, "imported %d tasks, %d executions, %d spans, %d rewards, %d recordings, %d checkpoints\n",
 				n.Tasks, n.Executions, n.Spans, n.Rewards, n.Recordings, n.Checkpoints)
 			return nil
 		},
 	}
-	c.Flags().StringVar(&sf.dir, "store", "", "store directory (default: $SEXTANT_STORE, else ./.sextant)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	sf.add(c, false)
 	return c
 }
 

@@ -51,7 +51,7 @@ func (f *replayFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.onMiss, "on-miss", "", "a call with no recording: fail, skip or live (default: [replay] on_miss)")
 	c.Flags().StringVar(&f.shard, "shard", "", "I/N: replay only shard I of N (1-based) and write --results for sextant merge; auto: from the CI engine (JOB_COMPLETION_INDEX, CI_NODE_INDEX/CI_NODE_TOTAL)")
 	c.Flags().IntVar(&f.shardTotal, "shard-total", 0, "with --shard auto under a Kubernetes Indexed Job: the number of shards (default $SEXTANT_SHARD_TOTAL)")
-	c.Flags().StringArrayVar(&f.reports, "report", nil, "FORMAT=PATH: json, junit, md, html or text (repeatable)")
+	c.Flags().StringArrayVar(&f.reports, "report", nil, "FORMAT=PATH: json, junit, md, html or text; PATH - is stdout (repeatable)")
 	c.Flags().StringVar(&f.results, "results", "", "write per-task results (JSONL) for sextant merge")
 	f.store.add(c, false)
 }
@@ -128,9 +128,15 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 			return usageErr(errors.New("--report with --shard: a shard holds part of the tasks; pass --report to sextant merge, which judges the whole"))
 		}
 	}
-	for _, spec := range f.reports {
-		if _, _, err := report.ParseSpec(spec); err != nil {
-			return usageErr(fmt.Errorf("--report: %w", err))
+	if err := checkReports(f.reports); err != nil {
+		return err
+	}
+	if err := needFile("pipeline", path); err != nil {
+		return err
+	}
+	for _, st := range f.strategies {
+		if err := needFile("strategy", st); err != nil {
+			return err
 		}
 	}
 	reg, err := a.registry(filepath.Dir(path))
@@ -319,15 +325,13 @@ replay. Exit status: 0 pass, 1 a gate failed or a self-replay diverged,
 			return a.merge(cmd.Context(), args, reports)
 		},
 	}
-	c.Flags().StringArrayVar(&reports, "report", nil, "FORMAT=PATH: json, junit, md, html or text (repeatable)")
+	c.Flags().StringArrayVar(&reports, "report", nil, "FORMAT=PATH: json, junit, md, html or text; PATH - is stdout (repeatable)")
 	return c
 }
 
 func (a *app) merge(ctx context.Context, files, reports []string) error {
-	for _, spec := range reports {
-		if _, _, err := report.ParseSpec(spec); err != nil {
-			return usageErr(fmt.Errorf("--report: %w", err))
-		}
+	if err := checkReports(reports); err != nil {
+		return err
 	}
 	var header *resultsHeader
 	byKey := map[string]replay.Result{}
@@ -566,7 +570,11 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 	if dataset == "" {
 		// Read-only: a replay never writes the tasks it replays, and Badger's
 		// writable open maps (and faults in) every value-log file.
-		s, err := a.openStoreWith(ctx, f.store.resolveFor(p), true, p)
+		loc, err := f.store.locate(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := a.openStoreWith(ctx, loc.dir, readStore, p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -583,7 +591,7 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 			return nil, nil, err
 		}
 	}
-	s, err := a.openStore(ctx, dir, true)
+	s, err := a.openStore(ctx, dir, readStore)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -603,7 +611,7 @@ func (a *app) importDataset(ctx context.Context, name string, data []byte, dir s
 		return fmt.Errorf("dataset: %w", err)
 	}
 	defer os.RemoveAll(tmp) // gone after a successful rename
-	s, err := a.openStore(ctx, tmp, false)
+	s, err := a.openStore(ctx, tmp, createStore)
 	if err != nil {
 		return err
 	}
@@ -697,7 +705,15 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 		defer closeGates()
 	}
 	r := evolve.Judge(ctx, results, strategies[0], cand, gates, opts).Report(p.Name)
-	if err := report.WriteText(a.stdout, r, report.WithColor(colour(a.stdout))); err != nil {
+	// A report written to stdout (FORMAT=-) has stdout to itself: the
+	// summary for people goes to stderr.
+	summary := a.stdout
+	for _, spec := range specs {
+		if _, path, _ := report.ParseSpec(spec); path == "-" {
+			summary = a.stderr
+		}
+	}
+	if err := report.WriteText(summary, r, report.WithColor(colour(summary))); err != nil {
 		return err
 	}
 	for _, spec := range specs {
@@ -705,6 +721,12 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 		write, err := report.Lookup(format)
 		if err != nil {
 			return usageErr(err)
+		}
+		if path == "-" {
+			if err := write(a.stdout, r); err != nil {
+				return err
+			}
+			continue
 		}
 		file, err := os.Create(path)
 		if err != nil {
@@ -719,6 +741,25 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 		}
 	}
 	return verdict(r.ExitCode)
+}
+
+// checkReports checks --report FORMAT=PATH specs: known formats, and at
+// most one written to stdout (PATH "-").
+func checkReports(specs []string) error {
+	var toStdout []string
+	for _, spec := range specs {
+		_, path, err := report.ParseSpec(spec)
+		if err != nil {
+			return usageErr(fmt.Errorf("--report: %w", err))
+		}
+		if path == "-" {
+			toStdout = append(toStdout, spec)
+		}
+	}
+	if len(toStdout) > 1 {
+		return usageErr(fmt.Errorf("--report: %s all ask for stdout; only one report may go to stdout (-), write the others to files", strings.Join(toStdout, ", ")))
+	}
+	return nil
 }
 
 // verdict ends a command with the exit code of a verdict already printed.

@@ -45,23 +45,20 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			if err != nil {
 				return err
 			}
-			var truth json.RawMessage
-			if truthFile != "" {
-				b, err := os.ReadFile(truthFile)
-				if err != nil {
-					return withInvalid(fmt.Errorf("--truth: %w", err))
-				}
-				if !json.Valid(b) {
-					return withInvalid(fmt.Errorf("--truth %s: not valid JSON", truthFile))
-				}
-				truth = json.RawMessage(strings.TrimSpace(string(b)))
+			truth, err := readTruth(truthFile)
+			if err != nil {
+				return err
 			}
 			prep, err := a.prepare(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer prep.Close(context.WithoutCancel(ctx))
-			s, err := a.openStoreWith(ctx, sf.resolveFor(prep.Pipeline), false, prep.Pipeline)
+			loc, err := sf.locate(prep.Pipeline)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStoreWith(ctx, loc.dir, createStore, prep.Pipeline)
 			if err != nil {
 				return err
 			}
@@ -78,13 +75,13 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			if err != nil {
 				return err
 			}
-			return a.report(res, asJSON)
+			return a.report(res, asJSON, loc)
 		},
 	}
 	c.Flags().StringVar(&inputFile, "input", "", "JSON input file, or - for stdin")
 	c.Flags().StringArrayVar(&sets, "set", nil, "input field k=v (JSON when it parses, else a string; repeatable)")
 	c.Flags().StringArrayVar(&tags, "tag", nil, "tag the task (repeatable)")
-	c.Flags().StringVar(&truthFile, "truth", "", "JSON ground truth for scoring")
+	c.Flags().StringVar(&truthFile, "truth", "", `ground truth for scoring: inline JSON (starting with {, [ or ") or a JSON file`)
 	c.Flags().StringVar(&taskID, "id", "", "task id (default: generated)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers and retry delays until the run ends or waits for a person, message or signal")
@@ -115,7 +112,11 @@ run again, and provider calls answered before it are served from their recording
 			if len(sets) == 0 {
 				answers = nil
 			}
-			s, err := a.openStore(ctx, sf.resolve(""), false)
+			loc, err := a.locateTask(ctx, &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(ctx, loc.dir, updateStore)
 			if err != nil {
 				return err
 			}
@@ -137,13 +138,40 @@ run again, and provider calls answered before it are served from their recording
 			if err != nil {
 				return notFound(err)
 			}
-			return a.report(res, asJSON)
+			return a.report(res, asJSON, loc)
 		},
 	}
 	c.Flags().StringArrayVar(&sets, "set", nil, "answer k=v for the waiting step (repeatable)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, true)
 	return c
+}
+
+// resumeSet is the --set a waiting step asks for: first is the first
+// choice ("confirm=yes"), rest the others as a note ("  (or confirm=no)").
+type resumeSet struct{ first, rest string }
+
+// resumeHint is how the run engine ends a question with the answer it
+// wants ("… — resume with --set answer=…", "--set confirm=yes|no").
+const resumeHint = " — resume with --set "
+
+// splitHint separates a waiting question from the answer it asks for.
+func splitHint(q string) (string, resumeSet) {
+	set := "answer=…"
+	if i := strings.LastIndex(q, resumeHint); i >= 0 {
+		q, set = q[:i], q[i+len(resumeHint):]
+	}
+	k, v, _ := strings.Cut(set, "=")
+	opts := strings.Split(v, "|")
+	rs := resumeSet{first: shellQuote(k + "=" + opts[0])}
+	if len(opts) > 1 {
+		var alt []string
+		for _, o := range opts[1:] {
+			alt = append(alt, k+"="+o)
+		}
+		rs.rest = "   (or " + strings.Join(alt, ", ") + ")"
+	}
+	return q, rs
 }
 
 // notFound makes an unknown task an invalid-input error (exit 2).
@@ -155,11 +183,37 @@ func notFound(err error) error {
 }
 
 func (a *app) prepare(ctx context.Context, path string) (*run.Prepared, error) {
+	if err := needFile("pipeline", path); err != nil {
+		return nil, err
+	}
 	reg, err := a.registry(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
 	return run.Prepare(ctx, path, reg, a.logger)
+}
+
+// readTruth reads --truth: inline JSON when it starts like a JSON object,
+// array or string, else the JSON file it names.
+func readTruth(arg string) (json.RawMessage, error) {
+	if arg == "" {
+		return nil, nil
+	}
+	b, what := []byte(arg), "--truth"
+	if t := strings.TrimSpace(arg); t == "" || !strings.ContainsAny(t[:1], `{["`) {
+		if err := needFile("--truth", arg); err != nil {
+			return nil, err
+		}
+		var err error
+		if b, err = os.ReadFile(arg); err != nil {
+			return nil, withInvalid(fmt.Errorf("--truth: %w", err))
+		}
+		what = "--truth " + arg
+	}
+	if !json.Valid(b) {
+		return nil, withInvalid(fmt.Errorf("%s: not valid JSON", what))
+	}
+	return json.RawMessage(strings.TrimSpace(string(b))), nil
 }
 
 // readInput reads --input (a file or - for stdin) and applies --set fields.
@@ -171,6 +225,9 @@ func (a *app) readInput(file string, sets []string) (map[string]any, error) {
 		if file == "-" {
 			data, err = io.ReadAll(a.stdin)
 		} else {
+			if err := needFile("--input", file); err != nil {
+				return nil, err
+			}
 			data, err = os.ReadFile(file)
 		}
 		if err != nil {
@@ -190,8 +247,10 @@ func (a *app) readInput(file string, sets []string) (map[string]any, error) {
 	return input, nil
 }
 
-// report prints a run result and turns its status into the exit code.
-func (a *app) report(res *run.Result, asJSON bool) error {
+// report prints a run result and turns its status into the exit code. A
+// waiting run is followed by the command that continues it, with the
+// --store a command run from here needs (loc.flag).
+func (a *app) report(res *run.Result, asJSON bool, loc storeLoc) error {
 	if asJSON {
 		if err := writeJSON(a.stdout, res); err != nil {
 			return err
@@ -202,7 +261,9 @@ func (a *app) report(res *run.Result, asJSON bool) error {
 			fmt.Fprintf(a.stdout, "action %s: %s (%s)\n", act.Action, act.Decision, act.Reason)
 		}
 		for _, q := range res.Waiting {
-			fmt.Fprintf(a.stdout, "waiting at %s: %s\n", q.Node, q.Question)
+			question, set := splitHint(q.Question)
+			fmt.Fprintf(a.stdout, "waiting at %s: %s\n", q.Node, question)
+			fmt.Fprintf(a.stdout, "  continue: sextant resume %s --set %s%s%s\n", shellQuote(res.Task), set.first, loc.flag(), set.rest)
 		}
 		a.printWaits(res.Waits)
 	}

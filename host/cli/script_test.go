@@ -22,9 +22,15 @@ func TestMain(m *testing.M) {
 // with `go -C $SEXTANT_ROOT build …`; the go command runs offline from
 // the module cache.
 func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, filepath.Join(repoRoot(t), "testdata", "script")))
+}
+
+// scriptParams are the parameters every CLI script runs with, for the
+// scripts in dir.
+func scriptParams(t *testing.T, dir string) testscript.Params {
 	root := repoRoot(t)
-	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join(root, "testdata", "script"),
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(env *testscript.Env) error {
 			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "PATH"} {
 				env.Setenv(k, goEnv(k))
@@ -45,9 +51,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
-		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"copyrepo": copyRepo},
+		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"copyrepo": copyRepo, "settask": setTask},
 		RequireExplicitExec: true,
-	})
+	}
 }
 
 // isolate points every directory sextant reads or writes by default

@@ -4,67 +4,253 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/pipeline"
+	"github.com/sextant-dev/sextant/host/project"
 	"github.com/sextant-dev/sextant/host/store"
 )
 
-// storeFlags locate the store: --store, $SEXTANT_STORE, .sextant beside
-// --pipeline (or the pipeline argument), else ./.sextant.
+// The store rule, the same for every command (RATIONALE "One store rule"):
+//
+//  1. --store DIR
+//  2. $SEXTANT_STORE
+//  3. the store key of sextant.toml, found by walking up from the working
+//     directory as git finds .git (relative to that file)
+//  4. the pipeline's store: [store] dir (default .sextant) beside the
+//     pipeline the command runs, or the one named by --pipeline
+//  5. for commands about recorded tasks with no pipeline: ./.sextant when it
+//     exists; otherwise an error that lists what was looked at and the
+//     stores below the working directory, with the command to run
+//
+// Only commands that record new things (run, import, evolve) create a store.
+const storeHelp = "store directory (default: $SEXTANT_STORE, else sextant.toml's store, else .sextant beside the pipeline, else ./.sextant)"
+
+// storeFlags hold a command's --store (and, for task commands, --pipeline
+// naming the pipeline whose store to use).
 type storeFlags struct {
 	dir      string
 	pipeline string
+	// pipelineFlag is set when the command has --pipeline FILE.
+	pipelineFlag bool
 }
 
 func (f *storeFlags) add(c *cobra.Command, withPipeline bool) {
-	c.Flags().StringVar(&f.dir, "store", "", "store directory (default: $SEXTANT_STORE, else .sextant beside the pipeline, else ./.sextant)")
+	c.Flags().StringVar(&f.dir, "store", "", storeHelp)
 	if withPipeline {
 		c.Flags().StringVar(&f.pipeline, "pipeline", "", "pipeline file whose store to use")
+		f.pipelineFlag = true
 	}
 }
 
-// resolveFor locates the store of a loaded pipeline: flags and
-// environment first, then the pipeline's [store] dir.
-func (f *storeFlags) resolveFor(p *pipeline.Pipeline) string {
-	if f.dir != "" || os.Getenv("SEXTANT_STORE") != "" {
-		return f.resolve("")
-	}
-	return p.Path(p.Store.Dir)
+// storeSource says which rule found a store.
+type storeSource int
+
+const (
+	fromFlag storeSource = iota
+	fromEnv
+	fromProject
+	fromPipeline
+	fromCwd
+)
+
+// storeLoc is a located store: its directory, as the user would type it,
+// and the rule that found it.
+type storeLoc struct {
+	dir  string
+	from storeSource
 }
 
-func (f *storeFlags) resolve(pipelineFile string) string {
+// flag returns the --store argument a follow-up command run from the same
+// directory needs to reach this store ("" when it finds it by itself).
+func (l storeLoc) flag() string {
+	switch l.from {
+	case fromEnv, fromProject, fromCwd:
+		return ""
+	case fromPipeline:
+		if filepath.Clean(l.dir) == ".sextant" {
+			return ""
+		}
+	}
+	return " --store " + shellQuote(l.dir)
+}
+
+// common applies rules 1–3; ok is false when none of them named a store.
+func (f *storeFlags) common() (storeLoc, bool, error) {
+	if f.dir != "" {
+		return storeLoc{f.dir, fromFlag}, true, nil
+	}
+	if d := os.Getenv("SEXTANT_STORE"); d != "" {
+		return storeLoc{d, fromEnv}, true, nil
+	}
+	pf, err := project.Find(".")
+	if err != nil {
+		return storeLoc{}, false, withInvalid(err)
+	}
+	if pf != nil && pf.Store != "" {
+		return storeLoc{relToCwd(pf.StoreDir()), fromProject}, true, nil
+	}
+	return storeLoc{}, false, nil
+}
+
+// locate finds the store of a command that runs the loaded pipeline p.
+func (f *storeFlags) locate(p *pipeline.Pipeline) (storeLoc, error) {
+	if l, ok, err := f.common(); ok || err != nil {
+		return l, err
+	}
+	return storeLoc{pipelineStore(p), fromPipeline}, nil
+}
+
+// pipelineStore is p's [store] dir as the user would type it: beside the
+// pipeline file as it was named on the command line.
+func pipelineStore(p *pipeline.Pipeline) string {
+	d := p.Store.Dir
+	if d == "" {
+		d = ".sextant"
+	}
+	if filepath.IsAbs(d) {
+		return d
+	}
+	return filepath.Join(filepath.Dir(p.File), d)
+}
+
+// locateTask finds the store of a command about recorded tasks (show,
+// feedback, resume, runs, export, review, strategy log): rules 1–3, then
+// --pipeline's store, then ./.sextant when it exists.
+func (a *app) locateTask(ctx context.Context, f *storeFlags) (storeLoc, error) {
+	if l, ok, err := f.common(); ok || err != nil {
+		return l, err
+	}
+	if f.pipeline != "" {
+		p, err := pipeline.Load(ctx, f.pipeline, nil, pipeline.Options{})
+		if err != nil {
+			return storeLoc{}, fmt.Errorf("--pipeline: %w", err)
+		}
+		return storeLoc{pipelineStore(p), fromPipeline}, nil
+	}
+	if info, err := os.Stat(".sextant"); err == nil && info.IsDir() {
+		return storeLoc{".sextant", fromCwd}, nil
+	}
+	return storeLoc{}, a.noStore(f.pipelineFlag)
+}
+
+// noStore explains that no store was found: what was looked at, which
+// stores lie below the working directory, and the command to run.
+func (a *app) noStore(withPipeline bool) error {
+	cwd, _ := os.Getwd()
+	var b strings.Builder
+	b.WriteString("no store found; looked at --store (not given), $SEXTANT_STORE (not set), ")
+	fmt.Fprintf(&b, "%s (none in %s or above), ", project.FileName, cwd)
+	if withPipeline {
+		b.WriteString("--pipeline (not given), ")
+	}
+	b.WriteString("./.sextant (absent)")
+	found := storesBelow(".", 3, 2000)
 	switch {
-	case f.dir != "":
-		return f.dir
-	case os.Getenv("SEXTANT_STORE") != "":
-		return os.Getenv("SEXTANT_STORE")
-	case pipelineFile != "":
-		return filepath.Join(filepath.Dir(pipelineFile), ".sextant")
-	case f.pipeline != "":
-		return filepath.Join(filepath.Dir(f.pipeline), ".sextant")
+	case len(found) == 0:
+		b.WriteString("\nrun a pipeline first (sextant run PIPELINE), or pass --store DIR")
+	default:
+		b.WriteString("\nstores below this directory: " + strings.Join(found, ", "))
+		fmt.Fprintf(&b, "\nrun: %s --store %s", a.commandLine(), shellQuote(found[0]))
 	}
-	return ".sextant"
+	return withInvalid(errors.New(b.String()))
 }
 
-// openStore opens the store. A read-only open of a store that does not
-// exist is a clear error rather than an empty store created by accident.
-func (a *app) openStore(ctx context.Context, dir string, readOnly bool) (*store.Store, error) {
-	return a.openStoreWith(ctx, dir, readOnly, nil)
+// storesBelow lists the .sextant directories under root, at most depth
+// levels down, looking at no more than limit directories; hidden folders
+// other than .sextant are not entered.
+func storesBelow(root string, depth, limit int) []string {
+	var out []string
+	seen := 0
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if seen++; seen > limit {
+			return filepath.SkipAll
+		}
+		if p == root {
+			return nil
+		}
+		name := d.Name()
+		if name == ".sextant" {
+			out = append(out, p)
+			return filepath.SkipDir
+		}
+		if strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor" ||
+			strings.Count(filepath.ToSlash(p), "/") >= depth {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// relToCwd shows an absolute path relative to the working directory when
+// it lies below it.
+func relToCwd(p string) string {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.Rel(cwd, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%…", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// commandLine is the command line sextant was started with, quoted for a
+// shell.
+func (a *app) commandLine() string {
+	parts := []string{"sextant"}
+	for _, s := range a.args {
+		parts = append(parts, shellQuote(s))
+	}
+	return strings.Join(parts, " ")
+}
+
+// storeMode says what a command may do to a store.
+type storeMode int
+
+const (
+	readStore   storeMode = iota // read only; the store must exist
+	updateStore                  // write to a store that must exist (feedback, resume, review)
+	createStore                  // write, creating the store (run, import, evolve)
+)
+
+// openStore opens the store at dir. Only createStore may create one: a
+// command given the wrong directory says so instead of leaving an empty
+// store behind.
+func (a *app) openStore(ctx context.Context, dir string, mode storeMode) (*store.Store, error) {
+	return a.openStoreWith(ctx, dir, mode, nil)
 }
 
 // openStoreWith opens the store with a pipeline's [store] settings
 // (redaction patterns, fsync); p may be nil.
-func (a *app) openStoreWith(ctx context.Context, dir string, readOnly bool, p *pipeline.Pipeline) (*store.Store, error) {
-	if readOnly {
+func (a *app) openStoreWith(ctx context.Context, dir string, mode storeMode, p *pipeline.Pipeline) (*store.Store, error) {
+	if mode != createStore {
 		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 			return nil, withInvalid(fmt.Errorf("no store at %s (run a pipeline first, or pass --store DIR)", dir))
 		}
 	}
-	cfg := store.NewConfig().WithLogger(a.logger).WithReadOnly(readOnly).WithSyncCheckpoints(false)
+	cfg := store.NewConfig().WithLogger(a.logger).WithReadOnly(mode == readStore).WithSyncCheckpoints(false)
 	if p != nil {
 		cfg = cfg.WithSyncCheckpoints(p.Store.FSync)
 		if len(p.Store.Redact) > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 func (a *app) strategyCommand() *cobra.Command {
@@ -86,21 +87,36 @@ func sortedParams(m map[string]float64) []string {
 }
 
 func (a *app) strategyValidateCommand() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check strategy files; every problem positioned, exit 2 on any",
 		Example: `  sextant strategy validate strategies/email-handler.toml
-  sextant strategy validate strategies/*.toml`,
+  sextant strategy validate strategies/*.toml --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
+			rows := []validated{}
 			for _, f := range args {
 				s, err := strategy.Load(f)
 				if err != nil {
 					errs = append(errs, err)
+					v := validated{File: f, Problems: sdk.AsError(err).Problems}
+					if len(v.Problems) == 0 {
+						v.Problems = []sdk.Problem{{File: f, Message: err.Error()}}
+					}
+					rows = append(rows, v)
 					continue
 				}
-				fmt.Fprintf(a.stdout, "%s: ok (%s %s, hash %s…)\n", f, s.Metadata.Name, s.Metadata.Version, s.Hash()[:12])
+				rows = append(rows, validated{File: f, OK: true, Name: s.Metadata.Name, Version: s.Metadata.Version, Hash: s.Hash()})
+				if !asJSON {
+					fmt.Fprintf(a.stdout, "%s: ok (%s %s, hash %s…)\n", f, s.Metadata.Name, s.Metadata.Version, s.Hash()[:12])
+				}
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, rows); err != nil {
+					return err
+				}
 			}
 			if len(errs) > 0 {
 				return withInvalid(errors.Join(errs...))
@@ -108,6 +124,18 @@ func (a *app) strategyValidateCommand() *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output (problems are still printed on stderr)")
+	return c
+}
+
+// validated is one file's entry in strategy validate --json.
+type validated struct {
+	File     string        `json:"file"`
+	OK       bool          `json:"ok"`
+	Name     string        `json:"name,omitempty"`
+	Version  string        `json:"version,omitempty"`
+	Hash     string        `json:"hash,omitempty"`
+	Problems []sdk.Problem `json:"problems,omitempty"`
 }
 
 func (a *app) strategyDiffCommand() *cobra.Command {
@@ -156,7 +184,11 @@ func (a *app) strategyLogCommand() *cobra.Command {
   sextant strategy log email-handler --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.openStore(cmd.Context(), sf.resolve(""), true)
+			loc, err := a.locateTask(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
 			if err != nil {
 				return err
 			}

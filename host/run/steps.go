@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/template"
@@ -121,8 +122,19 @@ func (e *exec) render(name, src string, t sdk.Token) (string, error) {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	var b bytes.Buffer
-	if err := tmpl.Execute(&b, e.data(t)); err != nil {
+	data := e.data(t)
+	if err := tmpl.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if strings.Contains(b.String(), "<no value>") {
+		// Something printed a value that is not there. A key the data
+		// lacks (a misspelt or missing input field) is an error naming it;
+		// a key that is there with a null value prints as nothing.
+		if strict, err := tmpl.Clone(); err == nil {
+			if err := strict.Option("missingkey=error").Execute(io.Discard, data); err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+		}
 	}
 	return strings.ReplaceAll(b.String(), "<no value>", ""), nil
 }
