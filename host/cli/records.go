@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 func (a *app) runsCommand() *cobra.Command {
@@ -90,7 +92,7 @@ func query(pipe, status, tag string, limit int) (store.Query, error) {
 }
 
 func (a *app) showCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, full bool
 	var sf storeFlags
 	c := &cobra.Command{
 		Use:   "show TASK",
@@ -112,19 +114,47 @@ func (a *app) showCommand() *cobra.Command {
 			if err != nil {
 				return notFound(err)
 			}
+			var calls []*store.Recording
+			if full {
+				for _, h := range tree.Recordings {
+					r, err := s.Recording(cmd.Context(), h)
+					if err != nil {
+						return fmt.Errorf("show %s: recording %s: %w", args[0], h, err)
+					}
+					calls = append(calls, r)
+				}
+			}
 			if asJSON {
+				if full {
+					return writeJSON(a.stdout, struct {
+						*store.Tree
+						Calls []*store.Recording `json:"calls"`
+					}{tree, calls})
+				}
 				return writeJSON(a.stdout, tree)
 			}
-			printTree(a.stdout, tree)
+			printTree(a.stdout, tree, calls)
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output (keys in lower case: task, executions, rewards, recordings)")
+	c.Flags().BoolVar(&full, "full", false, "also print every prompt, reply and human answer (with --json: a calls list of the recordings)")
 	sf.add(c, true)
 	return c
 }
 
-func printTree(w io.Writer, t *store.Tree) {
+func printTree(w io.Writer, t *store.Tree, calls []*store.Recording) {
+	byHash := map[string]*store.Recording{}
+	humans := map[string][]*store.Recording{} // by step
+	for _, r := range calls {
+		byHash[r.Hash] = r
+		if r.Kind == store.RecordHuman {
+			var q struct{ Step string }
+			if json.Unmarshal(r.Request, &q) == nil {
+				humans[q.Step] = append(humans[q.Step], r)
+			}
+		}
+	}
 	fmt.Fprintf(w, "task %s  %s  pipeline %s  strategy %s %s\n", t.Task.ID, t.Task.Status, t.Task.Pipeline, t.Task.Strategy.Name, t.Task.Strategy.Version)
 	if len(t.Task.Tags) > 0 {
 		fmt.Fprintf(w, "tags: %s\n", strings.Join(t.Task.Tags, ", "))
@@ -161,6 +191,19 @@ func printTree(w io.Writer, t *store.Tree) {
 		var walk func(sp store.Span, depth int)
 		walk = func(sp store.Span, depth int) {
 			fmt.Fprintf(w, "%s%-*s %8s%s\n", strings.Repeat("  ", depth+1), 36-2*depth, sp.Name, dur(sp), spanExtras(sp))
+			if len(calls) > 0 {
+				indent := strings.Repeat("  ", depth+3)
+				if v, ok := sp.Attributes["sextant.recording"]; ok {
+					if r := byHash[v.Str()]; r != nil {
+						printCall(w, indent, r)
+					}
+				}
+				if v, ok := sp.Attributes["sextant.node"]; ok && sp.Attributes["sextant.step.kind"].Str() == "human" {
+					for _, r := range humans[v.Str()] {
+						printCall(w, indent, r)
+					}
+				}
+			}
 			kids := children[sp.SpanID]
 			sort.SliceStable(kids, func(i, j int) bool { return kids[i].Seq < kids[j].Seq })
 			for _, k := range kids {
@@ -180,6 +223,37 @@ func printTree(w io.Writer, t *store.Tree) {
 			}
 			fmt.Fprintf(w, "  #%d %+g%s %s %s\n", r.Seq, r.Value, target, strings.Join(r.Tags, ","), r.Note)
 		}
+	}
+}
+
+// printCall prints what a recording holds: a chat's messages and reply, or
+// the question put to a person and the answer.
+func printCall(w io.Writer, indent string, r *store.Recording) {
+	block := func(label, text string) {
+		lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+		fmt.Fprintf(w, "%s%s: %s\n", indent, label, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(w, "%s%*s  %s\n", indent, len(label), "", l)
+		}
+	}
+	switch r.Kind {
+	case store.RecordHuman:
+		var q struct{ Prompt string }
+		_ = json.Unmarshal(r.Request, &q)
+		block("asked", q.Prompt)
+		block("answer", string(r.Response))
+	default:
+		var req sdk.ChatRequest
+		var resp sdk.ChatResponse
+		if json.Unmarshal(r.Request, &req) != nil || json.Unmarshal(r.Response, &resp) != nil {
+			block("request", string(r.Request))
+			block("response", string(r.Response))
+			return
+		}
+		for _, m := range req.Messages {
+			block(m.Role, m.Content)
+		}
+		block("reply", resp.Text)
 	}
 }
 

@@ -265,16 +265,16 @@ type Query struct {
 
 // Tree is one task with everything beneath it, as `sextant show` prints it.
 type Tree struct {
-	Task       Task
-	Executions []ExecutionTree
-	Rewards    []Reward
-	Recordings []string // hashes of the recordings the task's runs made or used
+	Task       Task            `json:"task"`
+	Executions []ExecutionTree `json:"executions"`
+	Rewards    []Reward        `json:"rewards,omitempty"`
+	Recordings []string        `json:"recordings,omitempty"` // hashes of the recordings the task's runs made or used
 }
 
 // ExecutionTree is one execution with its spans in sequence order and its
 // latest checkpoint, if any.
 type ExecutionTree struct {
-	Execution  Execution
-	Spans      []Span
-	Checkpoint *Checkpoint
+	Execution  Execution   `json:"execution"`
+	Spans      []Span      `json:"spans"`
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
