@@ -193,6 +193,7 @@ asks it to Describe itself, and shows that answer with its manifest.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	pipelineFlag(c, &pipe)
+	c.ValidArgsFunction = a.completePlugins(&pipe)
 	return c
 }
 
@@ -310,6 +311,7 @@ of unpinned artifacts into their manifests.`,
 	c.Flags().BoolVar(&pin, "pin", false, "write the sha256 of unpinned artifacts into their manifests")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	pipelineFlag(c, &pipe)
+	c.ValidArgsFunction = a.completePlugins(&pipe)
 	return c
 }
 

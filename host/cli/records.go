@@ -138,6 +138,7 @@ func (a *app) showCommand() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output (keys in lower case: task, executions, rewards, recordings)")
+	c.ValidArgsFunction = a.completeTasks(&sf)
 	c.Flags().BoolVar(&full, "full", false, "also print every prompt, reply and human answer (with --json: a calls list of the recordings)")
 	sf.add(c, true)
 	return c
@@ -338,6 +339,7 @@ func (a *app) feedbackCommand() *cobra.Command {
 			return nil
 		},
 	}
+	c.ValidArgsFunction = a.completeTasks(&sf)
 	c.Flags().StringVar(&reward, "reward", "", "reward from -1 (bad) to 1 (good); a task succeeds when its rewards' mean is above 0 (required)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	c.Flags().StringVar(&span, "span", "", "span id the reward is about")

@@ -141,6 +141,7 @@ run again, and provider calls answered before it are served from their recording
 			return a.report(res, asJSON, loc)
 		},
 	}
+	c.ValidArgsFunction = a.completeTasks(&sf)
 	c.Flags().StringArrayVar(&sets, "set", nil, "answer k=v for the waiting step (repeatable)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, true)
