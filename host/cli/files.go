@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sextant-dev/sextant/host/internal/suggest"
 )
@@ -13,7 +14,8 @@ import (
 // needFile checks that the file a command was given exists. A missing one
 // is invalid input (exit 2) named by what (a flag, or "pipeline") with the
 // nearest name in the same directory: `--input inputs/invoce.json: no such
-// file (did you mean "inputs/invoice.json"?)`.
+// file (did you mean "inputs/invoice.json"?)`, `pipline.toml: read pipeline:
+// no such file or directory (did you mean "pipeline.toml"?)`.
 func needFile(what, path string) error {
 	if path == "" || path == "-" {
 		return nil
@@ -22,7 +24,11 @@ func needFile(what, path string) error {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return nil // other errors are reported by whoever opens it
 	}
-	return withInvalid(fmt.Errorf("%s %s: no such file%s", what, path, siblingHint(path)))
+	if strings.HasPrefix(what, "-") {
+		return withInvalid(fmt.Errorf("%s %s: no such file%s", what, path, siblingHint(path)))
+	}
+	// a file argument reads as the loader's own error: FILE: read pipeline: …
+	return withInvalid(fmt.Errorf("%s: read %s: no such file or directory%s", path, what, siblingHint(path)))
 }
 
 // siblingHint suggests the file in path's directory (or, when that is
