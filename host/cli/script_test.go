@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -24,6 +25,31 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, scriptParams(t, filepath.Join(repoRoot(t), "testdata", "script")))
 }
+
+// TestScriptsCopyWithCopyrepo keeps scripts from copying repository folders
+// with cp: a plain copy takes along the .sextant store that running the
+// README's commands leaves in an example folder, and the script then reads
+// state it did not make.
+func TestScriptsCopyWithCopyrepo(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "script", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts found: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "$SEXTANT_ROOT") && recursiveCopy.MatchString(line) {
+				t.Errorf("%s:%d: copy repository folders with `copyrepo`, not cp: %s", filepath.Base(f), i+1, line)
+			}
+		}
+	}
+}
+
+// recursiveCopy matches a recursive cp, which copies whole folders.
+var recursiveCopy = regexp.MustCompile(`\bcp\s+-[a-zA-Z]*[rRa]`)
 
 // scriptParams are the parameters every CLI script runs with, for the
 // scripts in dir.
