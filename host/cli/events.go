@@ -49,34 +49,16 @@ waits for. The delivery is recorded, so a replay of the task receives it too.`,
 			if err != nil {
 				return err
 			}
-			clk, err := a.clock()
+			tr, err := a.openTaskRun(ctx, &sf, args[0])
 			if err != nil {
 				return err
 			}
-			loc, err := a.locateTask(ctx, &sf)
-			if err != nil {
-				return err
-			}
-			s, err := a.openStore(ctx, loc.dir, updateStore)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			pipe, err := run.PipelineOf(ctx, s, args[0])
+			defer tr.close(ctx)
+			res, err := tr.runner.Deliver(ctx, args[0], run.Delivery{Kind: store.WaitMessage, Name: message, Vars: vars})
 			if err != nil {
 				return notFound(err)
 			}
-			prep, err := a.prepare(ctx, pipe)
-			if err != nil {
-				return err
-			}
-			defer prep.Close(context.WithoutCancel(ctx))
-			res, err := prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now}).
-				Deliver(ctx, args[0], run.Delivery{Kind: store.WaitMessage, Name: message, Vars: vars})
-			if err != nil {
-				return notFound(err)
-			}
-			return a.report(res, asJSON, loc)
+			return a.report(res, asJSON, tr.loc)
 		},
 	}
 	c.Flags().StringVar(&message, "message", "", "message name (or the id of the event that waits for it)")

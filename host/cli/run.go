@@ -112,33 +112,16 @@ run again, and provider calls answered before it are served from their recording
 			if len(sets) == 0 {
 				answers = nil
 			}
-			loc, err := a.locateTask(ctx, &sf)
+			tr, err := a.openTaskRun(ctx, &sf, args[0])
 			if err != nil {
 				return err
 			}
-			s, err := a.openStore(ctx, loc.dir, updateStore)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			pipe, err := run.PipelineOf(ctx, s, args[0])
+			defer tr.close(ctx)
+			res, err := tr.runner.Resume(ctx, args[0], answers)
 			if err != nil {
 				return notFound(err)
 			}
-			prep, err := a.prepare(ctx, pipe)
-			if err != nil {
-				return err
-			}
-			defer prep.Close(context.WithoutCancel(ctx))
-			clk, err := a.clock()
-			if err != nil {
-				return err
-			}
-			res, err := prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now}).Resume(ctx, args[0], answers)
-			if err != nil {
-				return notFound(err)
-			}
-			return a.report(res, asJSON, loc)
+			return a.report(res, asJSON, tr.loc)
 		},
 	}
 	c.ValidArgsFunction = a.completeTasks(&sf)
@@ -146,6 +129,50 @@ run again, and provider calls answered before it are served from their recording
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, true)
 	return c
+}
+
+// taskRun is what resume and send need to continue one recorded task: its
+// store, opened for update, and a runner over the task's own pipeline.
+type taskRun struct {
+	loc    storeLoc
+	s      *store.Store
+	prep   *run.Prepared
+	runner *run.Runner
+}
+
+// openTaskRun locates the store that holds task (the one store rule),
+// opens it for update and prepares the pipeline the task was run with.
+func (a *app) openTaskRun(ctx context.Context, sf *storeFlags, task string) (*taskRun, error) {
+	clk, err := a.clock()
+	if err != nil {
+		return nil, err
+	}
+	loc, err := a.locateTask(ctx, sf)
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.openStore(ctx, loc.dir, updateStore)
+	if err != nil {
+		return nil, err
+	}
+	pipe, err := run.PipelineOf(ctx, s, task)
+	if err != nil {
+		s.Close()
+		return nil, notFound(err)
+	}
+	prep, err := a.prepare(ctx, pipe)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &taskRun{loc: loc, s: s, prep: prep,
+		runner: prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now})}, nil
+}
+
+// close releases the pipeline's plugins, then the store.
+func (t *taskRun) close(ctx context.Context) {
+	t.prep.Close(context.WithoutCancel(ctx))
+	t.s.Close()
 }
 
 // resumeSet is the --set a waiting step asks for: first is the first
