@@ -22,7 +22,8 @@ func (a *app) evolveCommand() *cobra.Command {
 	var f replayFlags
 	var dryRun bool
 	var mutators []string
-	var at string
+	var at, adapter string
+	var epochs int
 	c := &cobra.Command{
 		Use:   "evolve PIPELINE",
 		Short: "Propose candidate strategies, replay and gate them, promote the best",
@@ -37,10 +38,22 @@ passing one is promoted: written as a new strategy file beside the baseline
 its lineage. Candidates that need a person wait in sextant review; the rest are
 archived. --dry-run promotes nothing.
 
+--adapter offline runs ACE's offline adapter instead: --epochs passes over the
+recorded tasks, each replaying the working strategy, counting the playbook
+bullets each replay cited (helpful when it succeeded, harmful when it failed),
+letting the curator reflect on the failures against their ground truth, pruning
+and merging bullets within the token budget; each epoch's candidate is replayed
+and gated like any other, and the last one is promoted when it passes. Epochs
+are checkpointed in the store: an evolution that was killed resumes at the
+epoch it was in. Prompts a candidate changed have no recording: set [evolve]
+on_miss = "live" to have the pipeline's providers answer them (the script
+provider's rules, offline).
+
 Exit status: 0 a candidate was promoted (or none improved and none failed),
 1 every candidate failed its gates, 2 invalid input, 3 a candidate awaits review.`,
 		Example: `  sextant evolve pipelines/email-triage/pipeline.toml --dry-run
-  sextant evolve pipelines/email-triage/pipeline.toml --mutator greedy --mutator curate`,
+  sextant evolve pipelines/email-triage/pipeline.toml --mutator greedy --mutator curate
+  sextant evolve pipelines/answer-and-learn/pipeline.toml --adapter offline --epochs 3`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			when := time.Now().UTC().Truncate(time.Second)
@@ -51,17 +64,32 @@ Exit status: 0 a candidate was promoted (or none improved and none failed),
 				}
 				when = t.UTC()
 			}
-			return a.evolve(cmd.Context(), args[0], &f, mutators, dryRun, when)
+			if cmd.Flags().Changed("epochs") && epochs < 1 {
+				return usageErr(fmt.Errorf("--epochs: %d: want at least 1", epochs))
+			}
+			return a.evolve(cmd.Context(), args[0], &f, evolveRun{mutators: mutators, dryRun: dryRun, at: when, adapter: adapter, epochs: epochs})
 		},
 	}
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "evaluate candidates but promote, queue and archive nothing")
 	c.Flags().StringArrayVar(&mutators, "mutator", nil, "mutators to run (default: [evolve] mutators, else all)")
 	c.Flags().StringVar(&at, "at", "", "created_at of the candidates (RFC 3339; default now) — for reproducible runs")
+	c.Flags().StringVar(&adapter, "adapter", "", "round (one round of the mutators) or offline (ACE epochs); default: [evolve] adapter")
+	c.Flags().IntVar(&epochs, "epochs", 0, "offline adapter: passes over the recorded tasks (default: [evolve] epochs)")
 	f.add(c)
 	return c
 }
 
-func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []string, dryRun bool, at time.Time) error {
+// evolveRun is what one sextant evolve was asked to do.
+type evolveRun struct {
+	mutators []string
+	dryRun   bool
+	at       time.Time
+	adapter  string
+	epochs   int
+}
+
+func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolveRun) error {
+	names, dryRun, at := er.mutators, er.dryRun, er.at
 	if f.shard != "" {
 		return usageErr(errors.New("--shard: an evolution round judges candidates on every task; it cannot be sharded"))
 	}
@@ -79,9 +107,34 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, names []s
 	if err != nil {
 		return err
 	}
+	if f.onMiss == "" && p.Evolve.OnMiss != "" {
+		cfg.OnMiss = p.Evolve.OnMiss
+	}
+	adapter := p.Evolve.Adapter
+	if er.adapter != "" {
+		adapter = er.adapter
+	}
+	switch adapter {
+	case "", adapterRound:
+		if er.epochs != 0 {
+			return usageErr(errors.New("--epochs: only the offline adapter has epochs (add --adapter offline)"))
+		}
+	case adapterOffline:
+		if len(names) > 0 {
+			return usageErr(errors.New("--mutator: the offline adapter curates; it runs no mutators"))
+		}
+		if er.epochs == 0 {
+			er.epochs = max(p.Evolve.Epochs, 1)
+		}
+	default:
+		return usageErr(fmt.Errorf("--adapter: %q is not round or offline", adapter))
+	}
 	prepOpts, err := replayCredentials(p, cfg.OnMiss)
 	if err != nil {
 		return err
+	}
+	if adapter == adapterOffline {
+		return a.evolveOffline(ctx, path, reg, prep, f, cfg, prepOpts, er)
 	}
 	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg, prepOpts)
 	if err != nil {

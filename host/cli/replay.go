@@ -246,6 +246,11 @@ func (a *app) replaySetup(ctx context.Context, path string, reg *plugin.Registry
 	if err != nil {
 		return replay.Config{}, nil, err
 	}
+	return a.replayOver(src, path, reg, p, cfg, prepOpts), cleanup, nil
+}
+
+// replayOver is the replay configuration over the recorded tasks of src.
+func (a *app) replayOver(src *store.Store, path string, reg *plugin.Registry, p *pipeline.Pipeline, cfg effective, prepOpts []run.PrepareOption) replay.Config {
 	cache, err := replay.OpenDirCache(filepath.Join(cacheBase(), "replay-cache"))
 	if err != nil {
 		a.logger.Warn("replay result cache off", "err", err)
@@ -259,7 +264,7 @@ func (a *app) replaySetup(ctx context.Context, path string, reg *plugin.Registry
 	if cache != nil {
 		rc.Cache = cache
 	}
-	return rc, cleanup, nil
+	return rc
 }
 
 // resultLine is one line of a results file.

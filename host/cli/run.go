@@ -71,9 +71,21 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			if wait {
 				cfg.Sleep = clk.Sleep
 			}
+			online := prep.Pipeline.Evolve.Online
+			base := prep.Strategy
+			if online {
+				if base, err = a.onlineHead(ctx, s, prep); err != nil {
+					return err
+				}
+			}
 			res, err := prep.Runner(cfg).Start(ctx, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags})
 			if err != nil {
 				return err
+			}
+			if online {
+				if err := a.learnOnline(ctx, s, prep, base, res, input, truth); err != nil {
+					return err
+				}
 			}
 			return a.report(res, asJSON, loc)
 		},

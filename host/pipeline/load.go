@@ -245,6 +245,10 @@ func (l *loader) validate(p *Pipeline) {
 			l.add([]string{"strategy", "file"}, "%s", indent(err))
 		} else if st, err := strategy.Load(p.Path(p.Strategy.File)); err == nil {
 			params = sortedKeys(st.Parameters)
+			if p.Evolve.Online && st.Evolution.BranchType != strategy.Experimental {
+				l.add([]string{"evolve", "online"}, "strategy %s %s is on the %s branch: only experimental strategies learn online; %s strategies change only through gates (sextant evolve)",
+					st.Metadata.Name, st.Metadata.Version, st.Evolution.BranchType, st.Evolution.BranchType)
+			}
 		}
 	}
 	navOK := l.plugin(p.Routine.Navigator, sdk.KindNavigator, "routine", "navigator")
@@ -315,6 +319,9 @@ func (l *loader) validate(p *Pipeline) {
 		if _, err := regexp.Compile(pat); err != nil {
 			l.add([]string{"store", "redact", strconv.Itoa(i)}, "bad regular expression: %v", err)
 		}
+	}
+	if t := p.Evolve.DedupThreshold; t > 1 {
+		l.add([]string{"evolve", "dedup_threshold"}, "%v is not a similarity: want 0 (never merge) to 1 (merge only identical word sets)", t)
 	}
 	if p.Replay.Dataset != "" {
 		l.fileExists(p, p.Replay.Dataset, "replay", "dataset")

@@ -111,6 +111,21 @@ type Evolve struct {
 	Metric   string   `json:"metric,omitempty"`
 	Mutators []string `json:"mutators,omitempty"`
 	Seed     int64    `json:"seed,omitempty"`
+	// Adapter is "round" (one round of the mutators) or "offline" (ACE
+	// epochs); Epochs the offline adapter's passes.
+	Adapter string `json:"adapter,omitempty"`
+	Epochs  int    `json:"epochs,omitempty"`
+	// OnMiss overrides [replay] on_miss while evolving ("" keeps it).
+	OnMiss string `json:"on_miss,omitempty"`
+	// Online makes every scored run a learning step (experimental
+	// strategies only); Delta names the run variable holding the
+	// curator's operations.
+	Online bool   `json:"online,omitempty"`
+	Delta  string `json:"delta,omitempty"`
+	// PruneHarmful and DedupThreshold are the playbook hygiene settings
+	// (strategy.Hygiene).
+	PruneHarmful   int     `json:"prune_harmful,omitempty"`
+	DedupThreshold float64 `json:"dedup_threshold,omitempty"`
 }
 
 // Gate is one [[gates]] entry: the gate's name and the rest of its keys.

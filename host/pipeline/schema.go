@@ -14,6 +14,8 @@ const (
 var onMissValues = []string{"fail", "skip", "live"}
 
 // Mutators evolution knows.
+var adapterNames = []string{"round", "offline"}
+
 var mutatorNames = []string{"greedy", "conservative", "exploratory", "curate"}
 
 // BuiltinGates declares the gates the host implements and the keys each
@@ -127,6 +129,13 @@ var (
 			{Name: "metric", Type: schema.String, Default: "success_rate", Doc: "metric the mutators improve"},
 			{Name: "mutators", Type: schema.StringList, Enum: mutatorNames, Default: mutatorNames, Doc: "mutators that propose candidates"},
 			{Name: "seed", Type: schema.Int, Default: 0, Doc: "seed of the exploratory mutator"},
+			{Name: "adapter", Type: schema.String, Enum: adapterNames, Default: "round", Doc: "round: one round of the mutators; offline: ACE epochs over the recorded tasks (generate, reflect on failures, curate, tidy), each epoch's candidate gated"},
+			{Name: "epochs", Type: schema.Int, Default: 1, Bound: schema.Positive, Doc: "offline adapter: passes over the recorded tasks"},
+			{Name: "on_miss", Type: schema.String, Enum: onMissValues, Doc: "what a candidate's call with no recording does while evolving (default: [replay] on_miss); live asks the pipeline's providers, e.g. the script provider's rules"},
+			{Name: "online", Type: schema.Bool, Default: false, Doc: "learn while serving: after each scored run, count its cited bullets and apply its curator delta as a new strategy version that the next run uses (experimental strategies only)"},
+			{Name: "delta", Type: schema.String, Default: "delta", Doc: "online: the run variable holding the curator's {\"operations\": [...]}"},
+			{Name: "prune_harmful", Type: schema.Int, Default: 0, Bound: schema.NonNegative, Doc: "remove a bullet once its harmful count reaches this and exceeds helpful; 0 never"},
+			{Name: "dedup_threshold", Type: schema.Number, Default: 0, Bound: schema.NonNegative, Doc: "merge bullets whose word sets have a Jaccard similarity at or above this (0 < t ≤ 1); 0 never"},
 		}}},
 		{Name: "gates", Type: schema.TableArray, Block: gateBlock, Doc: "the gate chain a candidate must pass"},
 		{Name: "plugins", Type: schema.TableMap, Block: grantBlock, Doc: "capabilities granted to plugins"},

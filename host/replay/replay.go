@@ -99,6 +99,8 @@ type Result struct {
 	Outcome  sdk.TaskResult `json:"outcome"`
 	// Output is what [score] saw as output (curation reflects on it).
 	Output map[string]any `json:"output,omitempty"`
+	// Cited are the playbook bullets the replay's replies cited.
+	Cited []string `json:"cited,omitempty"`
 	// SelfReplay is set when the strategy is the one the task was recorded
 	// under; Reproduced then says whether the trace matched exactly.
 	SelfReplay bool        `json:"self_replay,omitempty"`
@@ -519,7 +521,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	if err != nil {
 		return res, fmt.Errorf("replay task %s: %w", task.ID, err)
 	}
-	res.Status, res.Error, res.Misses, res.Output = rr.Status, rr.Error, j.misses, rr.Output
+	res.Status, res.Error, res.Misses, res.Output, res.Cited = rr.Status, rr.Error, j.misses, rr.Output, rr.Cited
 	if j.misses > 0 && w.cfg.OnMiss == MissSkip {
 		res.Skipped = true
 	}

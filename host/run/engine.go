@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,6 +149,9 @@ type Result struct {
 	Violations    int            `json:"violations"`
 	Confirmations int            `json:"confirmations"`
 	Actions       []actionRecord `json:"actions,omitempty"`
+	// Cited are the playbook bullets the run's replies cited, in order of
+	// first citation (strategy.Cited): what feedback on the task tags.
+	Cited []string `json:"cited,omitempty"`
 }
 
 // Question is a person's pending decision.
@@ -593,6 +597,11 @@ func (e *exec) handOver(ctx context.Context) error {
 		e.st.Steps++
 		e.st.Tokens += res.Tokens
 		e.st.CostUSD += res.CostUSD
+		for _, id := range res.Cited {
+			if !slices.Contains(e.st.Cited, id) {
+				e.st.Cited = append(e.st.Cited, id)
+			}
+		}
 		if err := e.assignOutput(id, node, res.Outcome); err != nil {
 			return err
 		}
@@ -932,7 +941,7 @@ func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error
 func (e *exec) result(st store.Status, msg string) *Result {
 	res := &Result{Task: e.task.ID, Execution: e.id, Status: st, Error: msg, Steps: e.st.Steps, Tokens: e.st.Tokens,
 		CostUSD: e.st.CostUSD, Violations: e.st.Violations, Confirmations: e.st.Confirmations, Actions: e.st.Actions,
-		Output: e.output()}
+		Output: e.output(), Cited: e.st.Cited}
 	var ids []string
 	for id := range e.st.Waiting {
 		ids = append(ids, id)

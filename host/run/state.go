@@ -44,7 +44,10 @@ type runState struct {
 	// Actions lists what action steps decided, in order.
 	Actions []actionRecord `json:"actions,omitempty"`
 	// Trace is the step and call sequence so far (see TraceOf).
-	Trace   []string  `json:"trace,omitempty"`
+	Trace []string `json:"trace,omitempty"`
+	// Cited lists the playbook bullets the run's replies cited (see
+	// strategy.Cited), in order of first citation.
+	Cited   []string  `json:"cited,omitempty"`
 	Started time.Time `json:"started"`
 }
 
@@ -57,6 +60,8 @@ type stepResult struct {
 	CostUSD float64      `json:"cost_usd,omitempty"`
 	// Err is the step's failure, when it failed.
 	Err string `json:"err,omitempty"`
+	// Cited are the playbook bullets the step's reply cited.
+	Cited []string `json:"cited,omitempty"`
 }
 
 // actionRecord is what an action step decided and why.

@@ -164,6 +164,7 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	if err != nil {
 		return err
 	}
+	e.cite(spec, resp.Text, res)
 	if spec.Output != "json" {
 		res.Outcome.Output = map[string]any{"value": resp.Text}
 		return nil
@@ -190,6 +191,28 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	}
 	return nil
 }
+
+// cite records the playbook bullets a reply cites (strategy.Cited) on the
+// step's result and on its provider call's span (sextant.playbook.cited),
+// for a step whose prompt or system prompt shows the playbook: feedback on
+// the task then tags exactly the bullets the generation used.
+func (e *exec) cite(spec pipeline.Step, reply string, res *stepResult) {
+	if e.r.cfg.Strategy == nil || !strings.Contains(spec.Prompt, "playbook") && !strings.Contains(spec.System, "playbook") {
+		return
+	}
+	ids := e.r.cfg.Strategy.Cited(reply)
+	if len(ids) == 0 {
+		return
+	}
+	res.Cited = ids
+	if n := len(res.Spans); n > 0 {
+		res.Spans[n-1].Attributes[AttrCited] = store.Strings(ids...)
+	}
+}
+
+// AttrCited is the provider-call span attribute listing the playbook
+// bullets the reply cited.
+const AttrCited = "sextant.playbook.cited"
 
 // parseJSON accepts a JSON value, optionally inside a ``` fence.
 func parseJSON(text string) (any, error) {

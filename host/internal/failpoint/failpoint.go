@@ -58,6 +58,9 @@ const (
 	// CheckpointSynced: the checkpoint is committed and synced; the
 	// caller has not yet seen it return.
 	CheckpointSynced = "store.checkpoint.synced"
+	// EvolveEpoch: an offline evolution is about to start an epoch; the
+	// epochs before it are checkpointed.
+	EvolveEpoch = "evolve.epoch.start"
 )
 
 var (

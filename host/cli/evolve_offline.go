@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sextant-dev/sextant/host/evolve"
+	"github.com/sextant-dev/sextant/host/plugin"
+	"github.com/sextant-dev/sextant/host/replay"
+	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/strategy"
+)
+
+// The evolve adapters ([evolve] adapter, --adapter).
+const (
+	adapterRound   = "round"
+	adapterOffline = "offline"
+)
+
+// evolveOffline runs the offline adapter (evolve.Offline) and settles its
+// candidate. Epochs are checkpointed in the pipeline's store, which is
+// then also the replay source when the pipeline has no dataset.
+func (a *app) evolveOffline(ctx context.Context, path string, reg *plugin.Registry, prep *run.Prepared, f *replayFlags,
+	cfg effective, prepOpts []run.PrepareOption, er evolveRun) error {
+	p, base := prep.Pipeline, prep.Strategy
+	var st *store.Store
+	var loc storeLoc
+	if !er.dryRun {
+		var err error
+		if loc, err = (&storeFlags{dir: f.store.dir}).locate(p); err != nil {
+			return err
+		}
+		if st, err = a.openStoreWith(ctx, loc.dir, createStore, p); err != nil {
+			return err
+		}
+		defer st.Close()
+	}
+	var rc replay.Config
+	if st != nil && f.dataset == "" && p.Replay.Dataset == "" {
+		rc = a.replayOver(st, path, reg, p, cfg, prepOpts)
+	} else {
+		c, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg, prepOpts)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		rc = c
+	}
+	opts := evolve.Options{Seed: uint64(cfg.Seed)}
+	gates, closeGates, err := evolve.GateChain(ctx, reg, p, opts)
+	if err != nil {
+		return err
+	}
+	defer closeGates()
+	metric := p.Evolve.Metric
+	mo := evolve.MutateOptions{At: er.at, Metric: metric, Seed: uint64(p.Evolve.Seed)}
+	oc := evolve.OfflineConfig{Replay: rc, Baseline: base, Gates: gates, Options: opts, Metric: metric, Epochs: er.epochs,
+		Hygiene: strategy.Hygiene{PruneHarmful: p.Evolve.PruneHarmful, DedupThreshold: p.Evolve.DedupThreshold},
+		At:      er.at, Checkpoints: st, Key: p.Name,
+		NewCurator: func(failures []evolve.Failure) (evolve.Mutator, error) {
+			return a.mutator(evolve.MutatorCurate, mo, prep, failures)
+		},
+		Progress: func(ep evolve.Epoch) { a.printEpoch(ep, er.epochs, metric) },
+	}
+	if st != nil {
+		// Resuming is announced before the replays start.
+		if n, ok := evolve.OfflineResumesAt(ctx, st, p.Name, base); ok {
+			fmt.Fprintf(a.stdout, "resuming at epoch %d (epochs 1–%d checkpointed)\n", n, n-1)
+		}
+	}
+	res, err := evolve.Offline(ctx, oc)
+	if err != nil {
+		return err
+	}
+	self := res.Baseline.Self
+	fmt.Fprintf(a.stdout, "baseline %s: %d tasks replayed, fidelity %.1f%%\n", base.Metadata.Version, res.Baseline.Tasks, 100*self.Fidelity())
+	cands := res.Candidates
+	a.printCandidates(cands, metric)
+	if len(cands) == 0 {
+		fmt.Fprintln(a.stdout, "no epoch changed the playbook")
+		if st != nil {
+			return evolve.ClearOffline(ctx, st, p.Name)
+		}
+		return nil
+	}
+	if er.dryRun {
+		if winner, _ := evolve.Select(cands, metric); winner != nil {
+			fmt.Fprintf(a.stdout, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
+		} else {
+			fmt.Fprintln(a.stdout, "dry run: the candidate did not pass its gates")
+		}
+		return verdict(evolve.ExitCode((&evolve.RoundResult{Candidates: cands}).Ruling(metric)))
+	}
+	dir := filepath.Dir(p.Path(p.Strategy.File))
+	settled, err := evolve.Settle(ctx, st, dir, p.Name, cands, metric, er.at)
+	if err != nil {
+		return err
+	}
+	if err := evolve.ClearOffline(ctx, st, p.Name); err != nil {
+		return err
+	}
+	switch {
+	case settled.Winner != nil:
+		fmt.Fprintf(a.stdout, "promoted %s %s (%s) → %s\n", settled.Winner.Strategy.Metadata.Name, settled.Winner.Strategy.Metadata.Version,
+			settled.Winner.Mutator, settled.Path)
+		fmt.Fprintf(a.stdout, "point [strategy] file in %s at it to run it\n", p.File)
+	case len(settled.Reviews) > 0:
+		for _, rv := range settled.Reviews {
+			fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s%s\n", rv.ID, rv.Mutator, rv.ID, loc.flag())
+		}
+	default:
+		fmt.Fprintln(a.stdout, "the candidate did not pass its gates; archived")
+	}
+	return verdict(evolve.ExitCode(settled.Ruling()))
+}
+
+// printEpoch prints one line per epoch: the working strategy's metric, the
+// operations made, the candidate's verdict.
+func (a *app) printEpoch(ep evolve.Epoch, epochs int, metric string) {
+	count := map[strategy.Op]int{}
+	for _, d := range ep.Ops {
+		count[d.Op]++
+	}
+	var ops []string
+	for _, op := range []strategy.Op{strategy.OpTag, strategy.OpAdd, strategy.OpUpdate, strategy.OpRemove} {
+		if count[op] > 0 {
+			ops = append(ops, fmt.Sprintf("%d %s", count[op], op))
+		}
+	}
+	line := fmt.Sprintf("epoch %d/%d: %s %.3f", ep.N, epochs, metric, ep.Rate)
+	if len(ops) == 0 {
+		line += "; nothing to change"
+	} else {
+		line += "; " + strings.Join(ops, ", ")
+	}
+	if c := ep.Candidate; c != nil {
+		line += fmt.Sprintf(" → candidate %s %s", c.Strategy.Metadata.Version, c.ID())
+		for _, m := range c.Comparison.Metrics {
+			if m.Name == metric {
+				line += fmt.Sprintf(" %+.3f", m.Effect)
+			}
+		}
+		line += " " + string(c.Result.Ruling)
+	}
+	fmt.Fprintln(a.stdout, line)
+	if ep.Rejected != "" {
+		fmt.Fprintf(a.stderr, "epoch %d: curator proposed nothing: %s\n", ep.N, ep.Rejected)
+	}
+}
