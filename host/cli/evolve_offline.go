@@ -68,7 +68,11 @@ func (a *app) evolveOffline(ctx context.Context, path string, reg *plugin.Regist
 	if st != nil {
 		// Resuming is announced before the replays start.
 		if n, ok := evolve.OfflineResumesAt(ctx, st, p.Name, base); ok {
-			fmt.Fprintf(a.stdout, "resuming at epoch %d (epochs 1–%d checkpointed)\n", n, n-1)
+			done := "epoch 1"
+			if n > 2 {
+				done = fmt.Sprintf("epochs 1–%d", n-1)
+			}
+			fmt.Fprintf(a.stdout, "resuming at epoch %d (%s checkpointed)\n", n, done)
 		}
 	}
 	res, err := evolve.Offline(ctx, oc)
