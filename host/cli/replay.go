@@ -256,7 +256,7 @@ func (a *app) replayOver(src *store.Store, path string, reg *plugin.Registry, p 
 		a.logger.Warn("replay result cache off", "err", err)
 		cache = nil
 	}
-	rc := replay.Config{Source: src, Pipeline: p.Name, OnMiss: cfg.OnMiss, Workers: cfg.Workers,
+	rc := replay.Config{Source: src, Pipeline: p.Name, OnMiss: cfg.OnMiss, Workers: cfg.Workers, MaxLiveCostUSD: p.Replay.MaxLiveCostUSD,
 		Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger,
 		Plugins: reg, Version: buildIdentity(), Prepare: func(ctx context.Context) (*run.Prepared, error) {
 			return run.Prepare(ctx, path, reg, a.logger, prepOpts...)

@@ -104,6 +104,9 @@ type Replay struct {
 	Workers    int    `json:"workers,omitempty"`
 	Seed       int64  `json:"seed,omitempty"`
 	OnMiss     string `json:"on_miss,omitempty"`
+	// MaxLiveCostUSD caps the cost of calls sent live (on_miss = live)
+	// in one replay; 0 means no cap.
+	MaxLiveCostUSD float64 `json:"max_live_cost_usd,omitempty"`
 }
 
 // Evolve is the [evolve] block.

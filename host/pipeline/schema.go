@@ -124,6 +124,7 @@ var (
 			{Name: "workers", Type: schema.Int, Default: 4, Bound: schema.Positive, Doc: "tasks replayed at once"},
 			{Name: "seed", Type: schema.Int, Default: 1, Doc: "seed of the sample and of replayed randomness"},
 			{Name: "on_miss", Type: schema.String, Enum: onMissValues, Default: "fail", Doc: "what a call with no recording does"},
+			{Name: "max_live_cost_usd", Type: schema.Number, Bound: schema.Positive, Doc: "most USD the calls sent to a live provider (on_miss = live) may cost in one replay; the replay fails beyond it; unset: no cap"},
 		}}},
 		{Name: "evolve", Type: schema.Table, Doc: "how candidates are made and chosen", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "metric", Type: schema.String, Default: "success_rate", Doc: "metric the mutators improve"},

@@ -78,6 +78,29 @@ type Config struct {
 	// builds): builtin plugins and the runtime are keyed by it.
 	Version string
 	Logger  *slog.Logger
+	// MaxLiveCostUSD caps what the calls sent to a live provider (OnMiss
+	// "live") may cost in this replay, priced as runs price them; the
+	// replay fails once they cost more. 0 means no cap.
+	MaxLiveCostUSD float64
+	// live is what the live calls cost so far (set by Run).
+	live *liveSpend
+}
+
+// ErrLiveCost marks a replay stopped by Config.MaxLiveCostUSD.
+var ErrLiveCost = errors.New("live calls over their cost cap")
+
+// liveSpend adds up the cost of live calls across workers.
+type liveSpend struct {
+	mu  sync.Mutex
+	usd float64
+}
+
+// add counts usd and reports whether the total went over max.
+func (l *liveSpend) add(usd, max float64) (float64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.usd += usd
+	return l.usd, max > 0 && l.usd > max
 }
 
 // Divergence is the first place a self-replay left the recorded trace.
@@ -131,6 +154,10 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	if len(cfg.Strategies) == 0 {
 		return errors.New("replay: no strategy to replay")
 	}
+	if cfg.MaxLiveCostUSD < 0 {
+		return fmt.Errorf("replay: max live cost %v is negative", cfg.MaxLiveCostUSD)
+	}
+	cfg.live = &liveSpend{}
 	ids, err := selectTasks(ctx, cfg)
 	if err != nil {
 		return err
@@ -522,6 +549,11 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		return res, fmt.Errorf("replay task %s: %w", task.ID, err)
 	}
 	res.Status, res.Error, res.Misses, res.Output, res.Cited = rr.Status, rr.Error, j.misses, rr.Output, rr.Cited
+	if j.misses > 0 && w.cfg.OnMiss == MissLive && w.cfg.live != nil {
+		if total, over := w.cfg.live.add(liveCost(j.spans), w.cfg.MaxLiveCostUSD); over {
+			return res, fmt.Errorf("replay task %s: %w: $%.4f spent, cap $%.4f (max_live_cost_usd)", task.ID, ErrLiveCost, total, w.cfg.MaxLiveCostUSD)
+		}
+	}
 	if j.misses > 0 && w.cfg.OnMiss == MissSkip {
 		res.Skipped = true
 	}
@@ -573,6 +605,18 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		}
 	}
 	return res, nil
+}
+
+// liveCost is what the provider calls among spans that were not answered
+// from a recording cost.
+func liveCost(spans []store.Span) float64 {
+	usd := 0.0
+	for _, sp := range spans {
+		if rec, ok := sp.Attributes["sextant.recorded"]; ok && !rec.Bool() {
+			usd += sp.Attributes["sextant.cost_usd"].Float()
+		}
+	}
+	return usd
 }
 
 // liveExecution is the task's latest live execution.
