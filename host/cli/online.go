@@ -11,6 +11,7 @@ import (
 	"github.com/expr-lang/expr"
 
 	"github.com/sextant-dev/sextant/host/evolve"
+	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
@@ -65,6 +66,11 @@ func (a *app) learnOnline(ctx context.Context, s *store.Store, prep *run.Prepare
 	if err != nil {
 		return err
 	}
+	return a.recordLearned(ctx, s, p, base, learned, lesson, now, map[bool]string{true: "succeeded", false: "failed"}[success])
+}
+
+// recordLearned records an online step's new version and says so.
+func (a *app) recordLearned(ctx context.Context, s *store.Store, p *pipeline.Pipeline, base *strategy.Strategy, learned *evolve.Learned, lesson evolve.Lesson, now time.Time, outcome string) error {
 	if learned.Rejected != nil {
 		fmt.Fprintf(a.stderr, "online: the curator's delta was not applied: %v\n", learned.Rejected)
 	}
@@ -87,6 +93,67 @@ func (a *app) learnOnline(ctx context.Context, s *store.Store, prep *run.Prepare
 		}
 	}
 	fmt.Fprintf(a.stderr, "learned %s %s from task %s (%s; %s) → %s\n", learned.Strategy.Metadata.Name, learned.Strategy.Metadata.Version,
-		res.Task, map[bool]string{true: "succeeded", false: "failed"}[success], strings.Join(parts, ", "), path)
+		lesson.Use.Task, outcome, strings.Join(parts, ", "), path)
 	return nil
+}
+
+// learnFromFeedback is the online adapter's step when feedback arrives for
+// a finished task of an online pipeline (sextant feedback --pipeline): the
+// bullets the task's run cited are tagged by the reward's sign, and, for a
+// pipeline without [score] success (whose runs could not learn when they
+// ended), the run's curator delta is applied too. Nothing is learned for
+// a pipeline that is not online.
+func (a *app) learnFromFeedback(ctx context.Context, s *store.Store, path, task string, reward float64) error {
+	p, err := pipeline.Load(ctx, path, nil, pipeline.Options{})
+	if err != nil {
+		return err
+	}
+	if !p.Evolve.Online {
+		return nil
+	}
+	base, err := strategy.Load(p.Path(p.Strategy.File))
+	if err != nil {
+		return err
+	}
+	if base.Evolution.BranchType != strategy.Experimental {
+		return withInvalid(fmt.Errorf("%s: evolve.online: strategy %s %s is on the %s branch: only experimental strategies learn online", p.File, base.Metadata.Name, base.Metadata.Version, base.Evolution.BranchType))
+	}
+	dir := filepath.Dir(p.Path(p.Strategy.File))
+	head, err := evolve.Head(ctx, s, dir, p.Name, base)
+	if err != nil {
+		return err
+	}
+	tree, err := s.Tree(ctx, task)
+	if err != nil {
+		return err
+	}
+	var fin *run.Finished
+	for i := len(tree.Executions) - 1; i >= 0; i-- {
+		ex := tree.Executions[i]
+		if ex.Execution.Mode != "live" || ex.Execution.Status != store.StatusCompleted || ex.Checkpoint == nil {
+			continue
+		}
+		if fin, err = run.FinishedOf(ex.Checkpoint); err != nil {
+			return err
+		}
+		break
+	}
+	if fin == nil {
+		fmt.Fprintf(a.stderr, "online: task %s has no completed run to learn from\n", task)
+		return nil
+	}
+	lesson := evolve.Lesson{Use: evolve.Use{Task: task, Cited: fin.Cited, Tag: evolve.TagOfReward(reward)}}
+	if p.Score.Success == "" {
+		lesson.Delta = fin.Output[p.Evolve.Delta]
+	}
+	clk, err := a.clock()
+	if err != nil {
+		return err
+	}
+	now := clk.Now().UTC().Truncate(time.Second)
+	learned, err := evolve.Learn(head, lesson, strategy.Hygiene{PruneHarmful: p.Evolve.PruneHarmful, DedupThreshold: p.Evolve.DedupThreshold}, now)
+	if err != nil {
+		return err
+	}
+	return a.recordLearned(ctx, s, p, base, learned, lesson, now, fmt.Sprintf("reward %+g", reward))
 }

@@ -332,6 +332,12 @@ func (a *app) feedbackCommand() *cobra.Command {
 			if err := s.AddReward(cmd.Context(), r); err != nil {
 				return withInvalid(err) // an unknown task, execution or span
 			}
+			if sf.pipeline != "" {
+				// An online pipeline learns from the feedback at once.
+				if err := a.learnFromFeedback(cmd.Context(), s, sf.pipeline, args[0], v); err != nil {
+					return err
+				}
+			}
 			if asJSON {
 				return writeJSON(a.stdout, r)
 			}

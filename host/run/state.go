@@ -2,6 +2,7 @@ package run
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/store"
@@ -89,4 +90,22 @@ func decodeState(b []byte) (*runState, error) {
 		s.Answers = map[string]int{}
 	}
 	return &s, nil
+}
+
+// Finished is what a finished run left in its last checkpoint: the output
+// [score] saw and the playbook bullets its replies cited.
+type Finished struct {
+	Output map[string]any
+	Cited  []string
+}
+
+// FinishedOf reads a run's output and citations from its last checkpoint
+// (the online adapter learns from them when feedback arrives later).
+func FinishedOf(cp *store.Checkpoint) (*Finished, error) {
+	st, err := decodeState(cp.State)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint of %s/%s: %w", cp.Task, cp.Execution, err)
+	}
+	e := &exec{st: st}
+	return &Finished{Output: e.output(), Cited: st.Cited}, nil
 }
