@@ -308,6 +308,16 @@ func (a *app) feedbackCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "feedback TASK --reward X",
 		Short: "Attach a reward to a task or one of its spans",
+		Long: `feedback records a reward on a task (or one span of it). A task succeeds in
+replay when its rewards' mean is above 0 (unless [score] decides).
+
+With --pipeline naming an online pipeline ([evolve] online = true, an
+experimental strategy), the feedback is also a learning step: the playbook
+bullets the task's run cited are counted helpful (reward > 0), harmful (< 0)
+or neutral (0), and — when the pipeline has no [score] success, so its runs
+could not learn when they ended — the run's curator delta ([evolve] delta) is
+applied; the result is recorded as the next strategy version, which the next
+run uses.`,
 		Example: `  sextant feedback 01JD3K… --reward 1 --tag correct
   sextant feedback 01JD3K… --span 3f2a9c0d1b2e4f56 --reward -0.5 --note "wrong tone"`,
 		Args: cobra.ExactArgs(1),

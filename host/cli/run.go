@@ -28,6 +28,12 @@ func (a *app) runCommand() *cobra.Command {
 when there is any), creates a task from the input, walks the routine with its
 navigator and runs the steps, checkpointing after every step.
 
+With [evolve] online = true (experimental strategies only), the run uses the
+newest version the online adapter recorded, and once it completes with a
+[score] verdict it learns: the playbook bullets its replies cited are counted
+helpful or harmful, its curator's delta ([evolve] delta) is applied, and the
+result is recorded as the next strategy version (printed on stderr).
+
 With --wait, a run waiting only for timers or retry delays sleeps until the
 next is due and goes on, until it ends or waits for a person, a message or
 a signal (delivered by another command: resume, send, signal).
