@@ -31,6 +31,50 @@ func (a *app) onlineHead(ctx context.Context, s *store.Store, prep *run.Prepared
 	return base, nil
 }
 
+// onlineTaskStrategy switches prep, about to continue task, to the strategy
+// version the task started under when that is a version the online adapter
+// recorded (the head has moved on since): a run never changes strategy
+// half-way.
+func (a *app) onlineTaskStrategy(ctx context.Context, s *store.Store, prep *run.Prepared, task string) {
+	p := prep.Pipeline
+	if !p.Evolve.Online {
+		return
+	}
+	t, err := s.Task(ctx, task)
+	if err != nil || t.Strategy.Hash == "" || t.Strategy.Hash == prep.Strategy.Hash() || t.Strategy.Name != prep.Strategy.Metadata.Name {
+		return // the engine reports a missing task or another strategy
+	}
+	path := filepath.Join(filepath.Dir(p.Path(p.Strategy.File)), t.Strategy.Name+"-"+t.Strategy.Version+".toml")
+	st, err := strategy.Load(path)
+	if err != nil || st.Hash() != t.Strategy.Hash {
+		return
+	}
+	prep.Strategy = st
+}
+
+// learnResumed is learnOnline for a run that completed in sextant resume.
+func (a *app) learnResumed(ctx context.Context, tr *taskRun, res *run.Result) error {
+	p := tr.prep.Pipeline
+	if !p.Evolve.Online || res.Status != store.StatusCompleted {
+		return nil
+	}
+	base, err := strategy.Load(p.Path(p.Strategy.File))
+	if err != nil {
+		return err
+	}
+	t, err := tr.s.Task(ctx, res.Task)
+	if err != nil {
+		return err
+	}
+	var input map[string]any
+	if len(t.Input) > 0 {
+		if err := json.Unmarshal(t.Input, &input); err != nil {
+			return fmt.Errorf("online: task %s: input: %w", t.ID, err)
+		}
+	}
+	return a.learnOnline(ctx, tr.s, tr.prep, base, res, input, t.Truth)
+}
+
 // learnOnline is the online adapter's step after a run that completed with
 // a verdict ([score] success): the bullets the run cited are tagged with
 // its outcome, its curator's delta ([evolve] delta) is applied, and the
@@ -62,7 +106,13 @@ func (a *app) learnOnline(ctx context.Context, s *store.Store, prep *run.Prepare
 		return err
 	}
 	now := at.Now().UTC().Truncate(time.Second)
-	learned, err := evolve.Learn(prep.Strategy, lesson, strategy.Hygiene{PruneHarmful: p.Evolve.PruneHarmful, DedupThreshold: p.Evolve.DedupThreshold}, now)
+	// The head, not necessarily the version the run used: a resumed run
+	// may have started under an older one, and lineage stays one line.
+	head, err := evolve.Head(ctx, s, filepath.Dir(p.Path(p.Strategy.File)), p.Name, base)
+	if err != nil {
+		return err
+	}
+	learned, err := evolve.Learn(head, lesson, strategy.Hygiene{PruneHarmful: p.Evolve.PruneHarmful, DedupThreshold: p.Evolve.DedupThreshold}, now)
 	if err != nil {
 		return err
 	}

@@ -139,6 +139,9 @@ run again, and provider calls answered before it are served from their recording
 			if err != nil {
 				return notFound(err)
 			}
+			if err := a.learnResumed(ctx, tr, res); err != nil {
+				return err
+			}
 			return a.report(res, asJSON, tr.loc)
 		},
 	}
@@ -183,6 +186,7 @@ func (a *app) openTaskRun(ctx context.Context, sf *storeFlags, task string) (*ta
 		s.Close()
 		return nil, err
 	}
+	a.onlineTaskStrategy(ctx, s, prep, task)
 	return &taskRun{loc: loc, s: s, prep: prep,
 		runner: prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now})}, nil
 }
