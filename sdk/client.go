@@ -14,9 +14,10 @@ type RoundTripper interface {
 // wire is a plugin on the far side of a RoundTripper, with its Describe
 // answer. The kind-typed clients embed it.
 type wire struct {
-	name string
-	rt   RoundTripper
-	info Info
+	name  string
+	rt    RoundTripper
+	info  Info
+	binds *binder // navigator bindings, used when info.Bind
 }
 
 // Describe returns the plugin's Describe answer.
@@ -26,6 +27,15 @@ func (w *wire) Describe() Info { return w.info }
 // it implements Navigator (and only Navigator) by encoding each call as a
 // wire envelope. Make one with NewNavigatorClient or NewKindClient, which
 // refuse a plugin that is not a navigator.
+//
+// When the plugin's Info has Bind, Start, Next and Boundary bind the
+// routine and strategy once (navigator.bind) and then send only the
+// tokens, the sequence, the call's own fields and the variables that
+// changed (navigator.bound.*); a plugin that lost a binding is re-bound
+// and the call resent. The client recognises a strategy by its map's
+// identity, so a caller must not modify an Env.Strategy map it has passed
+// (the host builds a new map for a new strategy). See PROTOCOL.md,
+// "Binding".
 type NavigatorClient struct{ wire }
 
 // ProviderClient is a provider plugin on the far side of a RoundTripper: it
@@ -75,7 +85,7 @@ func (e *KindError) Is(target error) bool { return target == ErrInvalid }
 // NewClient returns an untyped Client for the plugin called name behind
 // rt; info is its Describe answer (see DescribeOver). Prefer NewKindClient.
 func NewClient(name string, rt RoundTripper, info Info) *Client {
-	return &Client{wire{name: name, rt: rt, info: info}}
+	return &Client{wire{name: name, rt: rt, info: info, binds: &binder{}}}
 }
 
 // NewKindClient returns the kind-typed client (*NavigatorClient,
@@ -86,7 +96,7 @@ func NewKindClient(name string, rt RoundTripper, info Info, want Kind) (Plugin, 
 	if want != "" && info.Kind != want {
 		return nil, &KindError{Plugin: name, Kind: info.Kind, Want: want}
 	}
-	w := wire{name: name, rt: rt, info: info}
+	w := wire{name: name, rt: rt, info: info, binds: &binder{}}
 	switch info.Kind {
 	case KindNavigator:
 		return &NavigatorClient{w}, nil
@@ -191,17 +201,17 @@ func (c *NavigatorClient) Load(ctx context.Context, r *LoadRequest) (*Routine, e
 
 // Start implements Navigator.
 func (c *NavigatorClient) Start(ctx context.Context, r *StartRequest) (*Decision, error) {
-	return remote[StartRequest, Decision](ctx, &c.wire, MethodStart, r)
+	return c.start(ctx, r)
 }
 
 // Next implements Navigator.
 func (c *NavigatorClient) Next(ctx context.Context, r *NextRequest) (*Decision, error) {
-	return remote[NextRequest, Decision](ctx, &c.wire, MethodNext, r)
+	return c.next(ctx, r)
 }
 
 // Boundary implements Navigator.
 func (c *NavigatorClient) Boundary(ctx context.Context, r *BoundaryRequest) (*Decision, error) {
-	return remote[BoundaryRequest, Decision](ctx, &c.wire, MethodBoundary, r)
+	return c.boundary(ctx, r)
 }
 
 // IO implements Navigator.
@@ -226,17 +236,17 @@ func (c *Client) Load(ctx context.Context, r *LoadRequest) (*Routine, error) {
 
 // Start implements Navigator.
 func (c *Client) Start(ctx context.Context, r *StartRequest) (*Decision, error) {
-	return remote[StartRequest, Decision](ctx, &c.wire, MethodStart, r)
+	return c.start(ctx, r)
 }
 
 // Next implements Navigator.
 func (c *Client) Next(ctx context.Context, r *NextRequest) (*Decision, error) {
-	return remote[NextRequest, Decision](ctx, &c.wire, MethodNext, r)
+	return c.next(ctx, r)
 }
 
 // Boundary implements Navigator.
 func (c *Client) Boundary(ctx context.Context, r *BoundaryRequest) (*Decision, error) {
-	return remote[BoundaryRequest, Decision](ctx, &c.wire, MethodBoundary, r)
+	return c.boundary(ctx, r)
 }
 
 // IO implements Navigator.

@@ -29,6 +29,11 @@ const (
 	CodeUnknownMethod Code = "unknown_method"
 	// CodeInternal: anything else, including a recovered panic.
 	CodeInternal Code = "internal"
+	// CodeUnbound: a navigator.bound.* call names a binding, or an Env
+	// version, that the plugin instance does not hold (it restarted, or
+	// evicted it, or another caller moved it on). The host resends the
+	// call in full. See PROTOCOL.md, "Binding".
+	CodeUnbound Code = "unbound"
 )
 
 // Error is an error that crosses the plugin boundary intact: a plugin
@@ -74,6 +79,7 @@ var (
 	ErrUnavailable   = &Error{Code: CodeUnavailable}
 	ErrUnknownMethod = &Error{Code: CodeUnknownMethod}
 	ErrInternal      = &Error{Code: CodeInternal}
+	ErrUnbound       = &Error{Code: CodeUnbound}
 )
 
 // Errorf returns an *Error with the given code and a formatted message.

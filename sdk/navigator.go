@@ -7,6 +7,12 @@ import "context"
 // in with every call, and applies the Decision that comes back. The same
 // request gives the same Decision, byte for byte: no wall-clock time, no
 // random ids (token ids come from State.Seq).
+//
+// A navigator must not modify the requests it is given (their maps may be
+// shared between calls; see Serve's binding cache). Over a wire transport
+// the SDK answers the bind-once methods (PROTOCOL.md, "Binding") for every
+// Navigator: the plugin receives the routine's strategy once and each call
+// only what changed, but the Navigator still sees a whole State.
 type Navigator interface {
 	Plugin
 	// Load parses and validates a routine. Invalid routines return an
@@ -217,6 +223,75 @@ type IORequest struct {
 type NodeIO struct {
 	Inputs  []string `json:"inputs,omitempty"`
 	Outputs []string `json:"outputs,omitempty"`
+}
+
+// BindRequest binds a loaded routine and a strategy in a navigator plugin
+// instance (navigator.bind), so that later calls (the navigator.bound.*
+// methods) carry neither. See PROTOCOL.md, "Binding".
+type BindRequest struct {
+	// Binding is the id later calls name. The host makes it from the
+	// content (the routine hash and the strategy), so one id never stands
+	// for two contents; plugins treat it as opaque.
+	Binding string `json:"binding"`
+	// Routine is the hash of a routine loaded by Load.
+	Routine  string         `json:"routine"`
+	Strategy map[string]any `json:"strategy,omitempty"`
+}
+
+// Bound answers a BindRequest.
+type Bound struct {
+	Binding string `json:"binding"`
+}
+
+// BoundState is State sent against a binding: the routine and strategy
+// come from the binding, and the plugin keeps the Env's input and
+// variables between calls, so each call carries only what changed.
+//
+// The plugin keeps, per binding, one Env (input and variables) and the
+// version that names it. A request with Base 0 resets it: Input replaces
+// the input and Set becomes the variables. A request with Base equal to
+// the version held applies Set and Unset to the variables. Either way the
+// Env then takes the name Version. A binding the plugin does not hold, or
+// a Base it does not hold, is answered with CodeUnbound and changes
+// nothing; the host then resends the call with Base 0 (re-binding first if
+// needed).
+type BoundState struct {
+	Binding string `json:"binding"`
+	// Base names the Env this request changes; 0 resets it.
+	Base uint64 `json:"base,omitempty"`
+	// Version names the Env once this request is applied; never 0.
+	Version uint64 `json:"version"`
+	// Input is the instance's input (only with Base 0).
+	Input map[string]any `json:"input,omitempty"`
+	// Set assigns variables (with Base 0: all of them).
+	Set map[string]any `json:"set,omitempty"`
+	// Unset removes variables, sorted.
+	Unset  []string       `json:"unset,omitempty"`
+	Tokens []Token        `json:"tokens,omitempty"`
+	Seq    int64          `json:"seq,omitempty"`
+	Data   map[string]any `json:"data,omitempty"`
+}
+
+// BoundStartRequest is StartRequest against a binding (navigator.bound.start).
+type BoundStartRequest struct {
+	State   BoundState `json:"state"`
+	Trigger string     `json:"trigger,omitempty"`
+}
+
+// BoundNextRequest is NextRequest against a binding (navigator.bound.next).
+type BoundNextRequest struct {
+	State   BoundState `json:"state"`
+	Token   string     `json:"token"`
+	Outcome Outcome    `json:"outcome"`
+}
+
+// BoundBoundaryRequest is BoundaryRequest against a binding
+// (navigator.bound.boundary).
+type BoundBoundaryRequest struct {
+	State   BoundState     `json:"state"`
+	Token   string         `json:"token"`
+	Event   string         `json:"event"`
+	Payload map[string]any `json:"payload,omitempty"`
 }
 
 // EventType is enter or exit.

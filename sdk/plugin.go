@@ -66,6 +66,12 @@ type Info struct {
 	// (any api 1 plugin built before credentials existed) receives the key
 	// in Config[ConfigAPIKey] with every call, as before.
 	Credentials bool `json:"credentials,omitempty"`
+	// Bind says that the plugin (a navigator) answers navigator.bind and
+	// the navigator.bound.* methods, so that the host sends the routine's
+	// strategy once and each call only what changed (PROTOCOL.md,
+	// "Binding"). Serve sets it for every Navigator; a plugin without it
+	// (any built before binding existed) gets whole requests, as before.
+	Bind bool `json:"bind,omitempty"`
 }
 
 // ConfigField declares one setting a plugin accepts.

@@ -21,6 +21,12 @@ const (
 	MethodNext     = "navigator.next"     // NextRequest → Decision
 	MethodBoundary = "navigator.boundary" // BoundaryRequest → Decision
 	MethodIO       = "navigator.io"       // IORequest → NodeIO
+
+	// The bind-once methods, for plugins whose Info has Bind.
+	MethodBind          = "navigator.bind"           // BindRequest → Bound
+	MethodBoundStart    = "navigator.bound.start"    // BoundStartRequest → Decision
+	MethodBoundNext     = "navigator.bound.next"     // BoundNextRequest → Decision
+	MethodBoundBoundary = "navigator.bound.boundary" // BoundBoundaryRequest → Decision
 )
 
 // Request is the envelope of one call on a wire transport.
@@ -141,11 +147,26 @@ func preview(b []byte) string {
 // transport (wasm, process) and sdktest.Wire go through it, so a plugin
 // behaves the same over all of them. A panic in the plugin becomes a
 // CodeInternal error that names it.
-func Serve(p Plugin) Handler { return handler{p} }
+//
+// For a Navigator, Serve also answers the bind-once methods: it keeps the
+// bindings (at most maxBindings, the oldest evicted) and rebuilds each
+// call's whole State from the binding and the changes the call carries,
+// so the Navigator sees exactly the State a whole request would have
+// carried. Its Describe answer then has Bind set.
+func Serve(p Plugin) Handler {
+	h := &handler{p: p}
+	if _, ok := p.(Navigator); ok {
+		h.binds = &bindings{m: map[string]*binding{}}
+	}
+	return h
+}
 
-type handler struct{ p Plugin }
+type handler struct {
+	p     Plugin
+	binds *bindings // nil unless p is a Navigator
+}
 
-func (h handler) Handle(ctx context.Context, request []byte) []byte {
+func (h *handler) Handle(ctx context.Context, request []byte) []byte {
 	result, err := h.dispatch(ctx, request)
 	if err == nil {
 		b, merr := json.Marshal(result)
@@ -166,7 +187,7 @@ func (h handler) Handle(ctx context.Context, request []byte) []byte {
 	return out
 }
 
-func (h handler) dispatch(ctx context.Context, request []byte) (result any, err error) {
+func (h *handler) dispatch(ctx context.Context, request []byte) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			stack := string(debug.Stack())
@@ -183,7 +204,9 @@ func (h handler) dispatch(ctx context.Context, request []byte) (result any, err 
 		return nil, Errorf(CodeBadRequest, "api version %d, plugin speaks %d", req.API, APIVersion)
 	}
 	if req.Method == MethodDescribe {
-		return h.p.Describe(), nil
+		info := h.p.Describe()
+		info.Bind = info.Bind || h.binds != nil
+		return info, nil
 	}
 	switch p := h.p.(type) {
 	case Gate:
@@ -206,6 +229,32 @@ func (h handler) dispatch(ctx context.Context, request []byte) (result any, err 
 			return call(ctx, req, p.Boundary)
 		case MethodIO:
 			return call(ctx, req, p.IO)
+		case MethodBind:
+			return call(ctx, req, h.binds.bind)
+		case MethodBoundStart:
+			return call(ctx, req, func(ctx context.Context, r *BoundStartRequest) (*Decision, error) {
+				st, err := h.binds.state(&r.State)
+				if err != nil {
+					return nil, err
+				}
+				return p.Start(ctx, &StartRequest{State: st, Trigger: r.Trigger})
+			})
+		case MethodBoundNext:
+			return call(ctx, req, func(ctx context.Context, r *BoundNextRequest) (*Decision, error) {
+				st, err := h.binds.state(&r.State)
+				if err != nil {
+					return nil, err
+				}
+				return p.Next(ctx, &NextRequest{State: st, Token: r.Token, Outcome: r.Outcome})
+			})
+		case MethodBoundBoundary:
+			return call(ctx, req, func(ctx context.Context, r *BoundBoundaryRequest) (*Decision, error) {
+				st, err := h.binds.state(&r.State)
+				if err != nil {
+					return nil, err
+				}
+				return p.Boundary(ctx, &BoundaryRequest{State: st, Token: r.Token, Event: r.Event, Payload: r.Payload})
+			})
 		}
 	}
 	return nil, Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", h.p.Describe().Kind, h.p.Describe().Name, req.Method)

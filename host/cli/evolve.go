@@ -97,7 +97,12 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 	if err != nil {
 		return err
 	}
-	prep, err := run.Prepare(ctx, path, reg, a.logger, run.WithoutCredentials())
+	loaded, err := run.Load(ctx, path, reg, a.logger)
+	if err != nil {
+		return err
+	}
+	defer loaded.Close(context.WithoutCancel(ctx))
+	prep, err := loaded.Open(ctx, run.WithoutCredentials())
 	if err != nil {
 		return err
 	}
@@ -134,9 +139,9 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 		return err
 	}
 	if adapter == adapterOffline {
-		return a.evolveOffline(ctx, path, reg, prep, f, cfg, prepOpts, er)
+		return a.evolveOffline(ctx, loaded, reg, prep, f, cfg, prepOpts, er)
 	}
-	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg, prepOpts)
+	rc, cleanup, err := a.replaySetup(ctx, loaded, reg, f, cfg, prepOpts)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ const (
 // evolveOffline runs the offline adapter (evolve.Offline) and settles its
 // candidate. Epochs are checkpointed in the pipeline's store, which is
 // then also the replay source when the pipeline has no dataset.
-func (a *app) evolveOffline(ctx context.Context, path string, reg *plugin.Registry, prep *run.Prepared, f *replayFlags,
+func (a *app) evolveOffline(ctx context.Context, loaded *run.Loaded, reg *plugin.Registry, prep *run.Prepared, f *replayFlags,
 	cfg effective, prepOpts []run.PrepareOption, er evolveRun) error {
 	p, base := prep.Pipeline, prep.Strategy
 	var st *store.Store
@@ -40,9 +40,9 @@ func (a *app) evolveOffline(ctx context.Context, path string, reg *plugin.Regist
 	}
 	var rc replay.Config
 	if st != nil && f.dataset == "" && p.Replay.Dataset == "" {
-		rc = a.replayOver(st, path, reg, p, cfg, prepOpts)
+		rc = a.replayOver(st, loaded, reg, cfg, prepOpts)
 	} else {
-		c, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg, prepOpts)
+		c, cleanup, err := a.replaySetup(ctx, loaded, reg, f, cfg, prepOpts)
 		if err != nil {
 			return err
 		}

@@ -143,13 +143,13 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if err != nil {
 		return err
 	}
-	prep, err := run.Prepare(ctx, path, reg, a.logger, run.WithoutCredentials())
+	loaded, err := run.Load(ctx, path, reg, a.logger)
 	if err != nil {
 		return err
 	}
-	p := prep.Pipeline
-	prep.Close(context.WithoutCancel(ctx))
-	strategies := []*strategy.Strategy{prep.Strategy}
+	defer loaded.Close(context.WithoutCancel(ctx))
+	p := loaded.Pipeline
+	strategies := []*strategy.Strategy{loaded.Strategy}
 	files := []string{p.Path(p.Strategy.File)}
 	for _, sf := range f.strategies {
 		st, err := strategy.Load(sf)
@@ -169,7 +169,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if err != nil {
 		return err
 	}
-	rc, cleanup, err := a.replaySetup(ctx, path, reg, p, f, cfg, prepOpts)
+	rc, cleanup, err := a.replaySetup(ctx, loaded, reg, f, cfg, prepOpts)
 	if err != nil {
 		return err
 	}
@@ -241,16 +241,22 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 
 // replaySetup opens what a replay reads (the source) and its result cache,
 // and returns the replay configuration (without strategies).
-func (a *app) replaySetup(ctx context.Context, path string, reg *plugin.Registry, p *pipeline.Pipeline, f *replayFlags, cfg effective, prepOpts []run.PrepareOption) (replay.Config, func(), error) {
+//
+// Its workers open their plugins from loaded: the pipeline, strategy and
+// routine are read and validated once per command, not once per worker.
+func (a *app) replaySetup(ctx context.Context, loaded *run.Loaded, reg *plugin.Registry, f *replayFlags, cfg effective, prepOpts []run.PrepareOption) (replay.Config, func(), error) {
+	p := loaded.Pipeline
 	src, cleanup, err := a.replaySource(ctx, p, f)
 	if err != nil {
 		return replay.Config{}, nil, err
 	}
-	return a.replayOver(src, path, reg, p, cfg, prepOpts), cleanup, nil
+	return a.replayOver(src, loaded, reg, cfg, prepOpts), cleanup, nil
 }
 
-// replayOver is the replay configuration over the recorded tasks of src.
-func (a *app) replayOver(src *store.Store, path string, reg *plugin.Registry, p *pipeline.Pipeline, cfg effective, prepOpts []run.PrepareOption) replay.Config {
+// replayOver is the replay configuration over the recorded tasks of src;
+// its workers open their plugins from loaded.
+func (a *app) replayOver(src *store.Store, loaded *run.Loaded, reg *plugin.Registry, cfg effective, prepOpts []run.PrepareOption) replay.Config {
+	p := loaded.Pipeline
 	cache, err := replay.OpenDirCache(filepath.Join(cacheBase(), "replay-cache"))
 	if err != nil {
 		a.logger.Warn("replay result cache off", "err", err)
@@ -259,7 +265,7 @@ func (a *app) replayOver(src *store.Store, path string, reg *plugin.Registry, p 
 	rc := replay.Config{Source: src, Pipeline: p.Name, OnMiss: cfg.OnMiss, Workers: cfg.Workers, MaxLiveCostUSD: p.Replay.MaxLiveCostUSD,
 		Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger,
 		Plugins: reg, Version: buildIdentity(), Prepare: func(ctx context.Context) (*run.Prepared, error) {
-			return run.Prepare(ctx, path, reg, a.logger, prepOpts...)
+			return loaded.Open(ctx, prepOpts...)
 		}}
 	if cache != nil {
 		rc.Cache = cache

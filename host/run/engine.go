@@ -72,6 +72,22 @@ type Runner struct {
 type Compiled struct {
 	templates sync.Map // name+source → *template.Template
 	programs  sync.Map // expression source → *vm.Program
+	envs      sync.Map // *strategy.Strategy → map[string]any, its Env()
+}
+
+// strategyEnv is st.Env(), built once per Compiled: every instance of a
+// runner (and every runner sharing the Compiled) hands the navigator the
+// same map, which a binding navigator client recognises without encoding
+// the strategy again (sdk.NavigatorClient). Nobody modifies it.
+func (c *Compiled) strategyEnv(st *strategy.Strategy) map[string]any {
+	if st == nil {
+		return nil
+	}
+	if v, ok := c.envs.Load(st); ok {
+		return v.(map[string]any)
+	}
+	v, _ := c.envs.LoadOrStore(st, st.Env())
+	return v.(map[string]any)
 }
 
 // Journal is what a run records into and reads recordings from.
@@ -203,7 +219,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if abs, err := filepath.Abs(r.cfg.Pipeline.File); err == nil {
 		e.st.Pipeline = abs
 	}
-	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: map[string]any{}, Strategy: r.cfg.Strategy.Env()}}
+	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: map[string]any{}, Strategy: r.compiled.strategyEnv(r.cfg.Strategy)}}
 	e.st.SpanSeq = 1 // seq 1 is the execution's root span
 	// The navigator keeps no run state, so it is asked before anything is
 	// written: the task, its execution and the first checkpoint are then
@@ -342,7 +358,7 @@ func (r *Runner) load(ctx context.Context, taskID string) (*exec, *Result, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
 	}
-	st.Nav.Env.Strategy = r.cfg.Strategy.Env()
+	st.Nav.Env.Strategy = r.compiled.strategyEnv(r.cfg.Strategy)
 	if st.Nav.Env.Vars == nil {
 		st.Nav.Env.Vars = map[string]any{}
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/plugin"
@@ -50,61 +51,178 @@ func WithoutCredentials() PrepareOption {
 	return func(o *prepareOptions) { o.withoutCredentials = true }
 }
 
+// Loaded is a pipeline loaded and validated once, with its strategy and
+// routine: what every run, replay worker and evolution probe of one
+// command shares. Open makes a Prepared (plugins open) from it as often as
+// needed; the navigator opened to validate the routine is handed to the
+// first Open rather than closed and opened again. Close releases it when
+// no Open took it.
+type Loaded struct {
+	Pipeline *pipeline.Pipeline
+	Strategy *strategy.Strategy
+	// Routine is the routine's summary from the navigator that validated it.
+	Routine *sdk.Routine
+
+	reg     *plugin.Registry
+	logger  *slog.Logger
+	routine []byte // the routine file, read once
+
+	mu  sync.Mutex
+	nav *plugin.Handle // the validating navigator, until an Open takes it
+}
+
+// Load reads and validates the pipeline at path (every problem at once,
+// nothing run), its strategy and its routine, each once: the routine is
+// loaded by the pipeline's navigator opened through reg, which stays open
+// for the first Open.
+func Load(ctx context.Context, path string, reg *plugin.Registry, logger *slog.Logger) (*Loaded, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	l := &Loaded{reg: reg, logger: logger}
+	res := &keepingResolver{Registry: reg, l: l}
+	p, err := pipeline.Load(ctx, path, res, pipeline.Options{CheckStrategy: func(f string) error {
+		st, err := strategy.Load(f)
+		l.Strategy = st
+		return err
+	}})
+	if err != nil {
+		l.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	l.Pipeline = p
+	if l.Strategy == nil { // the loader checks the file only when it exists
+		if l.Strategy, err = strategy.Load(p.Path(p.Strategy.File)); err != nil {
+			l.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	if l.nav == nil { // a Resolver that did not load the routine: load it now
+		if err := res.load(ctx, p.Routine.Navigator, p.Path(p.Routine.File)); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// keepingResolver is the registry as pipeline.Load's Resolver, except that
+// LoadRoutine keeps the navigator it opened (and the routine it read) in
+// the Loaded instead of closing it.
+type keepingResolver struct {
+	*plugin.Registry
+	l *Loaded
+}
+
+func (r *keepingResolver) LoadRoutine(ctx context.Context, navigator, file string) (*sdk.Routine, error) {
+	if err := r.load(ctx, navigator, file); err != nil {
+		return nil, err
+	}
+	return r.l.Routine, nil
+}
+
+func (r *keepingResolver) load(ctx context.Context, navigator, file string) error {
+	h, err := r.OpenKind(ctx, navigator, sdk.KindNavigator, plugin.Grant{})
+	if err != nil {
+		return err
+	}
+	nav, err := h.Navigator()
+	if err != nil {
+		h.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		h.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	routine, err := nav.Load(ctx, &sdk.LoadRequest{Name: file, Routine: data})
+	if err != nil {
+		h.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	r.l.Close(context.WithoutCancel(ctx)) // a second load replaces the first
+	r.l.mu.Lock()
+	r.l.nav, r.l.routine, r.l.Routine = h, data, routine
+	r.l.mu.Unlock()
+	return nil
+}
+
+// Close releases the navigator opened to validate the routine, unless an
+// Open took it. The Prepared that Open returned are closed on their own.
+func (l *Loaded) Close(ctx context.Context) {
+	l.mu.Lock()
+	h := l.nav
+	l.nav = nil
+	l.mu.Unlock()
+	if h != nil {
+		h.Close(ctx)
+	}
+}
+
 // Prepare loads the pipeline at path (every problem at once, nothing run),
-// its strategy, opens its navigator and providers through reg, and loads
-// the routine.
+// its strategy and routine, and opens its navigator and providers through
+// reg: Load, then Open. The navigator is opened once.
+func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slog.Logger, opts ...PrepareOption) (*Prepared, error) {
+	l, err := Load(ctx, path, reg, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close(context.WithoutCancel(ctx))
+	return l.Open(ctx, opts...)
+}
+
+// Open opens the loaded pipeline's plugins for one worker: the first call
+// takes the navigator that validated the routine (when the pipeline grants
+// it nothing that validation did not have), later calls open their own and
+// load the routine into it. It is safe for concurrent use.
 //
 // Each provider plugin is opened once, as a provider (a plugin of another
 // kind is refused, naming both kinds), with the API keys of every block
 // that uses it bound to it (plugin.Grant.Credentials); each block's
 // configuration is bound host-side to its Provider (see bindProvider).
-func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slog.Logger, opts ...PrepareOption) (*Prepared, error) {
-	if logger == nil {
-		logger = slog.Default()
-	}
+func (l *Loaded) Open(ctx context.Context, opts ...PrepareOption) (*Prepared, error) {
 	var o prepareOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	p, err := pipeline.Load(ctx, path, reg, pipeline.Options{CheckStrategy: func(f string) error {
-		_, err := strategy.Load(f)
-		return err
-	}})
-	if err != nil {
-		return nil, err
-	}
-	st, err := strategy.Load(p.Path(p.Strategy.File))
-	if err != nil {
-		return nil, err
-	}
+	p := l.Pipeline
 	keys, err := credentials(p, o.withoutCredentials)
 	if err != nil {
 		return nil, err
 	}
-	out := &Prepared{Pipeline: p, Strategy: st}
+	out := &Prepared{Pipeline: p, Strategy: l.Strategy}
 	ok := false
 	defer func() {
 		if !ok {
 			out.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	h, err := reg.OpenKind(ctx, p.Routine.Navigator, sdk.KindNavigator, grant(p, p.Routine.Navigator))
-	if err != nil {
-		return nil, fmt.Errorf("routine.navigator: %w", err)
+	g := grant(p, p.Routine.Navigator)
+	var h *plugin.Handle
+	if zeroGrant(g) {
+		l.mu.Lock()
+		h, l.nav = l.nav, nil
+		l.mu.Unlock()
 	}
-	out.handles = append(out.handles, h)
-	nav, err := h.Navigator()
-	if err != nil {
-		return nil, fmt.Errorf("routine.navigator: %w", err)
+	if h != nil {
+		out.handles = append(out.handles, h)
+		out.Navigator, _ = h.Navigator() // checked by Load
+		out.Routine = l.Routine
+	} else {
+		h, err := l.reg.OpenKind(ctx, p.Routine.Navigator, sdk.KindNavigator, g)
+		if err != nil {
+			return nil, fmt.Errorf("routine.navigator: %w", err)
+		}
+		out.handles = append(out.handles, h)
+		nav, err := h.Navigator()
+		if err != nil {
+			return nil, fmt.Errorf("routine.navigator: %w", err)
+		}
+		if out.Routine, err = nav.Load(ctx, &sdk.LoadRequest{Name: p.Path(p.Routine.File), Routine: l.routine}); err != nil {
+			return nil, err
+		}
+		out.Navigator = nav
 	}
-	data, err := os.ReadFile(p.Path(p.Routine.File))
-	if err != nil {
-		return nil, err
-	}
-	if out.Routine, err = nav.Load(ctx, &sdk.LoadRequest{Name: p.Path(p.Routine.File), Routine: data}); err != nil {
-		return nil, err
-	}
-	out.Navigator = nav
 	var provs []*Provider
 	opened := map[string]sdk.Provider{}
 	for _, name := range sortedNames(p.Providers) {
@@ -113,7 +231,7 @@ func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slo
 		if !ok {
 			g := grant(p, spec.Use)
 			g.Credentials = keys.bound(p, spec.Use)
-			h, err := reg.OpenKind(ctx, spec.Use, sdk.KindProvider, g)
+			h, err := l.reg.OpenKind(ctx, spec.Use, sdk.KindProvider, g)
 			if err != nil {
 				return nil, fmt.Errorf("providers.%s.use: %w", name, err)
 			}
@@ -131,7 +249,7 @@ func Prepare(ctx context.Context, path string, reg *plugin.Registry, logger *slo
 			Config: cfg, Model: spec.Model, Temperature: spec.Temperature,
 			MaxTokens: spec.MaxTokens, Timeout: spec.Timeout.Std(), Retries: spec.Retries, Fallback: spec.Fallback})
 	}
-	out.Providers = NewProviders(logger, provs...)
+	out.Providers = NewProviders(l.logger, provs...)
 	overrides := map[string]Price{}
 	for m, pr := range p.Prices {
 		overrides[m] = Price{Input: pr.Input, Output: pr.Output}
@@ -163,6 +281,12 @@ func providerConfig(p *pipeline.Pipeline, spec pipeline.Provider) (map[string]an
 		cfg[script.ConfigRulesFile] = filepath.ToSlash(path)
 	}
 	return cfg, nil
+}
+
+// zeroGrant reports whether g grants nothing: then the navigator that
+// validated the routine (opened with no grant) can run it.
+func zeroGrant(g plugin.Grant) bool {
+	return len(g.AllowHTTP) == 0 && g.Timeout == 0 && g.Memory == 0 && g.Pool == 0 && len(g.Credentials) == 0
 }
 
 func grant(p *pipeline.Pipeline, name string) plugin.Grant {

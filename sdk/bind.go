@@ -1,0 +1,293 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// maxBindings bounds the bindings one plugin instance keeps (and one client
+// remembers): an evolution binds one strategy per candidate, and a
+// long-lived plugin must not grow without end. The oldest goes first.
+const maxBindings = 16
+
+// bindings is the plugin side of binding: what navigator.bind stored, and
+// the Env each binding holds. It is safe for concurrent use (a process
+// plugin serves several host connections).
+type bindings struct {
+	mu    sync.Mutex
+	m     map[string]*binding
+	order []string // ids, oldest first
+}
+
+type binding struct {
+	routine  string
+	strategy map[string]any
+	version  uint64
+	input    map[string]any
+	vars     map[string]any // replaced, never modified in place
+}
+
+// bind implements navigator.bind.
+func (b *bindings) bind(_ context.Context, r *BindRequest) (*Bound, error) {
+	if r.Binding == "" || r.Routine == "" {
+		return nil, Errorf(CodeBadRequest, "%s: binding and routine are required", MethodBind)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.m[r.Binding]; !ok {
+		if len(b.order) >= maxBindings {
+			delete(b.m, b.order[0])
+			b.order = b.order[1:]
+		}
+		b.order = append(b.order, r.Binding)
+	}
+	b.m[r.Binding] = &binding{routine: r.Routine, strategy: r.Strategy}
+	return &Bound{Binding: r.Binding}, nil
+}
+
+// state applies bs to its binding and returns the whole State a full
+// request would have carried: empty maps are nil, as they are after a
+// JSON round trip with omitempty, and Vars is the call's own copy.
+func (b *bindings) state(bs *BoundState) (State, error) {
+	if bs.Version == 0 {
+		return State{}, Errorf(CodeBadRequest, "bound call: version 0 (want the version the request creates)")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.m[bs.Binding]
+	switch {
+	case e == nil:
+		return State{}, Errorf(CodeUnbound, "binding %s is not held by this plugin instance (restarted or evicted); bind it again", short(bs.Binding))
+	case bs.Base == 0:
+		e.input = bs.Input
+		e.vars = bs.Set
+	case bs.Base != e.version:
+		return State{}, Errorf(CodeUnbound, "binding %s holds env version %d, the call changes version %d; resend it in full", short(bs.Binding), e.version, bs.Base)
+	default:
+		if len(bs.Set) > 0 || len(bs.Unset) > 0 {
+			vars := make(map[string]any, len(e.vars)+len(bs.Set))
+			for k, v := range e.vars {
+				vars[k] = v
+			}
+			for _, k := range bs.Unset {
+				delete(vars, k)
+			}
+			for k, v := range bs.Set {
+				vars[k] = v
+			}
+			e.vars = vars
+		}
+	}
+	e.version = bs.Version
+	st := State{Routine: e.routine, Tokens: bs.Tokens, Seq: bs.Seq, Data: bs.Data,
+		Env: Env{Input: nilIfEmpty(e.input), Strategy: nilIfEmpty(e.strategy)}}
+	if len(e.vars) > 0 {
+		st.Env.Vars = make(map[string]any, len(e.vars))
+		for k, v := range e.vars {
+			st.Env.Vars[k] = v
+		}
+	}
+	return st, nil
+}
+
+func nilIfEmpty(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// binder is the host side of binding, one per client: the bindings it made
+// in the plugin and, for each, a mirror of the Env the plugin holds.
+type binder struct {
+	mu      sync.Mutex
+	off     bool         // the plugin refused navigator.bind: send whole requests
+	entries []*bindEntry // most recently used first, at most maxBindings
+}
+
+type bindEntry struct {
+	id       string
+	routine  string
+	strategy map[string]any // held, so that its identity stays its own
+	bound    bool           // navigator.bind answered (since the last CodeUnbound)
+	version  uint64         // 0: the plugin holds no Env for it that we know of
+	input    []byte
+	vars     map[string][]byte
+}
+
+// versions names Envs; unique in the host process, so that two clients
+// sharing one plugin instance can never take each other's Env for their own.
+var versions atomic.Uint64
+
+// entry finds or makes the binding for routine and strategy. A strategy is
+// recognised by the identity of its map: the host builds one map per
+// strategy and never modifies it (Navigator's contract), and the entry
+// keeps the map alive so no other map can take its address.
+func (b *binder) entry(routine string, strategy map[string]any) (*bindEntry, error) {
+	p := mapID(strategy)
+	for i, e := range b.entries {
+		if e.routine == routine && mapID(e.strategy) == p && len(e.strategy) == len(strategy) {
+			copy(b.entries[1:i+1], b.entries[:i])
+			b.entries[0] = e
+			return e, nil
+		}
+	}
+	sb, err := json.Marshal(strategy)
+	if err != nil {
+		return nil, fmt.Errorf("encode strategy: %w", err)
+	}
+	h := sha256.New()
+	h.Write([]byte(routine))
+	h.Write([]byte{0})
+	h.Write(sb)
+	e := &bindEntry{id: hex.EncodeToString(h.Sum(nil)), routine: routine, strategy: strategy}
+	if len(b.entries) >= maxBindings {
+		b.entries = b.entries[:maxBindings-1]
+	}
+	b.entries = append([]*bindEntry{e}, b.entries...)
+	return e, nil
+}
+
+func mapID(m map[string]any) uintptr {
+	if m == nil {
+		return 0
+	}
+	return uintptr(reflect.ValueOf(m).UnsafePointer())
+}
+
+// delta fills bs with what changed in st.Env since the Env e's plugin
+// holds (everything when reset or when it holds none), and moves the
+// mirror on to the new version.
+func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
+	bs := BoundState{Binding: e.id, Version: versions.Add(1), Tokens: st.Tokens, Seq: st.Seq, Data: st.Data}
+	in, err := json.Marshal(st.Env.Input)
+	if err != nil {
+		return bs, fmt.Errorf("encode input: %w", err)
+	}
+	vars := make(map[string][]byte, len(st.Env.Vars))
+	for k, v := range st.Env.Vars {
+		if vars[k], err = json.Marshal(v); err != nil {
+			return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+		}
+	}
+	if reset || e.version == 0 || !bytes.Equal(in, e.input) {
+		bs.Input, bs.Set = st.Env.Input, st.Env.Vars
+	} else {
+		bs.Base = e.version
+		for k, v := range vars {
+			if old, ok := e.vars[k]; !ok || !bytes.Equal(old, v) {
+				if bs.Set == nil {
+					bs.Set = map[string]any{}
+				}
+				bs.Set[k] = st.Env.Vars[k]
+			}
+		}
+		for k := range e.vars {
+			if _, ok := vars[k]; !ok {
+				bs.Unset = append(bs.Unset, k)
+			}
+		}
+		sort.Strings(bs.Unset)
+	}
+	e.version, e.input, e.vars = bs.Version, in, vars
+	return bs, nil
+}
+
+// bound runs one navigator call against a binding when the plugin binds,
+// else (or when binding fails for good) the whole request through full.
+// send makes the bound call from a BoundState.
+//
+// A CodeUnbound answer is recovered from, in this order: resend the call
+// with the whole Env (the plugin lost or moved on the Env), re-bind and
+// resend (the plugin lost the binding), and at last the whole request.
+func (w *wire) bound(ctx context.Context, st *State, send func(BoundState) (*Decision, error), full func() (*Decision, error)) (*Decision, error) {
+	if !w.info.Bind {
+		return full()
+	}
+	b := w.binds
+	for attempt := 0; attempt < 3; attempt++ {
+		b.mu.Lock()
+		if b.off {
+			b.mu.Unlock()
+			return full()
+		}
+		e, err := b.entry(st.Routine, st.Env.Strategy)
+		if err != nil {
+			b.mu.Unlock()
+			return nil, fmt.Errorf("plugin %q: %w", w.name, err)
+		}
+		needBind := !e.bound || attempt == 2
+		id, routine, strategy := e.id, e.routine, e.strategy
+		b.mu.Unlock()
+		if needBind {
+			_, err := remote[BindRequest, Bound](ctx, w, MethodBind, &BindRequest{Binding: id, Routine: routine, Strategy: strategy})
+			if errors.Is(err, ErrUnknownMethod) {
+				b.mu.Lock()
+				b.off = true
+				b.mu.Unlock()
+				return full()
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		b.mu.Lock()
+		e.bound = true
+		bs, err := e.delta(st, attempt > 0)
+		b.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", w.name, err)
+		}
+		d, err := send(bs)
+		if !errors.Is(err, ErrUnbound) {
+			return d, err
+		}
+		b.mu.Lock()
+		e.version = 0
+		if attempt == 1 {
+			e.bound = false
+		}
+		b.mu.Unlock()
+	}
+	return full()
+}
+
+func (w *wire) start(ctx context.Context, r *StartRequest) (*Decision, error) {
+	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
+		return remote[BoundStartRequest, Decision](ctx, w, MethodBoundStart, &BoundStartRequest{State: bs, Trigger: r.Trigger})
+	}, func() (*Decision, error) {
+		return remote[StartRequest, Decision](ctx, w, MethodStart, r)
+	})
+}
+
+func (w *wire) next(ctx context.Context, r *NextRequest) (*Decision, error) {
+	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
+		return remote[BoundNextRequest, Decision](ctx, w, MethodBoundNext, &BoundNextRequest{State: bs, Token: r.Token, Outcome: r.Outcome})
+	}, func() (*Decision, error) {
+		return remote[NextRequest, Decision](ctx, w, MethodNext, r)
+	})
+}
+
+func (w *wire) boundary(ctx context.Context, r *BoundaryRequest) (*Decision, error) {
+	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
+		return remote[BoundBoundaryRequest, Decision](ctx, w, MethodBoundBoundary, &BoundBoundaryRequest{State: bs, Token: r.Token, Event: r.Event, Payload: r.Payload})
+	}, func() (*Decision, error) {
+		return remote[BoundaryRequest, Decision](ctx, w, MethodBoundary, r)
+	})
+}

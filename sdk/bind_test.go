@@ -1,0 +1,260 @@
+package sdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// echoNav answers every call with the State it was given, encoded into
+// Decision.Data, so a test sees exactly what the navigator saw.
+type echoNav struct{ bind bool }
+
+func (n echoNav) Describe() sdk.Info {
+	return sdk.Info{Name: "echo", Kind: sdk.KindNavigator, Version: "1.0.0", API: sdk.APIVersion}
+}
+
+func (echoNav) Load(_ context.Context, r *sdk.LoadRequest) (*sdk.Routine, error) {
+	return &sdk.Routine{Hash: "h-" + r.Name}, nil
+}
+
+func seen(what string, st sdk.State, extra ...any) (*sdk.Decision, error) {
+	b, err := json.Marshal(append([]any{what, st}, extra...))
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.Decision{Trace: []sdk.Event{{Type: "seen", Node: string(b)}}, Seq: st.Seq + 1}, nil
+}
+
+func (echoNav) Start(_ context.Context, r *sdk.StartRequest) (*sdk.Decision, error) {
+	return seen("start", r.State, r.Trigger)
+}
+
+func (echoNav) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
+	return seen("next", r.State, r.Token, r.Outcome)
+}
+
+func (echoNav) Boundary(_ context.Context, r *sdk.BoundaryRequest) (*sdk.Decision, error) {
+	return seen("boundary", r.State, r.Token, r.Event, r.Payload)
+}
+
+func (echoNav) IO(context.Context, *sdk.IORequest) (*sdk.NodeIO, error) { return &sdk.NodeIO{}, nil }
+
+// counting is a RoundTripper over a Handler that counts calls and request
+// bytes per method; swap replaces the handler (a plugin restart).
+type counting struct {
+	mu    sync.Mutex
+	h     sdk.Handler
+	calls map[string]int
+	bytes map[string]int
+}
+
+func newCounting(h sdk.Handler) *counting {
+	return &counting{h: h, calls: map[string]int{}, bytes: map[string]int{}}
+}
+
+func (c *counting) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
+	var env struct{ Method string }
+	json.Unmarshal(req, &env)
+	c.mu.Lock()
+	c.calls[env.Method]++
+	c.bytes[env.Method] += len(req)
+	h := c.h
+	c.mu.Unlock()
+	return h.Handle(ctx, req), nil
+}
+
+func (c *counting) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls, c.bytes = map[string]int{}, map[string]int{}
+}
+
+func (c *counting) count(m string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls[m]
+}
+
+func dial(t *testing.T, rt sdk.RoundTripper) *sdk.NavigatorClient {
+	t.Helper()
+	c, err := sdk.NewNavigatorClient(context.Background(), "echo", rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// script is a run as the host drives it: an instance's calls, its
+// variables changing between them, then a second instance (new input).
+func script(t *testing.T, nav sdk.Navigator, strategy map[string]any) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	keep := func(d *sdk.Decision, err error) *sdk.Decision {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d.Trace[0].Node)
+		return d
+	}
+	for _, input := range []map[string]any{{"topic": "a", "n": 1}, {"topic": "b"}, {}} {
+		st := sdk.State{Routine: "h-r", Env: sdk.Env{Input: input, Vars: map[string]any{}, Strategy: strategy}}
+		d := keep(nav.Start(ctx, &sdk.StartRequest{State: st}))
+		st = d.Apply(st)
+		st.Tokens = []sdk.Token{{ID: "t1", Node: "n1", Status: sdk.Ready, Attrs: map[string]any{"loopCounter": 2}}}
+		st.Env.Vars = map[string]any{"classify": map[string]any{"action": "reply", "confidence": 0.9}, "x": 1}
+		d = keep(nav.Next(ctx, &sdk.NextRequest{State: st, Token: "t1", Outcome: sdk.Outcome{Status: sdk.OK, Output: map[string]any{"y": "z"}}}))
+		st = d.Apply(st)
+		st.Env.Vars = map[string]any{"classify": map[string]any{"action": "archive", "confidence": 0.9}, "y": []any{"p", 2.5}}
+		d = keep(nav.Boundary(ctx, &sdk.BoundaryRequest{State: st, Token: "t1", Event: "timer", Payload: map[string]any{"k": "v"}}))
+		st = d.Apply(st)
+		st.Env.Vars = map[string]any{}
+		keep(nav.Next(ctx, &sdk.NextRequest{State: st, Token: "t1", Outcome: sdk.Outcome{Status: sdk.Failed, Error: "E1"}}))
+	}
+	return out
+}
+
+var strategyEnv = map[string]any{"parameters": map[string]any{"autonomy_level": 0.7}, "playbook": []any{map[string]any{"id": "b-1", "content": strings.Repeat("long bullet ", 40)}}}
+
+// TestBindSameAsFull: a navigator called through the bind-once methods
+// sees, call for call, the State a whole request gives it, byte for byte;
+// and the bound calls carry neither the strategy nor unchanged variables.
+func TestBindSameAsFull(t *testing.T) {
+	fullRT := newCounting(sdk.Serve(echoNav{}))
+	full := sdk.NewClient("echo", fullRT, echoNav{}.Describe()) // an old host: whole requests
+	boundRT := newCounting(sdk.Serve(echoNav{}))
+	bound := dial(t, boundRT)
+	if !bound.Describe().Bind {
+		t.Fatal("Serve does not advertise bind for a navigator")
+	}
+	boundRT.reset()
+	want := script(t, full, strategyEnv)
+	got := script(t, bound, strategyEnv)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("call %d: bound navigator saw\n %s\nwhole request gave\n %s", i, got[i], want[i])
+		}
+	}
+	if n := fullRT.count(sdk.MethodBind) + fullRT.count(sdk.MethodBoundNext); n != 0 {
+		t.Fatalf("client without Bind used the bind-once methods %d times", n)
+	}
+	if n := boundRT.count(sdk.MethodBind); n != 1 {
+		t.Fatalf("bound %d times, want once for one routine and strategy", n)
+	}
+	if n := boundRT.count(sdk.MethodNext) + boundRT.count(sdk.MethodStart) + boundRT.count(sdk.MethodBoundary); n != 0 {
+		t.Fatalf("binding client sent %d whole requests", n)
+	}
+	fb, bb := 0, 0
+	for _, n := range fullRT.bytes {
+		fb += n
+	}
+	for m, n := range boundRT.bytes {
+		if m != sdk.MethodBind {
+			bb += n
+		}
+	}
+	t.Logf("request bytes over %d calls: whole %d, bound %d (+%d for the one bind)", len(want), fb, bb, boundRT.bytes[sdk.MethodBind])
+	if bb*2 > fb {
+		t.Fatalf("bound calls carried %d bytes, whole requests %d: want less than half", bb, fb)
+	}
+}
+
+// TestBindRecovers: a plugin that restarted (bindings gone), another
+// client moving the shared Env on, and a plugin that advertises Bind but
+// does not answer it all end in the right answer.
+func TestBindRecovers(t *testing.T) {
+	fullRT := newCounting(sdk.Serve(echoNav{}))
+	want := script(t, sdk.NewClient("echo", fullRT, echoNav{}.Describe()), strategyEnv)
+
+	t.Run("restart", func(t *testing.T) {
+		rt := newCounting(sdk.Serve(echoNav{}))
+		nav := dial(t, rt)
+		script(t, nav, strategyEnv)
+		rt.h = sdk.Serve(echoNav{}) // the plugin restarted: it holds no binding
+		rt.reset()
+		if got := script(t, nav, strategyEnv); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("after a restart the navigator saw other states:\n%s", strings.Join(got, "\n"))
+		}
+		if rt.count(sdk.MethodBind) != 1 {
+			t.Fatalf("re-bound %d times after a restart, want 1 (calls %v)", rt.count(sdk.MethodBind), rt.calls)
+		}
+	})
+	t.Run("shared instance", func(t *testing.T) {
+		// Two clients on one plugin instance, interleaved call by call:
+		// each moves the binding's Env on under the other.
+		rt := newCounting(sdk.Serve(echoNav{}))
+		a, b := dial(t, rt), dial(t, rt)
+		ctx := context.Background()
+		for i := 0; i < 3; i++ {
+			for j, nav := range []sdk.Navigator{a, b} {
+				st := sdk.State{Routine: "h-r", Env: sdk.Env{Input: map[string]any{"who": j}, Vars: map[string]any{"i": i}, Strategy: strategyEnv}}
+				d, err := nav.Next(ctx, &sdk.NextRequest{State: st, Token: "t"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fd, _ := sdk.NewClient("echo", fullRT, echoNav{}.Describe()).Next(ctx, &sdk.NextRequest{State: st, Token: "t"})
+				if d.Trace[0] != fd.Trace[0] {
+					t.Fatalf("client %d call %d saw %s, want %s", j, i, d.Trace[0].Node, fd.Trace[0].Node)
+				}
+			}
+		}
+	})
+	t.Run("advertised but unanswered", func(t *testing.T) {
+		rt := newCounting(liar{sdk.Serve(echoNav{})})
+		nav := dial(t, rt)
+		if got := script(t, nav, strategyEnv); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatal("a plugin that does not answer bind saw other states")
+		}
+		if rt.count(sdk.MethodBind) != 1 || rt.count(sdk.MethodNext) == 0 {
+			t.Fatalf("want one refused bind then whole requests, got %v", rt.calls)
+		}
+	})
+}
+
+// liar advertises Bind but answers the bind-once methods as an old plugin.
+type liar struct{ h sdk.Handler }
+
+func (l liar) Handle(ctx context.Context, req []byte) []byte {
+	s := string(req)
+	if strings.Contains(s, `"method":"navigator.bind"`) || strings.Contains(s, `"method":"navigator.bound.`) {
+		b, _ := json.Marshal(sdk.Response{Error: sdk.Errorf(sdk.CodeUnknownMethod, "does not answer")})
+		return b
+	}
+	return l.h.Handle(ctx, req)
+}
+
+// TestBoundErrors: a bound call the plugin cannot place is a clear error,
+// never a guess.
+func TestBoundErrors(t *testing.T) {
+	h := sdk.Serve(echoNav{})
+	call := func(method string, params any) error {
+		req, _ := sdk.EncodeRequest(method, params)
+		var d sdk.Decision
+		return sdk.DecodeResponse(h.Handle(context.Background(), req), &d)
+	}
+	err := call(sdk.MethodBoundNext, sdk.BoundNextRequest{State: sdk.BoundState{Binding: "nope", Version: 1}})
+	if !errors.Is(err, sdk.ErrUnbound) || !strings.Contains(err.Error(), "binding nope is not held") {
+		t.Fatalf("unknown binding: %v", err)
+	}
+	if err := call(sdk.MethodBind, sdk.BindRequest{Binding: "b", Routine: "h-r"}); err != nil {
+		t.Fatal(err)
+	}
+	err = call(sdk.MethodBoundNext, sdk.BoundNextRequest{State: sdk.BoundState{Binding: "b", Base: 7, Version: 8}})
+	if !errors.Is(err, sdk.ErrUnbound) || !strings.Contains(err.Error(), "holds env version 0, the call changes version 7") {
+		t.Fatalf("stale base: %v", err)
+	}
+	err = call(sdk.MethodBoundStart, sdk.BoundStartRequest{State: sdk.BoundState{Binding: "b"}})
+	if !errors.Is(err, sdk.ErrBadRequest) {
+		t.Fatalf("version 0: %v", err)
+	}
+	if err := call(sdk.MethodBind, sdk.BindRequest{Binding: "b"}); !errors.Is(err, sdk.ErrBadRequest) {
+		t.Fatalf("bind without a routine: %v", err)
+	}
+}
