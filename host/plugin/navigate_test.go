@@ -31,13 +31,16 @@ var navigators = []struct {
 }
 
 // openNavigator opens the navigator's plugin main over a wire transport.
+// A transport named with the suffix "-full" hides the plugin's Bind, as a
+// plugin built before binding existed: every call is a whole request.
 func openNavigator(t testing.TB, name, transport string) sdk.Navigator {
 	t.Helper()
 	ctx := context.Background()
 	pkg := "navigators/" + name + "/plugin"
 	var conn plugin.Conn
 	var err error
-	switch transport {
+	full := strings.HasSuffix(transport, "-full")
+	switch strings.TrimSuffix(transport, "-full") {
 	case "wasm":
 		conn, err = wasm.Open(ctx, wasm.Config{Name: name, Path: plugintest.Wasm(t, pkg), CacheDir: cacheDir(t)})
 	case "process":
@@ -51,6 +54,10 @@ func openNavigator(t testing.TB, name, transport string) sdk.Navigator {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !info.Bind {
+		t.Fatalf("%s over %s does not advertise bind", name, transport)
+	}
+	info.Bind = !full
 	return plugin.NewClient(name, conn, info)
 }
 
@@ -86,8 +93,10 @@ func walk(t *testing.T, nav sdk.Navigator, file string, data []byte, opts run.Si
 }
 
 // TestNavigatorParity runs every navigator's routine fixtures linked in, as
-// a wasm module and as a process plugin, and requires identical results:
-// the same routine summary and the same trace, byte for byte.
+// a wasm module and as a process plugin, each called through the
+// bind-once methods and through whole requests (as an older plugin is),
+// and requires identical results: the same routine summary and the same
+// trace, byte for byte.
 func TestNavigatorParity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the navigators as plugins")
@@ -99,10 +108,10 @@ func TestNavigatorParity(t *testing.T) {
 			if err != nil || len(files) == 0 {
 				t.Fatalf("no fixtures for %s (%v)", n.routines, err)
 			}
-			navs := map[string]sdk.Navigator{
-				"builtin": n.builtin(),
-				"wasm":    openNavigator(t, n.name, "wasm"),
-				"process": openNavigator(t, n.name, "process"),
+			transports := []string{"wasm", "process", "wasm-full", "process-full"}
+			navs := map[string]sdk.Navigator{"builtin": n.builtin()}
+			for _, tr := range transports {
+				navs[tr] = openNavigator(t, n.name, tr)
 			}
 			opts := run.SimOptions{Vars: map[string]any{"amount": 500, "urls": []any{"a", "b"}, "topics": []any{"x"}},
 				Input: map[string]any{"question": "why?"}}
@@ -113,14 +122,14 @@ func TestNavigatorParity(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := walk(t, navs["builtin"], f, data, opts)
-				for _, tr := range []string{"wasm", "process"} {
+				for _, tr := range transports {
 					if got := walk(t, navs[tr], f, data, opts); got != want {
 						t.Errorf("%s over %s differs from builtin:\n got  %s\n want %s", filepath.Base(f), tr, clip(got), clip(want))
 					}
 				}
 				compared++
 			}
-			t.Logf("%s: %d routines identical over builtin, wasm and process", n.name, compared)
+			t.Logf("%s: %d routines identical over builtin, wasm and process, bound and whole", n.name, compared)
 		})
 	}
 }
