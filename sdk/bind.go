@@ -156,7 +156,9 @@ func (b *binder) entry(routine string, strategy map[string]any) (*bindEntry, err
 	h.Write([]byte(routine))
 	h.Write([]byte{0})
 	h.Write(sb)
-	e := &bindEntry{id: hex.EncodeToString(h.Sum(nil)), routine: routine, strategy: strategy}
+	// 128 bits of the digest: every call names the binding, and a
+	// collision is still out of reach.
+	e := &bindEntry{id: hex.EncodeToString(h.Sum(nil)[:16]), routine: routine, strategy: strategy}
 	if len(b.entries) >= maxBindings {
 		b.entries = b.entries[:maxBindings-1]
 	}
@@ -204,6 +206,9 @@ func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 			}
 		}
 		sort.Strings(bs.Unset)
+		if len(bs.Unset) > len(vars) { // a new instance: resetting says it shorter
+			bs.Base, bs.Input, bs.Set, bs.Unset = 0, st.Env.Input, st.Env.Vars, nil
+		}
 	}
 	e.version, e.input, e.vars = bs.Version, in, vars
 	return bs, nil
