@@ -13,7 +13,7 @@ import (
 
 // echoNav answers every call with the State it was given, encoded into
 // Decision.Data, so a test sees exactly what the navigator saw.
-type echoNav struct{ bind bool }
+type echoNav struct{}
 
 func (n echoNav) Describe() sdk.Info {
 	return sdk.Info{Name: "echo", Kind: sdk.KindNavigator, Version: "1.0.0", API: sdk.APIVersion}
