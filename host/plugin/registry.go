@@ -197,7 +197,7 @@ func (r *Registry) OpenKind(ctx context.Context, name string, want sdk.Kind, g G
 		conn.Close(ctx)
 		return nil, err
 	}
-	r.logger.Debug("plugin opened", "plugin", name, "transport", e.Transport)
+	r.logger.Debug("plugin opened", "plugin", name, "kind", e.Kind, "transport", e.Transport, "source", e.Source)
 	return &Handle{Entry: e, Plugin: c, closer: c.(closer).Close}, nil
 }
 
