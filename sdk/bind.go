@@ -119,6 +119,10 @@ type binder struct {
 	mu      sync.Mutex
 	off     bool         // the plugin refused navigator.bind: send whole requests
 	entries []*bindEntry // most recently used first, at most maxBindings
+	// loads keeps the routines loaded through this client by hash (at most
+	// maxBindings), so that a plugin that lost its bindings (restarted) is
+	// given its routine again before it is bound again.
+	loads map[string]*LoadRequest
 }
 
 type bindEntry struct {
@@ -239,7 +243,15 @@ func (w *wire) bound(ctx context.Context, st *State, send func(BoundState) (*Dec
 		}
 		needBind := !e.bound || attempt == 2
 		id, routine, strategy := e.id, e.routine, e.strategy
+		reload := b.loads[routine]
 		b.mu.Unlock()
+		if attempt == 2 && reload != nil {
+			// The plugin holds no binding: it restarted, so it lost the
+			// routine too. Loading is idempotent in a plugin that did not.
+			if _, err := remote[LoadRequest, Routine](ctx, w, MethodLoad, reload); err != nil {
+				return nil, err
+			}
+		}
 		if needBind {
 			_, err := remote[BindRequest, Bound](ctx, w, MethodBind, &BindRequest{Binding: id, Routine: routine, Strategy: strategy})
 			if errors.Is(err, ErrUnknownMethod) {
@@ -271,6 +283,28 @@ func (w *wire) bound(ctx context.Context, st *State, send func(BoundState) (*Dec
 		b.mu.Unlock()
 	}
 	return full()
+}
+
+// load is Navigator.Load; a binding client remembers the routine.
+func (w *wire) load(ctx context.Context, r *LoadRequest) (*Routine, error) {
+	out, err := remote[LoadRequest, Routine](ctx, w, MethodLoad, r)
+	if err != nil || !w.info.Bind {
+		return out, err
+	}
+	b := w.binds
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.loads == nil {
+		b.loads = map[string]*LoadRequest{}
+	}
+	if _, ok := b.loads[out.Hash]; !ok && len(b.loads) >= maxBindings {
+		for h := range b.loads { // any one: a client loads a routine or two
+			delete(b.loads, h)
+			break
+		}
+	}
+	b.loads[out.Hash] = r
+	return out, nil
 }
 
 func (w *wire) start(ctx context.Context, r *StartRequest) (*Decision, error) {

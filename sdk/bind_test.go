@@ -12,18 +12,25 @@ import (
 )
 
 // echoNav answers every call with the State it was given, encoded into
-// Decision.Data, so a test sees exactly what the navigator saw.
-type echoNav struct{}
+// its Trace, so a test sees exactly what the navigator saw. Like a real
+// navigator it knows only the routines loaded into it.
+type echoNav struct{ loaded *sync.Map }
+
+func newEcho() echoNav { return echoNav{loaded: &sync.Map{}} }
 
 func (n echoNav) Describe() sdk.Info {
 	return sdk.Info{Name: "echo", Kind: sdk.KindNavigator, Version: "1.0.0", API: sdk.APIVersion}
 }
 
-func (echoNav) Load(_ context.Context, r *sdk.LoadRequest) (*sdk.Routine, error) {
+func (n echoNav) Load(_ context.Context, r *sdk.LoadRequest) (*sdk.Routine, error) {
+	n.loaded.Store("h-"+r.Name, true)
 	return &sdk.Routine{Hash: "h-" + r.Name}, nil
 }
 
-func seen(what string, st sdk.State, extra ...any) (*sdk.Decision, error) {
+func (n echoNav) seen(what string, st sdk.State, extra ...any) (*sdk.Decision, error) {
+	if _, ok := n.loaded.Load(st.Routine); !ok {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "routine %s not loaded", st.Routine)
+	}
 	b, err := json.Marshal(append([]any{what, st}, extra...))
 	if err != nil {
 		return nil, err
@@ -31,16 +38,16 @@ func seen(what string, st sdk.State, extra ...any) (*sdk.Decision, error) {
 	return &sdk.Decision{Trace: []sdk.Event{{Type: "seen", Node: string(b)}}, Seq: st.Seq + 1}, nil
 }
 
-func (echoNav) Start(_ context.Context, r *sdk.StartRequest) (*sdk.Decision, error) {
-	return seen("start", r.State, r.Trigger)
+func (n echoNav) Start(_ context.Context, r *sdk.StartRequest) (*sdk.Decision, error) {
+	return n.seen("start", r.State, r.Trigger)
 }
 
-func (echoNav) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
-	return seen("next", r.State, r.Token, r.Outcome)
+func (n echoNav) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
+	return n.seen("next", r.State, r.Token, r.Outcome)
 }
 
-func (echoNav) Boundary(_ context.Context, r *sdk.BoundaryRequest) (*sdk.Decision, error) {
-	return seen("boundary", r.State, r.Token, r.Event, r.Payload)
+func (n echoNav) Boundary(_ context.Context, r *sdk.BoundaryRequest) (*sdk.Decision, error) {
+	return n.seen("boundary", r.State, r.Token, r.Event, r.Payload)
 }
 
 func (echoNav) IO(context.Context, *sdk.IORequest) (*sdk.NodeIO, error) { return &sdk.NodeIO{}, nil }
@@ -87,6 +94,20 @@ func dial(t *testing.T, rt sdk.RoundTripper) *sdk.NavigatorClient {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.Load(context.Background(), &sdk.LoadRequest{Name: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// whole is a client that sends whole requests (an old host), with the
+// routine loaded.
+func whole(t *testing.T, rt sdk.RoundTripper) *sdk.Client {
+	t.Helper()
+	c := sdk.NewClient("echo", rt, newEcho().Describe())
+	if _, err := c.Load(context.Background(), &sdk.LoadRequest{Name: "r"}); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 
@@ -127,9 +148,10 @@ var strategyEnv = map[string]any{"parameters": map[string]any{"autonomy_level": 
 // sees, call for call, the State a whole request gives it, byte for byte;
 // and the bound calls carry neither the strategy nor unchanged variables.
 func TestBindSameAsFull(t *testing.T) {
-	fullRT := newCounting(sdk.Serve(echoNav{}))
-	full := sdk.NewClient("echo", fullRT, echoNav{}.Describe()) // an old host: whole requests
-	boundRT := newCounting(sdk.Serve(echoNav{}))
+	fullRT := newCounting(sdk.Serve(newEcho()))
+	full := whole(t, fullRT) // an old host: whole requests
+	fullRT.reset()
+	boundRT := newCounting(sdk.Serve(newEcho()))
 	bound := dial(t, boundRT)
 	if !bound.Describe().Bind {
 		t.Fatal("Serve does not advertise bind for a navigator")
@@ -170,26 +192,27 @@ func TestBindSameAsFull(t *testing.T) {
 // client moving the shared Env on, and a plugin that advertises Bind but
 // does not answer it all end in the right answer.
 func TestBindRecovers(t *testing.T) {
-	fullRT := newCounting(sdk.Serve(echoNav{}))
-	want := script(t, sdk.NewClient("echo", fullRT, echoNav{}.Describe()), strategyEnv)
+	fullRT := newCounting(sdk.Serve(newEcho()))
+	fullNav := whole(t, fullRT)
+	want := script(t, fullNav, strategyEnv)
 
 	t.Run("restart", func(t *testing.T) {
-		rt := newCounting(sdk.Serve(echoNav{}))
+		rt := newCounting(sdk.Serve(newEcho()))
 		nav := dial(t, rt)
 		script(t, nav, strategyEnv)
-		rt.h = sdk.Serve(echoNav{}) // the plugin restarted: it holds no binding
+		rt.h = sdk.Serve(newEcho()) // the plugin restarted: it holds no binding
 		rt.reset()
 		if got := script(t, nav, strategyEnv); strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("after a restart the navigator saw other states:\n%s", strings.Join(got, "\n"))
 		}
-		if rt.count(sdk.MethodBind) != 1 {
-			t.Fatalf("re-bound %d times after a restart, want 1 (calls %v)", rt.count(sdk.MethodBind), rt.calls)
+		if rt.count(sdk.MethodBind) != 1 || rt.count(sdk.MethodLoad) != 1 {
+			t.Fatalf("after a restart: %d loads and %d binds, want the routine loaded and bound again once (calls %v)", rt.count(sdk.MethodLoad), rt.count(sdk.MethodBind), rt.calls)
 		}
 	})
 	t.Run("shared instance", func(t *testing.T) {
 		// Two clients on one plugin instance, interleaved call by call:
 		// each moves the binding's Env on under the other.
-		rt := newCounting(sdk.Serve(echoNav{}))
+		rt := newCounting(sdk.Serve(newEcho()))
 		a, b := dial(t, rt), dial(t, rt)
 		ctx := context.Background()
 		for i := 0; i < 3; i++ {
@@ -199,7 +222,7 @@ func TestBindRecovers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fd, _ := sdk.NewClient("echo", fullRT, echoNav{}.Describe()).Next(ctx, &sdk.NextRequest{State: st, Token: "t"})
+				fd, _ := fullNav.Next(ctx, &sdk.NextRequest{State: st, Token: "t"})
 				if d.Trace[0] != fd.Trace[0] {
 					t.Fatalf("client %d call %d saw %s, want %s", j, i, d.Trace[0].Node, fd.Trace[0].Node)
 				}
@@ -207,7 +230,7 @@ func TestBindRecovers(t *testing.T) {
 		}
 	})
 	t.Run("advertised but unanswered", func(t *testing.T) {
-		rt := newCounting(liar{sdk.Serve(echoNav{})})
+		rt := newCounting(liar{sdk.Serve(newEcho())})
 		nav := dial(t, rt)
 		if got := script(t, nav, strategyEnv); strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatal("a plugin that does not answer bind saw other states")
@@ -233,7 +256,7 @@ func (l liar) Handle(ctx context.Context, req []byte) []byte {
 // TestBoundErrors: a bound call the plugin cannot place is a clear error,
 // never a guess.
 func TestBoundErrors(t *testing.T) {
-	h := sdk.Serve(echoNav{})
+	h := sdk.Serve(newEcho())
 	call := func(method string, params any) error {
 		req, _ := sdk.EncodeRequest(method, params)
 		var d sdk.Decision

@@ -196,7 +196,7 @@ func (c *ProviderClient) Chat(ctx context.Context, r *ChatRequest) (*ChatRespons
 
 // Load implements Navigator.
 func (c *NavigatorClient) Load(ctx context.Context, r *LoadRequest) (*Routine, error) {
-	return remote[LoadRequest, Routine](ctx, &c.wire, MethodLoad, r)
+	return c.load(ctx, r)
 }
 
 // Start implements Navigator.
@@ -231,7 +231,7 @@ func (c *Client) Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error
 
 // Load implements Navigator.
 func (c *Client) Load(ctx context.Context, r *LoadRequest) (*Routine, error) {
-	return remote[LoadRequest, Routine](ctx, &c.wire, MethodLoad, r)
+	return c.load(ctx, r)
 }
 
 // Start implements Navigator.
