@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -280,4 +281,54 @@ func TestBoundErrors(t *testing.T) {
 	if err := call(sdk.MethodBind, sdk.BindRequest{Binding: "b"}); !errors.Is(err, sdk.ErrBadRequest) {
 		t.Fatalf("bind without a routine: %v", err)
 	}
+}
+
+// BenchmarkNavigatorCall is one navigator.next of a 10-step run, host and
+// plugin side in one process (sdk.Serve over a loopback): whole requests
+// against the bind-once methods. The plugin side's share is what a wasm
+// guest runs, several times slower.
+func BenchmarkNavigatorCall(b *testing.B) {
+	for _, bind := range []bool{false, true} {
+		name := map[bool]string{false: "whole", true: "bound"}[bind]
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			h := sdk.Serve(stepNav{newEcho()})
+			info := newEcho().Describe()
+			info.Bind = bind
+			nav := sdk.NewClient("echo", navLoop{h}, info)
+			nav.Load(ctx, &sdk.LoadRequest{Name: "r"})
+			vars := map[string]any{}
+			for i := range 8 {
+				vars[fmt.Sprint("s", i)] = map[string]any{"answer": strings.Repeat("x", 40), "n": i}
+			}
+			st := sdk.State{Routine: "h-r", Seq: 9, Tokens: []sdk.Token{{ID: "t9", Node: "s9", Status: sdk.Ready}},
+				Env: sdk.Env{Input: map[string]any{"topic": "ducks"}, Vars: vars, Strategy: strategyEnv}}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				v := make(map[string]any, len(vars)+1)
+				for k, x := range vars {
+					v[k] = x
+				}
+				v["s9"] = i
+				st.Env.Vars = v
+				if _, err := nav.Next(ctx, &sdk.NextRequest{State: st, Token: "t9", Outcome: sdk.Outcome{Status: sdk.OK}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// stepNav answers Next as a chain does: the token moves one step on.
+type stepNav struct{ echoNav }
+
+func (stepNav) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
+	return &sdk.Decision{Remove: []string{r.Token}, Add: []sdk.Token{{ID: "t10", Node: "s10", Status: sdk.Ready}}, Seq: r.State.Seq + 1,
+		Trace: []sdk.Event{{Type: sdk.Exit, Node: "s9"}, {Type: sdk.Enter, Node: "s10"}}}, nil
+}
+
+type navLoop struct{ h sdk.Handler }
+
+func (l navLoop) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
+	return l.h.Handle(ctx, req), nil
 }
