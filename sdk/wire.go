@@ -146,6 +146,9 @@ func Serve(p Plugin) Handler { return handler{p} }
 type handler struct{ p Plugin }
 
 func (h handler) Handle(ctx context.Context, request []byte) []byte {
+	if len(request) > 0 && isMap2(request[0]) {
+		return h.handle2(ctx, request)
+	}
 	result, err := h.dispatch(ctx, request)
 	if err == nil {
 		b, merr := json.Marshal(result)
@@ -183,7 +186,9 @@ func (h handler) dispatch(ctx context.Context, request []byte) (result any, err 
 		return nil, Errorf(CodeBadRequest, "api version %d, plugin speaks %d", req.API, APIVersion)
 	}
 	if req.Method == MethodDescribe {
-		return h.p.Describe(), nil
+		info := h.p.Describe()
+		info.APIs = []int{APIVersion, APIBinary} // Handle answers both
+		return info, nil
 	}
 	switch p := h.p.(type) {
 	case Gate:

@@ -13,9 +13,21 @@ import (
 )
 
 // Wire returns p as the host sees it across a wire transport: every call is
-// encoded, answered by sdk.Serve(p) and decoded again. The result
-// implements the sdk interface of p's kind.
+// encoded, answered by sdk.Serve(p) and decoded again — in api 2 for the
+// methods that have it, as the host does with a plugin built with this
+// SDK. The result implements the sdk interface of p's kind.
 func Wire(p sdk.Plugin) *sdk.Client {
+	rt := loopback{sdk.Serve(p)}
+	info, err := sdk.DescribeOver(context.Background(), p.Describe().Name, rt)
+	if err != nil {
+		info = p.Describe()
+	}
+	return sdk.NewClient(info.Name, rt, info)
+}
+
+// WireAPI1 is Wire with every call in api 1 (JSON), as the host talks to a
+// plugin that does not list api 2.
+func WireAPI1(p sdk.Plugin) *sdk.Client {
 	return sdk.NewClient(p.Describe().Name, loopback{sdk.Serve(p)}, p.Describe())
 }
 
@@ -53,6 +65,7 @@ func Check(t testing.TB, p sdk.Plugin) {
 	if err != nil {
 		t.Fatalf("describe over the wire: %v", err)
 	}
+	got.APIs = info.APIs // the SDK's Serve adds the wire versions it answers
 	a, _ := json.Marshal(info)
 	b, _ := json.Marshal(got)
 	if string(a) != string(b) {
