@@ -246,3 +246,39 @@ func firstFrame(stack string) string {
 	}
 	return "no frame"
 }
+
+// EnvelopeMethod reads the method name out of a request envelope of
+// either wire version, for transports' messages; "" if there is none.
+func EnvelopeMethod(request []byte) string {
+	if len(request) > 0 && isMap2(request[0]) {
+		d := decoder{b: request}
+		n, null, err := d.mapHeader()
+		if err != nil || null {
+			return ""
+		}
+		for range n {
+			key, err := d.key()
+			if err != nil {
+				return ""
+			}
+			if string(key) == "method" {
+				m, _ := d.str()
+				return m
+			}
+			if d.skip() != nil {
+				return ""
+			}
+		}
+		return ""
+	}
+	if req, ok := splitRequest(request); ok {
+		return req.Method
+	}
+	var env struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(request, &env) != nil {
+		return ""
+	}
+	return env.Method
+}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/plugintest"
@@ -48,10 +49,14 @@ func openWasm(tb testing.TB, cache string) *plugin.Client {
 	return plugin.NewClient("echo-provider", m, info)
 }
 
-func openProcess(tb testing.TB) *plugin.Client {
+func openProcess(tb testing.TB) *plugin.Client { return openProcessWith(tb, false) }
+
+// openProcessWith opens the echo provider as a process plugin; grpc makes
+// it carry calls over gRPC in api 1 (JSON), as before frames and api 2.
+func openProcessWith(tb testing.TB, grpc bool) *plugin.Client {
 	tb.Helper()
 	ctx := context.Background()
-	p, err := process.Open(ctx, process.Config{Name: "echo-provider", Command: []string{plugintest.Native(tb, echoPkg)}})
+	p, err := process.Open(ctx, process.Config{Name: "echo-provider", Command: []string{plugintest.Native(tb, echoPkg)}, ForceGRPC: grpc})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,7 +64,22 @@ func openProcess(tb testing.TB) *plugin.Client {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return plugin.NewClient("echo-provider", p, info)
+	if grpc {
+		info.APIs = nil
+	}
+	c := plugin.NewClient("echo-provider", p, info)
+	procs.Store(c, p)
+	return c
+}
+
+// procs maps the clients openProcessWith made to their process plugins.
+var procs sync.Map
+
+func processPID(c *plugin.Client) int {
+	if p, ok := procs.Load(c); ok {
+		return p.(*process.Plugin).PID()
+	}
+	return 0
 }
 
 // TestTransportsAgree is the parity check behind the benchmark: the same
@@ -73,7 +93,7 @@ func TestTransportsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, c := range map[string]*plugin.Client{"wasm": openWasm(t, ""), "process": openProcess(t)} {
+	for name, c := range map[string]*plugin.Client{"wasm": openWasm(t, ""), "process": openProcess(t), "process-grpc": openProcessWith(t, true)} {
 		got, err := c.Chat(ctx, kib)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -85,16 +105,28 @@ func TestTransportsAgree(t *testing.T) {
 	}
 }
 
+// BenchmarkPluginCall measures one 1 KiB chat call per transport. Beside
+// the wall time it reports cpu-ns/op: the CPU time the host and (for
+// process) the plugin spent per call, which a busy machine inflates far
+// less than the wall time.
 func BenchmarkPluginCall(b *testing.B) {
 	ctx := context.Background()
 	run := func(b *testing.B, p sdk.Provider) {
+		pid := 0
+		if c, ok := p.(*plugin.Client); ok {
+			pid = processPID(c)
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu := cpuTime(pid)
 		for i := 0; i < b.N; i++ {
 			resp, err := p.Chat(ctx, kib)
 			if err != nil || len(resp.Text) != 1024 {
 				b.Fatalf("chat: %v (%d bytes)", err, len(resp.Text))
 			}
+		}
+		if cpu >= 0 {
+			b.ReportMetric(float64(cpuTime(pid)-cpu)/float64(b.N), "cpu-ns/op")
 		}
 	}
 	b.Run("builtin", func(b *testing.B) { run(b, echo.Echo{}) })
@@ -105,6 +137,12 @@ func BenchmarkPluginCall(b *testing.B) {
 	})
 	b.Run("process", func(b *testing.B) {
 		c := openProcess(b)
+		defer c.Close(ctx)
+		run(b, c)
+	})
+	// As process was before frames and api 2: JSON over go-plugin's gRPC.
+	b.Run("process-grpc", func(b *testing.B) {
+		c := openProcessWith(b, true)
 		defer c.Close(ctx)
 		run(b, c)
 	})
@@ -171,8 +209,10 @@ type bpmnLike struct{}
 func (bpmnLike) Describe() sdk.Info {
 	return sdk.Info{Name: "bpmn-like", Kind: sdk.KindNavigator, Version: "1.0.0", API: sdk.APIVersion}
 }
-func (bpmnLike) Load(context.Context, *sdk.LoadRequest) (*sdk.Routine, error) { return &sdk.Routine{}, nil }
-func (bpmnLike) IO(context.Context, *sdk.IORequest) (*sdk.NodeIO, error)      { return &sdk.NodeIO{}, nil }
+func (bpmnLike) Load(context.Context, *sdk.LoadRequest) (*sdk.Routine, error) {
+	return &sdk.Routine{}, nil
+}
+func (bpmnLike) IO(context.Context, *sdk.IORequest) (*sdk.NodeIO, error) { return &sdk.NodeIO{}, nil }
 func (bpmnLike) Start(context.Context, *sdk.StartRequest) (*sdk.Decision, error) {
 	return &sdk.Decision{}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,14 +31,18 @@ var navigators = []struct {
 	{"chain", func() sdk.Navigator { return chain.New() }, "navigators/chain/testdata/*.toml"},
 }
 
-// openNavigator opens the navigator's plugin main over a wire transport.
+// openNavigator opens the navigator's plugin main over a wire transport;
+// a transport named "wasm-api1" or "process-api1" is that transport with
+// every call in api 1 (JSON), as the host talks to a plugin that does not
+// list api 2.
 func openNavigator(t testing.TB, name, transport string) sdk.Navigator {
 	t.Helper()
 	ctx := context.Background()
 	pkg := "navigators/" + name + "/plugin"
 	var conn plugin.Conn
 	var err error
-	switch transport {
+	api1 := strings.HasSuffix(transport, "-api1")
+	switch strings.TrimSuffix(transport, "-api1") {
 	case "wasm":
 		conn, err = wasm.Open(ctx, wasm.Config{Name: name, Path: plugintest.Wasm(t, pkg), CacheDir: cacheDir(t)})
 	case "process":
@@ -50,6 +55,12 @@ func openNavigator(t testing.TB, name, transport string) sdk.Navigator {
 	info, err := plugin.Describe(ctx, name, conn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Contains(info.APIs, sdk.APIBinary) {
+		t.Fatalf("%s over %s does not list api 2: %v", name, transport, info.APIs)
+	}
+	if api1 {
+		info.APIs = nil
 	}
 	return plugin.NewClient(name, conn, info)
 }
@@ -86,8 +97,9 @@ func walk(t *testing.T, nav sdk.Navigator, file string, data []byte, opts run.Si
 }
 
 // TestNavigatorParity runs every navigator's routine fixtures linked in, as
-// a wasm module and as a process plugin, and requires identical results:
-// the same routine summary and the same trace, byte for byte.
+// a wasm module and as a process plugin, each in api 1 (JSON) and api 2
+// (MessagePack), and requires identical results: the same routine summary
+// and the same trace, byte for byte.
 func TestNavigatorParity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the navigators as plugins")
@@ -99,10 +111,10 @@ func TestNavigatorParity(t *testing.T) {
 			if err != nil || len(files) == 0 {
 				t.Fatalf("no fixtures for %s (%v)", n.routines, err)
 			}
-			navs := map[string]sdk.Navigator{
-				"builtin": n.builtin(),
-				"wasm":    openNavigator(t, n.name, "wasm"),
-				"process": openNavigator(t, n.name, "process"),
+			wire := []string{"wasm", "wasm-api1", "process", "process-api1"}
+			navs := map[string]sdk.Navigator{"builtin": n.builtin()}
+			for _, tr := range wire {
+				navs[tr] = openNavigator(t, n.name, tr)
 			}
 			opts := run.SimOptions{Vars: map[string]any{"amount": 500, "urls": []any{"a", "b"}, "topics": []any{"x"}},
 				Input: map[string]any{"question": "why?"}}
@@ -113,14 +125,14 @@ func TestNavigatorParity(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := walk(t, navs["builtin"], f, data, opts)
-				for _, tr := range []string{"wasm", "process"} {
+				for _, tr := range wire {
 					if got := walk(t, navs[tr], f, data, opts); got != want {
 						t.Errorf("%s over %s differs from builtin:\n got  %s\n want %s", filepath.Base(f), tr, clip(got), clip(want))
 					}
 				}
 				compared++
 			}
-			t.Logf("%s: %d routines identical over builtin, wasm and process", n.name, compared)
+			t.Logf("%s: %d routines identical over builtin, %s", n.name, compared, strings.Join(wire, ", "))
 		})
 	}
 }
