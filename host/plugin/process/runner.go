@@ -35,8 +35,8 @@ type procRunner struct {
 	// framesHost is the host's end of the frames control socket, until
 	// the instance takes it after the handshake (nil: gRPC only).
 	framesHost *os.File
-	pid            int
-	isStarted      atomic.Bool
+	pid        int
+	isStarted  atomic.Bool
 
 	done    chan struct{} // closed once the child is reaped
 	waitErr error
