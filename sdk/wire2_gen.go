@@ -760,7 +760,7 @@ func (d *decoder) decDecision(v *Decision) error {
 				v.Choice = nil
 			} else {
 				p1 := new(Choice)
-				if err := d.decChoice(&*p1); err != nil {
+				if err := d.decChoice(p1); err != nil {
 					return at("choice", err)
 				}
 				v.Choice = p1
@@ -778,7 +778,7 @@ func (d *decoder) decDecision(v *Decision) error {
 				v.Fault = nil
 			} else {
 				p1 := new(Fault)
-				if err := d.decFault(&*p1); err != nil {
+				if err := d.decFault(p1); err != nil {
 					return at("fault", err)
 				}
 				v.Fault = p1

@@ -257,3 +257,17 @@ func decodeAgain[T any](dec func(*decoder, *T) error, enc func(*encoder, *T)) fu
 		return v, e.b, e.err
 	}
 }
+
+// TestBinary: byte slices travel as MessagePack bin, nil as nil, and a
+// reader takes bin back as the same bytes (LoadRequest-like fields).
+func TestBinary(t *testing.T) {
+	for _, b := range [][]byte{nil, {}, []byte("routine"), make([]byte, 300), make([]byte, 70000)} {
+		e := encoder{}
+		e.bin(b)
+		d := decoder{b: e.b}
+		got, err := d.bin()
+		if err != nil || d.off != len(e.b) || (b == nil) != (got == nil) || string(got) != string(b) {
+			t.Fatalf("%d bytes: got %d bytes, err %v", len(b), len(got), err)
+		}
+	}
+}

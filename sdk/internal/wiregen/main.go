@@ -429,7 +429,11 @@ func decValue(x string, k *kind, depth int, wrap func(string) string) string {
 	case "any":
 		return fmt.Sprintf("{\na, err := d.any()\nif err != nil {\nreturn %s\n}\n%s = a\n}\n", w, x)
 	case "struct":
-		return fmt.Sprintf("if err := d.dec%s(&%s); err != nil {\nreturn %s\n}\n", k.named, x, w)
+		addr := "&" + x
+		if strings.HasPrefix(x, "*") {
+			addr = x[1:]
+		}
+		return fmt.Sprintf("if err := d.dec%s(%s); err != nil {\nreturn %s\n}\n", k.named, addr, w)
 	case "ptr":
 		p := fmt.Sprintf("p%d", depth)
 		return fmt.Sprintf("if d.null() {\n%s = nil\n} else {\n%s := new(%s)\n%s%s = %s\n}\n",
