@@ -1,6 +1,8 @@
 // Package process is the process transport: it runs a trusted native plugin
-// as a hashicorp/go-plugin subprocess speaking gRPC (package sdk/rpc) and
-// carries wire envelopes to it through plugin.Conn.
+// as a hashicorp/go-plugin subprocess and carries wire envelopes to it
+// through plugin.Conn — as length-prefixed frames on a private unix socket
+// when the plugin serves them (the SDK's plugins do), else over go-plugin's
+// gRPC connection (package sdk/rpc, PROTOCOL-process.md).
 //
 // Process plugins are trusted code, as Terraform providers are, but the host
 // must outlive them. So the package verifies the binary's sha256 before exec,
