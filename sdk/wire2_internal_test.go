@@ -271,3 +271,31 @@ func TestBinary(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAPI2JSONValues: any JSON document, decoded into an any as api 1
+// hands it over, crosses api 2 unchanged.
+func FuzzAPI2JSONValues(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5,"x",null,true,{"b":{}}]}`, `[]`, `"\ud800"`, `-0`, `1e308`, `123456789012345678901234567890`,
+		`{"a":1,"a":2}`, `[[[[[]]]]]`, `"\u00e9\u2028"`, `{"":""}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		e := encoder{}
+		e.any(v)
+		if e.err != nil {
+			t.Fatalf("encode %s: %v", b, e.err)
+		}
+		d := decoder{b: e.b}
+		got, err := d.any()
+		if err != nil || d.off != len(e.b) {
+			t.Fatalf("decode %s: %v (at %d of %d)", b, err, d.off, len(e.b))
+		}
+		if !reflect.DeepEqual(got, v) {
+			t.Fatalf("%s: api 2 gives %#v, json %#v", b, got, v)
+		}
+	})
+}
