@@ -309,24 +309,24 @@ func (w *wire) load(ctx context.Context, r *LoadRequest) (*Routine, error) {
 
 func (w *wire) start(ctx context.Context, r *StartRequest) (*Decision, error) {
 	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
-		return remote[BoundStartRequest, Decision](ctx, w, MethodBoundStart, &BoundStartRequest{State: bs, Trigger: r.Trigger})
+		return remote2(ctx, w, MethodBoundStart, &BoundStartRequest{State: bs, Trigger: r.Trigger}, &boundStartCodec)
 	}, func() (*Decision, error) {
-		return remote[StartRequest, Decision](ctx, w, MethodStart, r)
+		return remote2(ctx, w, MethodStart, r, &startCodec)
 	})
 }
 
 func (w *wire) next(ctx context.Context, r *NextRequest) (*Decision, error) {
 	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
-		return remote[BoundNextRequest, Decision](ctx, w, MethodBoundNext, &BoundNextRequest{State: bs, Token: r.Token, Outcome: r.Outcome})
+		return remote2(ctx, w, MethodBoundNext, &BoundNextRequest{State: bs, Token: r.Token, Outcome: r.Outcome}, &boundNextCodec)
 	}, func() (*Decision, error) {
-		return remote[NextRequest, Decision](ctx, w, MethodNext, r)
+		return remote2(ctx, w, MethodNext, r, &nextCodec)
 	})
 }
 
 func (w *wire) boundary(ctx context.Context, r *BoundaryRequest) (*Decision, error) {
 	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
-		return remote[BoundBoundaryRequest, Decision](ctx, w, MethodBoundBoundary, &BoundBoundaryRequest{State: bs, Token: r.Token, Event: r.Event, Payload: r.Payload})
+		return remote2(ctx, w, MethodBoundBoundary, &BoundBoundaryRequest{State: bs, Token: r.Token, Event: r.Event, Payload: r.Payload}, &boundBoundaryCodec)
 	}, func() (*Decision, error) {
-		return remote[BoundaryRequest, Decision](ctx, w, MethodBoundary, r)
+		return remote2(ctx, w, MethodBoundary, r, &boundaryCodec)
 	})
 }

@@ -1,6 +1,7 @@
 package sdk_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,23 +13,23 @@ import (
 	"github.com/sextant-dev/sextant/sdk"
 )
 
-// echoNav answers every call with the State it was given, encoded into
+// stateEchoNav answers every call with the State it was given, encoded into
 // its Trace, so a test sees exactly what the navigator saw. Like a real
 // navigator it knows only the routines loaded into it.
-type echoNav struct{ loaded *sync.Map }
+type stateEchoNav struct{ loaded *sync.Map }
 
-func newEcho() echoNav { return echoNav{loaded: &sync.Map{}} }
+func newEcho() stateEchoNav { return stateEchoNav{loaded: &sync.Map{}} }
 
-func (n echoNav) Describe() sdk.Info {
+func (n stateEchoNav) Describe() sdk.Info {
 	return sdk.Info{Name: "echo", Kind: sdk.KindNavigator, Version: "1.0.0", API: sdk.APIVersion}
 }
 
-func (n echoNav) Load(_ context.Context, r *sdk.LoadRequest) (*sdk.Routine, error) {
+func (n stateEchoNav) Load(_ context.Context, r *sdk.LoadRequest) (*sdk.Routine, error) {
 	n.loaded.Store("h-"+r.Name, true)
 	return &sdk.Routine{Hash: "h-" + r.Name}, nil
 }
 
-func (n echoNav) seen(what string, st sdk.State, extra ...any) (*sdk.Decision, error) {
+func (n stateEchoNav) seen(what string, st sdk.State, extra ...any) (*sdk.Decision, error) {
 	if _, ok := n.loaded.Load(st.Routine); !ok {
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "routine %s not loaded", st.Routine)
 	}
@@ -39,19 +40,21 @@ func (n echoNav) seen(what string, st sdk.State, extra ...any) (*sdk.Decision, e
 	return &sdk.Decision{Trace: []sdk.Event{{Type: "seen", Node: string(b)}}, Seq: st.Seq + 1}, nil
 }
 
-func (n echoNav) Start(_ context.Context, r *sdk.StartRequest) (*sdk.Decision, error) {
+func (n stateEchoNav) Start(_ context.Context, r *sdk.StartRequest) (*sdk.Decision, error) {
 	return n.seen("start", r.State, r.Trigger)
 }
 
-func (n echoNav) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
+func (n stateEchoNav) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
 	return n.seen("next", r.State, r.Token, r.Outcome)
 }
 
-func (n echoNav) Boundary(_ context.Context, r *sdk.BoundaryRequest) (*sdk.Decision, error) {
+func (n stateEchoNav) Boundary(_ context.Context, r *sdk.BoundaryRequest) (*sdk.Decision, error) {
 	return n.seen("boundary", r.State, r.Token, r.Event, r.Payload)
 }
 
-func (echoNav) IO(context.Context, *sdk.IORequest) (*sdk.NodeIO, error) { return &sdk.NodeIO{}, nil }
+func (stateEchoNav) IO(context.Context, *sdk.IORequest) (*sdk.NodeIO, error) {
+	return &sdk.NodeIO{}, nil
+}
 
 // counting is a RoundTripper over a Handler that counts calls and request
 // bytes per method; swap replaces the handler (a plugin restart).
@@ -68,7 +71,15 @@ func newCounting(h sdk.Handler) *counting {
 
 func (c *counting) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
 	var env struct{ Method string }
-	json.Unmarshal(req, &env)
+	if json.Unmarshal(req, &env) != nil {
+		// an api 2 (MessagePack) envelope holds its method name verbatim
+		for _, m := range []string{sdk.MethodBoundStart, sdk.MethodBoundNext, sdk.MethodBoundBoundary, sdk.MethodStart, sdk.MethodNext, sdk.MethodBoundary} {
+			if bytes.Contains(req, []byte(m)) {
+				env.Method = m
+				break
+			}
+		}
+	}
 	c.mu.Lock()
 	c.calls[env.Method]++
 	c.bytes[env.Method] += len(req)
@@ -320,7 +331,7 @@ func BenchmarkNavigatorCall(b *testing.B) {
 }
 
 // stepNav answers Next as a chain does: the token moves one step on.
-type stepNav struct{ echoNav }
+type stepNav struct{ stateEchoNav }
 
 func (stepNav) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
 	return &sdk.Decision{Remove: []string{r.Token}, Add: []sdk.Token{{ID: "t10", Node: "s10", Status: sdk.Ready}}, Seq: r.State.Seq + 1,

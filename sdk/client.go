@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // RoundTripper carries one encoded request envelope to a plugin and brings
@@ -18,6 +19,13 @@ type wire struct {
 	rt    RoundTripper
 	info  Info
 	binds *binder // navigator bindings, used when info.Bind
+	// api2 is set when the plugin's Describe answer lists APIBinary: the
+	// hot methods then travel as MessagePack.
+	api2 bool
+}
+
+func newWire(name string, rt RoundTripper, info Info) wire {
+	return wire{name: name, rt: rt, info: info, binds: &binder{}, api2: slices.Contains(info.APIs, APIBinary)}
 }
 
 // Describe returns the plugin's Describe answer.
@@ -85,7 +93,7 @@ func (e *KindError) Is(target error) bool { return target == ErrInvalid }
 // NewClient returns an untyped Client for the plugin called name behind
 // rt; info is its Describe answer (see DescribeOver). Prefer NewKindClient.
 func NewClient(name string, rt RoundTripper, info Info) *Client {
-	return &Client{wire{name: name, rt: rt, info: info, binds: &binder{}}}
+	return &Client{newWire(name, rt, info)}
 }
 
 // NewKindClient returns the kind-typed client (*NavigatorClient,
@@ -96,7 +104,7 @@ func NewKindClient(name string, rt RoundTripper, info Info, want Kind) (Plugin, 
 	if want != "" && info.Kind != want {
 		return nil, &KindError{Plugin: name, Kind: info.Kind, Want: want}
 	}
-	w := wire{name: name, rt: rt, info: info, binds: &binder{}}
+	w := newWire(name, rt, info)
 	switch info.Kind {
 	case KindNavigator:
 		return &NavigatorClient{w}, nil
@@ -165,15 +173,21 @@ func roundTrip(ctx context.Context, name string, rt RoundTripper, method string,
 		return err // transports name the plugin and the fault
 	}
 	if err := DecodeResponse(resp, result); err != nil {
-		if e, ok := err.(*Error); ok {
-			if e.Code == CodeInvalid && len(e.Problems) > 0 {
-				return e // positioned problems already say where
-			}
-			return &pluginError{name: name, err: e} // errors.Is/As still reach e
-		}
-		return fmt.Errorf("plugin %q: %s: %w", name, method, err)
+		return responseError(name, method, err)
 	}
 	return nil
+}
+
+// responseError names the plugin in an error decoded from, or met while
+// decoding, a response envelope.
+func responseError(name, method string, err error) error {
+	if e, ok := err.(*Error); ok {
+		if e.Code == CodeInvalid && len(e.Problems) > 0 {
+			return e // positioned problems already say where
+		}
+		return &pluginError{name: name, err: e} // errors.Is/As still reach e
+	}
+	return fmt.Errorf("plugin %q: %s: %w", name, method, err)
 }
 
 func remote[Req, Resp any](ctx context.Context, w *wire, method string, req *Req) (*Resp, error) {
@@ -186,12 +200,12 @@ func remote[Req, Resp any](ctx context.Context, w *wire, method string, req *Req
 
 // Check implements Gate.
 func (c *GateClient) Check(ctx context.Context, r *Comparison) (*Verdict, error) {
-	return remote[Comparison, Verdict](ctx, &c.wire, MethodCheck, r)
+	return remote2(ctx, &c.wire, MethodCheck, r, &checkCodec)
 }
 
 // Chat implements Provider.
 func (c *ProviderClient) Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error) {
-	return remote[ChatRequest, ChatResponse](ctx, &c.wire, MethodChat, r)
+	return remote2(ctx, &c.wire, MethodChat, r, &chatCodec)
 }
 
 // Load implements Navigator.
@@ -221,12 +235,12 @@ func (c *NavigatorClient) IO(ctx context.Context, r *IORequest) (*NodeIO, error)
 
 // Check implements Gate.
 func (c *Client) Check(ctx context.Context, r *Comparison) (*Verdict, error) {
-	return remote[Comparison, Verdict](ctx, &c.wire, MethodCheck, r)
+	return remote2(ctx, &c.wire, MethodCheck, r, &checkCodec)
 }
 
 // Chat implements Provider.
 func (c *Client) Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error) {
-	return remote[ChatRequest, ChatResponse](ctx, &c.wire, MethodChat, r)
+	return remote2(ctx, &c.wire, MethodChat, r, &chatCodec)
 }
 
 // Load implements Navigator.

@@ -54,6 +54,11 @@ type Info struct {
 	Version string `json:"version"`
 	// API is the wire protocol version the plugin speaks (APIVersion).
 	API int `json:"api"`
+	// APIs lists every wire version the plugin answers, when it answers
+	// more than API: [1, 2] for a plugin that also takes the hot methods
+	// in api 2 (APIBinary). Serve fills it in; a plugin's own Describe
+	// leaves it empty.
+	APIs []int `json:"apis,omitempty"`
 	// Description is one line for `sextant plugins list`.
 	Description string `json:"description,omitempty"`
 	// Config declares the settings the plugin reads from its pipeline block.

@@ -167,6 +167,9 @@ type handler struct {
 }
 
 func (h *handler) Handle(ctx context.Context, request []byte) []byte {
+	if len(request) > 0 && isMap2(request[0]) {
+		return h.handle2(ctx, request)
+	}
 	result, err := h.dispatch(ctx, request)
 	if err == nil {
 		b, merr := json.Marshal(result)
@@ -206,6 +209,7 @@ func (h *handler) dispatch(ctx context.Context, request []byte) (result any, err
 	if req.Method == MethodDescribe {
 		info := h.p.Describe()
 		info.Bind = info.Bind || h.binds != nil
+		info.APIs = []int{APIVersion, APIBinary} // Handle answers both
 		return info, nil
 	}
 	switch p := h.p.(type) {
@@ -232,29 +236,11 @@ func (h *handler) dispatch(ctx context.Context, request []byte) (result any, err
 		case MethodBind:
 			return call(ctx, req, h.binds.bind)
 		case MethodBoundStart:
-			return call(ctx, req, func(ctx context.Context, r *BoundStartRequest) (*Decision, error) {
-				st, err := h.binds.state(&r.State)
-				if err != nil {
-					return nil, err
-				}
-				return p.Start(ctx, &StartRequest{State: st, Trigger: r.Trigger})
-			})
+			return call(ctx, req, h.boundStart(p))
 		case MethodBoundNext:
-			return call(ctx, req, func(ctx context.Context, r *BoundNextRequest) (*Decision, error) {
-				st, err := h.binds.state(&r.State)
-				if err != nil {
-					return nil, err
-				}
-				return p.Next(ctx, &NextRequest{State: st, Token: r.Token, Outcome: r.Outcome})
-			})
+			return call(ctx, req, h.boundNext(p))
 		case MethodBoundBoundary:
-			return call(ctx, req, func(ctx context.Context, r *BoundBoundaryRequest) (*Decision, error) {
-				st, err := h.binds.state(&r.State)
-				if err != nil {
-					return nil, err
-				}
-				return p.Boundary(ctx, &BoundaryRequest{State: st, Token: r.Token, Event: r.Event, Payload: r.Payload})
-			})
+			return call(ctx, req, h.boundBoundary(p))
 		}
 	}
 	return nil, Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", h.p.Describe().Kind, h.p.Describe().Name, req.Method)
@@ -289,4 +275,74 @@ func firstFrame(stack string) string {
 		}
 	}
 	return "no frame"
+}
+
+// EnvelopeMethod reads the method name out of a request envelope of
+// either wire version, for transports' messages; "" if there is none.
+func EnvelopeMethod(request []byte) string {
+	if len(request) > 0 && isMap2(request[0]) {
+		d := decoder{b: request}
+		n, null, err := d.mapHeader()
+		if err != nil || null {
+			return ""
+		}
+		for range n {
+			key, err := d.key()
+			if err != nil {
+				return ""
+			}
+			if string(key) == "method" {
+				m, _ := d.str()
+				return m
+			}
+			if d.skip() != nil {
+				return ""
+			}
+		}
+		return ""
+	}
+	if req, ok := splitRequest(request); ok {
+		return req.Method
+	}
+	var env struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(request, &env) != nil {
+		return ""
+	}
+	return env.Method
+}
+
+// boundStart answers navigator.bound.start: the whole State is rebuilt
+// from the binding and the call's changes, then p.Start sees it as a whole
+// request would have carried it. boundNext and boundBoundary are the same
+// for Next and Boundary. Both wire versions dispatch through them.
+func (h *handler) boundStart(p Navigator) func(context.Context, *BoundStartRequest) (*Decision, error) {
+	return func(ctx context.Context, r *BoundStartRequest) (*Decision, error) {
+		st, err := h.binds.state(&r.State)
+		if err != nil {
+			return nil, err
+		}
+		return p.Start(ctx, &StartRequest{State: st, Trigger: r.Trigger})
+	}
+}
+
+func (h *handler) boundNext(p Navigator) func(context.Context, *BoundNextRequest) (*Decision, error) {
+	return func(ctx context.Context, r *BoundNextRequest) (*Decision, error) {
+		st, err := h.binds.state(&r.State)
+		if err != nil {
+			return nil, err
+		}
+		return p.Next(ctx, &NextRequest{State: st, Token: r.Token, Outcome: r.Outcome})
+	}
+}
+
+func (h *handler) boundBoundary(p Navigator) func(context.Context, *BoundBoundaryRequest) (*Decision, error) {
+	return func(ctx context.Context, r *BoundBoundaryRequest) (*Decision, error) {
+		st, err := h.binds.state(&r.State)
+		if err != nil {
+			return nil, err
+		}
+		return p.Boundary(ctx, &BoundaryRequest{State: st, Token: r.Token, Event: r.Event, Payload: r.Payload})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/plugintest"
@@ -13,6 +14,7 @@ import (
 	"github.com/sextant-dev/sextant/host/plugin/process"
 	"github.com/sextant-dev/sextant/host/plugin/wasm"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 	"github.com/sextant-dev/sextant/testdata/plugins/echo-provider/echo"
 )
 
@@ -47,10 +49,14 @@ func openWasm(tb testing.TB, cache string) *plugin.Client {
 	return plugin.NewClient("echo-provider", m, info)
 }
 
-func openProcess(tb testing.TB) *plugin.Client {
+func openProcess(tb testing.TB) *plugin.Client { return openProcessWith(tb, false) }
+
+// openProcessWith opens the echo provider as a process plugin; grpc makes
+// it carry calls over gRPC in api 1 (JSON), as before frames and api 2.
+func openProcessWith(tb testing.TB, grpc bool) *plugin.Client {
 	tb.Helper()
 	ctx := context.Background()
-	p, err := process.Open(ctx, process.Config{Name: "echo-provider", Command: []string{plugintest.Native(tb, echoPkg)}})
+	p, err := process.Open(ctx, process.Config{Name: "echo-provider", Command: []string{plugintest.Native(tb, echoPkg)}, ForceGRPC: grpc})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -58,7 +64,22 @@ func openProcess(tb testing.TB) *plugin.Client {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return plugin.NewClient("echo-provider", p, info)
+	if grpc {
+		info.APIs = nil
+	}
+	c := plugin.NewClient("echo-provider", p, info)
+	procs.Store(c, p)
+	return c
+}
+
+// procs maps the clients openProcessWith made to their process plugins.
+var procs sync.Map
+
+func processPID(c *plugin.Client) int {
+	if p, ok := procs.Load(c); ok {
+		return p.(*process.Plugin).PID()
+	}
+	return 0
 }
 
 // TestTransportsAgree is the parity check behind the benchmark: the same
@@ -72,7 +93,7 @@ func TestTransportsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, c := range map[string]*plugin.Client{"wasm": openWasm(t, ""), "process": openProcess(t)} {
+	for name, c := range map[string]*plugin.Client{"wasm": openWasm(t, ""), "process": openProcess(t), "process-grpc": openProcessWith(t, true)} {
 		got, err := c.Chat(ctx, kib)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -84,16 +105,28 @@ func TestTransportsAgree(t *testing.T) {
 	}
 }
 
+// BenchmarkPluginCall measures one 1 KiB chat call per transport. Beside
+// the wall time it reports cpu-ns/op: the CPU time the host and (for
+// process) the plugin spent per call, which a busy machine inflates far
+// less than the wall time.
 func BenchmarkPluginCall(b *testing.B) {
 	ctx := context.Background()
 	run := func(b *testing.B, p sdk.Provider) {
+		pid := 0
+		if c, ok := p.(*plugin.Client); ok {
+			pid = processPID(c)
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu := cpuTime(pid)
 		for i := 0; i < b.N; i++ {
 			resp, err := p.Chat(ctx, kib)
 			if err != nil || len(resp.Text) != 1024 {
 				b.Fatalf("chat: %v (%d bytes)", err, len(resp.Text))
 			}
+		}
+		if cpu >= 0 {
+			b.ReportMetric(float64(cpuTime(pid)-cpu)/float64(b.N), "cpu-ns/op")
 		}
 	}
 	b.Run("builtin", func(b *testing.B) { run(b, echo.Echo{}) })
@@ -107,6 +140,90 @@ func BenchmarkPluginCall(b *testing.B) {
 		defer c.Close(ctx)
 		run(b, c)
 	})
+	// As process was before frames and api 2: JSON over go-plugin's gRPC.
+	b.Run("process-grpc", func(b *testing.B) {
+		c := openProcessWith(b, true)
+		defer c.Close(ctx)
+		run(b, c)
+	})
+	// The codec alone: the host's client, the SDK's Serve and back, with
+	// no transport between them, in api 1 (JSON) and api 2 (MessagePack).
+	b.Run("codec", func(b *testing.B) {
+		next := navNextRequest()
+		nav := bpmnLike{}
+		for _, c := range []struct {
+			name string
+			nav  sdk.Navigator
+			prov sdk.Provider
+		}{{"json", sdktest.WireAPI1(nav), sdktest.WireAPI1(echo.Echo{})}, {"api2", sdktest.Wire(nav), sdktest.Wire(echo.Echo{})}} {
+			b.Run("next-"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := c.nav.Next(ctx, next); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("chat-"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := c.prov.Chat(ctx, kib); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	})
+}
+
+// navNextRequest is a navigator NextRequest of about 1.2 KB in JSON, as a
+// BPMN routine mid-run sends it: a few tokens, the run's variables, the
+// strategy, a step's output.
+func navNextRequest() *sdk.NextRequest {
+	return &sdk.NextRequest{
+		State: sdk.State{Routine: "9f2c4e1ab0d3c6f8e7a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3", Seq: 7,
+			Tokens: []sdk.Token{
+				{ID: "t5", Node: "classify", Status: sdk.Ready},
+				{ID: "t6", Node: "join_review", Status: sdk.Parked, Scope: "t1"},
+				{ID: "t7", Node: "wait_reply", Status: sdk.Waiting, Triggers: []string{"reply_received", "reply_timeout"},
+					Attrs: map[string]any{"timers": map[string]any{"reply_timeout": "timeDuration PT5M"}}},
+			},
+			Data: map[string]any{"joins": map[string]any{"join_review": []any{"t6"}}},
+			Env: sdk.Env{
+				Input: map[string]any{"subject": "Invoice 2026-0042 overdue", "from": "billing@example.com",
+					"body": "Dear customer, our records show that invoice 2026-0042 is now 14 days overdue."},
+				Vars: map[string]any{"extract": map[string]any{"amount": 1250.5, "currency": "EUR", "due": "2026-01-15"},
+					"triage": map[string]any{"action": "confirm", "confidence": 0.62}},
+				Strategy: map[string]any{"parameters": map[string]any{"response_speed": 0.75, "user_confirmation": 0.6, "autonomy_level": 0.7},
+					"constraints": map[string]any{"never_execute": []any{"forward_to_external_addresses", "change_account_settings"},
+						"must_confirm_before": []any{"sending_emails_to_clients"}}},
+			}},
+		Token:   "t5",
+		Outcome: sdk.Outcome{Status: sdk.OK, Output: map[string]any{"action": "confirm", "confidence": 0.62, "reason": "financial action from a known sender"}},
+	}
+}
+
+// bpmnLike answers Next as a navigator moving one token on does.
+type bpmnLike struct{}
+
+func (bpmnLike) Describe() sdk.Info {
+	return sdk.Info{Name: "bpmn-like", Kind: sdk.KindNavigator, Version: "1.0.0", API: sdk.APIVersion}
+}
+func (bpmnLike) Load(context.Context, *sdk.LoadRequest) (*sdk.Routine, error) {
+	return &sdk.Routine{}, nil
+}
+func (bpmnLike) IO(context.Context, *sdk.IORequest) (*sdk.NodeIO, error) { return &sdk.NodeIO{}, nil }
+func (bpmnLike) Start(context.Context, *sdk.StartRequest) (*sdk.Decision, error) {
+	return &sdk.Decision{}, nil
+}
+func (bpmnLike) Boundary(context.Context, *sdk.BoundaryRequest) (*sdk.Decision, error) {
+	return &sdk.Decision{}, nil
+}
+func (bpmnLike) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
+	return &sdk.Decision{Remove: []string{r.Token}, Seq: r.State.Seq + 1,
+		Add:   []sdk.Token{{ID: "t8", Node: "act", Status: sdk.Ready}},
+		Set:   map[string]any{"classify": r.Outcome.Output},
+		Trace: []sdk.Event{{Type: sdk.Exit, Node: "classify"}, {Type: sdk.Enter, Node: "act"}}}, nil
 }
 
 func BenchmarkPluginLoad(b *testing.B) {

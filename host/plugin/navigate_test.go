@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,15 +33,19 @@ var navigators = []struct {
 
 // openNavigator opens the navigator's plugin main over a wire transport.
 // A transport named with the suffix "-full" hides the plugin's Bind, as a
-// plugin built before binding existed: every call is a whole request.
+// plugin built before binding existed: every call is a whole request. The
+// suffix "-api1" drops api 2 from its Describe answer, as the host talks to
+// a plugin that does not list it: every call is JSON.
 func openNavigator(t testing.TB, name, transport string) sdk.Navigator {
 	t.Helper()
 	ctx := context.Background()
 	pkg := "navigators/" + name + "/plugin"
 	var conn plugin.Conn
 	var err error
-	full := strings.HasSuffix(transport, "-full")
-	switch strings.TrimSuffix(transport, "-full") {
+	full := strings.Contains(transport, "-full")
+	api1 := strings.Contains(transport, "-api1")
+	base, _, _ := strings.Cut(transport, "-")
+	switch base {
 	case "wasm":
 		conn, err = wasm.Open(ctx, wasm.Config{Name: name, Path: plugintest.Wasm(t, pkg), CacheDir: cacheDir(t)})
 	case "process":
@@ -57,7 +62,13 @@ func openNavigator(t testing.TB, name, transport string) sdk.Navigator {
 	if !info.Bind {
 		t.Fatalf("%s over %s does not advertise bind", name, transport)
 	}
+	if !slices.Contains(info.APIs, sdk.APIBinary) {
+		t.Fatalf("%s over %s does not list api 2: %v", name, transport, info.APIs)
+	}
 	info.Bind = !full
+	if api1 {
+		info.APIs = nil
+	}
 	return plugin.NewClient(name, conn, info)
 }
 
@@ -95,8 +106,8 @@ func walk(t *testing.T, nav sdk.Navigator, file string, data []byte, opts run.Si
 // TestNavigatorParity runs every navigator's routine fixtures linked in, as
 // a wasm module and as a process plugin, each called through the
 // bind-once methods and through whole requests (as an older plugin is),
-// and requires identical results: the same routine summary and the same
-// trace, byte for byte.
+// each in api 1 (JSON) and api 2 (MessagePack), and requires identical
+// results: the same routine summary and the same trace, byte for byte.
 func TestNavigatorParity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the navigators as plugins")
@@ -108,7 +119,7 @@ func TestNavigatorParity(t *testing.T) {
 			if err != nil || len(files) == 0 {
 				t.Fatalf("no fixtures for %s (%v)", n.routines, err)
 			}
-			transports := []string{"wasm", "process", "wasm-full", "process-full"}
+			transports := []string{"wasm", "process", "wasm-full", "process-full", "wasm-api1", "process-api1", "wasm-full-api1", "process-full-api1"}
 			navs := map[string]sdk.Navigator{"builtin": n.builtin()}
 			for _, tr := range transports {
 				navs[tr] = openNavigator(t, n.name, tr)
@@ -129,7 +140,7 @@ func TestNavigatorParity(t *testing.T) {
 				}
 				compared++
 			}
-			t.Logf("%s: %d routines identical over builtin, wasm and process, bound and whole", n.name, compared)
+			t.Logf("%s: %d routines identical over builtin, %s", n.name, compared, strings.Join(transports, ", "))
 		})
 	}
 }

@@ -105,7 +105,16 @@ func (c *Client) RoundTrip(ctx context.Context, request []byte) ([]byte, error) 
 // go-plugin's own logging goes to stderr as JSON, which the host parses and
 // logs under the plugin's name, and only from Info up: its default (Trace)
 // would write several lines on every start.
+//
+// When the host passes a frames control socket (FramesEnv), calls arrive
+// as frames on connections passed over it, and gRPC stays up for
+// go-plugin's own use (health, shutdown) and for a host that does not use
+// frames.
 func Serve(h Handler) {
+	if err := serveFrames(h); err != nil {
+		// The host sees no hello and calls over gRPC; say why.
+		fmt.Fprintf(os.Stderr, "sextant plugin: frames unavailable, serving gRPC only: %v\n", err)
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Handler: h}},

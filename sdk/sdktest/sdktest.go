@@ -13,8 +13,9 @@ import (
 )
 
 // Wire returns p as the host sees it across a wire transport: every call is
-// encoded, answered by sdk.Serve(p) and decoded again. The result
-// implements the sdk interface of p's kind.
+// encoded, answered by sdk.Serve(p) and decoded again — in api 2 for the
+// methods that have it, as the host does with a plugin built with this
+// SDK. The result implements the sdk interface of p's kind.
 //
 // The client takes the Describe answer Serve gives, so a navigator is
 // called through the bind-once methods, as the host calls it.
@@ -24,6 +25,18 @@ func Wire(p sdk.Plugin) *sdk.Client {
 	if err != nil {
 		info = p.Describe()
 	}
+	return sdk.NewClient(info.Name, rt, info)
+}
+
+// WireAPI1 is Wire with every call in api 1 (JSON), as the host talks to a
+// plugin that does not list api 2 (and binds, if p is a navigator).
+func WireAPI1(p sdk.Plugin) *sdk.Client {
+	rt := loopback{sdk.Serve(p)}
+	info, err := sdk.DescribeOver(context.Background(), p.Describe().Name, rt)
+	if err != nil {
+		info = p.Describe()
+	}
+	info.APIs = nil
 	return sdk.NewClient(p.Describe().Name, rt, info)
 }
 
@@ -65,6 +78,7 @@ func Check(t testing.TB, p sdk.Plugin) {
 	if info.Kind == sdk.KindNavigator {
 		want.Bind = true // Serve answers the bind-once methods for every navigator
 	}
+	got.APIs = info.APIs // the SDK's Serve adds the wire versions it answers
 	a, _ := json.Marshal(want)
 	b, _ := json.Marshal(got)
 	if string(a) != string(b) {

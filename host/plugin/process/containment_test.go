@@ -13,8 +13,24 @@ import (
 // TestMisbehave runs each misbehaviour of the misbehave plugin over a real
 // process: the call fails with one line naming the plugin and the fault (or
 // works, when the fault is harmless), the host survives, and a later "ok"
-// call works — on a restarted process when the old one had to go.
+// call works — on a restarted process when the old one had to go. It runs
+// over frames in api 2 and api 1, and over gRPC in api 1 (as a plugin
+// that does not serve frames is called).
 func TestMisbehave(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		grpc bool
+		apis []int
+	}{{"frames-api2", false, []int{1, 2}}, {"frames-api1", false, nil}, {"grpc-api1", true, nil}} {
+		t.Run(v.name, func(t *testing.T) {
+			checkAPIs = v.apis
+			defer func() { checkAPIs = nil }()
+			misbehave(t, func(c *Config) { c.ForceGRPC = v.grpc })
+		})
+	}
+}
+
+func misbehave(t *testing.T, transport func(*Config)) {
 	tests := []struct {
 		mode    string
 		cfg     func(*Config)
@@ -45,7 +61,15 @@ func TestMisbehave(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			p := openPlugin(t, misbehavePkg, tt.cfg)
+			p := openPlugin(t, misbehavePkg, func(c *Config) {
+				transport(c)
+				if tt.cfg != nil {
+					tt.cfg(c)
+				}
+			})
+			if frames := current(p).fr != nil; frames == p.cfg.ForceGRPC {
+				t.Fatalf("frames %v with ForceGRPC %v", frames, p.cfg.ForceGRPC)
+			}
 			before := p.pid()
 			_, err := check(context.Background(), p, tt.mode)
 			switch {

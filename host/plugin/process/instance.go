@@ -2,7 +2,6 @@ package process
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/rpc"
 )
 
@@ -30,6 +30,8 @@ type instance struct {
 	rpc    *rpc.Client
 	run    *procRunner
 	out    *output
+	// fr carries calls when the child serves frames; nil means gRPC.
+	fr *frames
 
 	killOnce sync.Once
 }
@@ -96,11 +98,15 @@ func (p *Plugin) start(ctx context.Context) (*instance, error) {
 			in.rpc = raw.(*rpc.Client)
 		}
 	}
+	if err == nil && in.run.framesHost != nil {
+		in.fr, err = openFrames(in.run.framesHost)
+		in.run.framesHost = nil
+	}
 	if err != nil {
 		in.kill()
 		return nil, p.errorf(err, "connect: %v", err)
 	}
-	p.log.Info("plugin started", "pid", in.run.pid)
+	p.log.Info("plugin started", "pid", in.run.pid, "transport", in.transport())
 	return in, nil
 }
 
@@ -253,20 +259,28 @@ func (in *instance) exitFault() string {
 // go-plugin client.
 func (in *instance) kill() {
 	in.killOnce.Do(func() {
+		if in.fr != nil {
+			in.fr.close()
+		}
 		in.run.Kill(context.Background())
 		in.client.Kill()
 	})
 }
 
+// transport names how calls reach the child, for the log.
+func (in *instance) transport() string {
+	if in.fr != nil {
+		return "frames"
+	}
+	return "grpc"
+}
+
 // method reads the method name out of a request envelope, for messages.
 func method(request []byte) string {
-	var env struct {
-		Method string `json:"method"`
+	if m := sdk.EnvelopeMethod(request); m != "" {
+		return m
 	}
-	if json.Unmarshal(request, &env) != nil || env.Method == "" {
-		return "call"
-	}
-	return env.Method
+	return "call"
 }
 
 // quote quotes s for a message, cut to about n characters.

@@ -1,6 +1,8 @@
 // Package process is the process transport: it runs a trusted native plugin
-// as a hashicorp/go-plugin subprocess speaking gRPC (package sdk/rpc) and
-// carries wire envelopes to it through plugin.Conn.
+// as a hashicorp/go-plugin subprocess and carries wire envelopes to it
+// through plugin.Conn — as length-prefixed frames on a private unix socket
+// when the plugin serves them (the SDK's plugins do), else over go-plugin's
+// gRPC connection (package sdk/rpc, PROTOCOL-process.md).
 //
 // Process plugins are trusted code, as Terraform providers are, but the host
 // must outlive them. So the package verifies the binary's sha256 before exec,
@@ -70,6 +72,11 @@ type Config struct {
 	// Logger receives the child's stderr and the transport's own events,
 	// scoped with plugin=Name (default slog.Default()).
 	Logger *slog.Logger
+	// ForceGRPC carries calls over go-plugin's gRPC connection even when
+	// the plugin serves frames (PROTOCOL-process.md, "Frames"), as they
+	// are carried to a plugin that does not: for debugging, and to test
+	// that path with a Go plugin.
+	ForceGRPC bool
 }
 
 // Defaults applied by Open.
@@ -246,6 +253,9 @@ func (p *Plugin) RoundTrip(ctx context.Context, request []byte) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
+	if in.fr != nil {
+		return p.frameRoundTrip(ctx, in, request)
+	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
 	defer in.out.flush()
@@ -369,6 +379,9 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if in == nil {
 		return nil
 	}
+	if in.fr != nil {
+		in.fr.close() // calls in flight fail now, and say "closed"
+	}
 	done := make(chan struct{})
 	go func() {
 		in.client.Kill()
@@ -382,6 +395,10 @@ func (p *Plugin) Close(ctx context.Context) error {
 	}
 	return nil
 }
+
+// PID returns the process id of the running child, or 0 when there is
+// none (before a restart), for diagnostics.
+func (p *Plugin) PID() int { return p.pid() }
 
 // pid returns the current child's process id, or 0 when there is none.
 func (p *Plugin) pid() int {

@@ -427,8 +427,12 @@ func TestOpenCanceled(t *testing.T) {
 }
 
 func check(ctx context.Context, p *Plugin, mode string) (*sdk.Verdict, error) {
-	return plugin.NewClient("misbehave", p, sdk.Info{}).Check(ctx, &sdk.Comparison{Config: map[string]any{"mode": mode}})
+	return plugin.NewClient("misbehave", p, sdk.Info{APIs: checkAPIs}).Check(ctx, &sdk.Comparison{Config: map[string]any{"mode": mode}})
 }
+
+// checkAPIs is what check tells the client the plugin answers: nil for
+// api 1 (JSON) only, [1, 2] to send gate.check in api 2.
+var checkAPIs []int
 
 func mustOK(t *testing.T, p *Plugin) {
 	t.Helper()

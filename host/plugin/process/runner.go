@@ -32,8 +32,11 @@ type procRunner struct {
 
 	cmd            *exec.Cmd
 	stdout, stderr io.ReadCloser
-	pid            int
-	isStarted      atomic.Bool
+	// framesHost is the host's end of the frames control socket, until
+	// the instance takes it after the handshake (nil: gRPC only).
+	framesHost *os.File
+	pid        int
+	isStarted  atomic.Bool
 
 	done    chan struct{} // closed once the child is reaped
 	waitErr error
@@ -79,6 +82,26 @@ func (r *procRunner) Start(context.Context) (err error) {
 		cmd.Path = exe.path
 		if exe.extra != nil {
 			cmd.ExtraFiles = []*os.File{exe.extra}
+		}
+	}
+	if !p.cfg.ForceGRPC {
+		// The frames control socket goes last among the child's extra
+		// files (the verified binary, if any, must stay fd 3).
+		host, child, perr := framesPair()
+		if perr != nil {
+			return p.errorf(perr, "start: %v", perr)
+		}
+		if child != nil {
+			defer child.Close() // the child has its own copy once started
+			cmd.ExtraFiles = append(cmd.ExtraFiles, child)
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", rpc.FramesEnv, 2+len(cmd.ExtraFiles)))
+			r.framesHost = host
+			defer func() {
+				if err != nil { // Start's result
+					host.Close()
+					r.framesHost = nil
+				}
+			}()
 		}
 	}
 	outR, outW, err := os.Pipe()

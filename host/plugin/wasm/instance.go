@@ -137,6 +137,12 @@ func (inst *instance) roundTrip(parent context.Context, request []byte) ([]byte,
 // methodOf reads the wire method of a request envelope for error
 // messages ("call" when the envelope is not the shape sdk writes).
 func methodOf(request []byte) string {
+	if len(request) > 0 && request[0] != '{' { // api 2 (MessagePack)
+		if m := sdk.EnvelopeMethod(request); m != "" {
+			return m
+		}
+		return "call"
+	}
 	const head = `"method":"`
 	i := bytes.Index(request[:min(len(request), 64)], []byte(head))
 	if i < 0 {

@@ -355,7 +355,8 @@ func TestContainment(t *testing.T) {
 		// Slow: the guest builds and encodes 100 MiB of JSON (skipped with -short;
 		// misbehave-wat covers the limit in TestABIFaults).
 		{mode: "bigoutput", slow: true, cfg: Config{MemoryLimit: 1 << 30, CallTimeout: 5 * time.Minute},
-			want: `plugin "misbehave": response of 104857643 bytes exceeds the 16 MiB limit`},
+			// 100 MiB of reasons in an api 2 (MessagePack) envelope; 8 bytes more in api 1.
+			want: `plugin "misbehave": response of 104857635 bytes exceeds the 16 MiB limit`},
 		{mode: "stdout", reasons: []string{"printed garbage"}, logs: []string{
 			`level=INFO msg="garbage on stdout \\x00\\x01\\x02 \{not json" plugin=misbehave stream=stdout`,
 			`level=WARN msg="plugin output dropped" plugin=misbehave stream=stdout lines=800 limit=200`}},

@@ -1,0 +1,256 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+)
+
+//go:generate go run ./internal/wiregen -dir .
+
+// APIBinary is the wire version whose hot methods (navigator.start,
+// navigator.next, navigator.boundary, provider.chat, gate.check) are
+// encoded in MessagePack instead of JSON. A plugin built with this SDK
+// answers both: its Describe answer lists them in Info.APIs, and the host
+// then sends those methods as api 2. Every other method, and every plugin
+// that does not list 2, stays on api 1 JSON. See PROTOCOL.md, "api 2".
+const APIBinary = 2
+
+// hotMethod reports whether method is carried in api 2 when both sides can.
+func hotMethod(method string) bool {
+	switch method {
+	case MethodStart, MethodNext, MethodBoundary, MethodChat, MethodCheck,
+		MethodBoundStart, MethodBoundNext, MethodBoundBoundary:
+		return true
+	}
+	return false
+}
+
+// codec2 holds the generated api 2 codecs of one method's params and result.
+type codec2[Req, Resp any] struct {
+	encReq  func(*encoder, *Req)
+	decReq  func(*decoder, *Req) error
+	encResp func(*encoder, *Resp)
+	decResp func(*decoder, *Resp) error
+}
+
+var (
+	startCodec    = codec2[StartRequest, Decision]{(*encoder).encStartRequest, (*decoder).decStartRequest, (*encoder).encDecision, (*decoder).decDecision}
+	nextCodec     = codec2[NextRequest, Decision]{(*encoder).encNextRequest, (*decoder).decNextRequest, (*encoder).encDecision, (*decoder).decDecision}
+	boundaryCodec = codec2[BoundaryRequest, Decision]{(*encoder).encBoundaryRequest, (*decoder).decBoundaryRequest, (*encoder).encDecision, (*decoder).decDecision}
+	chatCodec     = codec2[ChatRequest, ChatResponse]{(*encoder).encChatRequest, (*decoder).decChatRequest, (*encoder).encChatResponse, (*decoder).decChatResponse}
+	checkCodec    = codec2[Comparison, Verdict]{(*encoder).encComparison, (*decoder).decComparison, (*encoder).encVerdict, (*decoder).decVerdict}
+
+	boundStartCodec    = codec2[BoundStartRequest, Decision]{(*encoder).encBoundStartRequest, (*decoder).decBoundStartRequest, (*encoder).encDecision, (*decoder).decDecision}
+	boundNextCodec     = codec2[BoundNextRequest, Decision]{(*encoder).encBoundNextRequest, (*decoder).decBoundNextRequest, (*encoder).encDecision, (*decoder).decDecision}
+	boundBoundaryCodec = codec2[BoundBoundaryRequest, Decision]{(*encoder).encBoundBoundaryRequest, (*decoder).decBoundBoundaryRequest, (*encoder).encDecision, (*decoder).decDecision}
+)
+
+// The fixed parts of api 2 envelopes: {"api":2,"method":…,"params":…},
+// {"result":…} and {"error":…} as MessagePack maps.
+const (
+	head2Request = "\x83\xa3api\x02\xa6method"
+	key2Params   = "\xa6params"
+	head2Result  = "\x81\xa6result"
+	head2Error   = "\x81\xa5error"
+)
+
+// isMap2 reports whether an envelope starting with c is MessagePack (a
+// map); a JSON envelope starts with '{' or white space.
+func isMap2(c byte) bool { return c&0xf0 == 0x80 || c == 0xde || c == 0xdf }
+
+// encodeRequest2 encodes an api 2 request envelope.
+func encodeRequest2[Req any](method string, params *Req, enc func(*encoder, *Req)) ([]byte, error) {
+	e := encoder{b: make([]byte, 0, 512)}
+	e.b = append(e.b, head2Request...)
+	e.str(method)
+	e.b = append(e.b, key2Params...)
+	enc(&e, params)
+	if e.err != nil {
+		return nil, fmt.Errorf("encode %s params: %w", method, e.err)
+	}
+	return e.b, nil
+}
+
+// decodeResponse2 decodes an api 2 response envelope into out, or returns
+// the *Error it carries.
+func decodeResponse2[Resp any](data []byte, out *Resp, dec func(*decoder, *Resp) error) error {
+	d := decoder{b: data}
+	n, null, err := d.mapHeader()
+	if err == nil && (null || n != 1) {
+		err = d.errorf("want a map holding result or error")
+	}
+	if err != nil {
+		return fmt.Errorf("malformed response (%s): %w", preview2(data), err)
+	}
+	key, err := d.key()
+	if err != nil {
+		return fmt.Errorf("malformed response (%s): %w", preview2(data), err)
+	}
+	switch string(key) {
+	case "result":
+		if err := dec(&d, out); err != nil {
+			return fmt.Errorf("malformed result (%s): %w", preview2(data), at("result", err))
+		}
+	case "error":
+		e := new(Error)
+		if err := d.decError(e); err != nil {
+			return fmt.Errorf("malformed error (%s): %w", preview2(data), at("error", err))
+		}
+		if d.off != len(data) {
+			return fmt.Errorf("malformed response (%s): %w", preview2(data), d.errorf("%d bytes after the envelope", len(data)-d.off))
+		}
+		if e.Code == "" {
+			e.Code = CodeInternal
+		}
+		return e
+	default:
+		d.off -= len(key)
+		return fmt.Errorf("malformed response (%s): %w", preview2(data), d.errorf("want result or error, got %q", key))
+	}
+	if d.off != len(data) {
+		return fmt.Errorf("malformed response (%s): %w", preview2(data), d.errorf("%d bytes after the envelope", len(data)-d.off))
+	}
+	return nil
+}
+
+// preview2 shows the start of a binary message in hex.
+func preview2(b []byte) string {
+	const max = 24
+	if len(b) > max {
+		return fmt.Sprintf("% x … %d bytes", b[:max], len(b))
+	}
+	return fmt.Sprintf("% x", b)
+}
+
+// handle2 answers an api 2 request envelope.
+func (h *handler) handle2(ctx context.Context, request []byte) []byte {
+	out, err := h.dispatch2(ctx, request)
+	if err == nil {
+		return out
+	}
+	e := encoder{b: make([]byte, 0, 128)}
+	e.b = append(e.b, head2Error...)
+	e.encError(AsError(err))
+	return e.b
+}
+
+func (h *handler) dispatch2(ctx context.Context, request []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Errorf(CodeInternal, "panicked: %v [%s]", r, firstFrame(string(debug.Stack())))
+		}
+	}()
+	d := &decoder{b: request}
+	n, null, err := d.mapHeader()
+	if err == nil && null {
+		err = d.errorf("want a map, got nil")
+	}
+	if err != nil {
+		return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+	}
+	api, method, params := int64(-1), "", -1
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+		}
+		switch string(key) {
+		case "api":
+			api, err = d.int64()
+		case "method":
+			method, err = d.str()
+		case "params":
+			params = d.off
+			err = d.skip()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+		}
+	}
+	if d.off != len(request) {
+		return nil, Errorf(CodeBadRequest, "malformed request: %v", d.errorf("%d bytes after the envelope", len(request)-d.off))
+	}
+	if api != APIBinary {
+		return nil, Errorf(CodeBadRequest, "api version %d in a MessagePack envelope, plugin speaks %d there", api, APIBinary)
+	}
+	var pd *decoder
+	if params >= 0 {
+		pd = &decoder{b: request, off: params}
+	}
+	switch p := h.p.(type) {
+	case Gate:
+		if method == MethodCheck {
+			return call2(ctx, pd, method, p.Check, &checkCodec)
+		}
+	case Provider:
+		if method == MethodChat {
+			return call2(ctx, pd, method, p.Chat, &chatCodec)
+		}
+	case Navigator:
+		switch method {
+		case MethodStart:
+			return call2(ctx, pd, method, p.Start, &startCodec)
+		case MethodNext:
+			return call2(ctx, pd, method, p.Next, &nextCodec)
+		case MethodBoundary:
+			return call2(ctx, pd, method, p.Boundary, &boundaryCodec)
+		case MethodBoundStart:
+			return call2(ctx, pd, method, h.boundStart(p), &boundStartCodec)
+		case MethodBoundNext:
+			return call2(ctx, pd, method, h.boundNext(p), &boundNextCodec)
+		case MethodBoundBoundary:
+			return call2(ctx, pd, method, h.boundBoundary(p), &boundBoundaryCodec)
+		}
+	}
+	info := h.p.Describe()
+	if !hotMethod(method) {
+		return nil, Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q in api 2 (send it as api 1 JSON)", info.Kind, info.Name, method)
+	}
+	return nil, Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", info.Kind, info.Name, method)
+}
+
+func call2[Req, Resp any](ctx context.Context, d *decoder, method string, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) ([]byte, error) {
+	in := new(Req)
+	if d != nil {
+		if err := c.decReq(d, in); err != nil {
+			return nil, Errorf(CodeBadRequest, "%s: malformed params: %v", method, at("params", err))
+		}
+	}
+	out, err := fn(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, Errorf(CodeInternal, "%s returned neither a result nor an error", method)
+	}
+	e := encoder{b: make([]byte, 0, 512)}
+	e.b = append(e.b, head2Result...)
+	c.encResp(&e, out)
+	if e.err != nil {
+		return nil, Errorf(CodeInternal, "encode result: %v", e.err)
+	}
+	return e.b, nil
+}
+
+// remote2 calls method in api 2 when the plugin speaks it, else in api 1.
+func remote2[Req, Resp any](ctx context.Context, w *wire, method string, req *Req, c *codec2[Req, Resp]) (*Resp, error) {
+	if !w.api2 {
+		return remote[Req, Resp](ctx, w, method, req)
+	}
+	out := new(Resp)
+	data, err := encodeRequest2(method, req, c.encReq)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", w.name, err)
+	}
+	resp, err := w.rt.RoundTrip(ctx, data)
+	if err != nil {
+		return nil, err // transports name the plugin and the fault
+	}
+	if err := decodeResponse2(resp, out, c.decResp); err != nil {
+		return nil, responseError(w.name, method, err)
+	}
+	return out, nil
+}
