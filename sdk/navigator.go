@@ -1,6 +1,9 @@
 package sdk
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Navigator walks a routine (a BPMN diagram, a DAG, a chain). It keeps no
 // run state and is deterministic: the host owns the token state, passes it
@@ -111,6 +114,10 @@ type Env struct {
 	Input    map[string]any `json:"input,omitempty"`
 	Vars     map[string]any `json:"vars,omitempty"`
 	Strategy map[string]any `json:"strategy,omitempty"`
+	// Now is the run's clock at the call (the recorded clock in replay):
+	// what FEEL's today() and now() read, so that a navigator stays
+	// deterministic. Zero means the navigator may read the wall clock.
+	Now time.Time `json:"now,omitzero"`
 }
 
 // TokenStatus says what a token is doing.

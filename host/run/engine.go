@@ -208,7 +208,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	// The navigator keeps no run state, so it is asked before anything is
 	// written: the task, its execution and the first checkpoint are then
 	// one write, and a crash leaves no task or a resumable one.
-	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.st.Nav})
+	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.navState()})
 	if startErr != nil {
 		startErr = fmt.Errorf("start: %w", startErr)
 	} else {
@@ -606,7 +606,7 @@ func (e *exec) handOver(ctx context.Context) error {
 			return err
 		}
 		res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
-		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: id, Outcome: res.Outcome})
+		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: id, Outcome: res.Outcome})
 		delete(e.st.Done, id)
 		if err != nil {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
@@ -748,7 +748,7 @@ func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
 				flows = append(flows, f.ID)
 			}
 		}
-		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
+		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
 		if err != nil {
 			return fmt.Errorf("navigator at %q: %w", choice.Node, err)
 		}
@@ -999,4 +999,13 @@ func TraceOf(spans []store.Span) []string {
 		}
 	}
 	return out
+}
+
+// navState is the state a navigator call sees: the run's, with the run's
+// clock (the recorded one in replay) as Env.Now, so that FEEL's today()
+// and now() are deterministic. The clock is not part of the checkpoint.
+func (e *exec) navState() sdk.State {
+	st := e.st.Nav
+	st.Env.Now = e.r.cfg.Clock()
+	return st
 }

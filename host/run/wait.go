@@ -316,7 +316,7 @@ func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) erro
 	} else {
 		e.st.Answers[eventStep(w.Event)]++
 	}
-	d, err := e.r.cfg.Navigator.Boundary(ctx, &sdk.BoundaryRequest{State: e.st.Nav, Token: w.Token, Event: w.Event, Payload: vars})
+	d, err := e.r.cfg.Navigator.Boundary(ctx, &sdk.BoundaryRequest{State: e.navState(), Token: w.Token, Event: w.Event, Payload: vars})
 	if err != nil {
 		return fmt.Errorf("navigator at event %q: %w", w.Event, err)
 	}
