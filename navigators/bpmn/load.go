@@ -515,6 +515,13 @@ func (l *loader) eventDef(d *xelem, n *node) {
 			}
 			n.timer = t.local + " " + v
 			n.timerKind = t.local
+			if v == "" {
+				l.problem(t.line, n.elem(), "%s has no value", t.local)
+			}
+		}
+		if n.timerKind == "" {
+			// Zeebe refuses such a timer at deploy: it would never fire.
+			l.problem(d.line, n.elem(), "timerEventDefinition has no timeDate, timeDuration or timeCycle")
 		}
 	case "signalEventDefinition":
 		n.ev = evSignal
