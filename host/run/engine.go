@@ -46,6 +46,11 @@ type Config struct {
 	// sleep until the next is due and go on (`sextant run --wait`) instead
 	// of returning waiting. The run is checkpointed waiting first.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Inbox, with Sleep, brings messages and signals from other processes
+	// to this run (`sextant run --wait` serves `send` and `signal` on the
+	// store's socket): a run waiting for them waits here too instead of
+	// returning waiting, and takes each delivery between steps.
+	Inbox <-chan Inbound
 	// Answer, when set, supplies recorded answers to human steps and
 	// confirmations (replay): the n-th answer given at node in task.
 	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
@@ -423,6 +428,12 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		if d := e.delivery; d != nil {
 			e.delivery = nil
 			if _, err := e.deliver(ctx, *d); err != nil {
+				return finish(err)
+			}
+			continue
+		}
+		if in, ok := e.poll(); ok {
+			if err := e.accept(ctx, in); err != nil {
 				return finish(err)
 			}
 			continue
@@ -892,32 +903,83 @@ func (e *exec) setWaiting(ctx context.Context) error {
 }
 
 // sleep, for a run that may sleep (Config.Sleep) and waits only for
-// timers and retries, checkpoints it waiting and sleeps until the next is
-// due. It reports whether it slept.
+// timers and retries — or also for messages and signals when it has an
+// Inbox — checkpoints it waiting and sleeps until the next is due or a
+// delivery comes. It reports whether it slept.
 func (e *exec) sleep(ctx context.Context) (bool, error) {
 	if e.r.cfg.Sleep == nil || len(e.st.Waiting) > 0 || e.replaying() {
 		return false, nil
 	}
-	for _, w := range e.st.Events {
-		if !w.Fired && w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
-			return false, nil
+	inbox := e.r.cfg.Inbox
+	if inbox == nil {
+		for _, w := range e.st.Events {
+			if !w.Fired && w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
+				return false, nil
+			}
 		}
 	}
 	next := e.nextDue()
-	if next.IsZero() {
+	if next.IsZero() && inbox == nil {
 		return false, nil
 	}
 	if _, err := e.wait(ctx); err != nil {
 		return false, err
 	}
 	failpoint.Hit(failpoint.WaitSleep)
-	if err := e.r.cfg.Sleep(ctx, next.Sub(e.r.cfg.Clock())); err != nil {
-		return false, err
+	for {
+		in, err := e.sleepUntil(ctx, next)
+		if err != nil {
+			return false, err
+		}
+		if in != nil {
+			e.syncWaits()
+			if len(e.match(in.Delivery)) == 0 {
+				in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Waits: e.waits()}
+				continue // still waiting, for the same things
+			}
+		}
+		if err := e.setStatus(ctx, store.StatusRunning, ""); err != nil {
+			if in != nil {
+				in.Done <- err
+			}
+			return false, err
+		}
+		if in != nil {
+			if err := e.accept(ctx, *in); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
 	}
-	if err := e.setStatus(ctx, store.StatusRunning, ""); err != nil {
-		return false, err
+}
+
+// sleepUntil sleeps until next (never, when zero) or until a delivery
+// comes in the inbox, which it returns.
+func (e *exec) sleepUntil(ctx context.Context, next time.Time) (*Inbound, error) {
+	inbox := e.r.cfg.Inbox
+	if next.IsZero() {
+		select {
+		case in := <-inbox:
+			return &in, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	return true, nil
+	if inbox == nil {
+		return nil, e.r.cfg.Sleep(ctx, next.Sub(e.r.cfg.Clock()))
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.r.cfg.Sleep(sctx, next.Sub(e.r.cfg.Clock())) }()
+	select {
+	case err := <-done:
+		return nil, err
+	case in := <-inbox:
+		cancel()
+		<-done
+		return &in, nil
+	}
 }
 
 func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error {

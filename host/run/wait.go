@@ -32,6 +32,42 @@ type Delivery struct {
 	Vars map[string]any
 }
 
+// Inbound is a delivery from another process to a run that waits in the
+// foreground (Config.Inbox).
+type Inbound struct {
+	Delivery Delivery
+	// Done receives the outcome once the run took the delivery: nil when
+	// delivered, a *NoWaiterError when the run does not wait for it, or
+	// the error that ended the run. It must have room for one value.
+	Done chan<- error
+}
+
+// poll takes a delivery from the inbox if one is there.
+func (e *exec) poll() (Inbound, bool) {
+	if e.r.cfg.Inbox == nil || e.replaying() {
+		return Inbound{}, false
+	}
+	select {
+	case in := <-e.r.cfg.Inbox:
+		return in, true
+	default:
+		return Inbound{}, false
+	}
+}
+
+// accept delivers an inbound delivery and tells its sender how it went;
+// the error is one that ends the run.
+func (e *exec) accept(ctx context.Context, in Inbound) error {
+	e.syncWaits()
+	if len(e.match(in.Delivery)) == 0 {
+		in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Waits: e.waits()}
+		return nil
+	}
+	_, err := e.deliver(ctx, in.Delivery)
+	in.Done <- err
+	return err
+}
+
 // ErrNoWaiter marks a delivery that nothing in the task waits for (the
 // error is a *NoWaiterError, which is also sdk.ErrInvalid: exit 2).
 var ErrNoWaiter = errors.New("nothing waits for the event")
