@@ -34,9 +34,10 @@ newest version the online adapter recorded, and once it completes with a
 helpful or harmful, its curator's delta ([evolve] delta) is applied, and the
 result is recorded as the next strategy version (printed on stderr).
 
-With --wait, a run waiting only for timers or retry delays sleeps until the
-next is due and goes on, until it ends or waits for a person, a message or
-a signal (delivered by another command: resume, send, signal).
+With --wait, the run stays in the foreground until it ends or waits for a
+person: it sleeps until its timers and retry delays are due, and takes the
+messages and signals that sextant send and sextant signal, run meanwhile,
+hand to it (this process holds the store, so it delivers them).
 
 Exit status: 0 completed, 1 failed, 2 invalid pipeline or input, 3 waiting for a
 person (continue with sextant resume TASK --set answer=…), a timer or retry
@@ -75,7 +76,18 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			}
 			cfg := run.Config{Store: s, Logger: a.logger, Clock: clk.Now}
 			if wait {
+				// The run waits here for its timers, and for messages and
+				// signals that send and signal hand to this process.
 				cfg.Sleep = clk.Sleep
+				if taskID == "" {
+					taskID = s.NewID()
+				}
+				inbox, ended := make(chan run.Inbound), make(chan struct{})
+				cfg.Inbox = inbox
+				h := &holder{a: a, s: s, clk: clk, own: taskID, pipeline: prep.Pipeline.Name, inbox: inbox, ended: ended}
+				s.Handle(deliverOp, h.serve)
+				defer func() { s.Handle(deliverOp, nil) }()
+				defer close(ended)
 			}
 			online := prep.Pipeline.Evolve.Online
 			base := prep.Strategy
@@ -102,7 +114,7 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 	c.Flags().StringVar(&truthFile, "truth", "", `ground truth for scoring: inline JSON (starting with {, [ or ") or a JSON file`)
 	c.Flags().StringVar(&taskID, "id", "", "task id (default: generated)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
-	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers and retry delays until the run ends or waits for a person, message or signal")
+	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers, retry delays, messages and signals until the run ends or waits for a person")
 	sf.add(c, false)
 	return c
 }

@@ -303,7 +303,7 @@ func (r *Runner) Deliver(ctx context.Context, taskID string, d Delivery) (*Resul
 	}
 	e.syncWaits()
 	if len(e.match(d)) == 0 {
-		return nil, &NoWaiterError{Task: taskID, Kind: d.Kind, Name: d.Name, Waits: e.waits()}
+		return nil, &NoWaiterError{Task: taskID, Kind: d.Kind, Name: d.Name, Key: d.Key, Waits: e.waits()}
 	}
 	e.delivery = &d
 	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
@@ -934,7 +934,7 @@ func (e *exec) sleep(ctx context.Context) (bool, error) {
 		if in != nil {
 			e.syncWaits()
 			if len(e.match(in.Delivery)) == 0 {
-				in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Waits: e.waits()}
+				in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Key: in.Delivery.Key, Waits: e.waits()}
 				continue // still waiting, for the same things
 			}
 		}

@@ -23,13 +23,16 @@ import (
 // Delivery is a message or signal given to a waiting task.
 type Delivery struct {
 	// Kind is store.WaitMessage or store.WaitSignal.
-	Kind string
+	Kind string `json:"kind"`
 	// Name is the message or signal name (a message may also name the
 	// event node it is for).
-	Name string
+	Name string `json:"name"`
 	// Vars are the event's variables, set in the run's vars before the
 	// navigator sees the event.
-	Vars map[string]any
+	Vars map[string]any `json:"vars,omitempty"`
+	// Key, when set, is the message's correlation key: only a
+	// subscription with that key receives it.
+	Key string `json:"key,omitempty"`
 }
 
 // Inbound is a delivery from another process to a run that waits in the
@@ -60,7 +63,7 @@ func (e *exec) poll() (Inbound, bool) {
 func (e *exec) accept(ctx context.Context, in Inbound) error {
 	e.syncWaits()
 	if len(e.match(in.Delivery)) == 0 {
-		in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Waits: e.waits()}
+		in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Key: in.Delivery.Key, Waits: e.waits()}
 		return nil
 	}
 	_, err := e.deliver(ctx, in.Delivery)
@@ -75,14 +78,18 @@ var ErrNoWaiter = errors.New("nothing waits for the event")
 // NoWaiterError is a delivery the task does not wait for.
 type NoWaiterError struct {
 	Task string
-	// Kind and Name are the delivery's.
-	Kind, Name string
+	// Kind, Name and Key are the delivery's.
+	Kind, Name, Key string
 	// Waits is what the task waits for instead.
 	Waits []store.Wait
 }
 
 func (e *NoWaiterError) Error() string {
-	return fmt.Sprintf("task %s does not wait for %s %q; it waits for: %s", e.Task, e.Kind, e.Name, describeWaits(e.Waits))
+	what := fmt.Sprintf("%s %q", e.Kind, e.Name)
+	if e.Key != "" {
+		what += fmt.Sprintf(" with correlation key %q", e.Key)
+	}
+	return fmt.Sprintf("task %s does not wait for %s; it waits for: %s", e.Task, what, describeWaits(e.Waits))
 }
 
 // Is makes the error ErrNoWaiter and sdk.ErrInvalid.
@@ -415,6 +422,8 @@ func (e *exec) match(d Delivery) []store.Wait {
 			continue
 		}
 		switch {
+		case d.Kind == store.WaitMessage && d.Key != "" && (w.Kind != store.WaitMessage || w.Correlation != d.Key):
+			continue
 		case d.Kind == store.WaitMessage && (w.Kind == store.WaitMessage && (w.Name == d.Name || w.Event == d.Name) ||
 			w.Kind == store.WaitEvent && w.Event == d.Name ||
 			// A timer that cannot be scheduled fires only when named.

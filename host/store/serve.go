@@ -94,7 +94,7 @@ func (s *Store) serveOp(ctx context.Context, req snapRequest) snapResponse {
 }
 
 // Ask sends a request of kind op to the process holding the store in dir
-// and decodes its answer into resp. It fails with ErrNotServed when no
+// and decodes its answer into resp; ctx bounds the wait for the answer. It fails with ErrNotServed when no
 // process serves the store's socket or the holder serves no such
 // requests, with a *RemoteError when the holder answered one.
 func Ask(ctx context.Context, dir, op string, req, resp any) error {
@@ -102,10 +102,10 @@ func Ask(ctx context.Context, dir, op string, req, resp any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s request: %w", op, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, lockWait)
+	dctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", filepath.Join(dir, socketName))
+	conn, err := d.DialContext(dctx, "unix", filepath.Join(dir, socketName))
 	if err != nil {
 		return fmt.Errorf("%w (%v)", ErrNotServed, err)
 	}

@@ -411,8 +411,10 @@ func (srv *snapServer) stop() {
 		return
 	}
 	_ = srv.ln.Close()
-	srv.cancel()
+	// Requests being served finish first: a delivery cut short would
+	// fail the run it continues.
 	srv.wg.Wait()
+	srv.cancel()
 }
 
 func (s *Store) serveSnapshot(ctx context.Context, conn net.Conn) {
@@ -423,6 +425,9 @@ func (s *Store) serveSnapshot(ctx context.Context, conn net.Conn) {
 		return
 	}
 	if req.Op != "" {
+		// A request may run steps (a delivery continues a run): the
+		// asker's context bounds it, not the snapshot deadline.
+		_ = conn.SetDeadline(time.Time{})
 		_ = json.NewEncoder(conn).Encode(s.serveOp(ctx, req))
 		return
 	}
