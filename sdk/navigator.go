@@ -96,7 +96,11 @@ const (
 type EventDef struct {
 	// Type is EventTimer, EventMessage, EventSignal or EventConditional.
 	Type string `json:"type"`
-	// Name is the message or signal name ("" for a catch-all).
+	// Name is the message or signal name ("" for a catch-all). A message
+	// with a correlation key (BPMN zeebe:subscription) has its key
+	// evaluated by the navigator into the waiting token's
+	// Attrs["correlations"][event id]: the key as text, or
+	// {"error": why}; without one it correlates by task id.
 	Name string `json:"name,omitempty"`
 	// Timer is the timer definition as written, its kind first:
 	// "timeDuration PT5M", "timeDate 2026-01-02T15:04:05Z", "timeCycle

@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,55 @@ func TestInboxDeliveries(t *testing.T) {
 	}
 	if got := clock.Now(); !got.Equal(t0.Add(2 * time.Second)) {
 		t.Errorf("clock at %s, want the timer's 2 s slept", got)
+	}
+}
+
+// TestCorrelationKey: a message's zeebe:subscription correlationKey is
+// evaluated when the token starts waiting; only a delivery with that key
+// (or none, by task) reaches it, and a key that is not a string or a
+// number leaves the wait unreachable by name, with the reason.
+func TestCorrelationKey(t *testing.T) {
+	ctx := context.Background()
+	prep := prepare(t, "testdata/live/keyed.toml")
+	for _, tt := range []struct {
+		name  string
+		input map[string]any
+		want  string
+	}{
+		{"string", map[string]any{"orderId": "o-42"}, `message "paid" (correlation o-42) at payment`},
+		{"number", map[string]any{"orderId": 42}, `message "paid" (correlation 42) at payment`},
+		{"null", nil, `message "paid" at payment: correlationKey "=input.orderId": gave null, want a string or a number`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openStore(t)
+			r := prep.Runner(run.Config{Store: st, Clock: (&fakeClock{now: t0}).Now})
+			res, err := r.Start(ctx, run.Input{ID: "k1", Input: tt.input})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != store.StatusWaiting || waitsText(res.Waits) != tt.want {
+				t.Fatalf("got %s waits %q, want %q (error %q)", res.Status, waitsText(res.Waits), tt.want, res.Error)
+			}
+			if tt.input == nil {
+				_, err := r.Deliver(ctx, "k1", run.Delivery{Kind: store.WaitMessage, Name: "paid"})
+				if !errors.Is(err, run.ErrNoWaiter) {
+					t.Fatalf("a message to a wait with no key: %v, want ErrNoWaiter", err)
+				}
+				return
+			}
+			key := res.Waits[0].Correlation
+			_, err = r.Deliver(ctx, "k1", run.Delivery{Kind: store.WaitMessage, Name: "paid", Key: key + "x"})
+			if !errors.Is(err, run.ErrNoWaiter) || !strings.Contains(err.Error(), `with correlation key "`+key+`x"`) {
+				t.Fatalf("wrong key: %v, want ErrNoWaiter naming the key", err)
+			}
+			res, err = r.Deliver(ctx, "k1", run.Delivery{Kind: store.WaitMessage, Name: "paid", Key: key, Vars: map[string]any{"amount": 12.5}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, _ := res.Output["after"].(map[string]any)
+			if res.Status != store.StatusCompleted || after["paid"] != 12.5 {
+				t.Fatalf("got %s output %v, want completed with after.paid 12.5 (error %q)", res.Status, res.Output, res.Error)
+			}
+		})
 	}
 }

@@ -101,6 +101,12 @@ func (e *NoWaiterError) Is(target error) bool {
 // timer definitions of a token's events (BPMN timer expressions).
 const attrTimers = "timers"
 
+// attrCorrelations is the token attribute where a navigator puts the
+// evaluated correlation keys of a token's message events (BPMN
+// zeebe:subscription correlationKey); without one, a message correlates
+// by task id.
+const attrCorrelations = "correlations"
+
 // waitKey identifies a wait across recomputations.
 func waitKey(w store.Wait) string {
 	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", w.Kind, w.Token, w.Node, w.Event, w.Attempt)
@@ -197,6 +203,17 @@ func (e *exec) eventWait(t sdk.Token, ev string) store.Wait {
 		w.Kind, w.Name, w.Correlation = store.WaitMessage, def.Name, e.task.ID
 		if w.Name == "" {
 			w.Name = ev
+		}
+		// The navigator's evaluated correlation key (zeebe:subscription),
+		// or why it has none.
+		if m, ok := t.Attrs[attrCorrelations].(map[string]any); ok {
+			switch k := m[ev].(type) {
+			case string:
+				w.Correlation = k
+			case map[string]any:
+				w.Correlation = ""
+				w.Error = fmt.Sprint(k["error"])
+			}
 		}
 	case sdk.EventSignal:
 		w.Kind, w.Name = store.WaitSignal, def.Name
@@ -424,6 +441,8 @@ func (e *exec) match(d Delivery) []store.Wait {
 		switch {
 		case d.Kind == store.WaitMessage && d.Key != "" && (w.Kind != store.WaitMessage || w.Correlation != d.Key):
 			continue
+		case d.Kind == store.WaitMessage && w.Kind == store.WaitMessage && w.Error != "" && (d.Key != "" || w.Event != d.Name):
+			continue // no key to correlate by: only its event id delivers it
 		case d.Kind == store.WaitMessage && (w.Kind == store.WaitMessage && (w.Name == d.Name || w.Event == d.Name) ||
 			w.Kind == store.WaitEvent && w.Event == d.Name ||
 			// A timer that cannot be scheduled fires only when named.

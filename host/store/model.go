@@ -113,6 +113,9 @@ func (w Wait) String() string {
 	case WaitRetry:
 		return fmt.Sprintf("retry %d of %s due %s", w.Attempt, w.Node, w.Due.UTC().Format(time.RFC3339Nano))
 	case WaitMessage:
+		if w.Error != "" {
+			return fmt.Sprintf("message %q at %s: %s", w.Name, w.Event, w.Error)
+		}
 		return fmt.Sprintf("message %q (correlation %s) at %s", w.Name, w.Correlation, w.Event)
 	case WaitSignal:
 		return fmt.Sprintf("signal %q at %s", w.Name, w.Event)

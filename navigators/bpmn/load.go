@@ -21,6 +21,7 @@ type loader struct {
 	m     *model
 
 	messages    map[string]*xelem
+	msgKeys     map[string]*cond // message id -> zeebe:subscription correlationKey
 	signals     map[string]*xelem
 	errs        map[string]*xelem
 	escalations map[string]*xelem
@@ -62,6 +63,7 @@ func load(name string, data []byte) (m *model, err error) {
 	l := &loader{
 		file:         name,
 		messages:     map[string]*xelem{},
+		msgKeys:      map[string]*cond{},
 		signals:      map[string]*xelem{},
 		errs:         map[string]*xelem{},
 		escalations:  map[string]*xelem{},
@@ -302,6 +304,16 @@ func (l *loader) flowNode(x *xelem, c *node) *node {
 		n.step = true
 	case x.local == "receiveTask":
 		n.k = kReceiveTask
+		if ref := x.attr("messageRef"); ref != "" {
+			if decl, ok := l.messages[ref]; !ok {
+				l.problem(x.line, elemOf(x), "messageRef %q names no <message>", ref)
+			} else {
+				n.hasRef, n.key, n.msgRef = true, ref, ref
+				if v := decl.attr("name"); v != "" {
+					n.key = v
+				}
+			}
+		}
 	case x.local == "subProcess":
 		n.k = kSubProcess
 		if x.attr("triggeredByEvent") == "true" {
@@ -492,6 +504,9 @@ func (l *loader) eventDef(d *xelem, n *node) {
 		}
 		n.hasRef = true
 		n.key = ref
+		if what == "message" {
+			n.msgRef = ref
+		}
 		if v := decl.attr(codeAttr); v != "" {
 			n.key = v
 		}
@@ -1146,6 +1161,12 @@ func (l *loader) nodeTriggers(n *node) {
 	if n.k == kCatch && n.ev == evTimer {
 		addTimer(n, n)
 	}
+	for _, b := range n.boundaries {
+		l.addCorrelation(n, b)
+	}
+	if n.k == kCatch || n.k == kReceiveTask {
+		l.addCorrelation(n, n)
+	}
 	n.waitTriggers = slices.Clip(append(own, bs...))
 	n.hostTriggers = slices.Clip(bs)
 	if n.k == kEventGateway {
@@ -1155,8 +1176,29 @@ func (l *loader) nodeTriggers(n *node) {
 			if t.ev == evTimer {
 				addTimer(n, t)
 			}
+			l.addCorrelation(n, t)
 		}
 	}
+}
+
+// addCorrelation notes that a token resting at n subscribes to message
+// event ev whose message has a correlation key: the key is evaluated for
+// the host when the token starts waiting.
+func (l *loader) addCorrelation(n, ev *node) {
+	if ev.msgRef == "" || (ev.ev != evMessage && ev.k != kReceiveTask) {
+		return
+	}
+	c := l.msgKeys[ev.msgRef]
+	if c == nil {
+		return
+	}
+	ev.corrKey = c
+	for _, e := range n.corrEvents {
+		if e == ev {
+			return
+		}
+	}
+	n.corrEvents = append(n.corrEvents, ev)
 }
 
 func addTimer(n, ev *node) {
@@ -1183,6 +1225,7 @@ func (l *loader) containerTriggers(c *node) {
 				if s.ev == evTimer {
 					addTimer(c, s)
 				}
+				l.addCorrelation(c, s)
 			}
 		}
 	}
