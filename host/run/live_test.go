@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,64 @@ func TestCorrelationKey(t *testing.T) {
 			after, _ := res.Output["after"].(map[string]any)
 			if res.Status != store.StatusCompleted || after["paid"] != 12.5 {
 				t.Fatalf("got %s output %v, want completed with after.paid 12.5 (error %q)", res.Status, res.Output, res.Error)
+			}
+		})
+	}
+}
+
+// TestTimerCycle: a non-interrupting cycle timer on a waiting step fires
+// once per interval, durably (each resume, in a fresh runner, counts from
+// the recorded due time, not from now): R3 three times, R forever; the
+// FEEL cycle() function writes the cycle.
+func TestTimerCycle(t *testing.T) {
+	ctx := context.Background()
+	prep := prepare(t, "testdata/live/cycle.toml")
+	for _, tt := range []struct {
+		name  string
+		input map[string]any
+		fires  int // how often it fires before it stops (0: never stops)
+		nudges int // the nudge steps run in all
+	}{
+		{"R3", map[string]any{"reps": 3}, 3, 3},
+		{"R", nil, 0, 6}, // the sixth is due by the time of the answer
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openStore(t)
+			clock := &fakeClock{now: t0}
+			res, err := prep.Runner(run.Config{Store: st, Clock: clock.Now}).Start(ctx, run.Input{ID: "c1", Input: tt.input})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "answer at ask: ok? — resume with --set answer=…; timer remind at ask due 2026-01-01T09:10:00Z"
+			if waitsText(res.Waits) != want {
+				t.Fatalf("start: waits %q, want %q (error %q)", waitsText(res.Waits), want, res.Error)
+			}
+			// Resumed 5 min after each due time: the next is still due
+			// 10 min after the recorded one.
+			clock.Advance(15 * time.Minute)
+			for i := 1; i <= 5; i++ {
+				if res, err = prep.Runner(run.Config{Store: st, Clock: clock.Now}).Resume(ctx, "c1", nil); err != nil {
+					t.Fatal(err)
+				}
+				want := "answer at ask: ok? — resume with --set answer=…"
+				if tt.fires == 0 || i < tt.fires {
+					want += "; timer remind at ask due " + t0.Add(time.Duration(i+1)*10*time.Minute).Format(time.RFC3339) + fmt.Sprintf(" (fired %d)", i)
+				}
+				if waitsText(res.Waits) != want {
+					t.Fatalf("resume %d: waits %q, want %q (error %q)", i, waitsText(res.Waits), want, res.Error)
+				}
+				clock.Advance(10 * time.Minute)
+			}
+			res, err = prep.Runner(run.Config{Store: st, Clock: clock.Now}).Resume(ctx, "c1", map[string]any{"answer": "yes"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree, err := st.Tree(ctx, "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := countSteps(tree.Executions[0].Execution.Trace, "nudge"); res.Status != store.StatusCompleted || n != tt.nudges {
+				t.Fatalf("got %s with %d nudges, want completed with %d (error %q)", res.Status, n, tt.nudges, res.Error)
 			}
 		})
 	}

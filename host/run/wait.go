@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -302,9 +303,57 @@ func timerDue(def string, now time.Time) (time.Time, error) {
 				return start.Add(n * d.Duration()), nil
 			}
 		}
-		return after(parts[len(parts)-1])
+		return after(parts[1]) // R/interval or R/interval/end
 	}
 	return time.Time{}, fmt.Errorf("timer %q: want timeDuration, timeDate or timeCycle", def)
+}
+
+// cycleNext is when a cycle timer (def "timeCycle R3/PT10M") that fell
+// due at due and has fired fires times fires next: one interval later,
+// while repetitions are left (R alone repeats forever) and before the
+// cycle's end (R3/PT10M/2026-…). ok is false when it fires no more, or
+// def is not a cycle.
+func cycleNext(def string, due time.Time, fires int) (time.Time, bool) {
+	kind, v, _ := strings.Cut(strings.TrimSpace(def), " ")
+	parts := strings.Split(strings.TrimSpace(v), "/")
+	if kind != "timeCycle" || len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "R") {
+		return time.Time{}, false
+	}
+	if n := parts[0][1:]; n != "" {
+		reps, err := strconv.Atoi(n)
+		if err != nil || fires >= reps {
+			return time.Time{}, false
+		}
+	}
+	interval := parts[len(parts)-1]
+	var end time.Time
+	if len(parts) == 3 && strings.HasPrefix(parts[1], "P") { // R/interval/end
+		interval = parts[1]
+		e, err := timerDue("timeDate "+parts[2], due)
+		if err != nil {
+			return time.Time{}, false
+		}
+		end = e
+	}
+	x, err := feelAfter.EvalAt(map[string]any{"v": interval}, due)
+	if err != nil {
+		return time.Time{}, false
+	}
+	dt, ok := x.(feel.DateTime)
+	if !ok || !dt.Time().After(due) || !end.IsZero() && dt.Time().After(end) {
+		return time.Time{}, false
+	}
+	return dt.Time(), true
+}
+
+// token finds the run's token id.
+func (e *exec) token(id string) (sdk.Token, bool) {
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return sdk.Token{}, false
 }
 
 // replaying reports whether the run serves answers from recordings.
@@ -384,10 +433,22 @@ func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) erro
 		return err
 	}
 	// A token that still waits for the event (a non-interrupting boundary
-	// event) keeps it as fired: it does not fire again.
+	// event) keeps it as fired: it does not fire again — but a cycle timer
+	// waits for its next repetition, due one interval after this one.
 	for i := range e.st.Events {
-		if waitKey(e.st.Events[i]) == waitKey(w) {
-			e.st.Events[i].Fired = true
+		cur := &e.st.Events[i]
+		if waitKey(*cur) != waitKey(w) {
+			continue
+		}
+		cur.Fires++
+		next, ok := time.Time{}, false
+		if t, found := e.token(cur.Token); found && cur.Kind == store.WaitTimer {
+			next, ok = cycleNext(e.timerDef(t, cur.Event), cur.Due, cur.Fires)
+		}
+		if ok {
+			cur.Due = next
+		} else {
+			cur.Fired = true
 		}
 	}
 	e.syncWaits()

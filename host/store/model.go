@@ -98,6 +98,9 @@ type Wait struct {
 	// Fired marks a non-interrupting event that fired while its token
 	// stays: it does not fire again.
 	Fired bool `json:"fired,omitempty"`
+	// Fires counts how often a cycle timer (timeCycle R3/PT10M) has
+	// fired; Due is then its next repetition.
+	Fires int `json:"fires,omitempty"`
 }
 
 // String says what w waits for, in one line.
@@ -108,6 +111,9 @@ func (w Wait) String() string {
 	case WaitTimer:
 		if w.Error != "" {
 			return fmt.Sprintf("timer %s at %s: %s", w.Event, w.Node, w.Error)
+		}
+		if w.Fires > 0 {
+			return fmt.Sprintf("timer %s at %s due %s (fired %d)", w.Event, w.Node, w.Due.UTC().Format(time.RFC3339Nano), w.Fires)
 		}
 		return fmt.Sprintf("timer %s at %s due %s", w.Event, w.Node, w.Due.UTC().Format(time.RFC3339Nano))
 	case WaitRetry:

@@ -615,8 +615,11 @@ func checkTimer(kind, v string) (*cond, error) {
 			return nil, fmt.Errorf("not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)")
 		}
 	case "timeCycle":
-		if !isCycle(v) && !cronExpr.MatchString(v) {
-			return nil, fmt.Errorf("not an ISO 8601 repetition (like R3/PT10M) or a cron expression")
+		if cronExpr.MatchString(v) {
+			return nil, fmt.Errorf("cron cycles are not supported; write an ISO 8601 repetition (like R/P1D, R3/PT10M or R/2026-01-05T09:00:00Z/P1D)")
+		}
+		if !isCycle(v) {
+			return nil, fmt.Errorf("not an ISO 8601 repetition (like R3/PT10M)")
 		}
 	}
 	return nil, nil
