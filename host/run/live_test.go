@@ -144,8 +144,8 @@ func TestTimerCycle(t *testing.T) {
 	ctx := context.Background()
 	prep := prepare(t, "testdata/live/cycle.toml")
 	for _, tt := range []struct {
-		name  string
-		input map[string]any
+		name   string
+		input  map[string]any
 		fires  int // how often it fires before it stops (0: never stops)
 		nudges int // the nudge steps run in all
 	}{
