@@ -135,6 +135,9 @@ type Input struct {
 	Input     map[string]any
 	Truth     json.RawMessage
 	Tags      []string
+	// Start names the start event to begin at (a message start event);
+	// "" is the routine's default start.
+	Start string
 }
 
 // Result is how a run (or a resumed run) ended.
@@ -195,7 +198,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	}
 	ref := r.ref
 	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
-		Status: store.StatusRunning, Created: s.Now(), Strategy: ref}
+		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start}
 	execID := in.Execution
 	if execID == "" {
 		execID = s.NewID()
@@ -213,7 +216,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	// The navigator keeps no run state, so it is asked before anything is
 	// written: the task, its execution and the first checkpoint are then
 	// one write, and a crash leaves no task or a resumable one.
-	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.navState()})
+	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.navState(), Trigger: in.Start})
 	if startErr != nil {
 		startErr = fmt.Errorf("start: %w", startErr)
 	} else {

@@ -55,6 +55,9 @@ type Task struct {
 	Status   Status          `json:"status"`
 	Created  time.Time       `json:"created"`
 	Strategy StrategyRef     `json:"strategy,omitzero"`
+	// Start is the start event the run began at when not the routine's
+	// default one (a BPMN message start event: `sextant run --message`).
+	Start string `json:"start,omitempty"`
 	// Waits lists what a waiting task waits for (empty in any other
 	// status), so that listing tasks and broadcasting a signal need not
 	// decode checkpoints.
