@@ -108,6 +108,12 @@ type EventDef struct {
 	// navigator into the waiting token's Attrs["timers"][event id], in the
 	// same form.
 	Timer string `json:"timer,omitempty"`
+	// Condition is a conditional event's condition (FEEL, without Zeebe's
+	// "=" prefix): the
+	// host evaluates it over the run's variables whenever they may have
+	// changed and fires the event when it holds. The event can also be
+	// fired by naming it (`sextant send TASK --message EVENT_ID`).
+	Condition string `json:"condition,omitempty"`
 	// Interrupting is set on a boundary event that cancels the activity it
 	// is attached to: the host cancels the running step when it fires.
 	Interrupting bool `json:"interrupting,omitempty"`

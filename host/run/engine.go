@@ -18,6 +18,7 @@ import (
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -69,6 +70,8 @@ type Runner struct {
 	unpriced sync.Map // models already warned about
 	// decisions checks every navigator decision before it is applied.
 	decisions decisions
+	// conditions are the conditional events' conditions, parsed once.
+	conditions map[string]*feel.Expr
 }
 
 // Compiled caches parsed templates and compiled expressions. Runners of the
@@ -116,6 +119,18 @@ func NewRunner(cfg Config) *Runner {
 		decisions: newDecisions(cfg.Pipeline.Routine.Navigator, cfg.Routine)}
 	if r.compiled == nil {
 		r.compiled = &Compiled{}
+	}
+	for _, n := range cfg.Routine.Nodes {
+		if d := n.Event; d != nil && d.Type == sdk.EventConditional && d.Condition != "" {
+			if x, err := feel.Parse(d.Condition); err == nil {
+				if r.conditions == nil {
+					r.conditions = map[string]*feel.Expr{}
+				}
+				r.conditions[n.ID] = x
+			} else {
+				cfg.Logger.Warn("conditional event's condition does not parse; it fires only when named", "event", n.ID, "err", err)
+			}
+		}
 	}
 	if cfg.Strategy != nil {
 		r.ref = store.StrategyRef{Name: cfg.Strategy.Metadata.Name, Version: cfg.Strategy.Metadata.Version, Hash: cfg.Strategy.Hash()}

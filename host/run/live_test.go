@@ -193,3 +193,33 @@ func TestTimerCycle(t *testing.T) {
 		})
 	}
 }
+
+// TestConditionalEvent: a conditional catch event fires when its FEEL
+// condition holds, evaluated as the variables change (here once the
+// parallel step has run); while it does not hold, the run waits for it.
+func TestConditionalEvent(t *testing.T) {
+	ctx := context.Background()
+	prep := prepare(t, "testdata/live/conditional.toml")
+	for _, tt := range []struct {
+		name string
+		goOn bool
+		want store.Status
+	}{
+		{"holds once the step ran", true, store.StatusCompleted},
+		{"never holds", false, store.StatusWaiting},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openStore(t)
+			res, err := prep.Runner(run.Config{Store: st, Clock: (&fakeClock{now: t0}).Now}).Start(ctx, run.Input{ID: "c1", Input: map[string]any{"go": tt.goOn}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tt.want {
+				t.Fatalf("got %s waits %q, want %s (error %q)", res.Status, waitsText(res.Waits), tt.want, res.Error)
+			}
+			if tt.want == store.StatusWaiting && waitsText(res.Waits) != "event ready at ready" {
+				t.Fatalf("waits %q, want the conditional event", waitsText(res.Waits))
+			}
+		})
+	}
+}

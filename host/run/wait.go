@@ -398,8 +398,30 @@ func (e *exec) fireDue(ctx context.Context) (bool, error) {
 		if w.Kind == store.WaitTimer && !w.Due.IsZero() && w.Error == "" && !w.Due.After(now) {
 			return true, e.fire(ctx, w, nil)
 		}
+		if w.Kind == store.WaitEvent && e.holds(w.Event, now) {
+			return true, e.fire(ctx, w, nil)
+		}
 	}
 	return false, nil
+}
+
+// holds evaluates the condition of conditional event ev over the run's
+// variables (by name, and as input, vars and strategy, as BPMN conditions
+// see them). It runs whenever the variables may have changed: on the
+// token's arrival and after every step and delivery.
+func (e *exec) holds(ev string, now time.Time) bool {
+	x := e.r.conditions[ev]
+	if x == nil {
+		return false
+	}
+	env := e.st.Nav.Env
+	scope := make(map[string]any, len(env.Vars)+3)
+	for k, v := range env.Vars {
+		scope[k] = v
+	}
+	scope["input"], scope["vars"], scope["strategy"] = orEmpty(env.Input), orEmpty(env.Vars), orEmpty(env.Strategy)
+	v, err := x.EvalAt(scope, now)
+	return err == nil && v == true
 }
 
 // eventStep is the recording name of the events fired at event node ev.

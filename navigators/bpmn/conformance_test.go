@@ -211,11 +211,23 @@ func TestCorpusFiles(t *testing.T) {
 // has and Zeebe, like this navigator, refuses.
 var emptyTimer = regexp.MustCompile(`<((?:\w+:)?)timerEventDefinition(\s[^>]*?)?\s*(/>|>\s*</(?:\w+:)?timerEventDefinition>)`)
 
+// emptyCondition and emptyConditional match a conditional event with no
+// condition, which the corpus also has.
+var (
+	emptyCondition   = regexp.MustCompile(`<((?:\w+:)?)condition(\s[^>]*?)?\s*/>`)
+	emptyConditional = regexp.MustCompile(`<((?:\w+:)?)conditionalEventDefinition(\s[^>]*?)?\s*/>`)
+)
+
 // fillTimers gives the empty timers of a corpus diagram the values PT1H,
 // PT2H, … in document order (distinct, so that moving the clock to one
 // fires no other), so that the gateway and token semantics those diagrams
 // test stay tested.
+//
+// Empty conditional events get the condition =false: they then fire only
+// when named, as the corpus's scenarios trigger them.
 func fillTimers(src []byte) []byte {
+	src = emptyCondition.ReplaceAll(src, []byte(`<${1}condition${2}>=false</${1}condition>`))
+	src = emptyConditional.ReplaceAll(src, []byte(`<${1}conditionalEventDefinition${2}><${1}condition>=false</${1}condition></${1}conditionalEventDefinition>`))
 	n := 0
 	return emptyTimer.ReplaceAllFunc(src, func(m []byte) []byte {
 		n++

@@ -572,8 +572,13 @@ func (l *loader) eventDef(d *xelem, n *node) {
 			if _, err := compileCond(c.text); err != nil {
 				l.problem(c.line, n.elem(), "condition %q: %v", strings.TrimSpace(c.text), err)
 			} else {
+				// The host evaluates it: give it plain FEEL (no "=", JUEL translated).
+				n.condition, _ = feelText(strings.TrimSpace(c.text))
 				l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: c.line, What: "condition", Text: strings.TrimSpace(c.text)})
 			}
+		} else {
+			// Zeebe refuses it at deploy: it could never become true.
+			l.problem(d.line, n.elem(), "conditionalEventDefinition has no condition")
 		}
 	}
 }
@@ -1340,7 +1345,7 @@ func (n *node) eventDef() *sdk.EventDef {
 	case n.ev == evSignal:
 		d = &sdk.EventDef{Type: sdk.EventSignal, Name: n.key}
 	case n.ev == evConditional:
-		d = &sdk.EventDef{Type: sdk.EventConditional}
+		d = &sdk.EventDef{Type: sdk.EventConditional, Condition: n.condition}
 	default:
 		return nil
 	}

@@ -75,6 +75,7 @@ type node struct {
 	timerExpr *cond  // the timer value is an expression
 	msgRef    string // the message's id (messageRef)
 	corrKey   *cond  // the message's zeebe:subscription correlationKey
+	condition string // a conditional event's condition, for the host
 	badDef    bool   // an unsupported event definition was reported
 
 	parent *node // enclosing container
