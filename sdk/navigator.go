@@ -1,6 +1,9 @@
 package sdk
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Navigator walks a routine (a BPMN diagram, a DAG, a chain). It keeps no
 // run state and is deterministic: the host owns the token state, passes it
@@ -99,7 +102,11 @@ const (
 type EventDef struct {
 	// Type is EventTimer, EventMessage, EventSignal or EventConditional.
 	Type string `json:"type"`
-	// Name is the message or signal name ("" for a catch-all).
+	// Name is the message or signal name ("" for a catch-all). A message
+	// with a correlation key (BPMN zeebe:subscription) has its key
+	// evaluated by the navigator into the waiting token's
+	// Attrs["correlations"][event id]: the key as text, or
+	// {"error": why}; without one it correlates by task id.
 	Name string `json:"name,omitempty"`
 	// Timer is the timer definition as written, its kind first:
 	// "timeDuration PT5M", "timeDate 2026-01-02T15:04:05Z", "timeCycle
@@ -107,6 +114,12 @@ type EventDef struct {
 	// navigator into the waiting token's Attrs["timers"][event id], in the
 	// same form.
 	Timer string `json:"timer,omitempty"`
+	// Condition is a conditional event's condition (FEEL, without Zeebe's
+	// "=" prefix): the
+	// host evaluates it over the run's variables whenever they may have
+	// changed and fires the event when it holds. The event can also be
+	// fired by naming it (`sextant send TASK --message EVENT_ID`).
+	Condition string `json:"condition,omitempty"`
 	// Interrupting is set on a boundary event that cancels the activity it
 	// is attached to: the host cancels the running step when it fires.
 	Interrupting bool `json:"interrupting,omitempty"`
@@ -117,6 +130,10 @@ type Env struct {
 	Input    map[string]any `json:"input,omitempty"`
 	Vars     map[string]any `json:"vars,omitempty"`
 	Strategy map[string]any `json:"strategy,omitempty"`
+	// Now is the run's clock at the call (the recorded clock in replay):
+	// what FEEL's today() and now() read, so that a navigator stays
+	// deterministic. Zero means the navigator may read the wall clock.
+	Now time.Time `json:"now,omitzero"`
 }
 
 // TokenStatus says what a token is doing.

@@ -14,10 +14,11 @@ import (
 
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 func (a *app) runCommand() *cobra.Command {
-	var inputFile, truthFile, taskID string
+	var inputFile, truthFile, taskID, message string
 	var sets, tags []string
 	var asJSON, wait bool
 	var sf storeFlags
@@ -34,9 +35,14 @@ newest version the online adapter recorded, and once it completes with a
 helpful or harmful, its curator's delta ([evolve] delta) is applied, and the
 result is recorded as the next strategy version (printed on stderr).
 
-With --wait, a run waiting only for timers or retry delays sleeps until the
-next is due and goes on, until it ends or waits for a person, a message or
-a signal (delivered by another command: resume, send, signal).
+With --wait, the run stays in the foreground until it ends or waits for a
+person: it sleeps until its timers and retry delays are due, and takes the
+messages and signals that sextant send and sextant signal, run meanwhile,
+hand to it (this process holds the store, so it delivers them).
+
+With --message NAME, the run starts at the routine's message start event
+for that message, as a published message starts a Zeebe process instance;
+the input (--input, --set) is the message's variables.
 
 Exit status: 0 completed, 1 failed, 2 invalid pipeline or input, 3 waiting for a
 person (continue with sextant resume TASK --set answer=…), a timer or retry
@@ -60,6 +66,10 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 				return err
 			}
 			defer prep.Close(context.WithoutCancel(ctx))
+			start, err := messageStart(prep.Routine, message)
+			if err != nil {
+				return err
+			}
 			loc, err := sf.locate(prep.Pipeline)
 			if err != nil {
 				return err
@@ -75,7 +85,18 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			}
 			cfg := run.Config{Store: s, Logger: a.logger, Clock: clk.Now}
 			if wait {
+				// The run waits here for its timers, and for messages and
+				// signals that send and signal hand to this process.
 				cfg.Sleep = clk.Sleep
+				if taskID == "" {
+					taskID = s.NewID()
+				}
+				inbox, ended := make(chan run.Inbound), make(chan struct{})
+				cfg.Inbox = inbox
+				h := &holder{a: a, s: s, clk: clk, own: taskID, pipeline: prep.Pipeline.Name, inbox: inbox, ended: ended}
+				s.Handle(deliverOp, h.serve)
+				defer func() { s.Handle(deliverOp, nil) }()
+				defer close(ended)
 			}
 			online := prep.Pipeline.Evolve.Online
 			base := prep.Strategy
@@ -84,7 +105,7 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 					return err
 				}
 			}
-			res, err := prep.Runner(cfg).Start(ctx, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags})
+			res, err := prep.Runner(cfg).Start(ctx, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags, Start: start})
 			if err != nil {
 				return err
 			}
@@ -101,8 +122,9 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 	c.Flags().StringArrayVar(&tags, "tag", nil, "tag the task (repeatable)")
 	c.Flags().StringVar(&truthFile, "truth", "", `ground truth for scoring: inline JSON (starting with {, [ or ") or a JSON file`)
 	c.Flags().StringVar(&taskID, "id", "", "task id (default: generated)")
+	c.Flags().StringVar(&message, "message", "", "start at the message start event of this message (BPMN); the input is the message's variables")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
-	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers and retry delays until the run ends or waits for a person, message or signal")
+	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers, retry delays, messages and signals until the run ends or waits for a person")
 	sf.add(c, false)
 	return c
 }
@@ -324,4 +346,28 @@ func (a *app) report(res *run.Result, asJSON bool, loc storeLoc) error {
 		return withCode(ExitWaiting, errSilent)
 	}
 	return nil
+}
+
+// messageStart finds the start event of routine r that message starts
+// (its message name, or its id); "" for no message.
+func messageStart(r *sdk.Routine, message string) (string, error) {
+	if message == "" {
+		return "", nil
+	}
+	var names []string
+	for _, id := range r.Starts {
+		for _, n := range r.Nodes {
+			if n.ID != id || n.Event == nil || n.Event.Type != sdk.EventMessage {
+				continue
+			}
+			if n.Event.Name == message || n.ID == message {
+				return n.ID, nil
+			}
+			names = append(names, fmt.Sprintf("%q", n.Event.Name))
+		}
+	}
+	if len(names) == 0 {
+		return "", withInvalid(fmt.Errorf("--message %q: the routine has no message start event", message))
+	}
+	return "", withInvalid(fmt.Errorf("--message %q: no message start event for it (the routine starts on %s)", message, strings.Join(names, ", ")))
 }

@@ -77,7 +77,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
-		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"copyrepo": copyRepo, "settask": setTask},
+		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"copyrepo": copyRepo, "settask": setTask, "waittask": waitTask},
 		RequireExplicitExec: true,
 	}
 }

@@ -544,7 +544,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		Strategy: st, Providers: providers, Journal: j, Prices: w.prep.Prices, Logger: w.cfg.Logger,
 		Clock:  func() time.Time { return clock },
 		Answer: j.answer, Compiled: w.compiledFor(st)})
-	rr, err := r.Start(ctx, run.Input{ID: task.ID, Input: input, Truth: task.Truth, Tags: task.Tags})
+	rr, err := r.Start(ctx, run.Input{ID: task.ID, Input: input, Truth: task.Truth, Tags: task.Tags, Start: task.Start})
 	if err != nil {
 		return res, fmt.Errorf("replay task %s: %w", task.ID, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -46,6 +47,11 @@ type Config struct {
 	// sleep until the next is due and go on (`sextant run --wait`) instead
 	// of returning waiting. The run is checkpointed waiting first.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Inbox, with Sleep, brings messages and signals from other processes
+	// to this run (`sextant run --wait` serves `send` and `signal` on the
+	// store's socket): a run waiting for them waits here too instead of
+	// returning waiting, and takes each delivery between steps.
+	Inbox <-chan Inbound
 	// Answer, when set, supplies recorded answers to human steps and
 	// confirmations (replay): the n-th answer given at node in task.
 	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
@@ -64,6 +70,8 @@ type Runner struct {
 	unpriced sync.Map // models already warned about
 	// decisions checks every navigator decision before it is applied.
 	decisions decisions
+	// conditions are the conditional events' conditions, parsed once.
+	conditions map[string]*feel.Expr
 }
 
 // Compiled caches parsed templates and compiled expressions. Runners of the
@@ -128,6 +136,18 @@ func NewRunner(cfg Config) *Runner {
 	if r.compiled == nil {
 		r.compiled = &Compiled{}
 	}
+	for _, n := range cfg.Routine.Nodes {
+		if d := n.Event; d != nil && d.Type == sdk.EventConditional && d.Condition != "" {
+			if x, err := feel.Parse(d.Condition); err == nil {
+				if r.conditions == nil {
+					r.conditions = map[string]*feel.Expr{}
+				}
+				r.conditions[n.ID] = x
+			} else {
+				cfg.Logger.Warn("conditional event's condition does not parse; it fires only when named", "event", n.ID, "err", err)
+			}
+		}
+	}
 	if cfg.Strategy != nil {
 		r.ref = store.StrategyRef{Name: cfg.Strategy.Metadata.Name, Version: cfg.Strategy.Metadata.Version, Hash: cfg.Strategy.Hash()}
 	}
@@ -146,6 +166,9 @@ type Input struct {
 	Input     map[string]any
 	Truth     json.RawMessage
 	Tags      []string
+	// Start names the start event to begin at (a message start event);
+	// "" is the routine's default start.
+	Start string
 }
 
 // Result is how a run (or a resumed run) ended.
@@ -206,7 +229,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	}
 	ref := r.ref
 	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
-		Status: store.StatusRunning, Created: s.Now(), Strategy: ref}
+		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start}
 	execID := in.Execution
 	if execID == "" {
 		execID = s.NewID()
@@ -224,7 +247,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	// The navigator keeps no run state, so it is asked before anything is
 	// written: the task, its execution and the first checkpoint are then
 	// one write, and a crash leaves no task or a resumable one.
-	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.st.Nav})
+	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.navState(), Trigger: in.Start})
 	if startErr != nil {
 		startErr = fmt.Errorf("start: %w", startErr)
 	} else {
@@ -314,7 +337,7 @@ func (r *Runner) Deliver(ctx context.Context, taskID string, d Delivery) (*Resul
 	}
 	e.syncWaits()
 	if len(e.match(d)) == 0 {
-		return nil, &NoWaiterError{Task: taskID, Kind: d.Kind, Name: d.Name, Waits: e.waits()}
+		return nil, &NoWaiterError{Task: taskID, Kind: d.Kind, Name: d.Name, Key: d.Key, Waits: e.waits()}
 	}
 	e.delivery = &d
 	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
@@ -439,6 +462,12 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		if d := e.delivery; d != nil {
 			e.delivery = nil
 			if _, err := e.deliver(ctx, *d); err != nil {
+				return finish(err)
+			}
+			continue
+		}
+		if in, ok := e.poll(); ok {
+			if err := e.accept(ctx, in); err != nil {
 				return finish(err)
 			}
 			continue
@@ -622,7 +651,7 @@ func (e *exec) handOver(ctx context.Context) error {
 			return err
 		}
 		res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
-		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: id, Outcome: res.Outcome})
+		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: id, Outcome: res.Outcome})
 		delete(e.st.Done, id)
 		if err != nil {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
@@ -764,7 +793,7 @@ func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
 				flows = append(flows, f.ID)
 			}
 		}
-		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.st.Nav, Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
+		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
 		if err != nil {
 			return fmt.Errorf("navigator at %q: %w", choice.Node, err)
 		}
@@ -908,32 +937,83 @@ func (e *exec) setWaiting(ctx context.Context) error {
 }
 
 // sleep, for a run that may sleep (Config.Sleep) and waits only for
-// timers and retries, checkpoints it waiting and sleeps until the next is
-// due. It reports whether it slept.
+// timers and retries — or also for messages and signals when it has an
+// Inbox — checkpoints it waiting and sleeps until the next is due or a
+// delivery comes. It reports whether it slept.
 func (e *exec) sleep(ctx context.Context) (bool, error) {
 	if e.r.cfg.Sleep == nil || len(e.st.Waiting) > 0 || e.replaying() {
 		return false, nil
 	}
-	for _, w := range e.st.Events {
-		if !w.Fired && w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
-			return false, nil
+	inbox := e.r.cfg.Inbox
+	if inbox == nil {
+		for _, w := range e.st.Events {
+			if !w.Fired && w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
+				return false, nil
+			}
 		}
 	}
 	next := e.nextDue()
-	if next.IsZero() {
+	if next.IsZero() && inbox == nil {
 		return false, nil
 	}
 	if _, err := e.wait(ctx); err != nil {
 		return false, err
 	}
 	failpoint.Hit(failpoint.WaitSleep)
-	if err := e.r.cfg.Sleep(ctx, next.Sub(e.r.cfg.Clock())); err != nil {
-		return false, err
+	for {
+		in, err := e.sleepUntil(ctx, next)
+		if err != nil {
+			return false, err
+		}
+		if in != nil {
+			e.syncWaits()
+			if len(e.match(in.Delivery)) == 0 {
+				in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Key: in.Delivery.Key, Waits: e.waits()}
+				continue // still waiting, for the same things
+			}
+		}
+		if err := e.setStatus(ctx, store.StatusRunning, ""); err != nil {
+			if in != nil {
+				in.Done <- err
+			}
+			return false, err
+		}
+		if in != nil {
+			if err := e.accept(ctx, *in); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
 	}
-	if err := e.setStatus(ctx, store.StatusRunning, ""); err != nil {
-		return false, err
+}
+
+// sleepUntil sleeps until next (never, when zero) or until a delivery
+// comes in the inbox, which it returns.
+func (e *exec) sleepUntil(ctx context.Context, next time.Time) (*Inbound, error) {
+	inbox := e.r.cfg.Inbox
+	if next.IsZero() {
+		select {
+		case in := <-inbox:
+			return &in, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	return true, nil
+	if inbox == nil {
+		return nil, e.r.cfg.Sleep(ctx, next.Sub(e.r.cfg.Clock()))
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.r.cfg.Sleep(sctx, next.Sub(e.r.cfg.Clock())) }()
+	select {
+	case err := <-done:
+		return nil, err
+	case in := <-inbox:
+		cancel()
+		<-done
+		return &in, nil
+	}
 }
 
 func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error {
@@ -1015,4 +1095,13 @@ func TraceOf(spans []store.Span) []string {
 		}
 	}
 	return out
+}
+
+// navState is the state a navigator call sees: the run's, with the run's
+// clock (the recorded one in replay) as Env.Now, so that FEEL's today()
+// and now() are deterministic. The clock is not part of the checkpoint.
+func (e *exec) navState() sdk.State {
+	st := e.st.Nav
+	st.Env.Now = e.r.cfg.Clock()
+	return st
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,13 +24,52 @@ import (
 // Delivery is a message or signal given to a waiting task.
 type Delivery struct {
 	// Kind is store.WaitMessage or store.WaitSignal.
-	Kind string
+	Kind string `json:"kind"`
 	// Name is the message or signal name (a message may also name the
 	// event node it is for).
-	Name string
+	Name string `json:"name"`
 	// Vars are the event's variables, set in the run's vars before the
 	// navigator sees the event.
-	Vars map[string]any
+	Vars map[string]any `json:"vars,omitempty"`
+	// Key, when set, is the message's correlation key: only a
+	// subscription with that key receives it.
+	Key string `json:"key,omitempty"`
+}
+
+// Inbound is a delivery from another process to a run that waits in the
+// foreground (Config.Inbox).
+type Inbound struct {
+	Delivery Delivery
+	// Done receives the outcome once the run took the delivery: nil when
+	// delivered, a *NoWaiterError when the run does not wait for it, or
+	// the error that ended the run. It must have room for one value.
+	Done chan<- error
+}
+
+// poll takes a delivery from the inbox if one is there.
+func (e *exec) poll() (Inbound, bool) {
+	if e.r.cfg.Inbox == nil || e.replaying() {
+		return Inbound{}, false
+	}
+	select {
+	case in := <-e.r.cfg.Inbox:
+		return in, true
+	default:
+		return Inbound{}, false
+	}
+}
+
+// accept delivers an inbound delivery and tells its sender how it went;
+// the error is one that ends the run.
+func (e *exec) accept(ctx context.Context, in Inbound) error {
+	e.syncWaits()
+	if len(e.match(in.Delivery)) == 0 {
+		in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Key: in.Delivery.Key, Waits: e.waits()}
+		return nil
+	}
+	_, err := e.deliver(ctx, in.Delivery)
+	in.Done <- err
+	return err
 }
 
 // ErrNoWaiter marks a delivery that nothing in the task waits for (the
@@ -39,14 +79,18 @@ var ErrNoWaiter = errors.New("nothing waits for the event")
 // NoWaiterError is a delivery the task does not wait for.
 type NoWaiterError struct {
 	Task string
-	// Kind and Name are the delivery's.
-	Kind, Name string
+	// Kind, Name and Key are the delivery's.
+	Kind, Name, Key string
 	// Waits is what the task waits for instead.
 	Waits []store.Wait
 }
 
 func (e *NoWaiterError) Error() string {
-	return fmt.Sprintf("task %s does not wait for %s %q; it waits for: %s", e.Task, e.Kind, e.Name, describeWaits(e.Waits))
+	what := fmt.Sprintf("%s %q", e.Kind, e.Name)
+	if e.Key != "" {
+		what += fmt.Sprintf(" with correlation key %q", e.Key)
+	}
+	return fmt.Sprintf("task %s does not wait for %s; it waits for: %s", e.Task, what, describeWaits(e.Waits))
 }
 
 // Is makes the error ErrNoWaiter and sdk.ErrInvalid.
@@ -57,6 +101,12 @@ func (e *NoWaiterError) Is(target error) bool {
 // attrTimers is the token attribute where a navigator puts the evaluated
 // timer definitions of a token's events (BPMN timer expressions).
 const attrTimers = "timers"
+
+// attrCorrelations is the token attribute where a navigator puts the
+// evaluated correlation keys of a token's message events (BPMN
+// zeebe:subscription correlationKey); without one, a message correlates
+// by task id.
+const attrCorrelations = "correlations"
 
 // waitKey identifies a wait across recomputations.
 func waitKey(w store.Wait) string {
@@ -155,6 +205,17 @@ func (e *exec) eventWait(t sdk.Token, ev string) store.Wait {
 		if w.Name == "" {
 			w.Name = ev
 		}
+		// The navigator's evaluated correlation key (zeebe:subscription),
+		// or why it has none.
+		if m, ok := t.Attrs[attrCorrelations].(map[string]any); ok {
+			switch k := m[ev].(type) {
+			case string:
+				w.Correlation = k
+			case map[string]any:
+				w.Correlation = ""
+				w.Error = fmt.Sprint(k["error"])
+			}
+		}
 	case sdk.EventSignal:
 		w.Kind, w.Name = store.WaitSignal, def.Name
 		if w.Name == "" {
@@ -242,9 +303,57 @@ func timerDue(def string, now time.Time) (time.Time, error) {
 				return start.Add(n * d.Duration()), nil
 			}
 		}
-		return after(parts[len(parts)-1])
+		return after(parts[1]) // R/interval or R/interval/end
 	}
 	return time.Time{}, fmt.Errorf("timer %q: want timeDuration, timeDate or timeCycle", def)
+}
+
+// cycleNext is when a cycle timer (def "timeCycle R3/PT10M") that fell
+// due at due and has fired fires times fires next: one interval later,
+// while repetitions are left (R alone repeats forever) and before the
+// cycle's end (R3/PT10M/2026-…). ok is false when it fires no more, or
+// def is not a cycle.
+func cycleNext(def string, due time.Time, fires int) (time.Time, bool) {
+	kind, v, _ := strings.Cut(strings.TrimSpace(def), " ")
+	parts := strings.Split(strings.TrimSpace(v), "/")
+	if kind != "timeCycle" || len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "R") {
+		return time.Time{}, false
+	}
+	if n := parts[0][1:]; n != "" {
+		reps, err := strconv.Atoi(n)
+		if err != nil || fires >= reps {
+			return time.Time{}, false
+		}
+	}
+	interval := parts[len(parts)-1]
+	var end time.Time
+	if len(parts) == 3 && strings.HasPrefix(parts[1], "P") { // R/interval/end
+		interval = parts[1]
+		e, err := timerDue("timeDate "+parts[2], due)
+		if err != nil {
+			return time.Time{}, false
+		}
+		end = e
+	}
+	x, err := feelAfter.EvalAt(map[string]any{"v": interval}, due)
+	if err != nil {
+		return time.Time{}, false
+	}
+	dt, ok := x.(feel.DateTime)
+	if !ok || !dt.Time().After(due) || !end.IsZero() && dt.Time().After(end) {
+		return time.Time{}, false
+	}
+	return dt.Time(), true
+}
+
+// token finds the run's token id.
+func (e *exec) token(id string) (sdk.Token, bool) {
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return sdk.Token{}, false
 }
 
 // replaying reports whether the run serves answers from recordings.
@@ -289,8 +398,30 @@ func (e *exec) fireDue(ctx context.Context) (bool, error) {
 		if w.Kind == store.WaitTimer && !w.Due.IsZero() && w.Error == "" && !w.Due.After(now) {
 			return true, e.fire(ctx, w, nil)
 		}
+		if w.Kind == store.WaitEvent && e.holds(w.Event, now) {
+			return true, e.fire(ctx, w, nil)
+		}
 	}
 	return false, nil
+}
+
+// holds evaluates the condition of conditional event ev over the run's
+// variables (by name, and as input, vars and strategy, as BPMN conditions
+// see them). It runs whenever the variables may have changed: on the
+// token's arrival and after every step and delivery.
+func (e *exec) holds(ev string, now time.Time) bool {
+	x := e.r.conditions[ev]
+	if x == nil {
+		return false
+	}
+	env := e.st.Nav.Env
+	scope := make(map[string]any, len(env.Vars)+3)
+	for k, v := range env.Vars {
+		scope[k] = v
+	}
+	scope["input"], scope["vars"], scope["strategy"] = orEmpty(env.Input), orEmpty(env.Vars), orEmpty(env.Strategy)
+	v, err := x.EvalAt(scope, now)
+	return err == nil && v == true
 }
 
 // eventStep is the recording name of the events fired at event node ev.
@@ -316,7 +447,7 @@ func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) erro
 	} else {
 		e.st.Answers[eventStep(w.Event)]++
 	}
-	d, err := e.r.cfg.Navigator.Boundary(ctx, &sdk.BoundaryRequest{State: e.st.Nav, Token: w.Token, Event: w.Event, Payload: vars})
+	d, err := e.r.cfg.Navigator.Boundary(ctx, &sdk.BoundaryRequest{State: e.navState(), Token: w.Token, Event: w.Event, Payload: vars})
 	if err != nil {
 		return fmt.Errorf("navigator at event %q: %w", w.Event, err)
 	}
@@ -324,10 +455,22 @@ func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) erro
 		return err
 	}
 	// A token that still waits for the event (a non-interrupting boundary
-	// event) keeps it as fired: it does not fire again.
+	// event) keeps it as fired: it does not fire again — but a cycle timer
+	// waits for its next repetition, due one interval after this one.
 	for i := range e.st.Events {
-		if waitKey(e.st.Events[i]) == waitKey(w) {
-			e.st.Events[i].Fired = true
+		cur := &e.st.Events[i]
+		if waitKey(*cur) != waitKey(w) {
+			continue
+		}
+		cur.Fires++
+		next, ok := time.Time{}, false
+		if t, found := e.token(cur.Token); found && cur.Kind == store.WaitTimer {
+			next, ok = cycleNext(e.timerDef(t, cur.Event), cur.Due, cur.Fires)
+		}
+		if ok {
+			cur.Due = next
+		} else {
+			cur.Fired = true
 		}
 	}
 	e.syncWaits()
@@ -379,6 +522,10 @@ func (e *exec) match(d Delivery) []store.Wait {
 			continue
 		}
 		switch {
+		case d.Kind == store.WaitMessage && d.Key != "" && (w.Kind != store.WaitMessage || w.Correlation != d.Key):
+			continue
+		case d.Kind == store.WaitMessage && w.Kind == store.WaitMessage && w.Error != "" && (d.Key != "" || w.Event != d.Name):
+			continue // no key to correlate by: only its event id delivers it
 		case d.Kind == store.WaitMessage && (w.Kind == store.WaitMessage && (w.Name == d.Name || w.Event == d.Name) ||
 			w.Kind == store.WaitEvent && w.Event == d.Name ||
 			// A timer that cannot be scheduled fires only when named.

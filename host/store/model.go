@@ -55,6 +55,9 @@ type Task struct {
 	Status   Status          `json:"status"`
 	Created  time.Time       `json:"created"`
 	Strategy StrategyRef     `json:"strategy,omitzero"`
+	// Start is the start event the run began at when not the routine's
+	// default one (a BPMN message start event: `sextant run --message`).
+	Start string `json:"start,omitempty"`
 	// Waits lists what a waiting task waits for (empty in any other
 	// status), so that listing tasks and broadcasting a signal need not
 	// decode checkpoints.
@@ -98,6 +101,9 @@ type Wait struct {
 	// Fired marks a non-interrupting event that fired while its token
 	// stays: it does not fire again.
 	Fired bool `json:"fired,omitempty"`
+	// Fires counts how often a cycle timer (timeCycle R3/PT10M) has
+	// fired; Due is then its next repetition.
+	Fires int `json:"fires,omitempty"`
 }
 
 // String says what w waits for, in one line.
@@ -109,10 +115,16 @@ func (w Wait) String() string {
 		if w.Error != "" {
 			return fmt.Sprintf("timer %s at %s: %s", w.Event, w.Node, w.Error)
 		}
+		if w.Fires > 0 {
+			return fmt.Sprintf("timer %s at %s due %s (fired %d)", w.Event, w.Node, w.Due.UTC().Format(time.RFC3339Nano), w.Fires)
+		}
 		return fmt.Sprintf("timer %s at %s due %s", w.Event, w.Node, w.Due.UTC().Format(time.RFC3339Nano))
 	case WaitRetry:
 		return fmt.Sprintf("retry %d of %s due %s", w.Attempt, w.Node, w.Due.UTC().Format(time.RFC3339Nano))
 	case WaitMessage:
+		if w.Error != "" {
+			return fmt.Sprintf("message %q at %s: %s", w.Name, w.Event, w.Error)
+		}
 		return fmt.Sprintf("message %q (correlation %s) at %s", w.Name, w.Correlation, w.Event)
 	case WaitSignal:
 		return fmt.Sprintf("signal %q at %s", w.Name, w.Event)

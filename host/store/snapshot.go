@@ -353,18 +353,26 @@ func copyFile(src, dst string) error {
 // The snapshot service: a writer listens on sextant.sock in the store
 // directory; a reader sends one JSON request naming its empty snapshot
 // directory and gets one JSON response back once the writer has filled it.
+// A request with an Op is one of the writer's own kinds (serve.go).
 type snapRequest struct {
-	Dir string `json:"dir"`
+	Dir  string          `json:"dir,omitempty"`
+	Op   string          `json:"op,omitempty"`
+	Body json.RawMessage `json:"body,omitempty"`
 }
 
 type snapResponse struct {
 	Error string `json:"error,omitempty"`
+	// Kind classifies Error for an Op request (see RemoteError).
+	Kind string          `json:"kind,omitempty"`
+	Body json.RawMessage `json:"body,omitempty"`
 }
 
 // snapServer is a writer's snapshot service.
 type snapServer struct {
-	ln net.Listener
-	wg sync.WaitGroup
+	ln     net.Listener
+	wg     sync.WaitGroup
+	ctx    context.Context // ends when the service stops
+	cancel context.CancelFunc
 }
 
 // serveSnapshots starts the snapshot service. Without it (a socket path
@@ -379,6 +387,7 @@ func (s *Store) serveSnapshots() {
 		return
 	}
 	srv := &snapServer{ln: ln}
+	srv.ctx, srv.cancel = context.WithCancel(context.Background())
 	srv.wg.Add(1)
 	go func() {
 		defer srv.wg.Done()
@@ -390,7 +399,7 @@ func (s *Store) serveSnapshots() {
 			srv.wg.Add(1)
 			go func() {
 				defer srv.wg.Done()
-				s.serveSnapshot(conn)
+				s.serveSnapshot(srv.ctx, conn)
 			}()
 		}
 	}()
@@ -402,14 +411,24 @@ func (srv *snapServer) stop() {
 		return
 	}
 	_ = srv.ln.Close()
+	// Requests being served finish first: a delivery cut short would
+	// fail the run it continues.
 	srv.wg.Wait()
+	srv.cancel()
 }
 
-func (s *Store) serveSnapshot(conn net.Conn) {
+func (s *Store) serveSnapshot(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(lockWait))
 	var req snapRequest
-	if err := json.NewDecoder(io.LimitReader(conn, 64<<10)).Decode(&req); err != nil {
+	if err := json.NewDecoder(io.LimitReader(conn, maxRequest)).Decode(&req); err != nil {
+		return
+	}
+	if req.Op != "" {
+		// A request may run steps (a delivery continues a run): the
+		// asker's context bounds it, not the snapshot deadline.
+		_ = conn.SetDeadline(time.Time{})
+		_ = json.NewEncoder(conn).Encode(s.serveOp(ctx, req))
 		return
 	}
 	var resp snapResponse

@@ -78,6 +78,7 @@ type Store struct {
 	absDir  string
 	snap    *snapshot    // a reader's copy of the store
 	srv     *snapServer  // a writer's snapshot service
+	hs      handlers     // a writer's other requests (serve.go)
 	wmu     sync.RWMutex // held shared by every commit, exclusively while a snapshot is taken
 	clock   func() time.Time
 	log     *slog.Logger

@@ -241,7 +241,7 @@ func orEmpty(m map[string]any) map[string]any {
 // eval evaluates c. FEEL never fails on data (a mismatch is null); the
 // error is an exceeded evaluation limit.
 func (c *cond) eval(s *scope) (any, error) {
-	return c.x.EvalScope(s)
+	return c.x.EvalScopeAt(s, s.env.Now)
 }
 
 // test evaluates a condition: true, false, or null (false, as a condition

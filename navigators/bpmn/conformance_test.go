@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -67,6 +68,7 @@ func runScenario(dir string, sc scenario, wire bool) (rejected bool, failure str
 	if err != nil {
 		return false, err.Error()
 	}
+	data = fillTimers(data)
 	var nv sdk.Navigator = New()
 	if wire {
 		nv = sdktest.Wire(New())
@@ -202,4 +204,35 @@ func TestCorpusFiles(t *testing.T) {
 	for _, g := range []string{"miwg", "lib-bpmn-engine", "token-simulation"} {
 		t.Logf("%s: %d load, %d rejected with positioned problems", g, counts[g][0], counts[g][1])
 	}
+}
+
+// emptyTimer matches a timer event definition with no value, which the
+// token-simulation corpus (a visual simulator that ignores timer values)
+// has and Zeebe, like this navigator, refuses.
+var emptyTimer = regexp.MustCompile(`<((?:\w+:)?)timerEventDefinition(\s[^>]*?)?\s*(/>|>\s*</(?:\w+:)?timerEventDefinition>)`)
+
+// emptyCondition and emptyConditional match a conditional event with no
+// condition, which the corpus also has.
+var (
+	emptyCondition   = regexp.MustCompile(`<((?:\w+:)?)condition(\s[^>]*?)?\s*/>`)
+	emptyConditional = regexp.MustCompile(`<((?:\w+:)?)conditionalEventDefinition(\s[^>]*?)?\s*/>`)
+)
+
+// fillTimers gives the empty timers of a corpus diagram the values PT1H,
+// PT2H, … in document order (distinct, so that moving the clock to one
+// fires no other), so that the gateway and token semantics those diagrams
+// test stay tested.
+//
+// Empty conditional events get the condition =false: they then fire only
+// when named, as the corpus's scenarios trigger them.
+func fillTimers(src []byte) []byte {
+	src = emptyCondition.ReplaceAll(src, []byte(`<${1}condition${2}>=false</${1}condition>`))
+	src = emptyConditional.ReplaceAll(src, []byte(`<${1}conditionalEventDefinition${2}><${1}condition>=false</${1}condition></${1}conditionalEventDefinition>`))
+	n := 0
+	return emptyTimer.ReplaceAllFunc(src, func(m []byte) []byte {
+		n++
+		sub := emptyTimer.FindSubmatch(m)
+		p := string(sub[1])
+		return fmt.Appendf(nil, "<%stimerEventDefinition%s><%stimeDuration>PT%dH</%stimeDuration></%stimerEventDefinition>", p, sub[2], p, n, p, p)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -21,12 +22,13 @@ import (
 
 // Token attributes the engine keeps in sdk.Token.Attrs.
 const (
-	attrFlow        = "flow"        // parked: the flow the token arrived on
-	attrChoice      = "choice"      // waiting for the host to choose flows
-	attrMI          = "mi"          // "body" or "instance"
-	attrInterrupted = "interrupted" // scope: an interrupting event sub-process ran
-	attrMsgWait     = "msgwait"     // activity waiting for its incoming message
-	attrTimers      = "timers"      // event id -> timer definition, for the host
+	attrFlow        = "flow"         // parked: the flow the token arrived on
+	attrChoice      = "choice"       // waiting for the host to choose flows
+	attrMI          = "mi"           // "body" or "instance"
+	attrInterrupted = "interrupted"  // scope: an interrupting event sub-process ran
+	attrMsgWait     = "msgwait"      // activity waiting for its incoming message
+	attrTimers      = "timers"       // event id -> timer definition, for the host
+	attrCorrelation = "correlations" // message event id -> correlation key, for the host
 	attrLoopCounter = "loopCounter"
 	attrMIItems     = "mi_items"
 	attrMICount     = "mi_count"
@@ -329,6 +331,35 @@ func (r *run) rest(t *tok, status sdk.TokenStatus, triggers []string) {
 			t.setAttr(attrTimers, r.timers(t))
 		}
 	}
+	if len(t.n.corrEvents) > 0 && len(triggers) > 0 {
+		t.setAttr(attrCorrelation, r.correlations(t))
+	}
+}
+
+// correlations evaluates the correlation keys of the message events t
+// subscribes to, for the host: the key as text, or {"error": why} when
+// it is not a string or a number (Zeebe raises an incident there).
+func (r *run) correlations(t *tok) map[string]any {
+	out := make(map[string]any, len(t.n.corrEvents))
+	for _, ev := range t.n.corrEvents {
+		v, err := ev.corrKey.eval(r.evalEnv(t, nil))
+		if n, ok := v.(feel.Number); ok {
+			out[ev.id] = n.String()
+			continue
+		}
+		switch x := plain(v).(type) {
+		case string:
+			out[ev.id] = x
+		case float64:
+			out[ev.id] = strconv.FormatFloat(x, 'f', -1, 64)
+		default:
+			if err == nil {
+				err = fmt.Errorf("gave %s, want a string or a number", feel.Format(v))
+			}
+			out[ev.id] = map[string]any{"error": fmt.Sprintf("correlationKey %q: %v", ev.corrKey.src, err)}
+		}
+	}
+	return out
 }
 
 // timers evaluates the expression timers of t's node for the host, as in

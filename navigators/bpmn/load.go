@@ -21,6 +21,7 @@ type loader struct {
 	m     *model
 
 	messages    map[string]*xelem
+	msgKeys     map[string]*cond // message id -> zeebe:subscription correlationKey
 	signals     map[string]*xelem
 	errs        map[string]*xelem
 	escalations map[string]*xelem
@@ -62,6 +63,7 @@ func load(name string, data []byte) (m *model, err error) {
 	l := &loader{
 		file:         name,
 		messages:     map[string]*xelem{},
+		msgKeys:      map[string]*cond{},
 		signals:      map[string]*xelem{},
 		errs:         map[string]*xelem{},
 		escalations:  map[string]*xelem{},
@@ -302,6 +304,16 @@ func (l *loader) flowNode(x *xelem, c *node) *node {
 		n.step = true
 	case x.local == "receiveTask":
 		n.k = kReceiveTask
+		if ref := x.attr("messageRef"); ref != "" {
+			if decl, ok := l.messages[ref]; !ok {
+				l.problem(x.line, elemOf(x), "messageRef %q names no <message>", ref)
+			} else {
+				n.hasRef, n.key, n.msgRef = true, ref, ref
+				if v := decl.attr("name"); v != "" {
+					n.key = v
+				}
+			}
+		}
 	case x.local == "subProcess":
 		n.k = kSubProcess
 		if x.attr("triggeredByEvent") == "true" {
@@ -492,6 +504,9 @@ func (l *loader) eventDef(d *xelem, n *node) {
 		}
 		n.hasRef = true
 		n.key = ref
+		if what == "message" {
+			n.msgRef = ref
+		}
 		if v := decl.attr(codeAttr); v != "" {
 			n.key = v
 		}
@@ -515,6 +530,13 @@ func (l *loader) eventDef(d *xelem, n *node) {
 			}
 			n.timer = t.local + " " + v
 			n.timerKind = t.local
+			if v == "" {
+				l.problem(t.line, n.elem(), "%s has no value", t.local)
+			}
+		}
+		if n.timerKind == "" {
+			// Zeebe refuses such a timer at deploy: it would never fire.
+			l.problem(d.line, n.elem(), "timerEventDefinition has no timeDate, timeDuration or timeCycle")
 		}
 	case "signalEventDefinition":
 		n.ev = evSignal
@@ -550,8 +572,13 @@ func (l *loader) eventDef(d *xelem, n *node) {
 			if _, err := compileCond(c.text); err != nil {
 				l.problem(c.line, n.elem(), "condition %q: %v", strings.TrimSpace(c.text), err)
 			} else {
+				// The host evaluates it: give it plain FEEL (no "=", JUEL translated).
+				n.condition, _ = feelText(strings.TrimSpace(c.text))
 				l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: c.line, What: "condition", Text: strings.TrimSpace(c.text)})
 			}
+		} else {
+			// Zeebe refuses it at deploy: it could never become true.
+			l.problem(d.line, n.elem(), "conditionalEventDefinition has no condition")
 		}
 	}
 }
@@ -593,8 +620,11 @@ func checkTimer(kind, v string) (*cond, error) {
 			return nil, fmt.Errorf("not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)")
 		}
 	case "timeCycle":
-		if !isCycle(v) && !cronExpr.MatchString(v) {
-			return nil, fmt.Errorf("not an ISO 8601 repetition (like R3/PT10M) or a cron expression")
+		if cronExpr.MatchString(v) {
+			return nil, fmt.Errorf("cron cycles are not supported; write an ISO 8601 repetition (like R/P1D, R3/PT10M or R/2026-01-05T09:00:00Z/P1D)")
+		}
+		if !isCycle(v) {
+			return nil, fmt.Errorf("not an ISO 8601 repetition (like R3/PT10M)")
 		}
 	}
 	return nil, nil
@@ -1139,6 +1169,12 @@ func (l *loader) nodeTriggers(n *node) {
 	if n.k == kCatch && n.ev == evTimer {
 		addTimer(n, n)
 	}
+	for _, b := range n.boundaries {
+		l.addCorrelation(n, b)
+	}
+	if n.k == kCatch || n.k == kReceiveTask {
+		l.addCorrelation(n, n)
+	}
 	n.waitTriggers = slices.Clip(append(own, bs...))
 	n.hostTriggers = slices.Clip(bs)
 	if n.k == kEventGateway {
@@ -1148,8 +1184,29 @@ func (l *loader) nodeTriggers(n *node) {
 			if t.ev == evTimer {
 				addTimer(n, t)
 			}
+			l.addCorrelation(n, t)
 		}
 	}
+}
+
+// addCorrelation notes that a token resting at n subscribes to message
+// event ev whose message has a correlation key: the key is evaluated for
+// the host when the token starts waiting.
+func (l *loader) addCorrelation(n, ev *node) {
+	if ev.msgRef == "" || (ev.ev != evMessage && ev.k != kReceiveTask) {
+		return
+	}
+	c := l.msgKeys[ev.msgRef]
+	if c == nil {
+		return
+	}
+	ev.corrKey = c
+	for _, e := range n.corrEvents {
+		if e == ev {
+			return
+		}
+	}
+	n.corrEvents = append(n.corrEvents, ev)
 }
 
 func addTimer(n, ev *node) {
@@ -1176,6 +1233,7 @@ func (l *loader) containerTriggers(c *node) {
 				if s.ev == evTimer {
 					addTimer(c, s)
 				}
+				l.addCorrelation(c, s)
 			}
 		}
 	}
@@ -1287,7 +1345,7 @@ func (n *node) eventDef() *sdk.EventDef {
 	case n.ev == evSignal:
 		d = &sdk.EventDef{Type: sdk.EventSignal, Name: n.key}
 	case n.ev == evConditional:
-		d = &sdk.EventDef{Type: sdk.EventConditional}
+		d = &sdk.EventDef{Type: sdk.EventConditional, Condition: n.condition}
 	default:
 		return nil
 	}

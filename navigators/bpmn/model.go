@@ -73,6 +73,9 @@ type node struct {
 	timer     string // "timeDuration PT1S" and so on, for the host
 	timerKind string // timeDuration, timeDate or timeCycle
 	timerExpr *cond  // the timer value is an expression
+	msgRef    string // the message's id (messageRef)
+	corrKey   *cond  // the message's zeebe:subscription correlationKey
+	condition string // a conditional event's condition, for the host
 	badDef    bool   // an unsupported event definition was reported
 
 	parent *node // enclosing container
@@ -125,6 +128,7 @@ type node struct {
 	timers        map[string]string
 	timerAttrs    map[string]any // {"timers": timers}, shared
 	timerEvents   []*node        // timers of these events are expressions
+	corrEvents    []*node        // message events with a correlation key
 
 	// Inclusive joins: for each incoming flow, the nodes from which a token
 	// can still arrive on it.

@@ -70,15 +70,27 @@ func TestLoadProblems(t *testing.T) {
 </process>`), "bad.bpmn:6: exclusiveGateway \"gw\": default flow \"f\" is not an outgoing sequence flow of this element\nbad.bpmn:10: sequenceFlow \"c\": the default flow of exclusiveGateway \"gw2\" cannot have a condition"},
 		{"boundary", doc(`<process id="p">
   <startEvent id="s"/>
-  <boundaryEvent id="b1" attachedToRef="s"><timerEventDefinition/></boundaryEvent>
-  <boundaryEvent id="b2" attachedToRef="ghost"><timerEventDefinition/></boundaryEvent>
-  <boundaryEvent id="b3"><timerEventDefinition/></boundaryEvent>
+  <boundaryEvent id="b1" attachedToRef="s"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+  <boundaryEvent id="b2" attachedToRef="ghost"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+  <boundaryEvent id="b3"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
   <task id="t"/>
   <boundaryEvent id="b4" attachedToRef="t" cancelActivity="false"><errorEventDefinition/></boundaryEvent>
 </process>`), "bad.bpmn:5: boundaryEvent \"b1\": attached to startEvent \"s\", which is not an activity\n" +
 			"bad.bpmn:6: boundaryEvent \"b2\": attachedToRef \"ghost\" names no element\n" +
 			"bad.bpmn:7: boundaryEvent \"b3\": missing attachedToRef\n" +
 			"bad.bpmn:9: boundaryEvent \"b4\": error boundary events always interrupt (remove cancelActivity=\"false\")"},
+		{"timer without value", doc(`<process id="p">
+  <startEvent id="s"/>
+  <sequenceFlow id="f1" sourceRef="s" targetRef="c1"/>
+  <intermediateCatchEvent id="c1"><timerEventDefinition/></intermediateCatchEvent>
+  <sequenceFlow id="f2" sourceRef="c1" targetRef="c2"/>
+  <intermediateCatchEvent id="c2"><timerEventDefinition>
+    <timeDuration>  </timeDuration>
+  </timerEventDefinition></intermediateCatchEvent>
+  <sequenceFlow id="f3" sourceRef="c2" targetRef="e"/>
+  <endEvent id="e"/>
+</process>`), "bad.bpmn:6: intermediateCatchEvent \"c1\": timerEventDefinition has no timeDate, timeDuration or timeCycle\n" +
+			"bad.bpmn:9: intermediateCatchEvent \"c2\": timeDuration has no value"},
 		{"link without catch", doc(`<process id="p">
   <intermediateThrowEvent id="go"><linkEventDefinition name="A"/></intermediateThrowEvent>
   <intermediateCatchEvent id="land"><linkEventDefinition name="B"/></intermediateCatchEvent>
@@ -127,8 +139,8 @@ func TestLoadProblems(t *testing.T) {
     <startEvent id="s3" isInterrupting="false"><errorEventDefinition/></startEvent>
     <startEvent id="s4"/>
   </subProcess>
-  <intermediateThrowEvent id="th"><timerEventDefinition/></intermediateThrowEvent>
-  <endEvent id="en"><timerEventDefinition/></endEvent>
+  <intermediateThrowEvent id="th"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></intermediateThrowEvent>
+  <endEvent id="en"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></endEvent>
   <intermediateCatchEvent id="two"><messageEventDefinition/><timerEventDefinition/></intermediateCatchEvent>
 </process>`), "bad.bpmn:4: startEvent \"s1\": error startEvent is not supported\n" +
 			"bad.bpmn:5: startEvent \"s2\": message startEvent in a sub-process is not supported\n" +
@@ -168,7 +180,7 @@ func TestLoadProblems(t *testing.T) {
   <intermediateCatchEvent id="t4"><timerEventDefinition><timeDuration>=a-</timeDuration></timerEventDefinition></intermediateCatchEvent>
 </process>`), "bad.bpmn:4: intermediateCatchEvent \"t1\": timeDuration \"10 minutes\": not an ISO 8601 duration (like PT30S)\n" +
 			"bad.bpmn:5: intermediateCatchEvent \"t2\": timeDate \"tomorrow\": not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)\n" +
-			"bad.bpmn:6: intermediateCatchEvent \"t3\": timeCycle \"often\": not an ISO 8601 repetition (like R3/PT10M) or a cron expression\n" +
+			"bad.bpmn:6: intermediateCatchEvent \"t3\": timeCycle \"often\": not an ISO 8601 repetition (like R3/PT10M)\n" +
 			"bad.bpmn:7: intermediateCatchEvent \"t4\": timeDuration \"=a-\": unexpected end of expression (column 4)"},
 		{"call activity", doc(`<process id="p">
   <callActivity id="c1" calledElement="elsewhere"/>

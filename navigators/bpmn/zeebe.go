@@ -174,9 +174,13 @@ func (l *loader) zeebeElsewhere(x *xelem, elem string) {
 			case z.space != nsZeebe:
 			case z.local == "subscription" && x.local == "message":
 				if key := strings.TrimSpace(z.attr("correlationKey")); key != "" {
-					if _, err := compileCond(key); err != nil {
+					c, err := compileCond(key)
+					if err != nil {
 						l.problem(z.line, elem, "zeebe:subscription correlationKey %q: %v", key, err)
+						break
 					}
+					l.msgKeys[x.attr("id")] = c
+					l.exprs = append(l.exprs, sdk.Expression{Element: elem, Line: z.line, What: "correlationKey", Text: key})
 				}
 			case zeebeAccepted[z.local]:
 			default:

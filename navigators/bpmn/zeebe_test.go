@@ -210,7 +210,7 @@ func TestTimerValues(t *testing.T) {
 		{"timeDuration", "PT10M"}, {"timeDuration", "P1DT2H"}, {"timeDuration", "P2W"}, {"timeDuration", `=duration("PT1H")`},
 		{"timeDate", "2026-01-02T15:04:05Z"}, {"timeDate", "2026-01-02T15:04:05+02:00"}, {"timeDate", "2019-10-02T08:09:40+02:00[Europe/Berlin]"},
 		{"timeDate", `=date and time("2026-01-02T00:00:00Z")`},
-		{"timeCycle", "R3/PT10M"}, {"timeCycle", "R/PT1H"}, {"timeCycle", "R2/2026-01-02T00:00:00Z/P1D"}, {"timeCycle", "0 0 9-17 * * MON-FRI"},
+		{"timeCycle", "R3/PT10M"}, {"timeCycle", "R/PT1H"}, {"timeCycle", "R2/2026-01-02T00:00:00Z/P1D"}, {"timeCycle", "R/PT1H/2026-01-02T00:00:00Z"},
 		{"timeCycle", "=cycle(duration(\"PT1H\"))"},
 	}
 	for _, g := range good {
@@ -222,8 +222,9 @@ func TestTimerValues(t *testing.T) {
 		{"timeDuration", "PT", `not an ISO 8601 duration (like PT30S)`},
 		{"timeDuration", "10 minutes", `not an ISO 8601 duration (like PT30S)`},
 		{"timeDate", "2026-13-02T15:04:05Z", `not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)`},
-		{"timeCycle", "R3/10M", `not an ISO 8601 repetition (like R3/PT10M) or a cron expression`},
-		{"timeCycle", "Rx/PT1M", `not an ISO 8601 repetition (like R3/PT10M) or a cron expression`},
+		{"timeCycle", "R3/10M", `not an ISO 8601 repetition (like R3/PT10M)`},
+		{"timeCycle", "Rx/PT1M", `not an ISO 8601 repetition (like R3/PT10M)`},
+		{"timeCycle", "0 0 9-17 * * MON-FRI", `cron cycles are not supported; write an ISO 8601 repetition (like R/P1D, R3/PT10M or R/2026-01-05T09:00:00Z/P1D)`},
 		{"timeDuration", "=duration(", `unexpected end of expression (column 11)`},
 	}
 	for _, b := range bad {

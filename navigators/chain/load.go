@@ -135,6 +135,7 @@ func (r *routine) parseSteps(parent *tomldoc.Table, key string, tables []*tomldo
 		s.outputs = names(tt, keyOutputs)
 		if src, ok := tt.String(keySkipIf); ok {
 			s.skipIf = compile(tt, keySkipIf, src)
+			r.summary.Expressions = append(r.summary.Expressions, sdk.Expression{Element: tt.Element(""), Line: tt.Line(keySkipIf), What: keySkipIf, Text: src})
 		}
 		if inner, ok := tt.Tables(keyChain); ok {
 			if depth >= maxDepth {

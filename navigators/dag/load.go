@@ -47,6 +47,7 @@ const (
 type task struct {
 	id, name string
 	line     int
+	exprs    []sdk.Expression // when and for_each, for the host's reference check
 	depsLine int
 	deps     []int // direct upstream tasks, in declaration order
 	down     []int // direct downstream tasks, in document order
@@ -165,6 +166,7 @@ func parse(file string, src []byte) (*routine, error) {
 			ID: t.id, Name: t.name, Kind: "task", Line: t.line, Step: true,
 			Inputs: t.inputs, Outputs: t.outputs,
 		})
+		r.summary.Expressions = append(r.summary.Expressions, t.exprs...)
 	}
 	return r, nil
 }
@@ -188,9 +190,11 @@ func parseTask(id string, tt *tomldoc.Table) (*task, []string) {
 	}
 	if s, ok := tt.String(keyWhen); ok {
 		t.when = compile(tt, keyWhen, s, expr.AsBool())
+		t.exprs = append(t.exprs, sdk.Expression{Element: tt.Element(""), Line: tt.Line(keyWhen), What: keyWhen, Text: s})
 	}
 	if s, ok := tt.String(keyForEach); ok {
 		t.forEach = compile(tt, keyForEach, s)
+		t.exprs = append(t.exprs, sdk.Expression{Element: tt.Element(""), Line: tt.Line(keyForEach), What: keyForEach, Text: s})
 	}
 	if n, ok := tt.Int(keyRetries); ok {
 		if n < 0 || n > maxRetries {

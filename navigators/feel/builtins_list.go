@@ -2,6 +2,7 @@ package feel
 
 import (
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -606,6 +607,33 @@ func defineTemporals() {
 			return nil
 		}
 		return Date{d.year, d.month, daysIn(d.year, d.month)}
+	})
+	// cycle is Zeebe's timer function (a Camunda extension): the ISO 8601
+	// repetition of an interval, forever or n times, as a timeCycle reads
+	// it: cycle(duration("PT1H")) = "R/PT1H", cycle(3, duration("PT1H")) =
+	// "R3/PT1H".
+	def("cycle", [][]string{sig("interval"), sig("repetitions", "interval")}, func(_ *env, a []any) any {
+		var iv string
+		switch d := a[len(a)-1].(type) {
+		case DaysTime:
+			iv = d.String()
+		case YearsMonths:
+			iv = d.String()
+		default:
+			return nil
+		}
+		if len(a) == 1 {
+			return "R/" + iv
+		}
+		n, ok := a[0].(Number)
+		if !ok {
+			return nil
+		}
+		i, ok := n.Int64()
+		if !ok || i < 0 || n.String() != strconv.FormatInt(i, 10) {
+			return nil
+		}
+		return "R" + strconv.FormatInt(i, 10) + "/" + iv
 	})
 }
 

@@ -99,6 +99,17 @@ func (x *Expr) EvalScope(s Scope) (any, error) {
 	return v, err
 }
 
+// EvalScopeAt is EvalScope with a fixed clock: today() and now() read at
+// instead of the wall clock (a zero at means the wall clock).
+func (x *Expr) EvalScopeAt(s Scope, at time.Time) (any, error) {
+	e := envPool.Get().(*env)
+	*e = env{root: s, now: at}
+	v, err := e.run(x.root, nil)
+	*e = env{}
+	envPool.Put(e)
+	return v, err
+}
+
 // EvalAt is Eval with a fixed clock: today() and now() read at instead of
 // the wall clock, for deterministic runs and replays.
 func (x *Expr) EvalAt(vars map[string]any, at time.Time) (any, error) {

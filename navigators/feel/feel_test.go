@@ -259,6 +259,12 @@ func TestCamundaExtensions(t *testing.T) {
 		`is empty([])`:                          "true",
 		`duplicate values([1,2,1,3,2])`:         "[1,2]",
 		`last day of month(date("2024-02-10"))`: `"2024-02-29"`,
+		`cycle(duration("PT1H"))`:               `"R/PT1H"`,
+		`cycle(3, duration("PT10M"))`:           `"R3/PT10M"`,
+		`cycle(duration("P1M"))`:                `"R/P1M"`,
+		`cycle(1.5, duration("PT1H"))`:          "null",
+		`cycle(-1, duration("PT1H"))`:           "null",
+		`cycle("PT1H")`:                         "null",
 	} {
 		if got := evalJSON(t, src, nil); got != want {
 			t.Errorf("%s = %s, want %s", src, got, want)
