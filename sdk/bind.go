@@ -89,7 +89,7 @@ func (b *bindings) state(bs *BoundState) (State, error) {
 	}
 	e.version = bs.Version
 	st := State{Routine: e.routine, Tokens: bs.Tokens, Seq: bs.Seq, Data: bs.Data,
-		Env: Env{Input: nilIfEmpty(e.input), Strategy: nilIfEmpty(e.strategy)}}
+		Env: Env{Input: nilIfEmpty(e.input), Strategy: nilIfEmpty(e.strategy), Now: bs.Now}}
 	if len(e.vars) > 0 {
 		st.Env.Vars = make(map[string]any, len(e.vars))
 		for k, v := range e.vars {
@@ -181,7 +181,7 @@ func mapID(m map[string]any) uintptr {
 // holds (everything when reset or when it holds none), and moves the
 // mirror on to the new version.
 func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
-	bs := BoundState{Binding: e.id, Version: versions.Add(1), Tokens: st.Tokens, Seq: st.Seq, Data: st.Data}
+	bs := BoundState{Binding: e.id, Version: versions.Add(1), Tokens: st.Tokens, Seq: st.Seq, Data: st.Data, Now: st.Env.Now}
 	in, err := json.Marshal(st.Env.Input)
 	if err != nil {
 		return bs, fmt.Errorf("encode input: %w", err)

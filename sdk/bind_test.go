@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -137,10 +138,16 @@ func script(t *testing.T, nav sdk.Navigator, strategy map[string]any) []string {
 		out = append(out, d.Trace[0].Node)
 		return d
 	}
-	for _, input := range []map[string]any{{"topic": "a", "n": 1}, {"topic": "b"}, {}} {
+	for i, input := range []map[string]any{{"topic": "a", "n": 1}, {"topic": "b"}, {}} {
 		st := sdk.State{Routine: "h-r", Env: sdk.Env{Input: input, Vars: map[string]any{}, Strategy: strategy}}
+		if i < 2 { // the run's clock travels with each call; the last instance has none
+			st.Env.Now = time.Date(2026, 11, 23, 10, i, 0, 5, time.FixedZone("", 3600))
+		}
 		d := keep(nav.Start(ctx, &sdk.StartRequest{State: st}))
 		st = d.Apply(st)
+		if i < 2 {
+			st.Env.Now = st.Env.Now.Add(time.Minute)
+		}
 		st.Tokens = []sdk.Token{{ID: "t1", Node: "n1", Status: sdk.Ready, Attrs: map[string]any{"loopCounter": 2}}}
 		st.Env.Vars = map[string]any{"classify": map[string]any{"action": "reply", "confidence": 0.9}, "x": 1}
 		d = keep(nav.Next(ctx, &sdk.NextRequest{State: st, Token: "t1", Outcome: sdk.Outcome{Status: sdk.OK, Output: map[string]any{"y": "z"}}}))

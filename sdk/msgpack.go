@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -515,6 +516,31 @@ func (d *decoder) int64() (int64, error) {
 		return 0, d.errorf("want an integer, got the float %s", strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	return i, nil
+}
+
+// time writes t as encoding/json does: its RFC 3339 MarshalText string.
+func (e *encoder) time(t time.Time) {
+	b, err := t.MarshalText()
+	if err != nil {
+		e.fail(fmt.Errorf("encode time: %w", err))
+		return
+	}
+	e.str(string(b))
+}
+
+// time reads what encoder.time wrote, as encoding/json reads a time.Time.
+func (d *decoder) time() (time.Time, error) {
+	start := d.off
+	s, err := d.str()
+	if err != nil {
+		return time.Time{}, err
+	}
+	var t time.Time
+	if err := t.UnmarshalText([]byte(s)); err != nil {
+		d.off = start
+		return time.Time{}, d.errorf("want an RFC 3339 time: %v", err)
+	}
+	return t, nil
 }
 
 func (d *decoder) uint64() (uint64, error) {

@@ -287,6 +287,8 @@ type BoundState struct {
 	Tokens []Token        `json:"tokens,omitempty"`
 	Seq    int64          `json:"seq,omitempty"`
 	Data   map[string]any `json:"data,omitempty"`
+	// Now is Env.Now of the call: it travels with every call, never kept.
+	Now time.Time `json:"now,omitzero"`
 }
 
 // BoundStartRequest is StartRequest against a binding (navigator.bound.start).

@@ -186,6 +186,9 @@ func (e *encoder) encBoundState(v *BoundState) {
 	if len(v.Data) > 0 {
 		n++
 	}
+	if !v.Now.IsZero() {
+		n++
+	}
 	e.mapHeader(n)
 	e.b = append(e.b, "\xa7binding"...)
 	e.str(v.Binding)
@@ -232,6 +235,10 @@ func (e *encoder) encBoundState(v *BoundState) {
 	if len(v.Data) > 0 {
 		e.b = append(e.b, "\xa4data"...)
 		e.anyMap(v.Data)
+	}
+	if !v.Now.IsZero() {
+		e.b = append(e.b, "\xa3now"...)
+		e.time(v.Now)
 	}
 }
 
@@ -337,6 +344,14 @@ func (d *decoder) decBoundState(v *BoundState) error {
 					return at("data", err)
 				}
 				v.Data = m
+			}
+		case "now":
+			if !d.null() {
+				tm, err := d.time()
+				if err != nil {
+					return at("now", err)
+				}
+				v.Now = tm
 			}
 		default:
 			if err := d.skip(); err != nil {
@@ -1162,6 +1177,9 @@ func (e *encoder) encEnv(v *Env) {
 	if len(v.Strategy) > 0 {
 		n++
 	}
+	if !v.Now.IsZero() {
+		n++
+	}
 	e.mapHeader(n)
 	if len(v.Input) > 0 {
 		e.b = append(e.b, "\xa5input"...)
@@ -1174,6 +1192,10 @@ func (e *encoder) encEnv(v *Env) {
 	if len(v.Strategy) > 0 {
 		e.b = append(e.b, "\xa8strategy"...)
 		e.anyMap(v.Strategy)
+	}
+	if !v.Now.IsZero() {
+		e.b = append(e.b, "\xa3now"...)
+		e.time(v.Now)
 	}
 }
 
@@ -1211,6 +1233,14 @@ func (d *decoder) decEnv(v *Env) error {
 					return at("strategy", err)
 				}
 				v.Strategy = m
+			}
+		case "now":
+			if !d.null() {
+				tm, err := d.time()
+				if err != nil {
+					return at("now", err)
+				}
+				v.Now = tm
 			}
 		default:
 			if err := d.skip(); err != nil {

@@ -185,6 +185,11 @@ func (g *gen) kindOf(e ast.Expr) (*kind, error) {
 			g.usesTime = true
 			return &kind{k: "int", bits: 64, named: "time.Duration"}, nil
 		}
+		if x, ok := t.X.(*ast.Ident); ok && x.Name == "time" && t.Sel.Name == "Time" {
+			// As encoding/json has it: the RFC 3339 text of MarshalText.
+			g.usesTime = true
+			return &kind{k: "time"}, nil
+		}
 	case *ast.InterfaceType:
 		if len(t.Methods.List) == 0 {
 			return &kind{k: "any"}, nil
@@ -241,6 +246,8 @@ func (k *kind) goType() string {
 		return "int"
 	case "uint":
 		return "uint64"
+	case "time":
+		return "time.Time"
 	case "float":
 		return "float64"
 	case "bytes":
@@ -288,7 +295,7 @@ func (g *gen) structCodec(name string) error {
 			if err != nil {
 				return fmt.Errorf("%s.%s: %w", name, n.Name, err)
 			}
-			fields = append(fields, field{goName: n.Name, wire: wire, omit: strings.Contains(","+opts+",", ",omitempty,"), k: k})
+			fields = append(fields, field{goName: n.Name, wire: wire, omit: strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"), k: k})
 		}
 	}
 	if g.funcs == nil {
@@ -348,6 +355,8 @@ func nonEmpty(x string, k *kind) string {
 		return "len(" + x + ") > 0"
 	case "ptr", "any":
 		return x + " != nil"
+	case "time":
+		return "!" + x + ".IsZero()" // omitzero: the only omission a time.Time has
 	}
 	return "true" // json never omits a struct
 }
@@ -365,6 +374,8 @@ func encValue(x string, k *kind, depth int) string {
 		return fmt.Sprintf("e.int(int64(%s))\n", x)
 	case "uint":
 		return fmt.Sprintf("e.uint(uint64(%s))\n", x)
+	case "time":
+		return fmt.Sprintf("e.time(%s)\n", x)
 	case "float":
 		return fmt.Sprintf("e.float(float64(%s))\n", x)
 	case "bytes":
@@ -429,6 +440,8 @@ func decValue(x string, k *kind, depth int, wrap func(string) string) string {
 			fn = "d.int64()"
 		}
 		return fmt.Sprintf("if !d.null() {\nn, err := %s\nif err != nil {\nreturn %s\n}\n%s = %s\n}\n", fn, w, x, conv("n"))
+	case "time":
+		return fmt.Sprintf("if !d.null() {\ntm, err := d.time()\nif err != nil {\nreturn %s\n}\n%s = tm\n}\n", w, x)
 	case "uint":
 		return fmt.Sprintf("if !d.null() {\nn, err := d.uint64()\nif err != nil {\nreturn %s\n}\n%s = %s\n}\n", w, x, conv("n"))
 	case "float":
