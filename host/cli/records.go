@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -333,14 +334,21 @@ run uses.`,
 			if err != nil {
 				return err
 			}
+			r := &store.Reward{Task: args[0], SpanID: span, Value: v, Tags: tags, Note: note}
 			s, err := a.openStore(cmd.Context(), loc.dir, updateStore)
 			if err != nil {
-				return err
-			}
-			defer s.Close()
-			r := &store.Reward{Task: args[0], SpanID: span, Value: v, Tags: tags, Note: note}
-			if err := s.AddReward(cmd.Context(), r); err != nil {
-				return withInvalid(err) // an unknown task, execution or span
+				srv, verr := serve.ViaServer(loc.dir, err)
+				if verr != nil {
+					return verr
+				}
+				if r, err = srv.AddReward(cmd.Context(), r); err != nil {
+					return apiErr(err)
+				}
+			} else {
+				defer s.Close()
+				if err := s.AddReward(cmd.Context(), r); err != nil {
+					return withInvalid(err) // an unknown task, execution or span
+				}
 			}
 			if sf.pipeline != "" {
 				// An online pipeline learns from the feedback at once.
