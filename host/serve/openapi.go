@@ -35,8 +35,8 @@ func schemas() obj {
 	anyObj := obj{"type": "object", "additionalProperties": true}
 	strs := arr(obj{"type": "string"})
 	return obj{
-		"Object": anyObj,
-		"Error": object(obj{"error": object(obj{"code": str("bad_request, unauthorized, forbidden, not_found, conflict, too_large, unsupported_media_type or internal"), "message": str("what went wrong")}, "code", "message")}, "error"),
+		"Object":       anyObj,
+		"Error":        object(obj{"error": object(obj{"code": str("bad_request, unauthorized, forbidden, not_found, conflict, too_large, unsupported_media_type or internal"), "message": str("what went wrong")}, "code", "message")}, "error"),
 		"PipelineList": object(obj{"pipelines": arr(object(obj{"name": str("pipeline name"), "file": str("pipeline file")}))}),
 		"Task":         object(obj{"id": str("task id"), "pipeline": str(""), "status": str("running, waiting, completed or failed"), "created": str("RFC 3339"), "tags": strs, "input": anyObj, "truth": obj{}, "strategy": anyObj, "waits": arr(anyObj), "rewards": intg("number of rewards"), "mean_reward": num("mean of the rewards, absent without any")}),
 		"TaskPage":     object(obj{"tasks": arr(ref("Task")), "next_cursor": str("pass as cursor for the next page; absent on the last")}, "tasks"),
@@ -59,8 +59,8 @@ func schemas() obj {
 		"StrategyDiff": object(obj{"name": str(""), "from": str(""), "to": str(""), "diff": anyObj, "text": str("as sextant strategy diff prints it")}),
 		"Verdict": object(obj{"id": str(""), "command": str("replay, gate, merge or evolve"), "pipeline": str(""), "created": str(""),
 			"comparison": object(obj{"baseline": anyObj, "candidate": anyObj, "diff": anyObj, "metrics": arr(anyObj), "fidelity": num("")}),
-			"tasks": arr(object(obj{"task": str(""), "baseline": anyObj, "candidate": anyObj, "flip": str("regressed, improved or absent"), "baseline_output": obj{}, "candidate_output": obj{}})),
-			"gates": anyObj, "ruling": str("pass, review or fail"), "exit_code": intg("")}, "pipeline", "comparison"),
+			"tasks":      arr(object(obj{"task": str(""), "baseline": anyObj, "candidate": anyObj, "flip": str("regressed, improved or absent"), "baseline_output": obj{}, "candidate_output": obj{}})),
+			"gates":      anyObj, "ruling": str("pass, review or fail"), "exit_code": intg("")}, "pipeline", "comparison"),
 		"VerdictList": object(obj{"comparisons": arr(ref("Verdict"))}),
 		"Review":      object(obj{"id": str(""), "pipeline": str(""), "mutator": str(""), "baseline": anyObj, "candidate": str("the candidate strategy file"), "comparison": anyObj, "result": anyObj, "status": str("pending, approved or rejected"), "by": str(""), "note": str(""), "path": str("")}),
 		"ReviewList":  object(obj{"reviews": arr(ref("Review"))}),

@@ -59,7 +59,7 @@ func (s *Server) apiRoutes() []route {
 		{Method: "POST", Path: "/api/v1/reviews/{id}/approve", ID: "approveReview", Summary: "Approve a candidate: promote it beside its pipeline's strategy", Body: "Decision", Response: "Review", Status: 200, handle: s.approveReview},
 		{Method: "POST", Path: "/api/v1/reviews/{id}/reject", ID: "rejectReview", Summary: "Reject a candidate", Body: "Decision", Response: "Review", Status: 200, handle: s.rejectReview},
 		{Method: "GET", Path: "/api/v1/metrics", ID: "metrics", Summary: "Success, reward, tokens, cost and latency per day, pipeline and strategy version",
-			Query: []param{{"pipeline", "string", "pipeline name"}, {"since", "string", "created at or after (RFC 3339)"}, {"limit", "integer", "at most this many recent tasks (default 2000, max 20000)"}},
+			Query:    []param{{"pipeline", "string", "pipeline name"}, {"since", "string", "created at or after (RFC 3339)"}, {"limit", "integer", "at most this many recent tasks (default 2000, max 20000)"}},
 			Response: "MetricList", Status: 200, handle: s.metrics},
 	}
 }

@@ -154,8 +154,12 @@ func New(opts Options) (*Server, error) {
 // Handler is the server's whole HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
+// Wait waits for the runs started without waiting (wait=false) to end
+// or pause.
+func (s *Server) Wait() { s.bg.Wait() }
+
 // Close cancels the runs started without waiting and waits for them to
-// reach a checkpoint.
+// stop.
 func (s *Server) Close() {
 	s.cancel()
 	s.bg.Wait()
