@@ -331,7 +331,9 @@ func TestAPI(t *testing.T) {
 	}
 
 	// Strategies: the promoted version, its lineage, file and diff.
-	var strats struct{ Strategies []struct{ Name, Latest string } }
+	var strats struct {
+		Strategies []struct{ Name, Latest string }
+	}
 	e.do("GET", "/api/v1/strategies", nil).want(t, 200).json(t, &strats)
 	if len(strats.Strategies) != 1 || strats.Strategies[0].Latest != "2.1.0" {
 		t.Fatalf("strategies %+v", strats)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -232,5 +231,3 @@ func readJSON(t testing.TB, path string) map[string]any {
 	}
 	return v
 }
-
-var errStop = errors.New("stop")

@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -85,6 +86,8 @@ type Server struct {
 	handler   http.Handler
 	pipelines map[string]*pipeline.Pipeline // by name; File is absolute
 	routes    []route
+	// patterns are the mux patterns registered (API and extra routes).
+	patterns []string
 	// taskLocks serialises what changes one task's run (resume, send).
 	taskLocks sync.Map // task id → *sync.Mutex
 	// bg tracks runs started without waiting, so Close can wait for them.
@@ -133,7 +136,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.routes = s.apiRoutes()
 	for _, rt := range s.routes {
-		s.mux.Handle(rt.Method+" "+rt.Path, s.api(rt))
+		s.handle(rt.Method+" "+rt.Path, s.api(rt))
 	}
 	extra := make([]string, 0, len(opts.Handlers))
 	for p := range opts.Handlers {
@@ -144,11 +147,24 @@ func New(opts Options) (*Server, error) {
 		if strings.HasPrefix(patternPath(p), apiPrefix) {
 			return nil, fmt.Errorf("serve: extra handler %q: %s is the API's", p, apiPrefix)
 		}
-		s.mux.Handle(p, opts.Handlers[p])
+		s.handle(p, opts.Handlers[p])
 	}
 	s.mux.Handle("/", dashboard())
 	s.handler = s.middleware(s.mux)
 	return s, nil
+}
+
+func (s *Server) handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	s.patterns = append(s.patterns, pattern)
+}
+
+// Routes lists the patterns of the API and extra routes, as registered
+// ("GET /api/v1/tasks/{id}"), sorted.
+func (s *Server) Routes() []string {
+	out := slices.Clone(s.patterns)
+	sort.Strings(out)
+	return out
 }
 
 // Handler is the server's whole HTTP handler.

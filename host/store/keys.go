@@ -120,16 +120,6 @@ func rewardTagKey(tag, task string) []byte {
 	return append(fieldIndexPrefix(pRewardTag, tag), task...)
 }
 
-// taskFromIndexKey returns the task id at the end of an index key, after
-// the 8-byte inverted time.
-func taskFromIndexKey(key, prefix []byte) (string, bool) {
-	rest := key[len(prefix):]
-	if len(rest) <= 8 {
-		return "", false
-	}
-	return string(rest[8:]), true
-}
-
 // parseTaskSub splits t/<task>/<sub>... into the task and the remainder
 // starting at <sub>.
 func parseTaskSub(key []byte) (task string, sub []byte, ok bool) {
