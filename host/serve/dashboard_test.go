@@ -92,7 +92,7 @@ func TestDashboard(t *testing.T) {
 	shot := func(name string) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
 			var buf []byte
-			if err := chromedp.FullScreenshot(&buf, 90).Do(ctx); err != nil {
+			if err := chromedp.FullScreenshot(&buf, 100).Do(ctx); err != nil { // quality 100: PNG
 				return err
 			}
 			return os.WriteFile(filepath.Join(out, name+".png"), buf, 0o644)

@@ -211,7 +211,7 @@ function waterfall(ex, calls, humans) {
   }
   return h("section", { class: "execution" },
     h("h2", {}, "Execution " + e.id + " ", h("span", { class: "muted" }, (e.mode || "live") + " · "), statusCell(e.status),
-      h("span", { class: "muted" }, " · " + fmtMs(e.ended ? Date.parse(e.ended) - Date.parse(e.started) : 0) + " · " + tokens + " tokens · $" + fmtNum(cost, 4))),
+      h("span", { class: "muted" }, " · " + (e.ended ? fmtMs(Date.parse(e.ended) - Date.parse(e.started)) : "not ended") + " · " + tokens + " tokens · $" + fmtNum(cost, 4))),
     e.error ? h("div", { class: "error-box" }, e.error) : null,
     h("div", { class: "waterfall" }, rows.length ? rows : h("p", { class: "muted" }, "no spans")));
 }
@@ -338,7 +338,7 @@ async function comparisonPage(id) {
       h("dt", {}, "ruling"), h("dd", {}, h("span", { class: "ruling-" + v.ruling }, v.ruling + " (exit " + v.exit_code + ")")),
       h("dt", {}, "tasks"), h("dd", {}, v.replayed + " replayed, fidelity " + fmtNum(c.fidelity * 100, 1) + "%")),
     h("h2", {}, "Effects (candidate − baseline, with confidence intervals)"), h("div", { class: "card" }, forestPlot(c.metrics || [])),
-    h("h2", {}, "Gates"), gates,
+    h("h2", {}, "Gates"), (v.gates && v.gates.gates && v.gates.gates.length) ? gates : h("p", { class: "muted" }, "no gates in the chain"),
     h("h2", {}, "Strategy diff"), h("div", { class: "card" }, diffList),
     h("h2", {}, "Flipped tasks (" + flipped.length + ")"), flips.length ? flips : h("p", { class: "muted" }, "none"),
     tasks);
