@@ -163,3 +163,14 @@ func GetVerdict(ctx context.Context, st *store.Store, id string) (*Verdict, erro
 	}
 	return &v, nil
 }
+
+// CandidateVerdict is the stored form of one candidate of an evolution
+// round (without outputs: a round keeps none).
+func CandidateVerdict(c Evaluated, pipeline, id string, at time.Time) (*Verdict, error) {
+	if c.Comparison == nil {
+		return nil, errors.New("record verdict: the candidate has no comparison")
+	}
+	j := &Judgment{Candidate: c.Strategy, Tasks: len(c.Comparison.Tasks), Comparison: c.Comparison, Chain: c.Result, Ruling: c.Result.Ruling}
+	j.Regressed, j.Improved = Flips(c.Comparison.Tasks)
+	return NewVerdict(j, "evolve", pipeline, id, at, nil)
+}
