@@ -21,7 +21,7 @@ import (
 )
 
 func (a *app) runsCommand() *cobra.Command {
-	var pipe, status, tag string
+	var pipe, status, tag, rewardTag string
 	var limit int
 	var asJSON bool
 	var sf storeFlags
@@ -29,13 +29,15 @@ func (a *app) runsCommand() *cobra.Command {
 		Use:   "runs",
 		Short: "List recorded tasks, newest first",
 		Example: `  sextant runs --store pipelines/email-triage/.sextant
-  sextant runs --status waiting --tag smoke --limit 20 --json`,
+  sextant runs --status waiting --tag smoke --limit 20 --json
+  sextant runs --reward-tag wrong-tone`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q, err := query(pipe, status, tag, limit)
 			if err != nil {
 				return err
 			}
+			q.RewardTag = rewardTag
 			loc, err := a.locateTask(cmd.Context(), &sf)
 			if err != nil {
 				return err
@@ -71,6 +73,7 @@ func (a *app) runsCommand() *cobra.Command {
 	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline (by name)")
 	c.Flags().StringVar(&status, "status", "", "only tasks in this status (running, waiting, completed, failed)")
 	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
+	c.Flags().StringVar(&rewardTag, "reward-tag", "", "only tasks with a reward tagged so (sextant feedback --tag)")
 	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	sf.add(c, false)

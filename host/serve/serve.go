@@ -196,6 +196,14 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := hs.Shutdown(sctx)
+	// Runs started without waiting get the rest of the grace period to
+	// end or pause; a run cancelled after it is recorded failed.
+	drained := make(chan struct{})
+	go func() { s.bg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-sctx.Done():
+	}
 	s.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
