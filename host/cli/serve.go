@@ -52,6 +52,8 @@ use the store's snapshots as beside any writer.`,
 			} else if !loop && token == "" {
 				return usageErr(fmt.Errorf("--addr %s is not loopback: set %s to the bearer token every request must send", addr, serve.TokenEnv))
 			}
+			_, statErr := os.Stat(loc.dir)
+			fresh := errors.Is(statErr, os.ErrNotExist)
 			s, err := a.openStore(ctx, loc.dir, createStore)
 			if err != nil {
 				return err
@@ -60,6 +62,10 @@ use the store's snapshots as beside any writer.`,
 			srv, err := serve.New(serve.Options{Store: s, Pipelines: pipelines, Addr: addr, Token: token, Logger: a.logger, Version: version,
 				Prepare: func(ctx context.Context, path string) (*run.Prepared, error) { return a.prepare(ctx, path) }})
 			if err != nil {
+				s.Close()
+				if fresh {
+					os.RemoveAll(loc.dir) // leave no empty store behind bad input
+				}
 				return withInvalid(err)
 			}
 			l, err := net.Listen("tcp", addr)
