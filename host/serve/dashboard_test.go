@@ -115,6 +115,10 @@ func TestDashboard(t *testing.T) {
 	if rows != len(runs) {
 		t.Fatalf("the run list shows %d tasks, want %d", rows, len(runs))
 	}
+	// A run started meanwhile appears without a reload (the list polls).
+	e.do("POST", "/api/v1/runs", map[string]any{"pipeline": "research-report", "id": "live-1",
+		"input": readJSON(t, filepath.Join(e.pipelines, "research-report", "inputs", "question.json"))}).want(t, 200)
+	run("live update", chromedp.WaitVisible(`#runs-table tr[data-task="live-1"]`, chromedp.ByQuery))
 
 	// A task: the prompt text is in its waterfall.
 	var waterfall string

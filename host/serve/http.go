@@ -160,6 +160,15 @@ func (s *Server) api(rt route) http.Handler {
 				return
 			}
 		}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.opts.Logger.Error("api handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p)
+				WriteError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: fmt.Sprintf("internal error: %v", p)})
+			}
+		}()
 		status, v, err := rt.handle(r)
 		if err != nil {
 			e := s.toError(r, err)
