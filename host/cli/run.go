@@ -77,7 +77,21 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			}
 			s, err := a.openStoreWith(ctx, loc.dir, createStore, prep.Pipeline)
 			if err != nil {
-				return err
+				// A server holds the store: it runs the pipeline, if it
+				// serves this very file.
+				srv, err := serve.ViaServer(loc.dir, err)
+				if err != nil {
+					return err
+				}
+				file, err := filepath.Abs(prep.Pipeline.File)
+				if err != nil {
+					return err
+				}
+				res, err := srv.Run(ctx, serve.RunRequest{Pipeline: prep.Pipeline.Name, File: file, ID: taskID, Input: input, Truth: truth, Tags: tags})
+				if err != nil {
+					return apiErr(fmt.Errorf("run through sextant serve at %s: %w", srv.URL(), err))
+				}
+				return a.report(res, asJSON, loc)
 			}
 			defer s.Close()
 			clk, err := a.clock()

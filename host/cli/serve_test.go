@@ -144,7 +144,18 @@ func TestServeAndCLI(t *testing.T) {
 		t.Fatalf("info file %s: %v", b, err)
 	}
 
-	// Writes go through the API.
+	// Writes go through the API: a run of a pipeline the server serves...
+	if out := must(0, "run", pipe, "--input", filepath.Join(pipes, "email-triage", "inputs", "newsletter.json"), "--id", "news-2", "--store", st); !strings.Contains(out, "task news-2 completed") {
+		t.Fatalf("run through the server: %s", out)
+	}
+	// ...but not of another file that has the same pipeline name.
+	other := filepath.Join(dir, "other", "email-triage")
+	if err := copyTree(filepath.Join(pipes, "email-triage"), other); err != nil {
+		t.Fatal(err)
+	}
+	if out := must(2, "run", filepath.Join(other, "pipeline.toml"), "--input", filepath.Join(other, "inputs", "newsletter.json"), "--store", st); !strings.Contains(out, "the server runs "+pipe+", not ") {
+		t.Fatalf("run of another file through the server: %s", out)
+	}
 	if out := must(0, "feedback", "news-1", "--reward", "1", "--tag", "via-server", "--store", st); !strings.Contains(out, "reward #1 +1 on task news-1") {
 		t.Fatalf("feedback: %s", out)
 	}

@@ -164,6 +164,16 @@ func (c *Client) AddReward(ctx context.Context, r *store.Reward) (*store.Reward,
 	return &out, nil
 }
 
+// Run starts a run of one of the server's pipelines and waits for it
+// (POST /api/v1/runs).
+func (c *Client) Run(ctx context.Context, req RunRequest) (*run.Result, error) {
+	var out run.Result
+	if err := c.do(ctx, http.MethodPost, "/api/v1/runs", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Resume continues a task (POST /api/v1/tasks/{id}/resume).
 func (c *Client) Resume(ctx context.Context, task string, answers map[string]any) (*run.Result, error) {
 	var out run.Result

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
@@ -249,6 +250,10 @@ type RunRequest struct {
 	Tags     []string        `json:"tags,omitempty"`
 	// Wait false answers 202 with the task id at once; the run goes on.
 	Wait *bool `json:"wait,omitempty"`
+	// File, when set, is the pipeline file the client means (absolute):
+	// a server whose pipeline of that name is another file refuses, so
+	// the CLI never runs a different pipeline than the one it was given.
+	File string `json:"file,omitempty"`
 }
 
 func (s *Server) startRun(r *http.Request) (int, any, error) {
@@ -262,6 +267,9 @@ func (s *Server) startRun(r *http.Request) (int, any, error) {
 			return 0, nil, badRequest("pipeline %q: the server runs no pipelines (start it with --pipelines DIR)", req.Pipeline)
 		}
 		return 0, nil, badRequest("pipeline %q: not one of the server's pipelines (GET /api/v1/pipelines)", req.Pipeline)
+	}
+	if req.File != "" && filepath.Clean(req.File) != p.File {
+		return 0, nil, badRequest("pipeline %q: the server runs %s, not %s", req.Pipeline, p.File, req.File)
 	}
 	if len(req.Truth) > 0 && !json.Valid(req.Truth) {
 		return 0, nil, badRequest("truth: not valid JSON")
