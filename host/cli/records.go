@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/sdk"
@@ -353,7 +354,13 @@ run uses.`,
 					return withInvalid(err) // an unknown task, execution or span
 				}
 			}
-			if sf.pipeline != "" {
+			if sf.pipeline != "" && s == nil {
+				// Through a server: the reward is kept, but online learning
+				// writes strategies and needs the store to itself.
+				if p, err := pipeline.Load(cmd.Context(), sf.pipeline, nil, pipeline.Options{}); err == nil && p.Evolve.Online {
+					fmt.Fprintf(a.stderr, "note: the reward went through sextant serve, which holds the store; online learning did not run (it needs the store to itself)\n")
+				}
+			} else if sf.pipeline != "" {
 				// An online pipeline learns from the feedback at once.
 				if err := a.learnFromFeedback(cmd.Context(), s, sf.pipeline, args[0], v); err != nil {
 					return err

@@ -78,7 +78,11 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			s, err := a.openStoreWith(ctx, loc.dir, createStore, prep.Pipeline)
 			if err != nil {
 				// A server holds the store: it runs the pipeline, if it
-				// serves this very file.
+				// serves this very file (not an online one, which learns
+				// as it runs and needs the store to itself).
+				if prep.Pipeline.Evolve.Online {
+					return err
+				}
 				srv, err := serve.ViaServer(loc.dir, err)
 				if err != nil {
 					return err
