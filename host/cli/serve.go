@@ -31,7 +31,7 @@ replays with per-task outcomes, and the review queue.
 It listens on loopback unless --addr says otherwise; any other address needs
 a bearer token in $SEXTANT_SERVE_TOKEN, which every request must then send
 (Authorization: Bearer TOKEN). While it runs, sextant run (of a pipeline it
-serves), feedback, resume, send and signal on its store go through its API,
+serves), feedback and resume on its store go through its API,
 gate, replay and merge record their verdict through it, and reads (runs,
 show, export) use the store's snapshots as beside any writer.`,
 		Example: `  sextant serve --pipelines pipelines

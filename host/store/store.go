@@ -23,8 +23,6 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrExists: a record that may be written once already exists.
 	ErrExists = errors.New("already exists")
-	// ErrInvalid: an id, name, tag or value the store refuses to keep.
-	ErrInvalid = errors.New("invalid")
 	// ErrReadOnly: a write on a store opened read-only.
 	ErrReadOnly = errors.New("store is open read-only")
 	// ErrNoStore: a read-only open of a directory that holds no store.
