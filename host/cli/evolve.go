@@ -206,6 +206,16 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 	if err != nil {
 		return err
 	}
+	// Every candidate's comparison is kept for sextant serve to show.
+	for _, c := range cands {
+		v, err := evolve.CandidateVerdict(c, p.Name, st.NewID(), st.Now())
+		if err == nil {
+			err = evolve.SaveVerdict(ctx, st, v)
+		}
+		if err != nil {
+			a.logger.Warn("a candidate's comparison is not recorded in the store", "candidate", c.ID(), "err", err)
+		}
+	}
 	switch {
 	case settled.Winner != nil:
 		fmt.Fprintf(a.stdout, "promoted %s %s (%s) → %s\n", settled.Winner.Strategy.Metadata.Name, settled.Winner.Strategy.Metadata.Version,

@@ -15,12 +15,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/pipeline"
+	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
 func (a *app) runsCommand() *cobra.Command {
-	var pipe, status, tag string
+	var pipe, status, tag, rewardTag string
 	var limit int
 	var asJSON bool
 	var sf storeFlags
@@ -28,13 +30,15 @@ func (a *app) runsCommand() *cobra.Command {
 		Use:   "runs",
 		Short: "List recorded tasks, newest first",
 		Example: `  sextant runs --store pipelines/email-triage/.sextant
-  sextant runs --status waiting --tag smoke --limit 20 --json`,
+  sextant runs --status waiting --tag smoke --limit 20 --json
+  sextant runs --reward-tag wrong-tone`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q, err := query(pipe, status, tag, limit)
 			if err != nil {
 				return err
 			}
+			q.RewardTag = rewardTag
 			loc, err := a.locateTask(cmd.Context(), &sf)
 			if err != nil {
 				return err
@@ -70,6 +74,7 @@ func (a *app) runsCommand() *cobra.Command {
 	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline (by name)")
 	c.Flags().StringVar(&status, "status", "", "only tasks in this status (running, waiting, completed, failed)")
 	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
+	c.Flags().StringVar(&rewardTag, "reward-tag", "", "only tasks with a reward tagged so (sextant feedback --tag)")
 	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	sf.add(c, false)
@@ -333,16 +338,29 @@ run uses.`,
 			if err != nil {
 				return err
 			}
+			r := &store.Reward{Task: args[0], SpanID: span, Value: v, Tags: tags, Note: note}
 			s, err := a.openStore(cmd.Context(), loc.dir, updateStore)
 			if err != nil {
-				return err
+				srv, verr := serve.ViaServer(loc.dir, err)
+				if verr != nil {
+					return verr
+				}
+				if r, err = srv.AddReward(cmd.Context(), r); err != nil {
+					return apiErr(err)
+				}
+			} else {
+				defer s.Close()
+				if err := s.AddReward(cmd.Context(), r); err != nil {
+					return withInvalid(err) // an unknown task, execution or span
+				}
 			}
-			defer s.Close()
-			r := &store.Reward{Task: args[0], SpanID: span, Value: v, Tags: tags, Note: note}
-			if err := s.AddReward(cmd.Context(), r); err != nil {
-				return withInvalid(err) // an unknown task, execution or span
-			}
-			if sf.pipeline != "" {
+			if sf.pipeline != "" && s == nil {
+				// Through a server: the reward is kept, but online learning
+				// writes strategies and needs the store to itself.
+				if p, err := pipeline.Load(cmd.Context(), sf.pipeline, nil, pipeline.Options{}); err == nil && p.Evolve.Online {
+					fmt.Fprintf(a.stderr, "note: the reward went through sextant serve, which holds the store; online learning did not run (it needs the store to itself)\n")
+				}
+			} else if sf.pipeline != "" {
 				// An online pipeline learns from the feedback at once.
 				if err := a.learnFromFeedback(cmd.Context(), s, sf.pipeline, args[0], v); err != nil {
 					return err

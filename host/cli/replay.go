@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/sextant-dev/sextant/host/replay"
 	"github.com/sextant-dev/sextant/host/report"
 	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
 )
@@ -195,6 +197,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	// Progress on stderr, on a terminal only (never in CI logs).
 	progress := report.NewProgress(a.stderr, 0, isTerminal(a.stderr))
 	tasks := map[string]struct{}{}
+	outputs := map[string]json.RawMessage{}
 	err = replay.Run(ctx, rc, func(r replay.Result) error {
 		progress.Add(1)
 		tasks[r.Task] = struct{}{}
@@ -208,7 +211,14 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 			}
 		}
 		// Judging needs the outcome, not the task's output and tags: keep
-		// each result small, so 100 000 tasks fit in a bounded heap.
+		// each result small, so 100 000 tasks fit in a bounded heap. The
+		// stored verdict shows flipped tasks' outputs: keep them clipped,
+		// up to a bound.
+		if len(strategies) > 1 && len(outputs) < maxKeptOutputs {
+			if b, ok := evolve.ClipOutput(r.Output); ok {
+				outputs[r.Task+"\x00"+r.Hash] = b
+			}
+		}
 		r.Output, r.Tags = nil, nil
 		if shards == 0 {
 			results = append(results, r)
@@ -236,7 +246,56 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 		fmt.Fprintf(a.stdout, "no verdict from a shard: judge the whole with sextant merge\n")
 		return nil
 	}
-	return a.judge(ctx, reg, p, strategies, results, cfg.Seed, f.reports)
+	command := "replay"
+	if needCandidate {
+		command = "gate"
+	}
+	return a.judge(ctx, reg, p, strategies, results, cfg.Seed, f.reports, &verdictTo{store: &f.store, command: command, outputs: outputs})
+}
+
+// maxKeptOutputs bounds the replay outputs kept for a stored verdict.
+const maxKeptOutputs = 20000
+
+// verdictTo says where a judgment with a candidate is recorded: the
+// store the storeFlags locate for the pipeline, when it exists.
+type verdictTo struct {
+	store   *storeFlags
+	command string
+	outputs map[string]json.RawMessage // task \x00 strategy hash → output
+}
+
+// saveVerdict records j in the pipeline's store, through the server that
+// holds it if one does. A replay without a store records nothing.
+func (a *app) saveVerdict(ctx context.Context, to *verdictTo, p *pipeline.Pipeline, j *evolve.Judgment) error {
+	loc, err := to.store.locate(p)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(loc.dir); err != nil {
+		return nil
+	}
+	output := func(task, hash string) (json.RawMessage, bool) {
+		b, ok := to.outputs[task+"\x00"+hash]
+		return b, ok
+	}
+	s, err := a.openStore(ctx, loc.dir, updateStore)
+	if err != nil {
+		srv, err := serve.ViaServer(loc.dir, err)
+		if err != nil {
+			return err
+		}
+		v, err := evolve.NewVerdict(j, to.command, p.Name, "", time.Now(), output)
+		if err != nil {
+			return err
+		}
+		return srv.SaveComparison(ctx, v)
+	}
+	defer s.Close()
+	v, err := evolve.NewVerdict(j, to.command, p.Name, s.NewID(), s.Now(), output)
+	if err != nil {
+		return err
+	}
+	return evolve.SaveVerdict(ctx, s, v)
 }
 
 // replaySetup opens what a replay reads (the source) and its result cache,
@@ -418,7 +477,7 @@ func (a *app) merge(ctx context.Context, files, reports []string) error {
 	if err != nil {
 		return err
 	}
-	return a.judge(ctx, reg, p, strategies, results, header.Seed, reports)
+	return a.judge(ctx, reg, p, strategies, results, header.Seed, reports, &verdictTo{store: &storeFlags{}, command: "merge"})
 }
 
 func readResults(path string) (*resultsHeader, []replay.Result, error) {
@@ -702,7 +761,7 @@ func buildIdentity() string { return identity() }
 // judge judges replay results (evolve.Judge), prints the terminal summary,
 // writes the reports and returns the verdict's exit status.
 func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipeline, strategies []*strategy.Strategy,
-	results []replay.Result, seed int64, specs []string) error {
+	results []replay.Result, seed int64, specs []string, to *verdictTo) error {
 	opts := evolve.Options{Seed: uint64(seed)}
 	var cand *strategy.Strategy
 	var gates []evolve.GateSpec
@@ -715,7 +774,13 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 		}
 		defer closeGates()
 	}
-	r := evolve.Judge(ctx, results, strategies[0], cand, gates, opts).Report(p.Name)
+	j := evolve.Judge(ctx, results, strategies[0], cand, gates, opts)
+	if cand != nil && to != nil {
+		if err := a.saveVerdict(ctx, to, p, j); err != nil {
+			a.logger.Warn("the verdict is not recorded in the store", "err", err)
+		}
+	}
+	r := j.Report(p.Name)
 	// A report written to stdout (FORMAT=-) has stdout to itself: the
 	// summary for people goes to stderr.
 	summary := a.stdout

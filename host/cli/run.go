@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -76,7 +77,25 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			}
 			s, err := a.openStoreWith(ctx, loc.dir, createStore, prep.Pipeline)
 			if err != nil {
-				return err
+				// A server holds the store: it runs the pipeline, if it
+				// serves this very file (not an online one, which learns
+				// as it runs and needs the store to itself).
+				if prep.Pipeline.Evolve.Online {
+					return err
+				}
+				srv, err := serve.ViaServer(loc.dir, err)
+				if err != nil {
+					return err
+				}
+				file, err := filepath.Abs(prep.Pipeline.File)
+				if err != nil {
+					return err
+				}
+				res, err := srv.Run(ctx, serve.RunRequest{Pipeline: prep.Pipeline.Name, File: file, ID: taskID, Input: input, Truth: truth, Tags: tags})
+				if err != nil {
+					return apiErr(fmt.Errorf("run through sextant serve at %s: %w", srv.URL(), err))
+				}
+				return a.report(res, asJSON, loc)
 			}
 			defer s.Close()
 			clk, err := a.clock()
@@ -157,6 +176,13 @@ run again, and provider calls answered before it are served from their recording
 				return err
 			}
 			defer tr.close(ctx)
+			if tr.via != nil {
+				res, err := tr.via.Resume(ctx, args[0], answers)
+				if err != nil {
+					return apiErr(err)
+				}
+				return a.report(res, asJSON, tr.loc)
+			}
 			res, err := tr.runner.Resume(ctx, args[0], answers)
 			if err != nil {
 				return notFound(err)
@@ -177,7 +203,10 @@ run again, and provider calls answered before it are served from their recording
 // taskRun is what resume and send need to continue one recorded task: its
 // store, opened for update, and a runner over the task's own pipeline.
 type taskRun struct {
-	loc    storeLoc
+	loc storeLoc
+	// via is the server that holds the store, when one does: the command
+	// goes through its API and the other fields are nil.
+	via    *serve.Client
 	s      *store.Store
 	prep   *run.Prepared
 	runner *run.Runner
@@ -196,7 +225,11 @@ func (a *app) openTaskRun(ctx context.Context, sf *storeFlags, task string) (*ta
 	}
 	s, err := a.openStore(ctx, loc.dir, updateStore)
 	if err != nil {
-		return nil, err
+		srv, err := serve.ViaServer(loc.dir, err)
+		if err != nil {
+			return nil, err
+		}
+		return &taskRun{loc: loc, via: srv}, nil
 	}
 	pipe, err := run.PipelineOf(ctx, s, task)
 	if err != nil {
@@ -215,8 +248,21 @@ func (a *app) openTaskRun(ctx context.Context, sf *storeFlags, task string) (*ta
 
 // close releases the pipeline's plugins, then the store.
 func (t *taskRun) close(ctx context.Context) {
+	if t.via != nil {
+		return
+	}
 	t.prep.Close(context.WithoutCancel(ctx))
 	t.s.Close()
+}
+
+// apiErr is an error answer of a server the command went through: bad
+// input and unknown ids exit 2, as they do without a server.
+func apiErr(err error) error {
+	var ae *serve.APIError
+	if errors.As(err, &ae) && (ae.Status == 400 || ae.Status == 404) {
+		return withInvalid(err)
+	}
+	return err
 }
 
 // resumeSet is the --set a waiting step asks for: first is the first

@@ -642,3 +642,46 @@ func (e *exec) waitsForEvents() bool {
 	}
 	return false
 }
+
+// Broadcast delivers the signal name, with vars, to every waiting task
+// (of the pipeline named pipe, when not "") that waits for it, oldest
+// first, and returns the results in that order. runner gives the runner
+// for a task's pipeline file (the caller may cache prepared pipelines).
+// None waiting is not an error: a BPMN signal nobody catches is lost.
+func Broadcast(ctx context.Context, s *store.Store, pipe, name string, vars map[string]any,
+	runner func(ctx context.Context, pipelineFile string) (*Runner, error)) ([]*Result, error) {
+	tasks, err := s.Tasks(ctx, store.Query{Pipeline: pipe, Status: store.StatusWaiting})
+	if err != nil {
+		return nil, err
+	}
+	var results []*Result
+	for i := len(tasks) - 1; i >= 0; i-- { // oldest first: the order tasks started in
+		t := tasks[i]
+		if !waitsForSignal(t.Waits, name) {
+			continue
+		}
+		file, err := PipelineOf(ctx, s, t.ID)
+		if err != nil {
+			return results, err
+		}
+		r, err := runner(ctx, file)
+		if err != nil {
+			return results, fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		res, err := r.Deliver(ctx, t.ID, Delivery{Kind: store.WaitSignal, Name: name, Vars: vars})
+		if err != nil {
+			return results, fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func waitsForSignal(ws []store.Wait, name string) bool {
+	for _, w := range ws {
+		if w.Kind == store.WaitSignal && w.Name == name {
+			return true
+		}
+	}
+	return false
+}

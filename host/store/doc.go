@@ -27,6 +27,7 @@
 //	x/time/<inv:8><task>                  (empty) index: all tasks, newest first
 //	x/pipe/<pipeline>\x00<inv:8><task>    (empty) index: tasks of a pipeline
 //	x/tag/<tag>\x00<inv:8><task>          (empty) index: tasks with a tag
+//	x/rtag/<tag>\x00<task>                (empty) index: tasks with a reward with a tag
 //	r/<hash>                              Recording, by canonical request hash
 //	g/<name>/<version>                    StrategyRecord
 //	c/<collection>/<key>                  a Collection value (replay results, comparisons, …)

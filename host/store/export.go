@@ -60,7 +60,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opt ExportOptions) (Cou
 	links := map[string][]string{} // recording hash → exported tasks
 	var line []byte
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		err := eachTaskTxn(ctx, txn, opt.Query, func(t *Task) error {
+		err := eachTaskTxn(ctx, txn, opt.Query, nil, func(t *Task, _ string) error {
 			return scanTxn(ctx, txn, taskPrefix(t.ID), func(key, val []byte) error {
 				_, sub, ok := parseTaskSub(key)
 				if !ok {
@@ -116,7 +116,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opt ExportOptions) (Cou
 		if err != nil && !errors.Is(err, errStop) {
 			return err
 		}
-		return s.exportRecordings(ctx, txn, bw, opt.Query == (Query{}), links, &n)
+		return s.exportRecordings(ctx, txn, bw, opt.Query.isZero(), links, &n)
 	})
 	if err == nil {
 		err = bw.Flush()
@@ -658,6 +658,9 @@ func (im *importer) decode(line []byte, first bool) (*record, error) {
 			return nil, err
 		}
 		rec.kvs = []kv{{rewardKey(rw.Task, rw.Seq), val}}
+		for _, tag := range rw.Tags {
+			rec.kvs = append(rec.kvs, kv{rewardTagKey(tag, rw.Task), nil})
+		}
 		rec.refs = []string{rw.Task, rw.Execution, rw.SpanID}
 	case "checkpoint":
 		var l checkpointLine

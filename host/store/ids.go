@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -129,7 +128,7 @@ func isZero(b []byte) bool {
 // digits, not all zero.
 func validHexID(what, id string, n int) error {
 	if len(id) != 2*n {
-		return fmt.Errorf("%s %q must be %d hex digits", what, id, 2*n)
+		return invalidf("%s %q must be %d hex digits", what, id, 2*n)
 	}
 	allZero := true
 	for i := 0; i < len(id); i++ {
@@ -137,14 +136,14 @@ func validHexID(what, id string, n int) error {
 		switch {
 		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
 		default:
-			return fmt.Errorf("%s %q must be %d lower-case hex digits", what, id, 2*n)
+			return invalidf("%s %q must be %d lower-case hex digits", what, id, 2*n)
 		}
 		if c != '0' {
 			allZero = false
 		}
 	}
 	if allZero {
-		return fmt.Errorf("%s is all zeros", what)
+		return invalidf("%s is all zeros", what)
 	}
 	return nil
 }

@@ -11,15 +11,16 @@ import (
 
 // Key prefixes. The layout is documented in doc.go; keep the two in step.
 const (
-	pTask     = "t/"
-	pIndex    = "x/"
-	pTime     = "x/time/"
-	pPipe     = "x/pipe/"
-	pTag      = "x/tag/"
-	pRec      = "r/"
-	pStrategy = "g/"
-	pColl     = "c/"
-	keyMeta   = "m/meta"
+	pTask      = "t/"
+	pIndex     = "x/"
+	pTime      = "x/time/"
+	pPipe      = "x/pipe/"
+	pTag       = "x/tag/"
+	pRewardTag = "x/rtag/"
+	pRec       = "r/"
+	pStrategy  = "g/"
+	pColl      = "c/"
+	keyMeta    = "m/meta"
 )
 
 // Sub-keys beneath t/<task>/. Their letters sort in the order a task's
@@ -114,14 +115,9 @@ func fieldIndexPrefix(prefix, field string) []byte {
 	return append(append([]byte(prefix), field...), 0)
 }
 
-// taskFromIndexKey returns the task id at the end of an index key, after
-// the 8-byte inverted time.
-func taskFromIndexKey(key, prefix []byte) (string, bool) {
-	rest := key[len(prefix):]
-	if len(rest) <= 8 {
-		return "", false
-	}
-	return string(rest[8:]), true
+// rewardTagKey is x/rtag/<tag>\0<task>: one of the task's rewards has the tag.
+func rewardTagKey(tag, task string) []byte {
+	return append(fieldIndexPrefix(pRewardTag, tag), task...)
 }
 
 // parseTaskSub splits t/<task>/<sub>... into the task and the remainder
@@ -157,10 +153,10 @@ func parseSpanSub(sub []byte) (exec string, seq uint64, ok bool) {
 // and no NUL, so a key prefix never matches a longer id.
 func validID(what, id string) error {
 	if id == "" {
-		return fmt.Errorf("%s is empty", what)
+		return invalidf("%s is empty", what)
 	}
 	if len(id) > 128 {
-		return fmt.Errorf("%s %.20q… is longer than 128 characters", what, id)
+		return invalidf("%s %.20q… is longer than 128 characters", what, id)
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
@@ -168,7 +164,7 @@ func validID(what, id string) error {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case i > 0 && (c == '.' || c == '_' || c == '-' || c == ':' || c == '+'):
 		default:
-			return fmt.Errorf("%s %q has a bad character %q (use letters, digits and . _ - : +)", what, id, c)
+			return invalidf("%s %q has a bad character %q (use letters, digits and . _ - : +)", what, id, c)
 		}
 	}
 	return nil
@@ -178,18 +174,28 @@ func validID(what, id string) error {
 // non-empty, at most 256 bytes of UTF-8 without control characters.
 func validLabel(what, s string) error {
 	if s == "" {
-		return fmt.Errorf("%s is empty", what)
+		return invalidf("%s is empty", what)
 	}
 	if len(s) > 256 {
-		return fmt.Errorf("%s %.20q… is longer than 256 bytes", what, s)
+		return invalidf("%s %.20q… is longer than 256 bytes", what, s)
 	}
 	if !utf8.ValidString(s) {
-		return fmt.Errorf("%s %q is not UTF-8", what, s)
+		return invalidf("%s %q is not UTF-8", what, s)
 	}
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%s %q has a control character", what, s)
+			return invalidf("%s %q has a control character", what, s)
 		}
 	}
 	return nil
+}
+
+// invalidError is a value the store refuses; it matches ErrInvalid.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string        { return e.msg }
+func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+
+func invalidf(format string, args ...any) error {
+	return &invalidError{msg: fmt.Sprintf(format, args...)}
 }

@@ -272,7 +272,16 @@ type Query struct {
 	Pipeline string
 	Status   Status
 	Tag      string
-	Limit    int // 0 means no limit
+	// RewardTag selects tasks with a reward tagged so (sextant feedback --tag).
+	RewardTag string
+	// Since and Until bound the tasks' created time (both inclusive).
+	Since, Until time.Time
+	// After is a cursor from TaskPage: list the tasks after it.
+	After string
+	// Match, when set, is a last filter: a task is listed only if it
+	// returns true.
+	Match func(*Task) bool
+	Limit int // 0 means no limit
 }
 
 // Tree is one task with everything beneath it, as `sextant show` prints it.
@@ -289,4 +298,10 @@ type ExecutionTree struct {
 	Execution  Execution   `json:"execution"`
 	Spans      []Span      `json:"spans"`
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+}
+
+// isZero reports whether q selects every task.
+func (q Query) isZero() bool {
+	return q.Pipeline == "" && q.Status == "" && q.Tag == "" && q.RewardTag == "" &&
+		q.Since.IsZero() && q.Until.IsZero() && q.After == "" && q.Match == nil && q.Limit == 0
 }

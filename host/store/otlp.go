@@ -104,7 +104,7 @@ func (s *Store) ExportOTLP(ctx context.Context, w io.Writer, opt OTLPOptions) (s
 	bw.WriteString(`{"resourceSpans":[`)
 	first := true
 	err = s.view(ctx, func(txn *badger.Txn) error {
-		err := eachTaskTxn(ctx, txn, opt.Query, func(t *Task) error {
+		err := eachTaskTxn(ctx, txn, opt.Query, nil, func(t *Task, _ string) error {
 			tr, err := readTree(ctx, txn, t.ID)
 			if err != nil {
 				return fmt.Errorf("task %q: %w", t.ID, err)

@@ -58,6 +58,11 @@ func (s *Store) AddReward(ctx context.Context, r *Reward) error {
 		if err != nil {
 			return err
 		}
+		for _, tag := range r.Tags {
+			if err := txn.Set(rewardTagKey(tag, r.Task), nil); err != nil {
+				return err
+			}
+		}
 		return txn.Set(rewardKey(r.Task, r.Seq), val)
 	})
 	if err != nil {
@@ -81,7 +86,7 @@ func checkReward(r *Reward) error {
 		}
 	}
 	if math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
-		return fmt.Errorf("reward value %v is not a finite number", r.Value)
+		return invalidf("reward value %v is not a finite number", r.Value)
 	}
 	for _, tag := range r.Tags {
 		if err := validLabel("tag", tag); err != nil {

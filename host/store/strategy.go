@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,5 +106,25 @@ func (s *Store) StrategyLog(ctx context.Context, name string) ([]StrategyRecord,
 		}
 		return strings.Compare(a.Version, b.Version)
 	})
+	return out, nil
+}
+
+// StrategyNames lists the names of the strategies with recorded versions,
+// sorted.
+func (s *Store) StrategyNames(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.scan(ctx, []byte(pStrategy), func(key, _ []byte) error {
+		rest := key[len(pStrategy):]
+		if i := bytes.IndexByte(rest, '/'); i > 0 {
+			name := string(rest[:i])
+			if len(out) == 0 || out[len(out)-1] != name {
+				out = append(out, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list strategies: %w", err)
+	}
 	return out, nil
 }

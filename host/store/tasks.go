@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -220,10 +223,49 @@ var errStop = errors.New("stop")
 // holding the whole list in memory. An error from fn stops the scan and
 // is returned.
 func (s *Store) EachTask(ctx context.Context, q Query, fn func(*Task) error) error {
+	return s.eachTask(ctx, q, func(t *Task, _ string) error { return fn(t) })
+}
+
+// TaskPage lists at most q.Limit tasks matching q, newest first, and
+// the cursor that continues the listing (q.After), "" after the last.
+func (s *Store) TaskPage(ctx context.Context, q Query) ([]Task, string, error) {
+	if q.Limit <= 0 {
+		return nil, "", fmt.Errorf("list tasks: a page needs a limit")
+	}
+	var out []Task
+	var next string
+	limit := q.Limit
+	q.Limit++ // one more, to know whether there is a next page
+	err := s.eachTask(ctx, q, func(t *Task, cursor string) error {
+		if len(out) == limit {
+			return errStop
+		}
+		out = append(out, *t)
+		next = cursor
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(out) < limit {
+		next = ""
+	}
+	return out, next, nil
+}
+
+func (s *Store) eachTask(ctx context.Context, q Query, fn func(t *Task, cursor string) error) error {
 	if q.Status != "" && !q.Status.Valid() {
 		return fmt.Errorf("list tasks: unknown status %q", q.Status)
 	}
-	err := s.view(ctx, func(txn *badger.Txn) error { return eachTaskTxn(ctx, txn, q, fn) })
+	var after []byte
+	if q.After != "" {
+		b, err := base64.RawURLEncoding.DecodeString(q.After)
+		if err != nil || len(b) <= 8 {
+			return fmt.Errorf("list tasks: %w: cursor %.40q is not one this store gave", ErrBadCursor, q.After)
+		}
+		after = b
+	}
+	err := s.view(ctx, func(txn *badger.Txn) error { return eachTaskTxn(ctx, txn, q, after, fn) })
 	if errors.Is(err, errStop) {
 		err = nil
 	}
@@ -233,8 +275,13 @@ func (s *Store) EachTask(ctx context.Context, q Query, fn func(*Task) error) err
 	return nil
 }
 
-func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, fn func(*Task) error) error {
-	// Walk the most selective index; filter on the rest.
+// ErrBadCursor marks a pagination cursor that does not decode.
+var ErrBadCursor = errors.New("bad cursor")
+
+func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after []byte, fn func(*Task, string) error) error {
+	// Walk the most selective index; filter on the rest. Every index
+	// key ends in <inv:8><task>, newest first, so a cursor (that suffix)
+	// and the time bounds work on each.
 	var prefix []byte
 	switch {
 	case q.Tag != "":
@@ -249,14 +296,44 @@ func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, fn func(*Task) e
 	opts.Prefix = prefix
 	it := txn.NewIterator(opts)
 	defer it.Close()
+	start := slices.Clone(prefix)
+	if !q.Until.IsZero() {
+		start = binary.BigEndian.AppendUint64(start, invTime(q.Until))
+	}
+	if after != nil {
+		if a := append(slices.Clone(prefix), after...); bytes.Compare(a, start) > 0 {
+			start = a
+		}
+	}
+	var stopInv uint64
+	if !q.Since.IsZero() {
+		stopInv = invTime(q.Since)
+	}
 	n := 0
-	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+	for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		id, ok := taskFromIndexKey(it.Item().Key(), prefix)
-		if !ok {
+		key := it.Item().Key()
+		suffix := key[len(prefix):]
+		if after != nil && bytes.Equal(suffix, after) {
 			continue
+		}
+		if len(suffix) <= 8 {
+			continue
+		}
+		if stopInv != 0 && binary.BigEndian.Uint64(suffix) > stopInv {
+			return nil // older than Since, and so is the rest
+		}
+		id := string(suffix[8:])
+		if q.RewardTag != "" {
+			ok, err := exists(txn, rewardTagKey(q.RewardTag, id))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
 		}
 		var t Task
 		if err := get(txn, taskKey(id), &t); err != nil {
@@ -267,10 +344,11 @@ func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, fn func(*Task) e
 		}
 		if (q.Pipeline != "" && t.Pipeline != q.Pipeline) ||
 			(q.Status != "" && t.Status != q.Status) ||
-			(q.Tag != "" && !slices.Contains(t.Tags, q.Tag)) {
+			(q.Tag != "" && !slices.Contains(t.Tags, q.Tag)) ||
+			(q.Match != nil && !q.Match(&t)) {
 			continue
 		}
-		if err := fn(&t); err != nil {
+		if err := fn(&t, base64.RawURLEncoding.EncodeToString(suffix)); err != nil {
 			return err
 		}
 		n++
