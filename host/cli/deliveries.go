@@ -8,6 +8,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/clock"
 	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -35,14 +36,15 @@ type deliverAnswer struct {
 	Results []*run.Result `json:"results"`
 }
 
-// askHolder hands a delivery to the process holding the store. A holder
-// that serves no deliveries (not a run --wait) leaves the lock error.
+// askHolder hands a delivery to the process holding the store: a run
+// --wait over the store's socket, or a sextant serve through its API. Any
+// other holder leaves the lock error.
 func (a *app) askHolder(ctx context.Context, loc storeLoc, req deliverRequest, locked error, asJSON bool) error {
 	var ans deliverAnswer
 	err := store.Ask(ctx, loc.dir, deliverOp, req, &ans)
 	switch {
 	case errors.Is(err, store.ErrNotServed):
-		return locked
+		return a.askServer(ctx, loc, req, locked, asJSON)
 	case errors.Is(err, store.ErrInvalid):
 		return withInvalid(err)
 	case err != nil:
@@ -183,3 +185,28 @@ type invalidRemote struct{ error }
 
 func (e invalidRemote) Unwrap() error        { return e.error }
 func (e invalidRemote) Is(target error) bool { return target == store.ErrInvalid }
+
+// askServer delivers through the API of a sextant serve that holds the
+// store, or returns locked when none does.
+func (a *app) askServer(ctx context.Context, loc storeLoc, req deliverRequest, locked error, asJSON bool) error {
+	srv, err := serve.ViaServer(loc.dir, locked)
+	if err != nil {
+		return err
+	}
+	d := req.Delivery
+	if d.Kind == store.WaitSignal {
+		res, err := srv.Signal(ctx, d.Name, req.Pipeline, d.Vars)
+		if err != nil {
+			return apiErr(fmt.Errorf("signal through sextant serve at %s: %w", srv.URL(), err))
+		}
+		return a.reportSignal(d.Name, res.Tasks, asJSON)
+	}
+	if req.Task == "" {
+		return usageErr(fmt.Errorf("sextant serve at %s holds the store: name the TASK the keyed message is for (sextant send TASK --message %s --key %s)", srv.URL(), d.Name, d.Key))
+	}
+	res, err := srv.Send(ctx, req.Task, d.Name, d.Key, d.Vars)
+	if err != nil {
+		return apiErr(fmt.Errorf("send through sextant serve at %s: %w", srv.URL(), err))
+	}
+	return a.report(res, asJSON, loc)
+}

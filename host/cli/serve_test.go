@@ -167,6 +167,14 @@ func TestServeAndCLI(t *testing.T) {
 	if out := must(2, "feedback", "nope", "--reward", "1", "--store", st); !strings.Contains(out, "not found") {
 		t.Fatalf("feedback on an unknown task: %s", out)
 	}
+	// send and signal deliver through the API too (no task waits for
+	// these: the server's own answer, not "in use").
+	if out := must(0, "signal", "nobody-waits", "--store", st); !strings.Contains(out, `signal "nobody-waits" received by 0 task(s)`) {
+		t.Fatalf("signal through the server: %s", out)
+	}
+	if out := must(2, "send", "news-1", "--message", "paid", "--store", st); strings.Contains(out, "in use") || !strings.Contains(out, "send through sextant serve at "+info.URL) {
+		t.Fatalf("send through the server: %s", out)
+	}
 	must(1, "gate", pipe, "--candidate", filepath.Join(pipes, "email-triage", "candidates", "regressing.toml"), "--store", st)
 	// Reads use a snapshot beside the server.
 	if out := must(0, "runs", "--store", st); !strings.Contains(out, "inv-1") || !strings.Contains(out, "completed") {

@@ -184,9 +184,10 @@ func (c *Client) Resume(ctx context.Context, task string, answers map[string]any
 }
 
 // Send delivers a message to a task (POST /api/v1/tasks/{id}/messages).
-func (c *Client) Send(ctx context.Context, task, name string, vars map[string]any) (*run.Result, error) {
+// key, when not "", is the correlation key the task's subscription must have.
+func (c *Client) Send(ctx context.Context, task, name, key string, vars map[string]any) (*run.Result, error) {
 	var out run.Result
-	if err := c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(task)+"/messages", MessageRequest{Name: name, Vars: vars}, &out); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(task)+"/messages", MessageRequest{Name: name, Key: key, Vars: vars}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -50,7 +50,7 @@ func schemas() obj {
 			"file": str("the pipeline file the client means; refused when the server's pipeline of that name is another")}, "pipeline"),
 		"RunResult":      object(obj{"task": str(""), "execution": str(""), "status": str(""), "error": str(""), "waiting": arr(anyObj), "waits": arr(anyObj), "output": anyObj, "steps": intg(""), "tokens": intg(""), "cost_usd": num("")}, "task", "status"),
 		"ResumeRequest":  object(obj{"answers": obj{"type": "object", "additionalProperties": true, "description": "the answers a waiting human step asks for (answer, confirm, …)"}}),
-		"MessageRequest": object(obj{"name": str("message name, or the id of the event that waits for it"), "vars": anyObj}, "name"),
+		"MessageRequest": object(obj{"name": str("message name, or the id of the event that waits for it"), "key": str("correlation key: only a subscription with this key receives it"), "vars": anyObj}, "name"),
 		"SignalRequest":  object(obj{"name": str("signal name"), "pipeline": str("only tasks of this pipeline"), "vars": anyObj}, "name"),
 		"SignalResult":   object(obj{"signal": str(""), "received": intg(""), "tasks": arr(ref("RunResult"))}),
 		"StrategyList":   object(obj{"strategies": arr(object(obj{"name": str(""), "versions": intg(""), "latest": str("")}))}),

@@ -333,7 +333,9 @@ type ResumeRequest struct {
 
 // MessageRequest is the body of POST /api/v1/tasks/{id}/messages.
 type MessageRequest struct {
-	Name string         `json:"name"`
+	Name string `json:"name"`
+	// Key, when set, is the correlation key the task's subscription must have.
+	Key  string         `json:"key,omitempty"`
 	Vars map[string]any `json:"vars,omitempty"`
 }
 
@@ -398,7 +400,7 @@ func (s *Server) sendMessage(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	defer done()
-	res, err := runner.Deliver(ctx, id, run.Delivery{Kind: store.WaitMessage, Name: req.Name, Vars: req.Vars})
+	res, err := runner.Deliver(ctx, id, run.Delivery{Kind: store.WaitMessage, Name: req.Name, Vars: req.Vars, Key: req.Key})
 	if err != nil {
 		return 0, nil, runErr(err)
 	}
