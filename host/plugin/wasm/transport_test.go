@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sextant-dev/sextant/host/plugin"
 	"github.com/sextant-dev/sextant/host/internal/plugintest"
+	"github.com/sextant-dev/sextant/host/plugin"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
