@@ -35,7 +35,9 @@ type engine struct {
 
 	mu       sync.Mutex
 	compiled map[[sha256.Size]byte]*compiled
-	open     int // Modules using the engine
+	// sums remembers the sha256 of the files compiled, by identity.
+	sums map[fileKey][sha256.Size]byte
+	open int // Modules using the engine
 }
 
 // compiled is one instrumented, compiled module. ready is closed once mod
@@ -45,6 +47,53 @@ type compiled struct {
 	mod   wazero.CompiledModule
 	err   error
 	users int
+}
+
+// fileKey identifies a file's contents without reading it (fileID).
+type fileKey struct {
+	path        string
+	size, mtime int64
+	dev, ino    uint64
+	ctime       int64
+}
+
+// read returns the bytes of the module at path and their sha256. When the
+// file is the one (same identity, fileID) whose sha256 this engine has
+// compiled, it returns the sum alone, without reading or hashing the
+// file again: bin is then nil, and compile does not need it.
+func (e *engine) read(path string) (bin []byte, sum [sha256.Size]byte, err error) {
+	before, known := e.identify(path)
+	if known {
+		e.mu.Lock()
+		sum, known = e.sums[before]
+		if known {
+			_, known = e.compiled[sum]
+		}
+		e.mu.Unlock()
+		if known {
+			return nil, sum, nil
+		}
+	}
+	if bin, err = os.ReadFile(path); err != nil {
+		return nil, sum, err
+	}
+	sum = sha256.Sum256(bin)
+	// Remembered only if the file did not change while it was read.
+	if after, ok := e.identify(path); ok && after == before {
+		e.mu.Lock()
+		e.sums[after] = sum
+		e.mu.Unlock()
+	}
+	return bin, sum, nil
+}
+
+// identify is fileID of the file at path now.
+func (e *engine) identify(path string) (fileKey, bool) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fileKey{}, false
+	}
+	return fileID(path, info)
 }
 
 var engines = struct {
@@ -86,7 +135,7 @@ func acquireEngine(ctx context.Context, dir string) (*engine, error) {
 }
 
 func newEngine(ctx context.Context, dir string) (*engine, error) {
-	e := &engine{dir: dir, compiled: map[[sha256.Size]byte]*compiled{}}
+	e := &engine{dir: dir, compiled: map[[sha256.Size]byte]*compiled{}, sums: map[fileKey][sha256.Size]byte{}}
 	if dir == "" {
 		e.cache = wazero.NewCompilationCache()
 	} else {
@@ -132,9 +181,25 @@ func (e *engine) release() {
 
 // compile returns the compiled, instrumented form of bin (whose sha256 is
 // sum), compiling it on first use. The caller holds it until drop.
-func (e *engine) compile(ctx context.Context, log *slog.Logger, sum [sha256.Size]byte, bin []byte) (*compiled, error) {
+//
+// bin may be nil when read found the file compiled already; if Release
+// freed it in between, compile reads path again, and fails if its
+// contents no longer have the sha256 sum.
+func (e *engine) compile(ctx context.Context, log *slog.Logger, sum [sha256.Size]byte, bin []byte, path string) (*compiled, error) {
 	e.mu.Lock()
 	c, ok := e.compiled[sum]
+	if !ok && bin == nil {
+		e.mu.Unlock()
+		var err error
+		if bin, err = os.ReadFile(path); err != nil {
+			return nil, err
+		}
+		if sha256.Sum256(bin) != sum {
+			return nil, fmt.Errorf("%w: %s changed while it was opened", ErrChecksum, filepath.Base(path))
+		}
+		e.mu.Lock()
+		c, ok = e.compiled[sum]
+	}
 	if ok {
 		c.users++
 		e.mu.Unlock()
@@ -256,6 +321,11 @@ func Release(ctx context.Context) error {
 			if c.users == 0 && c.mod != nil {
 				errs = append(errs, c.mod.Close(ctx))
 				delete(e.compiled, sum)
+			}
+		}
+		for id, sum := range e.sums {
+			if _, ok := e.compiled[sum]; !ok {
+				delete(e.sums, id)
 			}
 		}
 		idle := e.open == 0 && len(e.compiled) == 0

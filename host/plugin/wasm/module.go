@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -120,21 +119,22 @@ func Open(ctx context.Context, cfg Config) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := os.ReadFile(cfg.Path)
+	eng, err := acquireEngine(ctx, cfg.CacheDir)
 	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+	}
+	bin, sum, err := eng.read(cfg.Path)
+	if err != nil {
+		eng.release()
 		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 	}
 	// Verify before compiling: compiling is where untrusted bytes first
 	// meet the host.
-	sum := sha256.Sum256(bin)
 	if cfg.SHA256 != "" {
 		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, cfg.SHA256) {
+			eng.release()
 			return nil, fmt.Errorf("plugin %q: %w (manifest %s, file %s)", cfg.Name, ErrChecksum, abbrev(cfg.SHA256), abbrev(got))
 		}
-	}
-	eng, err := acquireEngine(ctx, cfg.CacheDir)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 	}
 	m := &Module{cfg: cfg, log: cfg.Logger.With("plugin", cfg.Name), eng: eng, sum: sum, done: make(chan struct{})}
 	m.http = m.newHTTPClient()
@@ -146,7 +146,7 @@ func Open(ctx context.Context, cfg Config) (*Module, error) {
 		}
 	}()
 
-	if m.compiled, err = eng.compile(ctx, m.log, sum, bin); err != nil {
+	if m.compiled, err = eng.compile(ctx, m.log, sum, bin, cfg.Path); err != nil {
 		return nil, fmt.Errorf("plugin %q: compile %s: %w", cfg.Name, filepath.Base(cfg.Path), err)
 	}
 	if m.request, err = checkExports(m.compiled.mod, cfg.MemoryLimit); err != nil {

@@ -3,8 +3,12 @@ package wasm
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -166,12 +170,58 @@ func BenchmarkRoundTrip(b *testing.B) {
 			m := openEcho(b, file)
 			ctx := context.Background()
 			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			b.ResetTimer()
+			cpu := threadCPU()
 			for i := 0; i < b.N; i++ {
 				if _, err := m.RoundTrip(ctx, req); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(threadCPU()-cpu)/1e3/float64(b.N), "cpu-µs/op")
 		})
+	}
+}
+
+// TestReopenSeesChange: a second Open skips reading a file it compiled
+// only while the file is unchanged; a replaced file is read, hashed and
+// checked against the manifest again.
+func TestReopenSeesChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.wasm")
+	first, err := os.ReadFile(filepath.Join("testdata", "echo-request.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := os.ReadFile(filepath.Join("testdata", "echo-alloc.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(first)
+	pin := hex.EncodeToString(sum[:])
+	if err := os.WriteFile(path, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second Open takes the remembered sum
+		m, err := Open(t.Context(), Config{Name: "p", Path: path, SHA256: pin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close(t.Context())
+	}
+	if err := os.WriteFile(path, second, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(t.Context(), Config{Name: "p", Path: path, SHA256: pin})
+	if !errors.Is(err, ErrChecksum) {
+		t.Fatalf("Open of the replaced file: %v, want ErrChecksum", err)
+	}
+	m, err := Open(t.Context(), Config{Name: "p", Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(t.Context())
+	if m.request {
+		t.Fatal("Open used the module compiled from the file's old contents")
 	}
 }
