@@ -120,10 +120,6 @@ func BenchmarkPluginCall(b *testing.B) {
 			pid = processPID(c)
 		}
 		b.ReportAllocs()
-		// The calling thread's CPU time too (cpu-µs/op): on a loaded
-		// machine ns/op mostly measures the run queue.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 		b.ResetTimer()
 		cpu := cpuTime(pid)
 		for i := 0; i < b.N; i++ {
