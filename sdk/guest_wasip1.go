@@ -9,16 +9,18 @@ import (
 	"unsafe"
 )
 
-// The WebAssembly ABI (api 1). See PROTOCOL.md for the full contract.
+// The WebAssembly ABI. See PROTOCOL-wasm.md for the full contract.
 //
-// The host writes a request envelope into a buffer it obtained from
-// sextant_alloc, then calls sextant_call with its address and length. The
-// result is the response envelope's address and length packed into one
-// i64 (address in the high 32 bits). The response stays valid until the
-// next call into the module.
+// The host writes a request envelope into the buffer sextant_request
+// returned (reused by every call until the host asks again; hosts before
+// it used a fresh sextant_alloc buffer per call), then calls sextant_call
+// with its address and length. The result is the response envelope's
+// address and length packed into one i64 (address in the high 32 bits).
+// The response stays valid until the next call into the module.
 
 var (
-	pinned   = map[uintptr][]byte{} // buffers handed to the host, kept from the GC
+	reqBuf   []byte                 // the request buffer of sextant_request
+	pinned   = map[uintptr][]byte{} // sextant_alloc buffers, kept from the GC
 	lastResp []byte
 	guestH   Handler
 	guestErr error
@@ -39,6 +41,18 @@ func guestHandler() (Handler, error) {
 //go:wasmexport sextant_api
 func wasmAPI() int32 { return APIVersion }
 
+//go:wasmexport sextant_request
+func wasmRequest(size int32) int32 {
+	if size <= 0 {
+		size = 1
+	}
+	if int(size) > cap(reqBuf) {
+		reqBuf = make([]byte, size)
+	}
+	reqBuf = reqBuf[:cap(reqBuf)]
+	return int32(uintptr(unsafe.Pointer(&reqBuf[0])))
+}
+
 //go:wasmexport sextant_alloc
 func wasmAlloc(size int32) int32 {
 	if size <= 0 {
@@ -52,9 +66,14 @@ func wasmAlloc(size int32) int32 {
 
 //go:wasmexport sextant_call
 func wasmCall(ptr, size int32) int64 {
-	req := pinned[uintptr(ptr)]
-	delete(pinned, uintptr(ptr))
-	if int(size) <= len(req) {
+	var req []byte
+	if len(reqBuf) > 0 && uintptr(ptr) == uintptr(unsafe.Pointer(&reqBuf[0])) {
+		req = reqBuf // reused: Handle must not keep it past its return
+	} else {
+		req = pinned[uintptr(ptr)]
+		delete(pinned, uintptr(ptr))
+	}
+	if size >= 0 && int(size) <= len(req) {
 		req = req[:size]
 	}
 	h, err := guestHandler()

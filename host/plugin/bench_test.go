@@ -2,12 +2,15 @@ package plugin_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/plugintest"
 	"github.com/sextant-dev/sextant/host/plugin"
@@ -174,6 +177,7 @@ func BenchmarkPluginCall(b *testing.B) {
 			})
 		}
 	})
+	b.Run("wasm-loop", benchRunaway)
 }
 
 // navNextRequest is a navigator NextRequest of about 1.2 KB in JSON, as a
@@ -226,6 +230,66 @@ func (bpmnLike) Next(_ context.Context, r *sdk.NextRequest) (*sdk.Decision, erro
 		Trace: []sdk.Event{{Type: sdk.Exit, Node: "classify"}, {Type: sdk.Enter, Node: "act"}}}, nil
 }
 
+// benchRunaway measures what a guest stuck in an endless loop costs the
+// host: how long past its deadline the call ends (overshoot-ms, the worst
+// of b.N calls) and how long a garbage collection forced while the guest
+// spins takes (gc-ms, the worst). The targets (DESIGN §9, issue 11) are
+// under 10 ms each; no test asserts them.
+func benchRunaway(b *testing.B) {
+	ctx := context.Background()
+	const timeout = 50 * time.Millisecond
+	const pkg = "testdata/plugins/misbehave"
+	m, err := wasm.Open(ctx, wasm.Config{Name: "misbehave", Path: plugintest.Wasm(b, pkg)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	info, err := plugin.Describe(ctx, "misbehave", m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := plugin.NewClient("misbehave", m, info)
+	defer c.Close(ctx)
+	mode := func(s string) *sdk.Comparison { return &sdk.Comparison{Config: map[string]any{"mode": s}} }
+	var overshoot, gcPause, gcIdle time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// A ready instance, so that the deadline covers the loop alone.
+		b.StopTimer()
+		if _, err := c.Check(ctx, mode("ok")); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		gc := make(chan time.Duration, 1)
+		time.AfterFunc(timeout/2, func() {
+			start := time.Now()
+			runtime.GC()
+			gc <- time.Since(start)
+		})
+		start := time.Now()
+		// The caller's deadline rather than Config.CallTimeout: the warm-up
+		// call must not be held to 50 ms on a loaded machine.
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		_, err := c.Check(lctx, mode("loop"))
+		elapsed := time.Since(start)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			b.Fatalf("loop: %v, want a timeout", err)
+		}
+		overshoot = max(overshoot, elapsed-timeout)
+		gcPause = max(gcPause, <-gc)
+		// The same collection with no guest running, for comparison on a
+		// busy machine.
+		b.StopTimer()
+		start = time.Now()
+		runtime.GC()
+		gcIdle = max(gcIdle, time.Since(start))
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(overshoot)/1e6, "overshoot-ms")
+	b.ReportMetric(float64(gcPause)/1e6, "gc-ms")
+	b.ReportMetric(float64(gcIdle)/1e6, "gc-idle-ms")
+}
+
 func BenchmarkPluginLoad(b *testing.B) {
 	ctx := context.Background()
 	path := plugintest.Wasm(b, echoPkg)
@@ -245,9 +309,16 @@ func BenchmarkPluginLoad(b *testing.B) {
 	}
 	b.Run("wasm-cold", func(b *testing.B) {
 		load(b, func() (plugin.Conn, error) {
+			b.StopTimer()
+			if err := wasm.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
 			return wasm.Open(ctx, wasm.Config{Name: "echo-provider", Path: path})
 		})
 	})
+	// As a new process would: nothing compiled in memory, the disk
+	// cache warm.
 	b.Run("wasm-cached", func(b *testing.B) {
 		cache := b.TempDir()
 		warm, err := wasm.Open(ctx, wasm.Config{Name: "echo-provider", Path: path, CacheDir: cache})
@@ -255,6 +326,25 @@ func BenchmarkPluginLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		warm.Close(ctx)
+		b.ResetTimer()
+		load(b, func() (plugin.Conn, error) {
+			b.StopTimer()
+			if err := wasm.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			return wasm.Open(ctx, wasm.Config{Name: "echo-provider", Path: path, CacheDir: cache})
+		})
+	})
+	// A second Open in the same process (a replay worker, an evolve
+	// probe): the compiled module is shared, only an instance is made.
+	b.Run("wasm-reopen", func(b *testing.B) {
+		cache := b.TempDir()
+		first, err := wasm.Open(ctx, wasm.Config{Name: "echo-provider", Path: path, CacheDir: cache})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer first.Close(ctx)
 		b.ResetTimer()
 		load(b, func() (plugin.Conn, error) {
 			return wasm.Open(ctx, wasm.Config{Name: "echo-provider", Path: path, CacheDir: cache})

@@ -38,20 +38,32 @@ func callingInstance(ctx context.Context) *instance {
 	return inst
 }
 
-// instantiateHost defines the "sextant" host module in r.
-func (m *Module) instantiateHost(ctx context.Context, r wazero.Runtime) error {
+// caller is callingInstance for host functions, which cannot run but on
+// behalf of an instance.
+func caller(ctx context.Context, fn string) *instance {
+	inst := callingInstance(ctx)
+	if inst == nil {
+		panic(fmt.Errorf("%s.%s: called outside a plugin call", hostModule, fn))
+	}
+	return inst
+}
+
+// instantiateHost defines the "sextant" host module in r. Its functions
+// are shared by every instance of the runtime and find the calling one
+// through the context.
+func instantiateHost(ctx context.Context, r wazero.Runtime) error {
 	i32 := api.ValueTypeI32
 	_, err := r.NewHostModuleBuilder(hostModule).
 		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(m.hostLog), []api.ValueType{i32, i32, i32}, nil).
+		WithGoModuleFunction(api.GoModuleFunc(hostLog), []api.ValueType{i32, i32, i32}, nil).
 		WithParameterNames("level", "ptr", "len").
 		Export("log").
 		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(m.hostHTTPRequest), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithGoModuleFunction(api.GoModuleFunc(hostHTTPRequest), []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("ptr", "len").
 		Export("http_request").
 		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(m.hostHTTPResponse), []api.ValueType{i32}, nil).
+		WithGoModuleFunction(api.GoModuleFunc(hostHTTPResponse), []api.ValueType{i32}, nil).
 		WithParameterNames("ptr").
 		Export("http_response").
 		Instantiate(ctx)
@@ -69,38 +81,42 @@ func read(mod api.Module, fn string, ptr, size uint32) []byte {
 }
 
 // hostLog is log(level i32, ptr i32, len i32): one message at a slog level.
-func (m *Module) hostLog(ctx context.Context, mod api.Module, stack []uint64) {
+func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
+	inst := caller(ctx, "log")
 	level, ptr, size := int32(stack[0]), uint32(stack[1]), uint32(stack[2])
 	if size > maxLogMessage {
 		size = maxLogMessage
 	}
 	msg := strings.ToValidUTF8(string(read(mod, "log", ptr, size)), "\uFFFD")
-	m.log.LogAttrs(ctx, slog.Level(level), msg)
+	inst.m.log.LogAttrs(inst.parent, slog.Level(level), msg)
 }
 
 // hostHTTPRequest is http_request(ptr i32, len i32) -> i32: it performs the
 // JSON sdk.HTTPRequest at ptr, keeps the JSON sdk.HTTPResponse as the
 // instance's pending response and returns its length. A refused or failed
 // request is a response with Error set, never a trap.
-func (m *Module) hostHTTPRequest(ctx context.Context, mod api.Module, stack []uint64) {
+func hostHTTPRequest(ctx context.Context, mod api.Module, stack []uint64) {
+	inst := caller(ctx, "http_request")
 	in := read(mod, "http_request", uint32(stack[0]), uint32(stack[1]))
-	resp := m.doHTTP(ctx, in)
+	// The call's deadline bounds the request: the guest cannot be stopped
+	// while the host works for it.
+	hctx, cancel := context.WithDeadline(inst.parent, inst.deadlineTime())
+	defer cancel()
+	resp := inst.m.doHTTP(hctx, in)
 	out, err := json.Marshal(resp)
 	if err != nil {
 		out, _ = json.Marshal(sdk.HTTPResponse{Error: "encode response: " + err.Error()})
 	}
-	if inst := callingInstance(ctx); inst != nil {
-		inst.pendingHTTP = out
-	}
+	inst.pendingHTTP = out
 	stack[0] = uint64(len(out))
 }
 
 // hostHTTPResponse is http_response(ptr i32): it copies the pending
 // response into the guest's buffer at ptr, which must hold the length
 // http_request returned, and forgets it.
-func (m *Module) hostHTTPResponse(ctx context.Context, mod api.Module, stack []uint64) {
-	inst := callingInstance(ctx)
-	if inst == nil || inst.pendingHTTP == nil {
+func hostHTTPResponse(ctx context.Context, mod api.Module, stack []uint64) {
+	inst := caller(ctx, "http_response")
+	if inst.pendingHTTP == nil {
 		return
 	}
 	ptr := uint32(stack[0])

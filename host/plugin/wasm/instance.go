@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,11 +23,28 @@ type instance struct {
 	m              *Module
 	mod            api.Module
 	alloc, call    api.Function
+	request        api.Function // nil: the module has the per-call alloc ABI
 	stdout, stderr *lineWriter
 
-	// ctx is the context of the call (or start) in progress. Host
-	// functions run on the calling goroutine, so they read it unlocked.
-	ctx context.Context
+	// callCtx is the context every guest function runs with: it carries
+	// the instance to the host functions (callingInstance), which wazero
+	// shares between all instances of the runtime. It is made once.
+	callCtx context.Context
+	// parent is the caller's context of the call (or start) in progress,
+	// done its Done channel, deadline the monotonic time (now()) past
+	// which the call is stopped and timeout the bound that set it. The
+	// guest's yield (hostYield) checks them; host functions run on the
+	// calling goroutine, so they are read unlocked.
+	parent   context.Context
+	done     <-chan struct{}
+	deadline int64
+	timeout  time.Duration
+
+	// reqPtr and reqCap locate the guest's reusable request buffer
+	// (sextant_request), 0 until the first call.
+	reqPtr, reqCap uint32
+	// stack holds the parameters and the result of sextant_call.
+	stack [2]uint64
 	// pendingHTTP is the response of the last http_request, waiting for
 	// http_response.
 	pendingHTTP []byte
@@ -40,6 +58,57 @@ type instance struct {
 // a call, and a loaded machine should not fail it.
 const minStartTimeout = 10 * time.Second
 
+// epoch anchors now: time.Since reads the monotonic clock.
+var epoch = time.Now()
+
+// now is the monotonic time in nanoseconds since epoch.
+func now() int64 { return int64(time.Since(epoch)) }
+
+// begin arms the deadline of a call (or start) bounded by timeout and by
+// ctx.
+func (inst *instance) begin(ctx context.Context, timeout time.Duration) {
+	inst.parent, inst.done, inst.timeout = ctx, ctx.Done(), timeout
+	inst.deadline = now() + int64(timeout)
+	if d, ok := ctx.Deadline(); ok {
+		inst.deadline = min(inst.deadline, int64(d.Sub(epoch)))
+	}
+}
+
+// deadlineTime is the call's deadline as a wall-clock time, for host
+// functions that hand it to Go APIs (http).
+func (inst *instance) deadlineTime() time.Time {
+	return epoch.Add(time.Duration(inst.deadline))
+}
+
+// testHookYield, when set by a test, runs at every yield.
+var testHookYield func()
+
+// hostYield is sextant_rt.yield, which the instrumented guest calls every
+// yieldInterval loop headers and function entries: it stops the guest
+// when its Module is closed, its caller's context is done or its deadline
+// has passed. The exit error unwinds the guest without running more of it;
+// fault turns it into the call's error.
+func hostYield(ctx context.Context, _ api.Module, _ []uint64) {
+	inst := callingInstance(ctx)
+	if inst == nil {
+		return
+	}
+	if testHookYield != nil {
+		testHookYield()
+	}
+	if inst.m.closed.Load() {
+		panic(sys.NewExitError(sys.ExitCodeContextCanceled))
+	}
+	select {
+	case <-inst.done:
+		panic(sys.NewExitError(sys.ExitCodeContextCanceled))
+	default:
+	}
+	if now() > inst.deadline {
+		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+	}
+}
+
 // instantiate makes a new instance and runs its start function, bounded
 // by ctx and max(CallTimeout, minStartTimeout).
 func (m *Module) instantiate(parent context.Context) (*instance, error) {
@@ -48,22 +117,23 @@ func (m *Module) instantiate(parent context.Context) (*instance, error) {
 		stdout: newLineWriter(m.log, "stdout"),
 		stderr: newLineWriter(m.log, "stderr"),
 	}
+	inst.callCtx = context.WithValue(context.Background(), instanceKey{}, inst)
 	timeout := max(m.cfg.CallTimeout, minStartTimeout)
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	inst.ctx = ctx
+	inst.begin(parent, timeout)
 	cfg := m.modCfg.
 		WithStdout(inst.stdout).
 		WithStderr(inst.stderr).
 		WithNanosleep(inst.nanosleep)
-	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instanceKey{}, inst), inst)
-	mod, err := m.rt.InstantiateModule(ictx, m.compiled, cfg)
+	mod, err := m.eng.rt.InstantiateModule(experimental.WithMemoryAllocator(inst.callCtx, inst), m.compiled.mod, cfg)
 	inst.flush()
 	if err != nil {
+		if mod != nil {
+			_ = mod.Close(context.Background())
+		}
 		if m.closed.Load() {
 			return nil, m.errClosed()
 		}
-		return nil, inst.fault("start", timeout, err, parent)
+		return nil, inst.fault("start", err)
 	}
 	inst.mod = mod
 	if mod.IsClosed() {
@@ -71,56 +141,62 @@ func (m *Module) instantiate(parent context.Context) (*instance, error) {
 	}
 	inst.alloc = mod.ExportedFunction("sextant_alloc")
 	inst.call = mod.ExportedFunction("sextant_call")
+	if m.request {
+		inst.request = mod.ExportedFunction("sextant_request")
+	}
 	return inst, nil
 }
 
+// minAPI is the oldest api version the host still speaks.
+const minAPI = 1
+
 // checkAPI asks the instance which wire protocol version it speaks.
 func (inst *instance) checkAPI(parent context.Context) error {
-	ctx, cancel := context.WithTimeout(parent, inst.m.cfg.CallTimeout)
-	defer cancel()
-	inst.ctx = ctx
-	res, err := inst.mod.ExportedFunction("sextant_api").Call(context.WithValue(ctx, instanceKey{}, inst))
+	inst.begin(parent, inst.m.cfg.CallTimeout)
+	res, err := inst.mod.ExportedFunction("sextant_api").Call(inst.callCtx)
 	inst.flush()
 	if err != nil {
-		return inst.fault("sextant_api", inst.m.cfg.CallTimeout, err, parent)
+		return inst.fault("sextant_api", err)
 	}
-	if v := int32(res[0]); v != sdk.APIVersion {
-		return newCallError(inst.m.cfg.Name, fmt.Sprintf("api version %d, host speaks %d", v, sdk.APIVersion), ErrAPIVersion)
+	if v := int32(res[0]); v < minAPI || v > sdk.APIVersion {
+		return newCallError(inst.m.cfg.Name, fmt.Sprintf("api version %d, host speaks %s", v, apiRange()), ErrAPIVersion)
 	}
 	return nil
 }
 
-// roundTrip runs one call: the request goes into a buffer the guest
-// allocates, sextant_call answers with the packed address and length of
-// the response, which is copied out before anything else runs. Every error
-// is a fault after which the instance must not be used again.
-func (inst *instance) roundTrip(parent context.Context, request []byte) ([]byte, error) {
+func apiRange() string {
+	if minAPI == sdk.APIVersion {
+		return strconv.Itoa(sdk.APIVersion)
+	}
+	return fmt.Sprintf("%d to %d", minAPI, sdk.APIVersion)
+}
+
+// roundTrip runs one call: the request goes into the guest's buffer
+// (sextant_request's, reused from call to call, or a fresh one from
+// sextant_alloc), sextant_call answers with the packed address and length
+// of the response, which is copied out before anything else runs. Every
+// error is a fault after which the instance must not be used again.
+func (inst *instance) roundTrip(ctx context.Context, request []byte) ([]byte, error) {
 	name := inst.m.cfg.Name
-	ctx, cancel := context.WithTimeout(parent, inst.m.cfg.CallTimeout)
-	defer cancel()
-	inst.ctx = ctx
+	inst.begin(ctx, inst.m.cfg.CallTimeout)
 	inst.stdout.reset()
 	inst.stderr.reset()
 	inst.memoryRefused = false
 	defer inst.flush()
-	cctx := context.WithValue(ctx, instanceKey{}, inst)
 
-	method := methodOf(request)
-	res, err := inst.alloc.Call(cctx, uint64(len(request)))
+	ptr, err := inst.buffer(request)
 	if err != nil {
+		return nil, err
+	}
+	if !inst.mod.Memory().Write(ptr, request) {
+		return nil, newCallError(name, fmt.Sprintf("%s(%d) returned %#x, outside its memory", inst.bufferExport(), len(request), ptr))
+	}
+	inst.stack[0], inst.stack[1] = uint64(ptr), uint64(len(request))
+	if err := inst.call.CallWithStack(inst.callCtx, inst.stack[:]); err != nil {
 		inst.flush()
-		return nil, inst.fault(method, inst.m.cfg.CallTimeout, err, parent)
+		return nil, inst.fault(methodOf(request), err)
 	}
-	ptr := uint32(res[0])
-	if ptr == 0 || !inst.mod.Memory().Write(ptr, request) {
-		return nil, newCallError(name, fmt.Sprintf("sextant_alloc(%d) returned %#x, outside its memory", len(request), ptr))
-	}
-	res, err = inst.call.Call(cctx, uint64(ptr), uint64(len(request)))
-	if err != nil {
-		inst.flush()
-		return nil, inst.fault(method, inst.m.cfg.CallTimeout, err, parent)
-	}
-	rptr, n := uint32(res[0]>>32), uint32(res[0])
+	rptr, n := uint32(inst.stack[0]>>32), uint32(inst.stack[0])
 	switch {
 	case n == 0:
 		return nil, newCallError(name, "empty response")
@@ -132,6 +208,47 @@ func (inst *instance) roundTrip(parent context.Context, request []byte) ([]byte,
 		return nil, newCallError(name, fmt.Sprintf("response of %d bytes at %#x is outside its memory", n, rptr))
 	}
 	return bytes.Clone(out), nil
+}
+
+// minRequestBuffer is the least the host asks sextant_request for, so
+// that small requests of varying size do not each grow the buffer.
+const minRequestBuffer = 4 << 10
+
+// buffer returns the address of len(request) writable bytes in the guest: the
+// reusable request buffer, asked for again only when too small, or a
+// buffer from sextant_alloc for this call alone.
+func (inst *instance) buffer(request []byte) (uint32, error) {
+	size := uint32(len(request))
+	fn, ask := inst.alloc, size
+	if inst.request != nil {
+		if size <= inst.reqCap && inst.reqPtr != 0 {
+			return inst.reqPtr, nil
+		}
+		fn, ask = inst.request, max(size, minRequestBuffer, 2*inst.reqCap)
+		if ask > MaxMessage {
+			ask = max(size, MaxMessage)
+		}
+	}
+	inst.stack[0] = uint64(ask)
+	if err := fn.CallWithStack(inst.callCtx, inst.stack[:]); err != nil {
+		inst.flush()
+		return 0, inst.fault(methodOf(request), err)
+	}
+	ptr := uint32(inst.stack[0])
+	if ptr == 0 {
+		return 0, newCallError(inst.m.cfg.Name, fmt.Sprintf("%s(%d) returned %#x, outside its memory", inst.bufferExport(), ask, ptr))
+	}
+	if inst.request != nil {
+		inst.reqPtr, inst.reqCap = ptr, ask
+	}
+	return ptr, nil
+}
+
+func (inst *instance) bufferExport() string {
+	if inst.request != nil {
+		return "sextant_request"
+	}
+	return "sextant_alloc"
 }
 
 // methodOf reads the wire method of a request envelope for error
@@ -158,9 +275,10 @@ func methodOf(request []byte) string {
 
 // fault turns an error of a guest function into one line naming the plugin
 // and what it did. op is "start", "sextant_api" or the wire method of a
-// call ("call" if unknown), bounded by timeout.
-func (inst *instance) fault(op string, timeout time.Duration, err error, parent context.Context) error {
+// call ("call" if unknown), bounded by the instance's timeout.
+func (inst *instance) fault(op string, err error) error {
 	name, cfg := inst.m.cfg.Name, inst.m.cfg
+	timeout, parent := inst.timeout, inst.parent
 	prefix := ""
 	if op == "start" || op == "sextant_api" {
 		prefix = op + ": "
@@ -202,18 +320,20 @@ func (inst *instance) fault(op string, timeout time.Duration, err error, parent 
 }
 
 // nanosleep is the instance's sleep (poll_oneoff): a real sleep that ends
-// early when the call ends, since wazero can stop a guest only while it
-// runs guest code. The guest then sees the module closed and stops.
+// early at the call's deadline, when its caller gives up or when the
+// Module closes, since a guest can be stopped only while it runs its own
+// code. The guest then reaches its next yield and is stopped there.
 func (inst *instance) nanosleep(ns int64) {
-	t := time.NewTimer(time.Duration(ns))
-	defer t.Stop()
-	var done <-chan struct{}
-	if inst.ctx != nil {
-		done = inst.ctx.Done()
+	d := min(ns, inst.deadline-now())
+	if d <= 0 {
+		return
 	}
+	t := time.NewTimer(time.Duration(d))
+	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-done:
+	case <-inst.done:
+	case <-inst.m.done:
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,7 +31,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/sextant-dev/sextant/host/plugin"
@@ -48,35 +46,61 @@ var (
 	ErrClosed = errors.New("closed")
 )
 
-// The exports a plugin module must have, with their signatures
-// (sdk/PROTOCOL-wasm.md).
+// The exports of a plugin module, with their signatures
+// (sdk/PROTOCOL-wasm.md). sextant_request (one call per round trip into a
+// reused buffer) and sextant_alloc (a buffer per call) are alternatives: a
+// module needs one of them.
 var (
 	i32, i64 = api.ValueTypeI32, api.ValueTypeI64
-	exports  = []struct {
-		name            string
-		params, results []api.ValueType
-	}{
+	exports  = []export{
 		{"sextant_api", nil, []api.ValueType{i32}},
+		{"sextant_request", []api.ValueType{i32}, []api.ValueType{i32}},
 		{"sextant_alloc", []api.ValueType{i32}, []api.ValueType{i32}},
 		{"sextant_call", []api.ValueType{i32, i32}, []api.ValueType{i64}},
 	}
 )
 
-// Module is an open wasm plugin: one wazero runtime, the compiled module
-// and a pool of instances. It is safe for concurrent use; calls beyond the
-// pool size wait for a free instance.
+type export struct {
+	name            string
+	params, results []api.ValueType
+}
+
+// optional reports whether the export may be missing; request is whether
+// the module exports sextant_request.
+func (e export) optional(request bool) bool {
+	switch e.name {
+	case "sextant_request":
+		return true
+	case "sextant_alloc":
+		return request
+	}
+	return false
+}
+
+// Module is an open wasm plugin: the compiled module (shared with every
+// Module of the process opened from the same file, see engine) and a pool
+// of instances. It is safe for concurrent use; calls beyond the pool size
+// wait for a free instance.
 type Module struct {
 	cfg      Config
 	log      *slog.Logger
-	rt       wazero.Runtime
-	compiled wazero.CompiledModule
+	eng      *engine
+	sum      [sha256.Size]byte
+	compiled *compiled
 	modCfg   wazero.ModuleConfig
 	http     *http.Client
+	// request is true when the module exports sextant_request: calls
+	// then reuse one request buffer (sdk/PROTOCOL-wasm.md).
+	request bool
 
 	// pool holds Config.Pool slots; a nil slot is instantiated on use.
 	pool chan *instance
-
-	closed    atomic.Bool
+	// mu orders returning an instance to the pool against Close.
+	mu     sync.Mutex
+	closed atomic.Bool
+	// done is closed by Close: it wakes waiting callers and sleeping
+	// guests.
+	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -84,9 +108,9 @@ type Module struct {
 var _ plugin.Conn = (*Module)(nil)
 
 // Open verifies the file at cfg.Path against cfg.SHA256, compiles it (or
-// finds it compiled in the cache), instantiates one instance and checks
-// that it speaks api version sdk.APIVersion. Further instances are made on
-// demand, up to cfg.Pool.
+// finds it compiled in this process or in the disk cache), instantiates
+// one instance and checks that it speaks a supported api version. Further
+// instances are made on demand, up to cfg.Pool.
 //
 // Open does not call describe: package plugin asks for the Info over the
 // returned Conn.
@@ -95,27 +119,26 @@ func Open(ctx context.Context, cfg Config) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := os.ReadFile(cfg.Path)
+	eng, err := acquireEngine(ctx, cfg.CacheDir)
 	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+	}
+	bin, sum, err := eng.read(cfg.Path)
+	if err != nil {
+		eng.release()
 		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 	}
 	// Verify before compiling: compiling is where untrusted bytes first
 	// meet the host.
 	if cfg.SHA256 != "" {
-		sum := sha256.Sum256(bin)
 		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, cfg.SHA256) {
+			eng.release()
 			return nil, fmt.Errorf("plugin %q: %w (manifest %s, file %s)", cfg.Name, ErrChecksum, abbrev(cfg.SHA256), abbrev(got))
 		}
 	}
-	cache, err := compilationCache(cfg.CacheDir)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
-	}
-	m := &Module{cfg: cfg, log: cfg.Logger.With("plugin", cfg.Name)}
+	m := &Module{cfg: cfg, log: cfg.Logger.With("plugin", cfg.Name), eng: eng, sum: sum, done: make(chan struct{})}
 	m.http = m.newHTTPClient()
-	m.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCompilationCache(cache).
-		WithCloseOnContextDone(true))
+	m.pool = make(chan *instance, cfg.Pool)
 	ok := false
 	defer func() {
 		if !ok {
@@ -123,17 +146,11 @@ func Open(ctx context.Context, cfg Config) (*Module, error) {
 		}
 	}()
 
-	if m.compiled, err = m.rt.CompileModule(ctx, bin); err != nil {
+	if m.compiled, err = eng.compile(ctx, m.log, sum, bin, cfg.Path); err != nil {
 		return nil, fmt.Errorf("plugin %q: compile %s: %w", cfg.Name, filepath.Base(cfg.Path), err)
 	}
-	if err := checkExports(m.compiled, cfg.MemoryLimit); err != nil {
+	if m.request, err = checkExports(m.compiled.mod, cfg.MemoryLimit); err != nil {
 		return nil, fmt.Errorf("plugin %q: %s: %w", cfg.Name, filepath.Base(cfg.Path), err)
-	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, m.rt); err != nil {
-		return nil, fmt.Errorf("plugin %q: wasi: %w", cfg.Name, err)
-	}
-	if err := m.instantiateHost(ctx, m.rt); err != nil {
-		return nil, fmt.Errorf("plugin %q: host functions: %w", cfg.Name, err)
 	}
 	m.modCfg = m.moduleConfig()
 
@@ -142,9 +159,9 @@ func Open(ctx context.Context, cfg Config) (*Module, error) {
 		return nil, err
 	}
 	if err := first.checkAPI(ctx); err != nil {
+		first.close()
 		return nil, err
 	}
-	m.pool = make(chan *instance, cfg.Pool)
 	m.pool <- first
 	for range cfg.Pool - 1 {
 		m.pool <- nil
@@ -181,30 +198,35 @@ func (m *Module) moduleConfig() wazero.ModuleConfig {
 }
 
 // checkExports reports a missing or mistyped ABI export, a command
-// module or a memory too large to start, in words a plugin author can act on.
-func checkExports(c wazero.CompiledModule, memoryLimit uint64) error {
+// module or a memory too large to start, in words a plugin author can act
+// on. request reports whether the module has the one-call ABI.
+func checkExports(c wazero.CompiledModule, memoryLimit uint64) (request bool, err error) {
 	fns := c.ExportedFunctions()
 	mem, ok := c.ExportedMemories()["memory"]
 	if !ok {
-		return errors.New(`missing export "memory" (see sdk/PROTOCOL-wasm.md)`)
+		return false, errors.New(`missing export "memory" (see sdk/PROTOCOL-wasm.md)`)
 	}
 	if start := uint64(mem.Min()) * pageSize; start > memoryLimit {
-		return fmt.Errorf("starts with %s of memory, over the %s limit", sizeString(start), sizeString(memoryLimit))
+		return false, fmt.Errorf("starts with %s of memory, over the %s limit", sizeString(start), sizeString(memoryLimit))
 	}
+	_, request = fns["sextant_request"]
 	for _, want := range exports {
 		fn, ok := fns[want.name]
+		if !ok && want.optional(request) {
+			continue
+		}
 		if !ok {
 			if _, cmd := fns["_start"]; cmd && fns["_initialize"] == nil {
-				return errors.New("a command module (exports _start); build it with -buildmode=c-shared")
+				return false, errors.New("a command module (exports _start); build it with -buildmode=c-shared")
 			}
-			return fmt.Errorf("missing export %q (see sdk/PROTOCOL-wasm.md)", want.name)
+			return false, fmt.Errorf("missing export %q (see sdk/PROTOCOL-wasm.md)", want.name)
 		}
 		if !equalTypes(fn.ParamTypes(), want.params) || !equalTypes(fn.ResultTypes(), want.results) {
-			return fmt.Errorf("export %q has type %s, want %s", want.name,
+			return false, fmt.Errorf("export %q has type %s, want %s", want.name,
 				signature(fn.ParamTypes(), fn.ResultTypes()), signature(want.params, want.results))
 		}
 	}
-	return nil
+	return request, nil
 }
 
 func equalTypes(a, b []api.ValueType) bool {
@@ -252,13 +274,12 @@ func (m *Module) RoundTrip(ctx context.Context, request []byte) ([]byte, error) 
 	var inst *instance
 	select {
 	case inst = <-m.pool:
+	case <-m.done:
+		return nil, m.errClosed()
 	case <-ctx.Done():
 		return nil, fmt.Errorf("plugin %q: waiting for a free instance: %w", m.cfg.Name, ctx.Err())
 	}
-	defer func() { m.pool <- inst }()
-	if m.closed.Load() {
-		return nil, m.errClosed()
-	}
+	defer func() { m.putBack(inst) }()
 	if inst == nil {
 		var err error
 		if inst, err = m.instantiate(ctx); err != nil {
@@ -278,28 +299,55 @@ func (m *Module) RoundTrip(ctx context.Context, request []byte) ([]byte, error) 
 	return resp, nil
 }
 
+// putBack returns an instance (nil: a slot to fill) to the pool, or
+// closes it when the Module is closed.
+func (m *Module) putBack(inst *instance) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed.Load() {
+		if inst != nil {
+			inst.close()
+		}
+		return
+	}
+	m.pool <- inst // never blocks: the slot came from the pool
+}
+
 func (m *Module) errClosed() error {
 	return fmt.Errorf("plugin %q: %w", m.cfg.Name, ErrClosed)
 }
 
 // Close implements plugin.Conn. It ends calls in flight (they fail with
-// ErrClosed) and releases the instances and the compiled code; the disk
-// cache stays.
+// ErrClosed at their next deadline check) and releases the instances; the
+// compiled code stays in the process for the next Open of the same file
+// (Release frees it) and the disk cache stays.
 func (m *Module) Close(ctx context.Context) error {
 	m.closeOnce.Do(func() {
+		m.mu.Lock()
 		m.closed.Store(true)
+		close(m.done)
 		var errs []error
-		if err := m.rt.Close(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		// The runtime does not release compiled code held by a shared
-		// compilation cache; only the CompiledModule does.
-		if m.compiled != nil {
-			if err := m.compiled.Close(ctx); err != nil {
-				errs = append(errs, err)
+	drain:
+		for {
+			select {
+			case inst := <-m.pool:
+				if inst != nil && inst.mod != nil {
+					if err := inst.mod.Close(ctx); err != nil {
+						errs = append(errs, err)
+					}
+				}
+			default:
+				break drain
 			}
 		}
-		m.http.CloseIdleConnections()
+		m.mu.Unlock()
+		if m.compiled != nil {
+			m.eng.drop(m.sum, m.compiled)
+		}
+		m.eng.release()
+		if m.http != nil {
+			m.http.CloseIdleConnections()
+		}
 		if err := errors.Join(errs...); err != nil {
 			m.closeErr = fmt.Errorf("plugin %q: close: %w", m.cfg.Name, err)
 		}
