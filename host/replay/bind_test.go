@@ -39,6 +39,14 @@ func (c countingConn) RoundTrip(ctx context.Context, req []byte) ([]byte, error)
 	if i := bytes.Index(req, []byte(`"method":"`)); i >= 0 {
 		m = string(req[i+10:])
 		m = m[:bytes.IndexByte([]byte(m), '"')]
+	} else {
+		// an api 2 (MessagePack) envelope holds its method name verbatim
+		for _, name := range []string{sdk.MethodBoundStart, sdk.MethodBoundNext, sdk.MethodBoundBoundary, sdk.MethodStart, sdk.MethodNext, sdk.MethodBoundary} {
+			if bytes.Contains(req, []byte(name)) {
+				m = name
+				break
+			}
+		}
 	}
 	c.tr.mu.Lock()
 	c.tr.calls[m]++
