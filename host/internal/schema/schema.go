@@ -107,9 +107,18 @@ type Checker struct {
 	probs []sdk.Problem
 }
 
-// Problems returns what the checker found, ordered by line.
+// Problems returns what the checker found: its own file's problems ordered
+// by line, then those of other files (Append) in the order they came.
 func (c *Checker) Problems() []sdk.Problem {
-	sort.SliceStable(c.probs, func(i, j int) bool { return c.probs[i].Line < c.probs[j].Line })
+	sort.SliceStable(c.probs, func(i, j int) bool {
+		a, b := c.probs[i], c.probs[j]
+		switch {
+		case a.File == c.File && b.File == c.File:
+			return a.Line < b.Line
+		default:
+			return a.File == c.File && b.File != c.File
+		}
+	})
 	return c.probs
 }
 
