@@ -152,7 +152,9 @@ func Judge(ctx context.Context, results []replay.Result, base, cand *strategy.St
 		j.Ruling = j.Chain.Ruling
 		j.Regressed, j.Improved = Flips(j.Comparison.Tasks)
 	} else if base != nil {
-		j.Own = Compare(base, base, Pair(results, base, base), j.Self.Fidelity(), opts).Metrics
+		if own := Pair(results, base, base); len(own) > 0 {
+			j.Own = Compare(base, base, own, j.Self.Fidelity(), opts).Metrics
+		}
 	}
 	if len(j.Self.Divergences) > 0 {
 		j.Ruling = combine(j.Ruling, sdk.Fail)
