@@ -449,4 +449,3 @@ func (a *app) stepPrinter() func(run.StepEvent) {
 		fmt.Fprintf(a.stderr, "  %-16s %-6s %8s %6d tok  %s%s\n", ev.Node, ev.Kind, ev.Duration.Round(time.Millisecond), ev.Tokens, status, clip(ev.Result, 100))
 	}
 }
-
