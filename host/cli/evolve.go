@@ -16,6 +16,7 @@ import (
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -112,9 +113,13 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 	if p.Strategy.File == "" {
 		return needStrategy(p, "evolve derives candidates from the pipeline's strategy")
 	}
-	taken, err := a.takenVersions(ctx, p, f, base.Metadata.Name)
+	taken, promoted, err := a.takenVersions(ctx, p, f, base)
 	if err != nil {
 		return err
+	}
+	for _, v := range promoted {
+		fmt.Fprintf(a.stdout, "note: %s was already promoted from %s, which the pipeline still runs (point [strategy] file in %s at %s)\n",
+			v, base.Metadata.Version, p.File, filepath.Join(filepath.Dir(p.Strategy.File), base.Metadata.Name+"-"+v+".toml"))
 	}
 	cfg, err := a.replayConfig(p, f)
 	if err != nil {
@@ -413,24 +418,38 @@ func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*
 	return a.openStore(ctx, loc.dir, mode)
 }
 
-// takenVersions are the versions of the strategy name that a candidate
-// may not take: recorded in the store evolve promotes into (read only,
-// when it exists) or written beside the strategy file.
-func (a *app) takenVersions(ctx context.Context, p *pipeline.Pipeline, f *replayFlags, name string) (map[string]bool, error) {
-	dir := filepath.Dir(p.Path(p.Strategy.File))
+// takenVersions are the versions of the base strategy's name that a
+// candidate may not take: recorded in the store evolve promotes into (read
+// only, when it exists) or written beside the strategy file; promoted are
+// the versions already promoted from base itself.
+func (a *app) takenVersions(ctx context.Context, p *pipeline.Pipeline, f *replayFlags, base *strategy.Strategy) (taken map[string]bool, promoted []string, err error) {
+	dir, name := filepath.Dir(p.Path(p.Strategy.File)), base.Metadata.Name
 	loc, err := (&storeFlags{dir: f.store.dir}).locate(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := os.Stat(loc.dir); err != nil {
-		return evolve.TakenVersions(ctx, nil, dir, name)
+		taken, err := evolve.TakenVersions(ctx, nil, dir, name)
+		return taken, nil, err
 	}
 	st, err := a.openStoreWith(ctx, loc.dir, readStore, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer st.Close()
-	return evolve.TakenVersions(ctx, st, dir, name)
+	if taken, err = evolve.TakenVersions(ctx, st, dir, name); err != nil {
+		return nil, nil, err
+	}
+	log, err := st.StrategyLog(ctx, name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, nil, err
+	}
+	for _, r := range log {
+		if r.Parent == base.Metadata.Version {
+			promoted = append(promoted, r.Version)
+		}
+	}
+	return taken, promoted, nil
 }
 
 // needStrategy is the error of a command that cannot work on a pipeline
