@@ -68,6 +68,9 @@ func referenceDocs(root *cobra.Command) map[string][]byte {
 		"pipeline.schema.json": jsonSchema("sextant pipeline", pipeline.Spec),
 		"project.schema.json":  jsonSchema("sextant project file (sextant.toml)", project.Spec),
 	}
+	for name, b := range formatDocs() {
+		files[name] = b
+	}
 	for _, c := range allCommands(root) {
 		files["cli/"+pageName(c)] = []byte(commandPage(c))
 	}
@@ -91,7 +94,7 @@ func referenceIndex(root *cobra.Command) string {
 	b.WriteString("# Reference\n\n")
 	b.WriteString("- [pipeline.md](pipeline.md): every key of a pipeline file, with type, default, bounds\n")
 	b.WriteString("- [project.md](project.md): `sextant.toml`, the project file\n")
-	b.WriteString("- [pipeline.schema.json](pipeline.schema.json), [project.schema.json](project.schema.json): JSON Schemas for editors\n")
+	b.WriteString(formatIndex)
 	fmt.Fprintf(&b, "- [cli/%s](cli/%s): every command, one page each\n", pageName(root), pageName(root))
 	b.WriteString(`
 ## Editor support
@@ -112,7 +115,27 @@ or associate it once for the whole repository, in ` + "`.taplo.toml`" + `:
 [[rule]]
 include = ["pipelines/**/pipeline.toml"]
 schema = { path = "docs/reference/pipeline.schema.json" }
+
+[[rule]]
+include = ["pipelines/*/strategies/*.toml", "pipelines/*/candidates/*.toml"]
+schema = { path = "docs/reference/strategy.schema.json" }
+
+[[rule]]
+include = ["pipelines/**/responses.toml"]
+schema = { path = "docs/reference/script-provider.schema.json" }
+
+[[rule]]
+include = ["pipelines/**/*.dag.toml"]
+schema = { path = "docs/reference/dag.schema.json" }
+
+[[rule]]
+include = ["pipelines/**/*.chain.toml"]
+schema = { path = "docs/reference/chain.schema.json" }
 ` + "```" + `
+
+VS Code with Even Better TOML reads both (the ` + "`#:schema`" + ` line and ` + "`.taplo.toml`" + ` at the
+workspace root); so does ` + "`taplo check`" + ` on the command line, which CI can run. A project
+made by ` + "`sextant init`" + ` names the published schemas in its files' first lines.
 `)
 	return b.String()
 }
@@ -216,6 +239,13 @@ func fieldSchema(f schema.Field) map[string]any {
 		s = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
 	case schema.StringMap:
 		s = map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}
+	case schema.Datetime:
+		s = map[string]any{"type": "string", "format": "date-time"}
+	case schema.NumberMap:
+		s = map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "number"}}
+	case schema.RangeMap:
+		pair := map[string]any{"type": "array", "items": map[string]any{"type": "number"}, "minItems": 2, "maxItems": 2}
+		s = map[string]any{"type": "object", "additionalProperties": pair}
 	case schema.Table:
 		s = map[string]any{"type": "object"}
 		if f.Block != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"text/tabwriter"
@@ -15,6 +16,7 @@ import (
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -108,6 +110,17 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 	}
 	defer prep.Close(context.WithoutCancel(ctx))
 	p, base := prep.Pipeline, prep.Strategy
+	if p.Strategy.File == "" {
+		return needStrategy(p, "evolve derives candidates from the pipeline's strategy")
+	}
+	taken, promoted, err := a.takenVersions(ctx, p, f, base)
+	if err != nil {
+		return err
+	}
+	for _, v := range promoted {
+		fmt.Fprintf(a.stdout, "note: %s was already promoted from %s, which the pipeline still runs (point [strategy] file in %s at %s)\n",
+			v, base.Metadata.Version, p.File, filepath.Join(filepath.Dir(p.Strategy.File), base.Metadata.Name+"-"+v+".toml"))
+	}
 	cfg, err := a.replayConfig(p, f)
 	if err != nil {
 		return err
@@ -161,7 +174,7 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 	}
 	mo := evolve.MutateOptions{At: at, Metric: metric, Seed: uint64(p.Evolve.Seed)}
 	round, err := evolve.Round(ctx, evolve.RoundConfig{Replay: rc, Baseline: base, Gates: gates, Options: opts,
-		Metric: metric, Mutators: names, NewMutator: func(name string, failures []evolve.Failure) (evolve.Mutator, error) {
+		Metric: metric, Mutators: names, Taken: func(v string) bool { return taken[v] }, NewMutator: func(name string, failures []evolve.Failure) (evolve.Mutator, error) {
 			return a.mutator(name, mo, prep, failures)
 		}})
 	if err != nil {
@@ -173,15 +186,18 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 		fmt.Fprintf(a.stdout, " (%d self-replays skipped: a call had no recording)", self.Skipped)
 	}
 	fmt.Fprintln(a.stdout)
+	cands := round.Candidates
+	if len(cands) == 0 {
+		fmt.Fprintln(a.stdout, "no mutator proposed a candidate:")
+		for _, r := range round.Rejected {
+			fmt.Fprintf(a.stdout, "  %s: %v\n", r.Mutator, r.Err)
+		}
+		return nil
+	}
 	for _, r := range round.Rejected {
 		fmt.Fprintf(a.stderr, "%s proposed nothing: %v\n", r.Mutator, r.Err)
 	}
-	cands := round.Candidates
 	a.printCandidates(cands, metric)
-	if len(cands) == 0 {
-		fmt.Fprintln(a.stdout, "no mutator proposed a candidate")
-		return nil
-	}
 	if dryRun {
 		winner, _ := evolve.Select(cands, metric)
 		if winner == nil {
@@ -400,4 +416,45 @@ func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*
 		mode = readStore
 	}
 	return a.openStore(ctx, loc.dir, mode)
+}
+
+// takenVersions are the versions of the base strategy's name that a
+// candidate may not take: recorded in the store evolve promotes into (read
+// only, when it exists) or written beside the strategy file; promoted are
+// the versions already promoted from base itself.
+func (a *app) takenVersions(ctx context.Context, p *pipeline.Pipeline, f *replayFlags, base *strategy.Strategy) (taken map[string]bool, promoted []string, err error) {
+	dir, name := filepath.Dir(p.Path(p.Strategy.File)), base.Metadata.Name
+	loc, err := (&storeFlags{dir: f.store.dir}).locate(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(loc.dir); err != nil {
+		taken, err := evolve.TakenVersions(ctx, nil, dir, name)
+		return taken, nil, err
+	}
+	st, err := a.openStoreWith(ctx, loc.dir, readStore, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	if taken, err = evolve.TakenVersions(ctx, st, dir, name); err != nil {
+		return nil, nil, err
+	}
+	log, err := st.StrategyLog(ctx, name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, nil, err
+	}
+	for _, r := range log {
+		if r.Parent == base.Metadata.Version {
+			promoted = append(promoted, r.Version)
+		}
+	}
+	return taken, promoted, nil
+}
+
+// needStrategy is the error of a command that cannot work on a pipeline
+// without a [strategy] block: exit 2, at the pipeline file.
+func needStrategy(p *pipeline.Pipeline, why string) error {
+	return sdk.Invalid(sdk.Problem{File: p.File, Line: 1, Element: "strategy",
+		Message: why + `; add [strategy] file = "strategy.toml" (sextant init writes one)`})
 }

@@ -291,11 +291,13 @@ func spanExtras(sp store.Span) string {
 	return "  " + strings.Join(parts, "  ")
 }
 
+// clip shortens s to n runes, marking the cut with "…".
 func clip(s string, n int) string {
-	if len(s) <= n {
+	r := []rune(s)
+	if len(r) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return string(r[:n]) + "…"
 }
 
 // The range of a reward: replay counts a task with rewards as a success

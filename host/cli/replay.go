@@ -153,6 +153,12 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	p := loaded.Pipeline
 	strategies := []*strategy.Strategy{loaded.Strategy}
 	files := []string{p.Path(p.Strategy.File)}
+	if p.Strategy.File == "" {
+		if needCandidate {
+			return needStrategy(p, "gate compares a candidate with the pipeline's strategy")
+		}
+		files[0] = "" // the empty strategy: no file
+	}
 	for _, sf := range f.strategies {
 		st, err := strategy.Load(sf)
 		if err != nil {
@@ -190,7 +196,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 		if shards > 0 {
 			h.Shard = fmt.Sprintf("%d/%d", shard+1, shards)
 		}
-		if err := writeResultsHeader(out, path, files, h); err != nil {
+		if err := writeResultsHeader(out, path, files, strategies, h); err != nil {
 			return err
 		}
 	}
@@ -356,13 +362,17 @@ func (h *resultsHeader) settings() string {
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%s\x00%s", h.Pipeline, strings.Join(h.Strategies, "\x00"), h.Seed, h.Sample, h.OnMiss, h.StratifyBy)
 }
 
-func writeResultsHeader(w io.Writer, pipe string, files []string, h resultsHeader) error {
+func writeResultsHeader(w io.Writer, pipe string, files []string, strategies []*strategy.Strategy, h resultsHeader) error {
 	abs, err := filepath.Abs(pipe)
 	if err != nil {
 		return err
 	}
 	h.Type, h.Pipeline = "header", abs
-	for _, f := range files {
+	for i, f := range files {
+		if f == "" { // a pipeline without [strategy] runs under the empty one
+			h.Strategies = append(h.Strategies, string(strategies[i].Encode()))
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return err
@@ -781,6 +791,11 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 		}
 	}
 	r := j.Report(p.Name)
+	if cand == nil {
+		for _, g := range p.Gates {
+			r.GatesNotRun = append(r.GatesNotRun, g.Use)
+		}
+	}
 	// A report written to stdout (FORMAT=-) has stdout to itself: the
 	// summary for people goes to stderr.
 	summary := a.stdout

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +23,7 @@ import (
 func (a *app) runCommand() *cobra.Command {
 	var inputFile, truthFile, taskID, message string
 	var sets, tags []string
-	var asJSON, wait bool
+	var asJSON, wait, progress bool
 	var sf storeFlags
 	c := &cobra.Command{
 		Use:   "run PIPELINE",
@@ -44,6 +46,12 @@ hand to it (this process holds the store, so it delivers them).
 With --message NAME, the run starts at the routine's message start event
 for that message, as a published message starts a Zeebe process instance;
 the input (--input, --set) is the message's variables.
+
+On a terminal (or with --progress) each step is shown on stderr as it
+finishes: node, kind, duration, tokens and its result in one line. The
+final output (what [score] reads as output) is printed when the run
+completes. --log-level debug traces plugin loading, every step and every
+provider call (model, tokens, latency, recording hit).
 
 Exit status: 0 completed, 1 failed, 2 invalid pipeline or input, 3 waiting for a
 person (continue with sextant resume TASK --set answer=…), a timer or retry
@@ -124,6 +132,9 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 					return err
 				}
 			}
+			if progress || (!cmd.Flags().Changed("progress") && isTerminal(a.stderr)) {
+				cfg.OnStep = a.stepPrinter()
+			}
 			res, err := prep.Runner(cfg).Start(ctx, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags, Start: start})
 			if err != nil {
 				return err
@@ -143,6 +154,7 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 	c.Flags().StringVar(&taskID, "id", "", "task id (default: generated)")
 	c.Flags().StringVar(&message, "message", "", "start at the message start event of this message (BPMN); the input is the message's variables")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
+	c.Flags().BoolVar(&progress, "progress", false, "show each step on stderr as it finishes (default: when stderr is a terminal; --progress=false turns it off)")
 	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers, retry delays, messages and signals until the run ends or waits for a person")
 	sf.add(c, false)
 	return c
@@ -378,6 +390,11 @@ func (a *app) report(res *run.Result, asJSON bool, loc storeLoc) error {
 		for _, act := range res.Actions {
 			fmt.Fprintf(a.stdout, "action %s: %s (%s)\n", act.Action, act.Decision, act.Reason)
 		}
+		if res.Status == store.StatusCompleted && len(res.Output) > 0 {
+			if b, err := json.Marshal(res.Output); err == nil {
+				fmt.Fprintf(a.stdout, "output: %s\n", b)
+			}
+		}
 		for _, q := range res.Waiting {
 			question, set := splitHint(q.Question)
 			fmt.Fprintf(a.stdout, "waiting at %s: %s\n", q.Node, question)
@@ -416,4 +433,19 @@ func messageStart(r *sdk.Routine, message string) (string, error) {
 		return "", withInvalid(fmt.Errorf("--message %q: the routine has no message start event", message))
 	}
 	return "", withInvalid(fmt.Errorf("--message %q: no message start event for it (the routine starts on %s)", message, strings.Join(names, ", ")))
+}
+
+// stepPrinter returns a run.Config.OnStep that prints one line per step on
+// stderr: node, kind, duration, tokens, status and the result in one line.
+func (a *app) stepPrinter() func(run.StepEvent) {
+	var mu sync.Mutex // steps of one batch finish on their own goroutines
+	return func(ev run.StepEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		status := ""
+		if ev.Status != run.StepOK {
+			status = ev.Status + ": "
+		}
+		fmt.Fprintf(a.stderr, "  %-16s %-6s %8s %6d tok  %s%s\n", ev.Node, ev.Kind, ev.Duration.Round(time.Millisecond), ev.Tokens, status, clip(ev.Result, 100))
+	}
 }

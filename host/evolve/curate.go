@@ -238,7 +238,7 @@ func sortFailures(fs []Failure) []Failure {
 
 func (c *curate) Propose(ctx context.Context, base *strategy.Strategy, _ Probe) ([]*strategy.Strategy, error) {
 	if len(c.failures) == 0 {
-		return nil, nil
+		return nil, nothingProposed(MutatorCurate, "no baseline replay failed: there is nothing to reflect on")
 	}
 	shown := c.failures[:min(len(c.failures), c.opts.MaxFailures)]
 	data := PromptData{
@@ -260,14 +260,14 @@ func (c *curate) Propose(ctx context.Context, base *strategy.Strategy, _ Probe) 
 		return nil, fmt.Errorf("%s: %w", MutatorCurate, err)
 	}
 	if len(ops) == 0 {
-		return nil, nil
+		return nil, nothingProposed(MutatorCurate, "the curator proposed no playbook operation")
 	}
 	applied, err := base.Apply(ops...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", MutatorCurate, &RejectedError{Reasons: opProblems(err), Reply: reply})
 	}
 	if len(applied.Ops) == 0 {
-		return nil, nil // every ADD repeated a bullet
+		return nil, nothingProposed(MutatorCurate, "every ADD the curator proposed repeats a bullet already in the playbook")
 	}
 	ev := failureEvidence(shown)
 	for i := range ops {

@@ -147,8 +147,8 @@ func TestCurateNoCandidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := curateWith(t, tt.reply, CurateOptions{}, tt.fs).Propose(context.Background(), baseline(), nil)
-			if err != nil || len(got) != 0 {
-				t.Fatalf("%d candidates, %v; want none", len(got), err)
+			if !errors.Is(err, ErrNothingProposed) || len(got) != 0 {
+				t.Fatalf("%d candidates, %v; want none and why", len(got), err)
 			}
 		})
 	}
@@ -259,7 +259,7 @@ func TestCurateRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Propose(context.Background(), baseline(), nil); err != nil {
+	if _, err := m.Propose(context.Background(), baseline(), nil); !errors.Is(err, ErrNothingProposed) {
 		t.Fatal(err)
 	}
 	want := []string{

@@ -127,6 +127,9 @@ type Judgment struct {
 	Ruling sdk.Ruling
 	// Regressed and Improved are the tasks whose success flipped.
 	Regressed, Improved []string
+	// Own are the baseline's own metrics when there is no candidate (a
+	// self-replay).
+	Own []sdk.Metric
 }
 
 // ExitCode is the process exit code of the verdict (DESIGN §7).
@@ -148,6 +151,10 @@ func Judge(ctx context.Context, results []replay.Result, base, cand *strategy.St
 		j.Chain = Evaluate(ctx, j.Comparison, gates)
 		j.Ruling = j.Chain.Ruling
 		j.Regressed, j.Improved = Flips(j.Comparison.Tasks)
+	} else if base != nil {
+		if own := Pair(results, base, base); len(own) > 0 {
+			j.Own = Compare(base, base, own, j.Self.Fidelity(), opts).Metrics
+		}
 	}
 	if len(j.Self.Divergences) > 0 {
 		j.Ruling = combine(j.Ruling, sdk.Fail)
@@ -161,6 +168,7 @@ func (j *Judgment) Report(pipeline string) *report.Report {
 		Fidelity: j.Self.Fidelity(), Skipped: j.Self.Skipped, Divergences: j.Self.Divergences,
 		Ruling: j.Ruling, ExitCode: j.ExitCode()}
 	if j.Candidate == nil {
+		r.Own = j.Own
 		return r
 	}
 	r.Candidate = strategyRef(j.Candidate)

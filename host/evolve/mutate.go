@@ -39,8 +39,10 @@ type Mutator interface {
 	Name() string
 	// Propose returns the candidates, each a Revise of base (minor
 	// version bump, parent_version = base's version, a change_log entry
-	// quoting the evidence). No candidate and a nil error means the
-	// mutator found nothing worth proposing.
+	// quoting the evidence). A mutator that found nothing worth proposing
+	// returns an error matching ErrNothingProposed that says why (no
+	// candidate and a nil error is read as that, without a reason). The
+	// round chooses each candidate's final version (RoundConfig.Taken).
 	Propose(ctx context.Context, base *strategy.Strategy, p Probe) ([]*strategy.Strategy, error)
 }
 
@@ -143,9 +145,10 @@ func (m *stepMutator) Propose(ctx context.Context, base *strategy.Strategy, p Pr
 	}
 	step := base.Evolution.MaxParameterDelta
 	if !(step > 0) {
-		return nil, nil // the baseline allows no parameter to move
+		return nil, noStep(m.name, base)
 	}
 	var sets []strategy.Set
+	var tried []string // what each probe found, for the reason when nothing improved
 	for _, name := range sortedParams(base) {
 		from := base.Parameters[name]
 		b := base.Bounds(name)
@@ -164,6 +167,7 @@ func (m *stepMutator) Propose(ctx context.Context, base *strategy.Strategy, p Pr
 				return nil, err
 			}
 			g := gain(metric)
+			tried = append(tried, fmt.Sprintf("%s→%s %s", name, num(to), signed(metric.Effect, decimals(metric.Name))))
 			if !exceeds(g, 0) {
 				continue
 			}
@@ -183,7 +187,10 @@ func (m *stepMutator) Propose(ctx context.Context, base *strategy.Strategy, p Pr
 			Reason: fmt.Sprintf("replay: %s (probe %s→%s)", evidence(best[0].m), num(from), num(best[0].to))})
 	}
 	if len(sets) == 0 {
-		return nil, nil
+		if len(tried) == 0 {
+			return nil, nothingProposed(m.name, "every parameter is at its bound in both directions")
+		}
+		return nil, nothingProposed(m.name, "no single parameter move improved %s in one direction only (probes: %s)", metricName(m.opts.Metric), strings.Join(tried, ", "))
 	}
 	cand, err := base.Revise(strategy.Revision{By: createdBy(m.name), At: m.opts.At, Parameters: sets})
 	if err != nil {
@@ -240,7 +247,7 @@ func (x *exploratory) Propose(ctx context.Context, base *strategy.Strategy, p Pr
 	}
 	step := base.Evolution.MaxParameterDelta
 	if !(step > 0) {
-		return nil, nil
+		return nil, noStep(MutatorExploratory, base)
 	}
 	src := rand.NewPCG(x.opts.Seed, exploreStream)
 	var sets []strategy.Set
@@ -255,7 +262,7 @@ func (x *exploratory) Propose(ctx context.Context, base *strategy.Strategy, p Pr
 		}
 	}
 	if len(sets) == 0 {
-		return nil, nil
+		return nil, nothingProposed(MutatorExploratory, "every parameter is at its bound in the drawn direction (seed %d)", x.opts.Seed)
 	}
 	what := fmt.Sprintf("%s: probe of %s", MutatorExploratory, plural(len(sets), "move"))
 	ps, err := probeStrategy(base, x.opts.At, sets...)
@@ -267,7 +274,7 @@ func (x *exploratory) Propose(ctx context.Context, base *strategy.Strategy, p Pr
 		return nil, err
 	}
 	if !exceeds(gain(m), 0) {
-		return nil, nil
+		return nil, nothingProposed(MutatorExploratory, "its random move (seed %d) did not improve %s: %s", x.opts.Seed, metricName(x.opts.Metric), evidence(m))
 	}
 	reason := fmt.Sprintf("replay: %s (exploratory probe of %s, seed %d)", evidence(m), plural(len(sets), "move"), x.opts.Seed)
 	for i := range sets {
@@ -383,4 +390,20 @@ func MemoProbe(p Probe) Probe {
 			return e.c, e.err
 		}
 	}
+}
+
+// noStep is why a parameter mutator cannot move base.
+func noStep(mutator string, base *strategy.Strategy) error {
+	if len(base.Parameters) == 0 {
+		return nothingProposed(mutator, "the strategy has no [parameters] to move")
+	}
+	return nothingProposed(mutator, "evolution.max_parameter_delta is 0: no parameter may move")
+}
+
+// metricName is the metric probes read ("" is success_rate).
+func metricName(m string) string {
+	if m == "" {
+		return MetricSuccessRate
+	}
+	return m
 }

@@ -27,9 +27,15 @@ type RoundConfig struct {
 	// NewMutator builds a named mutator. failures are the baseline's
 	// failed replays, for mutators that reflect on them (curate).
 	NewMutator func(name string, failures []Failure) (Mutator, error)
+	// Taken reports the versions already in use (TakenVersions); each
+	// candidate gets the first minor bump of the baseline that is neither
+	// taken nor given to an earlier candidate of the round. nil: only the
+	// round's own candidates count.
+	Taken func(version string) bool
 }
 
-// Rejection is a mutator that proposed nothing, and why.
+// Rejection is a mutator that proposed nothing, and why (its Err says;
+// ErrRejected or ErrNothingProposed match it).
 type Rejection struct {
 	Mutator string
 	Err     error
@@ -120,24 +126,44 @@ func Round(ctx context.Context, cfg RoundConfig) (*RoundResult, error) {
 		return j.Comparison, nil
 	})
 	seen := map[string]bool{}
+	used := map[string]bool{} // versions given to this round's candidates
 	for _, name := range cfg.Mutators {
 		m, err := cfg.NewMutator(name, failures)
 		if err != nil {
 			return nil, err
 		}
 		proposed, err := m.Propose(ctx, base, probe)
-		if errors.Is(err, ErrRejected) {
+		if errors.Is(err, ErrRejected) || errors.Is(err, ErrNothingProposed) {
 			out.Rejected = append(out.Rejected, Rejection{Mutator: name, Err: err})
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("mutator %s: %w", name, err)
 		}
+		if len(proposed) == 0 {
+			out.Rejected = append(out.Rejected, Rejection{Mutator: name, Err: nothingProposed(name, "it gave no reason")})
+			continue
+		}
+		fresh := 0
 		for _, cand := range proposed {
-			if seen[cand.Hash()] {
-				continue // two mutators proposed the same strategy
+			// Two mutators may propose the same change; the version is
+			// left out of the comparison, as it is chosen below.
+			key := sameChange(cand)
+			if seen[key] {
+				continue
 			}
-			seen[cand.Hash()] = true
+			seen[key] = true
+			fresh++
+			v, err := nextFree(base.Metadata.Version, func(v string) bool { return used[v] || (cfg.Taken != nil && cfg.Taken(v)) })
+			if err != nil {
+				return nil, fmt.Errorf("mutator %s: %w", name, err)
+			}
+			if v != cand.Metadata.Version {
+				if cand, err = cand.Renumber(v); err != nil {
+					return nil, fmt.Errorf("mutator %s: %w", name, err)
+				}
+			}
+			used[v] = true
 			j, err := judge(ctx, cand, cfg.Gates)
 			if err != nil {
 				return nil, err
@@ -145,8 +171,24 @@ func Round(ctx context.Context, cfg RoundConfig) (*RoundResult, error) {
 			out.Candidates = append(out.Candidates, Evaluated{Mutator: m.Name(), Strategy: cand, Comparison: j.Comparison,
 				Result: Result{Ruling: j.Ruling, Gates: j.Chain.Gates}})
 		}
+		if fresh == 0 {
+			out.Rejected = append(out.Rejected, Rejection{Mutator: name, Err: nothingProposed(name, "every candidate it proposed was already proposed in this round")})
+		}
 	}
 	return out, nil
+}
+
+// sameChange is what two candidates share when they make the same change:
+// their content hash under one fixed version.
+func sameChange(s *strategy.Strategy) string {
+	c := s.Clone()
+	for i := range c.ChangeLog {
+		if c.ChangeLog[i].Version == c.Metadata.Version {
+			c.ChangeLog[i].Version = "0.0.0"
+		}
+	}
+	c.Metadata.Version = "0.0.0"
+	return c.Hash()
 }
 
 // failureOf renders a failed baseline replay for the reflector.

@@ -242,7 +242,15 @@ func (l *loader) validate(p *Pipeline) {
 	var params []string // nil: the strategy was not read
 	if l.fileExists(p, p.Strategy.File, "strategy", "file") && l.opts.CheckStrategy != nil {
 		if err := l.opts.CheckStrategy(p.Path(p.Strategy.File)); err != nil {
-			l.add([]string{"strategy", "file"}, "%s", indent(err))
+			// The strategy's problems are reported at its own file:line;
+			// the pipeline's line names the file that has them.
+			var se *sdk.Error
+			if errors.As(err, &se) && len(se.Problems) > 0 && se.Problems[0].File != "" {
+				l.add([]string{"strategy", "file"}, "%s: invalid strategy (%s below)", p.Strategy.File, plural(len(se.Problems), "problem"))
+				l.c.Append(se.Problems...)
+			} else {
+				l.add([]string{"strategy", "file"}, "%s", indent(err))
+			}
 		} else if st, err := strategy.Load(p.Path(p.Strategy.File)); err == nil {
 			params = sortedKeys(st.Parameters)
 			if p.Evolve.Online && st.Evolution.BranchType != strategy.Experimental {
@@ -595,4 +603,11 @@ func fallbackCycle(ps map[string]Provider) string {
 		}
 	}
 	return ""
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }

@@ -101,7 +101,7 @@ var (
 			{Name: "navigator", Type: schema.String, Required: true, Doc: "navigator plugin: bpmn, dag, chain or a third-party one"},
 			{Name: "file", Type: schema.String, Required: true, Doc: "routine file, relative to the pipeline"},
 		}}},
-		{Name: "strategy", Type: schema.Table, Required: true, Doc: "the strategy the pipeline runs under", Block: &schema.Block{Fields: []schema.Field{
+		{Name: "strategy", Type: schema.Table, Doc: "the strategy the pipeline runs under; without it the pipeline runs under an empty one (no parameters, constraints or playbook), and evolve and gate refuse it", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "file", Type: schema.String, Required: true, Doc: "strategy TOML, relative to the pipeline"},
 		}}},
 		{Name: "providers", Type: schema.TableMap, Block: providerBlock, Doc: "named providers"},

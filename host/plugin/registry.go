@@ -62,6 +62,11 @@ func NewRegistry(entries []Entry, opts ...Option) *Registry {
 	for _, o := range opts {
 		o(r)
 	}
+	if r.logger.Enabled(context.Background(), slog.LevelDebug) {
+		for _, e := range entries {
+			r.logger.Debug("plugin found", "plugin", e.Name, "kind", e.Kind, "transport", e.Transport, "source", e.Source)
+		}
+	}
 	return r
 }
 
@@ -162,8 +167,10 @@ func (r *Registry) OpenKind(ctx context.Context, name string, want sdk.Kind, g G
 		return nil, &sdk.KindError{Plugin: name, Kind: e.Kind, Want: want}
 	}
 	if e.Builtin != nil {
+		r.logger.Debug("plugin opened", "plugin", name, "kind", e.Kind, "transport", e.Transport, "source", e.Source)
 		return &Handle{Entry: e, Plugin: e.Builtin}, nil
 	}
+	start := time.Now()
 	m := e.Manifest
 	if err := VerifyChecksum(m); err != nil {
 		return nil, err
@@ -197,7 +204,8 @@ func (r *Registry) OpenKind(ctx context.Context, name string, want sdk.Kind, g G
 		conn.Close(ctx)
 		return nil, err
 	}
-	r.logger.Debug("plugin opened", "plugin", name, "kind", e.Kind, "transport", e.Transport, "source", e.Source)
+	r.logger.Debug("plugin opened", "plugin", name, "kind", e.Kind, "transport", e.Transport, "source", e.Source,
+		"version", info.Version, "checksum", e.Checksum, "took", time.Since(start))
 	return &Handle{Entry: e, Plugin: c, closer: c.(closer).Close}, nil
 }
 

@@ -203,7 +203,9 @@ func verdictSummary(r *Report) string {
 	if other > 0 {
 		parts = append(parts, fmt.Sprintf("%d gave no ruling", other))
 	}
-	if len(parts) == 0 && len(r.Gates) == 0 {
+	if len(parts) == 0 && len(r.Gates) == 0 && len(r.GatesNotRun) > 0 {
+		parts = append(parts, fmt.Sprintf("self-replay, %d %s not run", len(r.GatesNotRun), plural(len(r.GatesNotRun), "gate", "gates")))
+	} else if len(parts) == 0 && len(r.Gates) == 0 {
 		parts = append(parts, "no gates")
 	} else if len(parts) == 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d %s passed", len(r.Gates), len(r.Gates), plural(len(r.Gates), "gate", "gates")))

@@ -41,6 +41,13 @@ type Report struct {
 	Metrics []sdk.Metric
 	// Gates are the verdicts of the gate chain, in chain order.
 	Gates []GateResult
+	// Own are the baseline's own metrics when there is no candidate (a
+	// self-replay): Baseline holds each value, the comparison fields are
+	// those of the baseline with itself.
+	Own []sdk.Metric `json:",omitempty"`
+	// GatesNotRun names the pipeline's gates when there is no candidate:
+	// gates judge a candidate against the baseline, so none ran.
+	GatesNotRun []string `json:",omitempty"`
 	// Ruling is the overall verdict and ExitCode the process exit code that
 	// goes with it (DESIGN.md §7).
 	Ruling   sdk.Ruling

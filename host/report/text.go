@@ -104,7 +104,14 @@ func (t *textWriter) render(r *Report) {
 	}, nil, nil)
 	t.printf("\n")
 
-	if len(r.Metrics) == 0 {
+	if len(r.Metrics) == 0 && len(r.Own) > 0 {
+		rows := make([][]string, len(r.Own))
+		for i, m := range r.Own {
+			c := metricCells(m)
+			rows[i] = []string{c.Name, c.Kind, c.Baseline, c.N}
+		}
+		t.table([]string{"METRIC", "KIND", "BASELINE", "N"}, rows, []bool{false, false, true, true}, nil)
+	} else if len(r.Metrics) == 0 {
 		t.printf("no metrics\n")
 	} else {
 		rows := make([][]string, len(r.Metrics))
@@ -125,7 +132,9 @@ func (t *textWriter) render(r *Report) {
 	}
 	t.printf("\n")
 
-	if len(r.Gates) == 0 {
+	if len(r.Gates) == 0 && len(r.GatesNotRun) > 0 {
+		t.printf("gates not run (they judge a candidate: sextant gate PIPELINE --candidate FILE): %s\n", strings.Join(r.GatesNotRun, ", "))
+	} else if len(r.Gates) == 0 {
 		t.printf("no gates\n")
 	} else {
 		rows := make([][]string, len(r.Gates))

@@ -55,6 +55,9 @@ type Config struct {
 	// Answer, when set, supplies recorded answers to human steps and
 	// confirmations (replay): the n-th answer given at node in task.
 	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
+	// OnStep, when set, is called as each step finishes or pauses (from
+	// the step's goroutine: steps of one batch may report at once).
+	OnStep func(StepEvent)
 }
 
 // Runner executes tasks of one pipeline and records them durably.

@@ -91,7 +91,10 @@ func Load(ctx context.Context, path string, reg *plugin.Registry, logger *slog.L
 		return nil, err
 	}
 	l.Pipeline = p
-	if l.Strategy == nil { // the loader checks the file only when it exists
+	switch {
+	case p.Strategy.File == "": // no [strategy]: the empty one
+		l.Strategy = strategy.Empty(p.Name)
+	case l.Strategy == nil: // the loader checks the file only when it exists
 		if l.Strategy, err = strategy.Load(p.Path(p.Strategy.File)); err != nil {
 			l.Close(context.WithoutCancel(ctx))
 			return nil, err

@@ -36,6 +36,7 @@ func (e *exec) step(ctx context.Context, t sdk.Token) (*stepResult, string, erro
 		// A node the host does not act at (the pipeline loader already
 		// refused nodes that need a step): it completes at once.
 		res.Spans = []store.Span{e.stepSpan(t, "none", start, nil)}
+		e.observeStep(ctx, t.Node, "none", start, res, "")
 		return res, "", nil
 	}
 	var err error
@@ -53,6 +54,7 @@ func (e *exec) step(ctx context.Context, t sdk.Token) (*stepResult, string, erro
 		err = fmt.Errorf("unknown step kind %q", spec.Kind)
 	}
 	if wait != "" {
+		e.observeStep(ctx, t.Node, spec.Kind, start, res, wait)
 		return nil, wait, nil
 	}
 	var fatal *fatalError
@@ -68,6 +70,7 @@ func (e *exec) step(ctx context.Context, t sdk.Token) (*stepResult, string, erro
 		res.Err = err.Error()
 	}
 	res.Spans = append([]store.Span{span}, res.Spans...)
+	e.observeStep(ctx, t.Node, spec.Kind, start, res, "")
 	return res, "", nil
 }
 
@@ -302,6 +305,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	if model == "" {
 		model = full.Model
 	}
+	e.logCall(ctx, used, model, resp.Usage, latency, recorded, hash)
 	cost, priced := e.r.cfg.Prices.Cost(model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 	if err := checkUsage(used, resp.Usage, cost); err != nil {
 		return nil, &fatalError{err}

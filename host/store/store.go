@@ -52,8 +52,8 @@ func NewConfig() Config { return Config{} }
 // Replay and tests pass a fixed clock.
 func (c Config) WithClock(now func() time.Time) Config { c.clock = now; return c }
 
-// WithLogger sets the logger; Badger's own messages go to it at debug
-// level (warnings and errors at their levels).
+// WithLogger sets the logger; Badger's own messages go to it below debug
+// level (LevelBadgerInfo; warnings and errors at their levels).
 func (c Config) WithLogger(l *slog.Logger) Config { c.log = l; return c }
 
 // WithRedactor sets the redaction patterns. The built-in patterns are
@@ -442,7 +442,10 @@ func exists(txn *badger.Txn, key []byte) (bool, error) {
 }
 
 // badgerLogger sends Badger's log lines to slog. Badger is chatty at
-// info level (compactions, flushes), so info becomes debug.
+// info level (opening tables, compactions, flushes), which says nothing
+// about the user's runs: info and debug go below slog's debug
+// (LevelBadgerInfo, --log-level DEBUG-4 shows them), so --log-level debug
+// traces sextant, not Badger. Warnings and errors keep their levels.
 type badgerLogger struct{ l *slog.Logger }
 
 func (b badgerLogger) logf(level slog.Level, format string, args ...any) {
@@ -454,5 +457,9 @@ func (b badgerLogger) logf(level slog.Level, format string, args ...any) {
 
 func (b badgerLogger) Errorf(f string, a ...any)   { b.logf(slog.LevelError, f, a...) }
 func (b badgerLogger) Warningf(f string, a ...any) { b.logf(slog.LevelWarn, f, a...) }
-func (b badgerLogger) Infof(f string, a ...any)    { b.logf(slog.LevelDebug, f, a...) }
-func (b badgerLogger) Debugf(f string, a ...any)   { b.logf(slog.LevelDebug-4, f, a...) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.logf(LevelBadgerInfo, f, a...) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.logf(LevelBadgerInfo-4, f, a...) }
+
+// LevelBadgerInfo is the slog level of Badger's info messages: below
+// debug, so that only --log-level DEBUG-4 (or lower) shows them.
+const LevelBadgerInfo = slog.LevelDebug - 4

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // Strategy is one decoded strategy version. Load and Parse return valid
@@ -203,4 +205,15 @@ func (s *Strategy) Bounds(name string) Bounds {
 // created_at plus the cooldown.
 func (s *Strategy) CooldownEnds() time.Time {
 	return s.Metadata.CreatedAt.Add(s.Evolution.Cooldown)
+}
+
+// Empty returns the strategy a pipeline without a [strategy] block runs
+// under: version 0.0.0 of name, with no parameters, constraints or
+// playbook. A name that is not a valid strategy name becomes "default".
+func Empty(name string) *Strategy {
+	if !sdk.ValidName(name) {
+		name = "default"
+	}
+	return &Strategy{Metadata: Metadata{Name: name, Version: "0.0.0"},
+		Parameters: map[string]float64{}, Evolution: Evolution{BranchType: Production}}
 }

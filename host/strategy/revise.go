@@ -105,3 +105,29 @@ func (s *Strategy) Revise(r Revision) (*Strategy, error) {
 	}
 	return out, nil
 }
+
+// Renumber returns a copy of s, a revision of its parent, under version v:
+// metadata.version and the change_log entry of the old version both become
+// v. v must be a valid version above the parent's; s is not modified.
+func (s *Strategy) Renumber(v string) (*Strategy, error) {
+	nv, err := ParseVersion(v)
+	if err != nil {
+		return nil, fmt.Errorf("renumber %s %s: %w", s.Metadata.Name, s.Metadata.Version, err)
+	}
+	if s.Metadata.ParentVersion != "" {
+		if pv, err := ParseVersion(s.Metadata.ParentVersion); err == nil && nv.Compare(pv) <= 0 {
+			return nil, fmt.Errorf("renumber %s %s: %s is not above the parent %s", s.Metadata.Name, s.Metadata.Version, v, s.Metadata.ParentVersion)
+		}
+	}
+	out := s.Clone()
+	for i := range out.ChangeLog {
+		if out.ChangeLog[i].Version == s.Metadata.Version {
+			out.ChangeLog[i].Version = v
+		}
+	}
+	out.Metadata.Version = v
+	if err := out.Validate(); err != nil {
+		return nil, fmt.Errorf("renumber %s %s: %w", s.Metadata.Name, s.Metadata.Version, err)
+	}
+	return out, nil
+}

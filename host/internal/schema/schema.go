@@ -35,11 +35,15 @@ const (
 	StringMap       // a table of strings, e.g. set = { a = "expr" }
 	Any             // anything (free-form plugin config)
 	Size            // string such as "64MiB", "512KB", "1GiB"
+	Datetime        // TOML datetime, such as 2026-02-09T10:30:00Z
+	NumberMap       // a table of numbers, e.g. [parameters]
+	RangeMap        // a table of [lo, hi] number pairs, e.g. [parameter_bounds]
 )
 
 func (t Type) String() string {
 	return [...]string{"string", "integer", "number", "boolean", "duration", "list of strings",
-		"table", "table of tables", "array of tables", "table of strings", "any value", "size"}[t]
+		"table", "table of tables", "array of tables", "table of strings", "any value", "size",
+		"datetime", "table of numbers", "table of [lo, hi] pairs"}[t]
 }
 
 // Bound restricts the values of an Int, Number, Duration or Size field.
@@ -107,9 +111,18 @@ type Checker struct {
 	probs []sdk.Problem
 }
 
-// Problems returns what the checker found, ordered by line.
+// Problems returns what the checker found: its own file's problems ordered
+// by line, then those of other files (Append) in the order they came.
 func (c *Checker) Problems() []sdk.Problem {
-	sort.SliceStable(c.probs, func(i, j int) bool { return c.probs[i].Line < c.probs[j].Line })
+	sort.SliceStable(c.probs, func(i, j int) bool {
+		a, b := c.probs[i], c.probs[j]
+		switch {
+		case a.File == c.File && b.File == c.File:
+			return a.Line < b.Line
+		default:
+			return a.File == c.File && b.File != c.File
+		}
+	})
 	return c.probs
 }
 
@@ -260,6 +273,33 @@ func (c *Checker) value(v any, f Field, p []string) {
 		for k, el := range m {
 			if _, ok := el.(string); !ok {
 				c.Add(append(p, k), "want string, got %s", describe(el))
+			}
+		}
+	case Datetime:
+		if _, ok := v.(time.Time); !ok {
+			wrong()
+		}
+	case NumberMap, RangeMap:
+		m, ok := v.(map[string]any)
+		if !ok {
+			wrong()
+			return
+		}
+		num := func(el any) bool {
+			switch n := el.(type) {
+			case int64:
+				return true
+			case float64:
+				return !math.IsNaN(n) && !math.IsInf(n, 0)
+			}
+			return false
+		}
+		for k, el := range m {
+			if f.Type == NumberMap && !num(el) {
+				c.Add(append(p, k), "want a finite number, got %s", describe(el))
+			}
+			if pair, ok := el.([]any); f.Type == RangeMap && (!ok || len(pair) != 2 || !num(pair[0]) || !num(pair[1])) {
+				c.Add(append(p, k), "want [lo, hi], got %s", describe(el))
 			}
 		}
 	case Table:

@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sextant-dev/sextant/host/internal/schema"
+	"github.com/sextant-dev/sextant/host/pipeline"
+	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/navigators/bpmn"
+	"github.com/sextant-dev/sextant/navigators/chain"
+	"github.com/sextant-dev/sextant/navigators/dag"
+	"github.com/sextant-dev/sextant/plugins/script"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// The reference pages of the file formats other than the pipeline: each
+// generated from the declaration its loader reads (strategy.Spec, the
+// navigators' and the script provider's key tables, bpmn.Elements), and
+// for expressions and templates from the tables below, whose every key
+// TestDocKeysExist finds in the pipeline's declaration.
+
+// formatDocs returns the format pages and JSON Schemas by file name.
+func formatDocs() map[string][]byte {
+	rules := scriptRulesSpec()
+	dagSpec, chainSpec := dagRoutineSpec(), chainRoutineSpec()
+	return map[string][]byte{
+		"strategy.md":                 []byte(schemaPage("Strategy file", "strategy.toml", strategyIntro, strategy.Spec)),
+		"strategy.schema.json":        jsonSchema("sextant strategy", strategy.Spec),
+		"script-provider.md":          []byte(schemaPage("Script provider rules", "responses.toml", scriptIntro, rules)),
+		"script-provider.schema.json": jsonSchema("sextant script provider rules (responses.toml)", rules),
+		"routines.md":                 []byte(routinesPage(dagSpec, chainSpec)),
+		"dag.schema.json":             jsonSchema("sextant DAG routine", dagSpec),
+		"chain.schema.json":           jsonSchema("sextant chain routine", chainSpec),
+		"expressions.md":              []byte(expressionsPage()),
+		"templates.md":                []byte(templatesPage()),
+	}
+}
+
+// formatIndex lists the format pages for the reference index.
+const formatIndex = `- [strategy.md](strategy.md): every key of a strategy file
+- [routines.md](routines.md): BPMN elements supported and refused; DAG and chain routine keys
+- [expressions.md](expressions.md): FEEL and expr-lang, where each is used, ` + "`sextant expr`" + `
+- [templates.md](templates.md): the two template forms, what each template sees
+- [script-provider.md](script-provider.md): the offline provider's rules file (` + "`responses.toml`" + `)
+- JSON Schemas for editors: [pipeline](pipeline.schema.json), [strategy](strategy.schema.json),
+  [project](project.schema.json), [script rules](script-provider.schema.json),
+  [DAG routine](dag.schema.json), [chain routine](chain.schema.json)
+`
+
+const strategyIntro = "A strategy is the versioned document a pipeline runs under (`[strategy] file`):\n" +
+	"parameters, constraints on actions, evolution limits, the playbook and the change log.\n" +
+	"A pipeline without `[strategy]` runs under an empty one (version 0.0.0: no parameters,\n" +
+	"constraints or playbook); `evolve` and `gate` need a file. Loading reports every problem\n" +
+	"at once as `strategy.toml:LINE: key: message` (exit status 2); beyond these keys and types\n" +
+	"it checks versions (parent older than version), parameter bounds, unique bullet ids\n" +
+	"and that no action is in two constraint lists. `sextant strategy validate FILE` checks one file."
+
+const scriptIntro = "The `script` provider answers from a rules file, so a pipeline runs offline, with no\n" +
+	"API key, and every answer is known. A provider block names it:\n\n" +
+	"```toml\n[providers.default]\nuse = \"script\"\nrules = \"responses.toml\"   # relative to the pipeline\n```\n\n" +
+	"The first `[[rule]]` whose conditions all hold answers (every condition is optional);\n" +
+	"with none, `[default]` answers; with no `[default]` the call fails naming the step.\n" +
+	"Replies are Go templates over `.input`, `.vars` and `.match` (the regexp's submatches:\n" +
+	"`{{ index .match 1 }}`). Problems are reported as `responses.toml:LINE: rule[N]: …`.\n\n" +
+	"```toml\n[[rule]]\nstep = \"classify\"\nmatch = '(?i)invoice (\\d+)'\nwhen = 'input.priority == \"high\"'\n" +
+	"reply = '{\"action\": \"flag_financial\", \"invoice\": \"{{ index .match 1 }}\", \"confidence\": 0.9}'\n\n" +
+	"[default]\nreply = \"I don't know\"\n```"
+
+// scriptRulesSpec is the rules file's declaration, from script.RuleKeys.
+func scriptRulesSpec() *schema.Block {
+	fields := configFields(script.RuleKeys)
+	return &schema.Block{Name: "rules", Fields: []schema.Field{
+		{Name: "rule", Type: schema.TableArray, Doc: "the rules, tried in order", Block: &schema.Block{Fields: fields}},
+		{Name: "default", Type: schema.Table, Doc: "the answer when no rule matches (conditions ignored)", Block: &schema.Block{Fields: fields}},
+	}}
+}
+
+func dagRoutineSpec() *schema.Block {
+	var fields []schema.Field
+	for _, f := range configFields(dag.RoutineKeys) {
+		if f.Name == "tasks" {
+			f.Type, f.Block = schema.TableMap, &schema.Block{Fields: configFields(dag.TaskKeys)}
+		}
+		fields = append(fields, f)
+	}
+	return &schema.Block{Name: "dag", Fields: fields}
+}
+
+func chainRoutineSpec() *schema.Block {
+	var steps []schema.Field
+	for _, f := range configFields(chain.StepKeys) {
+		if f.Name == "chain" {
+			// A sub-chain's steps have these same keys; the declaration
+			// does not recurse, so editors accept any keys there.
+			f.Type, f.Block = schema.TableArray, &schema.Block{Open: true}
+		}
+		steps = append(steps, f)
+	}
+	var fields []schema.Field
+	for _, f := range configFields(chain.RoutineKeys) {
+		if f.Name == "steps" {
+			f.Type, f.Block = schema.TableArray, &schema.Block{Fields: steps}
+		}
+		fields = append(fields, f)
+	}
+	return &schema.Block{Name: "chain", Fields: fields}
+}
+
+// configFields turns a plugin's documented keys into schema fields.
+func configFields(cf []sdk.ConfigField) []schema.Field {
+	types := map[string]schema.Type{"string": schema.String, "number": schema.Number, "bool": schema.Bool,
+		"duration": schema.Duration, "list": schema.StringList, "table": schema.Any}
+	out := make([]schema.Field, 0, len(cf))
+	for _, f := range cf {
+		t, ok := types[f.Type]
+		if !ok {
+			t = schema.Any
+		}
+		out = append(out, schema.Field{Name: f.Name, Type: t, Required: f.Required, Default: f.Default, Doc: f.Doc})
+	}
+	return out
+}
+
+func routinesPage(dagSpec, chainSpec *schema.Block) string {
+	var b strings.Builder
+	b.WriteString(generated)
+	b.WriteString(`# Routines
+
+A pipeline's ` + "`[routine]`" + ` names a navigator and a file: ` + "`bpmn`" + ` (BPMN 2.0 XML from Camunda
+Modeler or bpmn.io), ` + "`dag`" + ` (a TOML graph of tasks, Airflow's semantics) or ` + "`chain`" + `
+(a TOML list of sequential steps), or a third-party navigator plugin. Each routine
+node that runs a step is named by a ` + "`[steps.ID]`" + ` block of the pipeline. ` + "`sextant routine\nvalidate FILE`" + ` checks a routine; ` + "`sextant routine simulate FILE`" + ` walks it without running steps.
+
+## BPMN (` + "`navigator = \"bpmn\"`" + `)
+
+Conditions, Zeebe input/output mappings and timer expressions are FEEL (see
+[expressions.md](expressions.md)). A task binds to a step by its id, or by its
+` + "`zeebe:taskDefinition`" + ` type. Elements not listed here that only declare (data objects,
+documentation, lanes, diagrams) are read and ignored; any other element is refused with
+its id and line.
+
+| element | supported | what the navigator does |
+|---|---|---|
+`)
+	for _, el := range bpmn.Elements() {
+		yes := "yes"
+		if !el.Supported {
+			yes = "**refused**"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", el.Tag, yes, mdCell(el.Note))
+	}
+	b.WriteString("\n## DAG (`navigator = \"dag\"`)\n\n")
+	b.WriteString("```toml\nname = \"research\"\n[tasks.plan]\noutputs = [\"urls\"]\n[tasks.fetch]\ndepends_on = [\"plan\"]\nfor_each = \"vars.urls\"\n```\n\n")
+	b.WriteString(keyTable(dagSpec))
+	b.WriteString("\n## Chain (`navigator = \"chain\"`)\n\n")
+	b.WriteString("```toml\nname = \"answer\"\ninputs = [\"question\"]\n[[steps]]\nid = \"draft\"\ninputs = [\"question\"]\noutputs = [\"draft\"]\n```\n\n")
+	b.WriteString(keyTable(chainSpec))
+	b.WriteString("\nJSON Schemas: [dag.schema.json](dag.schema.json), [chain.schema.json](chain.schema.json).\n")
+	return b.String()
+}
+
+// keyTable is the key table of schemaPage without its title.
+func keyTable(spec *schema.Block) string {
+	page := schemaPage("", "", "", spec)
+	return page[strings.Index(page, "| key |"):]
+}
+
+// docKey is a key of a file format that a hand-written table names.
+type docKey struct {
+	Spec *schema.Block
+	File string // the file it is in, as the page shows it
+	Key  string // as schema.Walk names it (steps.NAME.prompt)
+	Note string
+}
+
+// exprKeys are the pipeline keys whose values are expr-lang expressions.
+var exprKeys = []docKey{
+	{pipeline.Spec, "pipeline.toml", "score.success", "true when a finished task succeeded (replay's success_rate); sees `output`, `truth`, `input`, `vars`, `strategy`"},
+	{pipeline.Spec, "pipeline.toml", "score.reward", "a number in [-1, 1] for the task (the reward metric)"},
+	{pipeline.Spec, "pipeline.toml", "steps.NAME.set", "`expr` steps: each value is an expression whose result is assigned to the variable named by its key"},
+	{pipeline.Spec, "pipeline.toml", "steps.NAME.confidence", "`action` steps: the confidence compared with `strategy.parameters.user_confirmation`"},
+}
+
+// templateKeys are the pipeline keys whose values are Go templates.
+var templateKeys = []docKey{
+	{pipeline.Spec, "pipeline.toml", "steps.NAME.prompt", "`llm` steps: the user message"},
+	{pipeline.Spec, "pipeline.toml", "steps.NAME.system", "`llm` steps: the system message"},
+	{pipeline.Spec, "pipeline.toml", "steps.NAME.action", "`action` steps: the action's name, checked against the strategy's constraints"},
+	{pipeline.Spec, "pipeline.toml", "steps.NAME.question", "`human` steps: what the run asks when it pauses"},
+}
+
+func docKeyTable(keys []docKey) string {
+	var b strings.Builder
+	b.WriteString("| file | key | use |\n|---|---|---|\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", k.File, k.Key, mdCell(k.Note))
+	}
+	return b.String()
+}
+
+// specKeys lists every key path of spec, as schema.Walk names them.
+func specKeys(spec *schema.Block) []string {
+	var out []string
+	schema.Walk(spec, "", func(k schema.Key) { out = append(out, k.Path) })
+	return out
+}
+
+func expressionsPage() string {
+	var b strings.Builder
+	b.WriteString(generated)
+	b.WriteString(`# Expressions
+
+sextant evaluates two expression languages, each where its users expect it:
+
+| language | where | why |
+|---|---|---|
+| [expr-lang](https://expr-lang.org/docs/language-definition) | pipeline keys below, DAG ` + "`when`/`for_each`" + `, chain ` + "`skip_if`" + `, script provider ` + "`when`" + ` | a small, typed Go expression language |
+| FEEL (DMN 1.5) | BPMN sequence-flow conditions, conditional events, Zeebe input/output mappings, timer expressions | what Camunda evaluates, so diagrams from Camunda Modeler run unchanged; sextant's own FEEL package, held to the DMN TCK cases |
+
+Both see the same names: ` + "`input`" + ` (the task's input), ` + "`vars`" + ` (variables written by
+steps), ` + "`strategy`" + ` (` + "`strategy.parameters.NAME`" + `), and each run variable by its own name
+(unless it would hide one of those). ` + "`[score]`" + ` also sees ` + "`output`" + ` (the run's variables
+plus ` + "`action`" + `, the last executed action or ` + "`\"none\"`" + `) and ` + "`truth`" + ` (the task's ground
+truth, ` + "`sextant run --truth`" + `). References to ` + "`strategy.parameters.*`" + ` and ` + "`vars.*`" + ` are checked
+when the pipeline loads.
+
+## Pipeline keys that are expr-lang expressions
+
+`)
+	b.WriteString(docKeyTable(exprKeys))
+	b.WriteString(`
+## Trying one: ` + "`sextant expr`" + `
+
+` + "```" + `
+sextant expr --set amount=120 'if amount > 100 then "review" else "auto"'      # FEEL, the default
+sextant expr --lang expr --set input='{"priority":"high"}' 'input.priority == "high"'
+sextant expr --lang expr --json --set vars='{"n":2}' 'vars.n * 2'
+` + "```" + `
+
+See [cli/sextant_expr.md](cli/sextant_expr.md) for every flag.
+`)
+	return b.String()
+}
+
+func templatesPage() string {
+	var funcs []string
+	for name := range pipeline.TemplateFuncs {
+		funcs = append(funcs, "`"+name+"`")
+	}
+	slices.Sort(funcs)
+	var b strings.Builder
+	b.WriteString(generated)
+	b.WriteString(`# Templates
+
+Prompts, system messages, action names and questions are Go
+[text/template](https://pkg.go.dev/text/template)s. Two forms look alike and differ:
+
+| form | what it is | example |
+|---|---|---|
+| ` + "`{{ playbook }}`" + ` | a **function call** (no dot): renders the strategy's playbook, one line per bullet, ` + "`[id] content (+helpful -harmful)`" + ` | ` + "`Playbook:\\n{{ playbook }}`" + ` |
+| ` + "`{{ .input.x }}`" + ` | **data** (leading dot): a field of what the template sees | ` + "`Subject: {{ .input.subject }}`" + ` |
+
+What a template sees (its dot):
+
+| name | what |
+|---|---|
+| ` + "`.input`" + ` | the task's input (` + "`sextant run --input FILE`" + ` or ` + "`--set k=v`" + `) |
+| ` + "`.vars`" + ` | variables written by earlier steps (` + "`.vars.classify.action`" + `) |
+| ` + "`.strategy`" + ` | the strategy: ` + "`.strategy.parameters.NAME`" + ` |
+| ` + "`.token`" + ` | the token's attributes (a DAG ` + "`for_each`" + ` instance: ` + "`.token.index`" + `, ` + "`.token.item`" + `) |
+| ` + "`.task`" + ` | the task id |
+
+Functions: ` + strings.Join(funcs, ", ") + `.
+
+A key the data lacks (a misspelt or missing input field) fails the step naming it;
+a key present with a null value prints as nothing. Templates are parsed when the
+pipeline loads, so a syntax error is a ` + "`pipeline.toml:LINE`" + ` error.
+
+## Pipeline keys that are templates
+
+`)
+	b.WriteString(docKeyTable(templateKeys))
+	b.WriteString(`
+The script provider's ` + "`reply`" + ` is a template too, over ` + "`.input`" + `, ` + "`.vars`" + ` and ` + "`.match`" + `
+(see [script-provider.md](script-provider.md)).
+`)
+	return b.String()
+}
