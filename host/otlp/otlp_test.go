@@ -22,7 +22,9 @@ import (
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func receiver(t *testing.T) (*store.Store, *httptest.Server) {
+func receiver(t *testing.T) (*store.Store, *httptest.Server) { return receiverB(t) }
+
+func receiverB(t testing.TB) (*store.Store, *httptest.Server) {
 	t.Helper()
 	st, err := store.Open(context.Background(), t.TempDir(), store.NewConfig().WithLogger(quiet()))
 	if err != nil {

@@ -1,13 +1,10 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -30,11 +27,6 @@ type anthropicRequest struct {
 type anthropicMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
-}
-
-var anthropicAccepted = map[string]bool{
-	"model": true, "max_tokens": true, "messages": true, "system": true, "temperature": true,
-	"stop_sequences": true, "stream": true, "metadata": true,
 }
 
 func (p *Proxy) serveAnthropic(w http.ResponseWriter, r *http.Request) {
@@ -100,28 +92,12 @@ func stopReason(finish string) string {
 
 // decodeAnthropic reads and checks a Messages API request.
 func decodeAnthropic(w http.ResponseWriter, r *http.Request) (*call, *failure) {
-	var raw map[string]json.RawMessage
-	if f := readBody(w, r, &raw); f != nil {
-		return nil, f
-	}
-	if raw == nil {
-		return nil, badRequest("invalid_request", "", "request body must be a JSON object")
-	}
-	var unknown []string
-	for k, v := range raw {
-		if !anthropicAccepted[k] && !bytes.Equal(v, []byte("null")) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, badRequest("unsupported_parameter", unknown[0],
-			"%s: unsupported parameter: the recording proxy carries model, max_tokens, messages, system, temperature and stop_sequences only", strings.Join(unknown, ", "))
-	}
-	b, _ := json.Marshal(raw)
 	var in anthropicRequest
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, badRequest("invalid_value", jsonField(err), "%v", cleanJSONErr(err))
+	if f := readBody(w, r, &in); f != nil {
+		if name, ok := unknownField(f); ok {
+			return nil, badRequest("unsupported_parameter", name, "%s: unsupported parameter: the recording proxy carries model, max_tokens, messages, system, temperature and stop_sequences only", name)
+		}
+		return nil, f
 	}
 	c := &call{api: "anthropic", stream: in.Stream}
 	if in.Model == "" {

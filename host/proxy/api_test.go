@@ -108,14 +108,14 @@ func TestBadRequests(t *testing.T) {
 		want             string // in the error message
 	}{
 		{"not json", "/v1/chat/completions", `{"model":`, nil, 400, "not valid JSON"},
-		{"not an object", "/v1/chat/completions", `[1]`, nil, 400, "not valid JSON"},
+		{"not an object", "/v1/chat/completions", `[1]`, nil, 400, "must be a JSON object, not array"},
 		{"no model", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, nil, 400, "model"},
 		{"no messages", "/v1/chat/completions", `{"model":"m","messages":[]}`, nil, 400, "messages"},
 		{"tools", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[]}`, nil, 400, "unsupported parameter tools"},
 		{"image part", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, nil, 400, `part type "image_url"`},
 		{"tool role", "/v1/chat/completions", `{"model":"m","messages":[{"role":"tool","content":"x"}]}`, nil, 400, `role "tool"`},
 		{"n=2", "/v1/chat/completions", `{"model":"m","n":2,"messages":[{"role":"user","content":"x"}]}`, nil, 400, "one choice"},
-		{"wrong type", "/v1/chat/completions", `{"model":"m","temperature":"hot","messages":[{"role":"user","content":"x"}]}`, nil, 400, "temperature"},
+		{"wrong type", "/v1/chat/completions", `{"model":"m","temperature":"hot","messages":[{"role":"user","content":"x"}]}`, nil, 400, "temperature: want a number, got string"},
 		{"bad replay header", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{proxy.HeaderReplay: "maybe"}, 400, "not a boolean"},
 		{"anthropic no max_tokens", "/v1/messages", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil, 400, "max_tokens"},
 		{"anthropic system role", "/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`, nil, 400, "want user or assistant"},

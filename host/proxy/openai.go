@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -31,20 +29,14 @@ type openAIRequest struct {
 	User     string            `json:"user"`
 	Metadata map[string]string `json:"metadata"`
 	N        *int              `json:"n"`
+	// Store is accepted and ignored: the proxy stores every call anyway.
+	Store json.RawMessage `json:"store"`
 }
 
 type openAIMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 	Name    string          `json:"name"`
-}
-
-// openAIAccepted lists the request keys the proxy takes; store is
-// accepted and ignored (the proxy stores every call anyway).
-var openAIAccepted = map[string]bool{
-	"model": true, "messages": true, "temperature": true, "max_tokens": true, "max_completion_tokens": true,
-	"stop": true, "response_format": true, "stream": true, "stream_options": true, "user": true,
-	"metadata": true, "n": true, "store": true,
 }
 
 func (p *Proxy) serveOpenAI(w http.ResponseWriter, r *http.Request) {
@@ -100,28 +92,12 @@ func (p *Proxy) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 
 // decodeOpenAI reads and checks a chat completions request.
 func decodeOpenAI(w http.ResponseWriter, r *http.Request) (*call, *failure) {
-	var raw map[string]json.RawMessage
-	if f := readBody(w, r, &raw); f != nil {
-		return nil, f
-	}
-	if raw == nil {
-		return nil, badRequest("invalid_request", "", "request body must be a JSON object")
-	}
-	var unknown []string
-	for k, v := range raw {
-		if !openAIAccepted[k] && !bytes.Equal(v, []byte("null")) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, badRequest("unsupported_parameter", unknown[0],
-			"unsupported parameter %s: the recording proxy carries messages, model, temperature, max_tokens, stop and response_format only", strings.Join(unknown, ", "))
-	}
-	b, _ := json.Marshal(raw)
 	var in openAIRequest
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, badRequest("invalid_value", jsonField(err), "%v", cleanJSONErr(err))
+	if f := readBody(w, r, &in); f != nil {
+		if name, ok := unknownField(f); ok {
+			return nil, badRequest("unsupported_parameter", name, "unsupported parameter %s: the recording proxy carries messages, model, temperature, max_tokens, stop and response_format only", name)
+		}
+		return nil, f
 	}
 	c := &call{api: "openai", stream: in.Stream}
 	if in.StreamOptions != nil {
@@ -225,20 +201,6 @@ func textContent(raw json.RawMessage, where, partType string) (string, *failure)
 		b.WriteString(*p.Text)
 	}
 	return b.String(), nil
-}
-
-func jsonField(err error) string {
-	if te, ok := err.(*json.UnmarshalTypeError); ok {
-		return te.Field
-	}
-	return ""
-}
-
-func cleanJSONErr(err error) string {
-	if te, ok := err.(*json.UnmarshalTypeError); ok {
-		return fmt.Sprintf("%s: want %s, got %s", te.Field, te.Type, te.Value)
-	}
-	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 // writeOpenAIError writes f in OpenAI's error shape:

@@ -195,18 +195,55 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) *failure {
 			msg: fmt.Sprintf("content type %q: the body must be JSON", ct)}
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
+	// Parameters the provider chain cannot carry are refused, never
+	// dropped: dropping one would silently change the answer.
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
 			return &failure{status: http.StatusRequestEntityTooLarge, class: "invalid_request", code: "request_too_large",
 				msg: fmt.Sprintf("request body is larger than %d bytes", MaxBody)}
+		case errors.As(err, &typeErr) && typeErr.Field == "":
+			return badRequest("invalid_request", "", "request body must be a JSON object, not %s", typeErr.Value)
+		case errors.As(err, &typeErr):
+			return badRequest("invalid_value", typeErr.Field, "%s: want %s, got %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+			return &failure{status: http.StatusBadRequest, class: "invalid_request", code: unknownFieldCode, param: name}
 		}
-		return badRequest("invalid_json", "", "request body is not valid JSON: %v", err)
+		return badRequest("invalid_json", "", "request body is not valid JSON: %v", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return badRequest("invalid_json", "", "request body holds more than one JSON value")
 	}
 	return nil
+}
+
+const unknownFieldCode = "unknown_field"
+
+// unknownField reports the parameter a failure of readBody names when
+// the body held a key the request type lacks.
+func unknownField(f *failure) (string, bool) {
+	return f.param, f.code == unknownFieldCode
+}
+
+// jsonType names a Go kind as JSON does.
+func jsonType(kind string) string {
+	switch kind {
+	case "float64", "float32", "int", "int64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return kind
 }
 
 // groupTask is the task id of a grouping key.
