@@ -15,6 +15,7 @@ import (
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/host/telemetry"
 )
 
 func (a *app) runCommand() *cobra.Command {
@@ -83,7 +84,12 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			if err != nil {
 				return err
 			}
-			cfg := run.Config{Store: s, Logger: a.logger, Clock: clk.Now}
+			exp, err := a.telemetry(ctx, s)
+			if err != nil {
+				return err
+			}
+			defer a.shutdownTelemetry(ctx, exp)
+			cfg := run.Config{Store: s, Logger: a.logger, Clock: clk.Now, OnSpans: exp.Spans}
 			if wait {
 				// The run waits here for its timers, and for messages and
 				// signals that send and signal hand to this process.
@@ -126,6 +132,7 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers, retry delays, messages and signals until the run ends or waits for a person")
 	sf.add(c, false)
+	a.addTelemetryFlag(c)
 	return c
 }
 
@@ -171,6 +178,7 @@ run again, and provider calls answered before it are served from their recording
 	c.Flags().StringArrayVar(&sets, "set", nil, "answer k=v for the waiting step (repeatable)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, true)
+	a.addTelemetryFlag(c)
 	return c
 }
 
@@ -181,6 +189,8 @@ type taskRun struct {
 	s      *store.Store
 	prep   *run.Prepared
 	runner *run.Runner
+	exp    *telemetry.Exporter
+	a      *app
 }
 
 // openTaskRun locates the store that holds task (the one store rule),
@@ -209,12 +219,20 @@ func (a *app) openTaskRun(ctx context.Context, sf *storeFlags, task string) (*ta
 		return nil, err
 	}
 	a.onlineTaskStrategy(ctx, s, prep, task)
-	return &taskRun{loc: loc, s: s, prep: prep,
-		runner: prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now})}, nil
+	exp, err := a.telemetry(ctx, s)
+	if err != nil {
+		prep.Close(context.WithoutCancel(ctx))
+		s.Close()
+		return nil, err
+	}
+	return &taskRun{loc: loc, s: s, prep: prep, exp: exp, a: a,
+		runner: prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now, OnSpans: exp.Spans})}, nil
 }
 
-// close releases the pipeline's plugins, then the store.
+// close flushes live telemetry, releases the pipeline's plugins, then the
+// store.
 func (t *taskRun) close(ctx context.Context) {
+	t.a.shutdownTelemetry(ctx, t.exp)
 	t.prep.Close(context.WithoutCancel(ctx))
 	t.s.Close()
 }

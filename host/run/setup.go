@@ -303,9 +303,17 @@ func openProviders(ctx context.Context, p *pipeline.Pipeline, reg *plugin.Regist
 		if err != nil {
 			return nil, handles, err
 		}
+		info := prov.Describe()
+		base := spec.BaseURL
+		for _, f := range info.Config {
+			if d, ok := f.Default.(string); ok && f.Name == "base_url" && base == "" {
+				base = d
+			}
+		}
 		provs = append(provs, &Provider{Name: name, Plugin: bindProvider(name, prov, cfg, spec.APIKeyEnv, keys[spec.APIKeyEnv]),
 			Config: cfg, Model: spec.Model, Temperature: spec.Temperature,
-			MaxTokens: spec.MaxTokens, Timeout: spec.Timeout.Std(), Retries: spec.Retries, Fallback: spec.Fallback})
+			MaxTokens: spec.MaxTokens, Timeout: spec.Timeout.Std(), Retries: spec.Retries, Fallback: spec.Fallback,
+			System: info.Name, BaseURL: base})
 	}
 	ps := &ProviderSet{Providers: NewProviders(logger, provs...)}
 	overrides := map[string]Price{}
