@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,5 +226,32 @@ api_key = "sk-123"
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// TestOpen: the serve command's entry point. Live, an unset api_key_env
+// is an error naming it; in replay (--replay or [proxy] replay) it is
+// not, since upstream is never called.
+func TestOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.toml")
+	cfg := "[providers.default]\nuse = \"openai\"\napi_key_env = \"PROXY_OPEN_UNSET_KEY\"\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, t.TempDir())
+	_, _, err := proxy.Open(context.Background(), proxy.OpenOptions{Config: path, Registry: registry(t), Store: st, Logger: quiet()})
+	if err == nil || !strings.Contains(err.Error(), "providers.default.api_key_env: environment variable PROXY_OPEN_UNSET_KEY is not set") {
+		t.Fatalf("live open: err = %v, want the unset variable named", err)
+	}
+	px, closeFn, err := proxy.Open(context.Background(), proxy.OpenOptions{Config: path, Registry: registry(t), Store: st, Replay: true, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn(context.Background())
+	srv := httptest.NewServer(px)
+	defer srv.Close()
+	resp, b := post(t, srv.URL+proxy.RouteChatCompletions, `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil)
+	if resp.StatusCode != 404 || !strings.Contains(openAIError(t, b), "no recording") {
+		t.Errorf("replay miss: %d %s", resp.StatusCode, b)
 	}
 }

@@ -84,15 +84,9 @@ type Config struct {
 	// "proxy".
 	Name   string
 	Logger *slog.Logger
-	// Observe, when set, is told about every call once it is recorded
-	// (live telemetry).
-	Observe func(Observation)
-}
-
-// Observation is one call as the proxy recorded it.
-type Observation struct {
-	Task, Execution string
-	Span            store.Span
+	// OnSpans, when set, is given each call's spans once recorded (live
+	// telemetry: telemetry.Exporter.Spans). It must not block.
+	OnSpans func(spans []store.Span)
 }
 
 // Proxy serves the recording proxy's routes. It is safe for concurrent use.
@@ -420,8 +414,8 @@ func (rc *record) write(ctx context.Context, c *store.Call) {
 		rc.p.log.Error("record call", "task", c.Task.ID, "err", err)
 		return
 	}
-	if rc.p.cfg.Observe != nil {
-		rc.p.cfg.Observe(Observation{Task: c.Task.ID, Execution: c.Execution.ID, Span: c.Spans[0]})
+	if rc.p.cfg.OnSpans != nil {
+		rc.p.cfg.OnSpans(c.Spans)
 	}
 }
 
