@@ -65,6 +65,9 @@ func ChatSpanAttributes(provider string, req *sdk.ChatRequest, resp *sdk.ChatRes
 		if resp.Model != "" {
 			a[AttrGenAIResponseModel] = String(resp.Model)
 		}
+		if resp.ID != "" {
+			a[AttrGenAIResponseID] = String(resp.ID)
+		}
 		if resp.FinishReason != "" {
 			a[AttrGenAIResponseFinishReasons] = Strings(resp.FinishReason)
 		}

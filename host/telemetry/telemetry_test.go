@@ -177,6 +177,7 @@ func TestExportFromRun(t *testing.T) {
 		store.AttrGenAIRequestModel:      "gpt-4o-mini",
 		store.AttrGenAIUsageInputTokens:  int64(11),
 		store.AttrGenAIUsageOutputTokens: int64(3),
+		store.AttrGenAIResponseID:        "chatcmpl-1",
 		"service.name":                   "tele-test",
 	}
 	for k, v := range want {
