@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unicode/utf8"
 
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/sdk"
@@ -66,18 +67,37 @@ func LoadServer(ctx context.Context, path string, res Resolver, opts Options) (*
 	}
 	l.providers(p)
 	l.grants(p)
-	if probs := l.c.Problems(); len(probs) > 0 {
-		return nil, sdk.Invalid(probs...)
-	}
 	srv := &Server{Pipeline: p, Proxy: Proxy{Name: "proxy"}}
 	if raw, ok := l.raw["proxy"].(map[string]any); ok {
-		if v, ok := raw["name"].(string); ok && v != "" {
+		if v, ok := raw["name"].(string); ok {
+			if bad := badLabel(v); bad != "" {
+				l.add([]string{"proxy", "name"}, "%q %s", v, bad)
+			}
 			srv.Proxy.Name = v
 		}
 		if v, ok := raw["replay"].(bool); ok {
 			srv.Proxy.Replay = v
 		}
 	}
+	if probs := l.c.Problems(); len(probs) > 0 {
+		return nil, sdk.Invalid(probs...)
+	}
 	p.Name = srv.Proxy.Name
 	return srv, nil
+}
+
+// badLabel says why s cannot name a task's pipeline, or "".
+func badLabel(s string) string {
+	switch {
+	case s == "":
+		return "is empty"
+	case len(s) > 256:
+		return "is longer than 256 bytes"
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return "has a control character or invalid UTF-8"
+		}
+	}
+	return ""
 }

@@ -201,6 +201,7 @@ func TestServerConfigErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "serve.toml")
 	cfg := `[proxy]
 replay = "yes"
+name = ""
 
 [providers.default]
 use = "openai"
@@ -219,9 +220,10 @@ api_key = "sk-123"
 	}
 	for _, want := range []string{
 		path + `:2: proxy.replay:`,
-		path + `:6: providers.default.fallback[0]: unknown provider "backup"`,
-		path + `:9: providers.other.use: unknown provider "opena" (did you mean "openai"?)`,
-		path + `:10: providers.other.api_key: API keys never live in files`,
+		path + `:3: proxy.name: "" is empty`,
+		path + `:7: providers.default.fallback[0]: unknown provider "backup"`,
+		path + `:10: providers.other.use: unknown provider "opena" (did you mean "openai"?)`,
+		path + `:11: providers.other.api_key: API keys never live in files`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

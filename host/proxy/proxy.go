@@ -407,16 +407,17 @@ func (rc *record) spanAttrs(resp *sdk.ChatResponse) store.Attributes {
 	return a
 }
 
-func (rc *record) write(ctx context.Context, c *store.Call) {
+func (rc *record) write(ctx context.Context, c *store.Call) error {
 	ctx = context.WithoutCancel(ctx) // a client that hung up is still recorded
 	st := rc.p.cfg.Store
 	if err := st.RecordCall(ctx, c); err != nil {
 		rc.p.log.Error("record call", "task", c.Task.ID, "err", err)
-		return
+		return err
 	}
 	if rc.p.cfg.OnSpans != nil {
 		rc.p.cfg.OnSpans(c.Spans)
 	}
+	return nil
 }
 
 func (rc *record) newCall(status store.Status, mode string, end time.Time) *store.Call {
@@ -445,8 +446,9 @@ func (rc *record) failed(ctx context.Context, f *failure, errType, block string)
 	a["error.type"] = store.String(errType)
 	c.Spans = []store.Span{{Seq: 1, Name: store.ChatSpanName(rc.c.req.Model), Kind: store.SpanClient, Start: rc.start, End: end,
 		Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: f.msg}}}
-	rc.write(ctx, c)
-	f.task = rc.task
+	if rc.write(ctx, c) == nil {
+		f.task = rc.task
+	}
 	return f
 }
 
@@ -490,7 +492,12 @@ func (rc *record) answered(ctx context.Context, resp *sdk.ChatResponse, used str
 		rec.Created = created
 		c.Recording = rec
 	}
-	rc.write(ctx, c)
+	if err := rc.write(ctx, c); err != nil {
+		// A recording proxy that cannot record says so rather than
+		// answer: a later replay would miss without a trace.
+		return nil, &failure{status: http.StatusInternalServerError, class: "internal", code: "record_error",
+			msg: fmt.Sprintf("the answer could not be recorded: %v", err)}
+	}
 	return &answer{resp: resp, hash: rc.hash, task: rc.task, created: created, recorded: recorded}, nil
 }
 
