@@ -14,8 +14,8 @@ import (
 
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/host/telemetry"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 func (a *app) runCommand() *cobra.Command {
