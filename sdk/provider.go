@@ -61,4 +61,7 @@ type ChatResponse struct {
 	Usage        Usage  `json:"usage"`
 	FinishReason string `json:"finish_reason,omitempty"` // stop | length | ...
 	Model        string `json:"model,omitempty"`
+	// ID is the provider's id for the answer ("chatcmpl-…", "msg_…"),
+	// reported as gen_ai.response.id; "" when it sends none.
+	ID string `json:"id,omitempty"`
 }

@@ -98,6 +98,7 @@ the task receives it too.`,
 	c.Flags().StringArrayVar(&sets, "set", nil, "message variable k=v (JSON when it parses, else a string; repeatable)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, false)
+	a.addTelemetryFlag(c)
 	return c
 }
 

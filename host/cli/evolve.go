@@ -78,6 +78,7 @@ Exit status: 0 a candidate was promoted (or none improved and none failed),
 	c.Flags().StringVar(&adapter, "adapter", "", "round (one round of the mutators) or offline (ACE epochs); default: [evolve] adapter")
 	c.Flags().IntVar(&epochs, "epochs", 0, "offline adapter: passes over the recorded tasks (default: [evolve] epochs)")
 	f.add(c)
+	a.addTelemetryFlag(c)
 	return c
 }
 

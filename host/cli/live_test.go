@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sextant-dev/sextant/host/otlp"
+	sxstore "github.com/sextant-dev/sextant/host/store"
 )
 
 // TestLiveOpenAI runs the email-triage pipeline against a local server that
@@ -66,6 +69,20 @@ func TestLiveOpenAI(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "pipeline.toml"), []byte(text), 0o644)
 	t.Setenv("OPENAI_API_KEY", key)
 	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	// Live telemetry into sextant's own OTLP receiver, by the standard
+	// environment variable.
+	recvStore, err := sxstore.Open(context.Background(), t.TempDir(), sxstore.NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recvStore.Close()
+	recvHandler, err := otlp.NewHandler(otlp.Config{Store: recvStore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := httptest.NewServer(recvHandler)
+	defer recv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
 
 	sextant := func(args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
@@ -89,6 +106,20 @@ func TestLiveOpenAI(t *testing.T) {
 	if calls.Load() != 1 {
 		t.Fatalf("server saw %d calls, want 1", calls.Load())
 	}
+	exported, err := recvStore.Tree(context.Background(), "live-1")
+	if err != nil {
+		t.Fatalf("the run's spans were not exported live: %v", err)
+	}
+	var llm *sxstore.Span
+	for i, sp := range exported.Executions[0].Spans {
+		if sp.Kind == sxstore.SpanClient {
+			llm = &exported.Executions[0].Spans[i]
+		}
+	}
+	if llm == nil || llm.Attributes[sxstore.AttrGenAIProviderName].Str() != "openai" || llm.Attributes[sxstore.AttrSextantProvider].Str() != "default" ||
+		llm.Attributes[sxstore.AttrServerAddress].Str() != "127.0.0.1" || llm.Attributes[sxstore.AttrGenAIUsageInputTokens].Int() != 1200 {
+		t.Errorf("exported LLM span %+v: want provider openai (block default), server 127.0.0.1, 1200 input tokens", llm)
+	}
 	show, _, _ := sextant("show", "live-1", "--store", store)
 	if !strings.Contains(show, "in 1200  out 40  $0.0002") {
 		t.Fatalf("show lacks the LLM span's tokens and cost:\n%s", show)
@@ -105,7 +136,7 @@ func TestLiveOpenAI(t *testing.T) {
 			t.Errorf("the API key appears in the %s", what)
 		}
 	}
-	err := filepath.Walk(store, func(p string, info os.FileInfo, err error) error {
+	err = filepath.Walk(store, func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return err
 		}

@@ -44,6 +44,9 @@ type app struct {
 	pluginDirs []string
 	logLevel   string
 	logger     *slog.Logger
+	// otlpEndpoint is --otlp-endpoint: where run, resume and replay
+	// export spans live ("" = $OTEL_EXPORTER_OTLP_ENDPOINT, or off).
+	otlpEndpoint string
 }
 
 func (a *app) rootCommand() *cobra.Command {

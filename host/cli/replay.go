@@ -88,6 +88,7 @@ merge judges the shards together.`,
 	}
 	c.Flags().StringArrayVar(&f.strategies, "strategy", nil, "candidate strategy file (repeatable; the first is reported)")
 	f.add(c)
+	a.addTelemetryFlag(c)
 	return c
 }
 
@@ -315,7 +316,21 @@ func (a *app) replaySetup(ctx context.Context, loaded *run.Loaded, reg *plugin.R
 	if err != nil {
 		return replay.Config{}, nil, err
 	}
-	return a.replayOver(src, loaded, reg, cfg, prepOpts), cleanup, nil
+	rc := a.replayOver(src, loaded, reg, cfg, prepOpts)
+	exp, err := a.telemetry(ctx, src)
+	if err != nil {
+		cleanup()
+		return replay.Config{}, nil, err
+	}
+	if exp != nil {
+		rc.OnSpans = exp.Spans
+		done := cleanup
+		cleanup = func() {
+			a.shutdownTelemetry(ctx, exp)
+			done()
+		}
+	}
+	return rc, cleanup, nil
 }
 
 // replayOver is the replay configuration over the recorded tasks of src;

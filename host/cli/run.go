@@ -17,6 +17,7 @@ import (
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/telemetry"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -110,7 +111,12 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			if err != nil {
 				return err
 			}
-			cfg := run.Config{Store: s, Logger: a.logger, Clock: clk.Now}
+			exp, err := a.telemetry(ctx, s)
+			if err != nil {
+				return err
+			}
+			defer a.shutdownTelemetry(ctx, exp)
+			cfg := run.Config{Store: s, Logger: a.logger, Clock: clk.Now, OnSpans: exp.Spans}
 			if wait {
 				// The run waits here for its timers, and for messages and
 				// signals that send and signal hand to this process.
@@ -157,6 +163,7 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 	c.Flags().BoolVar(&progress, "progress", false, "show each step on stderr as it finishes (default: when stderr is a terminal; --progress=false turns it off)")
 	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers, retry delays, messages and signals until the run ends or waits for a person")
 	sf.add(c, false)
+	a.addTelemetryFlag(c)
 	return c
 }
 
@@ -209,6 +216,7 @@ run again, and provider calls answered before it are served from their recording
 	c.Flags().StringArrayVar(&sets, "set", nil, "answer k=v for the waiting step (repeatable)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, true)
+	a.addTelemetryFlag(c)
 	return c
 }
 
@@ -222,6 +230,8 @@ type taskRun struct {
 	s      *store.Store
 	prep   *run.Prepared
 	runner *run.Runner
+	exp    *telemetry.Exporter
+	a      *app
 }
 
 // openTaskRun locates the store that holds task (the one store rule),
@@ -254,15 +264,23 @@ func (a *app) openTaskRun(ctx context.Context, sf *storeFlags, task string) (*ta
 		return nil, err
 	}
 	a.onlineTaskStrategy(ctx, s, prep, task)
-	return &taskRun{loc: loc, s: s, prep: prep,
-		runner: prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now})}, nil
+	exp, err := a.telemetry(ctx, s)
+	if err != nil {
+		prep.Close(context.WithoutCancel(ctx))
+		s.Close()
+		return nil, err
+	}
+	return &taskRun{loc: loc, s: s, prep: prep, exp: exp, a: a,
+		runner: prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now, OnSpans: exp.Spans})}, nil
 }
 
-// close releases the pipeline's plugins, then the store.
+// close flushes live telemetry, releases the pipeline's plugins, then the
+// store.
 func (t *taskRun) close(ctx context.Context) {
 	if t.via != nil {
 		return
 	}
+	t.a.shutdownTelemetry(ctx, t.exp)
 	t.prep.Close(context.WithoutCancel(ctx))
 	t.s.Close()
 }

@@ -59,7 +59,7 @@ func Load(ctx context.Context, path string, res Resolver, opts Options) (*Pipeli
 	}
 	l := &loader{ctx: ctx, res: res, opts: opts,
 		c: &schema.Checker{File: path, Index: ix}}
-	p, ok := l.decode(path, data)
+	p, ok := l.decode(path, data, Spec)
 	if !ok {
 		return nil, sdk.Invalid(l.c.Problems()...)
 	}
@@ -87,7 +87,7 @@ type loader struct {
 
 func (l *loader) add(path []string, format string, args ...any) { l.c.Add(path, format, args...) }
 
-func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
+func (l *loader) decode(path string, data []byte, spec *schema.Block) (*Pipeline, bool) {
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
@@ -106,7 +106,7 @@ func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
 	}
 	l.raw = raw
 	l.interpolate(raw, nil)
-	l.c.Check(raw, Spec, nil)
+	l.c.Check(raw, spec, nil)
 	// Decode even when the schema found problems: encoding/json skips
 	// values of the wrong type and goes on, so the reference checks below
 	// still run and every problem is reported at once.
@@ -114,7 +114,7 @@ func (l *loader) decode(path string, data []byte) (*Pipeline, bool) {
 	// Defaults are applied once, here, from the declaration, to a copy:
 	// l.raw stays what the user wrote, for the checks that ask that.
 	eff := deepCopy(raw).(map[string]any)
-	schema.ApplyDefaults(eff, Spec)
+	schema.ApplyDefaults(eff, spec)
 	gates, _ := eff["gates"].([]map[string]any)
 	delete(eff, "gates")
 	b, err := json.Marshal(eff)
@@ -261,29 +261,7 @@ func (l *loader) validate(p *Pipeline) {
 	}
 	navOK := l.plugin(p.Routine.Navigator, sdk.KindNavigator, "routine", "navigator")
 
-	// Providers: plugin, fallbacks, files, secrets.
-	for _, name := range sortedKeys(p.Providers) {
-		pr := p.Providers[name]
-		l.plugin(pr.Use, sdk.KindProvider, "providers", name, "use")
-		for i, fb := range pr.Fallback {
-			if _, ok := p.Providers[fb]; !ok {
-				l.add([]string{"providers", name, "fallback", strconv.Itoa(i)}, "unknown provider %q%s", fb, suggest.Hint(fb, sortedKeys(p.Providers)))
-			} else if fb == name {
-				l.add([]string{"providers", name, "fallback", strconv.Itoa(i)}, "a provider cannot fall back to itself")
-			}
-		}
-		if pr.Rules != "" {
-			l.fileExists(p, pr.Rules, "providers", name, "rules")
-		}
-		if raw, ok := l.raw["providers"].(map[string]any)[name].(map[string]any); ok {
-			if _, ok := raw["api_key"]; ok {
-				l.add([]string{"providers", name, "api_key"}, "API keys never live in files: name the variable that holds it with api_key_env")
-			}
-		}
-	}
-	if cyc := fallbackCycle(p.Providers); cyc != "" {
-		l.add([]string{"providers"}, "fallback cycle %s", cyc)
-	}
+	l.providers(p)
 
 	// Steps.
 	for _, id := range sortedKeys(p.Steps) {
@@ -311,6 +289,45 @@ func (l *loader) validate(p *Pipeline) {
 	for i, g := range p.Gates {
 		l.gate(i, g)
 	}
+	l.grants(p)
+	if t := p.Evolve.DedupThreshold; t > 1 {
+		l.add([]string{"evolve", "dedup_threshold"}, "%v is not a similarity: want 0 (never merge) to 1 (merge only identical word sets)", t)
+	}
+	if p.Replay.Dataset != "" {
+		l.fileExists(p, p.Replay.Dataset, "replay", "dataset")
+	}
+}
+
+// providers checks the [providers] blocks: plugin, fallbacks, files,
+// secrets.
+func (l *loader) providers(p *Pipeline) {
+	for _, name := range sortedKeys(p.Providers) {
+		pr := p.Providers[name]
+		l.plugin(pr.Use, sdk.KindProvider, "providers", name, "use")
+		for i, fb := range pr.Fallback {
+			if _, ok := p.Providers[fb]; !ok {
+				l.add([]string{"providers", name, "fallback", strconv.Itoa(i)}, "unknown provider %q%s", fb, suggest.Hint(fb, sortedKeys(p.Providers)))
+			} else if fb == name {
+				l.add([]string{"providers", name, "fallback", strconv.Itoa(i)}, "a provider cannot fall back to itself")
+			}
+		}
+		if pr.Rules != "" {
+			l.fileExists(p, pr.Rules, "providers", name, "rules")
+		}
+		if raw, ok := l.raw["providers"].(map[string]any)[name].(map[string]any); ok {
+			if _, ok := raw["api_key"]; ok {
+				l.add([]string{"providers", name, "api_key"}, "API keys never live in files: name the variable that holds it with api_key_env")
+			}
+		}
+	}
+	if cyc := fallbackCycle(p.Providers); cyc != "" {
+		l.add([]string{"providers"}, "fallback cycle %s", cyc)
+	}
+
+}
+
+// grants checks the [plugins] grants and the [store] redaction patterns.
+func (l *loader) grants(p *Pipeline) {
 	for _, name := range sortedKeys(p.Plugins) {
 		if l.res != nil {
 			if _, _, ok := l.res.Plugin(name); !ok {
@@ -327,12 +344,6 @@ func (l *loader) validate(p *Pipeline) {
 		if _, err := regexp.Compile(pat); err != nil {
 			l.add([]string{"store", "redact", strconv.Itoa(i)}, "bad regular expression: %v", err)
 		}
-	}
-	if t := p.Evolve.DedupThreshold; t > 1 {
-		l.add([]string{"evolve", "dedup_threshold"}, "%v is not a similarity: want 0 (never merge) to 1 (merge only identical word sets)", t)
-	}
-	if p.Replay.Dataset != "" {
-		l.fileExists(p, p.Replay.Dataset, "replay", "dataset")
 	}
 }
 

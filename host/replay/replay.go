@@ -82,6 +82,10 @@ type Config struct {
 	// "live") may cost in this replay, priced as runs price them; the
 	// replay fails once they cost more. 0 means no cap.
 	MaxLiveCostUSD float64
+	// OnSpans, when set, is given each replayed execution's spans as
+	// they are recorded (live telemetry; see run.Config.OnSpans). A
+	// result served from the cache runs nothing and exports nothing.
+	OnSpans func(spans []store.Span)
 	// live is what the live calls cost so far (set by Run).
 	live *liveSpend
 }
@@ -543,7 +547,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	r := run.NewRunner(run.Config{Pipeline: w.prep.Pipeline, Navigator: w.prep.Navigator, Routine: w.prep.Routine,
 		Strategy: st, Providers: providers, Journal: j, Prices: w.prep.Prices, Logger: w.cfg.Logger,
 		Clock:  func() time.Time { return clock },
-		Answer: j.answer, Compiled: w.compiledFor(st)})
+		Answer: j.answer, Compiled: w.compiledFor(st), OnSpans: w.cfg.OnSpans})
 	rr, err := r.Start(ctx, run.Input{ID: task.ID, Input: input, Truth: task.Truth, Tags: task.Tags, Start: task.Start})
 	if err != nil {
 		return res, fmt.Errorf("replay task %s: %w", task.ID, err)

@@ -58,6 +58,10 @@ type Config struct {
 	// OnStep, when set, is called as each step finishes or pauses (from
 	// the step's goroutine: steps of one batch may report at once).
 	OnStep func(StepEvent)
+	// OnSpans, when set, is given the spans of every checkpoint once it
+	// is committed (ids filled in), in commit order: live telemetry
+	// exports them. It must not block.
+	OnSpans func(spans []store.Span)
 }
 
 // Runner executes tasks of one pipeline and records them durably.
@@ -834,7 +838,13 @@ func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error 
 	if err != nil {
 		return err
 	}
-	return e.r.cfg.Journal.Checkpoint(ctx, c, spans...)
+	if err := e.r.cfg.Journal.Checkpoint(ctx, c, spans...); err != nil {
+		return err
+	}
+	if e.r.cfg.OnSpans != nil && len(spans) > 0 {
+		e.r.cfg.OnSpans(spans)
+	}
+	return nil
 }
 
 // checkpointRecord is the checkpoint of the current state.

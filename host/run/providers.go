@@ -31,6 +31,14 @@ type Provider struct {
 	// Breaker says when this provider's circuit opens; the zero value is
 	// the default (5 consecutive failures, 30s cool-down).
 	Breaker Breaker
+	// System is the well-known name of the provider behind the block
+	// (the plugin's name: "openai", "anthropic"), reported as
+	// gen_ai.provider.name; "" means the plugin's Describe name.
+	System string
+	// BaseURL is where the plugin sends requests (the block's base_url,
+	// else the plugin's declared default), reported as server.address
+	// and server.port; "" when the plugin has none.
+	BaseURL string
 }
 
 const (

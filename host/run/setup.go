@@ -226,6 +226,64 @@ func (l *Loaded) Open(ctx context.Context, opts ...PrepareOption) (*Prepared, er
 		}
 		out.Navigator = nav
 	}
+	ps, handles, err := openProviders(ctx, p, l.reg, l.logger, keys)
+	out.handles = append(out.handles, handles...)
+	if err != nil {
+		return nil, err
+	}
+	out.Providers, out.Prices = ps.Providers, ps.Prices
+	ok = true
+	return out, nil
+}
+
+// ProviderSet is a pipeline's (or a server's) providers, open, with its
+// price table.
+type ProviderSet struct {
+	Providers *Providers
+	Prices    Prices
+	handles   []*plugin.Handle
+}
+
+// Close releases the providers' plugins.
+func (s *ProviderSet) Close(ctx context.Context) {
+	for _, h := range s.handles {
+		h.Close(ctx)
+	}
+	s.handles = nil
+}
+
+// OpenProviders opens the [providers] blocks of p (a pipeline, or a
+// server configuration loaded by pipeline.LoadServer) as Prepare does:
+// each plugin once, API keys bound, and the price table with p's
+// [prices] applied. An unset api_key_env variable is an error unless
+// WithoutCredentials is given.
+func OpenProviders(ctx context.Context, p *pipeline.Pipeline, reg *plugin.Registry, logger *slog.Logger, opts ...PrepareOption) (*ProviderSet, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var o prepareOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	keys, err := credentials(p, o.withoutCredentials)
+	if err != nil {
+		return nil, err
+	}
+	ps, handles, err := openProviders(ctx, p, reg, logger, keys)
+	if err != nil {
+		for _, h := range handles {
+			h.Close(context.WithoutCancel(ctx))
+		}
+		return nil, err
+	}
+	ps.handles = handles
+	return ps, nil
+}
+
+// openProviders opens p's providers; the handles it returns are the
+// caller's to close, also on error.
+func openProviders(ctx context.Context, p *pipeline.Pipeline, reg *plugin.Registry, logger *slog.Logger, keys keyring) (*ProviderSet, []*plugin.Handle, error) {
+	var handles []*plugin.Handle
 	var provs []*Provider
 	opened := map[string]sdk.Provider{}
 	for _, name := range sortedNames(p.Providers) {
@@ -234,32 +292,39 @@ func (l *Loaded) Open(ctx context.Context, opts ...PrepareOption) (*Prepared, er
 		if !ok {
 			g := grant(p, spec.Use)
 			g.Credentials = keys.bound(p, spec.Use)
-			h, err := l.reg.OpenKind(ctx, spec.Use, sdk.KindProvider, g)
+			h, err := reg.OpenKind(ctx, spec.Use, sdk.KindProvider, g)
 			if err != nil {
-				return nil, fmt.Errorf("providers.%s.use: %w", name, err)
+				return nil, handles, fmt.Errorf("providers.%s.use: %w", name, err)
 			}
-			out.handles = append(out.handles, h)
+			handles = append(handles, h)
 			if prov, err = h.Provider(); err != nil {
-				return nil, fmt.Errorf("providers.%s.use: %w", name, err)
+				return nil, handles, fmt.Errorf("providers.%s.use: %w", name, err)
 			}
 			opened[spec.Use] = prov
 		}
 		cfg, err := providerConfig(p, spec)
 		if err != nil {
-			return nil, err
+			return nil, handles, err
+		}
+		info := prov.Describe()
+		base := spec.BaseURL
+		for _, f := range info.Config {
+			if d, ok := f.Default.(string); ok && f.Name == "base_url" && base == "" {
+				base = d
+			}
 		}
 		provs = append(provs, &Provider{Name: name, Plugin: bindProvider(name, prov, cfg, spec.APIKeyEnv, keys[spec.APIKeyEnv]),
 			Config: cfg, Model: spec.Model, Temperature: spec.Temperature,
-			MaxTokens: spec.MaxTokens, Timeout: spec.Timeout.Std(), Retries: spec.Retries, Fallback: spec.Fallback})
+			MaxTokens: spec.MaxTokens, Timeout: spec.Timeout.Std(), Retries: spec.Retries, Fallback: spec.Fallback,
+			System: info.Name, BaseURL: base})
 	}
-	out.Providers = NewProviders(l.logger, provs...)
+	ps := &ProviderSet{Providers: NewProviders(logger, provs...)}
 	overrides := map[string]Price{}
 	for m, pr := range p.Prices {
 		overrides[m] = Price{Input: pr.Input, Output: pr.Output}
 	}
-	out.Prices = DefaultPrices().With(overrides)
-	ok = true
-	return out, nil
+	ps.Prices = DefaultPrices().With(overrides)
+	return ps, handles, nil
 }
 
 // providerConfig is the Config sent with each request: the block's config

@@ -62,6 +62,19 @@ func (e *exec) step(ctx context.Context, t sdk.Token) (*stepResult, string, erro
 		if ctx.Err() != nil && err == nil {
 			err = ctx.Err()
 		}
+		if ctx.Err() == nil && len(res.Spans) > 0 {
+			// The run ends here, but what the step did is part of the
+			// record: the provider call that failed it, with its
+			// error.type. (A cancelled step leaves nothing: a timer or a
+			// resume takes over.)
+			e.mu.Lock()
+			spans := e.number(append([]store.Span{e.stepSpan(t, spec.Kind, start, err)}, res.Spans...))
+			cerr := e.checkpointLocked(ctx, spans...)
+			e.mu.Unlock()
+			if cerr != nil {
+				return nil, "", cerr
+			}
+		}
 		return nil, "", fmt.Errorf("step %q: %w", t.Node, err)
 	}
 	span := e.stepSpan(t, spec.Kind, start, err)
@@ -277,8 +290,10 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		r, who, _, err := e.r.cfg.Providers.Chat(ctx, provider, &full)
 		latency = e.r.cfg.Clock().Sub(t0)
 		if err != nil {
+			a := e.r.cfg.Providers.CallAttributes(provider, &full, nil)
+			a[store.AttrErrorType] = store.String(ErrorType(err))
 			sp := store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
-				Attributes: store.ChatSpanAttributes(provider, &full, nil), Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}}
+				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}}
 			res.Spans = append(res.Spans, sp)
 			return nil, &fatalError{err}
 		}
@@ -287,8 +302,10 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		// Usage is checked before the answer is recorded: an answer that
 		// cannot be accounted is never replayed either.
 		if err := checkUsage(used, resp.Usage, 0); err != nil {
+			a := e.r.cfg.Providers.CallAttributes(used, &full, nil)
+			a[store.AttrErrorType] = store.String(ErrorType(err))
 			res.Spans = append(res.Spans, store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
-				Attributes: store.ChatSpanAttributes(used, &full, nil), Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
+				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
 			return nil, &fatalError{err}
 		}
 		rec, err := store.NewChatRecording(st.Redactor(), used, e.task.ID, &full, resp, latency)
@@ -315,7 +332,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 			e.r.cfg.Logger.Warn("model has no price; its calls cost 0 (add [prices.MODEL] to the pipeline)", "model", model)
 		}
 	}
-	attrs := store.ChatSpanAttributes(used, &full, resp)
+	attrs := e.r.cfg.Providers.CallAttributes(used, &full, resp)
 	attrs["sextant.request_hash"] = store.String(hash)
 	attrs["sextant.recording"] = store.String(key)
 	attrs["sextant.recorded"] = store.Bool(recorded)

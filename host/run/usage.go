@@ -35,3 +35,10 @@ func checkUsage(provider string, u sdk.Usage, cost float64) error {
 	}
 	return fmt.Errorf("provider %q: %w: %s (want 0..%d per call)", provider, ErrUsage, bad, MaxCallTokens)
 }
+
+// CheckUsage returns an error (matching ErrUsage) naming the provider when
+// an answer's usage, or the cost computed from it, cannot be accounted:
+// the check every recorded call passes before it is recorded.
+func CheckUsage(provider string, u sdk.Usage, cost float64) error {
+	return checkUsage(provider, u, cost)
+}

@@ -19,6 +19,16 @@ const (
 	AttrGenAIResponseFinishReasons = "gen_ai.response.finish_reasons"
 	AttrGenAIUsageInputTokens      = "gen_ai.usage.input_tokens"
 	AttrGenAIUsageOutputTokens     = "gen_ai.usage.output_tokens"
+	AttrGenAIResponseID            = "gen_ai.response.id"
+	AttrGenAIOutputType            = "gen_ai.output.type" // "text" | "json"
+	AttrGenAIInputMessages         = "gen_ai.input.messages"
+	AttrGenAIOutputMessages        = "gen_ai.output.messages"
+	AttrServerAddress              = "server.address"
+	AttrServerPort                 = "server.port"
+	AttrErrorType                  = "error.type"
+	// AttrSextantProvider is the [providers.NAME] block a call went
+	// through (gen_ai.provider.name is the well-known provider).
+	AttrSextantProvider = "sextant.provider"
 )
 
 // ChatSpanName is the span name the GenAI conventions give a chat call:
@@ -54,6 +64,9 @@ func ChatSpanAttributes(provider string, req *sdk.ChatRequest, resp *sdk.ChatRes
 	if resp != nil {
 		if resp.Model != "" {
 			a[AttrGenAIResponseModel] = String(resp.Model)
+		}
+		if resp.ID != "" {
+			a[AttrGenAIResponseID] = String(resp.ID)
 		}
 		if resp.FinishReason != "" {
 			a[AttrGenAIResponseFinishReasons] = Strings(resp.FinishReason)

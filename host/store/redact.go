@@ -78,14 +78,14 @@ var builtinRules = []struct {
 	name:  "secret-named field",
 	re:    `(?i)(\\?")(` + secretName + `)(\\?"\s*:\s*\\?")[^"\\]+`,
 	repl:  `${1}${2}${3}` + Redacted,
-	hints: secretHints,
+	hints: secretEndings(`"`, `\`),
 }, {
 	// The same with a number: {"pin_password": 1234} becomes a string,
 	// so the JSON stays valid.
 	name:  "secret-named number",
 	re:    `(?i)(\\?")(` + secretName + `)(\\?")(\s*:\s*)-?[0-9][0-9.eE+-]*`,
 	repl:  `${1}${2}${3}${4}${3}` + Redacted + `${3}`,
-	hints: secretHints,
+	hints: secretEndings(`"`, `\`),
 }, {
 	// Text assignments inside strings: password=…, aws_secret_access_key
 	// = "…" (TOML), password: … (YAML, headers), ?token=… (URLs),
@@ -94,7 +94,7 @@ var builtinRules = []struct {
 	name:  "secret assignment",
 	re:    `(?i)(^|[^A-Za-z0-9_.-])(` + secretName + `)(\s*[:=]\s*(?:\\"|')?(?:(?:bearer|basic|token|digest)\s+)?)[^\s"'\\&<>]+`,
 	repl:  `${1}${2}${3}` + Redacted,
-	hints: secretHints,
+	hints: secretEndings(":", "=", " ", "\t", "\n", "\r", "\f", "\v"),
 }, {
 	name:  "bearer token",
 	re:    `(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{16,}`,
@@ -133,9 +133,25 @@ var builtinRules = []struct {
 	hints: []string{"private key-----"},
 }}
 
-// secretHints are the lower-case substrings one of which every secret
-// name holds.
-var secretHints = []string{"passw", "passphrase", "pwd", "secret", "token", "key", "auth", "bearer", "credential", "cookie"}
+// secretNameEndings are the lower-case words one of which ends every
+// name secretName matches.
+var secretNameEndings = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "key", "auth",
+	"authorization", "bearer", "credential", "credentials", "cookie"}
+
+// secretEndings returns the hints of a rule whose match holds a secret
+// name followed by one of the given bytes: each ending followed by each
+// byte. A bare word would do, but "token" alone is in every LLM span
+// (gen_ai.usage.input_tokens) and sent each through three expensive
+// expressions for nothing.
+func secretEndings(next ...string) []string {
+	out := make([]string, 0, len(secretNameEndings)*len(next))
+	for _, e := range secretNameEndings {
+		for _, n := range next {
+			out = append(out, e+n)
+		}
+	}
+	return out
+}
 
 var (
 	defaultRedactor     *Redactor

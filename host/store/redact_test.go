@@ -204,3 +204,44 @@ func TestSecretsNeverOnDisk(t *testing.T) {
 		t.Fatalf("span not exported redacted:\n%s", exp.String())
 	}
 }
+
+// TestRedactSecretEndings: the rules whose hints are a secret word and
+// the byte after it still catch every word, before every delimiter, in
+// any case.
+func TestRedactSecretEndings(t *testing.T) {
+	r := DefaultRedactor()
+	for _, e := range secretNameEndings {
+		if e == "key" {
+			e = "api_key" // a bare "key" is no secret name
+		}
+		for _, in := range []string{
+			`{"my_` + strings.ToUpper(e) + `":"hunter2xyz"}`,
+			`{"my_` + e + `": 12345}`,
+			`{"doc":"{\"my_` + e + `\":\"hunter2xyz\"}"}`,
+			`{"text":"my_` + e + ` = hunter2xyz"}`,
+			`{"text":"my_` + e + `:hunter2xyz"}`,
+		} {
+			out, err := r.redactJSON([]byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(out), "hunter2xyz") || strings.Contains(string(out), "12345") {
+				t.Errorf("%s: not redacted: %s", in, out)
+			}
+		}
+	}
+}
+
+// BenchmarkRedact/llm-span: a provider call's span, whose attribute
+// names hold "token" (gen_ai.usage.input_tokens) but no secret.
+func BenchmarkRedact(b *testing.B) {
+	b.Run("llm-span", func(b *testing.B) {
+		js := []byte(`{"trace_id":"5b8efff798038103d269b633813fc60c","span_id":"eee19b7ec3c1b174","name":"chat gpt-4o-mini","kind":"client","start":"2026-11-23T17:00:00Z","end":"2026-11-23T17:00:00Z","attributes":{"gen_ai.operation.name":"chat","gen_ai.provider.name":"openai","gen_ai.request.model":"gpt-4o-mini","gen_ai.response.finish_reasons":["stop"],"gen_ai.usage.input_tokens":230,"gen_ai.usage.output_tokens":7,"sextant.request_hash":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","sextant.recorded":true,"sextant.cost_usd":0.0001,"sextant.latency_ms":3},"status":{"code":"ok"}}`)
+		r := DefaultRedactor()
+		for b.Loop() {
+			if _, err := r.redactJSON(js); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

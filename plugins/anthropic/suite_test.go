@@ -175,7 +175,7 @@ func cases(t *testing.T) []chatCase {
 					t.Errorf("body has %d fields, want 6: %v", len(got.Body), got.Body)
 				}
 			},
-			Want: &sdk.ChatResponse{Text: "Hello there.", Usage: sdk.Usage{InputTokens: 12, OutputTokens: 5}, FinishReason: "stop", Model: "claude-sonnet-4-5-20250929"},
+			Want: &sdk.ChatResponse{Text: "Hello there.", Usage: sdk.Usage{InputTokens: 12, OutputTokens: 5}, FinishReason: "stop", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL"},
 		},
 		{
 			Name: "defaults-and-system-messages",
@@ -192,7 +192,7 @@ func cases(t *testing.T) []chatCase {
 				wantBody(t, got, "temperature", nil)
 				wantBody(t, got, "stop_sequences", nil)
 			},
-			Want: &sdk.ChatResponse{Text: "Bonjour.", Usage: sdk.Usage{InputTokens: 30, OutputTokens: 2}, FinishReason: "stop", Model: "claude-sonnet-4-5-20250929"},
+			Want: &sdk.ChatResponse{Text: "Bonjour.", Usage: sdk.Usage{InputTokens: 30, OutputTokens: 2}, FinishReason: "stop", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL"},
 		},
 		{
 			Name:  "json-mode",
@@ -202,7 +202,7 @@ func cases(t *testing.T) []chatCase {
 				wantBody(t, got, "system", "You are terse.\n\n"+anthropic.JSONInstruction)
 				wantBody(t, got, "messages", append(append([]sdk.Message{}, user...), sdk.Message{Role: "assistant", Content: "{"}))
 			},
-			Want: &sdk.ChatResponse{Text: `{"action":"archive"}`, Usage: sdk.Usage{InputTokens: 40, OutputTokens: 7}, FinishReason: "stop", Model: "claude-sonnet-4-5-20250929"},
+			Want: &sdk.ChatResponse{Text: `{"action":"archive"}`, Usage: sdk.Usage{InputTokens: 40, OutputTokens: 7}, FinishReason: "stop", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL"},
 		},
 		{
 			Name:   "json-mode-without-prefill",
@@ -213,7 +213,7 @@ func cases(t *testing.T) []chatCase {
 				wantBody(t, got, "system", anthropic.JSONInstruction)
 				wantBody(t, got, "messages", user)
 			},
-			Want: &sdk.ChatResponse{Text: `{"action":"archive"}`, Usage: sdk.Usage{InputTokens: 40, OutputTokens: 8}, FinishReason: "stop", Model: "claude-sonnet-4-5-20250929"},
+			Want: &sdk.ChatResponse{Text: `{"action":"archive"}`, Usage: sdk.Usage{InputTokens: 40, OutputTokens: 8}, FinishReason: "stop", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL"},
 		},
 		{
 			Name: "blocks-joined-and-max-tokens",
@@ -222,7 +222,7 @@ func cases(t *testing.T) []chatCase {
 				`"content":[{"type":"thinking","thinking":"hmm","signature":"x"},{"type":"text","text":"Hello"},{"type":"text","text":" wor"}],`+
 				`"stop_reason":"max_tokens","stop_sequence":null,`+
 				`"usage":{"input_tokens":3,"cache_creation_input_tokens":100,"cache_read_input_tokens":2000,"output_tokens":16}}`),
-			Want: &sdk.ChatResponse{Text: "Hello wor", Usage: sdk.Usage{InputTokens: 2103, OutputTokens: 16}, FinishReason: "length", Model: "claude-sonnet-4-5-20250929"},
+			Want: &sdk.ChatResponse{Text: "Hello wor", Usage: sdk.Usage{InputTokens: 2103, OutputTokens: 16}, FinishReason: "length", Model: "claude-sonnet-4-5-20250929", ID: "msg_02"},
 		},
 		{
 			Name: "rate-limited-retry-after-seconds",

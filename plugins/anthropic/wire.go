@@ -21,6 +21,7 @@ type messagesRequest struct {
 }
 
 type messagesResponse struct {
+	ID      string `json:"id"`
 	Model   string `json:"model"`
 	Content []struct {
 		Type string `json:"type"`
@@ -79,7 +80,7 @@ func decodeResponse(resp *sdk.HTTPResponse, prefix string) (*sdk.ChatResponse, e
 			text.WriteString(c.Text)
 		}
 	}
-	out := &sdk.ChatResponse{Text: text.String(), Model: r.Model, FinishReason: stopReason(r.StopReason)}
+	out := &sdk.ChatResponse{ID: r.ID, Text: text.String(), Model: r.Model, FinishReason: stopReason(r.StopReason)}
 	if u := r.Usage; u != nil {
 		// Cached prompt tokens are reported apart; all of them were read.
 		out.Usage = sdk.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}

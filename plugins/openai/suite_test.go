@@ -181,7 +181,7 @@ func cases(t *testing.T) []chatCase {
 					t.Errorf("body has %d fields, want 5: %v", len(got.Body), got.Body)
 				}
 			},
-			Want: &sdk.ChatResponse{Text: "Hello there.", Usage: sdk.Usage{InputTokens: 12, OutputTokens: 5}, FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18"},
+			Want: &sdk.ChatResponse{Text: "Hello there.", Usage: sdk.Usage{InputTokens: 12, OutputTokens: 5}, FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-abc123"},
 		},
 		{
 			Name:  "json-mode",
@@ -192,7 +192,7 @@ func cases(t *testing.T) []chatCase {
 				wantBody(t, got, "max_tokens", nil) // zero: left to the server
 				wantBody(t, got, "temperature", nil)
 			},
-			Want: &sdk.ChatResponse{Text: `{"action":"archive"}`, Usage: sdk.Usage{InputTokens: 20, OutputTokens: 6}, FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18"},
+			Want: &sdk.ChatResponse{Text: `{"action":"archive"}`, Usage: sdk.Usage{InputTokens: 20, OutputTokens: 6}, FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-abc123"},
 		},
 		{
 			Name:   "max-completion-tokens",
@@ -203,7 +203,7 @@ func cases(t *testing.T) []chatCase {
 				wantBody(t, got, "max_completion_tokens", 300)
 				wantBody(t, got, "max_tokens", nil)
 			},
-			Want: &sdk.ChatResponse{Text: "Hi.", Usage: sdk.Usage{InputTokens: 9, OutputTokens: 300}, FinishReason: "length", Model: "gpt-4o-mini-2024-07-18"},
+			Want: &sdk.ChatResponse{Text: "Hi.", Usage: sdk.Usage{InputTokens: 9, OutputTokens: 300}, FinishReason: "length", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-abc123"},
 		},
 		{
 			Name:   "local-server-without-key",
@@ -215,7 +215,7 @@ func cases(t *testing.T) []chatCase {
 					t.Errorf("Authorization sent without a key: %q", v)
 				}
 			},
-			Want: &sdk.ChatResponse{Text: "Hello!", Usage: sdk.Usage{InputTokens: 26, OutputTokens: 3}, FinishReason: "stop", Model: "llama3.1:8b"},
+			Want: &sdk.ChatResponse{Text: "Hello!", Usage: sdk.Usage{InputTokens: 26, OutputTokens: 3}, FinishReason: "stop", Model: "llama3.1:8b", ID: "chatcmpl-9"},
 		},
 		{
 			Name:   "stream",
@@ -236,7 +236,7 @@ func cases(t *testing.T) []chatCase {
 				wantBody(t, got, "max_tokens", 20)
 				wantHeader(t, got, "Accept", "text/event-stream")
 			},
-			Want: &sdk.ChatResponse{Text: "Hello there.", Usage: sdk.Usage{InputTokens: 12, OutputTokens: 3}, FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18"},
+			Want: &sdk.ChatResponse{Text: "Hello there.", Usage: sdk.Usage{InputTokens: 12, OutputTokens: 3}, FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-s1"},
 		},
 		{
 			Name:     "stream-cut-short",

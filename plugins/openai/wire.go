@@ -34,6 +34,7 @@ type streamOptions struct {
 }
 
 type chatResponse struct {
+	ID      string    `json:"id"`
 	Model   string    `json:"model"`
 	Choices []choice  `json:"choices"`
 	Usage   *usage    `json:"usage"`
@@ -153,7 +154,7 @@ func decodeResponse(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 		return nil, web.Malformed(resp, fmt.Errorf("no choices"))
 	}
 	c := r.Choices[0]
-	out := &sdk.ChatResponse{Model: r.Model, FinishReason: finishReason(c.FinishReason)}
+	out := &sdk.ChatResponse{ID: r.ID, Model: r.Model, FinishReason: finishReason(c.FinishReason)}
 	switch {
 	case c.Message.Content != nil && *c.Message.Content != "":
 		out.Text = *c.Message.Content
@@ -200,6 +201,9 @@ func decodeStream(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 		}
 		if c.Model != "" {
 			out.Model = c.Model
+		}
+		if c.ID != "" {
+			out.ID = c.ID
 		}
 		if c.Usage != nil {
 			out.Usage = sdk.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}

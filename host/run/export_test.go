@@ -1,4 +1,0 @@
-package run
-
-// CheckUsage exposes checkUsage to the external tests.
-var CheckUsage = checkUsage

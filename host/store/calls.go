@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Call is one outside call recorded as a whole, as the recording proxy
+// records each request: its task (created when it does not exist yet,
+// else left as it is), a new finished execution, that execution's spans
+// and, when the call was answered, its recording.
+type Call struct {
+	Task      *Task
+	Execution *Execution
+	Spans     []Span
+	// Recording may be nil (a failed call, or one answered from a
+	// recording in replay).
+	Recording *Recording
+	// Replayed is the hash of the recording that answered the call in
+	// replay: the task is linked to it, as to a recording it made.
+	Replayed string
+}
+
+// RecordCall writes c in one transaction: a reader sees the whole call
+// or none of it, and a crash leaves no execution without its spans.
+// Defaults are filled in as CreateTask, CreateExecution, AppendSpans and
+// PutRecording fill them; spans must carry Seq numbers from 1 (their ids
+// are derived when empty). Concurrent calls may share a task.
+func (s *Store) RecordCall(ctx context.Context, c *Call) error {
+	if s.ro {
+		return fmt.Errorf("record call: store %s: %w", s.dir, ErrReadOnly)
+	}
+	t, e := c.Task, c.Execution
+	if t.Created.IsZero() {
+		t.Created = s.Now()
+	}
+	t.Created = t.Created.UTC()
+	if t.ID == "" {
+		t.ID = s.ids.nextAt(t.Created)
+	}
+	if t.Status == "" {
+		t.Status = StatusCompleted
+	}
+	t.Tags = normTags(t.Tags)
+	if err := checkTask(t); err != nil {
+		return fmt.Errorf("record call: %w", err)
+	}
+	e.Task = t.ID
+	if e.Started.IsZero() {
+		e.Started = s.Now()
+	}
+	if e.ID == "" {
+		e.ID = s.ids.nextAt(e.Started)
+	}
+	if e.Status == "" {
+		e.Status = StatusCompleted
+	}
+	e.Started, e.Ended = e.Started.UTC(), e.Ended.UTC()
+	if e.TraceID == "" {
+		e.TraceID = TraceIDFor(e.Task, e.ID)
+	}
+	where := func(err error) error { return fmt.Errorf("record call in task %q: %w", t.ID, err) }
+	if err := checkExecution(e); err != nil {
+		return where(err)
+	}
+	base := spanIDBase(t.ID, e.ID)
+	for i := range c.Spans {
+		sp := &c.Spans[i]
+		sp.Task, sp.Execution = t.ID, e.ID
+		if sp.Seq == 0 {
+			return where(fmt.Errorf("span %q has no seq", sp.Name))
+		}
+		if sp.TraceID == "" {
+			sp.TraceID = e.TraceID
+		}
+		if sp.SpanID == "" {
+			sp.SpanID = spanIDFrom(base, sp.Seq)
+		}
+		if err := checkSpan(sp); err != nil {
+			return where(err)
+		}
+	}
+	r := c.Recording
+	if r != nil {
+		if r.Created.IsZero() {
+			r.Created = s.Now()
+		}
+		r.Created = r.Created.UTC()
+		if err := checkRecording(r); err != nil {
+			return where(err)
+		}
+	}
+	if c.Replayed != "" {
+		if err := validID("recording hash", c.Replayed); err != nil {
+			return where(err)
+		}
+	}
+	tval, err := s.encode(t)
+	if err != nil {
+		return where(err)
+	}
+	eval, err := s.encode(e)
+	if err != nil {
+		return where(err)
+	}
+	kvs, err := s.encodeSpans(c.Spans, nil)
+	if err != nil {
+		return where(err)
+	}
+	var rval []byte
+	if r != nil {
+		if rval, err = s.encode(r); err != nil {
+			return where(err)
+		}
+	}
+	err = s.update(ctx, func(txn *badger.Txn) error {
+		key := taskKey(t.ID)
+		ok, err := exists(txn, key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := txn.Set(key, tval); err != nil {
+				return err
+			}
+			if err := setTaskIndexes(txn, t); err != nil {
+				return err
+			}
+		}
+		key = execKey(t.ID, e.ID)
+		if ok, err := exists(txn, key); err != nil || ok {
+			if ok {
+				return fmt.Errorf("execution %q: %w", e.ID, ErrExists)
+			}
+			return err
+		}
+		if err := txn.Set(key, eval); err != nil {
+			return err
+		}
+		for _, kv := range kvs {
+			if err := txn.Set(kv.k, kv.v); err != nil {
+				return err
+			}
+		}
+		if c.Replayed != "" {
+			if err := txn.Set(linkKey(t.ID, c.Replayed), nil); err != nil {
+				return err
+			}
+		}
+		if r != nil {
+			if err := txn.Set(recordingKey(r.Hash), rval); err != nil {
+				return err
+			}
+			return txn.Set(linkKey(t.ID, r.Hash), nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return where(err)
+	}
+	return nil
+}
