@@ -5,18 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/otlp"
+	"github.com/sextant-dev/sextant/host/plugin"
+	"github.com/sextant-dev/sextant/host/proxy"
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/serve"
+	"github.com/sextant-dev/sextant/host/store"
 )
 
 func (a *app) serveCommand() *cobra.Command {
-	var addr, pipelines string
+	var addr, pipelines, config string
+	var replay bool
 	var sf storeFlags
 	c := &cobra.Command{
 		Use:   "serve",
@@ -33,8 +40,21 @@ a bearer token in $SEXTANT_SERVE_TOKEN, which every request must then send
 (Authorization: Bearer TOKEN). While it runs, sextant run (of a pipeline it
 serves), feedback and resume on its store go through its API,
 gate, replay and merge record their verdict through it, and reads (runs,
-show, export) use the store's snapshots as beside any writer.`,
+show, export) use the store's snapshots as beside any writer.
+
+It also records any agent without code changes: POST /v1/chat/completions
+(OpenAI-compatible, with streaming) and POST /v1/messages (Anthropic-
+compatible) forward through the [providers.NAME] blocks of --config (the
+block named like the request's model, else "default") and record each call
+as a task with its span and recording; calls are grouped into one task by
+the X-Sextant-Task header, else the request's metadata/user. With --replay
+(or the header X-Sextant-Replay: 1) they are answered from recordings by
+request hash and never reach upstream; a call not recorded gets an error in
+the provider's own shape. POST /v1/traces receives OTLP/HTTP spans (JSON or
+protobuf) from agents instrumented with OpenTelemetry.`,
 		Example: `  sextant serve --pipelines pipelines
+  sextant serve --config serve.toml            # record: OPENAI_BASE_URL=http://127.0.0.1:7777/v1
+  sextant serve --config serve.toml --replay   # answer from recordings only (CI)
   SEXTANT_SERVE_TOKEN=s3cret sextant serve --addr 0.0.0.0:7777 --store /data/.sextant`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,8 +80,18 @@ show, export) use the store's snapshots as beside any writer.`,
 				return err
 			}
 			defer s.Close()
+			handlers, closeHandlers, err := a.serveHandlers(ctx, s, config, replay)
+			if err != nil {
+				s.Close()
+				if fresh {
+					os.RemoveAll(loc.dir)
+				}
+				return err
+			}
+			defer closeHandlers(context.WithoutCancel(ctx))
 			srv, err := serve.New(serve.Options{Store: s, Pipelines: pipelines, Addr: addr, Token: token, Logger: a.logger, Version: version,
-				Prepare: func(ctx context.Context, path string) (*run.Prepared, error) { return a.prepare(ctx, path) }})
+				Handlers: handlers,
+				Prepare:  func(ctx context.Context, path string) (*run.Prepared, error) { return a.prepare(ctx, path) }})
 			if err != nil {
 				s.Close()
 				if fresh {
@@ -90,6 +120,47 @@ show, export) use the store's snapshots as beside any writer.`,
 	}
 	c.Flags().StringVar(&addr, "addr", serve.DefaultAddr, "address to listen on (anything but loopback needs $"+serve.TokenEnv+")")
 	c.Flags().StringVar(&pipelines, "pipelines", "", "directory of pipelines the API may run (DIR/NAME/pipeline.toml, DIR/*.toml)")
+	c.Flags().StringVar(&config, "config", "", "server configuration (serve.toml): the proxy's [providers.NAME] blocks, [prices], [proxy] replay")
+	c.Flags().BoolVar(&replay, "replay", false, "the proxy answers from recordings only and never calls upstream")
 	sf.add(c, false)
+	a.addTelemetryFlag(c)
 	return c
+}
+
+// serveHandlers are the routes serve mounts beside its API: the recording
+// proxy (its providers from config) and the OTLP/HTTP receiver. Spans the
+// proxy records are exported live when telemetry is on; spans received over
+// OTLP are not exported again.
+func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, replay bool) (map[string]http.Handler, func(context.Context), error) {
+	var reg *plugin.Registry
+	if config != "" {
+		if err := needFile("config", config); err != nil {
+			return nil, nil, err
+		}
+		var err error
+		if reg, err = a.registry(filepath.Dir(config)); err != nil {
+			return nil, nil, err
+		}
+	}
+	exp, err := a.telemetry(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	px, closeProviders, err := proxy.Open(ctx, proxy.OpenOptions{Config: config, Registry: reg, Store: s, Replay: replay, Logger: a.logger, OnSpans: exp.Spans})
+	if err != nil {
+		a.shutdownTelemetry(ctx, exp)
+		return nil, nil, withInvalid(err)
+	}
+	closeAll := func(ctx context.Context) {
+		closeProviders(ctx)
+		a.shutdownTelemetry(ctx, exp)
+	}
+	recv, err := otlp.NewHandler(otlp.Config{Store: s, Prices: run.DefaultPrices(), Logger: a.logger})
+	if err != nil {
+		closeAll(ctx)
+		return nil, nil, err
+	}
+	h := px.Handlers()
+	h[otlp.Route] = recv
+	return h, closeAll, nil
 }

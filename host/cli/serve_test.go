@@ -207,3 +207,68 @@ func TestServeAndCLI(t *testing.T) {
 	// Without the server the CLI writes the store itself again.
 	must(0, "feedback", "news-1", "--reward", "0.5", "--store", st)
 }
+
+// TestServeMountsProxyAndOTLP: sextant serve answers the recording proxy's
+// and the OTLP receiver's routes beside its API. In --replay with nothing
+// recorded a chat call gets OpenAI's error shape (never an upstream call),
+// and an OTLP/HTTP JSON export becomes a task the API lists.
+func TestServeMountsProxyAndOTLP(t *testing.T) {
+	isolate(t)
+	st := filepath.Join(t.TempDir(), ".sextant")
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout := &signalWriter{want: "listening on", ready: make(chan struct{})}
+	var serveErr bytes.Buffer
+	served := make(chan int, 1)
+	go func() {
+		served <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--store", st, "--replay"}, strings.NewReader(""), stdout, &serveErr)
+	}()
+	select {
+	case <-stdout.ready:
+	case code := <-served:
+		t.Fatalf("serve exited %d: %s %s", code, stdout.String(), serveErr.String())
+	}
+	defer func() {
+		cancel()
+		if code := <-served; code != 0 {
+			t.Errorf("serve exit %d: %s", code, serveErr.String())
+		}
+	}()
+	b, err := os.ReadFile(filepath.Join(st, serve.InfoFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info serve.Info
+	if err := json.Unmarshal(b, &info); err != nil {
+		t.Fatal(err)
+	}
+	post := func(path, body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(info.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out)
+	}
+	code, body := post("/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`)
+	if code != http.StatusNotFound || !strings.Contains(body, `"code":"recording_not_found"`) || !strings.Contains(body, `"error":{`) {
+		t.Fatalf("chat completion in replay with nothing recorded: %d %s", code, body)
+	}
+	trace := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"ts-agent"}},{"key":"sextant.task","value":{"stringValue":"otel-run-1"}}]},
+	"scopeSpans":[{"scope":{"name":"x"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"chat gpt-4o","kind":3,
+	"startTimeUnixNano":"1700000000000000000","endTimeUnixNano":"1700000001000000000",
+	"attributes":[{"key":"gen_ai.request.model","value":{"stringValue":"gpt-4o"}},{"key":"gen_ai.usage.input_tokens","value":{"intValue":"12"}}]}]}]}]}`
+	if code, body := post("/v1/traces", trace); code != http.StatusOK {
+		t.Fatalf("OTLP export: %d %s", code, body)
+	}
+	resp, err := http.Get(info.URL + "/api/v1/tasks/otel-run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(got), "chat gpt-4o") {
+		t.Fatalf("ingested task through the API: %d %s", resp.StatusCode, got)
+	}
+}
