@@ -635,6 +635,9 @@ func (e *encoder) encChatResponse(v *ChatResponse) {
 	if v.Model != "" {
 		n++
 	}
+	if v.ID != "" {
+		n++
+	}
 	e.mapHeader(n)
 	e.b = append(e.b, "\xa4text"...)
 	e.str(v.Text)
@@ -647,6 +650,10 @@ func (e *encoder) encChatResponse(v *ChatResponse) {
 	if v.Model != "" {
 		e.b = append(e.b, "\xa5model"...)
 		e.str(v.Model)
+	}
+	if v.ID != "" {
+		e.b = append(e.b, "\xa2id"...)
+		e.str(v.ID)
 	}
 }
 
@@ -688,6 +695,14 @@ func (d *decoder) decChatResponse(v *ChatResponse) error {
 					return at("model", err)
 				}
 				v.Model = s
+			}
+		case "id":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("id", err)
+				}
+				v.ID = s
 			}
 		default:
 			if err := d.skip(); err != nil {
