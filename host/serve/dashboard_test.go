@@ -13,6 +13,11 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sextant-dev/sextant/host/evolve"
 	"github.com/sextant-dev/sextant/host/strategy"
@@ -48,13 +53,18 @@ func artifacts(t *testing.T) string {
 // replay and a review: it lists the runs, opens a task and finds the
 // prompt text in its waterfall, adds a reward through the form, opens
 // the comparison and finds a flipped task's two outputs, and approves
-// the review. Screenshots of each page go to the artifacts folder.
+// the review. Then an agent records a call through the server's proxy
+// and exports spans with the OpenTelemetry Go SDK to its /v1/traces: the
+// proxy's task page shows the prompt and the reply, the exported trace's
+// task page its spans with their tokens. Screenshots of each page go to
+// the artifacts folder.
 func TestDashboard(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
 		t.Skip("no chromium binary here (CI installs Debian's chromium: apt-get install -y chromium)")
 	}
-	e := newEnv(t, "127.0.0.1:0")
+	up := newUpstream(t)
+	e := newEnv(t, "127.0.0.1:0", withProxy(t, up.URL, false))
 	ctx := context.Background()
 	runs := runAll(t, e)
 	inv := runs["invoice"]
@@ -194,5 +204,67 @@ func TestDashboard(t *testing.T) {
 	if !strings.Contains(lineage, "2.1.0") || !strings.Contains(lineage, "2.0.0") {
 		t.Fatalf("lineage: %q", lineage)
 	}
+
+	// A call recorded by the proxy: its task page shows prompt and reply.
+	const question = "Which invoice is overdue, 4471 or 4472?"
+	a := e.do("POST", "/v1/chat/completions", map[string]any{"model": "gpt-4o-mini",
+		"messages": []any{map[string]any{"role": "user", "content": question}}}, "X-Sextant-Task: agent-call-1").want(t, 200)
+	if a.header.Get("X-Sextant-Recorded") != "false" {
+		t.Fatalf("proxy call: %s", a.body)
+	}
+	var call string
+	run("open a proxy-recorded task",
+		chromedp.Navigate(e.base+"/#/task/agent-call-1"),
+		chromedp.WaitVisible(`.waterfall .span-detail .response pre`, chromedp.ByQuery),
+		chromedp.Text(`.waterfall`, &call, chromedp.ByQuery),
+		shot("task-proxy"))
+	if !strings.Contains(call, question) || !strings.Contains(call, "Upstream answers: "+question) || !strings.Contains(call, "chat gpt-4o-mini") {
+		t.Fatalf("the proxy task's waterfall lacks the prompt, the reply or the span:\n%s", call)
+	}
+
+	// Spans from the OpenTelemetry Go SDK's OTLP/HTTP exporter (protobuf)
+	// sent to the server: the task page of their trace shows them.
+	traceID, rootSpan := exportSpans(t, e.base+"/v1/traces")
+	var spans string
+	run("open an OTLP-ingested task",
+		chromedp.Navigate(e.base+"/#/task/otel-"+traceID),
+		chromedp.WaitVisible(`.waterfall .span-row[data-span="`+rootSpan+`"]`, chromedp.ByQuery), // this page's, not the last one's
+		chromedp.Text(`.waterfall`, &spans, chromedp.ByQuery),
+		shot("task-otlp"))
+	for _, want := range []string{"invoke_agent triage", "chat gpt-4o-mini", "1200/300 tok", "tool lookup"} {
+		if !strings.Contains(spans, want) {
+			t.Fatalf("the OTLP task's waterfall lacks %q:\n%s", want, spans)
+		}
+	}
 	t.Logf("screenshots in %s", out)
+}
+
+// exportSpans exports a small agent trace with the OpenTelemetry Go SDK
+// (otlptracehttp, protobuf over real HTTP) to url and returns its trace
+// id and its root span's id.
+func exportSpans(t *testing.T, url string) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "ts-agent"))))
+	tr := tp.Tracer("agent")
+	ctx, root := tr.Start(ctx, "invoke_agent triage")
+	_, llm := tr.Start(ctx, "chat gpt-4o-mini", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.provider.name", "openai"),
+		attribute.String("gen_ai.request.model", "gpt-4o-mini"),
+		attribute.Int("gen_ai.usage.input_tokens", 1200),
+		attribute.Int("gen_ai.usage.output_tokens", 300)))
+	llm.End()
+	_, tool := tr.Start(ctx, "tool lookup")
+	tool.End()
+	root.End()
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	return root.SpanContext().TraceID().String(), root.SpanContext().SpanID().String()
 }
