@@ -119,12 +119,34 @@ const (
 )
 
 // Handlers returns the proxy's routes, keyed by path, for a server to
-// mount (serve.Options.Handlers).
+// mount (serve.Options.Handlers). Each also writes the server's 401 in
+// its provider's error shape (WriteUnauthorized), so an agent's SDK
+// reports a missing or wrong token as it reports a wrong API key.
 func (p *Proxy) Handlers() map[string]http.Handler {
 	return map[string]http.Handler{
-		RouteChatCompletions: http.HandlerFunc(p.serveOpenAI),
-		RouteMessages:        http.HandlerFunc(p.serveAnthropic),
+		RouteChatCompletions: openAIRoute{p},
+		RouteMessages:        anthropicRoute{p},
 	}
+}
+
+// openAIRoute is POST /v1/chat/completions.
+type openAIRoute struct{ p *Proxy }
+
+func (h openAIRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.p.serveOpenAI(w, r) }
+
+// WriteUnauthorized writes a 401 as OpenAI does for a wrong API key.
+func (openAIRoute) WriteUnauthorized(w http.ResponseWriter, _ *http.Request, msg string) {
+	writeOpenAIError(w, &failure{status: http.StatusUnauthorized, class: "auth", code: "invalid_api_key", msg: msg})
+}
+
+// anthropicRoute is POST /v1/messages.
+type anthropicRoute struct{ p *Proxy }
+
+func (h anthropicRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.p.serveAnthropic(w, r) }
+
+// WriteUnauthorized writes a 401 as Anthropic does for a wrong API key.
+func (anthropicRoute) WriteUnauthorized(w http.ResponseWriter, _ *http.Request, msg string) {
+	writeAnthropicError(w, &failure{status: http.StatusUnauthorized, class: "auth", code: "invalid_api_key", msg: msg})
 }
 
 // ServeHTTP serves both routes (for use without a server's mux).

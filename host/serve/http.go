@@ -82,6 +82,12 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		static := !strings.HasPrefix(r.URL.Path, apiPrefix) && isDashboardPath(r.URL.Path)
 		if s.opts.Token != "" && !static && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sextant"`)
+			if h, _ := s.mux.Handler(r); h != nil {
+				if u, ok := h.(Unauthorizer); ok {
+					u.WriteUnauthorized(w, r, "missing or wrong token: send $"+TokenEnv+" as the API key (Authorization: Bearer TOKEN, or x-api-key: TOKEN)")
+					return
+				}
+			}
 			WriteError(w, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
 				Message: "missing or wrong bearer token (send Authorization: Bearer $" + TokenEnv + ")"})
 			return
@@ -99,6 +105,17 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 	})
 }
 
+// Unauthorizer is implemented by an extra route (Options.Handlers) whose
+// clients expect their own error shape, such as the recording proxy's
+// OpenAI and Anthropic routes: the server has it write the 401 of a
+// request without the token instead of writing the API's JSON error.
+type Unauthorizer interface {
+	WriteUnauthorized(w http.ResponseWriter, r *http.Request, msg string)
+}
+
+// authorized reports whether r carries the token: as "Authorization:
+// Bearer TOKEN" (the API, OpenAI clients, OTLP exporters given the
+// header) or as "x-api-key: TOKEN" (Anthropic clients).
 func (s *Server) authorized(r *http.Request) bool {
 	h := r.Header.Get("Authorization")
 	tok, ok := strings.CutPrefix(h, "Bearer ")

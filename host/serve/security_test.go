@@ -201,3 +201,66 @@ func TestOpenAPIRoutes(t *testing.T) {
 		t.Fatalf("only %d operations documented", len(ops))
 	}
 }
+
+// TestProxyAuth: on an address other than loopback the recording proxy's
+// routes need the token as their clients send an API key — OpenAI's as
+// Authorization: Bearer, Anthropic's as x-api-key — and refuse a request
+// without it with a 401 in the provider's own error shape (which the
+// providers' SDKs report as a wrong key), recording nothing.
+func TestProxyAuth(t *testing.T) {
+	up := newUpstream(t)
+	e := newEnv(t, "0.0.0.0:0", withProxy(t, up.URL, false), func(o *serve.Options) { o.Token = "s3cret-token" })
+	ctx := context.Background()
+	chat := map[string]any{"model": "gpt-4o-mini", "messages": []any{map[string]any{"role": "user", "content": "hi"}}}
+	msgs := map[string]any{"model": "gpt-4o-mini", "max_tokens": 50, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}
+	for _, tc := range []struct {
+		name, path string
+		body       any
+		headers    []string
+	}{
+		{"openai without a key", "/v1/chat/completions", chat, []string{"Authorization:"}},
+		{"openai with a wrong key", "/v1/chat/completions", chat, []string{"Authorization: Bearer sk-wrong"}},
+		{"anthropic without a key", "/v1/messages", msgs, []string{"Authorization:", "X-Api-Key:", "Anthropic-Version: 2023-06-01"}},
+		{"anthropic with a wrong key", "/v1/messages", msgs, []string{"Authorization:", "X-Api-Key: sk-ant-wrong", "Anthropic-Version: 2023-06-01"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := e.do("POST", tc.path, tc.body, tc.headers...).want(t, 401)
+			var openai struct {
+				Error struct{ Message, Type, Code string }
+			}
+			var anthropic struct {
+				Type  string
+				Error struct{ Type, Message string }
+			}
+			if tc.path == "/v1/chat/completions" {
+				a.json(t, &openai)
+				if openai.Error.Type != "authentication_error" || openai.Error.Code != "invalid_api_key" || !strings.Contains(openai.Error.Message, "SEXTANT_SERVE_TOKEN") {
+					t.Fatalf("not OpenAI's 401 shape: %s", a.body)
+				}
+			} else {
+				a.json(t, &anthropic)
+				if anthropic.Type != "error" || anthropic.Error.Type != "authentication_error" || !strings.Contains(anthropic.Error.Message, "x-api-key") {
+					t.Fatalf("not Anthropic's 401 shape: %s", a.body)
+				}
+			}
+		})
+	}
+	if ts, err := e.store.Tasks(ctx, store.Query{}); err != nil || len(ts) != 0 {
+		t.Fatalf("refused calls recorded %d tasks (%v)", len(ts), err)
+	}
+	// With the token where each route's clients send their key.
+	a := e.do("POST", "/v1/chat/completions", chat, "Authorization: Bearer s3cret-token").want(t, 200)
+	if a.header.Get("X-Sextant-Recorded") != "false" {
+		t.Fatalf("openai with the token: %s", a.body)
+	}
+	e.do("POST", "/v1/messages", msgs, "Authorization:", "X-Api-Key: s3cret-token", "Anthropic-Version: 2023-06-01").want(t, 200)
+	if ts, err := e.store.Tasks(ctx, store.Query{}); err != nil || len(ts) != 2 {
+		t.Fatalf("%d tasks recorded (%v), want 2", len(ts), err)
+	}
+	// The OTLP receiver takes the token as exporters send headers
+	// (OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer TOKEN); without it,
+	// the API's 401.
+	if code := e.do("POST", "/v1/traces", map[string]any{"resourceSpans": []any{}}, "Authorization:").want(t, 401).errorCode(t); code != "unauthorized" {
+		t.Fatal(code)
+	}
+}
