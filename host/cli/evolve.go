@@ -15,6 +15,7 @@ import (
 	"github.com/sextant-dev/sextant/host/evolve"
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -361,7 +362,7 @@ func (a *app) reviewCommand() *cobra.Command {
 		return func(cmd *cobra.Command, args []string) error {
 			st, err := a.reviewStore(cmd.Context(), &sf, false)
 			if err != nil {
-				return err
+				return a.decideViaServer(cmd.Context(), &sf, err, args[0], approve, by, note, dir)
 			}
 			defer st.Close()
 			now := time.Now().UTC().Truncate(time.Second)
@@ -383,11 +384,7 @@ func (a *app) reviewCommand() *cobra.Command {
 			if err != nil {
 				return notFound(err)
 			}
-			fmt.Fprintf(a.stdout, "%s %s", r.ID, r.Status)
-			if r.Path != "" {
-				fmt.Fprintf(a.stdout, " → %s", r.Path)
-			}
-			fmt.Fprintln(a.stdout)
+			a.printDecision(r)
 			return nil
 		}
 	}
@@ -405,6 +402,38 @@ func (a *app) reviewCommand() *cobra.Command {
 	sf.pipelineFlag = true
 	c.AddCommand(list, show, approve, reject)
 	return c
+}
+
+func (a *app) printDecision(r *evolve.ReviewRequest) {
+	fmt.Fprintf(a.stdout, "%s %s", r.ID, r.Status)
+	if r.Path != "" {
+		fmt.Fprintf(a.stdout, " → %s", r.Path)
+	}
+	fmt.Fprintln(a.stdout)
+}
+
+// decideViaServer approves or rejects through the API of the sextant
+// serve that holds the store (openErr, from opening it, says whether one
+// does). The server puts an approved strategy beside its own pipeline's,
+// so --dir cannot go through it.
+func (a *app) decideViaServer(ctx context.Context, sf *storeFlags, openErr error, id string, approve bool, by, note, dir string) error {
+	loc, err := a.locateTask(ctx, sf)
+	if err != nil {
+		return err
+	}
+	srv, err := serve.ViaServer(loc.dir, openErr)
+	if err != nil {
+		return err
+	}
+	if approve && dir != "" {
+		return usageErr(fmt.Errorf("--dir: sextant serve at %s holds the store and promotes beside the pipeline it serves; approve without --dir, or stop the server", srv.URL()))
+	}
+	r, err := srv.Decide(ctx, id, approve, serve.Decision{By: by, Note: note})
+	if err != nil {
+		return apiErr(fmt.Errorf("review %s through sextant serve at %s: %w", id, srv.URL(), err))
+	}
+	a.printDecision(r)
+	return nil
 }
 
 func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*store.Store, error) {

@@ -47,6 +47,9 @@ type app struct {
 	// otlpEndpoint is --otlp-endpoint: where run, resume and replay
 	// export spans live ("" = $OTEL_EXPORTER_OTLP_ENDPOINT, or off).
 	otlpEndpoint string
+	// command is the command being run ("sextant import"), for errors
+	// that name it.
+	command string
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -61,6 +64,7 @@ recorded tasks to decide whether a new strategy version may replace the old one.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.command = cmd.CommandPath()
 			return a.setupLogging()
 		},
 	}

@@ -471,17 +471,28 @@ func (a *app) importCommand() *cobra.Command {
 			dir := loc.dir
 			_, statErr := os.Stat(dir)
 			fresh := errors.Is(statErr, os.ErrNotExist)
+			var n store.Counts
 			s, err := a.openStore(cmd.Context(), dir, createStore)
 			if err != nil {
-				return err
-			}
-			n, err := s.Import(cmd.Context(), r, name)
-			s.Close()
-			if err != nil {
-				if fresh {
-					os.RemoveAll(dir) // leave no empty store behind a failed import
+				// While sextant serve holds the store, import through it.
+				srv, verr := serve.ViaServer(dir, err)
+				if verr != nil {
+					return verr
 				}
-				return withInvalid(err)
+				got, err := srv.Import(cmd.Context(), name, r)
+				if err != nil {
+					return apiErr(fmt.Errorf("import %s through sextant serve at %s: %w", name, srv.URL(), err))
+				}
+				n = store.Counts{Tasks: got.Tasks, Executions: got.Executions, Spans: got.Spans, Rewards: got.Rewards, Recordings: got.Recordings, Checkpoints: got.Checkpoints}
+			} else {
+				n, err = s.Import(cmd.Context(), r, name)
+				s.Close()
+				if err != nil {
+					if fresh {
+						os.RemoveAll(dir) // leave no empty store behind a failed import
+					}
+					return withInvalid(err)
+				}
 			}
 			if asJSON {
 				return writeJSON(a.stdout, map[string]int{"tasks": n.Tasks, "executions": n.Executions, "spans": n.Spans,

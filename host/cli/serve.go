@@ -38,9 +38,11 @@ replays with per-task outcomes, and the review queue.
 It listens on loopback unless --addr says otherwise; any other address needs
 a bearer token in $SEXTANT_SERVE_TOKEN, which every request must then send
 (Authorization: Bearer TOKEN). While it runs, sextant run (of a pipeline it
-serves), feedback and resume on its store go through its API,
-gate, replay and merge record their verdict through it, and reads (runs,
-show, export) use the store's snapshots as beside any writer.
+serves), feedback, resume, send, signal, import and review approve|reject on
+its store go through its API, gate, replay and merge record their verdict
+through it, reads (runs, show, export, review list) use the store's snapshots
+as beside any writer, and commands that cannot go through it (evolve) fail
+naming its address.
 
 It also records any agent without code changes: POST /v1/chat/completions
 (OpenAI-compatible, with streaming) and POST /v1/messages (Anthropic-

@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sextant-dev/sextant/host/evolve"
 	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // signalWriter buffers what is written and closes ready once a line
@@ -113,6 +119,40 @@ func TestServeAndCLI(t *testing.T) {
 		t.Fatalf("%d tasks marked regressed, comparison says %d", flipped, vs[0].Comparison.Regressed)
 	}
 
+	// Two candidates wait for a person; a second store holds a task to
+	// import.
+	reviews := map[string]string{}
+	func() {
+		s, err := store.Open(context.Background(), st, store.NewConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, name := range []string{"improving", "regressing"} {
+			cand, err := strategy.Load(filepath.Join(pipes, "email-triage", "candidates", name+".toml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := evolve.Queue(context.Background(), s, "email-triage", evolve.Evaluated{Mutator: "greedy", Strategy: cand,
+				Comparison: &sdk.Comparison{Candidate: sdk.StrategyRef{Name: cand.Metadata.Name, Version: cand.Metadata.Version, Hash: cand.Hash()}},
+				Result:     evolve.Result{Ruling: sdk.Review}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			reviews[name] = r.ID
+		}
+	}()
+	other := filepath.Join(dir, "other.sextant")
+	must(0, "run", pipe, "--input", filepath.Join(pipes, "email-triage", "inputs", "newsletter.json"), "--id", "imported-1", "--store", other)
+	dump := filepath.Join(dir, "other.jsonl")
+	if err := os.WriteFile(dump, []byte(must(0, "export", "--store", other)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage.jsonl")
+	if err := os.WriteFile(garbage, []byte("{\"type\":\"header\"}\nnot json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	// Start the server on the store.
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout := &signalWriter{want: "listening on", ready: make(chan struct{})}
@@ -151,7 +191,7 @@ func TestServeAndCLI(t *testing.T) {
 		t.Fatalf("run through the server: %s", out)
 	}
 	// ...but not of another file that has the same pipeline name.
-	other := filepath.Join(dir, "other", "email-triage")
+	other = filepath.Join(dir, "other", "email-triage")
 	if err := copyTree(filepath.Join(pipes, "email-triage"), other); err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +216,37 @@ func TestServeAndCLI(t *testing.T) {
 		t.Fatalf("send through the server: %s", out)
 	}
 	must(1, "gate", pipe, "--candidate", filepath.Join(pipes, "email-triage", "candidates", "regressing.toml"), "--store", st)
+	// import goes through the API, all or nothing, its errors positioned
+	// in the file as without a server.
+	if out := must(0, "import", dump, "--store", st); !strings.Contains(out, "imported 1 tasks") {
+		t.Fatalf("import through the server: %s", out)
+	}
+	if out := must(2, "import", dump, "--store", st); !strings.Contains(out, "through sextant serve at "+info.URL) || !strings.Contains(out, "imported-1") {
+		t.Fatalf("import of a task the store has: %s", out)
+	}
+	if out := must(2, "import", garbage, "--store", st); !strings.Contains(out, garbage+":1: format") {
+		t.Fatalf("import of a bad file: %s", out)
+	}
+	// review approve and reject go through the API; the server promotes
+	// beside the pipeline it serves.
+	if out := must(0, "review", "reject", reviews["regressing"], "--by", "ana", "--note", "worse", "--store", st); !strings.Contains(out, reviews["regressing"]+" rejected") {
+		t.Fatalf("reject through the server: %s", out)
+	}
+	if out := must(2, "review", "approve", reviews["improving"], "--by", "ana", "--dir", dir, "--store", st); !strings.Contains(out, "--dir: sextant serve at "+info.URL) {
+		t.Fatalf("approve --dir through the server: %s", out)
+	}
+	if out := must(0, "review", "approve", reviews["improving"], "--by", "ana", "--store", st); !strings.Contains(out, reviews["improving"]+" approved → "+filepath.Join(pipes, "email-triage", "strategies")) {
+		t.Fatalf("approve through the server: %s", out)
+	}
+	if out := must(1, "review", "approve", reviews["improving"], "--by", "ana", "--store", st); !strings.Contains(out, "already decided") {
+		t.Fatalf("approve twice through the server: %s", out)
+	}
+	// A command that does not go through the API names the server.
+	a := &app{command: "sextant evolve", logger: slog.New(slog.DiscardHandler)}
+	if _, err := a.openStore(context.Background(), st, createStore); err == nil || !errors.Is(err, store.ErrLocked) ||
+		err.Error() != fmt.Sprintf("store %s is held by sextant serve at %s (pid %d), and sextant evolve does not go through its API: stop the server (or use its API) and run it again", st, info.URL, info.PID) {
+		t.Fatalf("open while the server holds the store: %v", err)
+	}
 	// Reads use a snapshot beside the server.
 	if out := must(0, "runs", "--store", st); !strings.Contains(out, "inv-1") || !strings.Contains(out, "completed") {
 		t.Fatalf("runs: %s", out)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/project"
+	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 )
 
@@ -265,9 +266,32 @@ func (a *app) openStoreWith(ctx context.Context, dir string, mode storeMode, p *
 	if err != nil {
 		var le *store.LockedError
 		if errors.As(err, &le) {
+			if srv, ok := serve.Discover(dir, le.PID); ok {
+				return nil, &heldByServer{LockedError: le, url: srv.URL(), command: a.command}
+			}
 			return nil, err
 		}
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	return s, nil
 }
+
+// heldByServer is the error of a command that found its store held by
+// `sextant serve`. Commands that go through the server's API find the
+// LockedError beneath it (serve.ViaServer); the others fail with it,
+// which names the server so that the user knows what to stop.
+type heldByServer struct {
+	*store.LockedError
+	url, command string
+}
+
+func (e *heldByServer) Error() string {
+	cmd := e.command
+	if cmd == "" {
+		cmd = "this command"
+	}
+	return fmt.Sprintf("store %s is held by sextant serve at %s (pid %d), and %s does not go through its API: stop the server (or use its API) and run it again",
+		e.Dir, e.url, e.PID, cmd)
+}
+
+func (e *heldByServer) Unwrap() error { return e.LockedError }

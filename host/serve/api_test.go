@@ -370,7 +370,68 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("metrics %+v", m)
 	}
 
+	importTasks(t, e)
 	badInput(t, e, inv.Task, span)
+}
+
+// importTasks: a JSONL export of another store is imported all or
+// nothing; a bad line, a task the store has, or a body that is not
+// JSONL is refused and writes nothing.
+func importTasks(t *testing.T, e *env) {
+	ctx := context.Background()
+	other, err := store.Open(ctx, filepath.Join(t.TempDir(), ".sextant"), store.NewConfig().WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"imported-1", "imported-2"} {
+		if err := other.CreateTask(ctx, &store.Task{ID: id, Pipeline: "elsewhere", Tags: []string{"imported"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dump strings.Builder
+	if _, err := other.Export(ctx, &dump, store.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	const ndjson = "Content-Type: application/x-ndjson"
+	before, _ := e.store.Tasks(ctx, store.Query{})
+	lines := strings.SplitAfter(dump.String(), "\n")
+	for _, tc := range []struct {
+		name, body, header string
+		status             int
+		code, msg          string
+	}{
+		{"a bad line", lines[0] + lines[1] + "{\"type\":\"task\",\"id\":\"a b\"}\n", ndjson, 400, "bad_request", "dump.jsonl:3:"},
+		{"not JSON", lines[0] + "not json\n", ndjson, 400, "bad_request", "dump.jsonl:2:"},
+		{"as JSON", dump.String(), "Content-Type: application/json", 415, "unsupported_media_type", "application/x-ndjson"},
+		{"as a form", dump.String(), "Content-Type: text/plain", 415, "unsupported_media_type", "application/x-ndjson"},
+	} {
+		t.Run("import "+tc.name, func(t *testing.T) {
+			a := e.do("POST", "/api/v1/import?name=dump.jsonl", tc.body, tc.header).want(t, tc.status)
+			var er struct{ Error struct{ Code, Message string } }
+			a.json(t, &er)
+			if er.Error.Code != tc.code || !strings.Contains(er.Error.Message, tc.msg) {
+				t.Fatalf("error %+v, want %s with %q", er.Error, tc.code, tc.msg)
+			}
+		})
+	}
+	if after, _ := e.store.Tasks(ctx, store.Query{}); len(after) != len(before) {
+		t.Fatalf("refused imports wrote %d tasks", len(after)-len(before))
+	}
+	var n struct{ Tasks, Executions int }
+	e.do("POST", "/api/v1/import", dump.String(), ndjson).want(t, 201).json(t, &n)
+	if n.Tasks != 2 {
+		t.Fatalf("imported %+v", n)
+	}
+	var page taskPage
+	e.do("GET", "/api/v1/tasks?tag=imported", nil).want(t, 200).json(t, &page)
+	if ids := page.ids(); len(ids) != 2 {
+		t.Fatalf("imported tasks listed: %v", ids)
+	}
+	// Again: the store has the tasks (bad input, positioned).
+	if a := e.do("POST", "/api/v1/import", dump.String(), ndjson).want(t, 400); a.errorCode(t) != "bad_request" || !strings.Contains(string(a.body), `already exists`) {
+		t.Fatalf("import again: %s", a.body)
+	}
 }
 
 // badInput: every write refused with 400 (or 404, 409, 415) and a JSON

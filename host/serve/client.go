@@ -107,20 +107,25 @@ func (e *APIError) Is(target error) bool {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+	if body == nil {
+		return c.send(ctx, method, path, "", nil, out)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, method, path, "application/json", bytes.NewReader(b), out)
+}
+
+// send sends body (of media type ctype; none when nil) and decodes the
+// answer into out.
+func (c *Client) send(ctx context.Context, method, path, ctype string, body io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", ctype)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -205,6 +210,30 @@ func (c *Client) Signal(ctx context.Context, name, pipeline string, vars map[str
 // SaveComparison stores a judged replay (POST /api/v1/comparisons).
 func (c *Client) SaveComparison(ctx context.Context, v *evolve.Verdict) error {
 	return c.do(ctx, http.MethodPost, "/api/v1/comparisons", v, nil)
+}
+
+// Import reads a JSONL export into the server's store, all or nothing
+// (POST /api/v1/import); name is the file errors are positioned in.
+func (c *Client) Import(ctx context.Context, name string, jsonl io.Reader) (*Imported, error) {
+	var out Imported
+	if err := c.send(ctx, http.MethodPost, "/api/v1/import?name="+url.QueryEscape(name), ImportType, jsonl, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Decide approves (promoting the candidate beside the server's pipeline)
+// or rejects a review request (POST /api/v1/reviews/{id}/approve|reject).
+func (c *Client) Decide(ctx context.Context, id string, approve bool, d Decision) (*evolve.ReviewRequest, error) {
+	verb := "reject"
+	if approve {
+		verb = "approve"
+	}
+	var out evolve.ReviewRequest
+	if err := c.do(ctx, http.MethodPost, "/api/v1/reviews/"+url.PathEscape(id)+"/"+verb, d, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // ViaServer returns the client of the server that holds the store at dir

@@ -170,10 +170,16 @@ func (s *Server) api(rt route) http.Handler {
 			}
 		}
 		if r.Method == http.MethodPost {
+			// Neither type is one a cross-site form can send without a
+			// CORS preflight (which the server never answers).
+			want := rt.BodyType
+			if want == "" {
+				want = "application/json"
+			}
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if mt != "application/json" {
+			if mt != want {
 				WriteError(w, &Error{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupported,
-					Message: "send the request body as JSON (Content-Type: application/json)"})
+					Message: "send the request body as Content-Type: " + want})
 				return
 			}
 		}

@@ -65,6 +65,8 @@ func schemas() obj {
 		"VerdictList": object(obj{"comparisons": arr(ref("Verdict"))}),
 		"Review":      object(obj{"id": str(""), "pipeline": str(""), "mutator": str(""), "baseline": anyObj, "candidate": str("the candidate strategy file"), "comparison": anyObj, "result": anyObj, "status": str("pending, approved or rejected"), "by": str(""), "note": str(""), "path": str("")}),
 		"ReviewList":  object(obj{"reviews": arr(ref("Review"))}),
+		"Export":      obj{"type": "string", "description": "JSONL as sextant export writes it: a header line, then one task, execution, span, reward, checkpoint or recording a line"},
+		"Imported":    object(obj{"tasks": intg(""), "executions": intg(""), "spans": intg(""), "rewards": intg(""), "recordings": intg(""), "checkpoints": intg("")}),
 		"Decision":    object(obj{"by": str("who decides"), "note": str("why")}, "by"),
 		"MetricList": object(obj{"metrics": arr(object(obj{"day": str("YYYY-MM-DD"), "pipeline": str(""), "strategy": str("version"), "tasks": intg(""), "completed": intg(""), "failed": intg(""),
 			"success": intg(""), "success_rate": num(""), "rewarded": intg(""), "mean_reward": num(""), "tokens": intg(""), "cost_usd": num(""), "mean_latency_ms": num("")}))}),
@@ -102,7 +104,11 @@ func (s *Server) document() obj {
 			o["parameters"] = params
 		}
 		if rt.Body != "" {
-			o["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref(rt.Body)}}}
+			bt := rt.BodyType
+			if bt == "" {
+				bt = "application/json"
+			}
+			o["requestBody"] = obj{"required": true, "content": obj{bt: obj{"schema": ref(rt.Body)}}}
 		}
 		resps := obj{strconv.Itoa(rt.Status): obj{"description": "OK", "content": obj{"application/json": obj{"schema": ref(rt.Response)}}}}
 		resps["400"] = errResp("bad input; nothing was written")
@@ -112,7 +118,7 @@ func (s *Server) document() obj {
 			resps["403"] = errResp("a cross-site request")
 			resps["409"] = errResp("conflicts with the stored state")
 			resps["413"] = errResp("request body too large")
-			resps["415"] = errResp("the body is not JSON")
+			resps["415"] = errResp("the body is not of the media type asked for")
 		}
 		if rt.ID == "startRun" {
 			resps["202"] = obj{"description": "started (wait=false)", "content": obj{"application/json": obj{"schema": object(obj{"task": str("")})}}}

@@ -11,8 +11,10 @@ type route struct {
 	// Body and Response name schemas of the OpenAPI document ("" for
 	// none); Status is the success status.
 	Body, Response string
-	Status         int
-	handle         handlerFunc
+	// BodyType is the body's media type; "" means application/json.
+	BodyType string
+	Status   int
+	handle   handlerFunc
 }
 
 // param is a query parameter.
@@ -43,6 +45,9 @@ func (s *Server) apiRoutes() []route {
 		{Method: "POST", Path: "/api/v1/tasks/{id}/messages", ID: "sendMessage", Summary: "Deliver a message to a waiting task", Body: "MessageRequest", Response: "RunResult", Status: 200, handle: s.sendMessage},
 		{Method: "POST", Path: "/api/v1/signals", ID: "broadcastSignal", Summary: "Broadcast a signal to every waiting task that waits for it", Body: "SignalRequest", Response: "SignalResult", Status: 200, handle: s.broadcastSignal},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/rewards", ID: "addReward", Summary: "Add a reward (feedback) to a task or one of its spans", Body: "RewardRequest", Response: "Reward", Status: http.StatusCreated, handle: s.addReward},
+		{Method: "POST", Path: "/api/v1/import", ID: "importTasks", Summary: "Read a JSONL export (sextant export) into the store, all or nothing: a bad line is a 400 naming it, and nothing is written",
+			Query: []param{{"name", "string", "the file name errors are positioned in (default body)"}},
+			Body:  "Export", BodyType: ImportType, Response: "Imported", Status: http.StatusCreated, handle: s.importTasks},
 		{Method: "GET", Path: "/api/v1/recordings/{hash}", ID: "getRecording", Summary: "One recording: a provider call or a human answer", Response: "Recording", Status: 200, handle: s.getRecording},
 		{Method: "GET", Path: "/api/v1/strategies", ID: "listStrategies", Summary: "Strategies with promoted versions", Response: "StrategyList", Status: 200, handle: s.listStrategies},
 		{Method: "GET", Path: "/api/v1/strategies/{name}", ID: "getStrategy", Summary: "A strategy's versions, oldest first, each with its parent (the lineage)", Response: "StrategyLog", Status: 200, handle: s.getStrategy},
