@@ -60,10 +60,15 @@ func TestNonLoopbackNeedsToken(t *testing.T) {
 		o.Token = "s3cret-token"
 		o.Handlers = map[string]http.Handler{"POST /v1/chat/completions": extra}
 	})
-	routes := []struct{ method, path string }{
-		{"GET", "/api/v1/openapi.json"}, {"GET", "/api/v1/tasks"}, {"GET", "/api/v1/tasks/x"},
-		{"POST", "/api/v1/runs"}, {"POST", "/api/v1/tasks/x/rewards"}, {"POST", "/api/v1/reviews/x/approve"},
-		{"GET", "/api/v1/nope"}, {"POST", "/v1/chat/completions"},
+	// Every route the server has (API and extra), and one it has not.
+	routes := []struct{ method, path string }{{"GET", "/api/v1/nope"}}
+	fill := strings.NewReplacer("{id}", "x", "{hash}", "x", "{name}", "x", "{version}", "x")
+	for _, p := range e.srv.Routes() {
+		method, path, _ := strings.Cut(p, " ")
+		routes = append(routes, struct{ method, path string }{method, fill.Replace(path)})
+	}
+	if len(routes) < 20 {
+		t.Fatalf("only %d routes", len(routes))
 	}
 	for _, rt := range routes {
 		for _, auth := range []string{"Authorization:", "Authorization: Bearer wrong", "Authorization: s3cret-token", "Authorization: Bearer s3cret-token-and-more"} {
@@ -120,6 +125,17 @@ func TestCrossSite(t *testing.T) {
 	for _, hdr := range []string{"Sec-Fetch-Site: cross-site", "Sec-Fetch-Site: same-site", "Origin: http://evil.example", "Origin: null"} {
 		if code := e.do("POST", "/api/v1/tasks/t1/rewards", body, hdr).want(t, 403).errorCode(t); code != "forbidden" {
 			t.Fatalf("%s: %s", hdr, code)
+		}
+	}
+	// So is every other state-changing route.
+	for _, p := range e.srv.Routes() {
+		method, path, _ := strings.Cut(p, " ")
+		if method != "POST" {
+			continue
+		}
+		path = strings.NewReplacer("{id}", "t1", "{hash}", "x", "{name}", "x", "{version}", "x").Replace(path)
+		if code := e.do(method, path, body, "Sec-Fetch-Site: cross-site", "Origin: http://evil.example").want(t, 403).errorCode(t); code != "forbidden" {
+			t.Fatalf("%s: %s", p, code)
 		}
 	}
 	// A form post (what a cross-site page can send without a preflight).
