@@ -2,7 +2,10 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -278,5 +281,56 @@ func TestProxyAuth(t *testing.T) {
 	// the API's 401.
 	if code := e.do("POST", "/v1/traces", map[string]any{"resourceSpans": []any{}}, "Authorization:").want(t, 401).errorCode(t); code != "unauthorized" {
 		t.Fatal(code)
+	}
+}
+
+// TestProxyAuthNpmClient: the official openai npm client pointed at a
+// server on a shared address reports a missing or wrong token as it
+// reports a wrong OpenAI key (AuthenticationError, 401,
+// invalid_api_key), and gets its answer with the token as its API key.
+func TestProxyAuthNpmClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the official openai npm client cannot run here")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "proxy", "testdata", "npm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+	}
+	up := newUpstream(t)
+	e := newEnv(t, "0.0.0.0:0", withProxy(t, up.URL, false), func(o *serve.Options) { o.Token = "s3cret-token" })
+	call := func(key string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(node, "client.mjs", e.base+"/v1", "one")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "SEXTANT_TEST_API_KEY="+key)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node client.mjs one: %v\n%s", err, stderr.String())
+		}
+		var v map[string]any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return v
+	}
+	got := call("sk-wrong")
+	if got["name"] != "AuthenticationError" || got["status"] != float64(401) || got["code"] != "invalid_api_key" {
+		t.Fatalf("the client saw %v, want an AuthenticationError (401, invalid_api_key)", got)
+	}
+	if ts, _ := e.store.Tasks(context.Background(), store.Query{}); len(ts) != 0 {
+		t.Fatalf("a refused call recorded %d tasks", len(ts))
+	}
+	if got := call("s3cret-token"); got["text"] != "Upstream answers: What is 2+2?" {
+		t.Fatalf("with the token the client saw %v", got)
 	}
 }

@@ -1,19 +1,21 @@
 // Drives sextant's recording proxy with the official openai client, as an
 // agent's own test suite would: node client.mjs BASE_URL MODE, where MODE
-// is "calls" (three calls, the third streamed) or "miss" (one call no
-// recording answers). Prints what the client saw as one JSON document.
+// is "calls" (three calls, the third streamed), "miss" (one call no
+// recording answers) or "one" (one call, its answer or its error).
+// The API key is $SEXTANT_TEST_API_KEY when set. Prints what the client
+// saw as one JSON document.
 import OpenAI from "openai";
 
 const [baseURL, mode] = process.argv.slice(2);
-const client = new OpenAI({ baseURL, apiKey: "sk-not-a-real-key", maxRetries: 0 });
+const client = new OpenAI({ baseURL, apiKey: process.env.SEXTANT_TEST_API_KEY || "sk-not-a-real-key", maxRetries: 0 });
 const task = { headers: { "X-Sextant-Task": "npm-suite" } };
 
 async function main() {
-  if (mode === "miss") {
+  if (mode === "miss" || mode === "one") {
     try {
-      await client.chat.completions.create(
-        { model: "gpt-4o-mini", messages: [{ role: "user", content: "never recorded" }] }, task);
-      return { unexpected: "answered" };
+      const r = await client.chat.completions.create(
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: mode === "one" ? "What is 2+2?" : "never recorded" }] }, task);
+      return mode === "one" ? { text: r.choices[0].message.content } : { unexpected: "answered" };
     } catch (e) {
       return { status: e.status, type: e.type, code: e.code, message: e.message, name: e.constructor.name };
     }
