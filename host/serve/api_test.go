@@ -408,7 +408,9 @@ func importTasks(t *testing.T, e *env) {
 	} {
 		t.Run("import "+tc.name, func(t *testing.T) {
 			a := e.do("POST", "/api/v1/import?name=dump.jsonl", tc.body, tc.header).want(t, tc.status)
-			var er struct{ Error struct{ Code, Message string } }
+			var er struct {
+				Error struct{ Code, Message string }
+			}
 			a.json(t, &er)
 			if er.Error.Code != tc.code || !strings.Contains(er.Error.Message, tc.msg) {
 				t.Fatalf("error %+v, want %s with %q", er.Error, tc.code, tc.msg)
