@@ -242,10 +242,10 @@ func TestDashboard(t *testing.T) {
 // exportSpans exports a small agent trace with the OpenTelemetry Go SDK
 // (otlptracehttp, protobuf over real HTTP) to url and returns its trace
 // id and its root span's id.
-func exportSpans(t *testing.T, url string) (string, string) {
+func exportSpans(t *testing.T, url string, opts ...otlptracehttp.Option) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(url))
+	exp, err := otlptracehttp.New(ctx, append([]otlptracehttp.Option{otlptracehttp.WithEndpointURL(url), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+
 	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 )
@@ -281,6 +283,10 @@ func TestProxyAuth(t *testing.T) {
 	// the API's 401.
 	if code := e.do("POST", "/v1/traces", map[string]any{"resourceSpans": []any{}}, "Authorization:").want(t, 401).errorCode(t); code != "unauthorized" {
 		t.Fatal(code)
+	}
+	traceID, _ := exportSpans(t, e.base+"/v1/traces", otlptracehttp.WithHeaders(map[string]string{"Authorization": "Bearer s3cret-token"}))
+	if tree, err := e.store.Tree(ctx, "otel-"+traceID); err != nil || len(tree.Executions) != 1 || len(tree.Executions[0].Spans) != 3 {
+		t.Fatalf("spans exported with the token: %v", err)
 	}
 }
 
