@@ -266,7 +266,9 @@ func (a *app) openStoreWith(ctx context.Context, dir string, mode storeMode, p *
 	if err != nil {
 		var le *store.LockedError
 		if errors.As(err, &le) {
-			if srv, ok := serve.Discover(dir, le.PID); ok {
+			// A read fails beside a server only when the snapshot could
+			// not be made; its error says why.
+			if srv, ok := serve.Discover(dir, le.PID); ok && mode != readStore {
 				return nil, &heldByServer{LockedError: le, url: srv.URL(), command: a.command}
 			}
 			return nil, err
