@@ -1,0 +1,272 @@
+package temporal
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/sextant-dev/sextant/host/replay"
+)
+
+// The names a fanned-out replay is registered under: `sextant replay
+// --temporal` starts ReplayWorkflowName on the task queue, and the workflow
+// runs one ReplayShardActivityName per shard.
+const (
+	ReplayWorkflowName      = "sextant.replay"
+	ReplayShardActivityName = "sextant.replay.shard"
+)
+
+// ReplayInvalidType is the application error type of a shard that can never
+// succeed (the worker's checkout differs, the pipeline is invalid): it is
+// not retried, and the CLI reports it as invalid input (exit status 2).
+const ReplayInvalidType = "sextant.invalid"
+
+// The activity timeouts and retries of a shard. A worker that dies stops
+// heartbeating: after replayHeartbeatTimeout the shard is retried on
+// another worker. replayShardTimeout only bounds a shard that hangs while
+// its worker lives.
+const (
+	replayHeartbeatTimeout = time.Minute
+	replayShardTimeout     = 24 * time.Hour
+	replayMaxAttempts      = 5
+)
+
+// ReplayInput is what every shard of one replay replays: the pipeline, the
+// strategies and the settings of `sextant replay`, and where the recorded
+// tasks are. Paths are relative to the project root (the directory of
+// sextant.toml, else the working directory) of the CLI and of each worker,
+// or absolute; the digests make a worker whose files differ fail instead
+// of replaying something else.
+type ReplayInput struct {
+	Pipeline       string `json:"pipeline"`
+	PipelineSHA256 string `json:"pipeline_sha256"`
+	// BaselineHash is the content hash of the pipeline's strategy.
+	BaselineHash string `json:"baseline_hash"`
+	// Candidates are the candidate strategies' files' text, in order.
+	Candidates []string `json:"candidates,omitempty"`
+	// Dataset is a JSONL dataset (with its SHA-256), or, when empty,
+	// Store is the store directory read, with StoreDigest its tasks'.
+	Dataset       string `json:"dataset,omitempty"`
+	DatasetSHA256 string `json:"dataset_sha256,omitempty"`
+	Store         string `json:"store,omitempty"`
+	StoreDigest   string `json:"store_digest,omitempty"`
+
+	Sample     int    `json:"sample"`
+	Seed       int64  `json:"seed"`
+	OnMiss     string `json:"on_miss"`
+	StratifyBy string `json:"stratify_by,omitempty"`
+	// Workers is each shard's parallelism (replay --workers).
+	Workers int `json:"workers"`
+	// Shards is the number of shard activities (≥ 1).
+	Shards int `json:"shards"`
+}
+
+// ReplayShardInput is one shard's activity input: the replay and the
+// shard's 0-based index.
+type ReplayShardInput struct {
+	ReplayInput
+	Shard int `json:"shard"`
+}
+
+// ReplayShardOutput is one shard's results.
+type ReplayShardOutput struct {
+	Shard int `json:"shard"`
+	// Results are the replay.Results, one JSON line each, gzip-compressed:
+	// Temporal bounds a payload (2 MB by default).
+	Results []byte `json:"results"`
+}
+
+// ReplayOutput is the workflow's result: every shard's, in shard order.
+type ReplayOutput struct {
+	Shards []ReplayShardOutput `json:"shards"`
+}
+
+// ReplayShardFunc replays one shard; the CLI implements it (it is `sextant
+// replay --shard I/N`). An error marked with ReplayInvalid is final; any
+// other is retried, on whichever worker takes the shard.
+type ReplayShardFunc func(ctx context.Context, in ReplayShardInput) ([]replay.Result, error)
+
+// RegisterReplay registers the replay workflow and its shard activity, run
+// by shard, on a worker (a worker.Worker is a worker.Registry).
+func RegisterReplay(w worker.Registry, shard ReplayShardFunc) {
+	w.RegisterWorkflowWithOptions(replayWorkflow, workflow.RegisterOptions{Name: ReplayWorkflowName})
+	w.RegisterActivityWithOptions(replayShardActivity(shard), activity.RegisterOptions{Name: ReplayShardActivityName})
+}
+
+// ReplayInvalid marks err as final: the shard is not retried and the CLI
+// exits 2 with its message.
+func ReplayInvalid(err error) error {
+	return sdktemporal.NewNonRetryableApplicationError(err.Error(), ReplayInvalidType, nil)
+}
+
+// ReplayError is a replay that failed on Temporal: the first failed
+// shard's error, as its worker reported it.
+type ReplayError struct {
+	Workflow string // the workflow's id
+	Message  string // "shard I/N: …"
+	// Invalid is set when the shard failed with an error marked with
+	// ReplayInvalid (invalid input, exit status 2).
+	Invalid bool
+}
+
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("temporal replay %s: %s", e.Workflow, e.Message)
+}
+
+// IsReplayInvalid reports whether err is a replay that failed with an
+// error marked with ReplayInvalid.
+func IsReplayInvalid(err error) bool {
+	var re *ReplayError
+	return errors.As(err, &re) && re.Invalid
+}
+
+// failedShard is the workflow's error for shard i's failure: the worker's
+// message (not the chain of wrappers around it) and its error type.
+func failedShard(i, n int, err error) error {
+	msg, typ := err.Error(), "sextant.shard"
+	var app *sdktemporal.ApplicationError
+	if errors.As(err, &app) {
+		msg, typ = app.Message(), app.Type()
+	}
+	return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("shard %d/%d: %s", i+1, n, msg), typ, nil)
+}
+
+// replayWorkflow runs every shard as an activity, at once, and returns
+// their results. It judges nothing: the CLI that started it judges the
+// whole, as sextant merge judges CI shards.
+func replayWorkflow(ctx workflow.Context, in ReplayInput) (ReplayOutput, error) {
+	if in.Shards < 1 {
+		return ReplayOutput{}, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("replay: %d shards: want at least 1", in.Shards), ReplayInvalidType, nil)
+	}
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: replayShardTimeout,
+		HeartbeatTimeout:    replayHeartbeatTimeout,
+		RetryPolicy: &sdktemporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			MaximumAttempts:        replayMaxAttempts,
+			NonRetryableErrorTypes: []string{ReplayInvalidType},
+		},
+	})
+	futures := make([]workflow.Future, in.Shards)
+	for i := range futures {
+		futures[i] = workflow.ExecuteActivity(ctx, ReplayShardActivityName, ReplayShardInput{ReplayInput: in, Shard: i})
+	}
+	out := ReplayOutput{Shards: make([]ReplayShardOutput, in.Shards)}
+	for i, f := range futures {
+		if err := f.Get(ctx, &out.Shards[i]); err != nil {
+			return ReplayOutput{}, failedShard(i, in.Shards, err)
+		}
+	}
+	return out, nil
+}
+
+// replayShardActivity runs shard, heartbeating while it does, and packs
+// its results.
+func replayShardActivity(shard ReplayShardFunc) func(context.Context, ReplayShardInput) (ReplayShardOutput, error) {
+	return func(ctx context.Context, in ReplayShardInput) (ReplayShardOutput, error) {
+		if in.Shards < 1 || in.Shard < 0 || in.Shard >= in.Shards {
+			return ReplayShardOutput{}, ReplayInvalid(fmt.Errorf("replay: shard %d of %d: want 0 ≤ shard < shards", in.Shard, in.Shards))
+		}
+		stop := heartbeatEvery(ctx, replayHeartbeatTimeout/4)
+		results, err := shard(ctx, in)
+		stop()
+		if err != nil {
+			return ReplayShardOutput{}, err
+		}
+		b, err := encodeReplayResults(results)
+		if err != nil {
+			return ReplayShardOutput{}, fmt.Errorf("replay: shard %d/%d: %w", in.Shard+1, in.Shards, err)
+		}
+		return ReplayShardOutput{Shard: in.Shard, Results: b}, nil
+	}
+}
+
+// heartbeatEvery heartbeats the activity until stop is called, so that
+// Temporal sees a live worker through a long shard and a dead one within
+// the heartbeat timeout.
+func heartbeatEvery(ctx context.Context, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// encodeReplayResults writes results as gzip-compressed JSON lines.
+func encodeReplayResults(results []replay.Result) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	enc := json.NewEncoder(zw)
+	for _, r := range results {
+		if err := enc.Encode(r); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// maxReplayShardBytes bounds one shard's decompressed results: a worker's
+// output is input to the CLI, and a bad one must not exhaust its memory.
+const maxReplayShardBytes = 1 << 30
+
+// decodeReplayResults reads one shard's results; errors name the shard
+// and the line.
+func decodeReplayResults(shard, shards int, b []byte) ([]replay.Result, error) {
+	where := fmt.Sprintf("replay: shard %d/%d results", shard+1, shards)
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	lim := &io.LimitedReader{R: zr, N: maxReplayShardBytes + 1}
+	sc := bufio.NewScanner(lim)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	var out []replay.Result
+	for n := 1; sc.Scan(); n++ {
+		var r replay.Result
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", where, n, err)
+		}
+		if r.Task == "" || r.Hash == "" {
+			return nil, fmt.Errorf("%s:%d: a result without a task or a strategy hash", where, n)
+		}
+		out = append(out, r)
+	}
+	if lim.N <= 0 {
+		return nil, fmt.Errorf("%s: over %d bytes", where, maxReplayShardBytes)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return out, nil
+}
