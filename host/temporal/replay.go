@@ -240,21 +240,25 @@ const maxReplayShardBytes = 1 << 30
 
 // decodeReplayResults reads one shard's results; errors name the shard
 // and the line.
-func decodeReplayResults(shard, shards int, b []byte) ([]replay.Result, error) {
+func decodeReplayResults(shard, shards int, b []byte, limit int64) ([]replay.Result, error) {
 	where := fmt.Sprintf("replay: shard %d/%d results", shard+1, shards)
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	lim := &io.LimitedReader{R: zr, N: maxReplayShardBytes + 1}
+	lim := &io.LimitedReader{R: zr, N: limit + 1}
 	sc := bufio.NewScanner(lim)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	over := func() error { return fmt.Errorf("%s: over %d bytes", where, limit) }
 	var out []replay.Result
 	for n := 1; sc.Scan(); n++ {
 		var r replay.Result
 		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
+			if lim.N <= 0 { // the line was cut at the limit
+				return nil, over()
+			}
 			return nil, fmt.Errorf("%s:%d: %w", where, n, err)
 		}
 		if r.Task == "" || r.Hash == "" {
@@ -263,7 +267,7 @@ func decodeReplayResults(shard, shards int, b []byte) ([]replay.Result, error) {
 		out = append(out, r)
 	}
 	if lim.N <= 0 {
-		return nil, fmt.Errorf("%s: over %d bytes", where, maxReplayShardBytes)
+		return nil, over()
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)

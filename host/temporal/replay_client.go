@@ -70,7 +70,7 @@ func RunReplay(ctx context.Context, o ReplayClientOptions, in ReplayInput) ([][]
 		if s.Shard != i {
 			return nil, fmt.Errorf("temporal replay %s: shard %d/%d holds shard %d's results", wf.GetID(), i+1, in.Shards, s.Shard+1)
 		}
-		if shards[i], err = decodeReplayResults(i, in.Shards, s.Results); err != nil {
+		if shards[i], err = decodeReplayResults(i, in.Shards, s.Results, maxReplayShardBytes); err != nil {
 			return nil, fmt.Errorf("temporal replay %s: %w", wf.GetID(), err)
 		}
 	}
