@@ -38,9 +38,9 @@ type replayTemporalFlags struct {
 
 func (f *replayTemporalFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.hostPort, "temporal", "", "HOST:PORT of a Temporal front end: fan the replay out as activities over the sextant workers polling --task-queue, and judge here")
-	c.Flags().StringVar(&f.namespace, "namespace", replayDefaultNamespace, "with --temporal: the Temporal namespace")
-	c.Flags().StringVar(&f.taskQueue, "task-queue", replayDefaultTaskQueue, "with --temporal: the task queue the workers poll")
-	c.Flags().IntVar(&f.shards, "temporal-shards", replayDefaultShards, "with --temporal: the number of shard activities")
+	c.Flags().StringVar(&f.namespace, "namespace", replayDefaultNamespace, "Temporal namespace (with --temporal)")
+	c.Flags().StringVar(&f.taskQueue, "task-queue", replayDefaultTaskQueue, "Temporal task queue (with --temporal)")
+	c.Flags().IntVar(&f.shards, "temporal-shards", replayDefaultShards, "number of shard activities a replay fans out to (with --temporal)")
 }
 
 // replayOnTemporal replays as replayAndJudge does, the replay itself fanned
