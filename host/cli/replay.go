@@ -128,6 +128,11 @@ Exit status: 0 pass, 1 a gate failed, 2 invalid input, 3 review needed.`,
 // replayAndJudge replays and, with a candidate, compares and gates; a
 // shard only collects its results for sextant merge.
 func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, needCandidate bool) error {
+	if f.temporal.hostPort != "" {
+		if err := a.checkReplayTemporal(f); err != nil {
+			return err
+		}
+	}
 	shard, shards, err := resolveShard(f.shard, f.shardTotal, os.Getenv)
 	if err != nil {
 		return err

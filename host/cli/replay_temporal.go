@@ -43,17 +43,25 @@ func (f *replayTemporalFlags) add(c *cobra.Command) {
 	c.Flags().IntVar(&f.shards, "temporal-shards", replayDefaultShards, "number of shard activities a replay fans out to (with --temporal)")
 }
 
+// checkReplayTemporal checks the flags of replay --temporal.
+func (a *app) checkReplayTemporal(f *replayFlags) error {
+	if f.shard != "" || f.shardTotal != 0 || f.results != "" {
+		return usageErr(errors.New("--temporal shards the replay itself: --shard and --results are for CI shards that sextant merge judges"))
+	}
+	if a.otlpEndpoint != "" {
+		return usageErr(errors.New("--otlp-endpoint with --temporal: the workers replay, and do not export spans; export from a local replay"))
+	}
+	if f.temporal.shards < 1 {
+		return usageErr(fmt.Errorf("--temporal-shards %d: want at least 1", f.temporal.shards))
+	}
+	return nil
+}
+
 // replayOnTemporal replays as replayAndJudge does, the replay itself fanned
 // out over Temporal workers: each shard activity is `replay --shard I/N`,
 // and this process judges the whole as sextant merge does.
 func (a *app) replayOnTemporal(ctx context.Context, path string, f *replayFlags, loaded *run.Loaded, reg *plugin.Registry,
 	strategies []*strategy.Strategy, files []string, cfg effective, command string) error {
-	if f.shard != "" || f.results != "" {
-		return usageErr(errors.New("--temporal shards the replay itself: --shard and --results are for CI shards that sextant merge judges"))
-	}
-	if f.temporal.shards < 1 {
-		return usageErr(fmt.Errorf("--temporal-shards %d: want at least 1", f.temporal.shards))
-	}
 	p := loaded.Pipeline
 	root, err := replayRoot()
 	if err != nil {

@@ -169,6 +169,22 @@ func TestReplayTemporal(t *testing.T) {
 		}
 	})
 
+	t.Run("usage", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--shard", "1/2", "--results", "x.jsonl"}, "--temporal shards the replay itself"},
+			{[]string{"--temporal-shards", "0"}, "--temporal-shards 0: want at least 1"},
+			{[]string{"--otlp-endpoint", "http://127.0.0.1:4318"}, "--otlp-endpoint with --temporal"},
+		} {
+			o := runReplay(t.TempDir(), append([]string{"replay", pipe, "--temporal", srv.HostPort}, tc.args...)...)
+			if o.code != ExitInvalid || !strings.Contains(o.stderr, tc.want) {
+				t.Errorf("replay --temporal %s: exit %d, want 2 and %q\n%s", strings.Join(tc.args, " "), o.code, tc.want, o.stderr)
+			}
+		}
+	})
+
 	t.Run("another checkout", func(t *testing.T) {
 		real := &app{stdout: io.Discard, stderr: io.Discard, logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		var calls atomic.Int32

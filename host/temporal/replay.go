@@ -37,7 +37,7 @@ const ReplayInvalidType = "sextant.invalid"
 // another worker. replayShardTimeout only bounds a shard that hangs while
 // its worker lives.
 const (
-	replayHeartbeatTimeout = time.Minute
+	replayHeartbeatTimeout = 10 * time.Second
 	replayShardTimeout     = 24 * time.Hour
 	replayMaxAttempts      = 5
 )
@@ -180,7 +180,7 @@ func replayShardActivity(shard ReplayShardFunc) func(context.Context, ReplayShar
 		if in.Shards < 1 || in.Shard < 0 || in.Shard >= in.Shards {
 			return ReplayShardOutput{}, ReplayInvalid(fmt.Errorf("replay: shard %d of %d: want 0 ≤ shard < shards", in.Shard, in.Shards))
 		}
-		stop := heartbeatEvery(ctx, replayHeartbeatTimeout/4)
+		stop := heartbeatEvery(ctx, replayHeartbeatTimeout/5)
 		results, err := shard(ctx, in)
 		stop()
 		if err != nil {
