@@ -20,11 +20,13 @@ import (
 )
 
 // The names a fanned-out replay is registered under: `sextant replay
-// --temporal` starts ReplayWorkflowName on the task queue, and the workflow
-// runs one ReplayShardActivityName per shard.
+// --temporal` starts ReplayWorkflowName on the task queue; it runs one
+// child ReplayShardWorkflowName per shard, which runs the shard as one
+// ReplayShardActivityName.
 const (
 	ReplayWorkflowName      = "sextant.replay"
-	ReplayShardActivityName = "sextant.replay.shard"
+	ReplayShardWorkflowName = "sextant.replay.shard"
+	ReplayShardActivityName = "sextant.replay.shard.run"
 )
 
 // ReplayInvalidType is the application error type of a shard that can never
@@ -87,10 +89,20 @@ type ReplayShardOutput struct {
 	Results []byte `json:"results"`
 }
 
-// ReplayOutput is the workflow's result: every shard's, in shard order.
+// ReplayOutput is the workflow's result: the workflows holding the shards'
+// results, in shard order. Each shard's results are its own workflow's
+// result, so that a replay is not bounded by one Temporal payload (2 MB by
+// default) but each shard is.
 type ReplayOutput struct {
-	Shards []ReplayShardOutput `json:"shards"`
+	Shards []string `json:"shards"` // the shard workflows' ids
 }
+
+// maxReplayShardPayload bounds a shard's compressed results: the default
+// data converter writes bytes in base64 (4/3 larger), and Temporal's
+// default payload limit is 2 MB. Past it the shard fails as invalid, with
+// the remedy, rather than leave its workflow retrying a completion the
+// server refuses.
+const maxReplayShardPayload = 1 << 20
 
 // ReplayShardFunc replays one shard; the CLI implements it (it is `sextant
 // replay --shard I/N`). An error marked with ReplayInvalid is final; any
@@ -101,6 +113,7 @@ type ReplayShardFunc func(ctx context.Context, in ReplayShardInput) ([]replay.Re
 // by shard, on a worker (a worker.Worker is a worker.Registry).
 func RegisterReplay(w worker.Registry, shard ReplayShardFunc) {
 	w.RegisterWorkflowWithOptions(replayWorkflow, workflow.RegisterOptions{Name: ReplayWorkflowName})
+	w.RegisterWorkflowWithOptions(replayShardWorkflow, workflow.RegisterOptions{Name: ReplayShardWorkflowName})
 	w.RegisterActivityWithOptions(replayShardActivity(shard), activity.RegisterOptions{Name: ReplayShardActivityName})
 }
 
@@ -142,13 +155,31 @@ func failedShard(i, n int, err error) error {
 	return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("shard %d/%d: %s", i+1, n, msg), typ, nil)
 }
 
-// replayWorkflow runs every shard as an activity, at once, and returns
-// their results. It judges nothing: the CLI that started it judges the
-// whole, as sextant merge judges CI shards.
+// replayWorkflow runs every shard as a child workflow, at once, and
+// returns their ids. It judges nothing: the CLI that started it reads the
+// shards' results and judges the whole, as sextant merge judges CI shards.
 func replayWorkflow(ctx workflow.Context, in ReplayInput) (ReplayOutput, error) {
 	if in.Shards < 1 {
 		return ReplayOutput{}, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("replay: %d shards: want at least 1", in.Shards), ReplayInvalidType, nil)
 	}
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	out := ReplayOutput{Shards: make([]string, in.Shards)}
+	futures := make([]workflow.ChildWorkflowFuture, in.Shards)
+	for i := range futures {
+		out.Shards[i] = fmt.Sprintf("%s-shard-%d-of-%d", id, i+1, in.Shards)
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: out.Shards[i]})
+		futures[i] = workflow.ExecuteChildWorkflow(cctx, ReplayShardWorkflowName, ReplayShardInput{ReplayInput: in, Shard: i})
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			return ReplayOutput{}, passOn(err)
+		}
+	}
+	return out, nil
+}
+
+// replayShardWorkflow runs one shard's activity, retried on any worker.
+func replayShardWorkflow(ctx workflow.Context, in ReplayShardInput) (ReplayShardOutput, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: replayShardTimeout,
 		HeartbeatTimeout:    replayHeartbeatTimeout,
@@ -160,17 +191,21 @@ func replayWorkflow(ctx workflow.Context, in ReplayInput) (ReplayOutput, error) 
 			NonRetryableErrorTypes: []string{ReplayInvalidType},
 		},
 	})
-	futures := make([]workflow.Future, in.Shards)
-	for i := range futures {
-		futures[i] = workflow.ExecuteActivity(ctx, ReplayShardActivityName, ReplayShardInput{ReplayInput: in, Shard: i})
-	}
-	out := ReplayOutput{Shards: make([]ReplayShardOutput, in.Shards)}
-	for i, f := range futures {
-		if err := f.Get(ctx, &out.Shards[i]); err != nil {
-			return ReplayOutput{}, failedShard(i, in.Shards, err)
-		}
+	var out ReplayShardOutput
+	if err := workflow.ExecuteActivity(ctx, ReplayShardActivityName, in).Get(ctx, &out); err != nil {
+		return ReplayShardOutput{}, failedShard(in.Shard, in.Shards, err)
 	}
 	return out, nil
+}
+
+// passOn is the replay's error for a failed shard workflow: the shard's
+// own (its message and type), not the chain of wrappers around it.
+func passOn(err error) error {
+	var app *sdktemporal.ApplicationError
+	if errors.As(err, &app) {
+		return sdktemporal.NewNonRetryableApplicationError(app.Message(), app.Type(), nil)
+	}
+	return err
 }
 
 // replayShardActivity runs shard, heartbeating while it does, and packs
@@ -189,6 +224,10 @@ func replayShardActivity(shard ReplayShardFunc) func(context.Context, ReplayShar
 		b, err := encodeReplayResults(results)
 		if err != nil {
 			return ReplayShardOutput{}, fmt.Errorf("replay: shard %d/%d: %w", in.Shard+1, in.Shards, err)
+		}
+		if len(b) > maxReplayShardPayload {
+			return ReplayShardOutput{}, ReplayInvalid(fmt.Errorf("replay: %d results take %d bytes compressed, over the %d a shard's Temporal payload holds: fan out over more shards (--temporal-shards %d)",
+				len(results), len(b), maxReplayShardPayload, in.Shards*(len(b)/maxReplayShardPayload+1)))
 		}
 		return ReplayShardOutput{Shard: in.Shard, Results: b}, nil
 	}

@@ -24,7 +24,8 @@ type ReplayClientOptions struct {
 }
 
 // RunReplay starts the replay workflow on the task queue, waits for it and
-// returns each shard's results, in shard order. Cancelling ctx cancels the
+// returns each shard's results (its shard workflow's result), in shard
+// order. Cancelling ctx cancels the
 // workflow.
 func RunReplay(ctx context.Context, o ReplayClientOptions, in ReplayInput) ([][]replay.Result, error) {
 	if o.Logger == nil {
@@ -63,10 +64,14 @@ func RunReplay(ctx context.Context, o ReplayClientOptions, in ReplayInput) ([][]
 		return nil, fmt.Errorf("temporal replay %s: %w", wf.GetID(), err)
 	}
 	if len(out.Shards) != in.Shards {
-		return nil, fmt.Errorf("temporal replay %s: %d shards' results, want %d", wf.GetID(), len(out.Shards), in.Shards)
+		return nil, fmt.Errorf("temporal replay %s: %d shards, want %d", wf.GetID(), len(out.Shards), in.Shards)
 	}
 	shards := make([][]replay.Result, in.Shards)
-	for i, s := range out.Shards {
+	for i, id := range out.Shards {
+		var s ReplayShardOutput
+		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &s); err != nil {
+			return nil, fmt.Errorf("temporal replay %s: shard %d/%d: %w", wf.GetID(), i+1, in.Shards, err)
+		}
 		if s.Shard != i {
 			return nil, fmt.Errorf("temporal replay %s: shard %d/%d holds shard %d's results", wf.GetID(), i+1, in.Shards, s.Shard+1)
 		}
