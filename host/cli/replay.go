@@ -122,6 +122,7 @@ Exit status: 0 pass, 1 a gate failed, 2 invalid input, 3 review needed.`,
 	c.Flags().StringVar(&candidate, "candidate", "", "candidate strategy file (required)")
 	_ = c.MarkFlagRequired("candidate")
 	f.add(c)
+	f.temporal.add(c)
 	return c
 }
 

@@ -105,6 +105,10 @@ func TestReplayTemporal(t *testing.T) {
 		fanned := runReplay(freshCache(t), "replay", pipe, "--strategy", cand,
 			"--temporal", srv.HostPort, "--task-queue", "q-dataset", "--temporal-shards", "4")
 		sameReplay(t, "dataset", local, fanned)
+
+		local = runReplay(freshCache(t), "gate", pipe, "--candidate", cand)
+		fanned = runReplay(freshCache(t), "gate", pipe, "--candidate", cand, "--temporal", srv.HostPort, "--task-queue", "q-dataset")
+		sameReplay(t, "gate", local, fanned)
 	})
 
 	// The same pipeline without [replay] dataset replays its store, which
