@@ -51,6 +51,9 @@ func (a *app) checkReplayTemporal(f *replayFlags) error {
 	if f.temporal.shards < 1 {
 		return usageErr(fmt.Errorf("--temporal-shards %d: want at least 1", f.temporal.shards))
 	}
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
+		a.logger.Warn("a replay on Temporal exports no spans (its workers replay): OTEL_EXPORTER_OTLP_ENDPOINT is not used")
+	}
 	return nil
 }
 
@@ -81,15 +84,24 @@ func mergeShardResults(shards [][]replay.Result, strategies []*strategy.Strategy
 	return results, nil
 }
 
-// replayStoreDigest digests the completed tasks of a pipeline in a store:
-// what a replay of the store selects from.
+// replayStoreDigest digests the completed tasks of a pipeline in a store
+// and their rewards: what a replay of the store selects from and scores
+// with. (A task's recordings are checked by the replay itself: a call
+// must match one exactly.)
 func replayStoreDigest(ctx context.Context, s *store.Store, name string) (string, error) {
 	h := sha256.New()
 	err := s.EachTask(ctx, store.Query{Pipeline: name}, func(t *store.Task) error {
 		if t.Status != store.StatusCompleted {
 			return nil
 		}
-		b, err := json.Marshal(t)
+		rewards, err := s.Rewards(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(struct {
+			Task    *store.Task    `json:"task"`
+			Rewards []store.Reward `json:"rewards"`
+		}{t, rewards})
 		if err != nil {
 			return err
 		}
