@@ -36,10 +36,11 @@ const ReplayInvalidType = "sextant.invalid"
 
 // The activity timeouts and retries of a shard. A worker that dies stops
 // heartbeating: after replayHeartbeatTimeout the shard is retried on
-// another worker. replayShardTimeout only bounds a shard that hangs while
+// another worker. (The SDK sends heartbeats at most every 80% of the
+// timeout: 20 s leaves a live worker 4 s to spare on a busy machine.) replayShardTimeout only bounds a shard that hangs while
 // its worker lives.
 const (
-	replayHeartbeatTimeout = 10 * time.Second
+	replayHeartbeatTimeout = 20 * time.Second
 	replayShardTimeout     = 24 * time.Hour
 	replayMaxAttempts      = 5
 )
@@ -216,8 +217,8 @@ func replayShardActivity(shard ReplayShardFunc) func(context.Context, ReplayShar
 			return ReplayShardOutput{}, ReplayInvalid(fmt.Errorf("replay: shard %d of %d: want 0 ≤ shard < shards", in.Shard, in.Shards))
 		}
 		stop := heartbeatEvery(ctx, replayHeartbeatTimeout/5)
+		defer stop() // through the encoding too: a large shard's takes seconds
 		results, err := shard(ctx, in)
-		stop()
 		if err != nil {
 			return ReplayShardOutput{}, err
 		}
