@@ -43,6 +43,7 @@ type replayFlags struct {
 	reports    []string
 	results    string
 	store      storeFlags
+	temporal   replayTemporalFlags
 }
 
 func (f *replayFlags) add(c *cobra.Command) {
@@ -76,11 +77,18 @@ input, 3 a gate asks for review.
 With --shard I/N (or --shard auto in a Kubernetes Indexed Job or GitLab
 parallel job) the replay covers one shard of the tasks and only collects:
 it writes --results and exits 0 unless it could not produce them; sextant
-merge judges the shards together.`,
+merge judges the shards together.
+
+With --temporal HOST:PORT the replay fans out as --temporal-shards
+activities over the sextant workers polling --task-queue (each replays its
+shard from its own checkout of the project, checked against this one's),
+and replay judges the whole here: the same reports and exit status as a
+local replay.`,
 		Example: `  sextant replay pipelines/email-triage/pipeline.toml
   sextant replay pipelines/email-triage/pipeline.toml --strategy candidate.toml --report junit=gates.xml --report md=summary.md
   sextant replay pipeline.toml --strategy candidate.toml --shard 1/4 --results shard1.jsonl
-  JOB_COMPLETION_INDEX=0 sextant replay pipeline.toml --shard auto --shard-total 4 --results shard-0.jsonl`,
+  JOB_COMPLETION_INDEX=0 sextant replay pipeline.toml --shard auto --shard-total 4 --results shard-0.jsonl
+  sextant replay pipeline.toml --strategy candidate.toml --temporal temporal.example.com:7233 --task-queue sextant --report json=report.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.replayAndJudge(cmd.Context(), args[0], &f, false)
@@ -88,6 +96,7 @@ merge judges the shards together.`,
 	}
 	c.Flags().StringArrayVar(&f.strategies, "strategy", nil, "candidate strategy file (repeatable; the first is reported)")
 	f.add(c)
+	f.temporal.add(c)
 	a.addTelemetryFlag(c)
 	return c
 }
@@ -113,12 +122,18 @@ Exit status: 0 pass, 1 a gate failed, 2 invalid input, 3 review needed.`,
 	c.Flags().StringVar(&candidate, "candidate", "", "candidate strategy file (required)")
 	_ = c.MarkFlagRequired("candidate")
 	f.add(c)
+	f.temporal.add(c)
 	return c
 }
 
 // replayAndJudge replays and, with a candidate, compares and gates; a
 // shard only collects its results for sextant merge.
 func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, needCandidate bool) error {
+	if f.temporal.hostPort != "" {
+		if err := a.checkReplayTemporal(f); err != nil {
+			return err
+		}
+	}
 	shard, shards, err := resolveShard(f.shard, f.shardTotal, os.Getenv)
 	if err != nil {
 		return err
@@ -177,6 +192,9 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	prepOpts, err := replayCredentials(p, cfg.OnMiss)
 	if err != nil {
 		return err
+	}
+	if f.temporal.hostPort != "" {
+		return a.replayOnTemporal(ctx, path, f, loaded, reg, strategies, files, cfg, replayCommandName(needCandidate))
 	}
 	rc, cleanup, err := a.replaySetup(ctx, loaded, reg, f, cfg, prepOpts)
 	if err != nil {
@@ -481,19 +499,10 @@ func (a *app) merge(ctx context.Context, files, reports []string) error {
 		strategies = append(strategies, st)
 	}
 	results := make([]replay.Result, 0, len(byKey))
-	order := map[string]int{}
-	for i, st := range strategies {
-		order[st.Hash()] = i
-	}
 	for _, r := range byKey {
 		results = append(results, r)
 	}
-	sort.Slice(results, func(i, j int) bool {
-		if results[i].Task != results[j].Task {
-			return results[i].Task < results[j].Task
-		}
-		return order[results[i].Hash] < order[results[j].Hash]
-	})
+	sortResults(results, strategies)
 	reg, err := a.registry(filepath.Dir(header.Pipeline))
 	if err != nil {
 		return err
@@ -503,6 +512,21 @@ func (a *app) merge(ctx context.Context, files, reports []string) error {
 		return err
 	}
 	return a.judge(ctx, reg, p, strategies, results, header.Seed, reports, &verdictTo{store: &storeFlags{}, command: "merge"})
+}
+
+// sortResults orders results as one unsharded replay emits them: by task,
+// then in the order of strategies.
+func sortResults(results []replay.Result, strategies []*strategy.Strategy) {
+	order := map[string]int{}
+	for i, st := range strategies {
+		order[st.Hash()] = i
+	}
+	sort.Slice(results, func(i, j int) bool {
+		if results[i].Task != results[j].Task {
+			return results[i].Task < results[j].Task
+		}
+		return order[results[i].Hash] < order[results[j].Hash]
+	})
 }
 
 func readResults(path string) (*resultsHeader, []replay.Result, error) {
