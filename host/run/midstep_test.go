@@ -115,6 +115,7 @@ type midRun struct {
 	handedOver chan string
 	mu         sync.Mutex
 	finished   []string // steps as they finish (OnStep)
+	stepped    chan string
 }
 
 func newMidRun(t *testing.T, path string) *midRun {
@@ -125,7 +126,7 @@ func newMidRun(t *testing.T, path string) *midRun {
 		t.Fatal("no default provider")
 	}
 	m := &midRun{t: t, path: path, prep: prep, st: openStore(t), clock: &alarmClock{now: t0}, gate: newGate(p.Plugin),
-		tr: &tracer{Navigator: prep.Navigator}, handedOver: make(chan string, 64)}
+		tr: &tracer{Navigator: prep.Navigator}, handedOver: make(chan string, 64), stepped: make(chan string, 64)}
 	t.Cleanup(m.gate.open) // a failed test must not leave a step hanging
 	return m
 }
@@ -141,6 +142,10 @@ func (m *midRun) config(journal run.Journal) run.Config {
 			m.mu.Lock()
 			m.finished = append(m.finished, ev.Node)
 			m.mu.Unlock()
+			select {
+			case m.stepped <- ev.Node:
+			default:
+			}
 		},
 		OnSpans: func(spans []store.Span) {
 			for _, sp := range spans {
@@ -494,4 +499,36 @@ func TestMidStepCrash(t *testing.T) {
 	if _, err := m.st.Recording(ctx, store.HumanKey("k1", "event late mid-step", 2)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the timer fired again after the resume (%v)", err)
 	}
+}
+
+// TestMidStepParallel: a timer fires on one step of a parallel batch while
+// it runs (its sibling already finished): the timer's path is handed over
+// first, then the batch in token order, then the join's successor.
+func TestMidStepParallel(t *testing.T) {
+	m := newMidRun(t, "testdata/midstep/parallel.toml")
+	end := m.start(m.config(nil), "p1")
+	m.started()
+	for node := ""; node != "quick"; {
+		select {
+		case node = <-m.stepped:
+		case <-time.After(hang):
+			t.Fatal("quick never finished")
+		}
+	}
+	m.clock.Advance(2 * time.Minute)
+	m.handed("notify", end)
+	if m.ran("ask") {
+		t.Fatal("ask finished before the gate opened")
+	}
+	m.gate.open()
+	res := m.wait(end)
+	if res.Status != store.StatusCompleted {
+		t.Fatalf("got %s (error %q)", res.Status, res.Error)
+	}
+	got := steps(m.trace("p1"))
+	if len(got) != 4 || got[0] != "notify" || got[3] != "after" || !slices.Contains(got, "ask") || !slices.Contains(got, "quick") {
+		t.Errorf("steps %v, want notify, then ask and quick, then after", got)
+	}
+	m.sameAsSimulate("late")
+	m.replays("p1")
 }
