@@ -567,10 +567,14 @@ func (e *exec) ready() []sdk.Token {
 	return out
 }
 
-// handOver gives finished steps' outcomes to the navigator, in token order,
-// writing their spans and checkpointing after each: the outcomes of the
-// tokens only, or every outcome when only is nil.
-func (e *exec) handOver(ctx context.Context, only []string) error {
+// handOver gives every finished step's outcome to the navigator (see
+// handOverOf).
+func (e *exec) handOver(ctx context.Context) error { return e.handOverOf(ctx, nil) }
+
+// handOverOf gives finished steps' outcomes to the navigator, in token
+// order, writing their spans and checkpointing after each: the outcomes
+// of the tokens only, or every outcome when only is nil.
+func (e *exec) handOverOf(ctx context.Context, only []string) error {
 	if len(e.st.Done) == 0 {
 		return nil
 	}

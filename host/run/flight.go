@@ -13,7 +13,7 @@ import (
 // Steps run in their own goroutines while the goroutine driving the run
 // (drive) goes on: it fires the timers, messages and signals that come for
 // a running step's token and runs the paths they start, concurrently with
-// the step. What it keeps about them is running, an exec's part.
+// the step. What it keeps about them is a running, embedded in exec.
 //
 // Order. Navigator calls are made by the driving goroutine only, one at a
 // time. The steps started together form a batch; a batch's outcomes are
@@ -83,7 +83,7 @@ func (e *exec) start(ctx context.Context, ts []sdk.Token) {
 		e.slots = max(e.r.cfg.Pipeline.Limits.Parallel, 1)
 	}
 	b := &batch{pending: len(ts)}
-	in := stepIn{env: e.st.Nav.Env, answers: e.answers}
+	in := e.stepIn()
 	for _, t := range ts {
 		b.ids = append(b.ids, t.ID)
 		e.queue = append(e.queue, queued{t: t, batch: b, in: in})
@@ -302,11 +302,11 @@ func (e *exec) handOverBatches(ctx context.Context) error {
 			return err
 		}
 		e.batches = e.batches[:len(e.batches)-1]
-		if err := e.handOver(ctx, b.ids); err != nil {
+		if err := e.handOverOf(ctx, b.ids); err != nil {
 			return err
 		}
 	}
-	return e.handOver(ctx, nil)
+	return e.handOver(ctx)
 }
 
 // fireOnDone fires one non-interrupting event of a finished batch's

@@ -34,6 +34,9 @@ type stepIn struct {
 	answers map[string]any
 }
 
+// stepIn is what a step started now sees.
+func (e *exec) stepIn() stepIn { return stepIn{env: e.st.Nav.Env, answers: e.answers} }
+
 // step runs the step at token t. It returns the step's result, or a
 // question when the step must wait for a person, or an error that ends
 // the run (a provider that failed after its retries and fallbacks, a
