@@ -55,13 +55,14 @@ type Config struct {
 	// Inbox, with Sleep, brings messages and signals from other processes
 	// to this run (`sextant run --wait` serves `send` and `signal` on the
 	// store's socket): a run waiting for them waits here too instead of
-	// returning waiting, and takes each delivery between steps.
+	// returning waiting, and takes each delivery as it comes, between steps
+	// or while they run (to a boundary event of a running step).
 	Inbox <-chan Inbound
 	// Answer, when set, supplies recorded answers to human steps and
 	// confirmations (replay): the n-th answer given at node in task.
 	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
 	// OnStep, when set, is called as each step finishes or pauses (from
-	// the step's goroutine: steps of one batch may report at once).
+	// the step's goroutine: running steps may report at once).
 	OnStep func(StepEvent)
 	// OnSpans, when set, is given the spans of every checkpoint once it
 	// is committed (ids filled in), in commit order: live telemetry
