@@ -359,13 +359,17 @@ func TestMidStepInterrupting(t *testing.T) {
 // TestMidStepMessage: messages delivered while a step runs (`sextant
 // send` to a `run --wait`, through its inbox) reach the step's boundary
 // events at once: a non-interrupting one runs its path beside the step, an
-// interrupting one cancels the step.
+// interrupting one cancels the step. A signal (`sextant signal`) likewise.
 func TestMidStepMessage(t *testing.T) {
 	deliver := func(t *testing.T, inbox chan<- run.Inbound, name string) {
 		t.Helper()
 		done := make(chan error, 1)
+		kind := store.WaitMessage
+		if name == "nudge" {
+			kind = store.WaitSignal
+		}
 		select {
-		case inbox <- run.Inbound{Delivery: run.Delivery{Kind: store.WaitMessage, Name: name}, Done: done}:
+		case inbox <- run.Inbound{Delivery: run.Delivery{Kind: kind, Name: name}, Done: done}:
 		case <-time.After(hang):
 			t.Fatalf("the run did not take message %q while its step ran", name)
 		}
@@ -395,6 +399,29 @@ func TestMidStepMessage(t *testing.T) {
 		}
 		m.sameAsSimulate("ping")
 		m.replays("m1")
+	})
+	t.Run("signal", func(t *testing.T) {
+		m := newMidRun(t, "testdata/midstep/message.toml")
+		inbox := make(chan run.Inbound)
+		cfg := m.config(nil)
+		cfg.Inbox = inbox
+		end := m.start(cfg, "m3")
+		m.started()
+		deliver(t, inbox, "nudge")
+		m.handed("nudged", end)
+		if m.ran("ask") {
+			t.Fatal("ask finished before the gate opened")
+		}
+		m.gate.open()
+		res := m.wait(end)
+		if res.Status != store.StatusCompleted || res.Output["nudged"] == nil || res.Output["after"] == nil {
+			t.Fatalf("got %s output %v, want completed through nudged and after (error %q)", res.Status, res.Output, res.Error)
+		}
+		if got, want := steps(m.trace("m3")), []string{"nudged", "ask", "after"}; !slices.Equal(got, want) {
+			t.Errorf("steps %v, want %v", got, want)
+		}
+		m.sameAsSimulate("nudge")
+		m.replays("m3")
 	})
 	t.Run("interrupting", func(t *testing.T) {
 		m := newMidRun(t, "testdata/midstep/message.toml")
