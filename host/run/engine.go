@@ -47,16 +47,22 @@ type Config struct {
 	// sleep until the next is due and go on (`sextant run --wait`) instead
 	// of returning waiting. The run is checkpointed waiting first.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// After, when set, is how a run waits for the due time of a timer
+	// attached to a running step (a boundary timer on an llm step): the
+	// channel receives once d has passed. Default time.After. Tests pass
+	// a fake clock's, which fires when the clock is moved.
+	After func(d time.Duration) <-chan time.Time
 	// Inbox, with Sleep, brings messages and signals from other processes
 	// to this run (`sextant run --wait` serves `send` and `signal` on the
 	// store's socket): a run waiting for them waits here too instead of
-	// returning waiting, and takes each delivery between steps.
+	// returning waiting, and takes each delivery as it comes, between steps
+	// or while they run (to a boundary event of a running step).
 	Inbox <-chan Inbound
 	// Answer, when set, supplies recorded answers to human steps and
 	// confirmations (replay): the n-th answer given at node in task.
 	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
 	// OnStep, when set, is called as each step finishes or pauses (from
-	// the step's goroutine: steps of one batch may report at once).
+	// the step's goroutine: running steps may report at once).
 	OnStep func(StepEvent)
 	// OnSpans, when set, is given the spans of every checkpoint once it
 	// is committed (ids filled in), in commit order: live telemetry
@@ -219,7 +225,11 @@ type exec struct {
 	answers map[string]any
 	// delivery is a message or signal to deliver before anything runs.
 	delivery *Delivery
-	mu       sync.Mutex // guards st.Done and checkpoint writes during a batch
+	// mu guards st while steps run: the goroutine driving the run holds
+	// it, except while it waits for a step or a timer (await); steps take
+	// it to touch st.
+	mu sync.Mutex
+	running
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -427,8 +437,17 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// drive runs batches of ready steps until the instance ends or waits.
+// drive runs the routine until the instance ends or waits. Ready steps
+// start in batches and run in their own goroutines while the run goes on:
+// a timer, message or signal on a running step's token fires when it comes
+// (a non-interrupting one starts its path at once, concurrently; an
+// interrupting one cancels the step), and the paths it starts run their
+// steps before the long step ends. Navigator calls stay on this goroutine,
+// one at a time; the order outcomes are handed over in is fixed by
+// handOverBatches.
 func (e *exec) drive(ctx context.Context) (*Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	lim := e.r.cfg.Pipeline.Limits
 	parent := ctx
 	// The timeout is kept twice: as a context deadline, which ends a call
@@ -450,15 +469,18 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 	// Whatever failed once the run's own deadline passed (a provider call,
 	// a navigator call) failed because of the timeout limit: say so.
 	finish := func(err error) (*Result, error) {
+		e.drain()
 		if err != nil && ctx.Err() != nil && parent.Err() == nil {
 			err = fmt.Errorf("%w: timeout %s", ErrLimit, lim.Timeout.Std())
 		}
 		return e.finish(ctx, err)
 	}
+	defer e.drain() // steps still running when the run returns early
 	for {
-		if err := e.handOver(ctx); err != nil {
+		if err := e.handOverBatches(ctx); err != nil {
 			return finish(err)
 		}
+		e.dropGone()
 		if e.completed() {
 			return finish(nil)
 		}
@@ -484,25 +506,32 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		} else if fired {
 			continue
 		}
-		batch := e.ready()
-		if len(batch) == 0 {
-			if len(e.st.Waiting) > 0 || e.waitsForEvents() {
-				if slept, err := e.sleep(parent); err != nil {
-					return nil, err
-				} else if slept {
-					arm()
-					continue
-				}
-				return e.wait(ctx)
+		if batch := e.ready(); len(batch) > 0 {
+			if n := e.st.Steps + e.started() + len(batch); lim.MaxSteps > 0 && n > lim.MaxSteps {
+				return finish(fmt.Errorf("%w: max_steps %d (the next batch would run step %d)", ErrLimit, lim.MaxSteps, n))
 			}
-			return finish(fmt.Errorf("routine stopped with no step to run and nothing to wait for (tokens: %s)", e.tokenSummary()))
+			e.start(ctx, batch)
+			continue
 		}
-		if lim.MaxSteps > 0 && e.st.Steps+len(batch) > lim.MaxSteps {
-			return finish(fmt.Errorf("%w: max_steps %d (the next batch would run step %d)", ErrLimit, lim.MaxSteps, e.st.Steps+len(batch)))
+		if len(e.flights) > 0 {
+			if err := e.await(ctx); err != nil {
+				return finish(err)
+			}
+			continue
 		}
-		if err := e.runBatch(ctx, batch); err != nil {
-			return finish(err)
+		if len(e.batches) > 0 {
+			continue // finished batches left to hand over
 		}
+		if len(e.st.Waiting) > 0 || e.waitsForEvents() {
+			if slept, err := e.sleep(parent); err != nil {
+				return nil, err
+			} else if slept {
+				arm()
+				continue
+			}
+			return e.wait(ctx)
+		}
+		return finish(fmt.Errorf("routine stopped with no step to run and nothing to wait for (tokens: %s)", e.tokenSummary()))
 	}
 }
 
@@ -511,8 +540,9 @@ func (e *exec) completed() bool {
 	return e.st.Complete
 }
 
-// ready lists the tokens whose steps should run now, in state order. A
-// human step without an answer becomes a waiting question instead.
+// ready lists the tokens whose steps should run now, in state order: not
+// running, not finished. A human step without an answer becomes a
+// waiting question instead.
 func (e *exec) ready() []sdk.Token {
 	var out []sdk.Token
 	for _, t := range e.st.Nav.Tokens {
@@ -520,6 +550,9 @@ func (e *exec) ready() []sdk.Token {
 			continue
 		}
 		if _, done := e.st.Done[t.ID]; done {
+			continue
+		}
+		if e.busy(t.ID) {
 			continue
 		}
 		if _, waiting := e.st.Waiting[t.ID]; waiting && len(e.answers) == 0 {
@@ -535,97 +568,27 @@ func (e *exec) ready() []sdk.Token {
 	return out
 }
 
-// runBatch runs the steps of a batch concurrently (bounded by
-// limits.parallel), checkpointing each result as it arrives, then hands the
-// outcomes to the navigator in token order so the run is deterministic.
-func (e *exec) runBatch(ctx context.Context, batch []sdk.Token) error {
-	// The loader gives limits.parallel its declared default and refuses
-	// values below 1; a hand-made pipeline without it runs serially.
-	sem := make(chan struct{}, max(e.r.cfg.Pipeline.Limits.Parallel, 1))
-	var wg sync.WaitGroup
-	var firstErr error
-	var errMu sync.Mutex
-	var interrupted []store.Wait // interrupting timers that cancelled their step
-	for _, t := range batch {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(t sdk.Token) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			failpoint.Hit(failpoint.StepStart)
-			stepCtx, timer, cancel := e.stepContext(ctx, t)
-			defer cancel()
-			res, wait, err := e.step(stepCtx, t)
-			failpoint.Hit(failpoint.StepDone)
-			if err != nil && timer != nil && ctx.Err() == nil && errors.Is(stepCtx.Err(), context.DeadlineExceeded) {
-				// The boundary timer fired while the step ran: the step is
-				// cancelled and leaves nothing; the timer takes over.
-				errMu.Lock()
-				interrupted = append(interrupted, *timer)
-				errMu.Unlock()
-				return
-			}
-			if err == nil && wait == "" {
-				// A step finishing while others of its batch still run is
-				// checkpointed at once, so it never runs again after a
-				// crash; a lone step is handed over (and checkpointed) next.
-				err = e.recordDone(ctx, t.ID, res, len(batch) > 1)
-			} else if err == nil {
-				e.mu.Lock()
-				e.st.Waiting[t.ID] = wait
-				e.mu.Unlock()
-			}
-			if err != nil {
-				errMu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				errMu.Unlock()
-			}
-		}(t)
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	e.answers = nil // answers are consumed by the batch that saw them
-	sort.Slice(interrupted, func(i, j int) bool { return interrupted[i].Token < interrupted[j].Token })
-	for _, w := range interrupted {
-		if err := e.fire(ctx, w, nil); err != nil {
-			return err
-		}
-	}
-	if err := e.fireNonInterrupting(ctx, batch); err != nil {
-		return err
-	}
-	return e.handOver(ctx)
-}
+// handOver gives every finished step's outcome to the navigator (see
+// handOverOf).
+func (e *exec) handOver(ctx context.Context) error { return e.handOverOf(ctx, nil) }
 
-// recordDone checkpoints a finished step before the navigator sees it.
-func (e *exec) recordDone(ctx context.Context, token string, res *stepResult, durable bool) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.st.Done[token] = res
-	delete(e.st.Waiting, token)
-	if !durable {
-		return nil
-	}
-	return e.checkpointLocked(ctx)
-}
-
-// handOver gives finished steps' outcomes to the navigator, in token order,
-// writing their spans and checkpointing after each.
-func (e *exec) handOver(ctx context.Context) error {
+// handOverOf gives finished steps' outcomes to the navigator, in token
+// order, writing their spans and checkpointing after each: the outcomes
+// of the tokens only, or every outcome when only is nil.
+func (e *exec) handOverOf(ctx context.Context, only []string) error {
 	if len(e.st.Done) == 0 {
 		return nil
 	}
 	var order []string
 	for _, t := range e.st.Nav.Tokens {
-		if _, ok := e.st.Done[t.ID]; ok {
+		if _, ok := e.st.Done[t.ID]; ok && (only == nil || slices.Contains(only, t.ID)) {
 			order = append(order, t.ID)
 		}
 	}
 	for id := range e.st.Done { // results whose token vanished: drop them
+		if only != nil && !slices.Contains(only, id) {
+			continue
+		}
 		found := false
 		for _, o := range order {
 			found = found || o == id
@@ -827,9 +790,10 @@ func (e *exec) number(spans []store.Span) []store.Span {
 	return out
 }
 
+// checkpoint records the run's state (with spans). The goroutine driving
+// the run calls it (it holds e.mu, or no step runs); a step calls
+// checkpointLocked with e.mu held.
 func (e *exec) checkpoint(ctx context.Context, spans ...store.Span) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	return e.checkpointLocked(ctx, spans...)
 }
 

@@ -24,11 +24,24 @@ import (
 	"github.com/sextant-dev/sextant/sdk"
 )
 
+// stepIn is what a step sees of the run, taken when its batch starts: the
+// step runs in its own goroutine while the run goes on (timers fire, other
+// paths move), so it never reads the run's state itself.
+type stepIn struct {
+	env sdk.Env
+	// answers are the answers given with a resume, for a human step or a
+	// confirmation.
+	answers map[string]any
+}
+
+// stepIn is what a step started now sees.
+func (e *exec) stepIn() stepIn { return stepIn{env: e.st.Nav.Env, answers: e.answers} }
+
 // step runs the step at token t. It returns the step's result, or a
 // question when the step must wait for a person, or an error that ends
 // the run (a provider that failed after its retries and fallbacks, a
 // limit, a cancelled context).
-func (e *exec) step(ctx context.Context, t sdk.Token) (*stepResult, string, error) {
+func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, string, error) {
 	spec, ok := e.r.cfg.Pipeline.Steps[t.Node]
 	start := e.r.cfg.Clock()
 	res := &stepResult{Outcome: sdk.Outcome{Status: sdk.OK}}
@@ -43,13 +56,13 @@ func (e *exec) step(ctx context.Context, t sdk.Token) (*stepResult, string, erro
 	var wait string
 	switch spec.Kind {
 	case pipeline.KindLLM:
-		err = e.llmStep(ctx, t, spec, res)
+		err = e.llmStep(ctx, t, spec, res, in)
 	case pipeline.KindExpr:
-		err = e.exprStep(t, spec, res)
+		err = e.exprStep(t, spec, res, in.env)
 	case pipeline.KindAction:
-		wait, err = e.actionStep(ctx, t, spec, res)
+		wait, err = e.actionStep(ctx, t, spec, res, in)
 	case pipeline.KindHuman:
-		wait, err = e.humanStep(ctx, t, spec, res)
+		wait, err = e.humanStep(ctx, t, spec, res, in)
 	default:
 		err = fmt.Errorf("unknown step kind %q", spec.Kind)
 	}
@@ -111,17 +124,16 @@ func (e *exec) stepSpan(t sdk.Token, kind string, start time.Time, err error) st
 }
 
 // data is what templates see: .input, .vars, .strategy, .token, .task.
-func (e *exec) data(t sdk.Token) map[string]any {
-	env := e.st.Nav.Env
+func (e *exec) data(t sdk.Token, env sdk.Env) map[string]any {
 	return map[string]any{"input": env.Input, "vars": env.Vars, "strategy": env.Strategy, "token": t.Attrs, "task": e.task.ID}
 }
 
 // exprEnv is what expressions see: data, plus every run variable by its
 // own name (as BPMN conditions see them), unless it would hide one of
 // data's names.
-func (e *exec) exprEnv(t sdk.Token) map[string]any {
-	env := e.data(t)
-	for k, v := range e.st.Nav.Env.Vars {
+func (e *exec) exprEnv(t sdk.Token, run sdk.Env) map[string]any {
+	env := e.data(t, run)
+	for k, v := range run.Vars {
 		if _, taken := env[k]; !taken {
 			env[k] = v
 		}
@@ -129,7 +141,7 @@ func (e *exec) exprEnv(t sdk.Token) map[string]any {
 	return env
 }
 
-func (e *exec) render(name, src string, t sdk.Token) (string, error) {
+func (e *exec) render(name, src string, t sdk.Token, env sdk.Env) (string, error) {
 	if src == "" {
 		return "", nil
 	}
@@ -138,7 +150,7 @@ func (e *exec) render(name, src string, t sdk.Token) (string, error) {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	var b bytes.Buffer
-	data := e.data(t)
+	data := e.data(t, env)
 	if err := tmpl.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
@@ -155,12 +167,12 @@ func (e *exec) render(name, src string, t sdk.Token) (string, error) {
 	return strings.ReplaceAll(b.String(), "<no value>", ""), nil
 }
 
-func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult) error {
-	prompt, err := e.render("prompt", spec.Prompt, t)
+func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) error {
+	prompt, err := e.render("prompt", spec.Prompt, t, in.env)
 	if err != nil {
 		return err
 	}
-	system, err := e.render("system", spec.System, t)
+	system, err := e.render("system", spec.System, t, in.env)
 	if err != nil {
 		return err
 	}
@@ -173,7 +185,7 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	if provider == "" {
 		provider = "default"
 	}
-	env := e.st.Nav.Env
+	env := in.env
 	req := &sdk.ChatRequest{Messages: msgs, Step: t.Node, JSON: spec.Output == "json", Temperature: spec.Temperature,
 		MaxTokens: spec.MaxTokens, Vars: map[string]any{"input": env.Input, "vars": env.Vars}}
 	resp, err := e.chat(ctx, provider, req, res)
@@ -345,9 +357,9 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	return resp, nil
 }
 
-func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult) error {
+func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult, run sdk.Env) error {
 	out := map[string]any{}
-	env := e.exprEnv(t)
+	env := e.exprEnv(t, run)
 	names := make([]string, 0, len(spec.Set))
 	for k := range spec.Set {
 		names = append(names, k)
@@ -364,15 +376,15 @@ func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult) error 
 	return nil
 }
 
-func (e *exec) actionStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult) (string, error) {
-	action, err := e.render("action", spec.Action, t)
+func (e *exec) actionStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) (string, error) {
+	action, err := e.render("action", spec.Action, t, in.env)
 	if err != nil {
 		return "", err
 	}
 	action = strings.TrimSpace(action)
 	conf := 1.0
 	if spec.Confidence != "" {
-		v, err := e.r.eval(spec.Confidence, e.exprEnv(t))
+		v, err := e.r.eval(spec.Confidence, e.exprEnv(t, in.env))
 		if err != nil {
 			return "", fmt.Errorf("confidence: %v", oneLine(err))
 		}
@@ -394,7 +406,7 @@ func (e *exec) actionStep(ctx context.Context, t sdk.Token, spec pipeline.Step, 
 		e.mu.Lock()
 		already, n := e.st.Approved, e.st.Answers[t.Node]+1
 		e.mu.Unlock()
-		answers := e.answers
+		answers := in.answers
 		if answers == nil && !already && e.r.cfg.Answer != nil {
 			if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, n); ok {
 				answers = a
@@ -442,15 +454,15 @@ func approved(answers map[string]any) bool {
 	return false
 }
 
-func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult) (string, error) {
-	question, err := e.render("question", spec.Question, t)
+func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) (string, error) {
+	question, err := e.render("question", spec.Question, t, in.env)
 	if err != nil {
 		return "", err
 	}
 	if question == "" {
 		question = fmt.Sprintf("answer for %s", t.Node)
 	}
-	answers := e.answers
+	answers := in.answers
 	e.mu.Lock()
 	n := e.st.Answers[t.Node] + 1
 	e.mu.Unlock()
@@ -485,12 +497,17 @@ func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, r
 }
 
 // recordAnswer keeps a person's answer at node as a recording (HumanKey),
-// so a replay can give the same answer.
+// so a replay can give the same answer. Steps call it (it takes e.mu).
 func (e *exec) recordAnswer(ctx context.Context, node, question string, answers map[string]any) error {
 	e.mu.Lock()
 	e.st.Answers[node]++
 	n := e.st.Answers[node]
 	e.mu.Unlock()
+	return e.putAnswer(ctx, node, n, question, answers)
+}
+
+// putAnswer records the n-th answer at node.
+func (e *exec) putAnswer(ctx context.Context, node string, n int, question string, answers map[string]any) error {
 	answer, err := json.Marshal(answers)
 	if err != nil {
 		return &fatalError{err}

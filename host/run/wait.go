@@ -388,12 +388,26 @@ func (e *exec) fireDue(ctx context.Context) (bool, error) {
 		if w.Kind == store.WaitRetry || w.Fired {
 			continue
 		}
+		_, done := e.st.Done[w.Token]
+		mid := done || e.flying(w.Token)
 		if e.replaying() {
-			n := e.st.Answers[eventStep(w.Event)] + 1
-			if payload, ok := e.r.cfg.Answer(ctx, e.task.ID, eventStep(w.Event), n); ok {
-				return true, e.fire(ctx, w, payload)
+			// An event recorded while its step ran: a non-interrupting
+			// one fires once the step has finished, before its outcome is
+			// handed over (fireOnDone); an interrupting one cancelled the
+			// step, so it fires before the step would start.
+			if mid {
+				continue
+			}
+			for _, name := range e.replayNames(w.Event) {
+				n := e.st.Answers[name] + 1
+				if payload, ok := e.r.cfg.Answer(ctx, e.task.ID, name, n); ok {
+					return true, e.fireAs(ctx, w, payload, name)
+				}
 			}
 			continue
+		}
+		if done {
+			continue // the step finished first; fireOnDone decides
 		}
 		if w.Kind == store.WaitTimer && !w.Due.IsZero() && w.Error == "" && !w.Due.After(now) {
 			return true, e.fire(ctx, w, nil)
@@ -403,6 +417,24 @@ func (e *exec) fireDue(ctx context.Context) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// replayNames are the recording names a replay looks for the deliveries
+// at event ev under, when its token's step is not running: the plain
+// one, and for an interrupting event also the mid-step one (the event
+// cancelled the step there, so the replay fires it before the step).
+func (e *exec) replayNames(ev string) []string {
+	if e.interrupting(ev) {
+		return []string{eventStep(ev), midStepEvent(ev)}
+	}
+	return []string{eventStep(ev)}
+}
+
+// interrupting reports whether event ev cancels the activity it is
+// attached to.
+func (e *exec) interrupting(ev string) bool {
+	d := e.r.nodes[ev].Event
+	return d != nil && d.Interrupting
 }
 
 // holds evaluates the condition of conditional event ev over the run's
@@ -427,9 +459,23 @@ func (e *exec) holds(ev string, now time.Time) bool {
 // eventStep is the recording name of the events fired at event node ev.
 func eventStep(ev string) string { return "event " + ev }
 
+// midStepEvent is the recording name of the events fired at event node ev
+// while its token's step ran (or had finished, its outcome not yet handed
+// over): a replay fires them at the same point of the step.
+func midStepEvent(ev string) string { return "event " + ev + " mid-step" }
+
 // fire delivers event w to its token through Navigator.Boundary, records
 // the delivery (so that a replay delivers it again) and checkpoints.
 func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) error {
+	name := eventStep(w.Event)
+	if _, done := e.st.Done[w.Token]; done || e.flying(w.Token) {
+		name = midStepEvent(w.Event)
+	}
+	return e.fireAs(ctx, w, vars, name)
+}
+
+// fireAs fires w, its delivery recorded under name.
+func (e *exec) fireAs(ctx context.Context, w store.Wait, vars map[string]any, name string) error {
 	if len(vars) > 0 {
 		next := make(map[string]any, len(e.st.Nav.Env.Vars)+len(vars))
 		for k, v := range e.st.Nav.Env.Vars {
@@ -440,12 +486,11 @@ func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) erro
 		}
 		e.st.Nav.Env.Vars = next
 	}
+	e.st.Answers[name]++
 	if !e.replaying() {
-		if err := e.recordAnswer(ctx, eventStep(w.Event), w.String(), orEmpty(vars)); err != nil {
+		if err := e.putAnswer(ctx, name, e.st.Answers[name], w.String(), orEmpty(vars)); err != nil {
 			return err
 		}
-	} else {
-		e.st.Answers[eventStep(w.Event)]++
 	}
 	d, err := e.r.cfg.Navigator.Boundary(ctx, &sdk.BoundaryRequest{State: e.navState(), Token: w.Token, Event: w.Event, Payload: vars})
 	if err != nil {
@@ -569,68 +614,6 @@ func (e *exec) deliver(ctx context.Context, d Delivery) (int, error) {
 		n++
 	}
 	return n, nil
-}
-
-// stepContext bounds a step by the earliest interrupting timer attached to
-// its activity: when the timer is due first, the step's context ends and
-// the timer fires instead (timer is then non-nil). The deadline is the
-// wall-clock time left until the due time by the run's clock.
-func (e *exec) stepContext(ctx context.Context, t sdk.Token) (context.Context, *store.Wait, context.CancelFunc) {
-	var first *store.Wait
-	e.mu.Lock()
-	for i, w := range e.st.Events {
-		if w.Token != t.ID || w.Kind != store.WaitTimer || w.Error != "" || w.Due.IsZero() || w.Fired || e.replaying() {
-			continue
-		}
-		if d := e.r.nodes[w.Event].Event; d == nil || !d.Interrupting {
-			continue
-		}
-		if first == nil || w.Due.Before(first.Due) {
-			first = &e.st.Events[i]
-		}
-	}
-	e.mu.Unlock()
-	if first == nil {
-		return ctx, nil, func() {}
-	}
-	w := *first
-	c, cancel := context.WithTimeout(ctx, w.Due.Sub(e.r.cfg.Clock()))
-	return c, &w, cancel
-}
-
-// fireNonInterrupting fires the non-interrupting timers of the batch's
-// steps that fell due while they ran, before their outcomes are handed
-// over: the timer's path starts, the activity completes as well.
-func (e *exec) fireNonInterrupting(ctx context.Context, batch []sdk.Token) error {
-	if e.replaying() {
-		return nil
-	}
-	ran := make(map[string]bool, len(batch))
-	for _, t := range batch {
-		if _, ok := e.st.Done[t.ID]; ok {
-			ran[t.ID] = true
-		}
-	}
-	for {
-		now := e.r.cfg.Clock()
-		var due *store.Wait
-		for i, w := range e.st.Events {
-			if !ran[w.Token] || w.Kind != store.WaitTimer || w.Error != "" || w.Due.IsZero() || w.Fired || w.Due.After(now) {
-				continue
-			}
-			if d := e.r.nodes[w.Event].Event; d == nil || d.Interrupting {
-				continue
-			}
-			due = &e.st.Events[i]
-			break
-		}
-		if due == nil {
-			return nil
-		}
-		if err := e.fire(ctx, *due, nil); err != nil {
-			return err
-		}
-	}
 }
 
 // waitsForEvents reports whether a token waits for an event still to come.
