@@ -1,0 +1,254 @@
+package temporal_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/sextant-dev/sextant/host/plugin"
+	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/temporal"
+	"github.com/sextant-dev/sextant/host/temporal/temporaltest"
+	_ "github.com/sextant-dev/sextant/navigators/bpmn"
+	_ "github.com/sextant-dev/sextant/navigators/chain"
+	_ "github.com/sextant-dev/sextant/navigators/dag"
+	_ "github.com/sextant-dev/sextant/plugins/openai"
+	_ "github.com/sextant-dev/sextant/plugins/script"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func registry(tb testing.TB) *plugin.Registry {
+	tb.Helper()
+	entries, err := plugin.Discover(nil, sdk.Registered())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return plugin.NewRegistry(entries, plugin.WithLogger(quiet()))
+}
+
+func prepare(tb testing.TB, path string) *run.Prepared {
+	tb.Helper()
+	prep, err := run.Prepare(context.Background(), path, registry(tb), quiet())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { prep.Close(context.Background()) })
+	return prep
+}
+
+func openStore(tb testing.TB) *store.Store {
+	tb.Helper()
+	s, err := store.Open(context.Background(), tb.TempDir(), store.NewConfig().WithLogger(quiet()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// cluster is a dev server with in-process workers on one task queue, all
+// landing their results in one store.
+type cluster struct {
+	srv   *temporaltest.Server
+	c     client.Client
+	st    *store.Store
+	queue string
+	preps map[string]*run.Prepared // the starter's view of each pipeline
+}
+
+var queueChars = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+
+// startCluster starts a server and n workers for the pipelines (files).
+func startCluster(t testing.TB, srv *temporaltest.Server, n int, files ...string) *cluster {
+	t.Helper()
+	if srv == nil {
+		srv = temporaltest.Start(t)
+	}
+	cl := &cluster{srv: srv, c: srv.Dial(t), st: openStore(t), queue: "q-" + queueChars.ReplaceAllString(t.Name(), "-"),
+		preps: map[string]*run.Prepared{}}
+	for _, f := range files {
+		p := prepare(t, f)
+		cl.preps[p.Pipeline.Name] = p
+	}
+	for range n {
+		cl.addWorker(t, temporal.WorkerOptions{}, files...)
+	}
+	return cl
+}
+
+// addWorker starts one more worker with its own plugins.
+func (cl *cluster) addWorker(t testing.TB, opts temporal.WorkerOptions, files ...string) *temporal.Worker {
+	t.Helper()
+	m := temporal.PipelineMap{}
+	for _, f := range files {
+		p := prepare(t, f)
+		m[p.Pipeline.Name] = p.NewStepper(run.Config{Logger: quiet()}, cl.st)
+	}
+	opts.TaskQueue, opts.Pipelines, opts.Sink = cl.queue, m, temporal.StoreSink(cl.st)
+	w, err := temporal.NewWorker(cl.srv.Dial(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// start starts a run of the named pipeline.
+func (cl *cluster) start(t testing.TB, pipe, task string, input map[string]any) {
+	t.Helper()
+	p := cl.preps[pipe]
+	in := temporal.RunInput{Pipeline: pipe, Strategy: p.Strategy.Hash(), Task: task, Input: input, Heartbeat: 5 * time.Second}
+	if err := temporal.Start(context.Background(), cl.c, cl.queue, in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readInput(t testing.TB, file string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// localRun runs the pipeline in-process on its own store, answering a
+// person's question with answers.
+func localRun(t testing.TB, file, task string, input, answers map[string]any) (*run.Result, *store.Tree) {
+	t.Helper()
+	ctx := context.Background()
+	st := openStore(t)
+	r := prepare(t, file).Runner(run.Config{Store: st, Logger: quiet()})
+	res, err := r.Start(ctx, run.Input{ID: task, Input: input})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status == store.StatusWaiting && len(res.Waiting) > 0 {
+		if res, err = r.Resume(ctx, task, answers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, err := st.Tree(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, tree
+}
+
+// shape is what must be equal between a local and a Temporal run: the
+// result without ids, the spans without ids and times.
+func shape(t testing.TB, res *run.Result, tree *store.Tree) string {
+	t.Helper()
+	r := *res
+	r.Task, r.Execution = "", ""
+	var b strings.Builder
+	js, _ := json.Marshal(r)
+	b.Write(js)
+	b.WriteByte('\n')
+	if len(tree.Executions) != 1 {
+		t.Fatalf("task %s: %d executions", tree.Task.ID, len(tree.Executions))
+	}
+	e := tree.Executions[0]
+	fmt.Fprintf(&b, "task %s %s steps=%d trace=%v\n", tree.Task.Status, tree.Task.Pipeline, e.Checkpoint.Step, e.Execution.Trace)
+	spans := e.Spans
+	sort.Slice(spans, func(i, j int) bool { return spans[i].Seq < spans[j].Seq })
+	for _, sp := range spans {
+		attrs := map[string]any{}
+		for k, v := range sp.Attributes {
+			if k == "sextant.latency_ms" {
+				continue
+			}
+			attrs[k] = v
+		}
+		a, _ := json.Marshal(attrs)
+		parent := "root"
+		if sp.ParentSpanID != "" {
+			parent = "child"
+		}
+		fmt.Fprintf(&b, "%d %s %s %s %s %s\n", sp.Seq, sp.Name, sp.Kind, parent, sp.Status.Code, a)
+	}
+	fmt.Fprintf(&b, "recordings %d\n", len(tree.Recordings))
+	return b.String()
+}
+
+// TestExamplesOnTemporal runs every input of the three example pipelines
+// on a dev server with two workers and checks each run lands in the store
+// with the same result and spans as a local run.
+func TestExamplesOnTemporal(t *testing.T) {
+	files := map[string]string{
+		"email-triage":     "../../pipelines/email-triage/pipeline.toml",
+		"research-report":  "../../pipelines/research-report/pipeline.toml",
+		"answer-and-learn": "../../pipelines/answer-and-learn/pipeline.toml",
+	}
+	var all []string
+	for _, f := range files {
+		all = append(all, f)
+	}
+	sort.Strings(all)
+	cl := startCluster(t, nil, 2, all...)
+	ctx := context.Background()
+	answers := map[string]any{"answer": "yes"}
+	for _, name := range []string{"email-triage", "research-report", "answer-and-learn"} {
+		inputs, _ := filepath.Glob(filepath.Join(filepath.Dir(files[name]), "inputs", "*.json"))
+		if len(inputs) == 0 {
+			t.Fatalf("%s: no inputs", name)
+		}
+		for i, in := range inputs {
+			t.Run(name+"/"+filepath.Base(in), func(t *testing.T) {
+				task := fmt.Sprintf("%s-%d", name, i)
+				input := readInput(t, in)
+				wantRes, wantTree := localRun(t, files[name], task, input, answers)
+				cl.start(t, name, task, input)
+				res, err := temporal.Follow(ctx, cl.c, task, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Status == store.StatusWaiting {
+					if err := temporal.Resume(ctx, cl.c, task, answers); err != nil {
+						t.Fatal(err)
+					}
+					if res, err = temporal.Follow(ctx, cl.c, task, false); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if res.Status != wantRes.Status {
+					t.Fatalf("status %s (%s), want %s", res.Status, res.Error, wantRes.Status)
+				}
+				// Follow returns once the run ended; the record lands
+				// before the workflow closes.
+				if _, err := temporal.Result(ctx, cl.c, task); err != nil {
+					t.Fatal(err)
+				}
+				tree, err := cl.st.Tree(ctx, task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := shape(t, res, tree), shape(t, wantRes, wantTree)
+				if got != want {
+					t.Errorf("temporal run differs from the local run\n--- got\n%s--- want\n%s", got, want)
+				}
+			})
+		}
+	}
+}
