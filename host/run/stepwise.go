@@ -492,7 +492,10 @@ func (j *memJournal) Execution(_ context.Context, task, id string) (*store.Execu
 	e := j.exec
 	return &e, nil
 }
-func (j *memJournal) PutExecution(_ context.Context, e *store.Execution) error { j.exec = *e; return nil }
+func (j *memJournal) PutExecution(_ context.Context, e *store.Execution) error {
+	j.exec = *e
+	return nil
+}
 func (j *memJournal) SetTaskStatus(_ context.Context, _ string, st store.Status) error {
 	j.status = st
 	return nil

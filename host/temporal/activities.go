@@ -62,12 +62,12 @@ type beginInput struct {
 
 // advanceInput is what the Advance local activity gets.
 type advanceInput struct {
-	Pipeline string             `json:"pipeline"`
-	Snapshot run.Snapshot       `json:"snapshot"`
-	Outcomes []run.StepOutcome  `json:"outcomes,omitempty"`
-	Delivery *run.Delivery      `json:"delivery,omitempty"`
-	Answers  map[string]any     `json:"answers,omitempty"`
-	Now      time.Time          `json:"now"`
+	Pipeline string            `json:"pipeline"`
+	Snapshot run.Snapshot      `json:"snapshot"`
+	Outcomes []run.StepOutcome `json:"outcomes,omitempty"`
+	Delivery *run.Delivery     `json:"delivery,omitempty"`
+	Answers  map[string]any    `json:"answers,omitempty"`
+	Now      time.Time         `json:"now"`
 }
 
 // stepInput is what the step activity gets.
