@@ -252,3 +252,71 @@ func TestExamplesOnTemporal(t *testing.T) {
 		}
 	}
 }
+
+// TestTimerAndHumanSurviveRestart runs a routine that waits for a person,
+// then for a 2 s BPMN timer. Both workers and the dev server are stopped
+// and started again while the run waits for the person, and again while
+// it waits for the timer (which falls due while no worker runs): the run
+// takes the answer, the timer fires once, and the run completes with each
+// step once.
+func TestTimerAndHumanSurviveRestart(t *testing.T) {
+	const file = "testdata/restart/pipeline.toml"
+	ctx := context.Background()
+	cl := startCluster(t, nil, 0, file)
+	workers := func() func() {
+		a := cl.addWorker(t, temporal.WorkerOptions{}, file)
+		b := cl.addWorker(t, temporal.WorkerOptions{}, file)
+		return func() { a.Stop(); b.Stop() }
+	}
+	restart := func(stopWorkers func()) func() {
+		stopWorkers()
+		cl.srv.Restart(t)
+		cl.c = cl.srv.Dial(t)
+		return workers()
+	}
+	stopWorkers := workers()
+	cl.start(t, "wait-twice", "wait-1", nil)
+	res, err := temporal.Follow(ctx, cl.c, "wait-1", false)
+	must(t, err)
+	if res.Status != store.StatusWaiting || len(res.Waiting) != 1 || res.Waiting[0].Node != "ask" {
+		t.Fatalf("first wait: %+v", res)
+	}
+
+	stopWorkers = restart(stopWorkers)
+	must(t, temporal.Resume(ctx, cl.c, "wait-1", map[string]any{"answer": "yes"}))
+	res, err = temporal.Follow(ctx, cl.c, "wait-1", false)
+	must(t, err)
+	if res.Status != store.StatusWaiting || len(res.Waits) != 1 || res.Waits[0].Kind != store.WaitTimer {
+		t.Fatalf("second wait: %+v", res)
+	}
+	due := res.Waits[0].Due
+	if err := temporal.Resume(ctx, cl.c, "wait-1", map[string]any{"answer": "again"}); err == nil ||
+		!strings.Contains(err.Error(), "is not waiting for an answer") {
+		t.Errorf("an answer while the run waits for a timer: %v, want refused", err)
+	}
+
+	stopWorkers = restart(stopWorkers)
+	defer stopWorkers()
+	res, err = temporal.Result(ctx, cl.c, "wait-1")
+	must(t, err)
+	if res.Status != store.StatusCompleted || res.Steps != 2 {
+		t.Fatalf("end: %+v", res)
+	}
+	if x := res.Output["after"]; fmt.Sprint(x) != "map[x:1]" {
+		t.Errorf("output after = %v, want map[x:1]", x)
+	}
+	tree, err := cl.st.Tree(ctx, "wait-1")
+	must(t, err)
+	steps := map[string]int{}
+	for _, sp := range tree.Executions[0].Spans {
+		if strings.HasPrefix(sp.Name, "step ") {
+			steps[sp.Name]++
+			if sp.Name == "step after" && sp.Start.Before(due) {
+				t.Errorf("step after started at %s, before the timer was due (%s)", sp.Start, due)
+			}
+		}
+	}
+	if len(steps) != 2 || steps["step ask"] != 1 || steps["step after"] != 1 {
+		t.Errorf("steps in the store: %v, want ask and after once", steps)
+	}
+}
