@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sextant-dev/sextant/host/pipeline"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -236,6 +237,12 @@ func (s *Stepper) Advance(ctx context.Context, snap Snapshot, outcomes []StepOut
 		}
 		return e.advance(ctx, j, deadline)
 	}
+	return e.afterBatch(ctx, j, deadline, outcomes)
+}
+
+// afterBatch applies a batch's outcomes (in batch order), as runBatch
+// does once its steps finished, and advances.
+func (e *exec) afterBatch(ctx context.Context, j *memJournal, deadline time.Time, outcomes []StepOutcome) (*Progress, error) {
 	var interrupted []store.Wait
 	batch := make([]sdk.Token, 0, len(outcomes))
 	for _, o := range outcomes {
@@ -271,6 +278,7 @@ func (s *Stepper) Advance(ctx context.Context, snap Snapshot, outcomes []StepOut
 			delete(e.st.Waiting, o.Token)
 		}
 	}
+	e.answers = nil // consumed by the batch that saw them
 	sort.Slice(interrupted, func(i, k int) bool { return interrupted[i].Token < interrupted[k].Token })
 	for _, w := range interrupted {
 		if err := e.fire(ctx, w, nil); err != nil {
@@ -281,6 +289,45 @@ func (s *Stepper) Advance(ctx context.Context, snap Snapshot, outcomes []StepOut
 		return e.stepwiseEnd(ctx, j, deadline, err)
 	}
 	return e.advance(ctx, j, deadline)
+}
+
+// pure reports whether every step of the batch is a pure function of the
+// run's state (an expr step, or a node without a step): Advance runs such
+// a batch itself instead of handing it to the scheduler, as its result is
+// recorded with Advance's.
+func (e *exec) pure(batch []sdk.Token) bool {
+	for _, t := range batch {
+		spec, ok := e.r.cfg.Pipeline.Steps[t.Node]
+		if ok && spec.Kind != pipeline.KindExpr {
+			return false
+		}
+	}
+	return true
+}
+
+// maxInline bounds the pure batches one call runs itself: a routine that
+// loops on expressions still yields to its scheduler now and then.
+const maxInline = 64
+
+// runInline runs a pure batch here, in batch order.
+func (e *exec) runInline(ctx context.Context, j *memJournal, deadline time.Time, batch []sdk.Token) (*Progress, error) {
+	outcomes := make([]StepOutcome, 0, len(batch))
+	for _, t := range batch {
+		res, wait, err := e.step(ctx, t)
+		o := StepOutcome{Token: t.ID}
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, err
+		case err != nil:
+			o.Fatal = err.Error()
+		case wait != "":
+			o.Wait = wait
+		default:
+			o.Done = res
+		}
+		outcomes = append(outcomes, o)
+	}
+	return e.afterBatch(ctx, j, deadline, outcomes)
 }
 
 // advance is drive without running steps: it stops at the next batch.
@@ -330,6 +377,10 @@ func (e *exec) advance(ctx context.Context, j *memJournal, deadline time.Time) (
 		}
 		if lim.MaxSteps > 0 && e.st.Steps+len(batch) > lim.MaxSteps {
 			return e.stepwiseEnd(ctx, j, deadline, fmt.Errorf("%w: max_steps %d (the next batch would run step %d)", ErrLimit, lim.MaxSteps, e.st.Steps+len(batch)))
+		}
+		if j.inlined < maxInline && e.pure(batch) {
+			j.inlined++
+			return e.runInline(ctx, j, deadline, batch)
 		}
 		if err := e.checkpoint(ctx); err != nil {
 			return nil, err
@@ -469,6 +520,8 @@ type memJournal struct {
 	spans []store.Span
 	// status is the task status the run set last ("" for none).
 	status store.Status
+	// inlined counts the pure batches this call ran itself.
+	inlined int
 }
 
 var _ Journal = (*memJournal)(nil)
