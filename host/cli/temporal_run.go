@@ -1,37 +1,14 @@
+//go:build !notemporal
+
 package cli
 
 import (
 	"context"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/temporal"
 )
-
-// temporalFlags are --temporal, --namespace and --task-queue: where run,
-// resume, send, signal and worker find a Temporal cluster.
-type temporalFlags struct {
-	addr, namespace, queue string
-}
-
-func (f *temporalFlags) add(c *cobra.Command, client bool) {
-	help := "Temporal front end HOST:PORT"
-	if client {
-		help = "run on Temporal: the front end HOST:PORT (workers: sextant worker)"
-	}
-	c.Flags().StringVar(&f.addr, "temporal", "", help)
-	c.Flags().StringVar(&f.namespace, "namespace", "default", "Temporal namespace (with --temporal)")
-	c.Flags().StringVar(&f.queue, "task-queue", temporal.DefaultTaskQueue, "Temporal task queue (with --temporal)")
-}
-
-func (f *temporalFlags) queueName() string {
-	if f.queue == "" {
-		return temporal.DefaultTaskQueue
-	}
-	return f.queue
-}
 
 // temporalLoc is where follow-up hints point: the store is the workers'.
 var temporalLoc = storeLoc{from: fromEnv}

@@ -1,3 +1,5 @@
+//go:build !notemporal
+
 package cli
 
 import (
