@@ -261,6 +261,25 @@ func TestWorkerProcesses(t *testing.T) {
 	stop(w2)
 	stop(sv)
 
+	// Replay reads the runs Temporal recorded as it reads local ones: the
+	// same report from either store.
+	for _, e := range examples {
+		file := filepath.Join(pipes, e, "pipeline.toml")
+		replay := func(dir string) string {
+			cmd := exec.Command(bin, "replay", file, "--store", dir, "--report", "json=-")
+			cmd.Dir, cmd.Env = dir, env
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("replay %s on %s: %v\n%s", e, dir, err, out)
+			}
+			return string(out)
+		}
+		got, want := replay(storeDir), replay(localStore)
+		if got != want || !strings.Contains(got, `"fidelity"`) {
+			t.Errorf("replay of %s: the report from the Temporal runs differs from the local runs'\n--- got\n%s\n--- want\n%s", e, got, want)
+		}
+	}
+
 	st := openStoreAt(t, storeDir)
 	tree, err := st.Tree(ctx, "kill-1")
 	must(t, err)
