@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/run"
@@ -17,6 +18,9 @@ var temporalLoc = storeLoc{from: fromEnv}
 // follows it: until it ends or waits for anything, or, with wait, until
 // it ends or waits for a person.
 func (a *app) runOnTemporal(ctx context.Context, tf temporalFlags, prep *run.Prepared, in run.Input, wait, asJSON bool) error {
+	if prep.Pipeline.Evolve.Online {
+		return withInvalid(errors.New("--temporal: this pipeline learns as it runs ([evolve] online = true), which needs the store to itself; run it without --temporal"))
+	}
 	c, err := temporal.Dial(ctx, tf.addr, tf.namespace)
 	if err != nil {
 		return err

@@ -39,9 +39,10 @@ func Start(ctx context.Context, c client.Client, queue string, in RunInput) erro
 		queue = DefaultTaskQueue
 	}
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.Task, TaskQueue: queue,
-		Memo:                     map[string]any{memoPipeline: in.Pipeline},
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		Memo:                                     map[string]any{memoPipeline: in.Pipeline},
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
@@ -171,8 +172,15 @@ func update(ctx context.Context, c client.Client, task, name string, out any, ar
 		return sdk.Errorf(sdk.CodeInvalid, "%s", ae.Message())
 	}
 	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) && name != UpdateFollow {
+	switch {
+	case name == UpdateFollow:
+	case errors.As(err, &nf):
+		if _, derr := c.DescribeWorkflowExecution(ctx, task, ""); derr == nil {
+			return sdk.Errorf(sdk.CodeInvalid, "task %s has ended on Temporal; it waits for nothing", task)
+		}
 		return sdk.Errorf(sdk.CodeInvalid, "task %s: no such run on Temporal", task)
+	case isCompleted(err):
+		return sdk.Errorf(sdk.CodeInvalid, "task %s has ended on Temporal; it waits for nothing", task)
 	}
 	return err
 }

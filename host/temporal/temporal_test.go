@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -318,5 +319,48 @@ func TestTimerAndHumanSurviveRestart(t *testing.T) {
 	}
 	if len(steps) != 2 || steps["step ask"] != 1 || steps["step after"] != 1 {
 		t.Errorf("steps in the store: %v, want ask and after once", steps)
+	}
+}
+
+// TestRefusals checks what the workflow refuses, with the errors the CLI
+// prints: a message nothing waits for, an answer to a run that asks
+// nothing, a task id used before, a task that does not exist.
+func TestRefusals(t *testing.T) {
+	const file = "../../pipelines/email-triage/pipeline.toml"
+	ctx := context.Background()
+	cl := startCluster(t, nil, 1, file)
+	input := readInput(t, "../../pipelines/email-triage/inputs/invoice.json")
+	cl.start(t, "email-triage", "inv", input)
+	res, err := temporal.Follow(ctx, cl.c, "inv", false)
+	must(t, err)
+	if res.Status != store.StatusWaiting {
+		t.Fatalf("%+v", res)
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"message nothing waits for", temporal.Deliver(ctx, cl.c, "inv", run.Delivery{Kind: store.WaitMessage, Name: "nope"}),
+			`task inv does not wait for message "nope"; it waits for: answer at confirm: Do flag_financial for "Invoice 4471 overdue"? — resume with --set answer=…`},
+		{"task id used before", temporal.Start(ctx, cl.c, cl.queue, temporal.RunInput{Pipeline: "email-triage", Task: "inv"}),
+			"task inv exists on Temporal already"},
+		{"unknown task", temporal.Resume(ctx, cl.c, "nosuch", map[string]any{"answer": "yes"}), "task nosuch: no such run on Temporal"},
+		{"no answers", temporal.Resume(ctx, cl.c, "inv", nil), "no answers: give --set answer=…"},
+	} {
+		if c.err == nil || c.err.Error() != c.want || !errors.Is(c.err, sdk.ErrInvalid) {
+			t.Errorf("%s: %v, want %q (invalid input)", c.name, c.err, c.want)
+		}
+	}
+	must(t, temporal.Resume(ctx, cl.c, "inv", map[string]any{"answer": "yes"}))
+	if res, err = temporal.Follow(ctx, cl.c, "inv", false); err != nil || res.Status != store.StatusCompleted {
+		t.Fatalf("after the answer: %v %+v", err, res)
+	}
+	if _, err := temporal.Result(ctx, cl.c, "inv"); err != nil {
+		t.Fatal(err)
+	}
+	if err := temporal.Resume(ctx, cl.c, "inv", map[string]any{"answer": "yes"}); err == nil ||
+		err.Error() != "task inv has ended on Temporal; it waits for nothing" || !errors.Is(err, sdk.ErrInvalid) {
+		t.Errorf("an answer to a run that ended: %v", err)
 	}
 }
