@@ -37,7 +37,11 @@ func (a *app) runOnTemporal(ctx context.Context, tf temporalFlags, prep *run.Pre
 	if err := temporal.Start(ctx, c, tf.queueName(), ri); err != nil {
 		return err
 	}
-	res, err := temporal.Follow(ctx, c, in.ID, wait)
+	until := temporal.UntilWait
+	if wait {
+		until = temporal.UntilPerson
+	}
+	res, err := temporal.Follow(ctx, c, in.ID, until)
 	if err != nil {
 		return err
 	}
@@ -56,7 +60,7 @@ func (a *app) resumeOnTemporal(ctx context.Context, tf temporalFlags, task strin
 			return err
 		}
 	}
-	res, err := temporal.Follow(ctx, c, task, false)
+	res, err := temporal.Follow(ctx, c, task, temporal.UntilWait)
 	if err != nil {
 		return err
 	}
@@ -73,7 +77,7 @@ func (a *app) sendOnTemporal(ctx context.Context, tf temporalFlags, task string,
 	if err := temporal.Deliver(ctx, c, task, d); err != nil {
 		return err
 	}
-	res, err := temporal.Follow(ctx, c, task, false)
+	res, err := temporal.Follow(ctx, c, task, temporal.UntilWait)
 	if err != nil {
 		return err
 	}
@@ -93,7 +97,7 @@ func (a *app) signalOnTemporal(ctx context.Context, tf temporalFlags, pipeline s
 	}
 	var results []*run.Result
 	for _, t := range tasks {
-		res, err := temporal.Follow(ctx, c, t, false)
+		res, err := temporal.Follow(ctx, c, t, temporal.UntilWait)
 		if err != nil {
 			return err
 		}

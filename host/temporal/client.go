@@ -54,12 +54,11 @@ func Start(ctx context.Context, c client.Client, queue string, in RunInput) erro
 	return nil
 }
 
-// Follow waits until the task's run ended or waits — for a person only,
-// when personOnly (timers, messages and signals are then waited through)
-// — and returns its result.
-func Follow(ctx context.Context, c client.Client, task string, personOnly bool) (*run.Result, error) {
+// Follow waits until the task's run ended or waits as until says, and
+// returns its result.
+func Follow(ctx context.Context, c client.Client, task string, until Until) (*run.Result, error) {
 	var res *run.Result
-	err := update(ctx, c, task, UpdateFollow, &res, personOnly)
+	err := update(ctx, c, task, UpdateFollow, &res, until)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) || isCompleted(err) {
 		// The workflow closed: its result is the run's.

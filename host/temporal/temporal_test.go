@@ -221,7 +221,7 @@ func TestExamplesOnTemporal(t *testing.T) {
 				input := readInput(t, in)
 				wantRes, wantTree := localRun(t, files[name], task, input, answers)
 				cl.start(t, name, task, input)
-				res, err := temporal.Follow(ctx, cl.c, task, false)
+				res, err := temporal.Follow(ctx, cl.c, task, temporal.UntilWait)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -229,7 +229,7 @@ func TestExamplesOnTemporal(t *testing.T) {
 					if err := temporal.Resume(ctx, cl.c, task, answers); err != nil {
 						t.Fatal(err)
 					}
-					if res, err = temporal.Follow(ctx, cl.c, task, false); err != nil {
+					if res, err = temporal.Follow(ctx, cl.c, task, temporal.UntilWait); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -277,7 +277,7 @@ func TestTimerAndHumanSurviveRestart(t *testing.T) {
 	}
 	stopWorkers := workers()
 	cl.start(t, "wait-twice", "wait-1", nil)
-	res, err := temporal.Follow(ctx, cl.c, "wait-1", false)
+	res, err := temporal.Follow(ctx, cl.c, "wait-1", temporal.UntilWait)
 	must(t, err)
 	if res.Status != store.StatusWaiting || len(res.Waiting) != 1 || res.Waiting[0].Node != "ask" {
 		t.Fatalf("first wait: %+v", res)
@@ -285,7 +285,7 @@ func TestTimerAndHumanSurviveRestart(t *testing.T) {
 
 	stopWorkers = restart(stopWorkers)
 	must(t, temporal.Resume(ctx, cl.c, "wait-1", map[string]any{"answer": "yes"}))
-	res, err = temporal.Follow(ctx, cl.c, "wait-1", false)
+	res, err = temporal.Follow(ctx, cl.c, "wait-1", temporal.UntilWait)
 	must(t, err)
 	if res.Status != store.StatusWaiting || len(res.Waits) != 1 || res.Waits[0].Kind != store.WaitTimer {
 		t.Fatalf("second wait: %+v", res)
@@ -331,7 +331,7 @@ func TestRefusals(t *testing.T) {
 	cl := startCluster(t, nil, 1, file)
 	input := readInput(t, "../../pipelines/email-triage/inputs/invoice.json")
 	cl.start(t, "email-triage", "inv", input)
-	res, err := temporal.Follow(ctx, cl.c, "inv", false)
+	res, err := temporal.Follow(ctx, cl.c, "inv", temporal.UntilWait)
 	must(t, err)
 	if res.Status != store.StatusWaiting {
 		t.Fatalf("%+v", res)
@@ -353,7 +353,7 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	must(t, temporal.Resume(ctx, cl.c, "inv", map[string]any{"answer": "yes"}))
-	if res, err = temporal.Follow(ctx, cl.c, "inv", false); err != nil || res.Status != store.StatusCompleted {
+	if res, err = temporal.Follow(ctx, cl.c, "inv", temporal.UntilWait); err != nil || res.Status != store.StatusCompleted {
 		t.Fatalf("after the answer: %v %+v", err, res)
 	}
 	if _, err := temporal.Result(ctx, cl.c, "inv"); err != nil {
@@ -362,5 +362,52 @@ func TestRefusals(t *testing.T) {
 	if err := temporal.Resume(ctx, cl.c, "inv", map[string]any{"answer": "yes"}); err == nil ||
 		err.Error() != "task inv has ended on Temporal; it waits for nothing" || !errors.Is(err, sdk.ErrInvalid) {
 		t.Errorf("an answer to a run that ended: %v", err)
+	}
+}
+
+// TestMessagesAndSignals runs a BPMN routine that waits for a 2 s timer,
+// then a message, then a signal: the message is delivered to its task,
+// the signal broadcast to the runs that wait for it, and the message's
+// variable reaches the last step.
+func TestMessagesAndSignals(t *testing.T) {
+	const file = "testdata/events/pipeline.toml"
+	ctx := context.Background()
+	cl := startCluster(t, nil, 2, file)
+	cl.start(t, "events", "ev-1", nil)
+	res, err := temporal.Follow(ctx, cl.c, "ev-1", temporal.UntilEvent)
+	must(t, err)
+	if res.Status != store.StatusWaiting || len(res.Waits) != 1 || res.Waits[0].Kind != store.WaitMessage || res.Waits[0].Name != "approved" {
+		t.Fatalf("after the timer: %+v", res)
+	}
+	if got, err := temporal.Broadcast(ctx, cl.c, "", "go", nil); err != nil || len(got) != 0 {
+		t.Fatalf("a signal nobody waits for yet: %v %v", got, err)
+	}
+	must(t, temporal.Deliver(ctx, cl.c, "ev-1", run.Delivery{Kind: store.WaitMessage, Name: "approved", Vars: map[string]any{"who": "ann"}}))
+	res, err = temporal.Follow(ctx, cl.c, "ev-1", temporal.UntilEvent)
+	must(t, err)
+	if res.Status != store.StatusWaiting || len(res.Waits) != 1 || res.Waits[0].Kind != store.WaitSignal {
+		t.Fatalf("after the message: %+v", res)
+	}
+	if got, err := temporal.Broadcast(ctx, cl.c, "other-pipeline", "go", nil); err != nil || len(got) != 0 {
+		t.Fatalf("a signal for another pipeline's runs: %v %v", got, err)
+	}
+	got, err := temporal.Broadcast(ctx, cl.c, "events", "go", nil)
+	if err != nil || len(got) != 1 || got[0] != "ev-1" {
+		t.Fatalf("broadcast: %v %v", got, err)
+	}
+	res, err = temporal.Result(ctx, cl.c, "ev-1")
+	must(t, err)
+	if res.Status != store.StatusCompleted || res.Steps != 2 || fmt.Sprint(res.Output["after"]) != "map[seen:ann]" {
+		t.Fatalf("end: %+v", res)
+	}
+	tree, err := cl.st.Tree(ctx, "ev-1")
+	must(t, err)
+	if tr := fmt.Sprint(tree.Executions[0].Execution.Trace); !strings.HasPrefix(tr, "[step ask call ") || !strings.HasSuffix(tr, " step after]") {
+		t.Errorf("trace %s", tr)
+	}
+	// The timer, the message and the signal are recorded as deliveries,
+	// so a replay receives them too: the ask call and three events.
+	if len(tree.Recordings) != 4 {
+		t.Errorf("%d recordings, want 4 (one call, three events)", len(tree.Recordings))
 	}
 }

@@ -24,8 +24,8 @@ const (
 	UpdateResume = "sextant.resume"
 	// UpdateDeliver delivers a BPMN message or signal (a run.Delivery).
 	UpdateDeliver = "sextant.deliver"
-	// UpdateFollow returns the run's result once it ended or waits (for
-	// a person only, when its argument is true).
+	// UpdateFollow returns the run's result once it ended or waits (as
+	// its Until argument says).
 	UpdateFollow = "sextant.follow"
 	// QueryStatus returns the run's result so far (nil before the first
 	// wait or end).
@@ -77,14 +77,39 @@ type flow struct {
 	inbox   []inbound
 }
 
-func (f *flow) settled(personOnly bool) bool {
+// Until says which waits end a Follow (besides the run's end).
+type Until string
+
+// Waits that end a Follow.
+const (
+	// UntilWait: any wait (a local run returns at each).
+	UntilWait Until = "wait"
+	// UntilPerson: a question to a person (local `run --wait`).
+	UntilPerson Until = "person"
+	// UntilEvent: anything but timers and retry delays (a person, a
+	// message, a signal).
+	UntilEvent Until = "event"
+)
+
+func (f *flow) settled(until Until) bool {
 	if f.ended {
 		return true
 	}
 	if !f.waiting || len(f.inbox) > 0 {
 		return false
 	}
-	return !personOnly || len(f.res.Waiting) > 0
+	switch until {
+	case UntilPerson:
+		return len(f.res.Waiting) > 0
+	case UntilEvent:
+		for _, w := range f.res.Waits {
+			if w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // Workflow is the generic workflow: it drives any pipeline's run through
@@ -260,8 +285,8 @@ func (w *Worker) handlers(ctx workflow.Context, f *flow) error {
 	if err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandler(ctx, UpdateFollow, func(ctx workflow.Context, personOnly bool) (*run.Result, error) {
-		if err := workflow.Await(ctx, func() bool { return f.settled(personOnly) }); err != nil {
+	return workflow.SetUpdateHandler(ctx, UpdateFollow, func(ctx workflow.Context, until Until) (*run.Result, error) {
+		if err := workflow.Await(ctx, func() bool { return f.settled(until) }); err != nil {
 			return nil, err
 		}
 		return f.res, nil
