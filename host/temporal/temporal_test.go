@@ -114,8 +114,14 @@ func (cl *cluster) addWorker(t testing.TB, opts temporal.WorkerOptions, files ..
 // start starts a run of the named pipeline.
 func (cl *cluster) start(t testing.TB, pipe, task string, input map[string]any) {
 	t.Helper()
-	p := cl.preps[pipe]
-	in := temporal.RunInput{Pipeline: pipe, Strategy: p.Strategy.Hash(), Task: task, Input: input, Heartbeat: 5 * time.Second}
+	cl.startWith(t, temporal.RunInput{Pipeline: pipe, Task: task, Input: input})
+}
+
+// startWith starts a run as in says (the strategy and heartbeat are
+// filled in).
+func (cl *cluster) startWith(t testing.TB, in temporal.RunInput) {
+	t.Helper()
+	in.Strategy, in.Heartbeat = cl.preps[in.Pipeline].Strategy.Hash(), 5*time.Second
 	if err := temporal.Start(context.Background(), cl.c, cl.queue, in); err != nil {
 		t.Fatal(err)
 	}
@@ -409,5 +415,45 @@ func TestMessagesAndSignals(t *testing.T) {
 	// so a replay receives them too: the ask call and three events.
 	if len(tree.Recordings) != 4 {
 		t.Errorf("%d recordings, want 4 (one call, three events)", len(tree.Recordings))
+	}
+}
+
+// TestContinueAsNew continues runs as new every other round (a long run
+// does when Temporal suggests it): a chain and a run that waits for a
+// person and a timer end as they would without, with one execution.
+func TestContinueAsNew(t *testing.T) {
+	const chain, wait = "../run/testdata/chain10/pipeline.toml", "testdata/restart/pipeline.toml"
+	ctx := context.Background()
+	cl := startCluster(t, nil, 2, chain, wait)
+	input := map[string]any{"topic": "continued"}
+	wantRes, wantTree := localRun(t, chain, "can-1", input, nil)
+	cl.startWith(t, temporal.RunInput{Pipeline: "chain10", Task: "can-1", Input: input, ContinueAfter: 2})
+	res, err := temporal.Result(ctx, cl.c, "can-1")
+	must(t, err)
+	tree, err := cl.st.Tree(ctx, "can-1")
+	must(t, err)
+	if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
+		t.Errorf("continued run differs from the local run\n--- got\n%s--- want\n%s", got, want)
+	}
+	if res.Execution != tree.Executions[0].Execution.ID {
+		t.Errorf("result names execution %s, the store %s", res.Execution, tree.Executions[0].Execution.ID)
+	}
+	d, err := cl.c.DescribeWorkflowExecution(ctx, "can-1", "")
+	must(t, err)
+	if info := d.GetWorkflowExecutionInfo(); info.GetFirstRunId() == info.GetExecution().GetRunId() {
+		t.Errorf("can-1 never continued as new (run %s)", info.GetExecution().GetRunId())
+	}
+
+	cl.startWith(t, temporal.RunInput{Pipeline: "wait-twice", Task: "can-2", ContinueAfter: 1})
+	res, err = temporal.Follow(ctx, cl.c, "can-2", temporal.UntilPerson)
+	must(t, err)
+	if len(res.Waiting) != 1 {
+		t.Fatalf("can-2 should wait for a person: %+v", res)
+	}
+	must(t, temporal.Resume(ctx, cl.c, "can-2", map[string]any{"answer": "yes"}))
+	res, err = temporal.Result(ctx, cl.c, "can-2")
+	must(t, err)
+	if res.Status != store.StatusCompleted || fmt.Sprint(res.Output["after"]) != "map[x:1]" {
+		t.Errorf("continued waiting run: %+v", res)
 	}
 }

@@ -53,6 +53,21 @@ type RunInput struct {
 	// StepAttempts bounds the attempts of a step whose worker failed or
 	// died (default 10); then the run fails.
 	StepAttempts int32 `json:"step_attempts,omitempty"`
+	// ContinueAfter, when > 0, continues the workflow as new after that
+	// many batches and wake-ups (tests); otherwise it continues when
+	// Temporal suggests it (a history grown too long: a cycle timer that
+	// repeats for months).
+	ContinueAfter int `json:"continue_after,omitempty"`
+	// Carry is the run so far, when the workflow continued as new.
+	Carry *Carry `json:"carry,omitempty"`
+}
+
+// Carry is what a workflow continued as new takes over: the run where it
+// was (waiting, or with a batch to run) and the spans so far.
+type Carry struct {
+	Progress run.Progress   `json:"progress"`
+	Spans    []store.Span   `json:"spans,omitempty"`
+	Answers  map[string]any `json:"answers,omitempty"`
 }
 
 // Defaults of RunInput.
@@ -148,11 +163,18 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 	})
 
 	var p run.Progress
-	exec := workflow.GetInfo(ctx).WorkflowExecution.RunID
-	if err := workflow.ExecuteLocalActivity(lctx, a.Begin, beginInput{Run: in, Execution: exec, Now: workflow.Now(ctx)}).Get(ctx, &p); err != nil {
-		return nil, err
+	var spans []store.Span
+	var answers map[string]any // given to the batch that runs the answered steps
+	if c := in.Carry; c != nil {
+		p, spans, answers = c.Progress, c.Spans, c.Answers
+		in.Carry = nil
+	} else {
+		exec := workflow.GetInfo(ctx).WorkflowExecution.RunID
+		if err := workflow.ExecuteLocalActivity(lctx, a.Begin, beginInput{Run: in, Execution: exec, Now: workflow.Now(ctx)}).Get(ctx, &p); err != nil {
+			return nil, err
+		}
+		spans = p.Spans
 	}
-	spans := p.Spans
 	advance := func(in advanceInput) error {
 		var next run.Progress
 		in.Snapshot = p.Snapshot
@@ -163,8 +185,11 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		spans = append(spans, p.Spans...)
 		return nil
 	}
-	var answers map[string]any // given to the batch that runs the answered steps
-	for !p.Ended() {
+	for rounds := 0; !p.Ended(); rounds++ {
+		if w.continueNow(ctx, in, rounds, f) {
+			in.Carry = &Carry{Progress: p, Spans: spans, Answers: answers}
+			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, in)
+		}
 		if len(p.Batch) > 0 {
 			f.waiting = false
 			futures := make([]workflow.Future, len(p.Batch))
@@ -236,6 +261,14 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		return nil, err
 	}
 	return p.Result, nil
+}
+
+// continueNow reports whether the workflow should continue as new now:
+// asked to (ContinueAfter rounds, or Temporal's suggestion), with nothing
+// in its inbox and no update running, which the new run would lose.
+func (w *Worker) continueNow(ctx workflow.Context, in RunInput, rounds int, f *flow) bool {
+	due := in.ContinueAfter > 0 && rounds >= in.ContinueAfter || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	return rounds > 0 && due && len(f.inbox) == 0 && workflow.AllHandlersFinished(ctx)
 }
 
 // handlers installs the updates and the query.
