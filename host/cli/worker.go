@@ -18,6 +18,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/run"
 	"github.com/sextant-dev/sextant/host/serve"
+	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/host/temporal"
 )
 
@@ -139,7 +140,16 @@ func (a *app) workerPipelines(ctx context.Context, dir string, rec run.Recorder)
 			closeAll(ctx)
 			return nil, nil, withInvalid(fmt.Errorf("%s: pipeline %q again", f, p.Pipeline.Name))
 		}
-		m[p.Pipeline.Name] = p.NewStepper(run.Config{Logger: a.logger}, rec)
+		prec := rec
+		if len(p.Pipeline.Store.Redact) > 0 {
+			red, err := store.NewRedactor(p.Pipeline.Store.Redact...)
+			if err != nil {
+				closeAll(ctx)
+				return nil, nil, withInvalid(fmt.Errorf("%s: store.redact: %w", p.Pipeline.File, err))
+			}
+			prec = temporal.WithRedactor(rec, red)
+		}
+		m[p.Pipeline.Name] = p.NewStepper(run.Config{Logger: a.logger}, prec)
 	}
 	if len(m) == 0 {
 		return nil, nil, withInvalid(fmt.Errorf("--pipelines %s: no pipeline (*/pipeline.toml or *.toml)", dir))

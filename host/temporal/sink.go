@@ -35,3 +35,15 @@ var (
 	_ Sink = storeSink{}
 	_ Sink = (*serve.Sink)(nil)
 )
+
+// WithRedactor returns rec hashing requests with red: a pipeline's
+// [store] redact patterns, so that its recordings are keyed as a local
+// run over a store opened with them keys them.
+func WithRedactor(rec run.Recorder, red *store.Redactor) run.Recorder { return redacting{rec, red} }
+
+type redacting struct {
+	run.Recorder
+	red *store.Redactor
+}
+
+func (r redacting) Redactor() *store.Redactor { return r.red }
