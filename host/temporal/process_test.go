@@ -104,6 +104,44 @@ id = "s3"
 outputs = ["c"]
 `
 
+const killOnePipeline = `name = "kill-one"
+
+[routine]
+navigator = "chain"
+file = "chain.toml"
+
+[providers.default]
+use = "openai"
+model = "gpt-4o-mini"
+base_url = "%s/v1"
+api_key_env = "SEXTANT_TEST_OPENAI_KEY"
+
+[steps.s1]
+kind = "llm"
+prompt = "only {{ .input.topic }}"
+
+[steps.s2]
+kind = "expr"
+set = { n = "len(vars.s1)" }
+
+[steps.s3]
+kind = "expr"
+set = { done = "vars.s2.n > 0" }
+`
+
+const killOneChain = `name = "kill-one"
+inputs = ["topic"]
+
+[[steps]]
+id = "s1"
+
+[[steps]]
+id = "s2"
+
+[[steps]]
+id = "s3"
+`
+
 // proc is a sextant subprocess.
 type proc struct {
 	cmd  *exec.Cmd
@@ -116,10 +154,13 @@ func (p *proc) wait() error { <-p.done; return p.err }
 
 // TestWorkerProcesses runs pipelines on two real `sextant worker`
 // processes writing through a real `sextant serve`:
-//   - a worker SIGKILLed by a failpoint right after it recorded an LLM
-//     answer (its step not yet reported to Temporal) leaves the step to
-//     the other workers, which finish the run from the recording: the
-//     upstream sees every prompt once, the store every step once;
+//   - of two workers, the one that takes the LLM step is SIGKILLed by a
+//     failpoint right after it recorded the answer (its step not yet
+//     reported to Temporal); the other finishes the run from the
+//     recording;
+//   - a lone worker killed that way at its second of three LLM steps
+//     leaves the run to two workers started after it died: the upstream
+//     sees every prompt once, the store every step once;
 //   - the three example pipelines, started with `sextant run --temporal`
 //     (and resumed with `sextant resume --temporal`), give the same
 //     results and spans as local runs.
@@ -140,6 +181,10 @@ func TestWorkerProcesses(t *testing.T) {
 	must(t, os.MkdirAll(kill, 0o755))
 	must(t, os.WriteFile(filepath.Join(kill, "pipeline.toml"), []byte(fmt.Sprintf(killPipeline, hs.URL)), 0o644))
 	must(t, os.WriteFile(filepath.Join(kill, "chain.toml"), []byte(killChain), 0o644))
+	one := filepath.Join(pipes, "kill-one")
+	must(t, os.MkdirAll(one, 0o755))
+	must(t, os.WriteFile(filepath.Join(one, "pipeline.toml"), []byte(fmt.Sprintf(killOnePipeline, hs.URL)), 0o644))
+	must(t, os.WriteFile(filepath.Join(one, "chain.toml"), []byte(killOneChain), 0o644))
 	examples := []string{"email-triage", "research-report", "answer-and-learn"}
 	for _, e := range examples {
 		abs, err := filepath.Abs(filepath.Join("..", "..", "pipelines", e))
@@ -180,9 +225,46 @@ func TestWorkerProcesses(t *testing.T) {
 			"--store-url", url, "--heartbeat", "200ms")
 	}
 
-	// 1. A lone worker dies right after recording s2's answer.
 	ctx := context.Background()
 	c := srv.Dial(t)
+
+	// 1. Two workers, both armed to die right after recording their first
+	// LLM answer. The routine has one LLM step, so whichever worker takes
+	// it dies there; the other retries the step from the recording (no
+	// live call, so its failpoint never fires) and finishes the run.
+	armed := failpoint.Env + "=" + failpoint.ChatRecorded + ":1"
+	x, y := worker(armed), worker(armed)
+	onePrep := prepare(t, filepath.Join(one, "pipeline.toml"))
+	must(t, temporal.Start(ctx, c, "procs", temporal.RunInput{Pipeline: "kill-one", Strategy: onePrep.Strategy.Hash(), Task: "kill-0",
+		Input: map[string]any{"topic": "one"}, Heartbeat: 2 * time.Second}))
+	var dead, alive *proc
+	select {
+	case <-x.done:
+		dead, alive = x, y
+	case <-y.done:
+		dead, alive = y, x
+	}
+	if ws, ok := dead.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the failpoint did not kill the worker: %v\n%s", dead.err, dead.out.String())
+	}
+	res, err := temporal.Result(ctx, c, "kill-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != store.StatusCompleted || res.Steps != 3 || fmt.Sprint(res.Output["s3"]) != "map[done:true]" {
+		t.Fatalf("kill-0: %+v", res)
+	}
+	if total, most := up.count(); total != 1 || most != 1 {
+		t.Fatalf("upstream saw %d calls for kill-0, want 1 (the survivor answered from the recording)", total)
+	}
+	select {
+	case <-alive.done:
+		t.Fatalf("both workers died: %v\n%s", alive.err, alive.out.String())
+	default:
+	}
+	stop(alive) // still armed: the examples make live (scripted) calls
+
+	// 2. A lone worker dies right after recording s2's answer (of three).
 	doomed := worker(failpoint.Env + "=" + failpoint.ChatRecorded + ":2")
 	killPrep := prepare(t, filepath.Join(kill, "pipeline.toml"))
 	must(t, temporal.Start(ctx, c, "procs", temporal.RunInput{Pipeline: "kill-chain", Strategy: killPrep.Strategy.Hash(), Task: "kill-1",
@@ -191,22 +273,22 @@ func TestWorkerProcesses(t *testing.T) {
 	if ws, ok := doomed.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("the failpoint did not kill the worker: %v\n%s", doomed.err, doomed.out.String())
 	}
-	if total, _ := up.count(); total != 2 {
-		t.Fatalf("upstream saw %d calls before the kill, want 2", total)
+	if total, _ := up.count(); total != 1+2 {
+		t.Fatalf("upstream saw %d calls before the kill, want 1+2", total)
 	}
 	w1, w2 := worker(), worker()
-	res, err := temporal.Result(ctx, c, "kill-1")
+	res, err = temporal.Result(ctx, c, "kill-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != store.StatusCompleted || res.Steps != 3 {
 		t.Fatalf("kill-1: %s after %d steps (%s)", res.Status, res.Steps, res.Error)
 	}
-	if total, most := up.count(); total != 3 || most != 1 {
+	if total, most := up.count(); total != 1+3 || most != 1 {
 		t.Errorf("upstream saw %d calls, at most %d of one prompt; want 3 and 1 (no call billed twice): %v", total, most, up.calls)
 	}
 
-	// 2. The examples through the CLI, against local runs.
+	// 3. The examples through the CLI, against local runs.
 	localStore := filepath.Join(dir, "local")
 	cli := func(args ...string) (*run.Result, int) {
 		cmd := exec.Command(bin, args...)
