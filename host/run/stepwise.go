@@ -455,6 +455,12 @@ func (s *Stepper) RunStep(ctx context.Context, snap Snapshot, token string, answ
 	stepCtx, timer, cancel := e.stepContext(ctx, t)
 	defer cancel()
 	res, wait, err := e.step(stepCtx, t)
+	if err != nil && timer != nil && ctx.Err() == nil && stepCtx.Err() == nil && timer.Due.Sub(e.r.cfg.Clock()) < 100*time.Millisecond {
+		// A call whose own deadline is the timer's (a plugin's context
+		// timer) can fail a hair before the step's context ends: the
+		// failure is the timer's, so let it end.
+		<-stepCtx.Done()
+	}
 	out := &StepOutcome{Token: token}
 	switch {
 	case err != nil && timer != nil && ctx.Err() == nil && errors.Is(stepCtx.Err(), context.DeadlineExceeded):

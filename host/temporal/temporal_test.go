@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -455,5 +457,43 @@ func TestContinueAsNew(t *testing.T) {
 	must(t, err)
 	if res.Status != store.StatusCompleted || fmt.Sprint(res.Output["after"]) != "map[x:1]" {
 		t.Errorf("continued waiting run: %+v", res)
+	}
+}
+
+// TestBoundaryTimerInterruptsStep runs an LLM step whose provider never
+// answers, with an interrupting 1 s boundary timer: the timer cancels the
+// step activity's call (which leaves nothing) and the run takes the
+// timer's path. (Not compared with a local run: the local engine fails
+// this run when the provider's own deadline timer fires a hair before the
+// step's, see RunStep.)
+func TestBoundaryTimerInterruptsStep(t *testing.T) {
+	held, closing := make(chan struct{}, 8), make(chan struct{})
+	hold := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held <- struct{}{}
+		select { // answers only by being cancelled
+		case <-r.Context().Done():
+		case <-closing:
+		}
+	}))
+	defer hold.Close()
+	defer close(closing)
+	t.Setenv("SEXTANT_TEST_HOLD_URL", hold.URL+"/v1")
+	t.Setenv("SEXTANT_TEST_OPENAI_KEY", "sk-test")
+	const file = "testdata/boundary/pipeline.toml"
+	ctx := context.Background()
+	cl := startCluster(t, nil, 2, file)
+	cl.start(t, "boundary", "bnd-1", nil)
+	res, err := temporal.Result(ctx, cl.c, "bnd-1")
+	must(t, err)
+	if res.Status != store.StatusCompleted || fmt.Sprint(res.Output["escalate"]) != "map[y:2]" || res.Output["after"] != nil {
+		t.Fatalf("%+v", res)
+	}
+	tree, err := cl.st.Tree(ctx, "bnd-1")
+	must(t, err)
+	if tr := fmt.Sprint(tree.Executions[0].Execution.Trace); tr != "[step escalate]" || res.Steps != 1 || len(tree.Recordings) != 1 {
+		t.Errorf("trace %s, %d steps, %d recordings; want [step escalate], 1, 1 (the timer's delivery)", tr, res.Steps, len(tree.Recordings))
+	}
+	if len(held) != 1 {
+		t.Errorf("the provider was asked %d times, want 1", len(held))
 	}
 }
