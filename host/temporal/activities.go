@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/serve"
 	"github.com/sextant-dev/sextant/host/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -166,7 +168,8 @@ func (a *activities) beat(ctx context.Context) func() {
 // Record writes the finished run into the sink's store.
 func (a *activities) Record(ctx context.Context, r *run.RunRecord) error {
 	err := a.sink.RecordRun(ctx, r)
-	if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) {
+	var ae *serve.APIError
+	if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) || errors.As(err, &ae) && ae.Status == http.StatusRequestEntityTooLarge {
 		return temporal.NewNonRetryableApplicationError(err.Error(), errInvalid, err)
 	}
 	return err
