@@ -141,7 +141,7 @@ func (a *activities) Step(ctx context.Context, in stepInput) (*run.StepOutcome, 
 
 // beat heartbeats until stopped.
 func (a *activities) beat(ctx context.Context) func() {
-	if a.heartbeat <= 0 || !activity.IsActivity(ctx) {
+	if a.heartbeat <= 0 || !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
 		return func() {}
 	}
 	done := make(chan struct{})

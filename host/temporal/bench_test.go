@@ -17,7 +17,16 @@ import (
 // activity, so the figure is bounded by the server's history writes
 // (SQLite here), not by sextant.
 func BenchmarkTemporal(b *testing.B) {
-	b.Run("run", func(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		local bool
+	}{{"run", false}, {"run-local-steps", true}} {
+		b.Run(bc.name, func(b *testing.B) { benchRun(b, bc.local) })
+	}
+}
+
+func benchRun(b *testing.B, localSteps bool) {
+	{
 		const file = "../run/testdata/chain10/pipeline.toml"
 		ctx := context.Background()
 		cl := startCluster(b, nil, 2, file)
@@ -32,7 +41,7 @@ func BenchmarkTemporal(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				id := fmt.Sprintf("bench-%d", n.Add(1))
-				cl.start(b, pipe, id, map[string]any{"topic": id})
+				cl.startWith(b, temporal.RunInput{Pipeline: pipe, Task: id, Input: map[string]any{"topic": id}, LocalSteps: localSteps})
 				res, err := temporal.Result(ctx, cl.c, id)
 				if err != nil || res.Status != store.StatusCompleted || res.Steps != 10 {
 					b.Errorf("run %s: %v %+v", id, err, res)
@@ -41,5 +50,5 @@ func BenchmarkTemporal(b *testing.B) {
 			}
 		})
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
-	})
+	}
 }

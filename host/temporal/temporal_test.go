@@ -497,3 +497,34 @@ func TestBoundaryTimerInterruptsStep(t *testing.T) {
 		t.Errorf("the provider was asked %d times, want 1", len(held))
 	}
 }
+
+// TestLocalSteps runs steps as local activities: the examples' runs end as
+// local runs do, a person's answer included.
+func TestLocalSteps(t *testing.T) {
+	const chain, triage = "../run/testdata/chain10/pipeline.toml", "../../pipelines/email-triage/pipeline.toml"
+	ctx := context.Background()
+	cl := startCluster(t, nil, 2, chain, triage)
+	for _, c := range []struct {
+		pipe, file, task string
+		input            map[string]any
+	}{
+		{"chain10", chain, "ls-1", map[string]any{"topic": "local"}},
+		{"email-triage", triage, "ls-2", readInput(t, "../../pipelines/email-triage/inputs/invoice.json")},
+	} {
+		answers := map[string]any{"answer": "yes"}
+		wantRes, wantTree := localRun(t, c.file, c.task, c.input, answers)
+		cl.startWith(t, temporal.RunInput{Pipeline: c.pipe, Task: c.task, Input: c.input, LocalSteps: true})
+		res, err := temporal.Follow(ctx, cl.c, c.task, temporal.UntilWait)
+		must(t, err)
+		if res.Status == store.StatusWaiting {
+			must(t, temporal.Resume(ctx, cl.c, c.task, answers))
+		}
+		res, err = temporal.Result(ctx, cl.c, c.task)
+		must(t, err)
+		tree, err := cl.st.Tree(ctx, c.task)
+		must(t, err)
+		if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
+			t.Errorf("%s with local steps differs from the local run\n--- got\n%s--- want\n%s", c.task, got, want)
+		}
+	}
+}

@@ -58,6 +58,12 @@ type RunInput struct {
 	// Temporal suggests it (a history grown too long: a cycle timer that
 	// repeats for months).
 	ContinueAfter int `json:"continue_after,omitempty"`
+	// LocalSteps runs the steps as local activities, inside the workflow
+	// task of the worker that drives the run: far fewer round trips to
+	// the server, but a step cannot move to another worker while it runs
+	// (a dead worker's workflow task times out, and the next worker runs
+	// the step again, answering its LLM calls from their recordings).
+	LocalSteps bool `json:"local_steps,omitempty"`
 	// Carry is the run so far, when the workflow continued as new.
 	Carry *Carry `json:"carry,omitempty"`
 }
@@ -157,6 +163,11 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
 			MaximumAttempts: attempts, NonRetryableErrorTypes: []string{errInvalid}},
 	})
+	slctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: stepTimeout,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			MaximumAttempts: attempts, NonRetryableErrorTypes: []string{errInvalid}},
+	})
 	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{errInvalid}},
@@ -194,7 +205,12 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 			f.waiting = false
 			futures := make([]workflow.Future, len(p.Batch))
 			for i, t := range p.Batch {
-				futures[i] = workflow.ExecuteActivity(sctx, stepActivity, stepInput{Pipeline: in.Pipeline, Snapshot: p.Snapshot, Token: t.ID, Answers: answers})
+				si := stepInput{Pipeline: in.Pipeline, Snapshot: p.Snapshot, Token: t.ID, Answers: answers}
+				if in.LocalSteps {
+					futures[i] = workflow.ExecuteLocalActivity(slctx, a.Step, si)
+				} else {
+					futures[i] = workflow.ExecuteActivity(sctx, stepActivity, si)
+				}
 			}
 			outcomes := make([]run.StepOutcome, len(p.Batch))
 			for i, fu := range futures {
