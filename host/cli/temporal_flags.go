@@ -1,6 +1,10 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
 
 // defaultTaskQueue is temporal.DefaultTaskQueue, spelt out so that this
 // file builds without Temporal's SDK (-tags notemporal).
@@ -10,6 +14,7 @@ const defaultTaskQueue = "sextant"
 // resume, send, signal and worker find a Temporal cluster.
 type temporalFlags struct {
 	addr, namespace, queue string
+	localSteps             bool
 }
 
 func (f *temporalFlags) add(c *cobra.Command, client bool) {
@@ -20,6 +25,9 @@ func (f *temporalFlags) add(c *cobra.Command, client bool) {
 	c.Flags().StringVar(&f.addr, "temporal", "", help)
 	c.Flags().StringVar(&f.namespace, "namespace", "default", "Temporal namespace (with --temporal)")
 	c.Flags().StringVar(&f.queue, "task-queue", defaultTaskQueue, "Temporal task queue (with --temporal)")
+	if strings.HasPrefix(c.Use, "run ") {
+		c.Flags().BoolVar(&f.localSteps, "local-steps", false, "with --temporal: run steps inside the driving worker (fewer round trips; a running step does not move to another worker)")
+	}
 }
 
 func (f *temporalFlags) queueName() string {

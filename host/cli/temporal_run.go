@@ -30,7 +30,7 @@ func (a *app) runOnTemporal(ctx context.Context, tf temporalFlags, prep *run.Pre
 		in.ID = temporal.NewTaskID(time.Now())
 	}
 	ri := temporal.RunInput{Pipeline: prep.Pipeline.Name, Strategy: prep.Strategy.Hash(), Task: in.ID, Input: in.Input,
-		Truth: in.Truth, Tags: in.Tags, Start: in.Start}
+		Truth: in.Truth, Tags: in.Tags, Start: in.Start, LocalSteps: tf.localSteps}
 	if t := prep.Pipeline.Limits.Timeout; t > 0 {
 		ri.StepTimeout = t.Std()
 	}
