@@ -143,9 +143,13 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 	if err := w.handlers(ctx, f); err != nil {
 		return nil, err
 	}
+	// Begin and Advance fail only when they could not finish (the sink
+	// unreachable, the worker stopping): a run's own failures are results.
+	// So they are retried until they succeed, as a store would be.
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 5, NonRetryableErrorTypes: []string{errInvalid}},
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: []string{errInvalid}},
 	})
 	stepTimeout, heartbeat, attempts := in.StepTimeout, in.Heartbeat, in.StepAttempts
 	if stepTimeout <= 0 {
