@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -526,5 +527,73 @@ func TestLocalSteps(t *testing.T) {
 		if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
 			t.Errorf("%s with local steps differs from the local run\n--- got\n%s--- want\n%s", c.task, got, want)
 		}
+	}
+}
+
+// flakySink refuses every call while down, and says when it refused one.
+type flakySink struct {
+	temporal.Sink
+	down    atomic.Bool
+	refused chan struct{}
+}
+
+func (f *flakySink) refuse() error {
+	if !f.down.Load() {
+		return nil
+	}
+	select {
+	case f.refused <- struct{}{}:
+	default:
+	}
+	return errors.New("sink unreachable")
+}
+
+func (f *flakySink) Recording(ctx context.Context, key string) (*store.Recording, error) {
+	if err := f.refuse(); err != nil {
+		return nil, err
+	}
+	return f.Sink.Recording(ctx, key)
+}
+
+func (f *flakySink) PutRecording(ctx context.Context, r *store.Recording) error {
+	if err := f.refuse(); err != nil {
+		return err
+	}
+	return f.Sink.PutRecording(ctx, r)
+}
+
+func (f *flakySink) RecordRun(ctx context.Context, r *run.RunRecord) error {
+	if err := f.refuse(); err != nil {
+		return err
+	}
+	return f.Sink.RecordRun(ctx, r)
+}
+
+// TestSinkOutage: while the store's sink is unreachable a run's LLM step
+// cannot read or write its recording; the step is retried, not failed,
+// and the run completes as a local run once the sink is back.
+func TestSinkOutage(t *testing.T) {
+	const file = "../run/testdata/chain10/pipeline.toml"
+	ctx := context.Background()
+	cl := startCluster(t, nil, 0, file)
+	sink := &flakySink{Sink: temporal.StoreSink(cl.st), refused: make(chan struct{}, 1)}
+	sink.down.Store(true)
+	p := prepare(t, file)
+	w, err := temporal.NewWorker(cl.srv.Dial(t), temporal.WorkerOptions{TaskQueue: cl.queue, Sink: sink,
+		Pipelines: temporal.PipelineMap{"chain10": p.NewStepper(run.Config{Logger: quiet()}, sink)}})
+	must(t, err)
+	must(t, w.Start())
+	defer w.Stop()
+	input := map[string]any{"topic": "outage"}
+	wantRes, wantTree := localRun(t, file, "out-1", input, nil)
+	cl.start(t, "chain10", "out-1", input)
+	<-sink.refused // the first LLM step could not reach its recordings
+	sink.down.Store(false)
+	res, err := temporal.Result(ctx, cl.c, "out-1")
+	must(t, err)
+	tree, err := cl.st.Tree(ctx, "out-1")
+	must(t, err)
+	if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
+		t.Errorf("run across a sink outage differs from the local run\n--- got\n%s--- want\n%s", got, want)
 	}
 }
