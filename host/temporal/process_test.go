@@ -191,6 +191,9 @@ func TestWorkerProcesses(t *testing.T) {
 		must(t, err)
 		must(t, os.Symlink(abs, filepath.Join(pipes, e)))
 	}
+	eventsDir, err := filepath.Abs(filepath.Join("testdata", "events"))
+	must(t, err)
+	must(t, os.Symlink(eventsDir, filepath.Join(pipes, "events")))
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_DATA_HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
 		"SEXTANT_CACHE=" + filepath.Join(dir, "cache", "sextant"), "SEXTANT_TEST_OPENAI_KEY=sk-test", "NO_COLOR=1"}
 	var procs []*proc
@@ -338,6 +341,43 @@ func TestWorkerProcesses(t *testing.T) {
 	}
 	if len(results) != 7 {
 		t.Fatalf("%d example runs, want 7", len(results))
+	}
+
+	// 4. A run in the foreground (--wait) through a timer, a message
+	// (sextant send --temporal) and a signal (sextant signal --temporal).
+	q := []string{"--temporal", srv.HostPort, "--task-queue", "procs"}
+	fg := start(nil, append([]string{"run", filepath.Join(pipes, "events", "pipeline.toml"), "--id", "ev-cli", "--wait", "--json"}, q...)...)
+	// Until the run waits for the message (past its 2 s timer).
+	for {
+		res, err := temporal.Follow(ctx, c, "ev-cli", temporal.UntilEvent)
+		if err == nil && res.Status == store.StatusWaiting {
+			break
+		}
+		if err == nil {
+			t.Fatalf("ev-cli: %+v", res)
+		}
+		// The workflow may not be there yet: sextant run starts it.
+		select {
+		case <-fg.done:
+			t.Fatalf("run --wait ended early: %v\n%s", fg.err, fg.out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if res, code := cli(append([]string{"send", "ev-cli", "--message", "approved", "--set", "who=ann", "--json"}, q...)...); code != 3 ||
+		len(res.Waits) != 1 || res.Waits[0].Kind != store.WaitSignal {
+		t.Fatalf("send: exit %d: %+v", code, res)
+	}
+	sig := exec.Command(bin, append([]string{"signal", "go", "--pipeline", "events"}, q...)...)
+	sig.Dir, sig.Env = dir, env
+	if out, err := sig.CombinedOutput(); err != nil || !strings.Contains(string(out), `signal "go" received by 1 task(s)`) {
+		t.Fatalf("signal: %v\n%s", err, out)
+	}
+	if err := fg.wait(); err != nil {
+		t.Fatalf("run --wait: %v\n%s", err, fg.out.String())
+	}
+	var fgRes run.Result
+	if err := json.Unmarshal(fg.out.Bytes(), &fgRes); err != nil || fgRes.Status != store.StatusCompleted || fmt.Sprint(fgRes.Output["after"]) != "map[seen:ann]" {
+		t.Fatalf("run --wait: %v %+v\n%s", err, fgRes, fg.out.String())
 	}
 	stop(w1)
 	stop(w2)
