@@ -13,7 +13,7 @@ LDFLAGS   := -X github.com/sextant-dev/sextant/host/cli.version=$(VERSION)
 # Every first-party plugin is a package with a plugin/main.go.
 PLUGIN_MAINS := $(sort $(dir $(wildcard navigators/*/plugin/main.go plugins/*/plugin/main.go)))
 PLUGIN_NAMES := $(foreach d,$(PLUGIN_MAINS),$(notdir $(patsubst %/plugin/,%,$(d))))
-BENCH     ?= BenchmarkPluginCall|BenchmarkPluginLoad|BenchmarkNavigate|BenchmarkRun|BenchmarkReplay|BenchmarkStore|BenchmarkStrategyValidate|BenchmarkServe
+BENCH     ?= BenchmarkPluginCall|BenchmarkPluginLoad|BenchmarkNavigate|BenchmarkRun|BenchmarkReplay|BenchmarkStore|BenchmarkStrategyValidate|BenchmarkServe|BenchmarkTemporal
 BENCHTIME ?= 1s
 STATICCHECK ?= v0.8.2
 

@@ -28,6 +28,7 @@ func (a *app) sendCommand() *cobra.Command {
 	var sets []string
 	var asJSON bool
 	var sf storeFlags
+	var tf temporalFlags
 	c := &cobra.Command{
 		Use:   "send [TASK] --message NAME [--key KEY]",
 		Short: "Deliver a message to a waiting task",
@@ -65,6 +66,12 @@ the task receives it too.`,
 				return err
 			}
 			d := run.Delivery{Kind: store.WaitMessage, Name: message, Vars: vars, Key: key}
+			if tf.addr != "" {
+				if task == "" {
+					return usageErr(errors.New("with --temporal, name the TASK to send to"))
+				}
+				return a.sendOnTemporal(ctx, tf, task, d, asJSON)
+			}
 			loc, err := a.locateTask(ctx, &sf)
 			if err != nil {
 				return err
@@ -98,6 +105,7 @@ the task receives it too.`,
 	c.Flags().StringArrayVar(&sets, "set", nil, "message variable k=v (JSON when it parses, else a string; repeatable)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, false)
+	tf.add(c, true)
 	a.addTelemetryFlag(c)
 	return c
 }
@@ -142,6 +150,7 @@ func (a *app) signalCommand() *cobra.Command {
 	var sets []string
 	var asJSON bool
 	var sf storeFlags
+	var tf temporalFlags
 	c := &cobra.Command{
 		Use:   "signal NAME",
 		Short: "Broadcast a signal to the waiting tasks that wait for it",
@@ -160,6 +169,9 @@ Exit status: 0 delivered (to any number of tasks), 1 a run it continued failed.`
 			vars, err := parseSets(sets)
 			if err != nil {
 				return err
+			}
+			if tf.addr != "" {
+				return a.signalOnTemporal(ctx, tf, pipeName, run.Delivery{Kind: store.WaitSignal, Name: args[0], Vars: vars}, asJSON)
 			}
 			clk, err := a.clock()
 			if err != nil {
@@ -189,6 +201,7 @@ Exit status: 0 delivered (to any number of tasks), 1 a run it continued failed.`
 	c.Flags().StringArrayVar(&sets, "set", nil, "signal variable k=v (JSON when it parses, else a string; repeatable)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, false)
+	tf.add(c, true)
 	return c
 }
 

@@ -26,6 +26,7 @@ func (a *app) runCommand() *cobra.Command {
 	var sets, tags []string
 	var asJSON, wait, progress bool
 	var sf storeFlags
+	var tf temporalFlags
 	c := &cobra.Command{
 		Use:   "run PIPELINE",
 		Short: "Run a pipeline on one input and record it",
@@ -79,6 +80,9 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			start, err := messageStart(prep.Routine, message)
 			if err != nil {
 				return err
+			}
+			if tf.addr != "" {
+				return a.runOnTemporal(ctx, tf, prep, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags, Start: start}, wait, asJSON)
 			}
 			loc, err := sf.locate(prep.Pipeline)
 			if err != nil {
@@ -163,6 +167,7 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 	c.Flags().BoolVar(&progress, "progress", false, "show each step on stderr as it finishes (default: when stderr is a terminal; --progress=false turns it off)")
 	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers, retry delays, messages and signals until the run ends or waits for a person")
 	sf.add(c, false)
+	tf.add(c, true)
 	a.addTelemetryFlag(c)
 	return c
 }
@@ -171,6 +176,7 @@ func (a *app) resumeCommand() *cobra.Command {
 	var sets []string
 	var asJSON bool
 	var sf storeFlags
+	var tf temporalFlags
 	c := &cobra.Command{
 		Use:   "resume TASK",
 		Short: "Continue a paused or interrupted run from its last checkpoint",
@@ -189,6 +195,9 @@ run again, and provider calls answered before it are served from their recording
 			}
 			if len(sets) == 0 {
 				answers = nil
+			}
+			if tf.addr != "" {
+				return a.resumeOnTemporal(ctx, tf, args[0], answers, asJSON)
 			}
 			tr, err := a.openTaskRun(ctx, &sf, args[0])
 			if err != nil {
@@ -216,6 +225,7 @@ run again, and provider calls answered before it are served from their recording
 	c.Flags().StringArrayVar(&sets, "set", nil, "answer k=v for the waiting step (repeatable)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, true)
+	tf.add(c, true)
 	a.addTelemetryFlag(c)
 	return c
 }

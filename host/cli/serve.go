@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -164,5 +165,6 @@ func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, 
 	}
 	h := px.Handlers()
 	h[otlp.Route] = recv
+	maps.Copy(h, serve.SinkHandlers(s)) // Temporal workers write through these (sextant worker --store-url)
 	return h, closeAll, nil
 }
