@@ -83,7 +83,7 @@ The worker stops on SIGINT or SIGTERM, letting running steps finish.`,
 				return err
 			}
 			defer c.Close()
-			w, err := temporal.NewWorker(c, temporal.WorkerOptions{TaskQueue: tf.queue, Pipelines: m, Sink: sink, Heartbeat: heartbeat})
+			w, err := temporal.NewWorker(c, temporal.WorkerOptions{TaskQueue: tf.queue, Pipelines: m, Sink: sink, Heartbeat: heartbeat, Replay: a.replayShard})
 			if err != nil {
 				return err
 			}

@@ -313,7 +313,7 @@ const maxInline = 64
 func (e *exec) runInline(ctx context.Context, j *memJournal, deadline time.Time, batch []sdk.Token) (*Progress, error) {
 	outcomes := make([]StepOutcome, 0, len(batch))
 	for _, t := range batch {
-		res, wait, err := e.step(ctx, t)
+		res, wait, err := e.step(ctx, t, e.stepIn())
 		o := StepOutcome{Token: t.ID}
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -454,7 +454,7 @@ func (s *Stepper) RunStep(ctx context.Context, snap Snapshot, token string, answ
 	}
 	stepCtx, timer, cancel := e.stepContext(ctx, t)
 	defer cancel()
-	res, wait, err := e.step(stepCtx, t)
+	res, wait, err := e.step(stepCtx, t, e.stepIn())
 	if err != nil && timer != nil && ctx.Err() == nil && stepCtx.Err() == nil && timer.Due.Sub(e.r.cfg.Clock()) < 100*time.Millisecond {
 		// A call whose own deadline is the timer's (a plugin's context
 		// timer) can fail a hair before the step's context ends: the
@@ -579,3 +579,70 @@ func (j *memJournal) PutRecording(ctx context.Context, r *store.Recording) error
 func (j *memJournal) Redactor() *store.Redactor { return j.rec.Redactor() }
 func (j *memJournal) NewID() string             { return "" }
 func (j *memJournal) Now() time.Time            { return j.clock().UTC() }
+
+// Stepwise runs have no driving goroutine to fire events on a running
+// step (the scheduler runs each step elsewhere): as before mid-step
+// firing, an interrupting timer bounds the step's context, and the
+// non-interrupting ones that fell due while the batch ran fire after it.
+
+// stepContext bounds a step by the earliest interrupting timer attached to
+// its activity: when the timer is due first, the step's context ends and
+// the timer fires instead (timer is then non-nil). The deadline is the
+// wall-clock time left until the due time by the run's clock.
+func (e *exec) stepContext(ctx context.Context, t sdk.Token) (context.Context, *store.Wait, context.CancelFunc) {
+	var first *store.Wait
+	e.mu.Lock()
+	for i, w := range e.st.Events {
+		if w.Token != t.ID || w.Kind != store.WaitTimer || w.Error != "" || w.Due.IsZero() || w.Fired || e.replaying() {
+			continue
+		}
+		if d := e.r.nodes[w.Event].Event; d == nil || !d.Interrupting {
+			continue
+		}
+		if first == nil || w.Due.Before(first.Due) {
+			first = &e.st.Events[i]
+		}
+	}
+	e.mu.Unlock()
+	if first == nil {
+		return ctx, nil, func() {}
+	}
+	w := *first
+	c, cancel := context.WithTimeout(ctx, w.Due.Sub(e.r.cfg.Clock()))
+	return c, &w, cancel
+}
+
+// fireNonInterrupting fires the non-interrupting timers of the batch's
+// steps that fell due while they ran, before their outcomes are handed
+// over: the timer's path starts, the activity completes as well.
+func (e *exec) fireNonInterrupting(ctx context.Context, batch []sdk.Token) error {
+	if e.replaying() {
+		return nil
+	}
+	ran := make(map[string]bool, len(batch))
+	for _, t := range batch {
+		if _, ok := e.st.Done[t.ID]; ok {
+			ran[t.ID] = true
+		}
+	}
+	for {
+		now := e.r.cfg.Clock()
+		var due *store.Wait
+		for i, w := range e.st.Events {
+			if !ran[w.Token] || w.Kind != store.WaitTimer || w.Error != "" || w.Due.IsZero() || w.Fired || w.Due.After(now) {
+				continue
+			}
+			if d := e.r.nodes[w.Event].Event; d == nil || d.Interrupting {
+				continue
+			}
+			due = &e.st.Events[i]
+			break
+		}
+		if due == nil {
+			return nil
+		}
+		if err := e.fire(ctx, *due, nil); err != nil {
+			return err
+		}
+	}
+}

@@ -29,6 +29,9 @@ type WorkerOptions struct {
 	OnStep func(task, token string)
 	// Worker tunes the SDK's worker (concurrency, sticky cache).
 	Worker worker.Options
+	// Replay, when set, runs the shards of replays fanned out on this
+	// task queue (RegisterReplay).
+	Replay ReplayShardFunc
 }
 
 // Worker runs sextant's workflow and activities for one task queue.
@@ -53,6 +56,9 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	wk.w.RegisterWorkflowWithOptions(wk.Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	wk.w.RegisterActivityWithOptions(wk.acts.Step, activity.RegisterOptions{Name: stepActivity})
 	wk.w.RegisterActivityWithOptions(wk.acts.Record, activity.RegisterOptions{Name: recordActivity})
+	if opts.Replay != nil {
+		RegisterReplay(wk.w, opts.Replay)
+	}
 	return wk, nil
 }
 
