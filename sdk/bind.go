@@ -56,7 +56,8 @@ func (b *bindings) bind(_ context.Context, r *BindRequest) (*Bound, error) {
 
 // state applies bs to its binding and returns the whole State a full
 // request would have carried: empty maps are nil, as they are after a
-// JSON round trip with omitempty, and Vars is the call's own copy.
+// JSON round trip with omitempty. Vars is shared with the binding (and so
+// with other calls): never modified in place, only replaced.
 func (b *bindings) state(bs *BoundState) (State, error) {
 	if bs.Version == 0 {
 		return State{}, Errorf(CodeBadRequest, "bound call: version 0 (want the version the request creates)")
@@ -88,14 +89,13 @@ func (b *bindings) state(bs *BoundState) (State, error) {
 		}
 	}
 	e.version = bs.Version
+	// The binding's maps go to the Navigator as they are: it must not
+	// modify its requests (Navigator's contract), and a later call
+	// replaces e.vars rather than changing it, so a call in progress on
+	// another connection keeps the Env it was given. Copying the vars
+	// again here was half of a wasm guest's work per call.
 	st := State{Routine: e.routine, Tokens: bs.Tokens, Seq: bs.Seq, Data: bs.Data,
-		Env: Env{Input: nilIfEmpty(e.input), Strategy: nilIfEmpty(e.strategy), Now: bs.Now}}
-	if len(e.vars) > 0 {
-		st.Env.Vars = make(map[string]any, len(e.vars))
-		for k, v := range e.vars {
-			st.Env.Vars[k] = v
-		}
-	}
+		Env: Env{Input: nilIfEmpty(e.input), Vars: nilIfEmpty(e.vars), Strategy: nilIfEmpty(e.strategy), Now: bs.Now}}
 	return st, nil
 }
 
@@ -132,7 +132,37 @@ type bindEntry struct {
 	bound    bool           // navigator.bind answered (since the last CodeUnbound)
 	version  uint64         // 0: the plugin holds no Env for it that we know of
 	input    []byte
-	vars     map[string][]byte
+	vars     map[string]mirrored
+}
+
+// mirrored is one variable as the plugin holds it: a scalar as itself
+// (immutable, so == says whether it changed), anything else as its JSON.
+type mirrored struct {
+	scalar any
+	json   []byte
+}
+
+// mirror returns v as the binder remembers it.
+func mirror(v any) (mirrored, error) {
+	switch v.(type) {
+	case nil, string, bool, float64, float32, int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8, json.Number:
+		return mirrored{scalar: v}, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return mirrored{}, err
+	}
+	return mirrored{json: b}, nil
+}
+
+// same reports whether two mirrors hold the same value. A scalar never
+// equals a JSON form, nor a scalar of another type (int 2 and float64 2
+// differ): a false "changed" only sends a variable again.
+func (m mirrored) same(o mirrored) bool {
+	if m.json != nil || o.json != nil {
+		return m.json != nil && o.json != nil && bytes.Equal(m.json, o.json)
+	}
+	return m.scalar == o.scalar
 }
 
 // versions names Envs; unique in the host process, so that two clients
@@ -186,9 +216,9 @@ func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 	if err != nil {
 		return bs, fmt.Errorf("encode input: %w", err)
 	}
-	vars := make(map[string][]byte, len(st.Env.Vars))
+	vars := make(map[string]mirrored, len(st.Env.Vars))
 	for k, v := range st.Env.Vars {
-		if vars[k], err = json.Marshal(v); err != nil {
+		if vars[k], err = mirror(v); err != nil {
 			return bs, fmt.Errorf("encode vars.%s: %w", k, err)
 		}
 	}
@@ -197,7 +227,7 @@ func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 	} else {
 		bs.Base = e.version
 		for k, v := range vars {
-			if old, ok := e.vars[k]; !ok || !bytes.Equal(old, v) {
+			if old, ok := e.vars[k]; !ok || !old.same(v) {
 				if bs.Set == nil {
 					bs.Set = map[string]any{}
 				}
