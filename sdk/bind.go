@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"sync"
@@ -131,22 +132,43 @@ type bindEntry struct {
 	strategy map[string]any // held, so that its identity stays its own
 	bound    bool           // navigator.bind answered (since the last CodeUnbound)
 	version  uint64         // 0: the plugin holds no Env for it that we know of
-	input    []byte
+	input    mirrored
 	vars     map[string]mirrored
 }
 
-// mirrored is one variable as the plugin holds it: a scalar as itself
-// (immutable, so == says whether it changed), anything else as its JSON.
+// mirrored is a value as the plugin holds it, in the cheapest form that
+// tells whether it changed: a scalar as itself (immutable, so == says),
+// a non-nil map of scalars as a copy, anything else as its JSON.
 type mirrored struct {
 	scalar any
+	flat   map[string]any
 	json   []byte
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, float64, float32, int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8, json.Number:
+		return true
+	}
+	return false
 }
 
 // mirror returns v as the binder remembers it.
 func mirror(v any) (mirrored, error) {
-	switch v.(type) {
-	case nil, string, bool, float64, float32, int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8, json.Number:
+	if isScalar(v) {
 		return mirrored{scalar: v}, nil
+	}
+	if m, ok := v.(map[string]any); ok && m != nil {
+		flat := true
+		for _, x := range m {
+			if !isScalar(x) {
+				flat = false
+				break
+			}
+		}
+		if flat {
+			return mirrored{flat: maps.Clone(m)}, nil
+		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -155,12 +177,23 @@ func mirror(v any) (mirrored, error) {
 	return mirrored{json: b}, nil
 }
 
-// same reports whether two mirrors hold the same value. A scalar never
-// equals a JSON form, nor a scalar of another type (int 2 and float64 2
-// differ): a false "changed" only sends a variable again.
+// same reports whether two mirrors hold the same value. Forms never equal
+// one another, nor scalars of different types (int 2 and float64 2): a
+// false "changed" only sends a value again.
 func (m mirrored) same(o mirrored) bool {
-	if m.json != nil || o.json != nil {
+	switch {
+	case m.json != nil || o.json != nil:
 		return m.json != nil && o.json != nil && bytes.Equal(m.json, o.json)
+	case m.flat != nil || o.flat != nil:
+		if m.flat == nil || o.flat == nil || len(m.flat) != len(o.flat) {
+			return false
+		}
+		for k, x := range m.flat {
+			if y, ok := o.flat[k]; !ok || x != y {
+				return false
+			}
+		}
+		return true
 	}
 	return m.scalar == o.scalar
 }
@@ -212,7 +245,7 @@ func mapID(m map[string]any) uintptr {
 // mirror on to the new version.
 func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 	bs := BoundState{Binding: e.id, Version: versions.Add(1), Tokens: st.Tokens, Seq: st.Seq, Data: st.Data, Now: st.Env.Now}
-	in, err := json.Marshal(st.Env.Input)
+	in, err := mirror(st.Env.Input)
 	if err != nil {
 		return bs, fmt.Errorf("encode input: %w", err)
 	}
@@ -222,7 +255,7 @@ func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 			return bs, fmt.Errorf("encode vars.%s: %w", k, err)
 		}
 	}
-	if reset || e.version == 0 || !bytes.Equal(in, e.input) {
+	if reset || e.version == 0 || !in.same(e.input) {
 		bs.Input, bs.Set = st.Env.Input, st.Env.Vars
 	} else {
 		bs.Base = e.version

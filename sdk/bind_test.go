@@ -362,9 +362,10 @@ func (l *lastRequest) RoundTrip(ctx context.Context, req []byte) ([]byte, error)
 	return l.h.Handle(ctx, req), nil
 }
 
-// TestBindScalarDelta: scalar variables are compared as values, not as
-// their JSON: an unchanged one is not sent again, a changed one is, and
-// one that changed type but not its JSON (int 2, then float64 2) is sent
+// TestBindScalarDelta: scalar variables (and maps of scalars) are
+// compared as values, not as their JSON: an unchanged one is not sent
+// again, a changed one is (a key added with a nil value too), and one
+// that changed type but not its JSON (int 2, then float64 2) is sent
 // again rather than missed; the navigator sees the whole Env every time.
 func TestBindScalarDelta(t *testing.T) {
 	ctx := context.Background()
@@ -383,6 +384,10 @@ func TestBindScalarDelta(t *testing.T) {
 		{map[string]any{"keep": "kept-value", "n": 3, "m": map[string]any{"k": "map-value"}}, nil, []string{"kept-value", "map-value"}, ""},
 		{map[string]any{"keep": "kept-value", "n": 3.0, "m": map[string]any{"k": "map-value"}}, nil, []string{"kept-value", "map-value"}, ""},
 		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": "map-value"}}, []string{"changed-value"}, []string{"map-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": "new-map-value"}}, []string{"new-map-value"}, []string{"changed-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": "new-map-value", "j": nil}}, []string{"new-map-value"}, []string{"changed-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": []any{"nested-value"}}}, []string{"nested-value"}, []string{"changed-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": []any{"nested-value"}}}, nil, []string{"changed-value", "nested-value"}, ""},
 	}
 	for i, s := range steps {
 		st.Env.Vars = s.vars
