@@ -43,8 +43,12 @@ const (
 // Config says what to replay and how.
 type Config struct {
 	// Prepare opens the pipeline for one worker (each worker has its own
-	// plugin instances). It is called Workers times.
+	// plugin instances). It is called Workers times, unless Pool is set.
 	Prepare func(ctx context.Context) (*run.Prepared, error)
+	// Pool, when set, replaces Prepare: workers take their plugins from
+	// it and give them back when the replay ends, for the next replay
+	// over the same pipeline.
+	Pool *Pool
 	// Source holds the recorded tasks and their recordings.
 	Source *store.Store
 	// Pipeline selects the source's tasks by pipeline name.
@@ -166,12 +170,16 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	if err != nil {
 		return err
 	}
+	prepare, release := cfg.Prepare, func(ctx context.Context, prep *run.Prepared) { prep.Close(ctx) }
+	if cfg.Pool != nil {
+		prepare, release = cfg.Pool.Prepare, cfg.Pool.release
+	}
 	workers := make([]*worker, cfg.Workers)
 	for i := range workers {
-		prep, err := cfg.Prepare(ctx)
+		prep, err := prepare(ctx)
 		if err != nil {
 			for _, w := range workers[:i] {
-				w.prep.Close(context.WithoutCancel(ctx))
+				release(context.WithoutCancel(ctx), w.prep)
 			}
 			return err
 		}
@@ -179,7 +187,7 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	}
 	defer func() {
 		for _, w := range workers {
-			w.prep.Close(context.WithoutCancel(ctx))
+			release(context.WithoutCancel(ctx), w.prep)
 		}
 	}()
 	score, err := compileScore(workers[0].prep)
