@@ -183,7 +183,13 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 			}
 			return err
 		}
-		workers[i] = &worker{cfg: &cfg, prep: prep}
+		workers[i] = &worker{cfg: &cfg, prep: prep, live: prep.Providers}
+		if cfg.OnMiss == MissLive && prep.Providers != nil {
+			// Fresh circuit breakers for this replay: a Prepared from a
+			// Pool served the replay before, and its failures must not
+			// weigh on this one's.
+			workers[i].live = prep.Providers.Map(func(p *run.Provider) *run.Provider { return p })
+		}
 	}
 	defer func() {
 		for _, w := range workers {
@@ -422,8 +428,11 @@ func compileScore(p *run.Prepared) (*score, error) {
 
 // worker replays tasks with its own plugin instances.
 type worker struct {
-	cfg         *Config
-	prep        *run.Prepared
+	cfg  *Config
+	prep *run.Prepared
+	// live is prep's providers with this replay's own circuit breakers:
+	// what a call without a recording reaches under on_miss = live.
+	live        *run.Providers
 	fingerprint string // of the pipeline, for cache keys
 	hashes      map[*strategy.Strategy]string
 	// compiled is shared by the runners of one strategy: templates and
@@ -547,7 +556,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	}
 	j := newJournal(w.cfg.Source, task.Created)
 	j.track = w.cfg.Cache != nil
-	providers := w.prep.Providers
+	providers := w.live
 	if w.cfg.OnMiss != MissLive {
 		providers = recordedOnly(providers)
 	}
