@@ -177,25 +177,30 @@ func mirror(v any) (mirrored, error) {
 	return mirrored{json: b}, nil
 }
 
-// same reports whether two mirrors hold the same value. Forms never equal
-// one another, nor scalars of different types (int 2 and float64 2): a
-// false "changed" only sends a value again.
-func (m mirrored) same(o mirrored) bool {
+// equals reports whether v is the value m mirrors. A value in another
+// form (a scalar of another type: int 2 against float64 2) is not equal:
+// a false "changed" only sends a value again.
+func (m mirrored) equals(v any) (bool, error) {
 	switch {
-	case m.json != nil || o.json != nil:
-		return m.json != nil && o.json != nil && bytes.Equal(m.json, o.json)
-	case m.flat != nil || o.flat != nil:
-		if m.flat == nil || o.flat == nil || len(m.flat) != len(o.flat) {
-			return false
+	case m.json != nil:
+		if isScalar(v) {
+			return false, nil
+		}
+		b, err := json.Marshal(v)
+		return err == nil && bytes.Equal(b, m.json), err
+	case m.flat != nil:
+		n, ok := v.(map[string]any)
+		if !ok || n == nil || len(n) != len(m.flat) {
+			return false, nil
 		}
 		for k, x := range m.flat {
-			if y, ok := o.flat[k]; !ok || x != y {
-				return false
+			if y, ok := n[k]; !ok || !isScalar(y) || x != y {
+				return false, nil
 			}
 		}
-		return true
+		return true, nil
 	}
-	return m.scalar == o.scalar
+	return isScalar(v) && m.scalar == v, nil
 }
 
 // versions names Envs; unique in the host process, so that two clients
@@ -245,39 +250,68 @@ func mapID(m map[string]any) uintptr {
 // mirror on to the new version.
 func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 	bs := BoundState{Binding: e.id, Version: versions.Add(1), Tokens: st.Tokens, Seq: st.Seq, Data: st.Data, Now: st.Env.Now}
-	in, err := mirror(st.Env.Input)
-	if err != nil {
-		return bs, fmt.Errorf("encode input: %w", err)
-	}
-	vars := make(map[string]mirrored, len(st.Env.Vars))
-	for k, v := range st.Env.Vars {
-		if vars[k], err = mirror(v); err != nil {
-			return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+	full := reset || e.version == 0
+	if !full {
+		same, err := e.input.equals(st.Env.Input)
+		if err != nil {
+			return bs, fmt.Errorf("encode input: %w", err)
 		}
+		full = !same
 	}
-	if reset || e.version == 0 || !in.same(e.input) {
-		bs.Input, bs.Set = st.Env.Input, st.Env.Vars
-	} else {
-		bs.Base = e.version
-		for k, v := range vars {
-			if old, ok := e.vars[k]; !ok || !old.same(v) {
-				if bs.Set == nil {
-					bs.Set = map[string]any{}
+	if !full {
+		// The mirror moves on in place, and only for what changed; if a
+		// value cannot be encoded it no longer says what the plugin holds,
+		// so the next call resets.
+		for k, v := range st.Env.Vars {
+			old, ok := e.vars[k]
+			if ok {
+				same, err := old.equals(v)
+				if err != nil {
+					e.version = 0
+					return bs, fmt.Errorf("encode vars.%s: %w", k, err)
 				}
-				bs.Set[k] = st.Env.Vars[k]
+				if same {
+					continue
+				}
 			}
+			m, err := mirror(v)
+			if err != nil {
+				e.version = 0
+				return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+			}
+			e.vars[k] = m
+			if bs.Set == nil {
+				bs.Set = map[string]any{}
+			}
+			bs.Set[k] = v
 		}
 		for k := range e.vars {
-			if _, ok := vars[k]; !ok {
+			if _, ok := st.Env.Vars[k]; !ok {
 				bs.Unset = append(bs.Unset, k)
+				delete(e.vars, k)
 			}
 		}
 		sort.Strings(bs.Unset)
-		if len(bs.Unset) > len(vars) { // a new instance: resetting says it shorter
-			bs.Base, bs.Input, bs.Set, bs.Unset = 0, st.Env.Input, st.Env.Vars, nil
-		}
+		bs.Base = e.version
+		full = len(bs.Unset) > len(st.Env.Vars) // a new instance: resetting says it shorter
 	}
-	e.version, e.input, e.vars = bs.Version, in, vars
+	if full {
+		in, err := mirror(st.Env.Input)
+		if err != nil {
+			e.version = 0
+			return bs, fmt.Errorf("encode input: %w", err)
+		}
+		vars := make(map[string]mirrored, len(st.Env.Vars))
+		for k, v := range st.Env.Vars {
+			if vars[k], err = mirror(v); err != nil {
+				e.version = 0
+				return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+			}
+		}
+		bs.Base, bs.Input, bs.Set, bs.Unset = 0, st.Env.Input, st.Env.Vars, nil
+		e.input, e.vars = in, vars
+	}
+	e.version = bs.Version
 	return bs, nil
 }
 
