@@ -3,6 +3,7 @@
 package rpc
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -105,8 +106,13 @@ func serveConn(c net.Conn, h Handler) {
 	defer c.Close()
 	var buf []byte
 	var hdr [ResponseHeader]byte
+	// A request's header and body usually arrive together: one read
+	// syscall for both. The host sends nothing past a request before its
+	// answer, so the buffer is empty whenever a call is in progress (and
+	// the watcher reads the connection itself).
+	r := bufio.NewReaderSize(c, 16<<10)
 	for {
-		env, timeout, b, err := ReadRequest(c, buf)
+		env, timeout, b, err := ReadRequest(r, buf)
 		buf = b
 		if err != nil {
 			return
