@@ -415,3 +415,56 @@ func TestBindScalarDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestBindConcurrentShared: clients on one plugin instance (a process
+// plugin's connections) calling with the same binding at once each see
+// their own whole Env: the vars map a call is given is shared with the
+// binding, never modified (run with -race).
+func TestBindConcurrentShared(t *testing.T) {
+	h := sdk.Serve(newEcho())
+	full := whole(t, newCounting(sdk.Serve(newEcho())))
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	navs := make([]*sdk.NavigatorClient, 4)
+	for c := range navs {
+		navs[c] = dial(t, newCounting(h))
+	}
+	for c, nav := range navs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			vars := map[string]any{}
+			for i := range 50 {
+				next := make(map[string]any, len(vars)+1)
+				for k, v := range vars {
+					next[k] = v
+				}
+				next[fmt.Sprint("v", i%7)] = fmt.Sprint(c, "-", i)
+				vars = next
+				st := sdk.State{Routine: "h-r", Tokens: []sdk.Token{{ID: "t1", Node: "n1", Status: sdk.Ready}},
+					Env: sdk.Env{Input: map[string]any{"client": c}, Vars: vars, Strategy: strategyEnv}}
+				req := &sdk.NextRequest{State: st, Token: "t1", Outcome: sdk.Outcome{Status: sdk.OK}}
+				got, err := nav.Next(ctx, req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				want, err := full.Next(ctx, req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got.Trace[0].Node != want.Trace[0].Node {
+					errs <- fmt.Errorf("client %d call %d: saw\n %s\nwant\n %s", c, i, got.Trace[0].Node, want.Trace[0].Node)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
