@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"sync"
@@ -56,7 +57,8 @@ func (b *bindings) bind(_ context.Context, r *BindRequest) (*Bound, error) {
 
 // state applies bs to its binding and returns the whole State a full
 // request would have carried: empty maps are nil, as they are after a
-// JSON round trip with omitempty, and Vars is the call's own copy.
+// JSON round trip with omitempty. Vars is shared with the binding (and so
+// with other calls): never modified in place, only replaced.
 func (b *bindings) state(bs *BoundState) (State, error) {
 	if bs.Version == 0 {
 		return State{}, Errorf(CodeBadRequest, "bound call: version 0 (want the version the request creates)")
@@ -88,14 +90,13 @@ func (b *bindings) state(bs *BoundState) (State, error) {
 		}
 	}
 	e.version = bs.Version
+	// The binding's maps go to the Navigator as they are: it must not
+	// modify its requests (Navigator's contract), and a later call
+	// replaces e.vars rather than changing it, so a call in progress on
+	// another connection keeps the Env it was given. Copying the vars
+	// again here was half of a wasm guest's work per call.
 	st := State{Routine: e.routine, Tokens: bs.Tokens, Seq: bs.Seq, Data: bs.Data,
-		Env: Env{Input: nilIfEmpty(e.input), Strategy: nilIfEmpty(e.strategy), Now: bs.Now}}
-	if len(e.vars) > 0 {
-		st.Env.Vars = make(map[string]any, len(e.vars))
-		for k, v := range e.vars {
-			st.Env.Vars[k] = v
-		}
-	}
+		Env: Env{Input: nilIfEmpty(e.input), Vars: nilIfEmpty(e.vars), Strategy: nilIfEmpty(e.strategy), Now: bs.Now}}
 	return st, nil
 }
 
@@ -131,8 +132,75 @@ type bindEntry struct {
 	strategy map[string]any // held, so that its identity stays its own
 	bound    bool           // navigator.bind answered (since the last CodeUnbound)
 	version  uint64         // 0: the plugin holds no Env for it that we know of
-	input    []byte
-	vars     map[string][]byte
+	input    mirrored
+	vars     map[string]mirrored
+}
+
+// mirrored is a value as the plugin holds it, in the cheapest form that
+// tells whether it changed: a scalar as itself (immutable, so == says),
+// a non-nil map of scalars as a copy, anything else as its JSON.
+type mirrored struct {
+	scalar any
+	flat   map[string]any
+	json   []byte
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, float64, float32, int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8, json.Number:
+		return true
+	}
+	return false
+}
+
+// mirror returns v as the binder remembers it.
+func mirror(v any) (mirrored, error) {
+	if isScalar(v) {
+		return mirrored{scalar: v}, nil
+	}
+	if m, ok := v.(map[string]any); ok && m != nil {
+		flat := true
+		for _, x := range m {
+			if !isScalar(x) {
+				flat = false
+				break
+			}
+		}
+		if flat {
+			return mirrored{flat: maps.Clone(m)}, nil
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return mirrored{}, err
+	}
+	return mirrored{json: b}, nil
+}
+
+// equals reports whether v is the value m mirrors. A value in another
+// form (a scalar of another type: int 2 against float64 2) is not equal:
+// a false "changed" only sends a value again.
+func (m mirrored) equals(v any) (bool, error) {
+	switch {
+	case m.json != nil:
+		if isScalar(v) {
+			return false, nil
+		}
+		b, err := json.Marshal(v)
+		return err == nil && bytes.Equal(b, m.json), err
+	case m.flat != nil:
+		n, ok := v.(map[string]any)
+		if !ok || n == nil || len(n) != len(m.flat) {
+			return false, nil
+		}
+		for k, x := range m.flat {
+			if y, ok := n[k]; !ok || !isScalar(y) || x != y {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	return isScalar(v) && m.scalar == v, nil
 }
 
 // versions names Envs; unique in the host process, so that two clients
@@ -182,39 +250,68 @@ func mapID(m map[string]any) uintptr {
 // mirror on to the new version.
 func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 	bs := BoundState{Binding: e.id, Version: versions.Add(1), Tokens: st.Tokens, Seq: st.Seq, Data: st.Data, Now: st.Env.Now}
-	in, err := json.Marshal(st.Env.Input)
-	if err != nil {
-		return bs, fmt.Errorf("encode input: %w", err)
-	}
-	vars := make(map[string][]byte, len(st.Env.Vars))
-	for k, v := range st.Env.Vars {
-		if vars[k], err = json.Marshal(v); err != nil {
-			return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+	full := reset || e.version == 0
+	if !full {
+		same, err := e.input.equals(st.Env.Input)
+		if err != nil {
+			return bs, fmt.Errorf("encode input: %w", err)
 		}
+		full = !same
 	}
-	if reset || e.version == 0 || !bytes.Equal(in, e.input) {
-		bs.Input, bs.Set = st.Env.Input, st.Env.Vars
-	} else {
-		bs.Base = e.version
-		for k, v := range vars {
-			if old, ok := e.vars[k]; !ok || !bytes.Equal(old, v) {
-				if bs.Set == nil {
-					bs.Set = map[string]any{}
+	if !full {
+		// The mirror moves on in place, and only for what changed; if a
+		// value cannot be encoded it no longer says what the plugin holds,
+		// so the next call resets.
+		for k, v := range st.Env.Vars {
+			old, ok := e.vars[k]
+			if ok {
+				same, err := old.equals(v)
+				if err != nil {
+					e.version = 0
+					return bs, fmt.Errorf("encode vars.%s: %w", k, err)
 				}
-				bs.Set[k] = st.Env.Vars[k]
+				if same {
+					continue
+				}
 			}
+			m, err := mirror(v)
+			if err != nil {
+				e.version = 0
+				return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+			}
+			e.vars[k] = m
+			if bs.Set == nil {
+				bs.Set = map[string]any{}
+			}
+			bs.Set[k] = v
 		}
 		for k := range e.vars {
-			if _, ok := vars[k]; !ok {
+			if _, ok := st.Env.Vars[k]; !ok {
 				bs.Unset = append(bs.Unset, k)
+				delete(e.vars, k)
 			}
 		}
 		sort.Strings(bs.Unset)
-		if len(bs.Unset) > len(vars) { // a new instance: resetting says it shorter
-			bs.Base, bs.Input, bs.Set, bs.Unset = 0, st.Env.Input, st.Env.Vars, nil
-		}
+		bs.Base = e.version
+		full = len(bs.Unset) > len(st.Env.Vars) // a new instance: resetting says it shorter
 	}
-	e.version, e.input, e.vars = bs.Version, in, vars
+	if full {
+		in, err := mirror(st.Env.Input)
+		if err != nil {
+			e.version = 0
+			return bs, fmt.Errorf("encode input: %w", err)
+		}
+		vars := make(map[string]mirrored, len(st.Env.Vars))
+		for k, v := range st.Env.Vars {
+			if vars[k], err = mirror(v); err != nil {
+				e.version = 0
+				return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+			}
+		}
+		bs.Base, bs.Input, bs.Set, bs.Unset = 0, st.Env.Input, st.Env.Vars, nil
+		e.input, e.vars = in, vars
+	}
+	e.version = bs.Version
 	return bs, nil
 }
 

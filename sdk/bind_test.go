@@ -350,3 +350,121 @@ type navLoop struct{ h sdk.Handler }
 func (l navLoop) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
 	return l.h.Handle(ctx, req), nil
 }
+
+// lastRequest is a RoundTripper over a Handler that keeps the last request.
+type lastRequest struct {
+	h    sdk.Handler
+	last []byte
+}
+
+func (l *lastRequest) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
+	l.last = append(l.last[:0], req...)
+	return l.h.Handle(ctx, req), nil
+}
+
+// TestBindScalarDelta: scalar variables (and maps of scalars) are
+// compared as values, not as their JSON: an unchanged one is not sent
+// again, a changed one is (a key added with a nil value too), and one
+// that changed type but not its JSON (int 2, then float64 2) is sent
+// again rather than missed; the navigator sees the whole Env every time.
+func TestBindScalarDelta(t *testing.T) {
+	ctx := context.Background()
+	rt := &lastRequest{h: sdk.Serve(newEcho())}
+	nav := dial(t, rt)
+	full := whole(t, newCounting(sdk.Serve(newEcho())))
+	st := sdk.State{Routine: "h-r", Tokens: []sdk.Token{{ID: "t1", Node: "n1", Status: sdk.Ready}},
+		Env: sdk.Env{Input: map[string]any{"topic": "a"}, Strategy: strategyEnv}}
+	steps := []struct {
+		vars     map[string]any
+		sent     []string // values that must be in the request
+		not      []string // values that must not
+		wantSeen string
+	}{
+		{map[string]any{"keep": "kept-value", "n": 2, "m": map[string]any{"k": "map-value"}}, []string{"kept-value", "map-value"}, nil, ""},
+		{map[string]any{"keep": "kept-value", "n": 3, "m": map[string]any{"k": "map-value"}}, nil, []string{"kept-value", "map-value"}, ""},
+		{map[string]any{"keep": "kept-value", "n": 3.0, "m": map[string]any{"k": "map-value"}}, nil, []string{"kept-value", "map-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": "map-value"}}, []string{"changed-value"}, []string{"map-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": "new-map-value"}}, []string{"new-map-value"}, []string{"changed-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": "new-map-value", "j": nil}}, []string{"new-map-value"}, []string{"changed-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": []any{"nested-value"}}}, []string{"nested-value"}, []string{"changed-value"}, ""},
+		{map[string]any{"keep": "changed-value", "n": 3.0, "m": map[string]any{"k": []any{"nested-value"}}}, nil, []string{"changed-value", "nested-value"}, ""},
+	}
+	for i, s := range steps {
+		st.Env.Vars = s.vars
+		req := &sdk.NextRequest{State: st, Token: "t1", Outcome: sdk.Outcome{Status: sdk.OK}}
+		got, err := nav.Next(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := full.Next(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Trace[0].Node != want.Trace[0].Node {
+			t.Fatalf("call %d: bound navigator saw\n %s\nwhole request gave\n %s", i, got.Trace[0].Node, want.Trace[0].Node)
+		}
+		for _, v := range s.sent {
+			if !bytes.Contains(rt.last, []byte(v)) {
+				t.Fatalf("call %d: %q changed but was not sent: %q", i, v, rt.last)
+			}
+		}
+		for _, v := range s.not {
+			if bytes.Contains(rt.last, []byte(v)) {
+				t.Fatalf("call %d: %q unchanged but sent again: %q", i, v, rt.last)
+			}
+		}
+	}
+}
+
+// TestBindConcurrentShared: clients on one plugin instance (a process
+// plugin's connections) calling with the same binding at once each see
+// their own whole Env: the vars map a call is given is shared with the
+// binding, never modified (run with -race).
+func TestBindConcurrentShared(t *testing.T) {
+	h := sdk.Serve(newEcho())
+	full := whole(t, newCounting(sdk.Serve(newEcho())))
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	navs := make([]*sdk.NavigatorClient, 4)
+	for c := range navs {
+		navs[c] = dial(t, newCounting(h))
+	}
+	for c, nav := range navs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			vars := map[string]any{}
+			for i := range 50 {
+				next := make(map[string]any, len(vars)+1)
+				for k, v := range vars {
+					next[k] = v
+				}
+				next[fmt.Sprint("v", i%7)] = fmt.Sprint(c, "-", i)
+				vars = next
+				st := sdk.State{Routine: "h-r", Tokens: []sdk.Token{{ID: "t1", Node: "n1", Status: sdk.Ready}},
+					Env: sdk.Env{Input: map[string]any{"client": c}, Vars: vars, Strategy: strategyEnv}}
+				req := &sdk.NextRequest{State: st, Token: "t1", Outcome: sdk.Outcome{Status: sdk.OK}}
+				got, err := nav.Next(ctx, req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				want, err := full.Next(ctx, req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got.Trace[0].Node != want.Trace[0].Node {
+					errs <- fmt.Errorf("client %d call %d: saw\n %s\nwant\n %s", c, i, got.Trace[0].Node, want.Trace[0].Node)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

@@ -93,9 +93,16 @@ func roundWaiting(cands []Evaluated) sdk.Ruling {
 // a dry run, Select) on the result.
 func Round(ctx context.Context, cfg RoundConfig) (*RoundResult, error) {
 	base := cfg.Baseline
+	// The baseline's replay and every probe share one set of plugins per
+	// worker (replay.Pool), opened once for the whole round.
+	pool := cfg.Replay.Pool
+	if pool == nil && cfg.Replay.Prepare != nil {
+		pool = replay.NewPool(cfg.Replay.Prepare)
+		defer pool.Close(context.WithoutCancel(ctx))
+	}
 	replayOf := func(ctx context.Context, strategies ...*strategy.Strategy) ([]replay.Result, error) {
 		rc := cfg.Replay
-		rc.Strategies = strategies
+		rc.Strategies, rc.Pool = strategies, pool
 		var out []replay.Result
 		err := replay.Run(ctx, rc, func(r replay.Result) error { out = append(out, r); return nil })
 		return out, err

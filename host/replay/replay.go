@@ -43,8 +43,12 @@ const (
 // Config says what to replay and how.
 type Config struct {
 	// Prepare opens the pipeline for one worker (each worker has its own
-	// plugin instances). It is called Workers times.
+	// plugin instances). It is called Workers times, unless Pool is set.
 	Prepare func(ctx context.Context) (*run.Prepared, error)
+	// Pool, when set, replaces Prepare: workers take their plugins from
+	// it and give them back when the replay ends, for the next replay
+	// over the same pipeline.
+	Pool *Pool
 	// Source holds the recorded tasks and their recordings.
 	Source *store.Store
 	// Pipeline selects the source's tasks by pipeline name.
@@ -166,20 +170,30 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	if err != nil {
 		return err
 	}
+	prepare, release := cfg.Prepare, func(ctx context.Context, prep *run.Prepared) { prep.Close(ctx) }
+	if cfg.Pool != nil {
+		prepare, release = cfg.Pool.Prepare, cfg.Pool.release
+	}
 	workers := make([]*worker, cfg.Workers)
 	for i := range workers {
-		prep, err := cfg.Prepare(ctx)
+		prep, err := prepare(ctx)
 		if err != nil {
 			for _, w := range workers[:i] {
-				w.prep.Close(context.WithoutCancel(ctx))
+				release(context.WithoutCancel(ctx), w.prep)
 			}
 			return err
 		}
-		workers[i] = &worker{cfg: &cfg, prep: prep}
+		workers[i] = &worker{cfg: &cfg, prep: prep, live: prep.Providers}
+		if cfg.OnMiss == MissLive && prep.Providers != nil {
+			// Fresh circuit breakers for this replay: a Prepared from a
+			// Pool served the replay before, and its failures must not
+			// weigh on this one's.
+			workers[i].live = prep.Providers.Map(func(p *run.Provider) *run.Provider { return p })
+		}
 	}
 	defer func() {
 		for _, w := range workers {
-			w.prep.Close(context.WithoutCancel(ctx))
+			release(context.WithoutCancel(ctx), w.prep)
 		}
 	}()
 	score, err := compileScore(workers[0].prep)
@@ -414,8 +428,11 @@ func compileScore(p *run.Prepared) (*score, error) {
 
 // worker replays tasks with its own plugin instances.
 type worker struct {
-	cfg         *Config
-	prep        *run.Prepared
+	cfg  *Config
+	prep *run.Prepared
+	// live is prep's providers with this replay's own circuit breakers:
+	// what a call without a recording reaches under on_miss = live.
+	live        *run.Providers
 	fingerprint string // of the pipeline, for cache keys
 	hashes      map[*strategy.Strategy]string
 	// compiled is shared by the runners of one strategy: templates and
@@ -539,7 +556,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	}
 	j := newJournal(w.cfg.Source, task.Created)
 	j.track = w.cfg.Cache != nil
-	providers := w.prep.Providers
+	providers := w.live
 	if w.cfg.OnMiss != MissLive {
 		providers = recordedOnly(providers)
 	}

@@ -3,12 +3,16 @@
 package rpc
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -91,47 +95,149 @@ func acceptFrames(ctrl *net.UnixConn, h Handler) {
 	}
 }
 
-// serveConn answers the frames of one connection, one call at a time, on
-// a second goroutine: this one goes straight back to reading, so that the
-// host closing the connection (its caller gave up) cancels the call in
-// progress. The host sends the next request only once it has the answer
-// to the last, so the request buffer is free again by then.
+// serveConn answers the frames of one connection, one call at a time, in
+// this goroutine: read a request, handle it, write the answer. The host
+// sends the next request only once it has the answer to the last, so the
+// request buffer is free again by then, and nothing is read during a
+// call unless the handler asks for its context's Done channel (see
+// callCtx): the host closing the connection (its caller gave up) then
+// cancels the call in progress.
 func serveConn(c net.Conn, h Handler) {
-	type call struct {
-		ctx  context.Context
-		stop context.CancelFunc
-		env  []byte
-	}
-	calls := make(chan call)
-	go func() {
-		var hdr [ResponseHeader]byte
-		for cl := range calls {
-			resp := h.Handle(cl.ctx, cl.env)
-			cl.stop()
-			binary.BigEndian.PutUint32(hdr[:], uint32(len(resp)))
-			bufs := net.Buffers{hdr[:], resp}
-			if _, err := bufs.WriteTo(c); err != nil {
-				c.Close()
-			}
-		}
-	}()
+	defer c.Close()
 	var buf []byte
-	stop := context.CancelFunc(func() {})
+	var hdr [ResponseHeader]byte
+	// A request's header and body usually arrive together: one read
+	// syscall for both. The host sends nothing past a request before its
+	// answer, so the buffer is empty whenever a call is in progress (and
+	// the watcher reads the connection itself).
+	r := bufio.NewReaderSize(c, 16<<10)
 	for {
-		env, timeout, b, err := ReadRequest(c, buf)
+		env, timeout, b, err := ReadRequest(r, buf)
 		buf = b
 		if err != nil {
-			break
+			return
 		}
-		var ctx context.Context
-		if timeout > 0 {
-			ctx, stop = context.WithTimeout(context.Background(), time.Duration(timeout))
-		} else {
-			ctx, stop = context.WithCancel(context.Background())
+		ctx := newCallCtx(c, timeout)
+		resp := h.Handle(ctx, env)
+		if !ctx.finish() {
+			return // the host closed the connection: nobody waits for the answer
 		}
-		calls <- call{ctx: ctx, stop: stop, env: env}
+		binary.BigEndian.PutUint32(hdr[:], uint32(len(resp)))
+		bufs := net.Buffers{hdr[:], resp}
+		if _, err := bufs.WriteTo(c); err != nil {
+			return
+		}
 	}
-	stop() // the call in progress, if any: nobody waits for its answer
-	close(calls)
-	c.Close()
+}
+
+// callCtx is the context of one framed call. It costs nothing unless the
+// handler asks for Done: only then does it arm a timer for the call's
+// deadline and start watching the connection, which carries nothing more
+// during a call, so any read that returns means the host closed it.
+type callCtx struct {
+	c        net.Conn
+	deadline time.Time // zero: none
+
+	once    sync.Once
+	mu      sync.Mutex
+	done    chan struct{}
+	err     error
+	timer   *time.Timer
+	watched chan struct{} // closed when the watcher has returned
+	// finishing is set before finish wakes the watcher, gone when the
+	// watcher saw the connection end (or a byte the protocol forbids).
+	finishing, gone atomic.Bool
+}
+
+// aLongTimeAgo is a deadline in the past: setting it wakes a blocked read.
+var aLongTimeAgo = time.Unix(1, 0)
+
+func newCallCtx(c net.Conn, timeoutNS int64) *callCtx {
+	ctx := &callCtx{c: c}
+	if timeoutNS > 0 {
+		ctx.deadline = time.Now().Add(time.Duration(timeoutNS))
+	}
+	return ctx
+}
+
+func (ctx *callCtx) Deadline() (time.Time, bool) { return ctx.deadline, !ctx.deadline.IsZero() }
+
+func (ctx *callCtx) Value(any) any { return nil }
+
+func (ctx *callCtx) Done() <-chan struct{} {
+	ctx.once.Do(func() {
+		ctx.mu.Lock()
+		ctx.done = make(chan struct{})
+		if ctx.err != nil { // finished already: a call's leftover goroutine
+			close(ctx.done)
+			ctx.mu.Unlock()
+			return
+		}
+		ctx.mu.Unlock()
+		if !ctx.deadline.IsZero() {
+			ctx.timer = time.AfterFunc(time.Until(ctx.deadline), func() { ctx.cancel(context.DeadlineExceeded) })
+		}
+		ctx.watched = make(chan struct{})
+		go ctx.watch()
+	})
+	return ctx.done
+}
+
+func (ctx *callCtx) Err() error {
+	ctx.mu.Lock()
+	defer ctx.mu.Unlock()
+	if ctx.err == nil && !ctx.deadline.IsZero() && !time.Now().Before(ctx.deadline) {
+		return context.DeadlineExceeded
+	}
+	return ctx.err
+}
+
+func (ctx *callCtx) cancel(err error) {
+	ctx.mu.Lock()
+	defer ctx.mu.Unlock()
+	if ctx.err != nil {
+		return
+	}
+	ctx.err = err
+	if ctx.done != nil {
+		close(ctx.done)
+	}
+}
+
+// watch reads the connection during the call: it returns when the host
+// closes it (the call is cancelled) or when finish wakes it.
+func (ctx *callCtx) watch() {
+	defer close(ctx.watched)
+	var one [1]byte
+	n, err := ctx.c.Read(one[:])
+	if n == 0 && ctx.finishing.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+		return
+	}
+	ctx.gone.Store(true)
+	ctx.cancel(context.Canceled)
+}
+
+// finish ends the call: it stops the timer and the watcher, and reports
+// whether the connection can carry the answer and the next call.
+func (ctx *callCtx) finish() bool {
+	ctx.cancel(context.Canceled) // a goroutine the handler left behind sees it ended
+	ctx.once.Do(func() {         // no watcher from now on; Done is closed
+		ctx.mu.Lock()
+		ctx.done = make(chan struct{})
+		close(ctx.done)
+		ctx.mu.Unlock()
+	})
+	if ctx.watched == nil {
+		return true
+	}
+	if ctx.timer != nil {
+		ctx.timer.Stop()
+	}
+	ctx.finishing.Store(true)
+	ctx.c.SetReadDeadline(aLongTimeAgo)
+	<-ctx.watched
+	if ctx.gone.Load() {
+		return false
+	}
+	return ctx.c.SetReadDeadline(time.Time{}) == nil
 }

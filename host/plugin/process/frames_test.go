@@ -26,6 +26,7 @@ func TestBadFrames(t *testing.T) {
 		restart bool
 	}{
 		{"ok", "", false},
+		{"extra", "", false}, // the answer counts; the connection is not reused
 		{"oversized", `^plugin "badframes": gate\.check: response of 4294967280 bytes is over the 64 MiB message limit$`, false},
 		{"garbage", `^plugin "badframes": gate\.check: malformed response \(c1 c1 c1\): at byte 0: want a map, got the unused byte 0xc1$`, false},
 		{"truncated", `^plugin "badframes": gate\.check: connection lost \(response truncated after 10 of 100 bytes: unexpected EOF, process killed\)$`, true},

@@ -44,7 +44,15 @@ type frames struct {
 type frameConn struct {
 	c   *net.UnixConn
 	hdr [rpc.RequestHeader]byte
+	// rbuf takes a response's header and (most often) its body in one
+	// read; extra is set when a read brought bytes past the response,
+	// which the protocol forbids: the connection is then not reused.
+	rbuf  []byte
+	extra bool
 }
+
+// readAhead bounds the bytes one read takes past a response's header.
+const readAhead = 16 << 10
 
 // maxIdle bounds the connections kept open between calls; more concurrent
 // callers get connections that are closed after their call.
@@ -157,9 +165,9 @@ func (f *frames) call(ctx context.Context, deadline time.Time, request []byte) (
 		return nil, err
 	}
 	resp, err := fc.exchange(ctx, deadline, request)
-	if err != nil {
+	if err != nil || fc.extra {
 		fc.c.Close()
-		return nil, err
+		return resp, err
 	}
 	f.put(fc)
 	return resp, nil
@@ -178,17 +186,28 @@ func (fc *frameConn) exchange(ctx context.Context, deadline time.Time, request [
 	if _, err := bufs.WriteTo(fc.c); err != nil {
 		return nil, err
 	}
-	var rh [rpc.ResponseHeader]byte
-	if _, err := io.ReadFull(fc.c, rh[:]); err != nil {
+	if fc.rbuf == nil {
+		fc.rbuf = make([]byte, readAhead)
+	}
+	got, err := io.ReadAtLeast(fc.c, fc.rbuf, rpc.ResponseHeader)
+	if err != nil {
 		return nil, err
 	}
-	n := binary.BigEndian.Uint32(rh[:])
+	n := binary.BigEndian.Uint32(fc.rbuf[:rpc.ResponseHeader])
 	if n > rpc.MaxMessage {
 		return nil, errTooLarge{n}
 	}
 	resp := make([]byte, n)
-	if m, err := io.ReadFull(fc.c, resp); err != nil {
-		return nil, fmt.Errorf("response truncated after %d of %d bytes: %w", m, n, err)
+	m := copy(resp, fc.rbuf[rpc.ResponseHeader:got])
+	fc.extra = got-rpc.ResponseHeader > m
+	if m < len(resp) {
+		k, err := io.ReadFull(fc.c, resp[m:])
+		if err == io.EOF && m > 0 {
+			err = io.ErrUnexpectedEOF // cut off in the body, as io.ReadFull of all of it says
+		}
+		if err != nil {
+			return nil, fmt.Errorf("response truncated after %d of %d bytes: %w", m+k, n, err)
+		}
 	}
 	return resp, nil
 }
