@@ -33,6 +33,18 @@
 // recorded streamed replays unstreamed and the reverse. Replay is on for
 // every call when Config.Replay is set, or for one call with the header
 // X-Sextant-Replay: 1; a header never turns a replaying proxy live.
+//
+// # Streaming
+//
+// A live stream: true call goes through run.Providers.ChatStream: each
+// text delta is written to the client as it arrives (builtin openai and
+// anthropic providers stream upstream; a plugin across the process or wasm
+// boundary answers whole, as one delta), then the final events, and the
+// assembled answer is recorded as an unstreamed call would be. Once a
+// delta was sent no retry or fallback happens; a failure then ends the
+// stream with an error event in the API's shape and is recorded as a
+// failed execution (span attribute sextant.proxy.stream_broken) with no
+// recording. A replayed stream is the recording, one word per event.
 package proxy
 
 import (
