@@ -102,6 +102,10 @@ type limitedBody struct {
 
 func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.r.Read(one[:]); n == 0 && err != nil {
+			return 0, err // the body ended exactly at the limit
+		}
 		return 0, fmt.Errorf("%s: response body over %d bytes", b.where, MaxHTTPBody)
 	}
 	if int64(len(p)) > b.left {
