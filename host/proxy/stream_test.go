@@ -542,3 +542,32 @@ func TestStreamMalformedUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamClientHangsUp: a client that hangs up after the first delta
+// cancels the upstream call; the call is recorded as a failed execution
+// with no recording, never as a half answer.
+func TestStreamClientHangsUp(t *testing.T) {
+	a := apis[0]
+	up := newStreamUpstream(t, "ok")
+	ps := streamProviders(t, block("default", a.use, up.URL+pathPrefix(a)))
+	st := openStore(t, t.TempDir())
+	recorded := make(chan []store.Span, 1)
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices,
+		OnSpans: func(s []store.Span) { recorded <- s }})
+	call := startStream(t, srv.URL+a.route, a.body, map[string]string{proxy.HeaderTask: "gone"})
+	if got := call.firstDelta(t, a); got != streamFirst {
+		t.Fatalf("first delta %q", got)
+	}
+	call.resp.Body.Close() // the upstream is still holding the rest back
+	spans := <-recorded
+	if spans[0].Status.Code != store.CodeError || !spans[0].Attributes["sextant.proxy.stream_broken"].Bool() {
+		t.Fatalf("span %+v: want an error marked stream_broken", spans[0])
+	}
+	tr, err := st.Tree(context.Background(), "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Recordings) != 0 || tr.Executions[0].Execution.Status != store.StatusFailed {
+		t.Errorf("recordings %d, execution %+v; want none and failed", len(tr.Recordings), tr.Executions[0].Execution)
+	}
+}
