@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -35,10 +36,34 @@ func (p *Proxy) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		writeAnthropicError(w, f)
 		return
 	}
-	a, f := p.chat(r.Context(), c)
+	var (
+		out *anthropicStream
+		ls  *liveStream
+	)
+	if c.stream {
+		out = &anthropicStream{w: w, c: c}
+		ls = &liveStream{open: func(task, hash string, _ time.Time) { out.open(task, hash, false, "", 0) },
+			delta: out.delta}
+	}
+	a, f := p.chat(r.Context(), c, ls)
 	if f != nil {
+		if ls != nil && ls.started {
+			out.fail(f)
+			return
+		}
 		writeHeaders(w, f.task, "", false)
 		writeAnthropicError(w, f)
+		return
+	}
+	if c.stream {
+		if !ls.started {
+			// A replayed answer (or an empty live one): chunked here.
+			out.open(a.task, a.hash, a.recorded, a.resp.Model, a.resp.Usage.InputTokens)
+			for _, part := range chunks(a.resp.Text) {
+				out.delta(part)
+			}
+		}
+		out.end(a.resp)
 		return
 	}
 	writeHeaders(w, a.task, a.hash, a.recorded)
@@ -46,35 +71,60 @@ func (p *Proxy) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = c.req.Model
 	}
-	id := responseID("anthropic", a.hash)
-	stop := stopReason(a.resp.FinishReason)
-	if !c.stream {
-		writeJSON(w, http.StatusOK, map[string]any{
-			"id": id, "type": "message", "role": "assistant", "model": model,
-			"content":     []any{map[string]any{"type": "text", "text": a.resp.Text}},
-			"stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]int{"input_tokens": a.resp.Usage.InputTokens, "output_tokens": a.resp.Usage.OutputTokens},
-		})
-		return
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": responseID("anthropic", a.hash), "type": "message", "role": "assistant", "model": model,
+		"content":     []any{map[string]any{"type": "text", "text": a.resp.Text}},
+		"stop_reason": stopReason(a.resp.FinishReason), "stop_sequence": nil,
+		"usage": map[string]int{"input_tokens": a.resp.Usage.InputTokens, "output_tokens": a.resp.Usage.OutputTokens},
+	})
+}
+
+// anthropicStream writes a message as the Messages API's events:
+// message_start, content_block_start, ping, one content_block_delta per
+// delta, content_block_stop, message_delta (stop reason, usage) and
+// message_stop.
+type anthropicStream struct {
+	w   http.ResponseWriter
+	c   *call
+	sse *sse
+}
+
+// open writes the headers and the opening events. model "" is the
+// requested one, and input the prompt's tokens when known (a live stream
+// learns them at its end, in message_delta's usage).
+func (s *anthropicStream) open(task, hash string, recorded bool, model string, input int) {
+	writeHeaders(s.w, task, hash, recorded)
+	if model == "" {
+		model = s.c.req.Model
 	}
-	sse := newSSE(w)
-	sse.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
+	s.sse = newSSE(s.w)
+	s.sse.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": responseID("anthropic", hash), "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]int{"input_tokens": a.resp.Usage.InputTokens, "output_tokens": 1},
+		"usage": map[string]int{"input_tokens": input, "output_tokens": 1},
 	}})
-	sse.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+	s.sse.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 		"content_block": map[string]any{"type": "text", "text": ""}})
-	sse.event("ping", map[string]any{"type": "ping"})
-	for _, part := range chunks(a.resp.Text) {
-		sse.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "text_delta", "text": part}})
-	}
-	sse.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	sse.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]int{"output_tokens": a.resp.Usage.OutputTokens}})
-	sse.event("message_stop", map[string]any{"type": "message_stop"})
+	s.sse.event("ping", map[string]any{"type": "ping"})
+}
+
+func (s *anthropicStream) delta(text string) {
+	s.sse.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+		"delta": map[string]any{"type": "text_delta", "text": text}})
+}
+
+func (s *anthropicStream) end(resp *sdk.ChatResponse) {
+	s.sse.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	s.sse.event("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": stopReason(resp.FinishReason), "stop_sequence": nil},
+		"usage": map[string]int{"input_tokens": resp.Usage.InputTokens, "output_tokens": resp.Usage.OutputTokens}})
+	s.sse.event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// fail ends a stream that broke after its first delta with Anthropic's
+// error event.
+func (s *anthropicStream) fail(f *failure) {
+	s.sse.event("error", map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(f), "message": f.msg}})
 }
 
 // stopReason maps a provider's finish reason to Anthropic's stop_reason.
@@ -145,24 +195,28 @@ func decodeAnthropic(w http.ResponseWriter, r *http.Request) (*call, *failure) {
 // writeAnthropicError writes f in Anthropic's error shape:
 // {"type":"error","error":{"type","message"}}.
 func writeAnthropicError(w http.ResponseWriter, f *failure) {
-	typ := "invalid_request_error"
-	switch f.class {
-	case "not_found":
-		typ = "not_found_error"
-	case "rate_limit":
-		typ = "rate_limit_error"
-	case "auth":
-		typ = "authentication_error"
-	case "overloaded":
-		typ = "overloaded_error"
-	case "upstream", "timeout", "internal":
-		typ = "api_error"
-	}
-	if f.status == http.StatusRequestEntityTooLarge {
-		typ = "request_too_large"
-	}
+	typ := anthropicErrorType(f)
 	if f.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((f.retryAfter+999_999_999)/1_000_000_000)))
 	}
 	writeJSON(w, f.status, map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": f.msg}})
+}
+
+func anthropicErrorType(f *failure) string {
+	if f.status == http.StatusRequestEntityTooLarge {
+		return "request_too_large"
+	}
+	switch f.class {
+	case "not_found":
+		return "not_found_error"
+	case "rate_limit":
+		return "rate_limit_error"
+	case "auth":
+		return "authentication_error"
+	case "overloaded":
+		return "overloaded_error"
+	case "upstream", "timeout", "internal":
+		return "api_error"
+	}
+	return "invalid_request_error"
 }

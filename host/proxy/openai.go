@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -45,10 +46,34 @@ func (p *Proxy) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, f)
 		return
 	}
-	a, f := p.chat(r.Context(), c)
+	var (
+		out *openAIStream
+		ls  *liveStream
+	)
+	if c.stream {
+		out = &openAIStream{w: w, c: c}
+		ls = &liveStream{open: func(task, hash string, created time.Time) { out.open(task, hash, false, created, "") },
+			delta: out.delta}
+	}
+	a, f := p.chat(r.Context(), c, ls)
 	if f != nil {
+		if ls != nil && ls.started {
+			out.fail(f)
+			return
+		}
 		writeHeaders(w, f.task, "", false)
 		writeOpenAIError(w, f)
+		return
+	}
+	if c.stream {
+		if !ls.started {
+			// A replayed answer (or an empty live one): chunked here.
+			out.open(a.task, a.hash, a.recorded, a.created, a.resp.Model)
+			for _, part := range chunks(a.resp.Text) {
+				out.delta(part)
+			}
+		}
+		out.end(a.resp)
 		return
 	}
 	writeHeaders(w, a.task, a.hash, a.recorded)
@@ -56,38 +81,76 @@ func (p *Proxy) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = c.req.Model
 	}
-	id, created := responseID("openai", a.hash), a.created.Unix()
-	finish := a.resp.FinishReason
-	if finish == "" {
-		finish = "stop"
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": responseID("openai", a.hash), "object": "chat.completion", "created": a.created.Unix(), "model": model,
+		"choices": []any{map[string]any{"index": 0, "finish_reason": openAIFinish(a.resp), "logprobs": nil,
+			"message": map[string]any{"role": "assistant", "content": a.resp.Text, "refusal": nil}}},
+		"usage": openAIUsage(a.resp), "system_fingerprint": nil,
+	})
+}
+
+func openAIFinish(resp *sdk.ChatResponse) string {
+	if resp.FinishReason == "" {
+		return "stop"
 	}
-	usage := map[string]int{"prompt_tokens": a.resp.Usage.InputTokens, "completion_tokens": a.resp.Usage.OutputTokens,
-		"total_tokens": a.resp.Usage.InputTokens + a.resp.Usage.OutputTokens}
-	if !c.stream {
-		writeJSON(w, http.StatusOK, map[string]any{
-			"id": id, "object": "chat.completion", "created": created, "model": model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "logprobs": nil,
-				"message": map[string]any{"role": "assistant", "content": a.resp.Text, "refusal": nil}}},
-			"usage": usage, "system_fingerprint": nil,
-		})
-		return
+	return resp.FinishReason
+}
+
+func openAIUsage(resp *sdk.ChatResponse) map[string]int {
+	return map[string]int{"prompt_tokens": resp.Usage.InputTokens, "completion_tokens": resp.Usage.OutputTokens,
+		"total_tokens": resp.Usage.InputTokens + resp.Usage.OutputTokens}
+}
+
+// openAIStream writes a chat completion as chat.completion.chunk events:
+// a role chunk, one chunk per delta, a chunk with the finish reason, the
+// usage chunk (stream_options.include_usage) and [DONE].
+type openAIStream struct {
+	w       http.ResponseWriter
+	c       *call
+	sse     *sse
+	id      string
+	created int64
+	model   string
+}
+
+// open writes the headers and the role chunk. model "" is the requested
+// one (a live stream does not know the upstream's until it ends).
+func (s *openAIStream) open(task, hash string, recorded bool, created time.Time, model string) {
+	writeHeaders(s.w, task, hash, recorded)
+	if model == "" {
+		model = s.c.req.Model
 	}
-	sse := newSSE(w)
-	chunk := func(delta map[string]any, finish any) {
-		sse.data(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-			"system_fingerprint": nil,
-			"choices":            []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}})
+	s.id, s.created, s.model = responseID("openai", hash), created.Unix(), model
+	s.sse = newSSE(s.w)
+	s.chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)
+}
+
+func (s *openAIStream) chunk(delta map[string]any, finish any) {
+	s.sse.data(map[string]any{"id": s.id, "object": "chat.completion.chunk", "created": s.created, "model": s.model,
+		"system_fingerprint": nil,
+		"choices":            []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}})
+}
+
+func (s *openAIStream) delta(text string) { s.chunk(map[string]any{"content": text}, nil) }
+
+// end writes the final chunks; they carry the answer's own model.
+func (s *openAIStream) end(resp *sdk.ChatResponse) {
+	if resp.Model != "" {
+		s.model = resp.Model
 	}
-	chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)
-	for _, part := range chunks(a.resp.Text) {
-		chunk(map[string]any{"content": part}, nil)
+	s.chunk(map[string]any{}, openAIFinish(resp))
+	if s.c.streamUsage {
+		s.sse.data(map[string]any{"id": s.id, "object": "chat.completion.chunk", "created": s.created, "model": s.model,
+			"system_fingerprint": nil, "choices": []any{}, "usage": openAIUsage(resp)})
 	}
-	chunk(map[string]any{}, finish)
-	if r := c.streamUsage; r {
-		sse.data(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-			"system_fingerprint": nil, "choices": []any{}, "usage": usage})
-	}
-	sse.raw("[DONE]")
+	s.sse.raw("[DONE]")
+}
+
+// fail ends a stream that broke after its first delta with an error
+// event in OpenAI's shape ({"error":{...}}, which OpenAI's own clients
+// raise as an APIError) and no [DONE].
+func (s *openAIStream) fail(f *failure) {
+	s.sse.data(map[string]any{"error": openAIErrorBody(f)})
 }
 
 // decodeOpenAI reads and checks a chat completions request.
@@ -206,21 +269,29 @@ func textContent(raw json.RawMessage, where, partType string) (string, *failure)
 // writeOpenAIError writes f in OpenAI's error shape:
 // {"error":{"message","type","param","code"}}.
 func writeOpenAIError(w http.ResponseWriter, f *failure) {
-	typ := "invalid_request_error"
-	switch f.class {
-	case "rate_limit":
-		typ = "rate_limit_error"
-	case "auth":
-		typ = "authentication_error"
-	case "upstream", "overloaded", "timeout", "internal":
-		typ = "server_error"
-	}
 	if f.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((f.retryAfter+999_999_999)/1_000_000_000)))
 	}
+	writeJSON(w, f.status, map[string]any{"error": openAIErrorBody(f)})
+}
+
+// openAIErrorBody is f as OpenAI's {"message","type","param","code"}.
+func openAIErrorBody(f *failure) map[string]any {
 	var param any
 	if f.param != "" {
 		param = f.param
 	}
-	writeJSON(w, f.status, map[string]any{"error": map[string]any{"message": f.msg, "type": typ, "param": param, "code": f.code}})
+	return map[string]any{"message": f.msg, "type": openAIErrorType(f), "param": param, "code": f.code}
+}
+
+func openAIErrorType(f *failure) string {
+	switch f.class {
+	case "rate_limit":
+		return "rate_limit_error"
+	case "auth":
+		return "authentication_error"
+	case "upstream", "overloaded", "timeout", "internal":
+		return "server_error"
+	}
+	return "invalid_request_error"
 }

@@ -33,6 +33,18 @@
 // recorded streamed replays unstreamed and the reverse. Replay is on for
 // every call when Config.Replay is set, or for one call with the header
 // X-Sextant-Replay: 1; a header never turns a replaying proxy live.
+//
+// # Streaming
+//
+// A live stream: true call goes through run.Providers.ChatStream: each
+// text delta is written to the client as it arrives (builtin openai and
+// anthropic providers stream upstream; a plugin across the process or wasm
+// boundary answers whole, as one delta), then the final events, and the
+// assembled answer is recorded as an unstreamed call would be. Once a
+// delta was sent no retry or fallback happens; a failure then ends the
+// stream with an error event in the API's shape and is recorded as a
+// failed execution (span attribute sextant.proxy.stream_broken) with no
+// recording. A replayed stream is the recording, one word per event.
 package proxy
 
 import (
@@ -299,9 +311,23 @@ func replayHeader(r *http.Request) (bool, *failure) {
 	}
 }
 
+// liveStream is how a route passes a streamed answer on as it arrives
+// (record mode, stream: true): open writes the headers and the opening
+// events at the first delta (or before the final events of an empty
+// answer), delta one piece of text. Writes to a client that hung up are
+// lost, never an error: the call is recorded all the same.
+type liveStream struct {
+	open    func(task, hash string, created time.Time)
+	delta   func(text string)
+	started bool
+}
+
 // chat answers c: from its recording in replay, else through the provider
 // chain; either way the call is recorded before the answer is returned.
-func (p *Proxy) chat(ctx context.Context, c *call) (*answer, *failure) {
+// With ls (a streamed call), a live answer is passed on through ls as it
+// arrives, and the returned answer (or failure) comes after it: a failure
+// once ls started is the stream's end, not an HTTP status.
+func (p *Proxy) chat(ctx context.Context, c *call, ls *liveStream) (*answer, *failure) {
 	st := p.cfg.Store
 	hash, _, err := store.ChatKey(st.Redactor(), &c.req)
 	if err != nil {
@@ -350,13 +376,32 @@ func (p *Proxy) chat(ctx context.Context, c *call) (*answer, *failure) {
 		req.Model = "" // each block of the chain sends its own model
 	}
 	t0 := time.Now()
-	resp, used, _, err := p.cfg.Providers.Chat(ctx, block, &req)
+	var (
+		resp    *sdk.ChatResponse
+		used    string
+		created time.Time
+	)
+	if ls == nil {
+		resp, used, _, err = p.cfg.Providers.Chat(ctx, block, &req)
+	} else {
+		created = st.Now() // the chunks carry it before the answer ends
+		resp, used, _, err = p.cfg.Providers.ChatStream(ctx, block, &req, func(d string) error {
+			if !ls.started {
+				ls.started = true
+				ls.open(rc.task, hash, created)
+			}
+			ls.delta(d)
+			return nil
+		})
+	}
 	latency := time.Since(t0)
 	if err != nil {
+		var broken *run.StreamBrokenError
+		rc.broken = errors.As(err, &broken)
 		return nil, rc.failed(ctx, upstreamFailure(err), errorType(err), block)
 	}
 	rc.block = used
-	return rc.answered(ctx, resp, used, latency, time.Time{}, false)
+	return rc.answered(ctx, resp, used, latency, created, false)
 }
 
 // upstreamFailure maps a provider chain's error to an HTTP failure.
@@ -410,6 +455,9 @@ type record struct {
 	task  string
 	block string
 	start time.Time
+	// broken: a streamed answer failed after its first delta reached the
+	// client (recorded failed, with no recording).
+	broken bool
 }
 
 func (rc *record) spanAttrs(resp *sdk.ChatResponse) store.Attributes {
@@ -423,6 +471,9 @@ func (rc *record) spanAttrs(resp *sdk.ChatResponse) store.Attributes {
 	a["sextant.request_hash"] = store.String(rc.hash)
 	a["sextant.proxy.api"] = store.String(rc.c.api)
 	a["sextant.proxy.stream"] = store.Bool(rc.c.stream)
+	if rc.broken {
+		a["sextant.proxy.stream_broken"] = store.Bool(true)
+	}
 	if rc.block != "" {
 		a["sextant.provider"] = store.String(rc.block)
 	}

@@ -52,12 +52,31 @@ func newUpstream(t testing.TB) *upstream {
 			Messages []struct {
 				Content string `json:"content"`
 			} `json:"messages"`
+			Stream bool `json:"stream"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		last := req.Messages[len(req.Messages)-1].Content
+		if req.Stream {
+			// A streamed call (the proxy passes a client's stream through):
+			// server-sent events, one word each, usage at the end.
+			w.Header().Set("Content-Type", "text/event-stream")
+			chunk := func(v map[string]any) {
+				v["id"], v["object"], v["created"], v["model"] = "chatcmpl-upstream", "chat.completion.chunk", 1, req.Model+"-2024-07-18"
+				b, _ := json.Marshal(v)
+				fmt.Fprintf(w, "data: %s\n\n", b)
+				w.(http.Flusher).Flush()
+			}
+			for _, word := range strings.SplitAfter("You asked: "+last+" The answer is 4.", " ") {
+				chunk(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": word}, "finish_reason": nil}}})
+			}
+			chunk(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}})
+			chunk(map[string]any{"choices": []any{}, "usage": map[string]int{"prompt_tokens": 10 + len(last), "completion_tokens": 7, "total_tokens": 17 + len(last)}})
+			fmt.Fprint(w, "data: [DONE]\n\n")
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{
 			"id": "chatcmpl-upstream", "object": "chat.completion", "created": 1, "model": req.Model + "-2024-07-18",

@@ -113,6 +113,18 @@ type Attempt struct {
 //   - When every provider failed the error has one clause per provider
 //     and matches (errors.Is) each provider's error.
 func (r *Providers) Chat(ctx context.Context, name string, req *sdk.ChatRequest) (*sdk.ChatResponse, string, []Attempt, error) {
+	return r.route(ctx, name, req, chatOnce)
+}
+
+// callFunc makes one attempt of a request at a provider.
+type callFunc func(ctx context.Context, p *Provider, req *sdk.ChatRequest) (*sdk.ChatResponse, error)
+
+func chatOnce(ctx context.Context, p *Provider, req *sdk.ChatRequest) (*sdk.ChatResponse, error) {
+	return p.Plugin.Chat(ctx, req)
+}
+
+// route sends req through the chain of name, each attempt made by call.
+func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest, call callFunc) (*sdk.ChatResponse, string, []Attempt, error) {
 	if _, ok := r.byName[name]; !ok {
 		return nil, "", nil, fmt.Errorf("unknown provider %q", name)
 	}
@@ -126,14 +138,14 @@ func (r *Providers) Chat(ctx context.Context, name string, req *sdk.ChatRequest)
 		} else {
 			var resp *sdk.ChatResponse
 			var tries []Attempt
-			resp, tries, err = r.try(ctx, p, req)
+			resp, tries, err = r.try(ctx, p, req, call)
 			attempts = append(attempts, tries...)
 			if err == nil {
 				return resp, n, attempts, nil
 			}
 		}
 		errs = append(errs, err)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, errStreamStarted) {
 			break
 		}
 		if i+1 < len(chain) {
@@ -168,7 +180,7 @@ func (r *Providers) chain(name string) []string {
 	return out
 }
 
-func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (*sdk.ChatResponse, []Attempt, error) {
+func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, call callFunc) (*sdk.ChatResponse, []Attempt, error) {
 	req := *in
 	if req.Model == "" {
 		req.Model = p.Model
@@ -202,13 +214,18 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 		}
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
 		start := time.Now()
-		resp, err := p.Plugin.Chat(callCtx, &req)
+		resp, err := call(callCtx, p, &req)
 		// The call's own deadline passed, not the caller's: a timeout,
 		// whatever error the plugin made of it.
 		timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		if err != nil && timedOut {
-			err = &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
+			te := &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
+			if errors.Is(err, errStreamStarted) {
+				err = &StreamBrokenError{Err: te}
+			} else {
+				err = te
+			}
 		}
 		// The transport's own deadline passed: the plugin ran past its
 		// wall-time limit (a loop, a hang) and was stopped. That is the
@@ -229,7 +246,7 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest) (
 			return resp, attempts, nil
 		}
 		last = err
-		if opened || ctx.Err() != nil || pluginDeadline || !retryable(err) || n == retries {
+		if opened || ctx.Err() != nil || pluginDeadline || !retryable(err) || n == retries || errors.Is(err, errStreamStarted) {
 			break
 		}
 		// A wait (or a Retry-After, even one above the cap) that ends past

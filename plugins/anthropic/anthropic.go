@@ -84,6 +84,30 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 }
 
 func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
+	c, err := prepare(cfg, r, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := web.Post(ctx, cfg.baseURL+"/v1/messages", c.header, c.body, c.creds...)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status < 200 || resp.Status > 299 {
+		return nil, refusalError(resp)
+	}
+	return decodeResponse(resp, c.prefix)
+}
+
+// prepared is one request ready to send.
+type prepared struct {
+	body   []byte
+	header map[string][]string
+	creds  []sdk.HeaderCredential
+	prefix string // the text the answer is prefilled with
+}
+
+// prepare encodes r, streamed or not, with its headers.
+func prepare(cfg *config, r *sdk.ChatRequest, stream bool) (*prepared, error) {
 	if cfg.apiKey == "" && cfg.credential == "" {
 		return nil, sdk.Errorf(sdk.CodeAuth, "%s: no API key (set api_key_env in the provider block)", Name)
 	}
@@ -91,13 +115,18 @@ func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	req.Stream = stream
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: encode request: %v", Name, err)
 	}
+	accept := "application/json"
+	if stream {
+		accept = "text/event-stream"
+	}
 	h := map[string][]string{
 		"Content-Type":      {"application/json"},
-		"Accept":            {"application/json"},
+		"Accept":            {accept},
 		"User-Agent":        {"sextant-" + Name + "/" + Version},
 		"Anthropic-Version": {APIVersion},
 	}
@@ -107,14 +136,7 @@ func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*
 	} else {
 		creds = []sdk.HeaderCredential{{Header: "X-Api-Key", Name: cfg.credential}}
 	}
-	resp, err := web.Post(ctx, cfg.baseURL+"/v1/messages", h, body, creds...)
-	if err != nil {
-		return nil, err
-	}
-	if resp.Status < 200 || resp.Status > 299 {
-		return nil, refusalError(resp)
-	}
-	return decodeResponse(resp, prefix)
+	return &prepared{body: body, header: h, creds: creds, prefix: prefix}, nil
 }
 
 // request maps a ChatRequest onto the wire. prefix is the text the answer

@@ -18,6 +18,7 @@ type messagesRequest struct {
 	Messages      []sdk.Message `json:"messages"`
 	Temperature   *float64      `json:"temperature,omitempty"`
 	StopSequences []string      `json:"stop_sequences,omitempty"`
+	Stream        bool          `json:"stream,omitempty"`
 }
 
 type messagesResponse struct {

@@ -172,64 +172,92 @@ func decodeResponse(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 // the final chunk that stream_options.include_usage asks for.
 //
 // sdk.HTTP hands over the whole body, so the stream is parsed after it
-// ended. A stream that stops before both [DONE] and a finish reason was cut
-// short and is an error, not a shorter answer.
+// ended (ChatStream parses it as it arrives). A stream that stops before
+// both [DONE] and a finish reason was cut short and is an error, not a
+// shorter answer.
 func decodeStream(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 	if b := bytes.TrimSpace(resp.Body); len(b) > 0 && b[0] == '{' {
 		// The server ignored "stream": true and answered in one piece.
 		return decodeResponse(resp)
 	}
-	var (
-		text, refusal strings.Builder
-		out           = &sdk.ChatResponse{}
-		finish        *string
-		done          bool
-		n             int // events read
-	)
+	var a assembler
 	for data := range events(resp.Body) {
-		if data == "[DONE]" {
-			done = true
+		done, _, err := a.add(data)
+		if err != nil {
+			return nil, err
+		}
+		if done {
 			break
 		}
-		n++
-		var c chatResponse
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: %v", Name, n, err)
-		}
-		if c.Error != nil {
-			return nil, streamError(c.Error)
-		}
-		if c.Model != "" {
-			out.Model = c.Model
-		}
-		if c.ID != "" {
-			out.ID = c.ID
-		}
-		if c.Usage != nil {
-			out.Usage = sdk.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
-		}
-		if len(c.Choices) == 0 {
-			continue
-		}
-		ch := c.Choices[0]
-		if ch.Delta.Content != nil {
-			text.WriteString(*ch.Delta.Content)
-		}
-		if ch.Delta.Refusal != nil {
-			refusal.WriteString(*ch.Delta.Refusal)
-		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			finish = ch.FinishReason
+	}
+	return a.finish()
+}
+
+// assembler builds one answer from the data of a stream's events.
+type assembler struct {
+	text, refusal strings.Builder
+	out           sdk.ChatResponse
+	finishReason  *string
+	done          bool
+	n             int // events read
+}
+
+// add takes one event's data. It returns done at [DONE], and the text
+// the event adds to the answer: a content delta, or a refusal delta while
+// there is no content (a refusal is the answer only without content).
+func (a *assembler) add(data string) (done bool, delta string, err error) {
+	if data == "[DONE]" {
+		a.done = true
+		return true, "", nil
+	}
+	a.n++
+	var c chatResponse
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		return false, "", sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: %v", Name, a.n, err)
+	}
+	if c.Error != nil {
+		return false, "", streamError(c.Error)
+	}
+	if c.Model != "" {
+		a.out.Model = c.Model
+	}
+	if c.ID != "" {
+		a.out.ID = c.ID
+	}
+	if c.Usage != nil {
+		a.out.Usage = sdk.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+	}
+	if len(c.Choices) == 0 {
+		return false, "", nil
+	}
+	ch := c.Choices[0]
+	if ch.Delta.Content != nil {
+		a.text.WriteString(*ch.Delta.Content)
+		delta = *ch.Delta.Content
+	}
+	if ch.Delta.Refusal != nil {
+		a.refusal.WriteString(*ch.Delta.Refusal)
+		if a.text.Len() == 0 {
+			delta += *ch.Delta.Refusal
 		}
 	}
-	if !done && finish == nil {
-		return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short after %d events (no finish_reason, no [DONE])", Name, n)
+	if ch.FinishReason != nil && *ch.FinishReason != "" {
+		a.finishReason = ch.FinishReason
 	}
-	out.Text, out.FinishReason = text.String(), finishReason(finish)
-	if out.Text == "" && refusal.Len() > 0 {
-		out.Text, out.FinishReason = refusal.String(), "refusal"
+	return false, delta, nil
+}
+
+// finish returns the assembled answer, or an error for a stream cut short.
+func (a *assembler) finish() (*sdk.ChatResponse, error) {
+	if !a.done && a.finishReason == nil {
+		return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short after %d events (no finish_reason, no [DONE])", Name, a.n)
 	}
-	return out, nil
+	out := a.out
+	out.Text, out.FinishReason = a.text.String(), finishReason(a.finishReason)
+	if out.Text == "" && a.refusal.Len() > 0 {
+		out.Text, out.FinishReason = a.refusal.String(), "refusal"
+	}
+	return &out, nil
 }
 
 // events yields the data of each server-sent event in body: the "data:"

@@ -1,0 +1,185 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+var _ sdk.StreamingProvider = (*Provider)(nil)
+
+// ChatStream implements sdk.StreamingProvider: one POST to
+// {base_url}/v1/messages with "stream": true, whose server-sent events
+// are read as they arrive and whose text deltas are handed to onDelta
+// (a JSON-mode prefill first, as Chat puts it back in front of the
+// answer). A server that answers in one piece is one delta.
+//
+// Errors are typed as for Chat; an error event inside the stream, a
+// malformed or oversized event and a stream cut short (no message_stop)
+// are errors too, never a shorter answer.
+//
+// It needs sdk.HTTPStream, so it works linked into the host; in a wasm
+// module it fails.
+func (p *Provider) ChatStream(ctx context.Context, r *sdk.ChatRequest, onDelta func(string) error) (*sdk.ChatResponse, error) {
+	cfg, err := parseConfig(r.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.chatStream(ctx, cfg, r, onDelta)
+	return resp, llmhttp.Scrub(err, cfg.apiKey)
+}
+
+func (p *Provider) chatStream(ctx context.Context, cfg *config, r *sdk.ChatRequest, onDelta func(string) error) (*sdk.ChatResponse, error) {
+	c, err := prepare(cfg, r, true)
+	if err != nil {
+		return nil, err
+	}
+	sr, err := web.PostStream(ctx, cfg.baseURL+"/v1/messages", c.header, c.body, c.creds...)
+	if err != nil {
+		return nil, err
+	}
+	if sr.Status < 200 || sr.Status > 299 || !llmhttp.IsEventStream(sr.Header) {
+		resp, err := web.ReadAll(ctx, sr)
+		if err != nil {
+			return nil, err
+		}
+		if resp.Status < 200 || resp.Status > 299 {
+			return nil, refusalError(resp)
+		}
+		out, err := decodeResponse(resp, c.prefix)
+		if err != nil {
+			return nil, err
+		}
+		if out.Text != "" {
+			if err := onDelta(out.Text); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	defer sr.Body.Close()
+	if c.prefix != "" {
+		if err := onDelta(c.prefix); err != nil {
+			return nil, err
+		}
+	}
+	events := llmhttp.NewSSE(sr.Body, Name)
+	a := streamAssembler{}
+	a.text.WriteString(c.prefix)
+	for !a.stopped {
+		_, data, err := events.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, web.StreamError(ctx, err)
+		}
+		delta, err := a.add(data, events.Count())
+		if err != nil {
+			return nil, err
+		}
+		if delta != "" {
+			if err := onDelta(delta); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return a.finish(events.Count())
+}
+
+// streamEvent is any event of a Messages stream; which fields are set
+// depends on its type.
+type streamEvent struct {
+	Type    string            `json:"type"`
+	Message *messagesResponse `json:"message"`
+	Index   int               `json:"index"`
+	Delta   *struct {
+		Type       string  `json:"type"`
+		Text       string  `json:"text"`
+		StopReason *string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *struct {
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// streamAssembler builds one answer from a Messages stream's events.
+type streamAssembler struct {
+	text    strings.Builder
+	out     sdk.ChatResponse
+	stop    *string
+	started bool // message_start seen
+	stopped bool // message_stop seen
+}
+
+// add takes the data of event n and returns the text it adds.
+func (a *streamAssembler) add(data string, n int) (string, error) {
+	var e streamEvent
+	if err := json.Unmarshal([]byte(data), &e); err != nil {
+		return "", sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: %v", Name, n, err)
+	}
+	switch e.Type {
+	case "error":
+		typ, msg := "", ""
+		if e.Error != nil {
+			typ, msg = e.Error.Type, e.Error.Message
+		}
+		code := sdk.CodeUnavailable
+		switch typ {
+		case "rate_limit_error":
+			code = sdk.CodeRateLimited
+		case "invalid_request_error":
+			code = sdk.CodeBadRequest
+		case "authentication_error", "permission_error":
+			code = sdk.CodeAuth
+		}
+		return "", sdk.Errorf(code, "%s: stream error %s: %s", Name, typ, msg)
+	case "message_start":
+		if e.Message == nil {
+			return "", sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: message_start without a message", Name, n)
+		}
+		a.started = true
+		a.out.ID, a.out.Model = e.Message.ID, e.Message.Model
+		if u := e.Message.Usage; u != nil {
+			a.out.Usage.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+			a.out.Usage.OutputTokens = u.OutputTokens
+		}
+	case "content_block_delta":
+		if !a.started {
+			return "", sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: content before message_start", Name, n)
+		}
+		if e.Delta != nil && e.Delta.Type == "text_delta" {
+			a.text.WriteString(e.Delta.Text)
+			return e.Delta.Text, nil
+		}
+	case "message_delta":
+		if e.Delta != nil && e.Delta.StopReason != nil {
+			a.stop = e.Delta.StopReason
+		}
+		if e.Usage != nil {
+			a.out.Usage.OutputTokens = e.Usage.OutputTokens
+		}
+	case "message_stop":
+		a.stopped = true
+	}
+	return "", nil
+}
+
+// finish returns the assembled answer, or an error for a stream cut short.
+func (a *streamAssembler) finish(n int) (*sdk.ChatResponse, error) {
+	if !a.stopped {
+		return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short after %d events (no message_stop)", Name, n)
+	}
+	out := a.out
+	out.Text, out.FinishReason = a.text.String(), stopReason(a.stop)
+	return &out, nil
+}

@@ -1,0 +1,154 @@
+package llmhttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Bounds on a server-sent event stream: one line, and one event's data.
+// An upstream that sends more is malformed, not an answer to buffer.
+const (
+	MaxSSELine  = 1 << 20
+	MaxSSEEvent = 4 << 20
+	// maxErrorBody bounds the body of a refused streamed request read
+	// for its error message.
+	maxErrorBody = 1 << 20
+)
+
+// PostStream sends body to target as Post does and returns the answer
+// with its body unread (sdk.HTTPStream), for a streamed answer read as it
+// arrives; the caller closes it. Failures to get an answer are typed as
+// Post types them. ctx bounds the whole exchange, body included.
+//
+// PostStream works natively only (a builtin provider, or one in a process
+// plugin); in a wasm module sdk.HTTPStream fails.
+func (c Client) PostStream(ctx context.Context, target string, header map[string][]string, body []byte, creds ...sdk.HeaderCredential) (*sdk.HTTPStreamResponse, error) {
+	where := "POST " + RedactURL(target)
+	if err := ctx.Err(); err != nil {
+		return nil, c.contextError(where, err)
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Millisecond {
+		return nil, c.timeoutError(where)
+	}
+	req := &sdk.HTTPRequest{Method: "POST", URL: target, Header: header, Body: body, Credentials: creds}
+	resp, err := sdk.HTTPStream(ctx, req)
+	if err != nil {
+		return nil, c.transportError(ctx, where, err)
+	}
+	return resp, nil
+}
+
+// ReadAll reads a streamed answer's whole body (bounded by maxErrorBody
+// when it is a refusal, sdk.MaxHTTPBody otherwise) into an
+// sdk.HTTPResponse, closing it: for an answer that is not a stream after
+// all (a refusal, or a server that ignored "stream": true).
+func (c Client) ReadAll(ctx context.Context, resp *sdk.HTTPStreamResponse) (*sdk.HTTPResponse, error) {
+	defer resp.Body.Close()
+	limit := int64(sdk.MaxHTTPBody)
+	if resp.Status < 200 || resp.Status > 299 {
+		limit = maxErrorBody
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, c.StreamError(ctx, err)
+	}
+	return &sdk.HTTPResponse{Status: resp.Status, Header: resp.Header, Body: body}, nil
+}
+
+// StreamError classifies a failure to read a streamed body: the
+// deadline (CodeTimeout) or a lost or oversized stream (CodeUnavailable).
+func (c Client) StreamError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return sdk.Errorf(sdk.CodeTimeout, "%s: stream: no end before the deadline", c.Name)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: stream: %w", c.Name, ctx.Err())
+	}
+	var se *sdk.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return sdk.Errorf(sdk.CodeUnavailable, "%s: stream broken: %v", c.Name, err)
+}
+
+// IsEventStream reports whether an answer's Content-Type is
+// text/event-stream.
+func IsEventStream(h map[string][]string) bool {
+	ct := strings.ToLower(Header(h, "Content-Type"))
+	return strings.HasPrefix(ct, "text/event-stream")
+}
+
+// SSE reads server-sent events from a stream as they arrive, with bounded
+// lines (MaxSSELine) and events (MaxSSEEvent).
+type SSE struct {
+	sc   *bufio.Scanner
+	name string // the client's name, for errors
+	n    int    // events read
+}
+
+// NewSSE reads events from r; name prefixes its errors.
+func NewSSE(r io.Reader, name string) *SSE {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxSSELine)
+	return &SSE{sc: sc, name: name}
+}
+
+// Next returns the next event: its name ("" when it has none) and its
+// data lines joined by newlines. Comments, ids and retry fields are
+// skipped, as are events without data. At the end of the stream it
+// returns io.EOF (an event the stream ends inside is returned first);
+// a line or event over its bound, or a failed read, is an *sdk.Error
+// (CodeUnavailable).
+func (s *SSE) Next() (event, data string, err error) {
+	var (
+		b       strings.Builder
+		hasData bool
+	)
+	for s.sc.Scan() {
+		line := strings.TrimSuffix(s.sc.Text(), "\r")
+		if line == "" {
+			if hasData {
+				s.n++
+				return event, b.String(), nil
+			}
+			event = ""
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "event":
+			event = value
+		case "data":
+			if hasData {
+				b.WriteByte('\n')
+			}
+			if b.Len()+len(value) > MaxSSEEvent {
+				return "", "", sdk.Errorf(sdk.CodeUnavailable, "%s: stream event %d is over %d bytes", s.name, s.n+1, MaxSSEEvent)
+			}
+			b.WriteString(value)
+			hasData = true
+		}
+	}
+	if err := s.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return "", "", sdk.Errorf(sdk.CodeUnavailable, "%s: stream event %d: a line is over %d bytes", s.name, s.n+1, MaxSSELine)
+		}
+		return "", "", err
+	}
+	if hasData {
+		s.n++
+		return event, b.String(), nil
+	}
+	return "", "", io.EOF
+}
+
+// Count is the number of events read so far.
+func (s *SSE) Count() int { return s.n }

@@ -1,0 +1,93 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+var _ sdk.StreamingProvider = (*Provider)(nil)
+
+// ChatStream implements sdk.StreamingProvider: one POST to
+// {base_url}/chat/completions with "stream": true and
+// stream_options.include_usage (whatever the block's stream setting),
+// whose server-sent events are read as they arrive and whose content
+// deltas are handed to onDelta. A server that ignores "stream": true and
+// answers in one piece is one delta.
+//
+// Errors are typed as for Chat; an error event inside the stream, a
+// malformed or oversized event and a stream cut short (no finish_reason,
+// no [DONE]) are errors too, never a shorter answer.
+//
+// It needs sdk.HTTPStream, so it works linked into the host (and in a
+// process plugin, though the host calls only Chat across that boundary);
+// in a wasm module it fails.
+func (p *Provider) ChatStream(ctx context.Context, r *sdk.ChatRequest, onDelta func(string) error) (*sdk.ChatResponse, error) {
+	cfg, err := parseConfig(r.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.chatStream(ctx, cfg, r, onDelta)
+	return resp, llmhttp.Scrub(err, cfg.apiKey)
+}
+
+func (p *Provider) chatStream(ctx context.Context, cfg *config, r *sdk.ChatRequest, onDelta func(string) error) (*sdk.ChatResponse, error) {
+	scfg := *cfg
+	scfg.stream = true
+	body, err := json.Marshal(request(&scfg, r))
+	if err != nil {
+		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: encode request: %v", Name, err)
+	}
+	sr, err := web.PostStream(ctx, cfg.baseURL+"/chat/completions", headers(&scfg), body, credentials(&scfg)...)
+	if err != nil {
+		return nil, err
+	}
+	if sr.Status < 200 || sr.Status > 299 || !llmhttp.IsEventStream(sr.Header) {
+		resp, err := web.ReadAll(ctx, sr)
+		if err != nil {
+			return nil, err
+		}
+		if resp.Status < 200 || resp.Status > 299 {
+			return nil, refusalError(resp)
+		}
+		out, err := decodeStream(resp)
+		if err != nil {
+			return nil, err
+		}
+		if out.Text != "" {
+			if err := onDelta(out.Text); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	defer sr.Body.Close()
+	events := llmhttp.NewSSE(sr.Body, Name)
+	var a assembler
+	for {
+		_, data, err := events.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, web.StreamError(ctx, err)
+		}
+		done, delta, err := a.add(data)
+		if err != nil {
+			return nil, err
+		}
+		if delta != "" {
+			if err := onDelta(delta); err != nil {
+				return nil, err
+			}
+		}
+		if done {
+			break
+		}
+	}
+	return a.finish()
+}
