@@ -60,8 +60,16 @@ func Follow(ctx context.Context, c client.Client, task string, until Until) (*ru
 	var res *run.Result
 	err := update(ctx, c, task, UpdateFollow, &res, until)
 	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) || isCompleted(err) {
-		// The workflow closed: its result is the run's.
+	if errors.As(err, &nf) {
+		// Either the workflow closed (its result is the run's) or it was
+		// never started: waiting for the result of a workflow that does
+		// not exist yet would wait for it to start and then to end.
+		if _, derr := c.DescribeWorkflowExecution(ctx, task, ""); derr != nil {
+			return nil, err
+		}
+		return Result(ctx, c, task)
+	}
+	if isCompleted(err) {
 		return Result(ctx, c, task)
 	}
 	if err != nil {

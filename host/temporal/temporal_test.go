@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/sextant-dev/sextant/host/plugin"
@@ -285,6 +286,14 @@ func TestTimerAndHumanSurviveRestart(t *testing.T) {
 		return workers()
 	}
 	stopWorkers := workers()
+	// Following a run before it started is "not found", not a wait for a
+	// workflow that does not exist yet to start and end.
+	fctx, fcancel := context.WithTimeout(ctx, time.Minute)
+	var nf *serviceerror.NotFound
+	if _, err := temporal.Follow(fctx, cl.c, "wait-1", temporal.UntilWait); !errors.As(err, &nf) {
+		t.Fatalf("follow before the start: %v, want not found", err)
+	}
+	fcancel()
 	cl.start(t, "wait-twice", "wait-1", nil)
 	res, err := temporal.Follow(ctx, cl.c, "wait-1", temporal.UntilWait)
 	must(t, err)
