@@ -622,6 +622,24 @@ func (d *decoder) str() (string, error) {
 	return string(b), nil
 }
 
+// method reads the method name of an envelope: one of the constants,
+// without allocating, when it names one, else as str reads it.
+func (d *decoder) method() (string, error) {
+	b, err := d.strBytes()
+	if err != nil {
+		return "", err
+	}
+	for _, m := range methods {
+		if string(b) == m {
+			return m, nil
+		}
+	}
+	if !utf8.Valid(b) {
+		return validUTF8(string(b)), nil
+	}
+	return string(b), nil
+}
+
 // key reads a map key of a struct; the bytes are only valid until the
 // next read.
 func (d *decoder) key() ([]byte, error) { return d.strBytes() }

@@ -168,7 +168,7 @@ type handler struct {
 
 func (h *handler) Handle(ctx context.Context, request []byte) []byte {
 	if len(request) > 0 && isMap2(request[0]) {
-		return h.handle2(ctx, request)
+		return h.handle2(ctx, request, &scratch{e: encoder{b: make([]byte, 0, 512)}})
 	}
 	result, err := h.dispatch(ctx, request)
 	if err == nil {

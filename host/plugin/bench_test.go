@@ -294,8 +294,17 @@ func BenchmarkPluginLoad(b *testing.B) {
 	ctx := context.Background()
 	path := plugintest.Wasm(b, echoPkg)
 	native := plugintest.Native(b, echoPkg)
+	// Beside the wall time, cpu-ns/op: the CPU time of this process per
+	// load (the timer's pauses included, which are short), which a busy
+	// machine inflates far less.
 	load := func(b *testing.B, open func() (plugin.Conn, error)) {
 		b.ReportAllocs()
+		cpu := cpuTime(0)
+		defer func() {
+			if cpu >= 0 {
+				b.ReportMetric(float64(cpuTime(0)-cpu)/float64(b.N), "cpu-ns/op")
+			}
+		}()
 		for i := 0; i < b.N; i++ {
 			conn, err := open()
 			if err != nil {
