@@ -27,7 +27,7 @@ const (
 
 // Version names the rewrite; a cache of instrumented modules must key on
 // it so that a change to the rewrite does not reuse old output.
-const Version = "1"
+const Version = "2"
 
 // ErrMalformed is wrapped by every error about the input bytes.
 var ErrMalformed = errors.New("malformed module")
@@ -250,6 +250,8 @@ func (w *rewriter) emit(secs []section) ([]byte, error) {
 			body, err = w.elementSection(s.body)
 		case secCode:
 			body, err = w.codeSection(s.body)
+		case secData:
+			body, err = w.dataSection(s.body, have[secDataCount])
 		default:
 			body = s.body
 		}
