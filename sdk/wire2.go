@@ -198,16 +198,17 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		*d = decoder{b: request, off: params}
 		pd = d
 	}
-	switch p := h.p.(type) {
-	case Gate:
+	switch {
+	case h.gate != nil:
 		if method == MethodCheck {
-			return call2(ctx, pd, &s.e, method, p.Check, &checkCodec)
+			return call2(ctx, pd, &s.e, method, h.gate.Check, &checkCodec)
 		}
-	case Provider:
+	case h.provider != nil:
 		if method == MethodChat {
-			return call2(ctx, pd, &s.e, method, p.Chat, &chatCodec)
+			return call2(ctx, pd, &s.e, method, h.provider.Chat, &chatCodec)
 		}
-	case Navigator:
+	case h.nav != nil:
+		p := h.nav
 		switch method {
 		case MethodStart:
 			return call2(ctx, pd, &s.e, method, p.Start, &startCodec)
