@@ -6,6 +6,10 @@
 // when it reaches zero, resets it and calls the import. The host's import
 // checks the call's deadline and traps when it has passed.
 //
+// It also joins data segments that lie a short run of zeros apart
+// (dataSection): the Go linker emits tens of thousands of them, which
+// wazero otherwise decodes and copies one by one at every instantiation.
+//
 // This replaces wazero's WithCloseOnContextDone, which calls into Go at
 // every loop back-edge (RATIONALE.md, "wasm termination by
 // instrumentation"). The package must stay a pure byte-to-byte rewrite:
