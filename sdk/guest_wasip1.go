@@ -18,8 +18,13 @@ import (
 // address and length packed into one i64 (address in the high 32 bits).
 // The response stays valid until the next call into the module.
 
+// maxKeptResponse bounds the answer buffer the guest keeps between calls:
+// one huge answer does not hold its memory for the instance's life.
+const maxKeptResponse = 1 << 20
+
 var (
 	reqBuf   []byte                 // the request buffer of sextant_request
+	scratch2 scratch                // api 2 answers are encoded into its buffer, reused
 	pinned   = map[uintptr][]byte{} // sextant_alloc buffers, kept from the GC
 	lastResp []byte
 	guestH   Handler
@@ -77,9 +82,21 @@ func wasmCall(ptr, size int32) int64 {
 		req = req[:size]
 	}
 	h, err := guestHandler()
-	if err != nil {
+	switch {
+	case err != nil:
 		lastResp = []byte(fmt.Sprintf(`{"error":{"code":"internal","message":%q}}`, err.Error()))
-	} else {
+	case len(req) > 0 && isMap2(req[0]):
+		// The host copies the answer out before its next call, so the
+		// next answer may overwrite it.
+		if hh, ok := h.(*handler); ok {
+			lastResp = hh.handle2(context.Background(), req, &scratch2)
+			if cap(scratch2.e.b) > maxKeptResponse {
+				scratch2.e.b = nil
+			}
+			break
+		}
+		fallthrough
+	default:
 		lastResp = h.Handle(context.Background(), req)
 	}
 	if len(lastResp) == 0 {

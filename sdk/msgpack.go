@@ -309,6 +309,10 @@ func (d *decoder) errorf(format string, args ...any) error {
 	return &DecodeError{Offset: d.off, Msg: fmt.Sprintf(format, args...)}
 }
 
+// truncated is kept out of line so that the hot reads that call it on
+// their rare error path (peek, need) are inlined.
+//
+//go:noinline
 func (d *decoder) truncated() error { return d.errorf("message truncated (%d bytes)", len(d.b)) }
 
 // at prefixes the field name to err's path.
@@ -391,12 +395,12 @@ func (d *decoder) null() bool {
 
 // need returns the next n bytes.
 func (d *decoder) need(n int) ([]byte, error) {
-	if n < 0 || len(d.b)-d.off < n {
+	off := d.off
+	if uint(n) > uint(len(d.b)-off) { // n < 0 too
 		return nil, d.truncated()
 	}
-	b := d.b[d.off : d.off+n]
-	d.off += n
-	return b, nil
+	d.off = off + n
+	return d.b[off:d.off], nil
 }
 
 func (d *decoder) uintN(n int) (uint64, error) {
@@ -615,6 +619,24 @@ func (d *decoder) str() (string, error) {
 	b, err := d.strBytes()
 	if err != nil {
 		return "", err
+	}
+	if !utf8.Valid(b) {
+		return validUTF8(string(b)), nil
+	}
+	return string(b), nil
+}
+
+// method reads the method name of an envelope: one of the constants,
+// without allocating, when it names one, else as str reads it.
+func (d *decoder) method() (string, error) {
+	b, err := d.strBytes()
+	if err != nil {
+		return "", err
+	}
+	for _, m := range methods {
+		if string(b) == m {
+			return m, nil
+		}
 	}
 	if !utf8.Valid(b) {
 		return validUTF8(string(b)), nil

@@ -20,7 +20,6 @@ package sdk
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"sync"
 )
@@ -95,11 +94,29 @@ type Plugin interface {
 	Describe() Info
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*([-_][a-z0-9]+)*$`)
-
 // ValidName reports whether name is an acceptable plugin name: lowercase
 // letters and digits, words joined by '-' or '_'.
-func ValidName(name string) bool { return nameRE.MatchString(name) }
+//
+// It matches ^[a-z][a-z0-9]*([-_][a-z0-9]+)*$, written out so that every
+// plugin, the wasm ones included, does without package regexp and without
+// compiling the expression when it starts.
+func ValidName(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	sep := false // the previous byte was '-' or '_'
+	for i := 1; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			sep = false
+		case (c == '-' || c == '_') && !sep:
+			sep = true
+		default:
+			return false
+		}
+	}
+	return !sep
+}
 
 // CheckInfo reports the first problem with an Info that the host would refuse.
 func CheckInfo(info Info) error {

@@ -155,6 +155,14 @@ func preview(b []byte) string {
 // carried. Its Describe answer then has Bind set.
 func Serve(p Plugin) Handler {
 	h := &handler{p: p}
+	switch p := p.(type) { // the order dispatch picks a role in
+	case Gate:
+		h.gate = p
+	case Provider:
+		h.provider = p
+	case Navigator:
+		h.nav = p
+	}
 	if _, ok := p.(Navigator); ok {
 		h.binds = &bindings{m: map[string]*binding{}}
 	}
@@ -164,11 +172,16 @@ func Serve(p Plugin) Handler {
 type handler struct {
 	p     Plugin
 	binds *bindings // nil unless p is a Navigator
+	// gate, provider and nav hold p in the role api 2 calls it in (one
+	// of them), found once rather than by a type switch per call.
+	gate     Gate
+	provider Provider
+	nav      Navigator
 }
 
 func (h *handler) Handle(ctx context.Context, request []byte) []byte {
 	if len(request) > 0 && isMap2(request[0]) {
-		return h.handle2(ctx, request)
+		return h.handle2(ctx, request, &scratch{e: encoder{b: make([]byte, 0, 512)}})
 	}
 	result, err := h.dispatch(ctx, request)
 	if err == nil {

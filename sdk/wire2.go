@@ -16,6 +16,10 @@ import (
 // that does not list 2, stays on api 1 JSON. See PROTOCOL.md, "api 2".
 const APIBinary = 2
 
+// methods are the method names an api 2 envelope carries (decoder.method).
+var methods = [...]string{MethodChat, MethodCheck, MethodStart, MethodNext, MethodBoundary,
+	MethodBoundStart, MethodBoundNext, MethodBoundBoundary}
+
 // hotMethod reports whether method is carried in api 2 when both sides can.
 func hotMethod(method string) bool {
 	switch method {
@@ -123,43 +127,56 @@ func preview2(b []byte) string {
 	return fmt.Sprintf("% x", b)
 }
 
-// handle2 answers an api 2 request envelope.
-func (h *handler) handle2(ctx context.Context, request []byte) []byte {
-	out, err := h.dispatch2(ctx, request)
-	if err == nil {
-		return out
-	}
-	e := encoder{b: make([]byte, 0, 128)}
-	e.b = append(e.b, head2Error...)
-	e.encError(AsError(err))
-	return e.b
+// scratch is what one api 2 answer is decoded with and encoded into.
+// Handle makes one per call; the wasm guest keeps one for good and reuses
+// its buffer, since the host copies each answer out before its next call
+// (guest_wasip1.go).
+type scratch struct {
+	d decoder
+	e encoder
 }
 
-func (h *handler) dispatch2(ctx context.Context, request []byte) (out []byte, err error) {
+// handle2 answers an api 2 request envelope, in s.e's buffer.
+func (h *handler) handle2(ctx context.Context, request []byte, s *scratch) []byte {
+	s.e = encoder{b: s.e.b[:0]}
+	err := h.dispatch2(ctx, request, s)
+	if err == nil {
+		return s.e.b
+	}
+	s.e = encoder{b: s.e.b[:0]}
+	s.e.b = append(s.e.b, head2Error...)
+	s.e.encError(AsError(err))
+	return s.e.b
+}
+
+// dispatch2 decodes the envelope and calls the plugin, which encodes its
+// result into s.e.
+func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = Errorf(CodeInternal, "panicked: %v [%s]", r, firstFrame(string(debug.Stack())))
 		}
 	}()
-	d := &decoder{b: request}
+	d := &s.d
+	*d = decoder{b: request}
 	n, null, err := d.mapHeader()
 	if err == nil && null {
 		err = d.errorf("want a map, got nil")
 	}
 	if err != nil {
-		return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+		return Errorf(CodeBadRequest, "malformed request: %v", err)
 	}
 	api, method, params := int64(-1), "", -1
 	for range n {
 		key, err := d.key()
 		if err != nil {
-			return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+			return Errorf(CodeBadRequest, "malformed request: %v", err)
 		}
 		switch string(key) {
 		case "api":
 			api, err = d.int64()
 		case "method":
-			method, err = d.str()
+			method, err = d.method()
 		case "params":
 			params = d.off
 			err = d.skip()
@@ -167,72 +184,75 @@ func (h *handler) dispatch2(ctx context.Context, request []byte) (out []byte, er
 			err = d.skip()
 		}
 		if err != nil {
-			return nil, Errorf(CodeBadRequest, "malformed request: %v", err)
+			return Errorf(CodeBadRequest, "malformed request: %v", err)
 		}
 	}
 	if d.off != len(request) {
-		return nil, Errorf(CodeBadRequest, "malformed request: %v", d.errorf("%d bytes after the envelope", len(request)-d.off))
+		return Errorf(CodeBadRequest, "malformed request: %v", d.errorf("%d bytes after the envelope", len(request)-d.off))
 	}
 	if api != APIBinary {
-		return nil, Errorf(CodeBadRequest, "api version %d in a MessagePack envelope, plugin speaks %d there", api, APIBinary)
+		return Errorf(CodeBadRequest, "api version %d in a MessagePack envelope, plugin speaks %d there", api, APIBinary)
 	}
 	var pd *decoder
 	if params >= 0 {
-		pd = &decoder{b: request, off: params}
+		*d = decoder{b: request, off: params}
+		pd = d
 	}
-	switch p := h.p.(type) {
-	case Gate:
+	switch {
+	case h.gate != nil:
 		if method == MethodCheck {
-			return call2(ctx, pd, method, p.Check, &checkCodec)
+			return call2(ctx, pd, &s.e, method, h.gate.Check, &checkCodec)
 		}
-	case Provider:
+	case h.provider != nil:
 		if method == MethodChat {
-			return call2(ctx, pd, method, p.Chat, &chatCodec)
+			return call2(ctx, pd, &s.e, method, h.provider.Chat, &chatCodec)
 		}
-	case Navigator:
+	case h.nav != nil:
+		p := h.nav
 		switch method {
 		case MethodStart:
-			return call2(ctx, pd, method, p.Start, &startCodec)
+			return call2(ctx, pd, &s.e, method, p.Start, &startCodec)
 		case MethodNext:
-			return call2(ctx, pd, method, p.Next, &nextCodec)
+			return call2(ctx, pd, &s.e, method, p.Next, &nextCodec)
 		case MethodBoundary:
-			return call2(ctx, pd, method, p.Boundary, &boundaryCodec)
+			return call2(ctx, pd, &s.e, method, p.Boundary, &boundaryCodec)
 		case MethodBoundStart:
-			return call2(ctx, pd, method, h.boundStart(p), &boundStartCodec)
+			return call2(ctx, pd, &s.e, method, h.boundStart(p), &boundStartCodec)
 		case MethodBoundNext:
-			return call2(ctx, pd, method, h.boundNext(p), &boundNextCodec)
+			return call2(ctx, pd, &s.e, method, h.boundNext(p), &boundNextCodec)
 		case MethodBoundBoundary:
-			return call2(ctx, pd, method, h.boundBoundary(p), &boundBoundaryCodec)
+			return call2(ctx, pd, &s.e, method, h.boundBoundary(p), &boundBoundaryCodec)
 		}
 	}
 	info := h.p.Describe()
 	if !hotMethod(method) {
-		return nil, Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q in api 2 (send it as api 1 JSON)", info.Kind, info.Name, method)
+		return Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q in api 2 (send it as api 1 JSON)", info.Kind, info.Name, method)
 	}
-	return nil, Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", info.Kind, info.Name, method)
+	return Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", info.Kind, info.Name, method)
 }
 
-func call2[Req, Resp any](ctx context.Context, d *decoder, method string, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) ([]byte, error) {
+// call2 decodes the params from d (nil: none), calls fn and appends the
+// result envelope to e.
+func call2[Req, Resp any](ctx context.Context, d *decoder, e *encoder, method string, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) error {
 	in := new(Req)
 	if d != nil {
 		if err := c.decReq(d, in); err != nil {
-			return nil, Errorf(CodeBadRequest, "%s: malformed params: %v", method, at("params", err))
+			return Errorf(CodeBadRequest, "%s: malformed params: %v", method, at("params", err))
 		}
 	}
 	out, err := fn(ctx, in)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if out == nil {
-		return nil, Errorf(CodeInternal, "%s returned neither a result nor an error", method)
+		return Errorf(CodeInternal, "%s returned neither a result nor an error", method)
 	}
-	e := encoder{b: make([]byte, 0, 512)}
 	e.b = append(e.b, head2Result...)
-	c.encResp(&e, out)
+	c.encResp(e, out)
 	if e.err != nil {
-		return nil, Errorf(CodeInternal, "encode result: %v", e.err)
+		return Errorf(CodeInternal, "encode result: %v", e.err)
 	}
-	return e.b, nil
+	return nil
 }
 
 // remote2 calls method in api 2 when the plugin speaks it, else in api 1.

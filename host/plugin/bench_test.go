@@ -5,8 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
+	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -250,7 +253,7 @@ func benchRunaway(b *testing.B) {
 	c := plugin.NewClient("misbehave", m, info)
 	defer c.Close(ctx)
 	mode := func(s string) *sdk.Comparison { return &sdk.Comparison{Config: map[string]any{"mode": s}} }
-	var overshoot, gcPause, gcIdle time.Duration
+	var overshoot, gcPause, gcIdle, gcStop time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		// A ready instance, so that the deadline covers the loop alone.
@@ -260,10 +263,13 @@ func benchRunaway(b *testing.B) {
 		}
 		b.StartTimer()
 		gc := make(chan time.Duration, 1)
+		var stop stopLatency
 		time.AfterFunc(timeout/2, func() {
+			stop.begin()
 			start := time.Now()
 			runtime.GC()
 			gc <- time.Since(start)
+			gcStop = max(gcStop, stop.worst())
 		})
 		start := time.Now()
 		// The caller's deadline rather than Config.CallTimeout: the warm-up
@@ -276,7 +282,7 @@ func benchRunaway(b *testing.B) {
 			b.Fatalf("loop: %v, want a timeout", err)
 		}
 		overshoot = max(overshoot, elapsed-timeout)
-		gcPause = max(gcPause, <-gc)
+		gcPause = max(gcPause, <-gc) // also orders gcStop's write before its read
 		// The same collection with no guest running, for comparison on a
 		// busy machine.
 		b.StopTimer()
@@ -288,14 +294,66 @@ func benchRunaway(b *testing.B) {
 	b.ReportMetric(float64(overshoot)/1e6, "overshoot-ms")
 	b.ReportMetric(float64(gcPause)/1e6, "gc-ms")
 	b.ReportMetric(float64(gcIdle)/1e6, "gc-idle-ms")
+	b.ReportMetric(float64(gcStop)/1e6, "gc-stop-ms")
+}
+
+// stopLatency reads the runtime's histogram of how long stopping the world
+// for a garbage collection took: what a goroutine that does not reach a
+// safe point (a guest spinning in machine code) delays. gc-ms, the whole
+// collection, also holds the marking, which a busy machine and the spinning
+// guest's occupied thread stretch without the guest blocking anything.
+type stopLatency struct{ before []uint64 }
+
+const stopMetric = "/sched/pauses/stopping/gc:seconds"
+
+func (s *stopLatency) read() *metrics.Float64Histogram {
+	m := []metrics.Sample{{Name: stopMetric}}
+	metrics.Read(m)
+	if m[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return nil
+	}
+	return m[0].Value.Float64Histogram()
+}
+
+func (s *stopLatency) begin() {
+	if h := s.read(); h != nil {
+		s.before = slices.Clone(h.Counts)
+	}
+}
+
+// worst is the upper bound of the longest stop since begin (the
+// histogram's bucket), 0 when there was none or the metric is missing.
+func (s *stopLatency) worst() time.Duration {
+	h := s.read()
+	if h == nil || len(h.Counts) != len(s.before) {
+		return 0
+	}
+	for i := len(h.Counts) - 1; i >= 0; i-- {
+		if h.Counts[i] > s.before[i] {
+			if math.IsInf(h.Buckets[i+1], 1) {
+				return time.Duration(h.Buckets[i] * 1e9)
+			}
+			return time.Duration(h.Buckets[i+1] * 1e9)
+		}
+	}
+	return 0
 }
 
 func BenchmarkPluginLoad(b *testing.B) {
 	ctx := context.Background()
 	path := plugintest.Wasm(b, echoPkg)
 	native := plugintest.Native(b, echoPkg)
+	// Beside the wall time, cpu-ns/op: the CPU time of this process per
+	// load (the timer's pauses included, which are short), which a busy
+	// machine inflates far less.
 	load := func(b *testing.B, open func() (plugin.Conn, error)) {
 		b.ReportAllocs()
+		cpu := cpuTime(0)
+		defer func() {
+			if cpu >= 0 {
+				b.ReportMetric(float64(cpuTime(0)-cpu)/float64(b.N), "cpu-ns/op")
+			}
+		}()
 		for i := 0; i < b.N; i++ {
 			conn, err := open()
 			if err != nil {

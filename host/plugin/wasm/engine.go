@@ -58,9 +58,10 @@ type fileKey struct {
 }
 
 // read returns the bytes of the module at path and their sha256. When the
-// file is the one (same identity, fileID) whose sha256 this engine has
-// compiled, it returns the sum alone, without reading or hashing the
-// file again: bin is then nil, and compile does not need it.
+// file is one (same identity, fileID) whose sha256 this engine has
+// compiled, or whose sha256 the disk cache recorded (sumPath), it returns
+// the sum alone, without reading or hashing the file again: bin is then
+// nil, and compile reads the file only if it must instrument it.
 func (e *engine) read(path string) (bin []byte, sum [sha256.Size]byte, err error) {
 	before, known := e.identify(path)
 	if known {
@@ -73,8 +74,11 @@ func (e *engine) read(path string) (bin []byte, sum [sha256.Size]byte, err error
 		if known {
 			return nil, sum, nil
 		}
+		if sum, known = e.recordedSum(before); known {
+			return nil, sum, nil
+		}
 	}
-	if bin, err = os.ReadFile(path); err != nil {
+	if bin, err = readModule(path); err != nil {
 		return nil, sum, err
 	}
 	sum = sha256.Sum256(bin)
@@ -83,8 +87,53 @@ func (e *engine) read(path string) (bin []byte, sum [sha256.Size]byte, err error
 		e.mu.Lock()
 		e.sums[after] = sum
 		e.mu.Unlock()
+		e.recordSum(after, sum)
 	}
 	return bin, sum, nil
+}
+
+// sumPath is where the disk cache records the sha256 of the file with
+// identity id ("" without a cache directory), so that a new process
+// opening an unchanged file neither reads nor hashes it. Like the rest of
+// the cache directory, the record is trusted.
+func (e *engine) sumPath(id fileKey) string {
+	if e.dir == "" {
+		return ""
+	}
+	h := sha256.Sum256(fmt.Appendf(nil, "%q %d %d %d %d %d", id.path, id.size, id.mtime, id.dev, id.ino, id.ctime))
+	return filepath.Join(e.dir, "sextant-instrument-v"+instrument.Version, "sums", hex.EncodeToString(h[:16]))
+}
+
+func (e *engine) recordedSum(id fileKey) (sum [sha256.Size]byte, ok bool) {
+	path := e.sumPath(id)
+	if path == "" {
+		return sum, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) != hex.EncodedLen(sha256.Size) {
+		return sum, false
+	}
+	if _, err := hex.Decode(sum[:], b); err != nil {
+		return sum, false
+	}
+	return sum, true
+}
+
+func (e *engine) recordSum(id fileKey, sum [sha256.Size]byte) {
+	if path := e.sumPath(id); path != "" {
+		_ = writeFileAtomic(path, []byte(hex.EncodeToString(sum[:])))
+	}
+}
+
+// testHookReadModule, when set by a test, runs whenever a module file
+// (not the cache) is read.
+var testHookReadModule func(path string)
+
+func readModule(path string) ([]byte, error) {
+	if testHookReadModule != nil {
+		testHookReadModule(path)
+	}
+	return os.ReadFile(path)
 }
 
 // identify is fileID of the file at path now.
@@ -182,24 +231,12 @@ func (e *engine) release() {
 // compile returns the compiled, instrumented form of bin (whose sha256 is
 // sum), compiling it on first use. The caller holds it until drop.
 //
-// bin may be nil when read found the file compiled already; if Release
-// freed it in between, compile reads path again, and fails if its
-// contents no longer have the sha256 sum.
+// bin may be nil when read knew the file's sum; if the module must be
+// instrumented again, build reads path, and fails if its contents no
+// longer have the sha256 sum.
 func (e *engine) compile(ctx context.Context, log *slog.Logger, sum [sha256.Size]byte, bin []byte, path string) (*compiled, error) {
 	e.mu.Lock()
 	c, ok := e.compiled[sum]
-	if !ok && bin == nil {
-		e.mu.Unlock()
-		var err error
-		if bin, err = os.ReadFile(path); err != nil {
-			return nil, err
-		}
-		if sha256.Sum256(bin) != sum {
-			return nil, fmt.Errorf("%w: %s changed while it was opened", ErrChecksum, filepath.Base(path))
-		}
-		e.mu.Lock()
-		c, ok = e.compiled[sum]
-	}
 	if ok {
 		c.users++
 		e.mu.Unlock()
@@ -214,7 +251,7 @@ func (e *engine) compile(ctx context.Context, log *slog.Logger, sum [sha256.Size
 	e.compiled[sum] = c
 	e.mu.Unlock()
 
-	c.mod, c.err = e.build(ctx, log, sum, bin)
+	c.mod, c.err = e.build(ctx, log, sum, bin, path)
 	close(c.ready)
 	if c.err != nil {
 		e.mu.Lock()
@@ -233,8 +270,9 @@ func (e *engine) drop(_ [sha256.Size]byte, c *compiled) {
 }
 
 // build instruments bin (or reads the instrumented bytes from the disk
-// cache) and compiles the result.
-func (e *engine) build(ctx context.Context, log *slog.Logger, sum [sha256.Size]byte, bin []byte) (wazero.CompiledModule, error) {
+// cache) and compiles the result. A nil bin is read from file, whose
+// contents must have the sha256 sum.
+func (e *engine) build(ctx context.Context, log *slog.Logger, sum [sha256.Size]byte, bin []byte, file string) (wazero.CompiledModule, error) {
 	path := e.instrumentedPath(sum)
 	if path != "" {
 		if cached, err := os.ReadFile(path); err == nil {
@@ -244,6 +282,15 @@ func (e *engine) build(ctx context.Context, log *slog.Logger, sum [sha256.Size]b
 			}
 			// A damaged entry is rebuilt from the original below.
 			log.Warn("instrumented module cache entry unusable; rebuilding it", "path", path, "err", err)
+		}
+	}
+	if bin == nil {
+		var err error
+		if bin, err = readModule(file); err != nil {
+			return nil, err
+		}
+		if sha256.Sum256(bin) != sum {
+			return nil, fmt.Errorf("%w: %s changed while it was opened", ErrChecksum, filepath.Base(file))
 		}
 	}
 	out, err := instrument.Instrument(bin, yieldInterval)

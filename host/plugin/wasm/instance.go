@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,9 @@ type instance struct {
 	done     <-chan struct{}
 	deadline int64
 	timeout  time.Duration
+	// scheduled is when (now()) the call last gave its thread to the Go
+	// scheduler (hostYield).
+	scheduled int64
 
 	// reqPtr and reqCap locate the guest's reusable request buffer
 	// (sextant_request), 0 until the first call.
@@ -68,7 +72,8 @@ func now() int64 { return int64(time.Since(epoch)) }
 // ctx.
 func (inst *instance) begin(ctx context.Context, timeout time.Duration) {
 	inst.parent, inst.done, inst.timeout = ctx, ctx.Done(), timeout
-	inst.deadline = now() + int64(timeout)
+	t := now()
+	inst.deadline, inst.scheduled = t+int64(timeout), t
 	if d, ok := ctx.Deadline(); ok {
 		inst.deadline = min(inst.deadline, int64(d.Sub(epoch)))
 	}
@@ -79,6 +84,13 @@ func (inst *instance) begin(ctx context.Context, timeout time.Duration) {
 func (inst *instance) deadlineTime() time.Time {
 	return epoch.Add(time.Duration(inst.deadline))
 }
+
+// schedInterval is how long a guest runs at most before its yield hands
+// the thread to the Go scheduler (runtime.Gosched), so that a garbage
+// collection, which needs every goroutine's attention, and the other
+// goroutines of the process get it while a long call runs
+// (RATIONALE.md, "wasm termination by instrumentation").
+const schedInterval = 100 * time.Microsecond
 
 // testHookYield, when set by a test, runs at every yield.
 var testHookYield func()
@@ -104,8 +116,13 @@ func hostYield(ctx context.Context, _ api.Module, _ []uint64) {
 		panic(sys.NewExitError(sys.ExitCodeContextCanceled))
 	default:
 	}
-	if now() > inst.deadline {
+	t := now()
+	if t > inst.deadline {
 		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+	}
+	if t-inst.scheduled >= int64(schedInterval) {
+		inst.scheduled = t
+		runtime.Gosched()
 	}
 }
 

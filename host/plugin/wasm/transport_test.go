@@ -225,3 +225,58 @@ func TestReopenSeesChange(t *testing.T) {
 		t.Fatal("Open used the module compiled from the file's old contents")
 	}
 }
+
+// TestCacheRecordsSum: with a cache directory, a new process (Release
+// frees everything in memory, as one would start with nothing) opening an
+// unchanged file reads neither it nor hashes it; a replaced file is read
+// and checked against the manifest again.
+func TestCacheRecordsSum(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("no file identity here: every Open reads the file")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.wasm")
+	cache := filepath.Join(dir, "cache")
+	first, err := os.ReadFile(filepath.Join("testdata", "echo-request.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := os.ReadFile(filepath.Join("testdata", "echo-alloc.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(first)
+	pin := hex.EncodeToString(sum[:])
+	if err := os.WriteFile(path, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	testHookReadModule = func(string) { reads++ }
+	defer func() { testHookReadModule = nil }()
+	for i := range 2 {
+		if err := Release(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Open(t.Context(), Config{Name: "p", Path: path, SHA256: pin, CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close(t.Context())
+		if reads != 1 {
+			t.Fatalf("open %d: the file was read %d times, want once in all", i+1, reads)
+		}
+	}
+	if err := os.WriteFile(path, second, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(t.Context(), Config{Name: "p", Path: path, SHA256: pin, CacheDir: cache})
+	if !errors.Is(err, ErrChecksum) {
+		t.Fatalf("Open of the replaced file: %v, want ErrChecksum", err)
+	}
+	if reads != 2 {
+		t.Fatalf("the replaced file was read %d times in all, want 2", reads)
+	}
+}

@@ -6,6 +6,10 @@
 // when it reaches zero, resets it and calls the import. The host's import
 // checks the call's deadline and traps when it has passed.
 //
+// It also joins data segments that lie a short run of zeros apart
+// (dataSection): the Go linker emits tens of thousands of them, which
+// wazero otherwise decodes and copies one by one at every instantiation.
+//
 // This replaces wazero's WithCloseOnContextDone, which calls into Go at
 // every loop back-edge (RATIONALE.md, "wasm termination by
 // instrumentation"). The package must stay a pure byte-to-byte rewrite:
@@ -27,7 +31,7 @@ const (
 
 // Version names the rewrite; a cache of instrumented modules must key on
 // it so that a change to the rewrite does not reuse old output.
-const Version = "1"
+const Version = "2"
 
 // ErrMalformed is wrapped by every error about the input bytes.
 var ErrMalformed = errors.New("malformed module")
@@ -250,6 +254,8 @@ func (w *rewriter) emit(secs []section) ([]byte, error) {
 			body, err = w.elementSection(s.body)
 		case secCode:
 			body, err = w.codeSection(s.body)
+		case secData:
+			body, err = w.dataSection(s.body, have[secDataCount])
 		default:
 			body = s.body
 		}

@@ -83,6 +83,32 @@ func (r *reader) sleb(bits uint) {
 	}
 }
 
+// sleb32 reads a signed LEB128 of at most 32 bits and returns its value.
+func (r *reader) sleb32() int32 {
+	var v int64
+	for shift := uint(0); ; shift += 7 {
+		if shift >= 35 {
+			r.fail("integer too long")
+			return 0
+		}
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		v |= int64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			if c&0x40 != 0 {
+				v |= -1 << (shift + 7)
+			}
+			if v < -1<<31 || v > 1<<31-1 {
+				r.fail("integer too large")
+				return 0
+			}
+			return int32(v)
+		}
+	}
+}
+
 func (r *reader) u32() uint32 { return uint32(r.uleb(32)) }
 func (r *reader) s32()        { r.sleb(32) }
 func (r *reader) s33()        { r.sleb(33) }
