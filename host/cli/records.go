@@ -481,7 +481,11 @@ func (a *app) importCommand() *cobra.Command {
 				}
 				got, err := srv.Import(cmd.Context(), name, r)
 				if err != nil {
-					return apiErr(fmt.Errorf("import %s through sextant serve at %s: %w", name, srv.URL(), err))
+					err = fmt.Errorf("import %s through sextant serve at %s: %w", name, srv.URL(), err)
+					if errors.Is(err, store.ErrExists) {
+						return withInvalid(err) // as a local import of tasks the store has
+					}
+					return apiErr(err)
 				}
 				n = store.Counts{Tasks: got.Tasks, Executions: got.Executions, Spans: got.Spans, Rewards: got.Rewards, Recordings: got.Recordings, Checkpoints: got.Checkpoints}
 			} else {

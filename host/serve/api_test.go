@@ -431,7 +431,7 @@ func importTasks(t *testing.T, e *env) {
 		t.Fatalf("imported tasks listed: %v", ids)
 	}
 	// Again: the store has the tasks (bad input, positioned).
-	if a := e.do("POST", "/api/v1/import", dump.String(), ndjson).want(t, 400); a.errorCode(t) != "bad_request" || !strings.Contains(string(a.body), `already exists`) {
+	if a := e.do("POST", "/api/v1/import", dump.String(), ndjson).want(t, 409); a.errorCode(t) != "conflict" || !strings.Contains(string(a.body), `already exists`) {
 		t.Fatalf("import again: %s", a.body)
 	}
 }

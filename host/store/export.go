@@ -394,7 +394,7 @@ func (im *importer) check(ctx context.Context, r io.Reader) error {
 			if ok, err := exists(txn, taskKey(id)); err != nil {
 				return err
 			} else if ok {
-				report(line, fmt.Errorf("task %q already exists in store %s", id, im.s.dir))
+				report(line, fmt.Errorf("task %q: %w in the store", id, ErrExists))
 			}
 		}
 		for id, line := range im.taskRefs {
@@ -412,7 +412,7 @@ func (im *importer) check(ctx context.Context, r io.Reader) error {
 			if ok, err := exists(txn, execKey(task, exec)); err != nil {
 				return err
 			} else if ok {
-				report(line, fmt.Errorf("execution %q of task %q already exists in store %s", exec, task, im.s.dir))
+				report(line, fmt.Errorf("execution %q of task %q: %w in the store", exec, task, ErrExists))
 			}
 		}
 		for id, line := range im.execRefs {

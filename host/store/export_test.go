@@ -211,7 +211,7 @@ func TestImportErrors(t *testing.T) {
 
 	// Importing into a store that has the tasks already.
 	_, err := src.Import(ctx, strings.NewReader(strings.Join(good, "\n")), "data.jsonl")
-	wantErr(t, err, "data.jsonl:"+itoa(taskLine+1)+`: task "task-c" already exists in store `+src.Dir())
+	wantErr(t, err, "data.jsonl:"+itoa(taskLine+1)+`: task "task-c": already exists in the store`)
 }
 
 func itoa(n int) string {
