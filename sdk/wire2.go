@@ -134,6 +134,32 @@ func preview2(b []byte) string {
 type scratch struct {
 	d decoder
 	e encoder
+	// nav, when set, holds the navigator requests a call decodes into and
+	// hands on; the wasm guest keeps one, so a navigator call allocates
+	// none of them (a Navigator keeps no request past its call: see
+	// Navigator). Nil: each call makes its own.
+	nav *navReqs
+}
+
+// navReqs are the navigator requests of one api 2 call.
+type navReqs struct {
+	start     StartRequest
+	next      NextRequest
+	boundary  BoundaryRequest
+	bstart    BoundStartRequest
+	bnext     BoundNextRequest
+	bboundary BoundBoundaryRequest
+}
+
+// navReq returns field of r, zeroed, or a new T when r is nil.
+func navReq[T any](r *navReqs, field func(*navReqs) *T) *T {
+	if r == nil {
+		return new(T)
+	}
+	p := field(r)
+	var zero T
+	*p = zero
+	return p
 }
 
 // handle2 answers an api 2 request envelope, in s.e's buffer.
@@ -201,27 +227,57 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 	switch {
 	case h.gate != nil:
 		if method == MethodCheck {
-			return call2(ctx, pd, &s.e, method, h.gate.Check, &checkCodec)
+			return call2(ctx, pd, &s.e, method, new(Comparison), h.gate.Check, &checkCodec)
 		}
 	case h.provider != nil:
 		if method == MethodChat {
-			return call2(ctx, pd, &s.e, method, h.provider.Chat, &chatCodec)
+			return call2(ctx, pd, &s.e, method, new(ChatRequest), h.provider.Chat, &chatCodec)
 		}
 	case h.nav != nil:
-		p := h.nav
+		p, r := h.nav, s.nav
 		switch method {
 		case MethodStart:
-			return call2(ctx, pd, &s.e, method, p.Start, &startCodec)
+			in := navReq(r, func(r *navReqs) *StartRequest { return &r.start })
+			return call2(ctx, pd, &s.e, method, in, p.Start, &startCodec)
 		case MethodNext:
-			return call2(ctx, pd, &s.e, method, p.Next, &nextCodec)
+			in := navReq(r, func(r *navReqs) *NextRequest { return &r.next })
+			return call2(ctx, pd, &s.e, method, in, p.Next, &nextCodec)
 		case MethodBoundary:
-			return call2(ctx, pd, &s.e, method, p.Boundary, &boundaryCodec)
+			in := navReq(r, func(r *navReqs) *BoundaryRequest { return &r.boundary })
+			return call2(ctx, pd, &s.e, method, in, p.Boundary, &boundaryCodec)
 		case MethodBoundStart:
-			return call2(ctx, pd, &s.e, method, h.boundStart(p), &boundStartCodec)
+			in := navReq(r, func(r *navReqs) *BoundStartRequest { return &r.bstart })
+			out := navReq(r, func(r *navReqs) *StartRequest { return &r.start })
+			return call2(ctx, pd, &s.e, method, in, func(ctx context.Context, b *BoundStartRequest) (*Decision, error) {
+				st, err := h.binds.state(&b.State)
+				if err != nil {
+					return nil, err
+				}
+				*out = StartRequest{State: st, Trigger: b.Trigger}
+				return p.Start(ctx, out)
+			}, &boundStartCodec)
 		case MethodBoundNext:
-			return call2(ctx, pd, &s.e, method, h.boundNext(p), &boundNextCodec)
+			in := navReq(r, func(r *navReqs) *BoundNextRequest { return &r.bnext })
+			out := navReq(r, func(r *navReqs) *NextRequest { return &r.next })
+			return call2(ctx, pd, &s.e, method, in, func(ctx context.Context, b *BoundNextRequest) (*Decision, error) {
+				st, err := h.binds.state(&b.State)
+				if err != nil {
+					return nil, err
+				}
+				*out = NextRequest{State: st, Token: b.Token, Outcome: b.Outcome}
+				return p.Next(ctx, out)
+			}, &boundNextCodec)
 		case MethodBoundBoundary:
-			return call2(ctx, pd, &s.e, method, h.boundBoundary(p), &boundBoundaryCodec)
+			in := navReq(r, func(r *navReqs) *BoundBoundaryRequest { return &r.bboundary })
+			out := navReq(r, func(r *navReqs) *BoundaryRequest { return &r.boundary })
+			return call2(ctx, pd, &s.e, method, in, func(ctx context.Context, b *BoundBoundaryRequest) (*Decision, error) {
+				st, err := h.binds.state(&b.State)
+				if err != nil {
+					return nil, err
+				}
+				*out = BoundaryRequest{State: st, Token: b.Token, Event: b.Event, Payload: b.Payload}
+				return p.Boundary(ctx, out)
+			}, &boundBoundaryCodec)
 		}
 	}
 	info := h.p.Describe()
@@ -231,10 +287,9 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 	return Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", info.Kind, info.Name, method)
 }
 
-// call2 decodes the params from d (nil: none), calls fn and appends the
-// result envelope to e.
-func call2[Req, Resp any](ctx context.Context, d *decoder, e *encoder, method string, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) error {
-	in := new(Req)
+// call2 decodes the params from d (nil: none) into the zero value in,
+// calls fn and appends the result envelope to e.
+func call2[Req, Resp any](ctx context.Context, d *decoder, e *encoder, method string, in *Req, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) error {
 	if d != nil {
 		if err := c.decReq(d, in); err != nil {
 			return Errorf(CodeBadRequest, "%s: malformed params: %v", method, at("params", err))

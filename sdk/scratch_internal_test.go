@@ -1,0 +1,103 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"testing"
+)
+
+// sawNav answers with a Decision that carries back what it received.
+type sawNav struct{}
+
+func (sawNav) Describe() Info {
+	return Info{Name: "saw", Kind: KindNavigator, Version: "1.0.0", API: APIVersion, Bind: true}
+}
+func (sawNav) Load(context.Context, *LoadRequest) (*Routine, error) { return &Routine{}, nil }
+func (sawNav) IO(context.Context, *IORequest) (*NodeIO, error)      { return &NodeIO{}, nil }
+func (sawNav) Start(_ context.Context, r *StartRequest) (*Decision, error) {
+	return &Decision{Add: r.State.Tokens, Seq: r.State.Seq, Data: r.State.Env.Input, Set: r.State.Env.Vars,
+		Waiting: []string{r.Trigger}}, nil
+}
+func (sawNav) Next(_ context.Context, r *NextRequest) (*Decision, error) {
+	return &Decision{Remove: []string{r.Token}, Add: r.State.Tokens, Seq: r.State.Seq, Data: r.State.Data, Set: r.Outcome.Output,
+		Waiting: append(r.Outcome.Flows, r.Outcome.Error), Trace: []Event{{Type: EventType(r.Outcome.Status), Node: r.State.Routine}}}, nil
+}
+func (sawNav) Boundary(_ context.Context, r *BoundaryRequest) (*Decision, error) {
+	return &Decision{Remove: []string{r.Token, r.Event}, Set: r.Payload, Add: r.State.Tokens}, nil
+}
+
+// keptRT answers as the wasm guest does: every call decoded with the same
+// scratch, its navigator requests reused.
+type keptRT struct {
+	h *handler
+	s scratch
+}
+
+func (k *keptRT) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
+	if len(req) > 0 && isMap2(req[0]) {
+		return bytes.Clone(k.h.handle2(ctx, req, &k.s)), nil
+	}
+	return k.h.Handle(ctx, req), nil
+}
+
+// TestKeptScratchAgrees: a plugin that decodes every call into the same
+// request structs (the wasm guest) answers a sequence of calls, each
+// leaving fields the next one lacks, exactly as one that decodes each
+// into fresh structs.
+func TestKeptScratchAgrees(t *testing.T) {
+	ctx := context.Background()
+	kept := &keptRT{h: Serve(sawNav{}).(*handler), s: scratch{nav: &navReqs{}}}
+	fresh := Serve(sawNav{})
+	info, err := DescribeOver(ctx, "saw", kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clients [2]*Client
+	for i, rt := range []RoundTripper{kept, loopRT{fresh}} {
+		clients[i] = NewClient("saw", rt, info)
+	}
+	strategy := map[string]any{"k": "v"}
+	full := State{Routine: "r1", Seq: 9, Data: map[string]any{"d": 1.0},
+		Tokens: []Token{{ID: "t1", Node: "a", Status: Ready, Attrs: map[string]any{"x": "y"}}, {ID: "t2", Node: "b", Status: Waiting, Triggers: []string{"e"}}},
+		Env:    Env{Input: map[string]any{"in": "put"}, Vars: map[string]any{"v": 1.0}, Strategy: strategy}}
+	bare := State{Routine: "r1", Env: Env{Strategy: strategy}}
+	calls := []func(c *Client) (*Decision, error){
+		func(c *Client) (*Decision, error) { return c.Start(ctx, &StartRequest{State: full, Trigger: "go"}) },
+		func(c *Client) (*Decision, error) { return c.Start(ctx, &StartRequest{State: bare}) },
+		func(c *Client) (*Decision, error) {
+			return c.Next(ctx, &NextRequest{State: full, Token: "t1", Outcome: Outcome{Status: Failed, Error: "boom", Output: map[string]any{"o": true}, Flows: []string{"f"}}})
+		},
+		func(c *Client) (*Decision, error) {
+			return c.Next(ctx, &NextRequest{State: bare, Token: "t2", Outcome: Outcome{Status: OK}})
+		},
+		func(c *Client) (*Decision, error) {
+			return c.Boundary(ctx, &BoundaryRequest{State: full, Token: "t2", Event: "e", Payload: map[string]any{"p": "q"}})
+		},
+		func(c *Client) (*Decision, error) {
+			return c.Boundary(ctx, &BoundaryRequest{State: bare, Token: "t3", Event: "f"})
+		},
+	}
+	for _, bind := range []bool{true, false} {
+		for i, call := range calls {
+			var got [2]*Decision
+			for k, c := range clients {
+				c.info.Bind = bind
+				d, err := call(c)
+				if err != nil {
+					t.Fatalf("bind %v, call %d: %v", bind, i, err)
+				}
+				got[k] = d
+			}
+			if !reflect.DeepEqual(got[0], got[1]) {
+				t.Errorf("bind %v, call %d: kept scratch answered %+v, fresh %+v", bind, i, got[0], got[1])
+			}
+		}
+	}
+}
+
+type loopRT struct{ h Handler }
+
+func (l loopRT) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
+	return l.h.Handle(ctx, req), nil
+}
