@@ -38,6 +38,9 @@ func guestHandler() (Handler, error) {
 			guestErr = err
 		} else {
 			guestH = Serve(p)
+			if h, ok := guestH.(*handler); ok && h.binds != nil {
+				h.binds.inPlace = true // one call at a time
+			}
 		}
 	}
 	return guestH, guestErr

@@ -20,7 +20,8 @@ func (sawNav) Start(_ context.Context, r *StartRequest) (*Decision, error) {
 		Waiting: []string{r.Trigger}}, nil
 }
 func (sawNav) Next(_ context.Context, r *NextRequest) (*Decision, error) {
-	return &Decision{Remove: []string{r.Token}, Add: r.State.Tokens, Seq: r.State.Seq, Data: r.State.Data, Set: r.Outcome.Output,
+	return &Decision{Remove: []string{r.Token}, Add: r.State.Tokens, Seq: r.State.Seq, Set: r.Outcome.Output,
+		Data:    map[string]any{"data": r.State.Data, "vars": r.State.Env.Vars, "input": r.State.Env.Input},
 		Waiting: append(r.Outcome.Flows, r.Outcome.Error), Trace: []Event{{Type: EventType(r.Outcome.Status), Node: r.State.Routine}}}, nil
 }
 func (sawNav) Boundary(_ context.Context, r *BoundaryRequest) (*Decision, error) {
@@ -28,7 +29,8 @@ func (sawNav) Boundary(_ context.Context, r *BoundaryRequest) (*Decision, error)
 }
 
 // keptRT answers as the wasm guest does: every call decoded with the same
-// scratch, its navigator requests reused.
+// scratch, its navigator requests reused, a binding's vars updated in
+// place.
 type keptRT struct {
 	h *handler
 	s scratch
@@ -42,12 +44,14 @@ func (k *keptRT) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
 }
 
 // TestKeptScratchAgrees: a plugin that decodes every call into the same
-// request structs (the wasm guest) answers a sequence of calls, each
-// leaving fields the next one lacks, exactly as one that decodes each
-// into fresh structs.
+// request structs and updates a binding's vars in place (the wasm guest)
+// answers a sequence of calls, each leaving fields the next one lacks and
+// changing the vars, exactly as one that decodes each into fresh structs
+// and replaces the vars.
 func TestKeptScratchAgrees(t *testing.T) {
 	ctx := context.Background()
 	kept := &keptRT{h: Serve(sawNav{}).(*handler), s: scratch{nav: &navReqs{}}}
+	kept.h.binds.inPlace = true
 	fresh := Serve(sawNav{})
 	info, err := DescribeOver(ctx, "saw", kept)
 	if err != nil {
@@ -62,11 +66,24 @@ func TestKeptScratchAgrees(t *testing.T) {
 		Tokens: []Token{{ID: "t1", Node: "a", Status: Ready, Attrs: map[string]any{"x": "y"}}, {ID: "t2", Node: "b", Status: Waiting, Triggers: []string{"e"}}},
 		Env:    Env{Input: map[string]any{"in": "put"}, Vars: map[string]any{"v": 1.0}, Strategy: strategy}}
 	bare := State{Routine: "r1", Env: Env{Strategy: strategy}}
+	more := full
+	more.Env.Vars = map[string]any{"v": 2.0, "w": "three", "x": map[string]any{"y": []any{"z"}}}
+	fewer := full
+	fewer.Env.Vars = map[string]any{"w": "three"}
 	calls := []func(c *Client) (*Decision, error){
 		func(c *Client) (*Decision, error) { return c.Start(ctx, &StartRequest{State: full, Trigger: "go"}) },
 		func(c *Client) (*Decision, error) { return c.Start(ctx, &StartRequest{State: bare}) },
 		func(c *Client) (*Decision, error) {
 			return c.Next(ctx, &NextRequest{State: full, Token: "t1", Outcome: Outcome{Status: Failed, Error: "boom", Output: map[string]any{"o": true}, Flows: []string{"f"}}})
+		},
+		func(c *Client) (*Decision, error) {
+			return c.Next(ctx, &NextRequest{State: more, Token: "t1", Outcome: Outcome{Status: OK}})
+		},
+		func(c *Client) (*Decision, error) {
+			return c.Next(ctx, &NextRequest{State: fewer, Token: "t1", Outcome: Outcome{Status: Skipped}})
+		},
+		func(c *Client) (*Decision, error) {
+			return c.Next(ctx, &NextRequest{State: more, Token: "t1", Outcome: Outcome{Status: OK}})
 		},
 		func(c *Client) (*Decision, error) {
 			return c.Next(ctx, &NextRequest{State: bare, Token: "t2", Outcome: Outcome{Status: OK}})
