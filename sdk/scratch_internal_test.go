@@ -118,3 +118,63 @@ type loopRT struct{ h Handler }
 func (l loopRT) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
 	return l.h.Handle(ctx, req), nil
 }
+
+// echoChat answers a chat with the last message's content.
+type echoChat struct{}
+
+func (echoChat) Describe() Info {
+	return Info{Name: "echo", Kind: KindProvider, Version: "1.0.0", API: APIVersion}
+}
+func (echoChat) Chat(_ context.Context, r *ChatRequest) (*ChatResponse, error) {
+	return &ChatResponse{Text: r.Messages[len(r.Messages)-1].Content, Model: r.Model}, nil
+}
+
+// appendRT answers as the wasm transport does, appending each answer to
+// the caller's buffer, and then scribbles over the request it was given,
+// which the client must no longer need.
+type appendRT struct {
+	h       Handler
+	appends int
+}
+
+func (a *appendRT) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
+	defer clear(req)
+	return a.h.Handle(ctx, req), nil
+}
+
+func (a *appendRT) RoundTripAppend(ctx context.Context, req, dst []byte) ([]byte, error) {
+	defer clear(req)
+	a.appends++
+	return append(dst, a.h.Handle(ctx, req)...), nil
+}
+
+// TestPooledBuffers: a client that encodes each request into a pooled
+// buffer and decodes each answer out of another returns results that
+// stay intact across later calls.
+func TestPooledBuffers(t *testing.T) {
+	ctx := context.Background()
+	rt := &appendRT{h: Serve(echoChat{})}
+	info, err := DescribeOver(ctx, "echo", rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClient("echo", rt, info)
+	var got []*ChatResponse
+	for i := range 20 {
+		text := string(bytes.Repeat([]byte{'a' + byte(i)}, 100*i+1))
+		r, err := c.Chat(ctx, &ChatRequest{Model: "m" + text[:1], Messages: []Message{{Role: "user", Content: text}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	for i, r := range got {
+		text := string(bytes.Repeat([]byte{'a' + byte(i)}, 100*i+1))
+		if r.Text != text || r.Model != "m"+text[:1] {
+			t.Fatalf("answer %d became %q (%q)", i, r.Text[:min(len(r.Text), 10)], r.Model)
+		}
+	}
+	if rt.appends != 20 {
+		t.Fatalf("%d calls through RoundTripAppend, want 20", rt.appends)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync"
 )
 
 //go:generate go run ./internal/wiregen -dir .
@@ -65,7 +66,12 @@ func isMap2(c byte) bool { return c&0xf0 == 0x80 || c == 0xde || c == 0xdf }
 
 // encodeRequest2 encodes an api 2 request envelope.
 func encodeRequest2[Req any](method string, params *Req, enc func(*encoder, *Req)) ([]byte, error) {
-	e := encoder{b: make([]byte, 0, 512)}
+	return appendRequest2(make([]byte, 0, 512), method, params, enc)
+}
+
+// appendRequest2 appends an api 2 request envelope to dst.
+func appendRequest2[Req any](dst []byte, method string, params *Req, enc func(*encoder, *Req)) ([]byte, error) {
+	e := encoder{b: dst}
 	e.b = append(e.b, head2Request...)
 	e.str(method)
 	e.b = append(e.b, key2Params...)
@@ -316,11 +322,21 @@ func remote2[Req, Resp any](ctx context.Context, w *wire, method string, req *Re
 		return remote[Req, Resp](ctx, w, method, req)
 	}
 	out := new(Resp)
-	data, err := encodeRequest2(method, req, c.encReq)
+	rb := getBuf()
+	data, err := appendRequest2(*rb, method, req, c.encReq)
 	if err != nil {
+		putBuf(rb, data)
 		return nil, fmt.Errorf("plugin %q: %w", w.name, err)
 	}
-	resp, err := w.rt.RoundTrip(ctx, data)
+	var resp []byte
+	if art, ok := w.rt.(appendRoundTripper); ok {
+		pb := getBuf()
+		defer func() { putBuf(pb, resp) }()
+		resp, err = art.RoundTripAppend(ctx, data, *pb)
+	} else {
+		resp, err = w.rt.RoundTrip(ctx, data)
+	}
+	putBuf(rb, data) // a RoundTripper keeps no request (see RoundTripper)
 	if err != nil {
 		return nil, err // transports name the plugin and the fault
 	}
@@ -328,4 +344,32 @@ func remote2[Req, Resp any](ctx context.Context, w *wire, method string, req *Re
 		return nil, responseError(w.name, method, err)
 	}
 	return out, nil
+}
+
+// appendRoundTripper is a RoundTripper that appends the response to a
+// buffer of the caller's (the wasm transport, which copies each answer
+// out of the guest's memory): remote2 then reuses that buffer, since the
+// decoder copies every string and byte slice out of it.
+type appendRoundTripper interface {
+	RoundTripAppend(ctx context.Context, request, dst []byte) ([]byte, error)
+}
+
+// bufs holds the buffers api 2 requests are encoded into and responses
+// copied into; a buffer over maxPooledBuf is left to the GC.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+const maxPooledBuf = 64 << 10
+
+func getBuf() *[]byte { b := bufs.Get().(*[]byte); *b = (*b)[:0]; return b }
+
+// putBuf returns b to the pool, keeping used, the slice last built on it.
+func putBuf(b *[]byte, used []byte) {
+	if used == nil {
+		used = *b
+	}
+	if cap(used) > maxPooledBuf {
+		return
+	}
+	*b = used[:0]
+	bufs.Put(b)
 }
