@@ -178,3 +178,96 @@ func TestPooledBuffers(t *testing.T) {
 		t.Fatalf("%d calls through RoundTripAppend, want 20", rt.appends)
 	}
 }
+
+// envelopeError is what dispatch2 reported for a malformed envelope when
+// it skipped the params before decoding them: the reference the single
+// walk must keep to ("" when the envelope itself is well-formed).
+func envelopeError(request []byte) string {
+	d := &decoder{b: request}
+	n, null, err := d.mapHeader()
+	if err == nil && null {
+		err = d.errorf("want a map, got nil")
+	}
+	if err != nil {
+		return Errorf(CodeBadRequest, "malformed request: %v", err).Error()
+	}
+	api := int64(-1)
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return Errorf(CodeBadRequest, "malformed request: %v", err).Error()
+		}
+		switch string(key) {
+		case "api":
+			api, err = d.int64()
+		case "method":
+			_, err = d.method()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return Errorf(CodeBadRequest, "malformed request: %v", err).Error()
+		}
+	}
+	if d.off != len(request) {
+		return Errorf(CodeBadRequest, "malformed request: %v", d.errorf("%d bytes after the envelope", len(request)-d.off)).Error()
+	}
+	if api != APIBinary {
+		return Errorf(CodeBadRequest, "api version %d in a MessagePack envelope, plugin speaks %d there", api, APIBinary).Error()
+	}
+	return ""
+}
+
+// TestParamsWalkedOnce: dispatch2 decodes a last params field without
+// skipping it first, yet every truncation, corruption or extension of a
+// request reports the envelope's error exactly as when it skipped first.
+func TestParamsWalkedOnce(t *testing.T) {
+	ctx := context.Background()
+	h := Serve(sawNav{}).(*handler)
+	if _, err := h.binds.bind(ctx, &BindRequest{Binding: "b", Routine: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	valid, err := encodeRequest2(MethodBoundNext, &BoundNextRequest{State: BoundState{Binding: "b", Version: 1,
+		Set: map[string]any{"v": []any{1.0, "x"}}, Tokens: []Token{{ID: "t1", Node: "a", Status: Ready, Triggers: []string{"e"}}}},
+		Token: "t1", Outcome: Outcome{Status: OK, Output: map[string]any{"o": map[string]any{"p": nil}}}}, (*encoder).encBoundNextRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases [][]byte
+	for i := range valid {
+		cases = append(cases, valid[:i])
+		for _, c := range []byte{0x00, 0xc0, 0xc1, 0xdd, 0xff, valid[i] ^ 0x10} {
+			b := bytes.Clone(valid)
+			b[i] = c
+			cases = append(cases, b)
+		}
+	}
+	cases = append(cases, valid, append(bytes.Clone(valid), 0xc0), append(bytes.Clone(valid), 0x81, 0xa1))
+	checked := 0
+	for _, req := range cases {
+		s := &scratch{nav: &navReqs{}}
+		got := h.handle2(ctx, req, s)
+		want := envelopeError(req)
+		if want == "" {
+			continue
+		}
+		checked++
+		var e Error
+		d := decoder{b: got}
+		if n, _, _ := d.mapHeader(); n != 1 {
+			t.Fatalf("% x: answer % x", req, got)
+		}
+		if k, _ := d.key(); string(k) != "error" {
+			t.Fatalf("% x: answered %q where the envelope is malformed (%s)", req, k, want)
+		}
+		if err := d.decError(&e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Error() != want {
+			t.Errorf("% x:\n got %s\nwant %s", req, e.Error(), want)
+		}
+	}
+	if checked < len(valid) {
+		t.Fatalf("only %d malformed envelopes checked", checked)
+	}
+}

@@ -145,6 +145,32 @@ type scratch struct {
 	// none of them (a Navigator keeps no request past its call: see
 	// Navigator). Nil: each call makes its own.
 	nav *navReqs
+
+	// pending says dispatch2 left the envelope's last field, params at
+	// offset params of req, for call2 to walk (see envelopeEnd).
+	req     []byte
+	params  int
+	pending bool
+}
+
+// envelopeEnd makes the envelope checks dispatch2 left pending (params
+// well-formed, nothing after it), so that a malformed request reports
+// what it would have had params been skipped first. It is nil when
+// nothing is pending or all is well.
+func (s *scratch) envelopeEnd() error {
+	if !s.pending {
+		return nil
+	}
+	s.pending = false
+	d := &s.d
+	*d = decoder{b: s.req, off: s.params}
+	if err := d.skip(); err != nil {
+		return Errorf(CodeBadRequest, "malformed request: %v", err)
+	}
+	if d.off != len(s.req) {
+		return Errorf(CodeBadRequest, "malformed request: %v", d.errorf("%d bytes after the envelope", len(s.req)-d.off))
+	}
+	return nil
 }
 
 // navReqs are the navigator requests of one api 2 call.
@@ -199,7 +225,8 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		return Errorf(CodeBadRequest, "malformed request: %v", err)
 	}
 	api, method, params := int64(-1), "", -1
-	for range n {
+	s.req, s.pending = request, false
+	for i := range n {
 		key, err := d.key()
 		if err != nil {
 			return Errorf(CodeBadRequest, "malformed request: %v", err)
@@ -211,6 +238,13 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 			method, err = d.method()
 		case "params":
 			params = d.off
+			if i == n-1 {
+				// The last field (as every client writes it): call2's
+				// decoding walks it once, and envelopeEnd then makes the
+				// checks skipping it and the end check below would have.
+				s.params, s.pending = params, true
+				continue
+			}
 			err = d.skip()
 		default:
 			err = d.skip()
@@ -219,10 +253,13 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 			return Errorf(CodeBadRequest, "malformed request: %v", err)
 		}
 	}
-	if d.off != len(request) {
+	if !s.pending && d.off != len(request) {
 		return Errorf(CodeBadRequest, "malformed request: %v", d.errorf("%d bytes after the envelope", len(request)-d.off))
 	}
 	if api != APIBinary {
+		if err := s.envelopeEnd(); err != nil {
+			return err
+		}
 		return Errorf(CodeBadRequest, "api version %d in a MessagePack envelope, plugin speaks %d there", api, APIBinary)
 	}
 	var pd *decoder
@@ -233,28 +270,28 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 	switch {
 	case h.gate != nil:
 		if method == MethodCheck {
-			return call2(ctx, pd, &s.e, method, new(Comparison), h.gate.Check, &checkCodec)
+			return call2(ctx, s, pd, method, new(Comparison), h.gate.Check, &checkCodec)
 		}
 	case h.provider != nil:
 		if method == MethodChat {
-			return call2(ctx, pd, &s.e, method, new(ChatRequest), h.provider.Chat, &chatCodec)
+			return call2(ctx, s, pd, method, new(ChatRequest), h.provider.Chat, &chatCodec)
 		}
 	case h.nav != nil:
 		p, r := h.nav, s.nav
 		switch method {
 		case MethodStart:
 			in := navReq(r, func(r *navReqs) *StartRequest { return &r.start })
-			return call2(ctx, pd, &s.e, method, in, p.Start, &startCodec)
+			return call2(ctx, s, pd, method, in, p.Start, &startCodec)
 		case MethodNext:
 			in := navReq(r, func(r *navReqs) *NextRequest { return &r.next })
-			return call2(ctx, pd, &s.e, method, in, p.Next, &nextCodec)
+			return call2(ctx, s, pd, method, in, p.Next, &nextCodec)
 		case MethodBoundary:
 			in := navReq(r, func(r *navReqs) *BoundaryRequest { return &r.boundary })
-			return call2(ctx, pd, &s.e, method, in, p.Boundary, &boundaryCodec)
+			return call2(ctx, s, pd, method, in, p.Boundary, &boundaryCodec)
 		case MethodBoundStart:
 			in := navReq(r, func(r *navReqs) *BoundStartRequest { return &r.bstart })
 			out := navReq(r, func(r *navReqs) *StartRequest { return &r.start })
-			return call2(ctx, pd, &s.e, method, in, func(ctx context.Context, b *BoundStartRequest) (*Decision, error) {
+			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundStartRequest) (*Decision, error) {
 				st, err := h.binds.state(&b.State)
 				if err != nil {
 					return nil, err
@@ -265,7 +302,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		case MethodBoundNext:
 			in := navReq(r, func(r *navReqs) *BoundNextRequest { return &r.bnext })
 			out := navReq(r, func(r *navReqs) *NextRequest { return &r.next })
-			return call2(ctx, pd, &s.e, method, in, func(ctx context.Context, b *BoundNextRequest) (*Decision, error) {
+			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundNextRequest) (*Decision, error) {
 				st, err := h.binds.state(&b.State)
 				if err != nil {
 					return nil, err
@@ -276,7 +313,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		case MethodBoundBoundary:
 			in := navReq(r, func(r *navReqs) *BoundBoundaryRequest { return &r.bboundary })
 			out := navReq(r, func(r *navReqs) *BoundaryRequest { return &r.boundary })
-			return call2(ctx, pd, &s.e, method, in, func(ctx context.Context, b *BoundBoundaryRequest) (*Decision, error) {
+			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundBoundaryRequest) (*Decision, error) {
 				st, err := h.binds.state(&b.State)
 				if err != nil {
 					return nil, err
@@ -285,6 +322,9 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 				return p.Boundary(ctx, out)
 			}, &boundBoundaryCodec)
 		}
+	}
+	if err := s.envelopeEnd(); err != nil {
+		return err
 	}
 	info := h.p.Describe()
 	if !hotMethod(method) {
@@ -295,9 +335,16 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 
 // call2 decodes the params from d (nil: none) into the zero value in,
 // calls fn and appends the result envelope to e.
-func call2[Req, Resp any](ctx context.Context, d *decoder, e *encoder, method string, in *Req, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) error {
+func call2[Req, Resp any](ctx context.Context, s *scratch, d *decoder, method string, in *Req, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) error {
+	e := &s.e
 	if d != nil {
-		if err := c.decReq(d, in); err != nil {
+		err := c.decReq(d, in)
+		if s.pending && (err != nil || d.off != len(s.req)) {
+			if err := s.envelopeEnd(); err != nil {
+				return err
+			}
+		}
+		if err != nil {
 			return Errorf(CodeBadRequest, "%s: malformed params: %v", method, at("params", err))
 		}
 	}
