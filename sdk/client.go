@@ -7,7 +7,9 @@ import (
 )
 
 // RoundTripper carries one encoded request envelope to a plugin and brings
-// back its response envelope.
+// back its response envelope. It must not keep request, nor use it, once
+// RoundTrip has returned: the client encodes its next request into the same
+// memory.
 type RoundTripper interface {
 	RoundTrip(ctx context.Context, request []byte) ([]byte, error)
 }

@@ -23,9 +23,9 @@ import (
 const maxKeptResponse = 1 << 20
 
 var (
-	reqBuf   []byte                 // the request buffer of sextant_request
-	scratch2 scratch                // api 2 answers are encoded into its buffer, reused
-	pinned   = map[uintptr][]byte{} // sextant_alloc buffers, kept from the GC
+	reqBuf   []byte                     // the request buffer of sextant_request
+	scratch2 = scratch{nav: &navReqs{}} // api 2 answers are encoded into its buffer, reused
+	pinned   = map[uintptr][]byte{}     // sextant_alloc buffers, kept from the GC
 	lastResp []byte
 	guestH   Handler
 	guestErr error
@@ -38,6 +38,9 @@ func guestHandler() (Handler, error) {
 			guestErr = err
 		} else {
 			guestH = Serve(p)
+			if h, ok := guestH.(*handler); ok && h.binds != nil {
+				h.binds.inPlace = true // one call at a time
+			}
 		}
 	}
 	return guestH, guestErr

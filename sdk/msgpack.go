@@ -620,29 +620,38 @@ func (d *decoder) str() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !utf8.Valid(b) {
-		return validUTF8(string(b)), nil
-	}
-	return string(b), nil
+	return toString(b), nil
 }
 
-// method reads the method name of an envelope: one of the constants,
-// without allocating, when it names one, else as str reads it.
-func (d *decoder) method() (string, error) {
+// toString copies b into a string, coerced to valid UTF-8.
+func toString(b []byte) string {
+	if !utf8.Valid(b) {
+		return validUTF8(string(b))
+	}
+	return string(b)
+}
+
+// enum reads a string: the element of known it equals, without
+// allocating, else a copy as str reads it. The generated decoders read a
+// named string type with constants (a token's status, an event's type)
+// this way, since in a wasm guest an allocation costs far more than a few
+// comparisons.
+func (d *decoder) enum(known []string) (string, error) {
 	b, err := d.strBytes()
 	if err != nil {
 		return "", err
 	}
-	for _, m := range methods {
-		if string(b) == m {
-			return m, nil
+	for _, s := range known {
+		if string(b) == s {
+			return s, nil
 		}
 	}
-	if !utf8.Valid(b) {
-		return validUTF8(string(b)), nil
-	}
-	return string(b), nil
+	return toString(b), nil
 }
+
+// method reads the method name of an envelope: one of the constants,
+// without allocating, when it names one, else as str reads it.
+func (d *decoder) method() (string, error) { return d.enum(methods[:]) }
 
 // key reads a map key of a struct; the bytes are only valid until the
 // next read.

@@ -12,7 +12,10 @@ import (
 // random ids (token ids come from State.Seq).
 //
 // A navigator must not modify the requests it is given (their maps may be
-// shared between calls; see Serve's binding cache). Over a wire transport
+// shared between calls; see Serve's binding cache), nor keep a request or
+// the maps and slices it holds past the call's return: a WebAssembly
+// plugin decodes each call into the same request structs and updates a
+// binding's variables in place. Copy what must outlive the call. Over a wire transport
 // the SDK answers the bind-once methods (PROTOCOL.md, "Binding") for every
 // Navigator: the plugin receives the routine's strategy once and each call
 // only what changed, but the Navigator still sees a whole State.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync"
 )
 
 //go:generate go run ./internal/wiregen -dir .
@@ -65,7 +66,12 @@ func isMap2(c byte) bool { return c&0xf0 == 0x80 || c == 0xde || c == 0xdf }
 
 // encodeRequest2 encodes an api 2 request envelope.
 func encodeRequest2[Req any](method string, params *Req, enc func(*encoder, *Req)) ([]byte, error) {
-	e := encoder{b: make([]byte, 0, 512)}
+	return appendRequest2(make([]byte, 0, 512), method, params, enc)
+}
+
+// appendRequest2 appends an api 2 request envelope to dst.
+func appendRequest2[Req any](dst []byte, method string, params *Req, enc func(*encoder, *Req)) ([]byte, error) {
+	e := encoder{b: dst}
 	e.b = append(e.b, head2Request...)
 	e.str(method)
 	e.b = append(e.b, key2Params...)
@@ -134,6 +140,58 @@ func preview2(b []byte) string {
 type scratch struct {
 	d decoder
 	e encoder
+	// nav, when set, holds the navigator requests a call decodes into and
+	// hands on; the wasm guest keeps one, so a navigator call allocates
+	// none of them (a Navigator keeps no request past its call: see
+	// Navigator). Nil: each call makes its own.
+	nav *navReqs
+
+	// pending says dispatch2 left the envelope's last field, params at
+	// offset params of req, for call2 to walk (see envelopeEnd).
+	req     []byte
+	params  int
+	pending bool
+}
+
+// envelopeEnd makes the envelope checks dispatch2 left pending (params
+// well-formed, nothing after it), so that a malformed request reports
+// what it would have had params been skipped first. It is nil when
+// nothing is pending or all is well.
+func (s *scratch) envelopeEnd() error {
+	if !s.pending {
+		return nil
+	}
+	s.pending = false
+	d := &s.d
+	*d = decoder{b: s.req, off: s.params}
+	if err := d.skip(); err != nil {
+		return Errorf(CodeBadRequest, "malformed request: %v", err)
+	}
+	if d.off != len(s.req) {
+		return Errorf(CodeBadRequest, "malformed request: %v", d.errorf("%d bytes after the envelope", len(s.req)-d.off))
+	}
+	return nil
+}
+
+// navReqs are the navigator requests of one api 2 call.
+type navReqs struct {
+	start     StartRequest
+	next      NextRequest
+	boundary  BoundaryRequest
+	bstart    BoundStartRequest
+	bnext     BoundNextRequest
+	bboundary BoundBoundaryRequest
+}
+
+// navReq returns field of r, zeroed, or a new T when r is nil.
+func navReq[T any](r *navReqs, field func(*navReqs) *T) *T {
+	if r == nil {
+		return new(T)
+	}
+	p := field(r)
+	var zero T
+	*p = zero
+	return p
 }
 
 // handle2 answers an api 2 request envelope, in s.e's buffer.
@@ -167,7 +225,8 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		return Errorf(CodeBadRequest, "malformed request: %v", err)
 	}
 	api, method, params := int64(-1), "", -1
-	for range n {
+	s.req, s.pending = request, false
+	for i := range n {
 		key, err := d.key()
 		if err != nil {
 			return Errorf(CodeBadRequest, "malformed request: %v", err)
@@ -179,6 +238,13 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 			method, err = d.method()
 		case "params":
 			params = d.off
+			if i == n-1 {
+				// The last field (as every client writes it): call2's
+				// decoding walks it once, and envelopeEnd then makes the
+				// checks skipping it and the end check below would have.
+				s.params, s.pending = params, true
+				continue
+			}
 			err = d.skip()
 		default:
 			err = d.skip()
@@ -187,10 +253,13 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 			return Errorf(CodeBadRequest, "malformed request: %v", err)
 		}
 	}
-	if d.off != len(request) {
+	if !s.pending && d.off != len(request) {
 		return Errorf(CodeBadRequest, "malformed request: %v", d.errorf("%d bytes after the envelope", len(request)-d.off))
 	}
 	if api != APIBinary {
+		if err := s.envelopeEnd(); err != nil {
+			return err
+		}
 		return Errorf(CodeBadRequest, "api version %d in a MessagePack envelope, plugin speaks %d there", api, APIBinary)
 	}
 	var pd *decoder
@@ -201,28 +270,61 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 	switch {
 	case h.gate != nil:
 		if method == MethodCheck {
-			return call2(ctx, pd, &s.e, method, h.gate.Check, &checkCodec)
+			return call2(ctx, s, pd, method, new(Comparison), h.gate.Check, &checkCodec)
 		}
 	case h.provider != nil:
 		if method == MethodChat {
-			return call2(ctx, pd, &s.e, method, h.provider.Chat, &chatCodec)
+			return call2(ctx, s, pd, method, new(ChatRequest), h.provider.Chat, &chatCodec)
 		}
 	case h.nav != nil:
-		p := h.nav
+		p, r := h.nav, s.nav
 		switch method {
 		case MethodStart:
-			return call2(ctx, pd, &s.e, method, p.Start, &startCodec)
+			in := navReq(r, func(r *navReqs) *StartRequest { return &r.start })
+			return call2(ctx, s, pd, method, in, p.Start, &startCodec)
 		case MethodNext:
-			return call2(ctx, pd, &s.e, method, p.Next, &nextCodec)
+			in := navReq(r, func(r *navReqs) *NextRequest { return &r.next })
+			return call2(ctx, s, pd, method, in, p.Next, &nextCodec)
 		case MethodBoundary:
-			return call2(ctx, pd, &s.e, method, p.Boundary, &boundaryCodec)
+			in := navReq(r, func(r *navReqs) *BoundaryRequest { return &r.boundary })
+			return call2(ctx, s, pd, method, in, p.Boundary, &boundaryCodec)
 		case MethodBoundStart:
-			return call2(ctx, pd, &s.e, method, h.boundStart(p), &boundStartCodec)
+			in := navReq(r, func(r *navReqs) *BoundStartRequest { return &r.bstart })
+			out := navReq(r, func(r *navReqs) *StartRequest { return &r.start })
+			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundStartRequest) (*Decision, error) {
+				st, err := h.binds.state(&b.State)
+				if err != nil {
+					return nil, err
+				}
+				*out = StartRequest{State: st, Trigger: b.Trigger}
+				return p.Start(ctx, out)
+			}, &boundStartCodec)
 		case MethodBoundNext:
-			return call2(ctx, pd, &s.e, method, h.boundNext(p), &boundNextCodec)
+			in := navReq(r, func(r *navReqs) *BoundNextRequest { return &r.bnext })
+			out := navReq(r, func(r *navReqs) *NextRequest { return &r.next })
+			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundNextRequest) (*Decision, error) {
+				st, err := h.binds.state(&b.State)
+				if err != nil {
+					return nil, err
+				}
+				*out = NextRequest{State: st, Token: b.Token, Outcome: b.Outcome}
+				return p.Next(ctx, out)
+			}, &boundNextCodec)
 		case MethodBoundBoundary:
-			return call2(ctx, pd, &s.e, method, h.boundBoundary(p), &boundBoundaryCodec)
+			in := navReq(r, func(r *navReqs) *BoundBoundaryRequest { return &r.bboundary })
+			out := navReq(r, func(r *navReqs) *BoundaryRequest { return &r.boundary })
+			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundBoundaryRequest) (*Decision, error) {
+				st, err := h.binds.state(&b.State)
+				if err != nil {
+					return nil, err
+				}
+				*out = BoundaryRequest{State: st, Token: b.Token, Event: b.Event, Payload: b.Payload}
+				return p.Boundary(ctx, out)
+			}, &boundBoundaryCodec)
 		}
+	}
+	if err := s.envelopeEnd(); err != nil {
+		return err
 	}
 	info := h.p.Describe()
 	if !hotMethod(method) {
@@ -231,12 +333,18 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 	return Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", info.Kind, info.Name, method)
 }
 
-// call2 decodes the params from d (nil: none), calls fn and appends the
-// result envelope to e.
-func call2[Req, Resp any](ctx context.Context, d *decoder, e *encoder, method string, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) error {
-	in := new(Req)
+// call2 decodes the params from d (nil: none) into the zero value in,
+// calls fn and appends the result envelope to e.
+func call2[Req, Resp any](ctx context.Context, s *scratch, d *decoder, method string, in *Req, fn func(context.Context, *Req) (*Resp, error), c *codec2[Req, Resp]) error {
+	e := &s.e
 	if d != nil {
-		if err := c.decReq(d, in); err != nil {
+		err := c.decReq(d, in)
+		if s.pending && (err != nil || d.off != len(s.req)) {
+			if err := s.envelopeEnd(); err != nil {
+				return err
+			}
+		}
+		if err != nil {
 			return Errorf(CodeBadRequest, "%s: malformed params: %v", method, at("params", err))
 		}
 	}
@@ -261,11 +369,21 @@ func remote2[Req, Resp any](ctx context.Context, w *wire, method string, req *Re
 		return remote[Req, Resp](ctx, w, method, req)
 	}
 	out := new(Resp)
-	data, err := encodeRequest2(method, req, c.encReq)
+	rb := getBuf()
+	data, err := appendRequest2(*rb, method, req, c.encReq)
 	if err != nil {
+		putBuf(rb, data)
 		return nil, fmt.Errorf("plugin %q: %w", w.name, err)
 	}
-	resp, err := w.rt.RoundTrip(ctx, data)
+	var resp []byte
+	if art, ok := w.rt.(appendRoundTripper); ok {
+		pb := getBuf()
+		defer func() { putBuf(pb, resp) }()
+		resp, err = art.RoundTripAppend(ctx, data, *pb)
+	} else {
+		resp, err = w.rt.RoundTrip(ctx, data)
+	}
+	putBuf(rb, data) // a RoundTripper keeps no request (see RoundTripper)
 	if err != nil {
 		return nil, err // transports name the plugin and the fault
 	}
@@ -273,4 +391,32 @@ func remote2[Req, Resp any](ctx context.Context, w *wire, method string, req *Re
 		return nil, responseError(w.name, method, err)
 	}
 	return out, nil
+}
+
+// appendRoundTripper is a RoundTripper that appends the response to a
+// buffer of the caller's (the wasm transport, which copies each answer
+// out of the guest's memory): remote2 then reuses that buffer, since the
+// decoder copies every string and byte slice out of it.
+type appendRoundTripper interface {
+	RoundTripAppend(ctx context.Context, request, dst []byte) ([]byte, error)
+}
+
+// bufs holds the buffers api 2 requests are encoded into and responses
+// copied into; a buffer over maxPooledBuf is left to the GC.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+const maxPooledBuf = 64 << 10
+
+func getBuf() *[]byte { b := bufs.Get().(*[]byte); *b = (*b)[:0]; return b }
+
+// putBuf returns b to the pool, keeping used, the slice last built on it.
+func putBuf(b *[]byte, used []byte) {
+	if used == nil {
+		used = *b
+	}
+	if cap(used) > maxPooledBuf {
+		return
+	}
+	*b = used[:0]
+	bufs.Put(b)
 }

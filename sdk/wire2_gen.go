@@ -1309,7 +1309,7 @@ func (d *decoder) decError(v *Error) error {
 		switch string(key) {
 		case "code":
 			if !d.null() {
-				s, err := d.str()
+				s, err := d.enum(knownCode[:])
 				if err != nil {
 					return at("code", err)
 				}
@@ -1378,7 +1378,7 @@ func (d *decoder) decEvent(v *Event) error {
 		switch string(key) {
 		case "type":
 			if !d.null() {
-				s, err := d.str()
+				s, err := d.enum(knownEventType[:])
 				if err != nil {
 					return at("type", err)
 				}
@@ -1781,7 +1781,7 @@ func (d *decoder) decOutcome(v *Outcome) error {
 		switch string(key) {
 		case "status":
 			if !d.null() {
-				s, err := d.str()
+				s, err := d.enum(knownStatus[:])
 				if err != nil {
 					return at("status", err)
 				}
@@ -2668,7 +2668,7 @@ func (d *decoder) decToken(v *Token) error {
 			}
 		case "status":
 			if !d.null() {
-				s, err := d.str()
+				s, err := d.enum(knownTokenStatus[:])
 				if err != nil {
 					return at("status", err)
 				}
@@ -2829,7 +2829,7 @@ func (d *decoder) decVerdict(v *Verdict) error {
 		switch string(key) {
 		case "ruling":
 			if !d.null() {
-				s, err := d.str()
+				s, err := d.enum(knownRuling[:])
 				if err != nil {
 					return at("ruling", err)
 				}
@@ -2889,3 +2889,18 @@ func (d *decoder) decVerdict(v *Verdict) error {
 	}
 	return nil
 }
+
+// knownCode are the Code constants: decoding one of them allocates nothing.
+var knownCode = [...]string{string(CodeInvalid), string(CodeRateLimited), string(CodeTimeout), string(CodeAuth), string(CodeBadRequest), string(CodeUnavailable), string(CodeUnknownMethod), string(CodeInternal), string(CodeUnbound)}
+
+// knownEventType are the EventType constants: decoding one of them allocates nothing.
+var knownEventType = [...]string{string(Enter), string(Exit)}
+
+// knownRuling are the Ruling constants: decoding one of them allocates nothing.
+var knownRuling = [...]string{string(Pass), string(Review), string(Fail)}
+
+// knownStatus are the Status constants: decoding one of them allocates nothing.
+var knownStatus = [...]string{string(OK), string(Failed), string(Skipped)}
+
+// knownTokenStatus are the TokenStatus constants: decoding one of them allocates nothing.
+var knownTokenStatus = [...]string{string(Ready), string(Waiting), string(Parked), string(Scope)}

@@ -299,3 +299,39 @@ func FuzzAPI2JSONValues(f *testing.F) {
 		}
 	})
 }
+
+// TestEnumDecodesWithoutAllocating: a named string type's constant (an
+// event's type, a token's status) decodes to the constant itself, with no
+// allocation; any other value still decodes, as a copy.
+func TestEnumDecodesWithoutAllocating(t *testing.T) {
+	for _, c := range []struct {
+		typ    EventType
+		allocs float64
+	}{{Enter, 0}, {Exit, 0}, {"exited-early", 1}, {"\xffbad", 1}} {
+		e := encoder{}
+		e.encEvent(&Event{Type: c.typ})
+		var got Event
+		allocs := testing.AllocsPerRun(20, func() {
+			d := decoder{b: e.b}
+			if err := d.decEvent(&got); err != nil {
+				t.Fatal(err)
+			}
+		})
+		want := c.typ
+		if want == "\xffbad" {
+			want = "\uFFFDbad"
+		}
+		if got.Type != want {
+			t.Errorf("decoded type %q, want %q", got.Type, want)
+		}
+		if allocs != c.allocs {
+			t.Errorf("type %q: %v allocations, want %v", c.typ, allocs, c.allocs)
+		}
+	}
+	e := encoder{}
+	e.encToken(&Token{ID: "t1", Status: Waiting})
+	var tok Token
+	if err := (&decoder{b: e.b}).decToken(&tok); err != nil || tok.Status != Waiting || tok.ID != "t1" {
+		t.Fatalf("token %+v, %v", tok, err)
+	}
+}

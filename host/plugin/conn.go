@@ -11,7 +11,8 @@ import (
 type Conn interface {
 	// RoundTrip sends one request envelope and returns the response
 	// envelope. Transport failures (a trap, a crash, a deadline) are Go
-	// errors naming the plugin and the fault.
+	// errors naming the plugin and the fault. It keeps no reference to
+	// request once it returns (the client reuses that memory).
 	RoundTrip(ctx context.Context, request []byte) ([]byte, error)
 	// Close releases the plugin (instances, subprocess).
 	Close(ctx context.Context) error

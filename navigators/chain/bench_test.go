@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
 
 // benchChain has 10 nodes: sequential steps, a sub-chain that fans the
@@ -53,41 +54,45 @@ inputs = ["reply", "verdict"]
 // BenchmarkNavigate walks one instance from start to end per iteration,
 // in memory, completing every Ready token with success.
 func BenchmarkNavigate(b *testing.B) {
-	b.Run("chain", func(b *testing.B) {
-		ctx := context.Background()
-		n := New()
-		r, err := n.Load(ctx, &sdk.LoadRequest{Name: "bench.toml", Routine: []byte(benchChain)})
+	b.Run("chain", func(b *testing.B) { navigate(b, New()) })
+	// Through the wire, bound, as the host calls a chain plugin: what the
+	// plugin side allocates per call is what a wasm guest allocates.
+	b.Run("chain-wire", func(b *testing.B) { navigate(b, sdktest.Wire(New())) })
+}
+
+func navigate(b *testing.B, n sdk.Navigator) {
+	ctx := context.Background()
+	r, err := n.Load(ctx, &sdk.LoadRequest{Name: "bench.toml", Routine: []byte(benchChain)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := sdk.Env{Input: map[string]any{"ticket": "t", "priority": "low"}}
+	out := sdk.Outcome{Status: sdk.OK}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		st := sdk.State{Routine: r.Hash, Env: env}
+		d, err := n.Start(ctx, &sdk.StartRequest{State: st})
 		if err != nil {
 			b.Fatal(err)
 		}
-		env := sdk.Env{Input: map[string]any{"ticket": "t", "priority": "low"}}
-		out := sdk.Outcome{Status: sdk.OK}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			st := sdk.State{Routine: r.Hash, Env: env}
-			d, err := n.Start(ctx, &sdk.StartRequest{State: st})
+		st = d.Apply(st)
+		for !d.Complete {
+			ready := -1
+			for k, t := range st.Tokens {
+				if t.Status == sdk.Ready {
+					ready = k
+				}
+			}
+			if d.Fault != nil || ready < 0 {
+				b.Fatalf("stuck: %+v", d)
+			}
+			d, err = n.Next(ctx, &sdk.NextRequest{State: st, Token: st.Tokens[ready].ID, Outcome: out})
 			if err != nil {
 				b.Fatal(err)
 			}
 			st = d.Apply(st)
-			for !d.Complete {
-				ready := -1
-				for k, t := range st.Tokens {
-					if t.Status == sdk.Ready {
-						ready = k
-					}
-				}
-				if d.Fault != nil || ready < 0 {
-					b.Fatalf("stuck: %+v", d)
-				}
-				d, err = n.Next(ctx, &sdk.NextRequest{State: st, Token: st.Tokens[ready].ID, Outcome: out})
-				if err != nil {
-					b.Fatal(err)
-				}
-				st = d.Apply(st)
-			}
 		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
-	})
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
 }

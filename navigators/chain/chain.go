@@ -81,7 +81,7 @@ func (n *Navigator) Start(_ context.Context, req *sdk.StartRequest) (*sdk.Decisi
 	if len(missing) > 0 {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "chain %q: missing input %s (in neither input nor vars)", r.summary.ID, strings.Join(missing, ", "))
 	}
-	w := &walk{r: r, st: &req.State, d: &sdk.Decision{Seq: req.State.Seq}}
+	w := newWalk(r, &req.State)
 	w.from(r.top, 0, "")
 	return w.d, nil
 }
@@ -106,7 +106,9 @@ func (n *Navigator) Next(_ context.Context, req *sdk.NextRequest) (*sdk.Decision
 	if !ok || s.sub != nil || tok.Status != sdk.Ready {
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: token %q (%s at %q) is not at a step", r.summary.ID, tok.ID, tok.Status, tok.Node)
 	}
-	w := &walk{r: r, st: &req.State, d: &sdk.Decision{Seq: req.State.Seq, Remove: []string{tok.ID}}}
+	w := newWalk(r, &req.State)
+	w.remove[0] = tok.ID
+	w.d.Remove = w.remove[:1:1]
 	switch req.Outcome.Status {
 	case sdk.OK, sdk.Skipped:
 		w.trace(sdk.Exit, s.id)
@@ -146,12 +148,27 @@ func (n *Navigator) IO(_ context.Context, req *sdk.IORequest) (*sdk.NodeIO, erro
 	return &sdk.NodeIO{Inputs: s.inputs, Outputs: s.outputs}, nil
 }
 
-// walk is one navigator call in progress.
+// walk is one navigator call in progress. It holds the Decision it
+// builds, with room for what a call usually adds (a token or two, a few
+// trace events), so that a call makes one allocation where it made six:
+// in a wasm guest each costs about as much as the walk itself.
 type walk struct {
 	r   *routine
 	st  *sdk.State
 	d   *sdk.Decision
 	env map[string]any
+
+	dec    sdk.Decision
+	remove [1]string
+	add    [2]sdk.Token
+	traces [4]sdk.Event
+}
+
+func newWalk(r *routine, st *sdk.State) *walk {
+	w := &walk{r: r, st: st}
+	w.d = &w.dec
+	w.dec.Seq = st.Seq
+	return w
 }
 
 // from continues in chain c at step k, inside the scope token scope ("" at
@@ -194,6 +211,9 @@ func (w *walk) from(c *chain, k int, scope string) {
 func (w *walk) token(s *step, status sdk.TokenStatus, scope string) string {
 	w.d.Seq++
 	id := "t" + strconv.FormatInt(w.d.Seq, 10)
+	if w.d.Add == nil {
+		w.d.Add = w.add[:0]
+	}
 	w.d.Add = append(w.d.Add, sdk.Token{ID: id, Node: s.id, Status: status, Scope: scope})
 	w.trace(sdk.Enter, s.id)
 	return id
@@ -219,6 +239,9 @@ func (w *walk) leave(id string) string {
 }
 
 func (w *walk) trace(typ sdk.EventType, node string) {
+	if w.d.Trace == nil {
+		w.d.Trace = w.traces[:0]
+	}
 	w.d.Trace = append(w.d.Trace, sdk.Event{Type: typ, Node: node})
 }
 

@@ -191,9 +191,10 @@ func apiRange() string {
 // roundTrip runs one call: the request goes into the guest's buffer
 // (sextant_request's, reused from call to call, or a fresh one from
 // sextant_alloc), sextant_call answers with the packed address and length
-// of the response, which is copied out before anything else runs. Every
-// error is a fault after which the instance must not be used again.
-func (inst *instance) roundTrip(ctx context.Context, request []byte) ([]byte, error) {
+// of the response, which is copied out (appended to dst) before anything
+// else runs. Every error is a fault after which the instance must not be
+// used again.
+func (inst *instance) roundTrip(ctx context.Context, request, dst []byte) ([]byte, error) {
 	name := inst.m.cfg.Name
 	inst.begin(ctx, inst.m.cfg.CallTimeout)
 	inst.stdout.reset()
@@ -224,7 +225,7 @@ func (inst *instance) roundTrip(ctx context.Context, request []byte) ([]byte, er
 	if !ok {
 		return nil, newCallError(name, fmt.Sprintf("response of %d bytes at %#x is outside its memory", n, rptr))
 	}
-	return bytes.Clone(out), nil
+	return append(dst, out...), nil
 }
 
 // minRequestBuffer is the least the host asks sextant_request for, so

@@ -265,6 +265,13 @@ func abbrev(digest string) string {
 // Any fault of the instance fails this call with an error naming the
 // plugin and the fault, and the instance is rebuilt for the next call.
 func (m *Module) RoundTrip(ctx context.Context, request []byte) ([]byte, error) {
+	return m.RoundTripAppend(ctx, request, nil)
+}
+
+// RoundTripAppend is RoundTrip appending the response to dst (which the
+// sdk's client reuses from call to call, so that a call does not allocate
+// a buffer for the copy of the answer out of the guest's memory).
+func (m *Module) RoundTripAppend(ctx context.Context, request, dst []byte) ([]byte, error) {
 	if m.closed.Load() {
 		return nil, m.errClosed()
 	}
@@ -286,7 +293,7 @@ func (m *Module) RoundTrip(ctx context.Context, request []byte) ([]byte, error) 
 			return nil, err
 		}
 	}
-	resp, err := inst.roundTrip(ctx, request)
+	resp, err := inst.roundTrip(ctx, request, dst)
 	if err != nil {
 		inst.close()
 		inst = nil

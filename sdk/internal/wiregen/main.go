@@ -62,6 +62,7 @@ func Generate(dir string) ([]byte, error) {
 		return nil, err
 	}
 	types := map[string]ast.Expr{}
+	consts := map[string][]string{} // a named string type's constants, in source order
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || n == Output {
@@ -76,6 +77,21 @@ func Generate(dir string) ([]byte, error) {
 		}
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
+			if ok && gd.Tok == token.CONST {
+				for _, s := range gd.Specs {
+					vs := s.(*ast.ValueSpec)
+					t, ok := vs.Type.(*ast.Ident)
+					if !ok || len(vs.Values) != len(vs.Names) {
+						continue
+					}
+					for i, v := range vs.Values {
+						if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							consts[t.Name] = append(consts[t.Name], vs.Names[i].Name)
+						}
+					}
+				}
+				continue
+			}
 			if !ok || gd.Tok != token.TYPE {
 				continue
 			}
@@ -87,7 +103,7 @@ func Generate(dir string) ([]byte, error) {
 			}
 		}
 	}
-	g := &gen{types: types, done: map[string]bool{}}
+	g := &gen{types: types, consts: consts, enums: map[string]bool{}, done: map[string]bool{}}
 	for _, r := range Roots {
 		if _, ok := types[r]; !ok {
 			return nil, fmt.Errorf("root type %s not found in %s", r, dir)
@@ -119,6 +135,22 @@ func Generate(dir string) ([]byte, error) {
 	for _, n := range names {
 		out.WriteString(g.funcs[n])
 	}
+	enums := make([]string, 0, len(g.enums))
+	for n := range g.enums {
+		enums = append(enums, n)
+	}
+	sort.Strings(enums)
+	for _, n := range enums {
+		fmt.Fprintf(&out, "// known%s are the %s constants: decoding one of them allocates nothing.\n", n, n)
+		fmt.Fprintf(&out, "var known%s = [...]string{", n)
+		for i, c := range g.consts[n] {
+			if i > 0 {
+				out.WriteString(", ")
+			}
+			fmt.Fprintf(&out, "string(%s)", c)
+		}
+		out.WriteString("}\n\n")
+	}
 	src, err := format.Source(out.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("format: %w\n%s", err, out.Bytes())
@@ -128,6 +160,8 @@ func Generate(dir string) ([]byte, error) {
 
 type gen struct {
 	types    map[string]ast.Expr
+	consts   map[string][]string // named string type -> its constants
+	enums    map[string]bool     // named string types with constants the decoders use
 	done     map[string]bool
 	queue    []string
 	funcs    map[string]string
@@ -139,6 +173,7 @@ type kind struct {
 	k     string // string bool int float bytes any struct ptr slice map
 	named string // Go type name when it is not the basic one (Kind, time.Duration), or the struct's name
 	bits  int    // for int: 0 = int, 64 = int64
+	enum  bool   // a named string type with constants: decoded by d.enum(known<named>[:])
 	elem  *kind
 }
 
@@ -179,6 +214,10 @@ func (g *gen) kindOf(e ast.Expr) (*kind, error) {
 			return nil, fmt.Errorf("named type %s: only named basic types are supported", t.Name)
 		}
 		k.named = t.Name
+		if k.k == "string" && len(g.consts[t.Name]) > 0 {
+			k.enum = true
+			g.enums[t.Name] = true
+		}
 		return k, nil
 	case *ast.SelectorExpr:
 		if x, ok := t.X.(*ast.Ident); ok && x.Name == "time" && t.Sel.Name == "Duration" {
@@ -431,7 +470,11 @@ func decValue(x string, k *kind, depth int, wrap func(string) string) string {
 	w := wrap("err")
 	switch k.k {
 	case "string":
-		return fmt.Sprintf("if !d.null() {\ns, err := d.str()\nif err != nil {\nreturn %s\n}\n%s = %s\n}\n", w, x, conv("s"))
+		read := "d.str()"
+		if k.enum {
+			read = "d.enum(known" + k.named + "[:])"
+		}
+		return fmt.Sprintf("if !d.null() {\ns, err := %s\nif err != nil {\nreturn %s\n}\n%s = %s\n}\n", read, w, x, conv("s"))
 	case "bool":
 		return fmt.Sprintf("if !d.null() {\nb, err := d.bool()\nif err != nil {\nreturn %s\n}\n%s = %s\n}\n", w, x, conv("b"))
 	case "int":
