@@ -3,7 +3,7 @@
 #   make            build bin/sextant and every first-party plugin (native + wasm)
 #   make test       run every test (what CI runs)
 #   make bench      run the DESIGN.md §9 benchmarks
-#   make lint       gofmt + go vet + staticcheck
+#   make lint       gofmt + go vet + staticcheck + the wazero copy's check
 #   make wat        rebuild the committed .wasm test plugins from their .wat sources (needs wabt)
 
 GO        ?= go
@@ -53,6 +53,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
+	./third_party/check-wazero.sh
 
 wat:
 	@set -e; for f in $$(find testdata/plugins -name '*.wat'); do \

@@ -631,3 +631,82 @@ func TestABIFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestDiskCacheTamperedModule checks what makes skipping the validation of
+// function bodies on a cached load safe (third_party/README.md): it is
+// skipped only for bytes whose machine code the cache holds. An
+// instrumented module in the cache whose function body was broken has other
+// bytes, so it is validated in full, refused, and rebuilt from the original.
+func TestDiskCacheTamperedModule(t *testing.T) {
+	path := root("testdata/plugins/wat-gate/gate.wasm")
+	dir := t.TempDir()
+	m, c := open(t, "wat-gate", path, Config{CacheDir: dir})
+	want, err := c.Check(t.Context(), &sdk.Comparison{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close(t.Context())
+	forgetCache(t, dir)
+
+	cached, err := filepath.Glob(filepath.Join(dir, "sextant-instrument-v*", "*.wasm"))
+	if err != nil || len(cached) != 1 {
+		t.Fatalf("instrumented cache entries: %v, %v", cached, err)
+	}
+	bin, err := os.ReadFile(cached[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := slices.Clone(bin)
+	broken[firstInstruction(t, broken)] = 0x1a // drop, on an empty stack
+	if err := os.WriteFile(cached[0], broken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// wazero itself refuses the broken bytes even with their neighbours'
+	// machine code in its cache.
+	var logs bytes.Buffer
+	_, c = open(t, "wat-gate", path, Config{CacheDir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	got, err := c.Check(t.Context(), &sdk.Comparison{})
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("check after rebuild: %v, %v; want %v", got, err, want)
+	}
+	if !strings.Contains(logs.String(), "instrumented module cache entry unusable") || !strings.Contains(logs.String(), "invalid function[0]") {
+		t.Errorf("the broken entry was not refused; log:\n%s", logs.String())
+	}
+	if again, _ := os.ReadFile(cached[0]); !bytes.Equal(again, bin) {
+		t.Error("the broken entry was not rebuilt")
+	}
+}
+
+// firstInstruction returns the offset of the first instruction of the
+// first function body in the wasm module bin.
+func firstInstruction(t *testing.T, bin []byte) int {
+	t.Helper()
+	leb := func(i int) (uint32, int) {
+		var v uint32
+		for shift := 0; ; shift += 7 {
+			b := bin[i]
+			i++
+			v |= uint32(b&0x7f) << shift
+			if b < 0x80 {
+				return v, i
+			}
+		}
+	}
+	for i := 8; i < len(bin); {
+		id := bin[i]
+		size, body := leb(i + 1)
+		if id == 10 { // code section: count, then size-prefixed bodies
+			_, first := leb(body)
+			_, at := leb(first) // the body's size
+			groups, at := leb(at)
+			for ; groups > 0; groups-- { // local declarations: count, type
+				_, at = leb(at)
+				at++
+			}
+			return at
+		}
+		i = body + int(size)
+	}
+	t.Fatal("no code section")
+	return 0
+}
