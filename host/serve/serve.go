@@ -90,6 +90,8 @@ type Server struct {
 	patterns []string
 	// taskLocks serialises what changes one task's run (resume, send).
 	taskLocks sync.Map // task id → *sync.Mutex
+	// live holds the runs carried out now, by task id (live.go).
+	live sync.Map // task id → *liveRun
 	// bg tracks runs started without waiting, so Close can wait for them.
 	bg     sync.WaitGroup
 	bgCtx  context.Context

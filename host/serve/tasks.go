@@ -298,7 +298,6 @@ func (s *Server) startRun(r *http.Request) (int, any, error) {
 		return 0, nil, taskErr(id, err)
 	}
 	in := run.Input{ID: id, Input: req.Input, Truth: req.Truth, Tags: req.Tags}
-	runner := prep.Runner(run.Config{Store: s.opts.Store, Logger: s.opts.Logger})
 	if req.Wait != nil && !*req.Wait {
 		s.bg.Add(1)
 		go func() {
@@ -306,7 +305,9 @@ func (s *Server) startRun(r *http.Request) (int, any, error) {
 			defer prep.Close(context.Background())
 			unlock := s.lockTask(id)
 			defer unlock()
-			if _, err := runner.Start(s.bgCtx, in); err != nil {
+			cfg, ended := s.runConfig(id, p.Name)
+			defer ended()
+			if _, err := prep.Runner(cfg).Start(s.bgCtx, in); err != nil {
 				s.opts.Logger.Error("run failed to start", "task", id, "err", err)
 			}
 		}()
@@ -315,7 +316,9 @@ func (s *Server) startRun(r *http.Request) (int, any, error) {
 	defer prep.Close(ctx)
 	unlock := s.lockTask(id)
 	defer unlock()
-	res, err := runner.Start(ctx, in)
+	cfg, ended := s.runConfig(id, p.Name)
+	defer ended()
+	res, err := prep.Runner(cfg).Start(ctx, in)
 	if err != nil {
 		return 0, nil, runErr(err)
 	}
@@ -339,8 +342,9 @@ type MessageRequest struct {
 	Vars map[string]any `json:"vars,omitempty"`
 }
 
-// taskRunner prepares the pipeline a recorded task ran with.
-func (s *Server) taskRunner(ctx context.Context, id string) (*run.Runner, func(), error) {
+// taskRunner prepares the pipeline a recorded task ran with. The task's
+// run is live (live.go) until done is called.
+func (s *Server) taskRunner(ctx context.Context, id string) (runner *run.Runner, done func(), err error) {
 	if s.opts.Prepare == nil {
 		return nil, nil, &Error{Status: http.StatusNotImplemented, Code: "not_implemented", Message: "this server cannot open plugins"}
 	}
@@ -355,7 +359,8 @@ func (s *Server) taskRunner(ctx context.Context, id string) (*run.Runner, func()
 	if err != nil {
 		return nil, nil, err
 	}
-	return prep.Runner(run.Config{Store: s.opts.Store, Logger: s.opts.Logger}), func() { prep.Close(context.WithoutCancel(ctx)) }, nil
+	cfg, ended := s.runConfig(id, prep.Pipeline.Name)
+	return prep.Runner(cfg), func() { ended(); prep.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 func (s *Server) resumeTask(r *http.Request) (int, any, error) {
@@ -393,6 +398,16 @@ func (s *Server) sendMessage(r *http.Request) (int, any, error) {
 		return 0, nil, badRequest("name: name the message to send")
 	}
 	ctx := context.WithoutCancel(r.Context())
+	d := run.Delivery{Kind: store.WaitMessage, Name: req.Name, Vars: req.Vars, Key: req.Key}
+	// A run of the task in progress here takes it at once (a boundary
+	// event on its running step); else the stored task does, once no
+	// run of it is in progress.
+	switch err := s.toLive(r.Context(), id, d); {
+	case err == nil:
+		return 200, &run.Result{Task: id, Status: store.StatusRunning}, nil
+	case !errors.Is(err, errNotLive):
+		return 0, nil, runErr(err)
+	}
 	unlock := s.lockTask(id)
 	defer unlock()
 	runner, done, err := s.taskRunner(ctx, id)
@@ -400,7 +415,7 @@ func (s *Server) sendMessage(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	defer done()
-	res, err := runner.Deliver(ctx, id, run.Delivery{Kind: store.WaitMessage, Name: req.Name, Vars: req.Vars, Key: req.Key})
+	res, err := runner.Deliver(ctx, id, d)
 	if err != nil {
 		return 0, nil, runErr(err)
 	}
@@ -450,6 +465,13 @@ func (s *Server) broadcastSignal(r *http.Request) (int, any, error) {
 		}
 		return prep.Runner(run.Config{Store: s.opts.Store, Logger: s.opts.Logger}), nil
 	})
+	if err != nil {
+		return 0, nil, err
+	}
+	// Runs in progress here are running, not waiting, in the store: they
+	// take the signal through their inbox.
+	live, err := s.signalLive(r.Context(), req.Pipeline, run.Delivery{Kind: store.WaitSignal, Name: req.Name, Vars: req.Vars})
+	results = append(results, live...)
 	if err != nil {
 		return 0, nil, err
 	}

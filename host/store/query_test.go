@@ -59,6 +59,9 @@ func TestTaskPage(t *testing.T) {
 					}
 					page, next, err := s.TaskPage(ctx, q)
 					must(t, err)
+					if len(page) == 0 && q.After != "" {
+						t.Fatalf("pages of %d: the cursor led to an empty page", size)
+					}
 					got = append(got, ids(page)...)
 					if next == "" {
 						break

@@ -234,10 +234,12 @@ func (s *Store) TaskPage(ctx context.Context, q Query) ([]Task, string, error) {
 	}
 	var out []Task
 	var next string
+	more := false
 	limit := q.Limit
 	q.Limit++ // one more, to know whether there is a next page
 	err := s.eachTask(ctx, q, func(t *Task, cursor string) error {
 		if len(out) == limit {
+			more = true
 			return errStop
 		}
 		out = append(out, *t)
@@ -247,8 +249,8 @@ func (s *Store) TaskPage(ctx context.Context, q Query) ([]Task, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if len(out) < limit {
-		next = ""
+	if !more {
+		next = "" // no cursor to an empty page when the last page is full
 	}
 	return out, next, nil
 }
