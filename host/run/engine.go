@@ -475,6 +475,7 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		}
 		return e.finish(ctx, err)
 	}
+	defer e.stopSteppers()
 	defer e.drain() // steps still running when the run returns early
 	for {
 		if err := e.handOverBatches(ctx); err != nil {

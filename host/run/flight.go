@@ -39,6 +39,13 @@ type running struct {
 	batches []*batch
 	results chan landed
 	slots   int
+	// idle hands a step to one of the run's step goroutines that has
+	// finished its last step and waits for another (stepper); quit ends
+	// them when the run returns. A goroutine whose stack has grown to what
+	// a step needs runs the run's next steps too, instead of a new one
+	// growing its stack again for every step.
+	idle chan func()
+	quit chan struct{}
 }
 
 // batch is steps started together.
@@ -101,12 +108,42 @@ func (e *exec) pump(ctx context.Context) {
 		e.slots--
 		sctx, cancel := context.WithCancel(ctx)
 		e.flights[q.t.ID] = &flight{node: q.t.Node, batch: q.batch, cancel: cancel}
-		go func() {
+		run := func() {
 			failpoint.Hit(failpoint.StepStart)
 			res, wait, err := e.step(sctx, q.t, q.in)
 			failpoint.Hit(failpoint.StepDone)
 			e.results <- landed{t: q.t, res: res, wait: wait, err: err}
-		}()
+		}
+		if e.quit == nil {
+			e.idle, e.quit = make(chan func()), make(chan struct{})
+		}
+		select {
+		case e.idle <- run: // a step goroutine that is free takes it
+		default:
+			go stepper(run, e.idle, e.quit)
+		}
+	}
+}
+
+// stepper is a step goroutine: it runs a step, then the next one pump
+// hands it while it waits, until the run returns (stopSteppers).
+func stepper(run func(), idle <-chan func(), quit <-chan struct{}) {
+	for {
+		run()
+		select {
+		case run = <-idle:
+		case <-quit:
+			return
+		}
+	}
+}
+
+// stopSteppers ends the run's idle step goroutines; no step runs any more
+// (drain waited for them).
+func (e *exec) stopSteppers() {
+	if e.quit != nil {
+		close(e.quit)
+		e.quit, e.idle = nil, nil
 	}
 }
 
