@@ -280,7 +280,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		full.MaxTokens = prov.MaxTokens
 	}
 	st := e.r.cfg.Journal
-	hash, _, err := store.ChatKey(st.Redactor(), &full)
+	hash, canonical, err := store.ChatKey(st.Redactor(), &full)
 	if err != nil {
 		return nil, &fatalError{err}
 	}
@@ -320,7 +320,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
 			return nil, &fatalError{err}
 		}
-		rec, err := store.NewChatRecording(st.Redactor(), used, e.task.ID, &full, resp, latency)
+		rec, err := store.ChatRecording(hash, canonical, used, e.task.ID, resp, latency)
 		if err != nil {
 			return nil, &fatalError{err}
 		}
