@@ -230,6 +230,9 @@ type exec struct {
 	// it to touch st.
 	mu sync.Mutex
 	running
+	// spanIDs derives the execution's span ids (see spanID).
+	spanIDs     store.SpanIDs
+	haveSpanIDs bool
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -780,15 +783,24 @@ func (e *exec) number(spans []store.Span) []store.Span {
 		e.st.SpanSeq++
 		sp.Task, sp.Execution, sp.TraceID = e.task.ID, e.id, e.traceID
 		sp.Seq = e.st.SpanSeq
-		sp.SpanID = store.SpanIDFor(e.task.ID, e.id, sp.Seq)
+		sp.SpanID = e.spanID(sp.Seq)
 		if i == 0 {
-			sp.ParentSpanID = store.SpanIDFor(e.task.ID, e.id, 1)
+			sp.ParentSpanID = e.spanID(1)
 		} else {
 			sp.ParentSpanID = out[0].SpanID
 		}
 		out[i] = sp
 	}
 	return out
+}
+
+// spanID is store.SpanIDFor of the execution's span seq (the caller
+// holds e.mu, or no step runs).
+func (e *exec) spanID(seq uint64) string {
+	if !e.haveSpanIDs {
+		e.spanIDs, e.haveSpanIDs = store.NewSpanIDs(e.task.ID, e.id), true
+	}
+	return e.spanIDs.ID(seq)
 }
 
 // checkpoint records the run's state (with spans). The goroutine driving
@@ -872,7 +884,7 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 }
 
 func (e *exec) rootSpan(status store.Status, msg string) store.Span {
-	sp := store.Span{Task: e.task.ID, Execution: e.id, Seq: 1, TraceID: e.traceID, SpanID: store.SpanIDFor(e.task.ID, e.id, 1),
+	sp := store.Span{Task: e.task.ID, Execution: e.id, Seq: 1, TraceID: e.traceID, SpanID: e.spanID(1),
 		Name: "run " + e.r.cfg.Pipeline.Name, Kind: store.SpanInternal, Start: e.st.Started, End: e.r.cfg.Clock(),
 		Attributes: store.Attributes{
 			"sextant.pipeline":         store.String(e.r.cfg.Pipeline.Name),

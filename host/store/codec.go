@@ -1,9 +1,12 @@
 package store
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 )
 
 // schemaVersion is the first byte of every stored value. The rest is
@@ -51,6 +54,34 @@ func encodeRedacted(v any) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte{schemaVersion}, js...), nil
+}
+
+// encodeCheckpoint is encodeRedacted(c) (the state already redacted)
+// without reflection: a run writes one after every step. The bytes are
+// exactly what encoding/json produces for a Checkpoint.
+func encodeCheckpoint(c *Checkpoint) ([]byte, error) {
+	if y := c.Updated.Year(); y < 0 || y > 9999 {
+		return encodeRedacted(c) // encoding/json's error
+	}
+	b := make([]byte, 0, 96+len(c.Task)+len(c.Execution)+base64.StdEncoding.EncodedLen(len(c.State)))
+	b = append(b, schemaVersion)
+	b = append(b, `{"task":`...)
+	b = appendJSONString(b, c.Task)
+	b = append(b, `,"execution":`...)
+	b = appendJSONString(b, c.Execution)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendUint(b, c.Step, 10)
+	b = append(b, `,"state":`...)
+	if c.State == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, c.State)
+		b = append(b, '"')
+	}
+	b = append(b, `,"updated":"`...)
+	b = c.Updated.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...), nil
 }
 
 // seal puts the version byte in front of encoded JSON, redacted.

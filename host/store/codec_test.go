@@ -144,3 +144,22 @@ func TestIDs(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestEncodeCheckpoint: the hand-written checkpoint encoding gives exactly
+// encoding/json's bytes, and its error for a time JSON cannot hold.
+func TestEncodeCheckpoint(t *testing.T) {
+	at := time.Date(2026, 11, 26, 15, 4, 5, 123456789, time.UTC)
+	for _, c := range []Checkpoint{
+		{Task: "t1", Execution: "e1", Step: 3, State: []byte(`{"steps":3,"vars":{"a":"<b> & \"c\""}}`), Updated: at},
+		{Task: "01JABCDEFGHJKMNPQRSTVWXYZ0", Execution: "x-y_z.1", Step: 0, State: nil, Updated: at.Truncate(time.Second)},
+		{Task: "t", Execution: "e", Step: 1<<64 - 1, State: []byte{}, Updated: time.Time{}.UTC()},
+		{Task: "t", Execution: "e", State: []byte{0, 1, 2, 0xff, 0xfe}, Updated: time.Date(9999, 12, 31, 23, 59, 59, 1, time.UTC)},
+		{Task: "t", Execution: "e", State: []byte("x"), Updated: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		want, wantErr := encodeRedacted(&c)
+		got, err := encodeCheckpoint(&c)
+		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
+			t.Errorf("checkpoint %+v:\n got %q, %v\nwant %q, %v", c, got, err, want, wantErr)
+		}
+	}
+}

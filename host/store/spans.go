@@ -462,7 +462,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 	}
 	cc := *c
 	cc.State = state
-	val, err := encodeRedacted(&cc)
+	val, err := encodeCheckpoint(&cc)
 	if err != nil {
 		return where(err)
 	}
@@ -584,6 +584,21 @@ func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*ex
 	}
 	c.m[id] = e
 	return e, nil
+}
+
+// fresh notes an execution created just now, which has no spans: its
+// first spans need not look for the last one stored.
+func (c *seqCounters) fresh(task, exec string) {
+	id := task + "\x00" + exec
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[id]; ok {
+		return
+	}
+	if c.m == nil {
+		c.m = make(map[string]*execSeq)
+	}
+	c.m[id] = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec)}
 }
 
 func (c *seqCounters) forget(task, exec string) {
