@@ -22,8 +22,8 @@ func TestStateEncoding(t *testing.T) {
 		"ints":   []any{0, -1, int64(math.MaxInt64), int64(math.MinInt64)},
 		"nested": map[string]any{"b": map[string]any{"c": []any{map[string]any{}, []any{}, nil}}, "a": []string{"x", odd}},
 		"nilmap": map[string]any(nil), "nilslice": []any(nil), "nilstrings": []string(nil),
-		"typed":  []int{1, 2}, "time": at, "num": json.Number("12.50"), "raw": json.RawMessage(` {"z": 1, "a": [ 2 ] } `),
-		"f32":    float32(0.1), "u8": uint8(7), "struct": struct{ A int }{1}, "status": sdk.OK,
+		"typed": []int{1, 2}, "time": at, "num": json.Number("12.50"), "raw": json.RawMessage(` {"z": 1, "a": [ 2 ] } `),
+		"f32": float32(0.1), "u8": uint8(7), "struct": struct{ A int }{1}, "status": sdk.OK,
 	}
 	full := &runState{
 		Pipeline: "/p/" + odd,
