@@ -874,6 +874,26 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	root := e.rootSpan(status, msg)
+	if ce, ok := e.r.cfg.Journal.(checkpointExecutioner); ok {
+		// The last checkpoint and the execution's status are one write;
+		// the task's status follows, as in setStatus.
+		c, err := e.checkpointRecord()
+		if err != nil {
+			return nil, err
+		}
+		ended := e.r.cfg.Clock()
+		if err := ce.CheckpointExecution(ctx, c, func(ex *store.Execution) { e.ended(ex, status, msg, ended) }, root); err != nil {
+			return nil, err
+		}
+		if e.r.cfg.OnSpans != nil {
+			e.r.cfg.OnSpans([]store.Span{root})
+		}
+		failpoint.Hit(failpoint.StatusExecution)
+		if err := e.r.cfg.Journal.SetTaskStatus(ctx, e.task.ID, status); err != nil {
+			return nil, err
+		}
+		return e.result(status, msg), nil
+	}
 	if err := e.checkpoint(ctx, root); err != nil {
 		return nil, err
 	}
@@ -881,6 +901,19 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 		return nil, err
 	}
 	return e.result(status, msg), nil
+}
+
+// checkpointExecutioner is a Journal that commits a checkpoint and its
+// execution's new status in one transaction (*store.Store does).
+type checkpointExecutioner interface {
+	CheckpointExecution(ctx context.Context, c *store.Checkpoint, update func(*store.Execution), spans ...store.Span) error
+}
+
+// ended records the end of a run on its execution.
+func (e *exec) ended(ex *store.Execution, st store.Status, msg string, at time.Time) {
+	ex.Status, ex.Error = st, msg
+	ex.Ended = at
+	ex.Trace = e.st.Trace
 }
 
 func (e *exec) rootSpan(status store.Status, msg string) store.Span {

@@ -439,6 +439,19 @@ func scanTxnSkip(ctx context.Context, txn *badger.Txn, prefix []byte, skip func(
 // (unless the store was opened WithSyncCheckpoints(false)) waits until it
 // is on disk. Concurrent checkpoints share an fsync.
 func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) error {
+	return s.checkpoint(ctx, c, nil, spans)
+}
+
+// CheckpointExecution is Checkpoint that also updates the checkpoint's
+// execution in the same transaction: update changes the stored execution
+// (its status, end and error when the run ends), which is then checked
+// and written as PutExecution writes it. A run's last checkpoint and its
+// final status are then one write.
+func (s *Store) CheckpointExecution(ctx context.Context, c *Checkpoint, update func(*Execution), spans ...Span) error {
+	return s.checkpoint(ctx, c, update, spans)
+}
+
+func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Execution), spans []Span) error {
 	if s.ro {
 		return fmt.Errorf("write checkpoint: store %s: %w", s.dir, ErrReadOnly)
 	}
@@ -475,8 +488,36 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 			return where(err)
 		}
 	}
+	var ended bool
 	err = s.update(ctx, func(txn *badger.Txn) error {
-		if len(spans) == 0 { // checkSpans checked the execution otherwise
+		if update != nil {
+			var ex Execution
+			if err := get(txn, execKey(c.Task, c.Execution), &ex); err != nil {
+				if errors.Is(err, ErrNotFound) {
+					err = fmt.Errorf("execution %q of task %q: %w", c.Execution, c.Task, ErrNotFound)
+				}
+				return err
+			}
+			update(&ex)
+			if ex.Task != c.Task || ex.ID != c.Execution {
+				return fmt.Errorf("the execution's task and id cannot change (to %q, %q)", ex.Task, ex.ID)
+			}
+			if ex.Status == "" {
+				ex.Status = StatusRunning
+			}
+			ex.Started, ex.Ended = ex.Started.UTC(), ex.Ended.UTC()
+			if err := checkExecution(&ex); err != nil {
+				return err
+			}
+			val, err := s.encode(&ex)
+			if err != nil {
+				return err
+			}
+			if err := txn.Set(execKey(c.Task, c.Execution), val); err != nil {
+				return err
+			}
+			ended = ex.Status == StatusCompleted || ex.Status == StatusFailed
+		} else if len(spans) == 0 { // checkSpans checked the execution otherwise
 			if ok, err := exists(txn, execKey(c.Task, c.Execution)); err != nil || !ok {
 				if err == nil {
 					err = fmt.Errorf("execution %q of task %q: %w", c.Execution, c.Task, ErrNotFound)
@@ -494,6 +535,9 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 	})
 	if err != nil {
 		return where(err)
+	}
+	if ended {
+		s.seqs.forget(c.Task, c.Execution)
 	}
 	failpoint.Hit(failpoint.CheckpointCommitted)
 	if !s.noSync {
