@@ -23,6 +23,20 @@ func TestHintScanHalves(t *testing.T) {
 				pieces = append(pieces, string(h), strings.ToUpper(string(h)))
 			}
 		}
+		// Every hint at every place across the middle of inputs of a few
+		// lengths (odd and even halves).
+		for _, n := range []int{256, 257, 300, 511, 1001} {
+			mid := n / 2
+			for _, h := range pieces {
+				for p := max(mid-len(h)-1, 0); p <= mid+1 && p+len(h) <= n; p++ {
+					in := []byte(strings.Repeat("#", n))
+					copy(in[p:], h)
+					if got, want := r.hints.scan(in), r.hints.scanFrom(in, r.hints.always); got != want {
+						t.Fatalf("hint %q at %d of %d bytes: halves found %b, one pass %b", h, p, n, got, want)
+					}
+				}
+			}
+		}
 		filler := []string{`{"name":"step s1","attributes":{`, `"sextant.request_hash":"`, "0123456789abcdef", " ", "\n", "é", "\xff"}
 		for i := 0; i < 20000; i++ {
 			var b strings.Builder
