@@ -46,6 +46,17 @@ type running struct {
 	// growing its stack again for every step.
 	idle chan func()
 	quit chan struct{}
+	// next is the run's only step when it was started and has not begun
+	// to run: await runs it in the driving goroutine when nothing can come
+	// while it runs, and hands it to a step goroutine otherwise (launch).
+	// A second step starting hands it over at once.
+	next *ready
+}
+
+// ready is a step started and not yet running.
+type ready struct {
+	t   sdk.Token
+	job func() landed
 }
 
 // batch is steps started together.
@@ -108,20 +119,41 @@ func (e *exec) pump(ctx context.Context) {
 		e.slots--
 		sctx, cancel := context.WithCancel(ctx)
 		e.flights[q.t.ID] = &flight{node: q.t.Node, batch: q.batch, cancel: cancel}
-		run := func() {
+		job := func() landed {
 			failpoint.Hit(failpoint.StepStart)
 			res, wait, err := e.step(sctx, q.t, q.in)
 			failpoint.Hit(failpoint.StepDone)
-			e.results <- landed{t: q.t, res: res, wait: wait, err: err}
+			return landed{t: q.t, res: res, wait: wait, err: err}
 		}
-		if e.quit == nil {
-			e.idle, e.quit = make(chan func()), make(chan struct{})
+		if len(e.flights) == 1 {
+			e.next = &ready{t: q.t, job: job}
+			continue
 		}
-		select {
-		case e.idle <- run: // a step goroutine that is free takes it
-		default:
-			go stepper(run, e.idle, e.quit)
-		}
+		e.launch()
+		e.goStep(job)
+	}
+}
+
+// launch hands the step that has not begun to run (next) to a step
+// goroutine.
+func (e *exec) launch() {
+	if n := e.next; n != nil {
+		e.next = nil
+		e.goStep(n.job)
+	}
+}
+
+// goStep runs a step in a step goroutine, which sends what it returns to
+// e.results.
+func (e *exec) goStep(job func() landed) {
+	run := func() { e.results <- job() }
+	if e.quit == nil {
+		e.idle, e.quit = make(chan func()), make(chan struct{})
+	}
+	select {
+	case e.idle <- run: // a step goroutine that is free takes it
+	default:
+		go stepper(run, e.idle, e.quit)
 	}
 }
 
@@ -187,6 +219,21 @@ func (e *exec) await(ctx context.Context) error {
 	if !e.replaying() {
 		inbox = e.r.cfg.Inbox
 	}
+	if n := e.next; n != nil && wake == nil && inbox == nil && len(e.flights) == 1 {
+		// The run's only step, and nothing can come while it runs (no
+		// timer on it, no inbox): the wait is the step itself, so it runs
+		// here rather than in a step goroutine this goroutine would wait
+		// for. It runs without e.mu, as it would there.
+		e.next = nil
+		if e.flights[n.t.ID].dropped {
+			return e.land(ctx, landed{t: n.t}) // cancelled before it ran
+		}
+		e.mu.Unlock()
+		l := n.job()
+		e.mu.Lock()
+		return e.land(ctx, l)
+	}
+	e.launch()
 	e.mu.Unlock()
 	var (
 		l     landed
@@ -276,6 +323,14 @@ func (e *exec) drain() {
 		q.batch.pending--
 	}
 	e.queue = nil
+	if n := e.next; n != nil { // started, never ran: nothing to wait for
+		e.next = nil
+		f := e.flights[n.t.ID]
+		delete(e.flights, n.t.ID)
+		f.cancel()
+		f.batch.pending--
+		e.slots++
+	}
 	for _, f := range e.flights {
 		f.dropped = true
 		f.cancel()
