@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // rawSet writes a raw value under a key, bypassing the codec.
@@ -160,6 +162,40 @@ func TestEncodeCheckpoint(t *testing.T) {
 		got, err := encodeCheckpoint(&c)
 		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
 			t.Errorf("checkpoint %+v:\n got %q, %v\nwant %q, %v", c, got, err, want, wantErr)
+		}
+	}
+}
+
+// TestEncodeRecording: a recording is encoded as encoding/json (and
+// redaction) would encode it, raw request and response compacted and
+// escaped alike.
+func TestEncodeRecording(t *testing.T) {
+	s := openTest(t)
+	at := time.Date(2026, 11, 26, 15, 4, 5, 120000000, time.UTC)
+	base := Recording{Hash: "h1", Kind: RecordChat, Provider: "default", Request: json.RawMessage(`{"messages":[{"role":"user","content":"hi"}]}`),
+		Response: json.RawMessage(`{"text":"yo","usage":{"input_tokens":1,"output_tokens":2}}`), Usage: sdk.Usage{InputTokens: 1, OutputTokens: 2},
+		Latency: 1500 * time.Microsecond, Task: "t1", Created: at}
+	for name, edit := range map[string]func(r *Recording){
+		"plain":     func(*Recording) {},
+		"minimal":   func(r *Recording) { r.Provider, r.Usage, r.Latency, r.Task, r.Kind = "", sdk.Usage{}, 0, "", RecordHuman },
+		"spaces":    func(r *Recording) { r.Request = json.RawMessage(" {\n\t\"a\" : [ 1 , \"b c\" ] ,\"d\":{ } }\r\n") },
+		"html":      func(r *Recording) { r.Response = json.RawMessage(`{"text":"<b> & </b>"}`) },
+		"separator": func(r *Recording) { r.Response = json.RawMessage("{\"text\":\"a\u2028b\u2029\"}") },
+		"escapes":   func(r *Recording) { r.Request = json.RawMessage(`"\u003c\b\f\n é \ud83d\ude00"`) },
+		"odd names": func(r *Recording) { r.Provider = "p<&>\"\\\b\f\x01é\u2028"; r.Task = "t\f" },
+		"negative":  func(r *Recording) { r.Latency = -5; r.Usage = sdk.Usage{OutputTokens: 3} },
+		"scalars":   func(r *Recording) { r.Request, r.Response = json.RawMessage(`42`), json.RawMessage(` null `) },
+		"secret":    func(r *Recording) { r.Request = json.RawMessage(`{"api_key":"sk-abcdefghijklmnopqrstuvwx"}`) },
+		"nil":       func(r *Recording) { r.Response = nil },
+		"far":       func(r *Recording) { r.Created = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"invalid":   func(r *Recording) { r.Request = json.RawMessage(`{"a":`) },
+	} {
+		r := base
+		edit(&r)
+		want, wantErr := s.encode(&r)
+		got, err := s.encodeRecording(&r)
+		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
+			t.Errorf("%s:\n got %q, %v\nwant %q, %v", name, got, err, want, wantErr)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func (s *Store) PutRecording(ctx context.Context, r *Recording) error {
 	if err := checkRecording(r); err != nil {
 		return fmt.Errorf("write recording: %w", err)
 	}
-	val, err := s.encode(r)
+	val, err := s.encodeRecording(r)
 	if err != nil {
 		return fmt.Errorf("write recording %s: %w", r.Hash, err)
 	}
