@@ -176,8 +176,10 @@ func TestEncodeRecording(t *testing.T) {
 		Response: json.RawMessage(`{"text":"yo","usage":{"input_tokens":1,"output_tokens":2}}`), Usage: sdk.Usage{InputTokens: 1, OutputTokens: 2},
 		Latency: 1500 * time.Microsecond, Task: "t1", Created: at}
 	for name, edit := range map[string]func(r *Recording){
-		"plain":     func(*Recording) {},
-		"minimal":   func(r *Recording) { r.Provider, r.Usage, r.Latency, r.Task, r.Kind = "", sdk.Usage{}, 0, "", RecordHuman },
+		"plain": func(*Recording) {},
+		"minimal": func(r *Recording) {
+			r.Provider, r.Usage, r.Latency, r.Task, r.Kind = "", sdk.Usage{}, 0, "", RecordHuman
+		},
 		"spaces":    func(r *Recording) { r.Request = json.RawMessage(" {\n\t\"a\" : [ 1 , \"b c\" ] ,\"d\":{ } }\r\n") },
 		"html":      func(r *Recording) { r.Response = json.RawMessage(`{"text":"<b> & </b>"}`) },
 		"separator": func(r *Recording) { r.Response = json.RawMessage("{\"text\":\"a\u2028b\u2029\"}") },
