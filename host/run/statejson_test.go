@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -81,5 +82,75 @@ func TestStateEncoding(t *testing.T) {
 	s.CostUSD = math.NaN()
 	if _, err := s.encode(); err == nil {
 		t.Error("a NaN cost encoded")
+	}
+}
+
+// fillAll sets every field reachable from v to a value that is not its
+// zero value, so that an encoder written field by field and compared with
+// encoding/json misses no field (a field added to the struct later fails
+// the comparison until the encoder writes it too).
+func fillAll(v reflect.Value, depth int) {
+	if depth > 6 {
+		return
+	}
+	if v.Type() == reflect.TypeOf(time.Time{}) {
+		v.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)))
+		return
+	}
+	if v.Type() == reflect.TypeOf(json.RawMessage{}) {
+		v.Set(reflect.ValueOf(json.RawMessage(`{"k":[1,"x"]}`)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(7)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(0.5)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("v"))
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		fillAll(p.Elem(), depth+1)
+		v.Set(p)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		fillAll(s.Index(0), depth+1)
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fillAll(k, depth+1)
+		fillAll(e, depth+1)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fillAll(v.Field(i), depth+1)
+			}
+		}
+	}
+}
+
+// TestStateEncodingEveryField: with every field of the run state set
+// (those of sdk.State, Token and Env included), the direct encoding still
+// equals encoding/json's: a field added to any of them fails here until
+// appendState writes it.
+func TestStateEncodingEveryField(t *testing.T) {
+	var s runState
+	fillAll(reflect.ValueOf(&s).Elem(), 0)
+	want, err := json.Marshal(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := appendState(nil, &s)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("every field set:\n got %s (%v)\nwant %s", got, err, want)
 	}
 }
