@@ -172,6 +172,7 @@ func TestEncodeCheckpoint(t *testing.T) {
 // escaped alike.
 func TestEncodeRecording(t *testing.T) {
 	s := openTest(t)
+	total, refused := 0, 0
 	at := time.Date(2026, 11, 26, 15, 4, 5, 120000000, time.UTC)
 	base := Recording{Hash: "h1", Kind: RecordChat, Provider: "default", Request: json.RawMessage(`{"messages":[{"role":"user","content":"hi"}]}`),
 		Response: json.RawMessage(`{"text":"yo","usage":{"input_tokens":1,"output_tokens":2}}`), Usage: sdk.Usage{InputTokens: 1, OutputTokens: 2},
@@ -185,7 +186,8 @@ func TestEncodeRecording(t *testing.T) {
 		"html":      func(r *Recording) { r.Response = json.RawMessage(`{"text":"<b> & </b>"}`) },
 		"separator": func(r *Recording) { r.Response = json.RawMessage("{\"text\":\"a\u2028b\u2029\"}") },
 		"escapes":   func(r *Recording) { r.Request = json.RawMessage(`"\u003c\b\f\n é \ud83d\ude00"`) },
-		"odd names": func(r *Recording) { r.Provider = "p<&>\"\\\b\f\x01é\u2028"; r.Task = "t\f" },
+		"odd names": func(r *Recording) { r.Provider = "p<&>\"\\\b\f\x01é\u2028" },
+		"odd name":  func(r *Recording) { r.Provider = "p<&>\"\\\x01é\u2028" },
 		"negative":  func(r *Recording) { r.Latency = -5; r.Usage = sdk.Usage{OutputTokens: 3} },
 		"scalars":   func(r *Recording) { r.Request, r.Response = json.RawMessage(`42`), json.RawMessage(` null `) },
 		"secret":    func(r *Recording) { r.Request = json.RawMessage(`{"api_key":"sk-abcdefghijklmnopqrstuvwx"}`) },
@@ -195,11 +197,19 @@ func TestEncodeRecording(t *testing.T) {
 	} {
 		r := base
 		edit(&r)
+		total++
+		if checkRecording(&r) != nil {
+			refused++
+			continue // PutRecording never encodes it
+		}
 		want, wantErr := s.encode(&r)
 		got, err := s.encodeRecording(&r)
 		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
 			t.Errorf("%s:\n got %q, %v\nwant %q, %v", name, got, err, want, wantErr)
 		}
+	}
+	if refused != 2 || total-refused < 12 {
+		t.Errorf("%d recordings, %d refused by checkRecording; want 2 (nil, invalid) of 14", total, refused)
 	}
 }
 
