@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,26 +238,26 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span) error {
 // encodeSpans encodes and redacts checked spans, appending their keys
 // and values to kvs. Keys and values share one buffer.
 func (s *Store) encodeSpans(spans []Span, kvs []kv) ([]kv, error) {
-	buf := make([]byte, 0, 512*len(spans))
-	scratch := make([]byte, 0, 512)
+	buf := make([]byte, 0, 512*len(spans)+256)
 	for i := range spans {
 		sp := &spans[i]
-		js, err := appendSpanBody(append(scratch[:0], '{'), sp)
-		if err != nil {
-			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
-		}
-		js = append(js, '}')
-		if cap(js) > cap(scratch) {
-			scratch = js
-		}
-		if js, err = s.red.redactJSON(js); err != nil {
-			return nil, err
-		}
 		start := len(buf)
 		buf = spanKeyInto(buf, sp.Task, sp.Execution, sp.Seq)
 		mid := len(buf)
-		buf = append(buf, schemaVersion)
-		buf = append(buf, js...)
+		buf = append(buf, schemaVersion, '{')
+		var err error
+		if buf, err = appendSpanBody(buf, sp); err != nil {
+			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		}
+		buf = append(buf, '}')
+		js := buf[mid+1:]
+		red, err := s.red.redactJSON(js)
+		if err != nil {
+			return nil, err
+		}
+		if len(red) != len(js) || &red[0] != &js[0] { // redacted: a new value
+			buf = append(buf[:mid+1], red...)
+		}
 		// When buf grows it moves; earlier slices keep the old array,
 		// which nothing writes to again.
 		kvs = append(kvs, kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]})
@@ -735,22 +736,27 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 func appendAttributes(b []byte, a Attributes) ([]byte, error) {
-	var small [16]string
-	keys := small[:0]
-	for k := range a {
-		keys = append(keys, k)
+	// Key and value together, sorted by key: no map lookup per key.
+	type attr struct {
+		k string
+		v Value
 	}
-	slices.Sort(keys)
+	var small [24]attr
+	attrs := small[:0]
+	for k, v := range a {
+		attrs = append(attrs, attr{k, v})
+	}
+	slices.SortFunc(attrs, func(x, y attr) int { return strings.Compare(x.k, y.k) })
 	b = append(b, '{')
 	var err error
-	for i, k := range keys {
+	for i, at := range attrs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = appendJSONString(b, at.k)
 		b = append(b, ':')
-		if b, err = a[k].appendJSON(b); err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
+		if b, err = at.v.appendJSON(b); err != nil {
+			return nil, fmt.Errorf("attribute %q: %w", at.k, err)
 		}
 	}
 	return append(b, '}'), nil
