@@ -223,11 +223,10 @@ func (e *exec) await(ctx context.Context) error {
 		// The run's only step, and nothing can come while it runs (no
 		// timer on it, no inbox): the wait is the step itself, so it runs
 		// here rather than in a step goroutine this goroutine would wait
-		// for. It runs without e.mu, as it would there.
+		// for. It runs without e.mu, as it would there (a step whose
+		// token is gone meanwhile runs cancelled, and land drops it, as
+		// there).
 		e.next = nil
-		if e.flights[n.t.ID].dropped {
-			return e.land(ctx, landed{t: n.t}) // cancelled before it ran
-		}
 		e.mu.Unlock()
 		l := n.job()
 		e.mu.Lock()
