@@ -230,6 +230,9 @@ type exec struct {
 	// it to touch st.
 	mu sync.Mutex
 	running
+	// spanIDs derives the execution's span ids (see spanID).
+	spanIDs     store.SpanIDs
+	haveSpanIDs bool
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -475,6 +478,7 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		}
 		return e.finish(ctx, err)
 	}
+	defer e.stopSteppers()
 	defer e.drain() // steps still running when the run returns early
 	for {
 		if err := e.handOverBatches(ctx); err != nil {
@@ -779,15 +783,24 @@ func (e *exec) number(spans []store.Span) []store.Span {
 		e.st.SpanSeq++
 		sp.Task, sp.Execution, sp.TraceID = e.task.ID, e.id, e.traceID
 		sp.Seq = e.st.SpanSeq
-		sp.SpanID = store.SpanIDFor(e.task.ID, e.id, sp.Seq)
+		sp.SpanID = e.spanID(sp.Seq)
 		if i == 0 {
-			sp.ParentSpanID = store.SpanIDFor(e.task.ID, e.id, 1)
+			sp.ParentSpanID = e.spanID(1)
 		} else {
 			sp.ParentSpanID = out[0].SpanID
 		}
 		out[i] = sp
 	}
 	return out
+}
+
+// spanID is store.SpanIDFor of the execution's span seq (the caller
+// holds e.mu, or no step runs).
+func (e *exec) spanID(seq uint64) string {
+	if !e.haveSpanIDs {
+		e.spanIDs, e.haveSpanIDs = store.NewSpanIDs(e.task.ID, e.id), true
+	}
+	return e.spanIDs.ID(seq)
 }
 
 // checkpoint records the run's state (with spans). The goroutine driving
@@ -861,6 +874,26 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	root := e.rootSpan(status, msg)
+	if ce, ok := e.r.cfg.Journal.(checkpointExecutioner); ok {
+		// The last checkpoint and the execution's status are one write;
+		// the task's status follows, as in setStatus.
+		c, err := e.checkpointRecord()
+		if err != nil {
+			return nil, err
+		}
+		ended := e.r.cfg.Clock()
+		if err := ce.CheckpointExecution(ctx, c, func(ex *store.Execution) { e.ended(ex, status, msg, ended) }, root); err != nil {
+			return nil, err
+		}
+		if e.r.cfg.OnSpans != nil {
+			e.r.cfg.OnSpans([]store.Span{root})
+		}
+		failpoint.Hit(failpoint.StatusExecution)
+		if err := e.r.cfg.Journal.SetTaskStatus(ctx, e.task.ID, status); err != nil {
+			return nil, err
+		}
+		return e.result(status, msg), nil
+	}
 	if err := e.checkpoint(ctx, root); err != nil {
 		return nil, err
 	}
@@ -870,8 +903,21 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	return e.result(status, msg), nil
 }
 
+// checkpointExecutioner is a Journal that commits a checkpoint and its
+// execution's new status in one transaction (*store.Store does).
+type checkpointExecutioner interface {
+	CheckpointExecution(ctx context.Context, c *store.Checkpoint, update func(*store.Execution), spans ...store.Span) error
+}
+
+// ended records the end of a run on its execution.
+func (e *exec) ended(ex *store.Execution, st store.Status, msg string, at time.Time) {
+	ex.Status, ex.Error = st, msg
+	ex.Ended = at
+	ex.Trace = e.st.Trace
+}
+
 func (e *exec) rootSpan(status store.Status, msg string) store.Span {
-	sp := store.Span{Task: e.task.ID, Execution: e.id, Seq: 1, TraceID: e.traceID, SpanID: store.SpanIDFor(e.task.ID, e.id, 1),
+	sp := store.Span{Task: e.task.ID, Execution: e.id, Seq: 1, TraceID: e.traceID, SpanID: e.spanID(1),
 		Name: "run " + e.r.cfg.Pipeline.Name, Kind: store.SpanInternal, Start: e.st.Started, End: e.r.cfg.Clock(),
 		Attributes: store.Attributes{
 			"sextant.pipeline":         store.String(e.r.cfg.Pipeline.Name),

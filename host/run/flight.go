@@ -39,6 +39,24 @@ type running struct {
 	batches []*batch
 	results chan landed
 	slots   int
+	// idle hands a step to one of the run's step goroutines that has
+	// finished its last step and waits for another (stepper); quit ends
+	// them when the run returns. A goroutine whose stack has grown to what
+	// a step needs runs the run's next steps too, instead of a new one
+	// growing its stack again for every step.
+	idle chan func()
+	quit chan struct{}
+	// next is the run's only step when it was started and has not begun
+	// to run: await runs it in the driving goroutine when nothing can come
+	// while it runs, and hands it to a step goroutine otherwise (launch).
+	// A second step starting hands it over at once.
+	next *ready
+}
+
+// ready is a step started and not yet running.
+type ready struct {
+	t   sdk.Token
+	job func() landed
 }
 
 // batch is steps started together.
@@ -101,12 +119,63 @@ func (e *exec) pump(ctx context.Context) {
 		e.slots--
 		sctx, cancel := context.WithCancel(ctx)
 		e.flights[q.t.ID] = &flight{node: q.t.Node, batch: q.batch, cancel: cancel}
-		go func() {
+		job := func() landed {
 			failpoint.Hit(failpoint.StepStart)
 			res, wait, err := e.step(sctx, q.t, q.in)
 			failpoint.Hit(failpoint.StepDone)
-			e.results <- landed{t: q.t, res: res, wait: wait, err: err}
-		}()
+			return landed{t: q.t, res: res, wait: wait, err: err}
+		}
+		if len(e.flights) == 1 {
+			e.next = &ready{t: q.t, job: job}
+			continue
+		}
+		e.launch()
+		e.goStep(job)
+	}
+}
+
+// launch hands the step that has not begun to run (next) to a step
+// goroutine.
+func (e *exec) launch() {
+	if n := e.next; n != nil {
+		e.next = nil
+		e.goStep(n.job)
+	}
+}
+
+// goStep runs a step in a step goroutine, which sends what it returns to
+// e.results.
+func (e *exec) goStep(job func() landed) {
+	run := func() { e.results <- job() }
+	if e.quit == nil {
+		e.idle, e.quit = make(chan func()), make(chan struct{})
+	}
+	select {
+	case e.idle <- run: // a step goroutine that is free takes it
+	default:
+		go stepper(run, e.idle, e.quit)
+	}
+}
+
+// stepper is a step goroutine: it runs a step, then the next one pump
+// hands it while it waits, until the run returns (stopSteppers).
+func stepper(run func(), idle <-chan func(), quit <-chan struct{}) {
+	for {
+		run()
+		select {
+		case run = <-idle:
+		case <-quit:
+			return
+		}
+	}
+}
+
+// stopSteppers ends the run's idle step goroutines; no step runs any more
+// (drain waited for them).
+func (e *exec) stopSteppers() {
+	if e.quit != nil {
+		close(e.quit)
+		e.quit, e.idle = nil, nil
 	}
 }
 
@@ -150,6 +219,20 @@ func (e *exec) await(ctx context.Context) error {
 	if !e.replaying() {
 		inbox = e.r.cfg.Inbox
 	}
+	if n := e.next; n != nil && wake == nil && inbox == nil && len(e.flights) == 1 {
+		// The run's only step, and nothing can come while it runs (no
+		// timer on it, no inbox): the wait is the step itself, so it runs
+		// here rather than in a step goroutine this goroutine would wait
+		// for. It runs without e.mu, as it would there (a step whose
+		// token is gone meanwhile runs cancelled, and land drops it, as
+		// there).
+		e.next = nil
+		e.mu.Unlock()
+		l := n.job()
+		e.mu.Lock()
+		return e.land(ctx, l)
+	}
+	e.launch()
 	e.mu.Unlock()
 	var (
 		l     landed
@@ -239,6 +322,14 @@ func (e *exec) drain() {
 		q.batch.pending--
 	}
 	e.queue = nil
+	if n := e.next; n != nil { // started, never ran: nothing to wait for
+		e.next = nil
+		f := e.flights[n.t.ID]
+		delete(e.flights, n.t.ID)
+		f.cancel()
+		f.batch.pending--
+		e.slots++
+	}
 	for _, f := range e.flights {
 		f.dropped = true
 		f.cancel()

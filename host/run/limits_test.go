@@ -132,3 +132,50 @@ func TestTimeoutDefault(t *testing.T) {
 		})
 	}
 }
+
+// tickingClock moves on by tick every time it is read.
+type tickingClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	tick time.Duration
+}
+
+func (c *tickingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(c.tick)
+	return c.now
+}
+
+// TestTimeoutAnyMoment: whenever between two reads of the run's clock the
+// timeout passes — before a step starts, after it was started and before
+// it ran, while it runs, after it finished — the run ends completed or
+// failed with the timeout, never hangs and never errs otherwise.
+func TestTimeoutAnyMoment(t *testing.T) {
+	prep := prepare(t, twoSteps(t, "[limits]\ntimeout = \"1h\"\n"))
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), store.NewConfig().WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	timedOut := 0
+	for tick := time.Minute; tick <= 61*time.Minute; tick += time.Minute {
+		clock := &tickingClock{now: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC), tick: tick}
+		r := prep.Runner(run.Config{Store: st, Clock: clock.Now})
+		res, err := r.Start(ctx, run.Input{})
+		if err != nil {
+			t.Fatalf("tick %v: %v", tick, err)
+		}
+		switch {
+		case res.Status == store.StatusCompleted:
+		case res.Status == store.StatusFailed && res.Error == "limit exceeded: timeout 1h0m0s":
+			timedOut++
+		default:
+			t.Fatalf("tick %v: %s %q", tick, res.Status, res.Error)
+		}
+	}
+	if timedOut == 0 {
+		t.Fatal("no run timed out")
+	}
+}

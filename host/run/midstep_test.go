@@ -467,6 +467,13 @@ func (j *crashJournal) Checkpoint(ctx context.Context, c *store.Checkpoint, span
 	return j.Store.Checkpoint(ctx, c, spans...)
 }
 
+func (j *crashJournal) CheckpointExecution(ctx context.Context, c *store.Checkpoint, update func(*store.Execution), spans ...store.Span) error {
+	if err := j.check(); err != nil {
+		return err
+	}
+	return j.Store.CheckpointExecution(ctx, c, update, spans...)
+}
+
 func (j *crashJournal) PutExecution(ctx context.Context, e *store.Execution) error {
 	if err := j.check(); err != nil {
 		return err

@@ -73,8 +73,6 @@ type actionRecord struct {
 	Reason   string `json:"reason"`
 }
 
-func (s *runState) encode() ([]byte, error) { return json.Marshal(s) }
-
 func decodeState(b []byte) (*runState, error) {
 	var s runState
 	if err := json.Unmarshal(b, &s); err != nil {

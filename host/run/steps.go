@@ -123,7 +123,8 @@ func (e *exec) stepSpan(t sdk.Token, kind string, start time.Time, err error) st
 	return sp
 }
 
-// data is what templates see: .input, .vars, .strategy, .token, .task.
+// data is what templates see: .input, .vars, .strategy, .token, .task
+// (exprEnv's first five names too).
 func (e *exec) data(t sdk.Token, env sdk.Env) map[string]any {
 	return map[string]any{"input": env.Input, "vars": env.Vars, "strategy": env.Strategy, "token": t.Attrs, "task": e.task.ID}
 }
@@ -132,7 +133,10 @@ func (e *exec) data(t sdk.Token, env sdk.Env) map[string]any {
 // own name (as BPMN conditions see them), unless it would hide one of
 // data's names.
 func (e *exec) exprEnv(t sdk.Token, run sdk.Env) map[string]any {
-	env := e.data(t, run)
+	// Sized for every variable at once (data's five names and the vars):
+	// growing a map key by key rehashes it as it goes.
+	env := make(map[string]any, 5+len(run.Vars))
+	env["input"], env["vars"], env["strategy"], env["token"], env["task"] = run.Input, run.Vars, run.Strategy, t.Attrs, e.task.ID
 	for k, v := range run.Vars {
 		if _, taken := env[k]; !taken {
 			env[k] = v
@@ -280,7 +284,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		full.MaxTokens = prov.MaxTokens
 	}
 	st := e.r.cfg.Journal
-	hash, _, err := store.ChatKey(st.Redactor(), &full)
+	hash, canonical, err := store.ChatKey(st.Redactor(), &full)
 	if err != nil {
 		return nil, &fatalError{err}
 	}
@@ -320,7 +324,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
 			return nil, &fatalError{err}
 		}
-		rec, err := store.NewChatRecording(st.Redactor(), used, e.task.ID, &full, resp, latency)
+		rec, err := store.ChatRecording(hash, canonical, used, e.task.ID, resp, latency)
 		if err != nil {
 			return nil, &fatalError{err}
 		}

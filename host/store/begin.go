@@ -70,7 +70,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	}
 	cc := *c
 	cc.State = state
-	cval, err := encodeRedacted(&cc)
+	cval, err := encodeCheckpoint(&cc)
 	if err != nil {
 		return where(err)
 	}
@@ -97,6 +97,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	if err != nil {
 		return where(err)
 	}
+	s.seqs.fresh(t.ID, e.ID)
 	failpoint.Hit(failpoint.CheckpointCommitted)
 	if !s.noSync {
 		if err := s.syncer.sync(s.db); err != nil {

@@ -1,9 +1,16 @@
 package store
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // schemaVersion is the first byte of every stored value. The rest is
@@ -51,6 +58,132 @@ func encodeRedacted(v any) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte{schemaVersion}, js...), nil
+}
+
+// encodeCheckpoint is encodeRedacted(c) (the state already redacted)
+// without reflection: a run writes one after every step. The bytes are
+// exactly what encoding/json produces for a Checkpoint.
+func encodeCheckpoint(c *Checkpoint) ([]byte, error) {
+	if y := c.Updated.Year(); y < 0 || y > 9999 {
+		return encodeRedacted(c) // encoding/json's error
+	}
+	b := make([]byte, 0, 96+len(c.Task)+len(c.Execution)+base64.StdEncoding.EncodedLen(len(c.State)))
+	b = append(b, schemaVersion)
+	b = append(b, `{"task":`...)
+	b = appendJSONString(b, c.Task)
+	b = append(b, `,"execution":`...)
+	b = appendJSONString(b, c.Execution)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendUint(b, c.Step, 10)
+	b = append(b, `,"state":`...)
+	if c.State == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, c.State)
+		b = append(b, '"')
+	}
+	b = append(b, `,"updated":"`...)
+	b = c.Updated.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...), nil
+}
+
+// encodeRecording is s.encode(r) without reflection, for a recording
+// that passed checkRecording (its request and response are valid JSON):
+// a run writes one per provider call. Its raw request and response are compacted as
+// encoding/json compacts a json.RawMessage; one that holds what
+// encoding/json would also escape (<, >, &, U+2028, U+2029) goes the
+// encoding/json way. The bytes are the same (TestEncodeRecording).
+func (s *Store) encodeRecording(r *Recording) ([]byte, error) {
+	if y := r.Created.Year(); y < 0 || y > 9999 || r.Request == nil || r.Response == nil ||
+		strings.ContainsAny(r.Hash, "\b\f") || strings.ContainsAny(string(r.Kind), "\b\f") ||
+		strings.ContainsAny(r.Provider, "\b\f") || strings.ContainsAny(r.Task, "\b\f") {
+		// encoding/json's error, null, or its \b and \f (appendJSONString
+		// writes them as \u0008 and \u000c)
+		return s.encode(r)
+	}
+	var b bytes.Buffer
+	b.Grow(256 + len(r.Request) + len(r.Response))
+	buf := append(b.AvailableBuffer(), `{"hash":`...)
+	buf = appendJSONString(buf, r.Hash)
+	buf = append(buf, `,"kind":`...)
+	buf = appendJSONString(buf, string(r.Kind))
+	if r.Provider != "" {
+		buf = append(buf, `,"provider":`...)
+		buf = appendJSONString(buf, r.Provider)
+	}
+	buf = append(buf, `,"request":`...)
+	b.Write(buf)
+	for i, raw := range [2]json.RawMessage{r.Request, r.Response} {
+		if i == 1 {
+			b.WriteString(`,"response":`)
+		}
+		if plainCompact(raw) { // valid (checkRecording), nothing to change
+			b.Write(raw)
+			continue
+		}
+		start := b.Len()
+		if err := json.Compact(&b, raw); err != nil || needsHTMLEscape(b.Bytes()[start:]) {
+			return s.encode(r)
+		}
+	}
+	buf = b.AvailableBuffer()
+	if r.Usage != (sdk.Usage{}) {
+		buf = append(buf, `,"usage":{"input_tokens":`...)
+		buf = strconv.AppendInt(buf, int64(r.Usage.InputTokens), 10)
+		buf = append(buf, `,"output_tokens":`...)
+		buf = strconv.AppendInt(buf, int64(r.Usage.OutputTokens), 10)
+		buf = append(buf, '}')
+	}
+	if r.Latency != 0 {
+		buf = append(buf, `,"latency_ns":`...)
+		buf = strconv.AppendInt(buf, int64(r.Latency), 10)
+	}
+	if r.Task != "" {
+		buf = append(buf, `,"task":`...)
+		buf = appendJSONString(buf, r.Task)
+	}
+	buf = append(buf, `,"created":"`...)
+	buf = r.Created.AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, `"}`...)
+	b.Write(buf)
+	return s.seal(b.Bytes())
+}
+
+// plainCompact reports whether valid JSON is compact (no whitespace
+// outside strings) and holds nothing encoding/json escapes when it
+// compacts a json.RawMessage: then compacting it changes nothing.
+func plainCompact(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8:
+			return false
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// needsHTMLEscape reports whether compact JSON holds a byte sequence
+// encoding/json escapes when it compacts a json.RawMessage.
+func needsHTMLEscape(b []byte) bool {
+	for i, c := range b {
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			return true
+		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8:
+			return true
+		}
+	}
+	return false
 }
 
 // seal puts the version byte in front of encoded JSON, redacted.

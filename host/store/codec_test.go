@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // rawSet writes a raw value under a key, bypassing the codec.
@@ -142,5 +145,147 @@ func TestIDs(t *testing.T) {
 			t.Fatalf("span id %q for seq %d: repeated or invalid", id, seq)
 		}
 		seen[id] = true
+	}
+}
+
+// TestEncodeCheckpoint: the hand-written checkpoint encoding gives exactly
+// encoding/json's bytes, and its error for a time JSON cannot hold.
+func TestEncodeCheckpoint(t *testing.T) {
+	at := time.Date(2026, 11, 26, 15, 4, 5, 123456789, time.UTC)
+	for _, c := range []Checkpoint{
+		{Task: "t1", Execution: "e1", Step: 3, State: []byte(`{"steps":3,"vars":{"a":"<b> & \"c\""}}`), Updated: at},
+		{Task: "01JABCDEFGHJKMNPQRSTVWXYZ0", Execution: "x-y_z.1", Step: 0, State: nil, Updated: at.Truncate(time.Second)},
+		{Task: "t", Execution: "e", Step: 1<<64 - 1, State: []byte{}, Updated: time.Time{}.UTC()},
+		{Task: "t", Execution: "e", State: []byte{0, 1, 2, 0xff, 0xfe}, Updated: time.Date(9999, 12, 31, 23, 59, 59, 1, time.UTC)},
+		{Task: "t", Execution: "e", State: []byte("x"), Updated: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		want, wantErr := encodeRedacted(&c)
+		got, err := encodeCheckpoint(&c)
+		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
+			t.Errorf("checkpoint %+v:\n got %q, %v\nwant %q, %v", c, got, err, want, wantErr)
+		}
+	}
+}
+
+// TestEncodeRecording: a recording is encoded as encoding/json (and
+// redaction) would encode it, raw request and response compacted and
+// escaped alike.
+func TestEncodeRecording(t *testing.T) {
+	s := openTest(t)
+	total, refused := 0, 0
+	at := time.Date(2026, 11, 26, 15, 4, 5, 120000000, time.UTC)
+	base := Recording{Hash: "h1", Kind: RecordChat, Provider: "default", Request: json.RawMessage(`{"messages":[{"role":"user","content":"hi"}]}`),
+		Response: json.RawMessage(`{"text":"yo","usage":{"input_tokens":1,"output_tokens":2}}`), Usage: sdk.Usage{InputTokens: 1, OutputTokens: 2},
+		Latency: 1500 * time.Microsecond, Task: "t1", Created: at}
+	for name, edit := range map[string]func(r *Recording){
+		"plain": func(*Recording) {},
+		"minimal": func(r *Recording) {
+			r.Provider, r.Usage, r.Latency, r.Task, r.Kind = "", sdk.Usage{}, 0, "", RecordHuman
+		},
+		"spaces":    func(r *Recording) { r.Request = json.RawMessage(" {\n\t\"a\" : [ 1 , \"b c\" ] ,\"d\":{ } }\r\n") },
+		"html":      func(r *Recording) { r.Response = json.RawMessage(`{"text":"<b> & </b>"}`) },
+		"separator": func(r *Recording) { r.Response = json.RawMessage("{\"text\":\"a\u2028b\u2029\"}") },
+		"escapes":   func(r *Recording) { r.Request = json.RawMessage(`"\u003c\b\f\n é \ud83d\ude00"`) },
+		"odd names": func(r *Recording) { r.Provider = "p<&>\"\\\b\f\x01é\u2028" },
+		"odd name":  func(r *Recording) { r.Provider = "p<&>\"\\\x01é\u2028" },
+		"negative":  func(r *Recording) { r.Latency = -5; r.Usage = sdk.Usage{OutputTokens: 3} },
+		"scalars":   func(r *Recording) { r.Request, r.Response = json.RawMessage(`42`), json.RawMessage(` null `) },
+		"secret":    func(r *Recording) { r.Request = json.RawMessage(`{"api_key":"sk-abcdefghijklmnopqrstuvwx"}`) },
+		"nil":       func(r *Recording) { r.Response = nil },
+		"far":       func(r *Recording) { r.Created = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"invalid":   func(r *Recording) { r.Request = json.RawMessage(`{"a":`) },
+	} {
+		r := base
+		edit(&r)
+		total++
+		if checkRecording(&r) != nil {
+			refused++
+			continue // PutRecording never encodes it
+		}
+		want, wantErr := s.encode(&r)
+		got, err := s.encodeRecording(&r)
+		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
+			t.Errorf("%s:\n got %q, %v\nwant %q, %v", name, got, err, want, wantErr)
+		}
+	}
+	if refused != 2 || total-refused < 12 {
+		t.Errorf("%d recordings, %d refused by checkRecording; want 2 (nil, invalid) of 14", total, refused)
+	}
+}
+
+// fillAll sets every field reachable from v to a value that is not its
+// zero value, so that an encoder written field by field and compared with
+// encoding/json misses no field (a field added to the struct later fails
+// the comparison until the encoder writes it too).
+func fillAll(v reflect.Value, depth int) {
+	if depth > 6 {
+		return
+	}
+	if v.Type() == reflect.TypeOf(time.Time{}) {
+		v.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)))
+		return
+	}
+	if v.Type() == reflect.TypeOf(json.RawMessage{}) {
+		v.Set(reflect.ValueOf(json.RawMessage(`{"k":[1,"x"]}`)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(7)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(0.5)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("v"))
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		fillAll(p.Elem(), depth+1)
+		v.Set(p)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		fillAll(s.Index(0), depth+1)
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fillAll(k, depth+1)
+		fillAll(e, depth+1)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fillAll(v.Field(i), depth+1)
+			}
+		}
+	}
+}
+
+// TestEncodeEveryField: with every field of a checkpoint and a recording
+// set, the direct encodings equal encoding/json's: a field added to
+// either fails here until its encoder writes it.
+func TestEncodeEveryField(t *testing.T) {
+	s := openTest(t)
+	var c Checkpoint
+	fillAll(reflect.ValueOf(&c).Elem(), 0)
+	want, err := encodeRedacted(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := encodeCheckpoint(&c); err != nil || string(got) != string(want) {
+		t.Errorf("checkpoint:\n got %s (%v)\nwant %s", got, err, want)
+	}
+	var r Recording
+	fillAll(reflect.ValueOf(&r).Elem(), 0)
+	if want, err = s.encode(&r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.encodeRecording(&r); err != nil || string(got) != string(want) {
+		t.Errorf("recording:\n got %s (%v)\nwant %s", got, err, want)
 	}
 }

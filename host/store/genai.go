@@ -43,7 +43,10 @@ func ChatSpanName(model string) string {
 // ChatSpanAttributes returns the GenAI attributes of one provider call,
 // for a span of kind client. resp may be nil (the call failed).
 func ChatSpanAttributes(provider string, req *sdk.ChatRequest, resp *sdk.ChatResponse) Attributes {
-	a := Attributes{AttrGenAIOperationName: String("chat")}
+	// Room for what callers add (a run adds up to ten more): a map that
+	// grows key by key rehashes as it goes.
+	a := make(Attributes, 20)
+	a[AttrGenAIOperationName] = String("chat")
 	if provider != "" {
 		a[AttrGenAIProviderName] = String(provider)
 	}

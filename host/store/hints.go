@@ -11,6 +11,7 @@ type hintSet struct {
 	delta  []uint32 // state*nclass + class → next*nclass, with acceptBit if next has output
 	out    []uint64 // state → rules whose hint ends here
 	always uint64   // rules without hints (or beyond 64) always run
+	maxLen int      // the longest hint
 }
 
 // newHintSet builds the automaton; hints[i] are rule i's lower-case hints.
@@ -47,6 +48,7 @@ func newHintSet(hints [][][]byte) *hintSet {
 			continue
 		}
 		for _, hint := range hs {
+			h.maxLen = max(h.maxLen, len(hint))
 			s := 0
 			for _, c := range hint {
 				cl := h.class[c]
@@ -102,10 +104,47 @@ func newHintSet(hints [][][]byte) *hintSet {
 const acceptBit = 1 << 31
 
 // scan returns the set of rules to run on b.
+//
+// A scan is a chain of dependent table lookups, one per byte, so it runs
+// at the latency of a load, not at the machine's throughput. Longer inputs
+// are scanned as two halves at once, whose chains are independent: the
+// first half runs on until every hint that starts in it has ended
+// (maxLen-1 bytes into the second), the second starts afresh at its first
+// byte, where any hint starting there begins. Together they find exactly
+// the hints one pass finds (TestHintScanHalves).
 func (h *hintSet) scan(b []byte) uint64 {
+	if len(b) < 256 || len(b) < 8*h.maxLen {
+		return h.scanFrom(b, h.always)
+	}
+	mid := len(b) / 2
+	x, y := b[:mid+max(h.maxLen, 1)-1], b[mid:]
+	n := min(len(x), len(y))
 	found := h.always
+	delta, class, nclass := h.delta, &h.class, uint32(h.nclass)
+	s, t := uint32(0), uint32(0)
+	for i := 0; i < n; i++ {
+		e := delta[s+uint32(class[x[i]])]
+		f := delta[t+uint32(class[y[i]])]
+		s, t = e&^acceptBit, f&^acceptBit
+		if (e|f)&acceptBit != 0 {
+			if e&acceptBit != 0 {
+				found |= h.out[s/nclass]
+			}
+			if f&acceptBit != 0 {
+				found |= h.out[t/nclass]
+			}
+		}
+	}
+	found = h.scanAt(x[n:], s, found)
+	return h.scanAt(y[n:], t, found)
+}
+
+// scanFrom is one pass over b from the start state.
+func (h *hintSet) scanFrom(b []byte, found uint64) uint64 { return h.scanAt(b, 0, found) }
+
+// scanAt goes on from state s over b, adding what it finds to found.
+func (h *hintSet) scanAt(b []byte, s uint32, found uint64) uint64 {
 	delta, class := h.delta, &h.class
-	s := uint32(0)
 	for _, c := range b {
 		e := delta[s+uint32(class[c])]
 		s = e &^ acceptBit

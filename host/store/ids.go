@@ -82,6 +82,16 @@ func SpanIDFor(task, exec string, seq uint64) string {
 	return spanIDFrom(spanIDBase(task, exec), seq)
 }
 
+// SpanIDs derives the span ids of one execution exactly as SpanIDFor
+// does, hashing the task and execution ids once instead of per span.
+type SpanIDs struct{ base uint64 }
+
+// NewSpanIDs returns the span ids of an execution.
+func NewSpanIDs(task, exec string) SpanIDs { return SpanIDs{base: spanIDBase(task, exec)} }
+
+// ID is SpanIDFor(task, exec, seq).
+func (g SpanIDs) ID(seq uint64) string { return spanIDFrom(g.base, seq) }
+
 func spanIDBase(task, exec string) uint64 {
 	b, _ := hex.DecodeString(derivedID(8, "span", task, exec))
 	return binary.BigEndian.Uint64(b)

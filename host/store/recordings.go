@@ -60,6 +60,13 @@ func NewChatRecording(red *Redactor, provider, task string, req *sdk.ChatRequest
 	if err != nil {
 		return nil, err
 	}
+	return ChatRecording(hash, canon, provider, task, resp, latency)
+}
+
+// ChatRecording is NewChatRecording for a request whose key and canonical
+// form ChatKey already gave (a run computes them to look the recording up
+// first, and does not encode and redact the request again).
+func ChatRecording(hash string, canonical []byte, provider, task string, resp *sdk.ChatResponse, latency time.Duration) (*Recording, error) {
 	if resp == nil {
 		return nil, fmt.Errorf("chat recording: nil response")
 	}
@@ -69,7 +76,7 @@ func NewChatRecording(red *Redactor, provider, task string, req *sdk.ChatRequest
 	}
 	return &Recording{
 		Hash: hash, Kind: RecordChat, Provider: provider, Task: task,
-		Request: canon, Response: out, Usage: resp.Usage, Latency: latency,
+		Request: canonical, Response: out, Usage: resp.Usage, Latency: latency,
 	}, nil
 }
 
@@ -105,7 +112,7 @@ func (s *Store) PutRecording(ctx context.Context, r *Recording) error {
 	if err := checkRecording(r); err != nil {
 		return fmt.Errorf("write recording: %w", err)
 	}
-	val, err := s.encode(r)
+	val, err := s.encodeRecording(r)
 	if err != nil {
 		return fmt.Errorf("write recording %s: %w", r.Hash, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,26 +238,26 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span) error {
 // encodeSpans encodes and redacts checked spans, appending their keys
 // and values to kvs. Keys and values share one buffer.
 func (s *Store) encodeSpans(spans []Span, kvs []kv) ([]kv, error) {
-	buf := make([]byte, 0, 512*len(spans))
-	scratch := make([]byte, 0, 512)
+	buf := make([]byte, 0, 512*len(spans)+256)
 	for i := range spans {
 		sp := &spans[i]
-		js, err := appendSpanBody(append(scratch[:0], '{'), sp)
-		if err != nil {
-			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
-		}
-		js = append(js, '}')
-		if cap(js) > cap(scratch) {
-			scratch = js
-		}
-		if js, err = s.red.redactJSON(js); err != nil {
-			return nil, err
-		}
 		start := len(buf)
 		buf = spanKeyInto(buf, sp.Task, sp.Execution, sp.Seq)
 		mid := len(buf)
-		buf = append(buf, schemaVersion)
-		buf = append(buf, js...)
+		buf = append(buf, schemaVersion, '{')
+		var err error
+		if buf, err = appendSpanBody(buf, sp); err != nil {
+			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		}
+		buf = append(buf, '}')
+		js := buf[mid+1:]
+		red, err := s.red.redactJSON(js)
+		if err != nil {
+			return nil, err
+		}
+		if len(red) != len(js) || &red[0] != &js[0] { // redacted: a new value
+			buf = append(buf[:mid+1], red...)
+		}
 		// When buf grows it moves; earlier slices keep the old array,
 		// which nothing writes to again.
 		kvs = append(kvs, kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]})
@@ -439,6 +440,19 @@ func scanTxnSkip(ctx context.Context, txn *badger.Txn, prefix []byte, skip func(
 // (unless the store was opened WithSyncCheckpoints(false)) waits until it
 // is on disk. Concurrent checkpoints share an fsync.
 func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) error {
+	return s.checkpoint(ctx, c, nil, spans)
+}
+
+// CheckpointExecution is Checkpoint that also updates the checkpoint's
+// execution in the same transaction: update changes the stored execution
+// (its status, end and error when the run ends), which is then checked
+// and written as PutExecution writes it. A run's last checkpoint and its
+// final status are then one write.
+func (s *Store) CheckpointExecution(ctx context.Context, c *Checkpoint, update func(*Execution), spans ...Span) error {
+	return s.checkpoint(ctx, c, update, spans)
+}
+
+func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Execution), spans []Span) error {
 	if s.ro {
 		return fmt.Errorf("write checkpoint: store %s: %w", s.dir, ErrReadOnly)
 	}
@@ -462,7 +476,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 	}
 	cc := *c
 	cc.State = state
-	val, err := encodeRedacted(&cc)
+	val, err := encodeCheckpoint(&cc)
 	if err != nil {
 		return where(err)
 	}
@@ -475,8 +489,36 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 			return where(err)
 		}
 	}
+	var ended bool
 	err = s.update(ctx, func(txn *badger.Txn) error {
-		if len(spans) == 0 { // checkSpans checked the execution otherwise
+		if update != nil {
+			var ex Execution
+			if err := get(txn, execKey(c.Task, c.Execution), &ex); err != nil {
+				if errors.Is(err, ErrNotFound) {
+					err = fmt.Errorf("execution %q of task %q: %w", c.Execution, c.Task, ErrNotFound)
+				}
+				return err
+			}
+			update(&ex)
+			if ex.Task != c.Task || ex.ID != c.Execution {
+				return fmt.Errorf("the execution's task and id cannot change (to %q, %q)", ex.Task, ex.ID)
+			}
+			if ex.Status == "" {
+				ex.Status = StatusRunning
+			}
+			ex.Started, ex.Ended = ex.Started.UTC(), ex.Ended.UTC()
+			if err := checkExecution(&ex); err != nil {
+				return err
+			}
+			val, err := s.encode(&ex)
+			if err != nil {
+				return err
+			}
+			if err := txn.Set(execKey(c.Task, c.Execution), val); err != nil {
+				return err
+			}
+			ended = ex.Status == StatusCompleted || ex.Status == StatusFailed
+		} else if len(spans) == 0 { // checkSpans checked the execution otherwise
 			if ok, err := exists(txn, execKey(c.Task, c.Execution)); err != nil || !ok {
 				if err == nil {
 					err = fmt.Errorf("execution %q of task %q: %w", c.Execution, c.Task, ErrNotFound)
@@ -494,6 +536,9 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 	})
 	if err != nil {
 		return where(err)
+	}
+	if ended {
+		s.seqs.forget(c.Task, c.Execution)
 	}
 	failpoint.Hit(failpoint.CheckpointCommitted)
 	if !s.noSync {
@@ -586,6 +631,21 @@ func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*ex
 	return e, nil
 }
 
+// fresh notes an execution created just now, which has no spans: its
+// first spans need not look for the last one stored.
+func (c *seqCounters) fresh(task, exec string) {
+	id := task + "\x00" + exec
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[id]; ok {
+		return
+	}
+	if c.m == nil {
+		c.m = make(map[string]*execSeq)
+	}
+	c.m[id] = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec)}
+}
+
 func (c *seqCounters) forget(task, exec string) {
 	c.mu.Lock()
 	delete(c.m, task+"\x00"+exec)
@@ -676,22 +736,27 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 func appendAttributes(b []byte, a Attributes) ([]byte, error) {
-	var small [16]string
-	keys := small[:0]
-	for k := range a {
-		keys = append(keys, k)
+	// Key and value together, sorted by key: no map lookup per key.
+	type attr struct {
+		k string
+		v Value
 	}
-	slices.Sort(keys)
+	var small [24]attr
+	attrs := small[:0]
+	for k, v := range a {
+		attrs = append(attrs, attr{k, v})
+	}
+	slices.SortFunc(attrs, func(x, y attr) int { return strings.Compare(x.k, y.k) })
 	b = append(b, '{')
 	var err error
-	for i, k := range keys {
+	for i, at := range attrs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = appendJSONString(b, at.k)
 		b = append(b, ':')
-		if b, err = a[k].appendJSON(b); err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
+		if b, err = at.v.appendJSON(b); err != nil {
+			return nil, fmt.Errorf("attribute %q: %w", at.k, err)
 		}
 	}
 	return append(b, '}'), nil

@@ -260,6 +260,49 @@ func TestRewards(t *testing.T) {
 
 func zero() float64 { return 0 }
 
+// TestCheckpointExecution: a checkpoint and its execution's new status are
+// written together, or neither is.
+func TestCheckpointExecution(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	_, e := seed(t, s, "t1", 2)
+	must(t, s.Checkpoint(ctx, &Checkpoint{Task: "t1", Execution: e.ID, Step: 1, State: []byte(`{"a":1}`)}))
+	end := t0.Add(time.Hour)
+	root := Span{Task: "t1", Execution: e.ID, Seq: 9, Name: "run", Start: t0, End: end}
+	must(t, s.CheckpointExecution(ctx, &Checkpoint{Task: "t1", Execution: e.ID, Step: 2, State: []byte(`{"a":2}`)}, func(ex *Execution) {
+		ex.Status, ex.Error, ex.Ended, ex.Trace = StatusFailed, "boom", end, []string{"step s1"}
+	}, root))
+	ex, err := s.Execution(ctx, "t1", e.ID)
+	must(t, err)
+	if ex.Status != StatusFailed || ex.Error != "boom" || !ex.Ended.Equal(end) || len(ex.Trace) != 1 || ex.Strategy.Name != "email-handler" {
+		t.Fatalf("execution %+v", ex)
+	}
+	c, err := s.LatestCheckpoint(ctx, "t1", e.ID)
+	must(t, err)
+	if c.Step != 2 || string(c.State) != `{"a":2}` {
+		t.Fatalf("checkpoint %+v", c)
+	}
+	spans, err := s.Spans(ctx, "t1", e.ID)
+	must(t, err)
+	if len(spans) != 3 || spans[2].Seq != 9 || spans[2].Name != "run" {
+		t.Fatalf("spans %+v", spans)
+	}
+	// An update that leaves the execution invalid writes nothing.
+	err = s.CheckpointExecution(ctx, &Checkpoint{Task: "t1", Execution: e.ID, Step: 3, State: []byte(`{"a":3}`)}, func(ex *Execution) {
+		ex.Status = "lost"
+	}, Span{Task: "t1", Execution: e.ID, Name: "late", Start: t0})
+	wantErr(t, err, `write checkpoint of execution "t1-e1": execution "t1-e1": unknown status "lost"`)
+	c, err = s.LatestCheckpoint(ctx, "t1", e.ID)
+	must(t, err)
+	ex, err = s.Execution(ctx, "t1", e.ID)
+	must(t, err)
+	if spans, _ := s.Spans(ctx, "t1", e.ID); c.Step != 2 || ex.Status != StatusFailed || len(spans) != 3 {
+		t.Fatalf("a refused write left checkpoint %+v, execution %+v, %d spans", c, ex, len(spans))
+	}
+	err = s.CheckpointExecution(ctx, &Checkpoint{Task: "t1", Execution: "e9", Step: 1}, func(*Execution) {})
+	wantErr(t, err, `write checkpoint of execution "e9": execution "e9" of task "t1": not found`)
+}
+
 func TestCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	for _, sync := range []bool{true, false} {
