@@ -90,10 +90,10 @@ func encodeCheckpoint(c *Checkpoint) ([]byte, error) {
 
 // encodeRecording is s.encode(r) without reflection, for a recording
 // that passed checkRecording (its request and response are valid JSON):
-// a run writes one per provider call. Its raw request and response are compacted as
-// encoding/json compacts a json.RawMessage; one that holds what
-// encoding/json would also escape (<, >, &, U+2028, U+2029) goes the
-// encoding/json way. The bytes are the same (TestEncodeRecording).
+// a run writes one per provider call. Its raw request and response are
+// compacted as encoding/json compacts a json.RawMessage; one that holds
+// what encoding/json would also escape (<, >, &, U+2028, U+2029) goes
+// the encoding/json way. The bytes are the same (TestEncodeRecording).
 func (s *Store) encodeRecording(r *Recording) ([]byte, error) {
 	if y := r.Created.Year(); y < 0 || y > 9999 || r.Request == nil || r.Response == nil ||
 		strings.ContainsAny(r.Hash, "\b\f") || strings.ContainsAny(string(r.Kind), "\b\f") ||
