@@ -24,9 +24,9 @@ import (
 const maxKeptResponse = 1 << 20
 
 var (
-	reqBuf   []byte                     // the request buffer of sextant_request
-	scratch2 = scratch{nav: &navReqs{}} // api 2 answers are encoded into its buffer, reused
-	pinned   = map[uintptr][]byte{}     // sextant_alloc buffers, kept from the GC
+	reqBuf   []byte                                      // the request buffer of sextant_request
+	scratch2 = scratch{nav: &navReqs{}, in: &interner{}} // api 2 answers are encoded into its buffer, reused
+	pinned   = map[uintptr][]byte{}                      // sextant_alloc buffers, kept from the GC
 	lastResp []byte
 	guestH   Handler
 	guestErr error

@@ -285,6 +285,93 @@ type decoder struct {
 	b     []byte
 	off   int
 	depth int
+	// in, when set, hands out again the strings, numbers and times this
+	// decoder read before (see interner); nil: each is a new copy.
+	in *interner
+}
+
+// interner remembers recent short strings (as strings and as the any
+// holding them), float64 values as an any, and the last time a decoder
+// read, so that a decoder that meets them again returns the same value
+// instead of allocating a copy (and parsing a time again). In a wasm guest
+// an allocation costs about 250 ns, a comparison of a few bytes next to
+// nothing, and a navigator's requests repeat the same binding id, token
+// ids, node names, variable names and values call after call. Strings are
+// immutable and a time.Time is a value, so sharing them is invisible to
+// the plugin. The tables are direct-mapped and bounded: a miss replaces
+// the slot.
+//
+// The wasm guest keeps one for good (guest_wasip1.go); a decoder without
+// one (the host's, a process plugin's) copies as before.
+type interner struct {
+	strs [internSlots]struct {
+		s string
+		v any // s as an any, made on first use
+	}
+	nums [internSlots]struct {
+		bits uint64
+		v    any
+	}
+	timeRaw string
+	time    time.Time
+}
+
+const (
+	internSlots = 256 // a power of 2
+	maxInterned = 64  // longer strings are copied
+)
+
+func internSlot(b []byte) int {
+	n := len(b)
+	h := uint32(n)
+	if n > 0 {
+		h = h*31 + uint32(b[0])
+		h = h*31 + uint32(b[n-1])
+		h = h*31 + uint32(b[n/2])
+		if n > 3 {
+			h = h*31 + uint32(b[1])
+			h = h*31 + uint32(b[n-2])
+		}
+	}
+	h ^= h >> 8
+	return int(h & (internSlots - 1))
+}
+
+// str returns b as a string, coerced to valid UTF-8 as toString does.
+func (in *interner) str(b []byte) string {
+	e := &in.strs[internSlot(b)]
+	if e.s == string(b) {
+		return e.s
+	}
+	s := toString(b)
+	if len(s) == len(b) { // valid as it came (coercing lengthens)
+		e.s, e.v = s, nil
+	}
+	return s
+}
+
+// strAny is str as an any.
+func (in *interner) strAny(b []byte) any {
+	e := &in.strs[internSlot(b)]
+	if e.s == string(b) && e.v != nil {
+		return e.v
+	}
+	s := in.str(b)
+	if e.s == s {
+		e.v = s
+		return e.v
+	}
+	return s
+}
+
+// num returns f as an any.
+func (in *interner) num(f float64) any {
+	bits := math.Float64bits(f)
+	e := &in.nums[int((bits^bits>>29^bits>>47)&(internSlots-1))]
+	if e.v == nil || e.bits != bits {
+		e.bits, e.v = bits, f
+	}
+	return e.v
 }
 
 // DecodeError is a malformed api 2 message: where it went wrong (the byte
@@ -535,14 +622,21 @@ func (e *encoder) time(t time.Time) {
 // time reads what encoder.time wrote, as encoding/json reads a time.Time.
 func (d *decoder) time() (time.Time, error) {
 	start := d.off
-	s, err := d.str()
+	b, err := d.strBytes()
 	if err != nil {
 		return time.Time{}, err
 	}
+	if d.in != nil && d.in.timeRaw != "" && d.in.timeRaw == string(b) {
+		return d.in.time, nil
+	}
+	s := toString(b)
 	var t time.Time
 	if err := t.UnmarshalText([]byte(s)); err != nil {
 		d.off = start
 		return time.Time{}, d.errorf("want an RFC 3339 time: %v", err)
+	}
+	if d.in != nil && len(s) == len(b) && len(s) <= maxInterned {
+		d.in.timeRaw, d.in.time = s, t
 	}
 	return t, nil
 }
@@ -619,6 +713,9 @@ func (d *decoder) str() (string, error) {
 	b, err := d.strBytes()
 	if err != nil {
 		return "", err
+	}
+	if d.in != nil && len(b) <= maxInterned {
+		return d.in.str(b), nil
 	}
 	return toString(b), nil
 }
@@ -742,9 +839,23 @@ func (d *decoder) any() (any, error) {
 	case c == 0xc2 || c == 0xc3:
 		return d.bool()
 	case c <= 0x7f || c >= 0xe0 || (c >= 0xca && c <= 0xd3):
-		return d.float()
+		f, err := d.float()
+		if err != nil || d.in == nil {
+			return f, err
+		}
+		return d.in.num(f), nil
 	case (c >= 0xa0 && c <= 0xbf) || (c >= 0xd9 && c <= 0xdb):
-		return d.str()
+		if d.in == nil {
+			return d.str()
+		}
+		b, err := d.strBytes()
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > maxInterned {
+			return toString(b), nil
+		}
+		return d.in.strAny(b), nil
 	case (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd:
 		if d.depth++; d.depth > maxDepth {
 			return nil, d.errorf("exceeded max depth %d", maxDepth)

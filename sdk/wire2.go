@@ -145,6 +145,9 @@ type scratch struct {
 	// none of them (a Navigator keeps no request past its call: see
 	// Navigator). Nil: each call makes its own.
 	nav *navReqs
+	// in, when set, is the decoder's interner (the wasm guest keeps one:
+	// see interner). Nil: every string is a new copy.
+	in *interner
 
 	// pending says dispatch2 left the envelope's last field, params at
 	// offset params of req, for call2 to walk (see envelopeEnd).
@@ -163,7 +166,7 @@ func (s *scratch) envelopeEnd() error {
 	}
 	s.pending = false
 	d := &s.d
-	*d = decoder{b: s.req, off: s.params}
+	*d = decoder{b: s.req, off: s.params, in: s.in}
 	if err := d.skip(); err != nil {
 		return Errorf(CodeBadRequest, "malformed request: %v", err)
 	}
@@ -216,7 +219,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		}
 	}()
 	d := &s.d
-	*d = decoder{b: request}
+	*d = decoder{b: request, in: s.in}
 	n, null, err := d.mapHeader()
 	if err == nil && null {
 		err = d.errorf("want a map, got nil")
@@ -264,7 +267,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 	}
 	var pd *decoder
 	if params >= 0 {
-		*d = decoder{b: request, off: params}
+		*d = decoder{b: request, off: params, in: s.in}
 		pd = d
 	}
 	switch {
