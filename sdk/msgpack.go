@@ -314,6 +314,9 @@ type interner struct {
 	}
 	timeRaw string
 	time    time.Time
+	// maps are maps the last calls decoded and let go of (recycle), for
+	// anyMap to fill again.
+	maps []map[string]any
 }
 
 const (
@@ -362,6 +365,30 @@ func (in *interner) strAny(b []byte) any {
 		return e.v
 	}
 	return s
+}
+
+// maxRecycled bounds the maps an interner keeps for reuse, and the size
+// of a map it keeps (a map does not shrink).
+const maxRecycled, maxRecycledLen = 4, 64
+
+// recycle keeps m, which nothing references any more, for a later
+// anyMap to reuse (after clearing it) instead of making one.
+func (in *interner) recycle(m map[string]any) {
+	if m != nil && len(m) <= maxRecycledLen && len(in.maps) < maxRecycled {
+		in.maps = append(in.maps, m)
+	}
+}
+
+// takeMap returns an empty recycled map, or nil.
+func (in *interner) takeMap() map[string]any {
+	if len(in.maps) == 0 {
+		return nil
+	}
+	m := in.maps[len(in.maps)-1]
+	in.maps[len(in.maps)-1] = nil
+	in.maps = in.maps[:len(in.maps)-1]
+	clear(m)
+	return m
 }
 
 // num returns f as an any.
@@ -687,8 +714,22 @@ func (d *decoder) float() (float64, error) {
 	return f, nil
 }
 
-// strBytes reads a string's bytes without copying them.
+// strBytes reads a string's bytes without copying them. The common case,
+// a whole short string (fixstr), is inlined: in a wasm guest a call costs
+// as much as the read, and a request is mostly keys and short strings.
 func (d *decoder) strBytes() ([]byte, error) {
+	b := d.b[min(d.off, len(d.b)):]
+	if len(b) > 0 && b[0]&0xe0 == 0xa0 {
+		if n := int(b[0] & 0x1f); n < len(b) {
+			d.off += 1 + n
+			return b[1 : 1+n], nil
+		}
+	}
+	return d.strBytesAny()
+}
+
+// strBytesAny is strBytes for every case.
+func (d *decoder) strBytesAny() ([]byte, error) {
 	c, err := d.peek()
 	if err != nil {
 		return nil, err
@@ -860,17 +901,19 @@ func (d *decoder) any() (any, error) {
 		if d.depth++; d.depth > maxDepth {
 			return nil, d.errorf("exceeded max depth %d", maxDepth)
 		}
-		defer func() { d.depth-- }()
 		n, err := d.arrayHeader()
 		if err != nil {
+			d.depth--
 			return nil, err
 		}
 		a := make([]any, n)
 		for i := range a {
 			if a[i], err = d.any(); err != nil {
+				d.depth--
 				return nil, atIndex(i, err)
 			}
 		}
+		d.depth--
 		return a, nil
 	case (c >= 0x80 && c <= 0x8f) || c == 0xde || c == 0xdf:
 		return d.anyMap()
@@ -887,17 +930,25 @@ func (d *decoder) anyMap() (map[string]any, error) {
 	if d.depth++; d.depth > maxDepth {
 		return nil, d.errorf("exceeded max depth %d", maxDepth)
 	}
-	defer func() { d.depth-- }()
-	m := make(map[string]any, n)
+	var m map[string]any
+	if d.in != nil {
+		m = d.in.takeMap()
+	}
+	if m == nil {
+		m = make(map[string]any, n)
+	}
 	for range n {
 		k, err := d.str()
 		if err != nil {
+			d.depth--
 			return nil, err
 		}
 		if m[k], err = d.any(); err != nil {
+			d.depth--
 			return nil, atKey(k, err)
 		}
 	}
+	d.depth--
 	return m, nil
 }
 
@@ -925,22 +976,25 @@ func (d *decoder) skip() error {
 		if d.depth++; d.depth > maxDepth {
 			return d.errorf("exceeded max depth %d", maxDepth)
 		}
-		defer func() { d.depth-- }()
 		var n int
 		if c <= 0x8f || c == 0xde || c == 0xdf {
 			m, _, err := d.mapHeader()
 			if err != nil {
+				d.depth--
 				return err
 			}
 			n = 2 * m
 		} else if n, err = d.arrayHeader(); err != nil {
+			d.depth--
 			return err
 		}
 		for range n {
 			if err := d.skip(); err != nil {
+				d.depth--
 				return err
 			}
 		}
+		d.depth--
 		return nil
 	}
 	return d.errorf("unexpected %s", typeName(c))

@@ -294,6 +294,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		case MethodBoundStart:
 			in := navReq(r, func(r *navReqs) *BoundStartRequest { return &r.bstart })
 			out := navReq(r, func(r *navReqs) *StartRequest { return &r.start })
+			defer s.recycle(&in.State, nil)
 			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundStartRequest) (*Decision, error) {
 				st, err := h.binds.state(&b.State)
 				if err != nil {
@@ -305,6 +306,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		case MethodBoundNext:
 			in := navReq(r, func(r *navReqs) *BoundNextRequest { return &r.bnext })
 			out := navReq(r, func(r *navReqs) *NextRequest { return &r.next })
+			defer s.recycle(&in.State, &in.Outcome)
 			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundNextRequest) (*Decision, error) {
 				st, err := h.binds.state(&b.State)
 				if err != nil {
@@ -316,6 +318,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		case MethodBoundBoundary:
 			in := navReq(r, func(r *navReqs) *BoundBoundaryRequest { return &r.bboundary })
 			out := navReq(r, func(r *navReqs) *BoundaryRequest { return &r.boundary })
+			defer s.recycle(&in.State, nil)
 			return call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundBoundaryRequest) (*Decision, error) {
 				st, err := h.binds.state(&b.State)
 				if err != nil {
@@ -334,6 +337,24 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 		return Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q in api 2 (send it as api 1 JSON)", info.Kind, info.Name, method)
 	}
 	return Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", info.Kind, info.Name, method)
+}
+
+// recycle hands the interner the maps of a bound call (its request kept
+// in s.nav) that nothing holds once the call is answered: the variables it
+// set, which bindings.state copied into the binding's (unless the call
+// reset the Env, whose vars then are those very maps), and the outcome's
+// output, which the Navigator must not keep (see Navigator). Only with a
+// kept scratch and interner (the wasm guest).
+func (s *scratch) recycle(st *BoundState, out *Outcome) {
+	if s.in == nil || s.nav == nil {
+		return
+	}
+	if st.Base != 0 {
+		s.in.recycle(st.Set)
+	}
+	if out != nil {
+		s.in.recycle(out.Output)
+	}
 }
 
 // call2 decodes the params from d (nil: none) into the zero value in,
