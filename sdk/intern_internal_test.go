@@ -112,3 +112,38 @@ func TestInternerAllocates(t *testing.T) {
 		t.Fatalf("%v allocations per read, want 0", n)
 	}
 }
+
+// TestArenaKeepsStrings: long strings copied into the interner's arena
+// stay as they were decoded while later ones fill it and its next chunks;
+// one too long for it, or not valid UTF-8, is copied on its own (and
+// coerced) as without an interner.
+func TestArenaKeepsStrings(t *testing.T) {
+	var in interner
+	var kept, want []string
+	for i := range 200 {
+		s := fmt.Sprintf("%d:%s", i, strings.Repeat(string(rune('a'+i%26)), 100+37*i%3000))
+		if i%50 == 7 {
+			s = strings.Repeat("z", maxArenaString+1)
+		}
+		if i%50 == 9 {
+			s += "\xff"
+		}
+		var e encoder
+		e.b = append(e.b, 0xdb, byte(len(s)>>24), byte(len(s)>>16), byte(len(s)>>8), byte(len(s))) // str32: e.str would coerce
+		e.b = append(e.b, s...)
+		got, err := (&decoder{b: e.b, in: &in}).str()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := (&decoder{b: e.b}).str()
+		if got != w {
+			t.Fatalf("string %d: %q, want %q", i, got, w)
+		}
+		kept, want = append(kept, got), append(want, strings.Clone(w))
+	}
+	for i := range kept {
+		if kept[i] != want[i] {
+			t.Fatalf("string %d changed after later decodes", i)
+		}
+	}
+}
