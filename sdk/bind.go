@@ -32,6 +32,7 @@ type bindings struct {
 	// guest): a call's Navigator has returned, and keeps nothing of its
 	// request (Navigator's contract), before the next call changes them.
 	// Copying a run's variables per call was ~1/6 of a bound next there.
+	// state then takes no lock either: nothing runs beside it.
 	inPlace bool
 	// last is the binding the last call found (nil when none), under the
 	// id lastID: consecutive calls name the same binding, and finding it
@@ -75,6 +76,9 @@ func (b *bindings) bind(_ context.Context, r *BindRequest) (*Bound, error) {
 func (b *bindings) state(bs *BoundState) (State, error) {
 	if bs.Version == 0 {
 		return State{}, Errorf(CodeBadRequest, "bound call: version 0 (want the version the request creates)")
+	}
+	if b.inPlace { // one call at a time: nothing to lock against
+		return b.stateLocked(bs)
 	}
 	b.mu.Lock()
 	st, err := b.stateLocked(bs)

@@ -329,20 +329,16 @@ const (
 	maxInterned = 64  // longer strings are copied
 )
 
+// internSlot hashes b's length and three of its bytes: enough to tell
+// apart the names and ids of a request, and inlined (in a wasm guest a
+// call costs as much as the hash).
 func internSlot(b []byte) int {
 	n := len(b)
-	h := uint32(n)
-	if n > 0 {
-		h = h*31 + uint32(b[0])
-		h = h*31 + uint32(b[n-1])
-		h = h*31 + uint32(b[n/2])
-		if n > 3 {
-			h = h*31 + uint32(b[1])
-			h = h*31 + uint32(b[n-2])
-		}
+	if n == 0 {
+		return 0
 	}
-	h ^= h >> 8
-	return int(h & (internSlots - 1))
+	h := uint32(n)*0x9e3779b1 ^ uint32(b[0])*0x85ebca6b ^ uint32(b[n-1])*0xc2b2ae35 ^ uint32(b[n>>1])*0x27d4eb2f
+	return int((h ^ h>>15) & (internSlots - 1))
 }
 
 // str returns b as a string, coerced to valid UTF-8 as toString does.
@@ -784,11 +780,14 @@ func (d *decoder) str() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if d.in != nil {
+	if in := d.in; in != nil {
 		if len(b) <= maxInterned {
-			return d.in.str(b), nil
+			if e := &in.strs[internSlot(b)]; e.s == string(b) { // in.str's hit, inlined
+				return e.s, nil
+			}
+			return in.str(b), nil
 		}
-		return d.in.long(b), nil
+		return in.long(b), nil
 	}
 	return toString(b), nil
 }
@@ -927,6 +926,9 @@ func (d *decoder) any() (any, error) {
 		}
 		if len(b) > maxInterned {
 			return d.in.long(b), nil
+		}
+		if e := &d.in.strs[internSlot(b)]; e.v != nil && e.s == string(b) { // strAny's hit, inlined
+			return e.v, nil
 		}
 		return d.in.strAny(b), nil
 	case (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd:
