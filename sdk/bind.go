@@ -315,10 +315,14 @@ func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 			}
 			bs.Set[k] = v
 		}
-		for k := range e.vars {
-			if _, ok := st.Env.Vars[k]; !ok {
-				bs.Unset = append(bs.Unset, k)
-				delete(e.vars, k)
+		// Every var of the Env is in the mirror now: it holds others
+		// (removed since) only when it is longer.
+		if len(e.vars) > len(st.Env.Vars) {
+			for k := range e.vars {
+				if _, ok := st.Env.Vars[k]; !ok {
+					bs.Unset = append(bs.Unset, k)
+					delete(e.vars, k)
+				}
 			}
 		}
 		sort.Strings(bs.Unset)
