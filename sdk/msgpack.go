@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The MessagePack primitives of api 2 (see PROTOCOL.md, "api 2"). The
@@ -285,6 +286,144 @@ type decoder struct {
 	b     []byte
 	off   int
 	depth int
+	// in, when set, hands out again the strings, numbers and times this
+	// decoder read before (see interner); nil: each is a new copy.
+	in *interner
+}
+
+// interner remembers recent short strings (as strings and as the any
+// holding them), float64 values as an any, and the last time a decoder
+// read, so that a decoder that meets them again returns the same value
+// instead of allocating a copy (and parsing a time again). In a wasm guest
+// an allocation costs about 250 ns, a comparison of a few bytes next to
+// nothing, and a navigator's requests repeat the same binding id, token
+// ids, node names, variable names and values call after call. Strings are
+// immutable and a time.Time is a value, so sharing them is invisible to
+// the plugin. The tables are direct-mapped and bounded: a miss replaces
+// the slot.
+//
+// The wasm guest keeps one for good (guest_wasip1.go); a decoder without
+// one (the host's, a process plugin's) copies as before.
+type interner struct {
+	strs [internSlots]struct {
+		s string
+		v any // s as an any, made on first use
+	}
+	nums [internSlots]struct {
+		bits uint64
+		v    any
+	}
+	timeRaw string
+	time    time.Time
+	// maps are maps the last calls decoded and let go of (recycle), for
+	// anyMap to fill again.
+	maps []map[string]any
+	// arena is where strings longer than maxInterned are copied to (long):
+	// appended to, never written over, and replaced by a new chunk when
+	// full, so that the strings cut from it stay as they were.
+	arena []byte
+}
+
+const (
+	internSlots = 256 // a power of 2
+	maxInterned = 64  // longer strings are copied
+)
+
+// internSlot hashes b's length and three of its bytes: enough to tell
+// apart the names and ids of a request, and inlined (in a wasm guest a
+// call costs as much as the hash).
+func internSlot(b []byte) int {
+	n := len(b)
+	if n == 0 {
+		return 0
+	}
+	h := uint32(n)*0x9e3779b1 ^ uint32(b[0])*0x85ebca6b ^ uint32(b[n-1])*0xc2b2ae35 ^ uint32(b[n>>1])*0x27d4eb2f
+	return int((h ^ h>>15) & (internSlots - 1))
+}
+
+// str returns b as a string, coerced to valid UTF-8 as toString does.
+func (in *interner) str(b []byte) string {
+	e := &in.strs[internSlot(b)]
+	if e.s == string(b) {
+		return e.s
+	}
+	s := toString(b)
+	if len(s) == len(b) { // valid as it came (coercing lengthens)
+		e.s, e.v = s, nil
+	}
+	return s
+}
+
+// The arena's chunks, and the longest string copied into one: a longer
+// one gets an allocation of its own, and a string kept by the plugin holds
+// at most a chunk of 16 KiB alive with it, however short.
+const (
+	arenaChunk     = 16 << 10
+	maxArenaString = arenaChunk / 4
+)
+
+// long returns b as a string (coerced to valid UTF-8 as toString does),
+// copied into the arena when it fits: in a wasm guest allocating a
+// kilobyte costs 1–2 µs, more than the rest of a chat call's decoding,
+// while copying it costs ~50 ns and the arena allocates once per chunk.
+func (in *interner) long(b []byte) string {
+	if len(b) == 0 || len(b) > maxArenaString || !utf8.Valid(b) {
+		return toString(b)
+	}
+	if len(b) > cap(in.arena)-len(in.arena) {
+		in.arena = make([]byte, 0, arenaChunk)
+	}
+	start := len(in.arena)
+	in.arena = append(in.arena, b...)
+	return unsafe.String(&in.arena[start], len(b))
+}
+
+// strAny is str as an any.
+func (in *interner) strAny(b []byte) any {
+	e := &in.strs[internSlot(b)]
+	if e.s == string(b) && e.v != nil {
+		return e.v
+	}
+	s := in.str(b)
+	if e.s == s {
+		e.v = s
+		return e.v
+	}
+	return s
+}
+
+// maxRecycled bounds the maps an interner keeps for reuse, and the size
+// of a map it keeps (a map does not shrink).
+const maxRecycled, maxRecycledLen = 4, 64
+
+// recycle keeps m, which nothing references any more, for a later
+// anyMap to reuse (after clearing it) instead of making one.
+func (in *interner) recycle(m map[string]any) {
+	if m != nil && len(m) <= maxRecycledLen && len(in.maps) < maxRecycled {
+		in.maps = append(in.maps, m)
+	}
+}
+
+// takeMap returns an empty recycled map, or nil.
+func (in *interner) takeMap() map[string]any {
+	if len(in.maps) == 0 {
+		return nil
+	}
+	m := in.maps[len(in.maps)-1]
+	in.maps[len(in.maps)-1] = nil
+	in.maps = in.maps[:len(in.maps)-1]
+	clear(m)
+	return m
+}
+
+// num returns f as an any.
+func (in *interner) num(f float64) any {
+	bits := math.Float64bits(f)
+	e := &in.nums[int((bits^bits>>29^bits>>47)&(internSlots-1))]
+	if e.v == nil || e.bits != bits {
+		e.bits, e.v = bits, f
+	}
+	return e.v
 }
 
 // DecodeError is a malformed api 2 message: where it went wrong (the byte
@@ -535,14 +674,21 @@ func (e *encoder) time(t time.Time) {
 // time reads what encoder.time wrote, as encoding/json reads a time.Time.
 func (d *decoder) time() (time.Time, error) {
 	start := d.off
-	s, err := d.str()
+	b, err := d.strBytes()
 	if err != nil {
 		return time.Time{}, err
 	}
+	if d.in != nil && d.in.timeRaw != "" && d.in.timeRaw == string(b) {
+		return d.in.time, nil
+	}
+	s := toString(b)
 	var t time.Time
 	if err := t.UnmarshalText([]byte(s)); err != nil {
 		d.off = start
 		return time.Time{}, d.errorf("want an RFC 3339 time: %v", err)
+	}
+	if d.in != nil && len(s) == len(b) && len(s) <= maxInterned {
+		d.in.timeRaw, d.in.time = s, t
 	}
 	return t, nil
 }
@@ -593,8 +739,22 @@ func (d *decoder) float() (float64, error) {
 	return f, nil
 }
 
-// strBytes reads a string's bytes without copying them.
+// strBytes reads a string's bytes without copying them. The common case,
+// a whole short string (fixstr), is inlined: in a wasm guest a call costs
+// as much as the read, and a request is mostly keys and short strings.
 func (d *decoder) strBytes() ([]byte, error) {
+	b := d.b[min(d.off, len(d.b)):]
+	if len(b) > 0 && b[0]&0xe0 == 0xa0 {
+		if n := int(b[0] & 0x1f); n < len(b) {
+			d.off += 1 + n
+			return b[1 : 1+n], nil
+		}
+	}
+	return d.strBytesAny()
+}
+
+// strBytesAny is strBytes for every case.
+func (d *decoder) strBytesAny() ([]byte, error) {
 	c, err := d.peek()
 	if err != nil {
 		return nil, err
@@ -619,6 +779,15 @@ func (d *decoder) str() (string, error) {
 	b, err := d.strBytes()
 	if err != nil {
 		return "", err
+	}
+	if in := d.in; in != nil {
+		if len(b) <= maxInterned {
+			if e := &in.strs[internSlot(b)]; e.s == string(b) { // in.str's hit, inlined
+				return e.s, nil
+			}
+			return in.str(b), nil
+		}
+		return in.long(b), nil
 	}
 	return toString(b), nil
 }
@@ -742,24 +911,43 @@ func (d *decoder) any() (any, error) {
 	case c == 0xc2 || c == 0xc3:
 		return d.bool()
 	case c <= 0x7f || c >= 0xe0 || (c >= 0xca && c <= 0xd3):
-		return d.float()
+		f, err := d.float()
+		if err != nil || d.in == nil {
+			return f, err
+		}
+		return d.in.num(f), nil
 	case (c >= 0xa0 && c <= 0xbf) || (c >= 0xd9 && c <= 0xdb):
-		return d.str()
+		if d.in == nil {
+			return d.str()
+		}
+		b, err := d.strBytes()
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > maxInterned {
+			return d.in.long(b), nil
+		}
+		if e := &d.in.strs[internSlot(b)]; e.v != nil && e.s == string(b) { // strAny's hit, inlined
+			return e.v, nil
+		}
+		return d.in.strAny(b), nil
 	case (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd:
 		if d.depth++; d.depth > maxDepth {
 			return nil, d.errorf("exceeded max depth %d", maxDepth)
 		}
-		defer func() { d.depth-- }()
 		n, err := d.arrayHeader()
 		if err != nil {
+			d.depth--
 			return nil, err
 		}
 		a := make([]any, n)
 		for i := range a {
 			if a[i], err = d.any(); err != nil {
+				d.depth--
 				return nil, atIndex(i, err)
 			}
 		}
+		d.depth--
 		return a, nil
 	case (c >= 0x80 && c <= 0x8f) || c == 0xde || c == 0xdf:
 		return d.anyMap()
@@ -776,17 +964,25 @@ func (d *decoder) anyMap() (map[string]any, error) {
 	if d.depth++; d.depth > maxDepth {
 		return nil, d.errorf("exceeded max depth %d", maxDepth)
 	}
-	defer func() { d.depth-- }()
-	m := make(map[string]any, n)
+	var m map[string]any
+	if d.in != nil {
+		m = d.in.takeMap()
+	}
+	if m == nil {
+		m = make(map[string]any, n)
+	}
 	for range n {
 		k, err := d.str()
 		if err != nil {
+			d.depth--
 			return nil, err
 		}
 		if m[k], err = d.any(); err != nil {
+			d.depth--
 			return nil, atKey(k, err)
 		}
 	}
+	d.depth--
 	return m, nil
 }
 
@@ -814,22 +1010,25 @@ func (d *decoder) skip() error {
 		if d.depth++; d.depth > maxDepth {
 			return d.errorf("exceeded max depth %d", maxDepth)
 		}
-		defer func() { d.depth-- }()
 		var n int
 		if c <= 0x8f || c == 0xde || c == 0xdf {
 			m, _, err := d.mapHeader()
 			if err != nil {
+				d.depth--
 				return err
 			}
 			n = 2 * m
 		} else if n, err = d.arrayHeader(); err != nil {
+			d.depth--
 			return err
 		}
 		for range n {
 			if err := d.skip(); err != nil {
+				d.depth--
 				return err
 			}
 		}
+		d.depth--
 		return nil
 	}
 	return d.errorf("unexpected %s", typeName(c))

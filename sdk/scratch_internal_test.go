@@ -50,7 +50,7 @@ func (k *keptRT) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
 // and replaces the vars.
 func TestKeptScratchAgrees(t *testing.T) {
 	ctx := context.Background()
-	kept := &keptRT{h: Serve(sawNav{}).(*handler), s: scratch{nav: &navReqs{}}}
+	kept := &keptRT{h: Serve(sawNav{}).(*handler), s: scratch{nav: &navReqs{}, in: &interner{}}}
 	kept.h.binds.inPlace = true
 	fresh := Serve(sawNav{})
 	info, err := DescribeOver(ctx, "saw", kept)
@@ -245,7 +245,7 @@ func TestParamsWalkedOnce(t *testing.T) {
 	cases = append(cases, valid, append(bytes.Clone(valid), 0xc0), append(bytes.Clone(valid), 0x81, 0xa1))
 	checked := 0
 	for _, req := range cases {
-		s := &scratch{nav: &navReqs{}}
+		s := &scratch{nav: &navReqs{}, in: &interner{}}
 		got := h.handle2(ctx, req, s)
 		want := envelopeError(req)
 		if want == "" {

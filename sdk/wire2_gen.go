@@ -10,14 +10,14 @@ func (e *encoder) encBoundBoundaryRequest(v *BoundBoundaryRequest) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa5state"...)
+	e.b = append(e.b, 0xa5, 's', 't', 'a', 't', 'e')
 	e.encBoundState(&v.State)
-	e.b = append(e.b, "\xa5token"...)
+	e.b = append(e.b, 0xa5, 't', 'o', 'k', 'e', 'n')
 	e.str(v.Token)
-	e.b = append(e.b, "\xa5event"...)
+	e.b = append(e.b, 0xa5, 'e', 'v', 'e', 'n', 't')
 	e.str(v.Event)
 	if len(v.Payload) > 0 {
-		e.b = append(e.b, "\xa7payload"...)
+		e.b = append(e.b, 0xa7, 'p', 'a', 'y', 'l', 'o', 'a', 'd')
 		e.anyMap(v.Payload)
 	}
 }
@@ -73,11 +73,11 @@ func (d *decoder) decBoundBoundaryRequest(v *BoundBoundaryRequest) error {
 func (e *encoder) encBoundNextRequest(v *BoundNextRequest) {
 	n := 3
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa5state"...)
+	e.b = append(e.b, 0xa5, 's', 't', 'a', 't', 'e')
 	e.encBoundState(&v.State)
-	e.b = append(e.b, "\xa5token"...)
+	e.b = append(e.b, 0xa5, 't', 'o', 'k', 'e', 'n')
 	e.str(v.Token)
-	e.b = append(e.b, "\xa7outcome"...)
+	e.b = append(e.b, 0xa7, 'o', 'u', 't', 'c', 'o', 'm', 'e')
 	e.encOutcome(&v.Outcome)
 }
 
@@ -123,10 +123,10 @@ func (e *encoder) encBoundStartRequest(v *BoundStartRequest) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa5state"...)
+	e.b = append(e.b, 0xa5, 's', 't', 'a', 't', 'e')
 	e.encBoundState(&v.State)
 	if v.Trigger != "" {
-		e.b = append(e.b, "\xa7trigger"...)
+		e.b = append(e.b, 0xa7, 't', 'r', 'i', 'g', 'g', 'e', 'r')
 		e.str(v.Trigger)
 	}
 }
@@ -190,24 +190,24 @@ func (e *encoder) encBoundState(v *BoundState) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa7binding"...)
+	e.b = append(e.b, 0xa7, 'b', 'i', 'n', 'd', 'i', 'n', 'g')
 	e.str(v.Binding)
 	if v.Base != 0 {
-		e.b = append(e.b, "\xa4base"...)
+		e.b = append(e.b, 0xa4, 'b', 'a', 's', 'e')
 		e.uint(uint64(v.Base))
 	}
-	e.b = append(e.b, "\xa7version"...)
+	e.b = append(e.b, 0xa7, 'v', 'e', 'r', 's', 'i', 'o', 'n')
 	e.uint(uint64(v.Version))
 	if len(v.Input) > 0 {
-		e.b = append(e.b, "\xa5input"...)
+		e.b = append(e.b, 0xa5, 'i', 'n', 'p', 'u', 't')
 		e.anyMap(v.Input)
 	}
 	if len(v.Set) > 0 {
-		e.b = append(e.b, "\xa3set"...)
+		e.b = append(e.b, 0xa3, 's', 'e', 't')
 		e.anyMap(v.Set)
 	}
 	if len(v.Unset) > 0 {
-		e.b = append(e.b, "\xa5unset"...)
+		e.b = append(e.b, 0xa5, 'u', 'n', 's', 'e', 't')
 		if v.Unset == nil {
 			e.null()
 		} else {
@@ -218,7 +218,7 @@ func (e *encoder) encBoundState(v *BoundState) {
 		}
 	}
 	if len(v.Tokens) > 0 {
-		e.b = append(e.b, "\xa6tokens"...)
+		e.b = append(e.b, 0xa6, 't', 'o', 'k', 'e', 'n', 's')
 		if v.Tokens == nil {
 			e.null()
 		} else {
@@ -229,15 +229,15 @@ func (e *encoder) encBoundState(v *BoundState) {
 		}
 	}
 	if v.Seq != 0 {
-		e.b = append(e.b, "\xa3seq"...)
+		e.b = append(e.b, 0xa3, 's', 'e', 'q')
 		e.int(int64(v.Seq))
 	}
 	if len(v.Data) > 0 {
-		e.b = append(e.b, "\xa4data"...)
+		e.b = append(e.b, 0xa4, 'd', 'a', 't', 'a')
 		e.anyMap(v.Data)
 	}
 	if !v.Now.IsZero() {
-		e.b = append(e.b, "\xa3now"...)
+		e.b = append(e.b, 0xa3, 'n', 'o', 'w')
 		e.time(v.Now)
 	}
 }
@@ -368,14 +368,14 @@ func (e *encoder) encBoundaryRequest(v *BoundaryRequest) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa5state"...)
+	e.b = append(e.b, 0xa5, 's', 't', 'a', 't', 'e')
 	e.encState(&v.State)
-	e.b = append(e.b, "\xa5token"...)
+	e.b = append(e.b, 0xa5, 't', 'o', 'k', 'e', 'n')
 	e.str(v.Token)
-	e.b = append(e.b, "\xa5event"...)
+	e.b = append(e.b, 0xa5, 'e', 'v', 'e', 'n', 't')
 	e.str(v.Event)
 	if len(v.Payload) > 0 {
-		e.b = append(e.b, "\xa7payload"...)
+		e.b = append(e.b, 0xa7, 'p', 'a', 'y', 'l', 'o', 'a', 'd')
 		e.anyMap(v.Payload)
 	}
 }
@@ -455,7 +455,7 @@ func (e *encoder) encChatRequest(v *ChatRequest) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa8messages"...)
+	e.b = append(e.b, 0xa8, 'm', 'e', 's', 's', 'a', 'g', 'e', 's')
 	if v.Messages == nil {
 		e.null()
 	} else {
@@ -465,11 +465,11 @@ func (e *encoder) encChatRequest(v *ChatRequest) {
 		}
 	}
 	if v.Model != "" {
-		e.b = append(e.b, "\xa5model"...)
+		e.b = append(e.b, 0xa5, 'm', 'o', 'd', 'e', 'l')
 		e.str(v.Model)
 	}
 	if v.Temperature != nil {
-		e.b = append(e.b, "\xabtemperature"...)
+		e.b = append(e.b, 0xab, 't', 'e', 'm', 'p', 'e', 'r', 'a', 't', 'u', 'r', 'e')
 		if v.Temperature == nil {
 			e.null()
 		} else {
@@ -477,11 +477,11 @@ func (e *encoder) encChatRequest(v *ChatRequest) {
 		}
 	}
 	if v.MaxTokens != 0 {
-		e.b = append(e.b, "\xaamax_tokens"...)
+		e.b = append(e.b, 0xaa, 'm', 'a', 'x', '_', 't', 'o', 'k', 'e', 'n', 's')
 		e.int(int64(v.MaxTokens))
 	}
 	if len(v.Stop) > 0 {
-		e.b = append(e.b, "\xa4stop"...)
+		e.b = append(e.b, 0xa4, 's', 't', 'o', 'p')
 		if v.Stop == nil {
 			e.null()
 		} else {
@@ -492,19 +492,19 @@ func (e *encoder) encChatRequest(v *ChatRequest) {
 		}
 	}
 	if v.JSON {
-		e.b = append(e.b, "\xa4json"...)
+		e.b = append(e.b, 0xa4, 'j', 's', 'o', 'n')
 		e.bool(bool(v.JSON))
 	}
 	if v.Step != "" {
-		e.b = append(e.b, "\xa4step"...)
+		e.b = append(e.b, 0xa4, 's', 't', 'e', 'p')
 		e.str(v.Step)
 	}
 	if len(v.Config) > 0 {
-		e.b = append(e.b, "\xa6config"...)
+		e.b = append(e.b, 0xa6, 'c', 'o', 'n', 'f', 'i', 'g')
 		e.anyMap(v.Config)
 	}
 	if len(v.Vars) > 0 {
-		e.b = append(e.b, "\xa4vars"...)
+		e.b = append(e.b, 0xa4, 'v', 'a', 'r', 's')
 		e.anyMap(v.Vars)
 	}
 }
@@ -639,20 +639,20 @@ func (e *encoder) encChatResponse(v *ChatResponse) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4text"...)
+	e.b = append(e.b, 0xa4, 't', 'e', 'x', 't')
 	e.str(v.Text)
-	e.b = append(e.b, "\xa5usage"...)
+	e.b = append(e.b, 0xa5, 'u', 's', 'a', 'g', 'e')
 	e.encUsage(&v.Usage)
 	if v.FinishReason != "" {
-		e.b = append(e.b, "\xadfinish_reason"...)
+		e.b = append(e.b, 0xad, 'f', 'i', 'n', 'i', 's', 'h', '_', 'r', 'e', 'a', 's', 'o', 'n')
 		e.str(v.FinishReason)
 	}
 	if v.Model != "" {
-		e.b = append(e.b, "\xa5model"...)
+		e.b = append(e.b, 0xa5, 'm', 'o', 'd', 'e', 'l')
 		e.str(v.Model)
 	}
 	if v.ID != "" {
-		e.b = append(e.b, "\xa2id"...)
+		e.b = append(e.b, 0xa2, 'i', 'd')
 		e.str(v.ID)
 	}
 }
@@ -719,11 +719,11 @@ func (e *encoder) encChoice(v *Choice) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa5token"...)
+	e.b = append(e.b, 0xa5, 't', 'o', 'k', 'e', 'n')
 	e.str(v.Token)
-	e.b = append(e.b, "\xa4node"...)
+	e.b = append(e.b, 0xa4, 'n', 'o', 'd', 'e')
 	e.str(v.Node)
-	e.b = append(e.b, "\xa5flows"...)
+	e.b = append(e.b, 0xa5, 'f', 'l', 'o', 'w', 's')
 	if v.Flows == nil {
 		e.null()
 	} else {
@@ -733,7 +733,7 @@ func (e *encoder) encChoice(v *Choice) {
 		}
 	}
 	if v.Multi {
-		e.b = append(e.b, "\xa5multi"...)
+		e.b = append(e.b, 0xa5, 'm', 'u', 'l', 't', 'i')
 		e.bool(bool(v.Multi))
 	}
 }
@@ -811,17 +811,17 @@ func (e *encoder) encComparison(v *Comparison) {
 	}
 	e.mapHeader(n)
 	if len(v.Config) > 0 {
-		e.b = append(e.b, "\xa6config"...)
+		e.b = append(e.b, 0xa6, 'c', 'o', 'n', 'f', 'i', 'g')
 		e.anyMap(v.Config)
 	}
-	e.b = append(e.b, "\xa8baseline"...)
+	e.b = append(e.b, 0xa8, 'b', 'a', 's', 'e', 'l', 'i', 'n', 'e')
 	e.encStrategyRef(&v.Baseline)
-	e.b = append(e.b, "\xa9candidate"...)
+	e.b = append(e.b, 0xa9, 'c', 'a', 'n', 'd', 'i', 'd', 'a', 't', 'e')
 	e.encStrategyRef(&v.Candidate)
-	e.b = append(e.b, "\xa4diff"...)
+	e.b = append(e.b, 0xa4, 'd', 'i', 'f', 'f')
 	e.encStrategyDiff(&v.Diff)
 	if len(v.Metrics) > 0 {
-		e.b = append(e.b, "\xa7metrics"...)
+		e.b = append(e.b, 0xa7, 'm', 'e', 't', 'r', 'i', 'c', 's')
 		if v.Metrics == nil {
 			e.null()
 		} else {
@@ -832,7 +832,7 @@ func (e *encoder) encComparison(v *Comparison) {
 		}
 	}
 	if len(v.Tasks) > 0 {
-		e.b = append(e.b, "\xa5tasks"...)
+		e.b = append(e.b, 0xa5, 't', 'a', 's', 'k', 's')
 		if v.Tasks == nil {
 			e.null()
 		} else {
@@ -842,7 +842,7 @@ func (e *encoder) encComparison(v *Comparison) {
 			}
 		}
 	}
-	e.b = append(e.b, "\xa8fidelity"...)
+	e.b = append(e.b, 0xa8, 'f', 'i', 'd', 'e', 'l', 'i', 't', 'y')
 	e.float(float64(v.Fidelity))
 }
 
@@ -960,7 +960,7 @@ func (e *encoder) encDecision(v *Decision) {
 	}
 	e.mapHeader(n)
 	if len(v.Remove) > 0 {
-		e.b = append(e.b, "\xa6remove"...)
+		e.b = append(e.b, 0xa6, 'r', 'e', 'm', 'o', 'v', 'e')
 		if v.Remove == nil {
 			e.null()
 		} else {
@@ -971,7 +971,7 @@ func (e *encoder) encDecision(v *Decision) {
 		}
 	}
 	if len(v.Add) > 0 {
-		e.b = append(e.b, "\xa3add"...)
+		e.b = append(e.b, 0xa3, 'a', 'd', 'd')
 		if v.Add == nil {
 			e.null()
 		} else {
@@ -982,19 +982,19 @@ func (e *encoder) encDecision(v *Decision) {
 		}
 	}
 	if v.Seq != 0 {
-		e.b = append(e.b, "\xa3seq"...)
+		e.b = append(e.b, 0xa3, 's', 'e', 'q')
 		e.int(int64(v.Seq))
 	}
 	if len(v.Data) > 0 {
-		e.b = append(e.b, "\xa4data"...)
+		e.b = append(e.b, 0xa4, 'd', 'a', 't', 'a')
 		e.anyMap(v.Data)
 	}
 	if len(v.Set) > 0 {
-		e.b = append(e.b, "\xa3set"...)
+		e.b = append(e.b, 0xa3, 's', 'e', 't')
 		e.anyMap(v.Set)
 	}
 	if len(v.Waiting) > 0 {
-		e.b = append(e.b, "\xa7waiting"...)
+		e.b = append(e.b, 0xa7, 'w', 'a', 'i', 't', 'i', 'n', 'g')
 		if v.Waiting == nil {
 			e.null()
 		} else {
@@ -1005,7 +1005,7 @@ func (e *encoder) encDecision(v *Decision) {
 		}
 	}
 	if v.Choice != nil {
-		e.b = append(e.b, "\xa6choice"...)
+		e.b = append(e.b, 0xa6, 'c', 'h', 'o', 'i', 'c', 'e')
 		if v.Choice == nil {
 			e.null()
 		} else {
@@ -1013,11 +1013,11 @@ func (e *encoder) encDecision(v *Decision) {
 		}
 	}
 	if v.Complete {
-		e.b = append(e.b, "\xa8complete"...)
+		e.b = append(e.b, 0xa8, 'c', 'o', 'm', 'p', 'l', 'e', 't', 'e')
 		e.bool(bool(v.Complete))
 	}
 	if v.Fault != nil {
-		e.b = append(e.b, "\xa5fault"...)
+		e.b = append(e.b, 0xa5, 'f', 'a', 'u', 'l', 't')
 		if v.Fault == nil {
 			e.null()
 		} else {
@@ -1025,7 +1025,7 @@ func (e *encoder) encDecision(v *Decision) {
 		}
 	}
 	if len(v.Trace) > 0 {
-		e.b = append(e.b, "\xa5trace"...)
+		e.b = append(e.b, 0xa5, 't', 'r', 'a', 'c', 'e')
 		if v.Trace == nil {
 			e.null()
 		} else {
@@ -1197,19 +1197,19 @@ func (e *encoder) encEnv(v *Env) {
 	}
 	e.mapHeader(n)
 	if len(v.Input) > 0 {
-		e.b = append(e.b, "\xa5input"...)
+		e.b = append(e.b, 0xa5, 'i', 'n', 'p', 'u', 't')
 		e.anyMap(v.Input)
 	}
 	if len(v.Vars) > 0 {
-		e.b = append(e.b, "\xa4vars"...)
+		e.b = append(e.b, 0xa4, 'v', 'a', 'r', 's')
 		e.anyMap(v.Vars)
 	}
 	if len(v.Strategy) > 0 {
-		e.b = append(e.b, "\xa8strategy"...)
+		e.b = append(e.b, 0xa8, 's', 't', 'r', 'a', 't', 'e', 'g', 'y')
 		e.anyMap(v.Strategy)
 	}
 	if !v.Now.IsZero() {
-		e.b = append(e.b, "\xa3now"...)
+		e.b = append(e.b, 0xa3, 'n', 'o', 'w')
 		e.time(v.Now)
 	}
 }
@@ -1275,16 +1275,16 @@ func (e *encoder) encError(v *Error) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4code"...)
+	e.b = append(e.b, 0xa4, 'c', 'o', 'd', 'e')
 	e.str(string(v.Code))
-	e.b = append(e.b, "\xa7message"...)
+	e.b = append(e.b, 0xa7, 'm', 'e', 's', 's', 'a', 'g', 'e')
 	e.str(v.Message)
 	if v.RetryAfter != 0 {
-		e.b = append(e.b, "\xaeretry_after_ns"...)
+		e.b = append(e.b, 0xae, 'r', 'e', 't', 'r', 'y', '_', 'a', 'f', 't', 'e', 'r', '_', 'n', 's')
 		e.int(int64(v.RetryAfter))
 	}
 	if len(v.Problems) > 0 {
-		e.b = append(e.b, "\xa8problems"...)
+		e.b = append(e.b, 0xa8, 'p', 'r', 'o', 'b', 'l', 'e', 'm', 's')
 		if v.Problems == nil {
 			e.null()
 		} else {
@@ -1359,9 +1359,9 @@ func (d *decoder) decError(v *Error) error {
 func (e *encoder) encEvent(v *Event) {
 	n := 2
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4type"...)
+	e.b = append(e.b, 0xa4, 't', 'y', 'p', 'e')
 	e.str(string(v.Type))
-	e.b = append(e.b, "\xa4node"...)
+	e.b = append(e.b, 0xa4, 'n', 'o', 'd', 'e')
 	e.str(v.Node)
 }
 
@@ -1407,13 +1407,13 @@ func (e *encoder) encFault(v *Fault) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4node"...)
+	e.b = append(e.b, 0xa4, 'n', 'o', 'd', 'e')
 	e.str(v.Node)
 	if v.Code != "" {
-		e.b = append(e.b, "\xa4code"...)
+		e.b = append(e.b, 0xa4, 'c', 'o', 'd', 'e')
 		e.str(v.Code)
 	}
-	e.b = append(e.b, "\xa7message"...)
+	e.b = append(e.b, 0xa7, 'm', 'e', 's', 's', 'a', 'g', 'e')
 	e.str(v.Message)
 }
 
@@ -1464,9 +1464,9 @@ func (d *decoder) decFault(v *Fault) error {
 func (e *encoder) encFlow(v *Flow) {
 	n := 2
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa2id"...)
+	e.b = append(e.b, 0xa2, 'i', 'd')
 	e.str(v.ID)
-	e.b = append(e.b, "\xa6target"...)
+	e.b = append(e.b, 0xa6, 't', 'a', 'r', 'g', 'e', 't')
 	e.str(v.Target)
 }
 
@@ -1509,9 +1509,9 @@ func (d *decoder) decFlow(v *Flow) error {
 func (e *encoder) encMessage(v *Message) {
 	n := 2
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4role"...)
+	e.b = append(e.b, 0xa4, 'r', 'o', 'l', 'e')
 	e.str(v.Role)
-	e.b = append(e.b, "\xa7content"...)
+	e.b = append(e.b, 0xa7, 'c', 'o', 'n', 't', 'e', 'n', 't')
 	e.str(v.Content)
 }
 
@@ -1554,27 +1554,27 @@ func (d *decoder) decMessage(v *Message) error {
 func (e *encoder) encMetric(v *Metric) {
 	n := 11
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4name"...)
+	e.b = append(e.b, 0xa4, 'n', 'a', 'm', 'e')
 	e.str(v.Name)
-	e.b = append(e.b, "\xa4kind"...)
+	e.b = append(e.b, 0xa4, 'k', 'i', 'n', 'd')
 	e.str(v.Kind)
-	e.b = append(e.b, "\xa8baseline"...)
+	e.b = append(e.b, 0xa8, 'b', 'a', 's', 'e', 'l', 'i', 'n', 'e')
 	e.float(float64(v.Baseline))
-	e.b = append(e.b, "\xa9candidate"...)
+	e.b = append(e.b, 0xa9, 'c', 'a', 'n', 'd', 'i', 'd', 'a', 't', 'e')
 	e.float(float64(v.Candidate))
-	e.b = append(e.b, "\xa6effect"...)
+	e.b = append(e.b, 0xa6, 'e', 'f', 'f', 'e', 'c', 't')
 	e.float(float64(v.Effect))
-	e.b = append(e.b, "\xa6ci_low"...)
+	e.b = append(e.b, 0xa6, 'c', 'i', '_', 'l', 'o', 'w')
 	e.float(float64(v.CILow))
-	e.b = append(e.b, "\xa7ci_high"...)
+	e.b = append(e.b, 0xa7, 'c', 'i', '_', 'h', 'i', 'g', 'h')
 	e.float(float64(v.CIHigh))
-	e.b = append(e.b, "\xaaconfidence"...)
+	e.b = append(e.b, 0xaa, 'c', 'o', 'n', 'f', 'i', 'd', 'e', 'n', 'c', 'e')
 	e.float(float64(v.Confidence))
-	e.b = append(e.b, "\xa1p"...)
+	e.b = append(e.b, 0xa1, 'p')
 	e.float(float64(v.P))
-	e.b = append(e.b, "\xa1n"...)
+	e.b = append(e.b, 0xa1, 'n')
 	e.int(int64(v.N))
-	e.b = append(e.b, "\xb0higher_is_better"...)
+	e.b = append(e.b, 0xb0, 'h', 'i', 'g', 'h', 'e', 'r', '_', 'i', 's', '_', 'b', 'e', 't', 't', 'e', 'r')
 	e.bool(bool(v.HigherIsBetter))
 }
 
@@ -1689,11 +1689,11 @@ func (d *decoder) decMetric(v *Metric) error {
 func (e *encoder) encNextRequest(v *NextRequest) {
 	n := 3
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa5state"...)
+	e.b = append(e.b, 0xa5, 's', 't', 'a', 't', 'e')
 	e.encState(&v.State)
-	e.b = append(e.b, "\xa5token"...)
+	e.b = append(e.b, 0xa5, 't', 'o', 'k', 'e', 'n')
 	e.str(v.Token)
-	e.b = append(e.b, "\xa7outcome"...)
+	e.b = append(e.b, 0xa7, 'o', 'u', 't', 'c', 'o', 'm', 'e')
 	e.encOutcome(&v.Outcome)
 }
 
@@ -1745,18 +1745,18 @@ func (e *encoder) encOutcome(v *Outcome) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa6status"...)
+	e.b = append(e.b, 0xa6, 's', 't', 'a', 't', 'u', 's')
 	e.str(string(v.Status))
 	if v.Error != "" {
-		e.b = append(e.b, "\xa5error"...)
+		e.b = append(e.b, 0xa5, 'e', 'r', 'r', 'o', 'r')
 		e.str(v.Error)
 	}
 	if len(v.Output) > 0 {
-		e.b = append(e.b, "\xa6output"...)
+		e.b = append(e.b, 0xa6, 'o', 'u', 't', 'p', 'u', 't')
 		e.anyMap(v.Output)
 	}
 	if len(v.Flows) > 0 {
-		e.b = append(e.b, "\xa5flows"...)
+		e.b = append(e.b, 0xa5, 'f', 'l', 'o', 'w', 's')
 		if v.Flows == nil {
 			e.null()
 		} else {
@@ -1835,11 +1835,11 @@ func (d *decoder) decOutcome(v *Outcome) error {
 func (e *encoder) encParameterChange(v *ParameterChange) {
 	n := 3
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4name"...)
+	e.b = append(e.b, 0xa4, 'n', 'a', 'm', 'e')
 	e.str(v.Name)
-	e.b = append(e.b, "\xa4from"...)
+	e.b = append(e.b, 0xa4, 'f', 'r', 'o', 'm')
 	e.float(float64(v.From))
-	e.b = append(e.b, "\xa2to"...)
+	e.b = append(e.b, 0xa2, 't', 'o')
 	e.float(float64(v.To))
 }
 
@@ -1896,16 +1896,16 @@ func (e *encoder) encPlaybookChange(v *PlaybookChange) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa2op"...)
+	e.b = append(e.b, 0xa2, 'o', 'p')
 	e.str(v.Op)
-	e.b = append(e.b, "\xa2id"...)
+	e.b = append(e.b, 0xa2, 'i', 'd')
 	e.str(v.ID)
 	if v.Section != "" {
-		e.b = append(e.b, "\xa7section"...)
+		e.b = append(e.b, 0xa7, 's', 'e', 'c', 't', 'i', 'o', 'n')
 		e.str(v.Section)
 	}
 	if v.Content != "" {
-		e.b = append(e.b, "\xa7content"...)
+		e.b = append(e.b, 0xa7, 'c', 'o', 'n', 't', 'e', 'n', 't')
 		e.str(v.Content)
 	}
 }
@@ -1978,22 +1978,22 @@ func (e *encoder) encProblem(v *Problem) {
 	}
 	e.mapHeader(n)
 	if v.File != "" {
-		e.b = append(e.b, "\xa4file"...)
+		e.b = append(e.b, 0xa4, 'f', 'i', 'l', 'e')
 		e.str(v.File)
 	}
 	if v.Line != 0 {
-		e.b = append(e.b, "\xa4line"...)
+		e.b = append(e.b, 0xa4, 'l', 'i', 'n', 'e')
 		e.int(int64(v.Line))
 	}
 	if v.Column != 0 {
-		e.b = append(e.b, "\xa6column"...)
+		e.b = append(e.b, 0xa6, 'c', 'o', 'l', 'u', 'm', 'n')
 		e.int(int64(v.Column))
 	}
 	if v.Element != "" {
-		e.b = append(e.b, "\xa7element"...)
+		e.b = append(e.b, 0xa7, 'e', 'l', 'e', 'm', 'e', 'n', 't')
 		e.str(v.Element)
 	}
-	e.b = append(e.b, "\xa7message"...)
+	e.b = append(e.b, 0xa7, 'm', 'e', 's', 's', 'a', 'g', 'e')
 	e.str(v.Message)
 }
 
@@ -2063,10 +2063,10 @@ func (e *encoder) encStartRequest(v *StartRequest) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa5state"...)
+	e.b = append(e.b, 0xa5, 's', 't', 'a', 't', 'e')
 	e.encState(&v.State)
 	if v.Trigger != "" {
-		e.b = append(e.b, "\xa7trigger"...)
+		e.b = append(e.b, 0xa7, 't', 'r', 'i', 'g', 'g', 'e', 'r')
 		e.str(v.Trigger)
 	}
 }
@@ -2115,10 +2115,10 @@ func (e *encoder) encState(v *State) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa7routine"...)
+	e.b = append(e.b, 0xa7, 'r', 'o', 'u', 't', 'i', 'n', 'e')
 	e.str(v.Routine)
 	if len(v.Tokens) > 0 {
-		e.b = append(e.b, "\xa6tokens"...)
+		e.b = append(e.b, 0xa6, 't', 'o', 'k', 'e', 'n', 's')
 		if v.Tokens == nil {
 			e.null()
 		} else {
@@ -2129,14 +2129,14 @@ func (e *encoder) encState(v *State) {
 		}
 	}
 	if v.Seq != 0 {
-		e.b = append(e.b, "\xa3seq"...)
+		e.b = append(e.b, 0xa3, 's', 'e', 'q')
 		e.int(int64(v.Seq))
 	}
 	if len(v.Data) > 0 {
-		e.b = append(e.b, "\xa4data"...)
+		e.b = append(e.b, 0xa4, 'd', 'a', 't', 'a')
 		e.anyMap(v.Data)
 	}
-	e.b = append(e.b, "\xa3env"...)
+	e.b = append(e.b, 0xa3, 'e', 'n', 'v')
 	e.encEnv(&v.Env)
 }
 
@@ -2217,7 +2217,7 @@ func (e *encoder) encStrategyDiff(v *StrategyDiff) {
 	}
 	e.mapHeader(n)
 	if len(v.Parameters) > 0 {
-		e.b = append(e.b, "\xaaparameters"...)
+		e.b = append(e.b, 0xaa, 'p', 'a', 'r', 'a', 'm', 'e', 't', 'e', 'r', 's')
 		if v.Parameters == nil {
 			e.null()
 		} else {
@@ -2228,7 +2228,7 @@ func (e *encoder) encStrategyDiff(v *StrategyDiff) {
 		}
 	}
 	if len(v.Playbook) > 0 {
-		e.b = append(e.b, "\xa8playbook"...)
+		e.b = append(e.b, 0xa8, 'p', 'l', 'a', 'y', 'b', 'o', 'o', 'k')
 		if v.Playbook == nil {
 			e.null()
 		} else {
@@ -2239,7 +2239,7 @@ func (e *encoder) encStrategyDiff(v *StrategyDiff) {
 		}
 	}
 	if len(v.Constraints) > 0 {
-		e.b = append(e.b, "\xabconstraints"...)
+		e.b = append(e.b, 0xab, 'c', 'o', 'n', 's', 't', 'r', 'a', 'i', 'n', 't', 's')
 		if v.Constraints == nil {
 			e.null()
 		} else {
@@ -2332,14 +2332,14 @@ func (e *encoder) encStrategyRef(v *StrategyRef) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4name"...)
+	e.b = append(e.b, 0xa4, 'n', 'a', 'm', 'e')
 	e.str(v.Name)
-	e.b = append(e.b, "\xa7version"...)
+	e.b = append(e.b, 0xa7, 'v', 'e', 'r', 's', 'i', 'o', 'n')
 	e.str(v.Version)
-	e.b = append(e.b, "\xa4hash"...)
+	e.b = append(e.b, 0xa4, 'h', 'a', 's', 'h')
 	e.str(v.Hash)
 	if len(v.Parameters) > 0 {
-		e.b = append(e.b, "\xaaparameters"...)
+		e.b = append(e.b, 0xaa, 'p', 'a', 'r', 'a', 'm', 'e', 't', 'e', 'r', 's')
 		if v.Parameters == nil {
 			e.null()
 		} else {
@@ -2351,7 +2351,7 @@ func (e *encoder) encStrategyRef(v *StrategyRef) {
 		}
 	}
 	if len(v.Document) > 0 {
-		e.b = append(e.b, "\xa8document"...)
+		e.b = append(e.b, 0xa8, 'd', 'o', 'c', 'u', 'm', 'e', 'n', 't')
 		e.anyMap(v.Document)
 	}
 }
@@ -2437,11 +2437,11 @@ func (d *decoder) decStrategyRef(v *StrategyRef) error {
 func (e *encoder) encTaskOutcome(v *TaskOutcome) {
 	n := 3
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa4task"...)
+	e.b = append(e.b, 0xa4, 't', 'a', 's', 'k')
 	e.str(v.Task)
-	e.b = append(e.b, "\xa8baseline"...)
+	e.b = append(e.b, 0xa8, 'b', 'a', 's', 'e', 'l', 'i', 'n', 'e')
 	e.encTaskResult(&v.Baseline)
-	e.b = append(e.b, "\xa9candidate"...)
+	e.b = append(e.b, 0xa9, 'c', 'a', 'n', 'd', 'i', 'd', 'a', 't', 'e')
 	e.encTaskResult(&v.Candidate)
 }
 
@@ -2484,21 +2484,21 @@ func (d *decoder) decTaskOutcome(v *TaskOutcome) error {
 func (e *encoder) encTaskResult(v *TaskResult) {
 	n := 8
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa7success"...)
+	e.b = append(e.b, 0xa7, 's', 'u', 'c', 'c', 'e', 's', 's')
 	e.bool(bool(v.Success))
-	e.b = append(e.b, "\xa6reward"...)
+	e.b = append(e.b, 0xa6, 'r', 'e', 'w', 'a', 'r', 'd')
 	e.float(float64(v.Reward))
-	e.b = append(e.b, "\xaaviolations"...)
+	e.b = append(e.b, 0xaa, 'v', 'i', 'o', 'l', 'a', 't', 'i', 'o', 'n', 's')
 	e.int(int64(v.Violations))
-	e.b = append(e.b, "\xadconfirmations"...)
+	e.b = append(e.b, 0xad, 'c', 'o', 'n', 'f', 'i', 'r', 'm', 'a', 't', 'i', 'o', 'n', 's')
 	e.int(int64(v.Confirmations))
-	e.b = append(e.b, "\xa5steps"...)
+	e.b = append(e.b, 0xa5, 's', 't', 'e', 'p', 's')
 	e.int(int64(v.Steps))
-	e.b = append(e.b, "\xa6tokens"...)
+	e.b = append(e.b, 0xa6, 't', 'o', 'k', 'e', 'n', 's')
 	e.int(int64(v.Tokens))
-	e.b = append(e.b, "\xa8cost_usd"...)
+	e.b = append(e.b, 0xa8, 'c', 'o', 's', 't', '_', 'u', 's', 'd')
 	e.float(float64(v.CostUSD))
-	e.b = append(e.b, "\xaaconfidence"...)
+	e.b = append(e.b, 0xaa, 'c', 'o', 'n', 'f', 'i', 'd', 'e', 'n', 'c', 'e')
 	e.float(float64(v.Confidence))
 }
 
@@ -2604,18 +2604,18 @@ func (e *encoder) encToken(v *Token) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa2id"...)
+	e.b = append(e.b, 0xa2, 'i', 'd')
 	e.str(v.ID)
-	e.b = append(e.b, "\xa4node"...)
+	e.b = append(e.b, 0xa4, 'n', 'o', 'd', 'e')
 	e.str(v.Node)
-	e.b = append(e.b, "\xa6status"...)
+	e.b = append(e.b, 0xa6, 's', 't', 'a', 't', 'u', 's')
 	e.str(string(v.Status))
 	if v.Scope != "" {
-		e.b = append(e.b, "\xa5scope"...)
+		e.b = append(e.b, 0xa5, 's', 'c', 'o', 'p', 'e')
 		e.str(v.Scope)
 	}
 	if len(v.Triggers) > 0 {
-		e.b = append(e.b, "\xa8triggers"...)
+		e.b = append(e.b, 0xa8, 't', 'r', 'i', 'g', 'g', 'e', 'r', 's')
 		if v.Triggers == nil {
 			e.null()
 		} else {
@@ -2626,15 +2626,15 @@ func (e *encoder) encToken(v *Token) {
 		}
 	}
 	if v.Attempt != 0 {
-		e.b = append(e.b, "\xa7attempt"...)
+		e.b = append(e.b, 0xa7, 'a', 't', 't', 'e', 'm', 'p', 't')
 		e.int(int64(v.Attempt))
 	}
 	if v.DelayMS != 0 {
-		e.b = append(e.b, "\xa8delay_ms"...)
+		e.b = append(e.b, 0xa8, 'd', 'e', 'l', 'a', 'y', '_', 'm', 's')
 		e.int(int64(v.DelayMS))
 	}
 	if len(v.Attrs) > 0 {
-		e.b = append(e.b, "\xa5attrs"...)
+		e.b = append(e.b, 0xa5, 'a', 't', 't', 'r', 's')
 		e.anyMap(v.Attrs)
 	}
 }
@@ -2738,9 +2738,9 @@ func (d *decoder) decToken(v *Token) error {
 func (e *encoder) encUsage(v *Usage) {
 	n := 2
 	e.mapHeader(n)
-	e.b = append(e.b, "\xacinput_tokens"...)
+	e.b = append(e.b, 0xac, 'i', 'n', 'p', 'u', 't', '_', 't', 'o', 'k', 'e', 'n', 's')
 	e.int(int64(v.InputTokens))
-	e.b = append(e.b, "\xadoutput_tokens"...)
+	e.b = append(e.b, 0xad, 'o', 'u', 't', 'p', 'u', 't', '_', 't', 'o', 'k', 'e', 'n', 's')
 	e.int(int64(v.OutputTokens))
 }
 
@@ -2789,10 +2789,10 @@ func (e *encoder) encVerdict(v *Verdict) {
 		n++
 	}
 	e.mapHeader(n)
-	e.b = append(e.b, "\xa6ruling"...)
+	e.b = append(e.b, 0xa6, 'r', 'u', 'l', 'i', 'n', 'g')
 	e.str(string(v.Ruling))
 	if len(v.Reasons) > 0 {
-		e.b = append(e.b, "\xa7reasons"...)
+		e.b = append(e.b, 0xa7, 'r', 'e', 'a', 's', 'o', 'n', 's')
 		if v.Reasons == nil {
 			e.null()
 		} else {
@@ -2803,7 +2803,7 @@ func (e *encoder) encVerdict(v *Verdict) {
 		}
 	}
 	if len(v.Metrics) > 0 {
-		e.b = append(e.b, "\xa7metrics"...)
+		e.b = append(e.b, 0xa7, 'm', 'e', 't', 'r', 'i', 'c', 's')
 		if v.Metrics == nil {
 			e.null()
 		} else {

@@ -161,6 +161,19 @@ func (m *Module) instantiate(parent context.Context) (*instance, error) {
 	if m.request {
 		inst.request = mod.ExportedFunction("sextant_request")
 	}
+	if fn := mod.ExportedFunction("sextant_memory_limit"); fn != nil {
+		// Part of starting: bounded by the start's deadline.
+		inst.stack[0] = m.cfg.MemoryLimit
+		err := fn.CallWithStack(inst.callCtx, inst.stack[:])
+		inst.flush()
+		if err != nil {
+			inst.close()
+			if m.closed.Load() {
+				return nil, m.errClosed()
+			}
+			return nil, inst.fault("start", err)
+		}
+	}
 	return inst, nil
 }
 

@@ -49,7 +49,8 @@ var (
 // The exports of a plugin module, with their signatures
 // (sdk/PROTOCOL-wasm.md). sextant_request (one call per round trip into a
 // reused buffer) and sextant_alloc (a buffer per call) are alternatives: a
-// module needs one of them.
+// module needs one of them. sextant_memory_limit is optional: the host
+// tells the instance its memory limit through it once it has started.
 var (
 	i32, i64 = api.ValueTypeI32, api.ValueTypeI64
 	exports  = []export{
@@ -57,6 +58,7 @@ var (
 		{"sextant_request", []api.ValueType{i32}, []api.ValueType{i32}},
 		{"sextant_alloc", []api.ValueType{i32}, []api.ValueType{i32}},
 		{"sextant_call", []api.ValueType{i32, i32}, []api.ValueType{i64}},
+		{"sextant_memory_limit", []api.ValueType{i64}, nil},
 	}
 )
 
@@ -69,7 +71,7 @@ type export struct {
 // the module exports sextant_request.
 func (e export) optional(request bool) bool {
 	switch e.name {
-	case "sextant_request":
+	case "sextant_request", "sextant_memory_limit":
 		return true
 	case "sextant_alloc":
 		return request

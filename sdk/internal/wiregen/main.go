@@ -344,12 +344,19 @@ func (g *gen) structCodec(name string) error {
 	return nil
 }
 
-// msgpackStr is the MessagePack encoding of a short string, as a Go literal.
-func msgpackStr(s string) string {
+// msgpackBytes is the MessagePack encoding of a short string (a struct
+// field's key) as a list of byte constants: appended one by one, the
+// compiler stores them in place, where appending a string calls memmove
+// (in a wasm guest a call costs more than the key's stores).
+func msgpackBytes(s string) string {
 	if len(s) >= 32 {
 		panic("long key " + s)
 	}
-	return strconv.Quote(string([]byte{byte(0xa0 | len(s))}) + s)
+	out := []string{fmt.Sprintf("0x%02x", 0xa0|len(s))}
+	for _, c := range []byte(s) {
+		out = append(out, strconv.QuoteRune(rune(c)))
+	}
+	return strings.Join(out, ", ")
 }
 
 func (g *gen) encoder(name string, fields []field) string {
@@ -370,7 +377,7 @@ func (g *gen) encoder(name string, fields []field) string {
 	b.WriteString("e.mapHeader(n)\n")
 	for _, f := range fields {
 		x := "v." + f.goName
-		body := fmt.Sprintf("e.b = append(e.b, %s...)\n", msgpackStr(f.wire)) + encValue(x, f.k, 1)
+		body := fmt.Sprintf("e.b = append(e.b, %s)\n", msgpackBytes(f.wire)) + encValue(x, f.k, 1)
 		if f.omit {
 			fmt.Fprintf(&b, "if %s {\n%s}\n", nonEmpty(x, f.k), body)
 		} else {
