@@ -289,6 +289,10 @@ type decoder struct {
 	// in, when set, hands out again the strings, numbers and times this
 	// decoder read before (see interner); nil: each is a new copy.
 	in *interner
+	// noOutput passes over the fields generated decoders read with
+	// skippableMap (Outcome.Output), for a Navigator that never reads
+	// them (OutputBlind).
+	noOutput bool
 }
 
 // interner remembers recent short strings (as strings and as the any
@@ -984,6 +988,82 @@ func (d *decoder) anyMap() (map[string]any, error) {
 	}
 	d.depth--
 	return m, nil
+}
+
+// skippableMap reads a map[string]any as anyMap does, or, when the
+// decoder has noOutput set, checks it as anyMap would (the same errors)
+// and returns nil without building it.
+func (d *decoder) skippableMap() (map[string]any, error) {
+	if !d.noOutput {
+		return d.anyMap()
+	}
+	return nil, d.skipMap()
+}
+
+// skipMap passes over a map[string]any with anyMap's checks.
+func (d *decoder) skipMap() error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	if d.depth++; d.depth > maxDepth {
+		return d.errorf("exceeded max depth %d", maxDepth)
+	}
+	for range n {
+		k, err := d.strBytes()
+		if err != nil {
+			d.depth--
+			return err
+		}
+		if err := d.skipValue(); err != nil {
+			d.depth--
+			return atKey(toString(k), err)
+		}
+	}
+	d.depth--
+	return nil
+}
+
+// skipValue passes over one value with any's checks, building nothing.
+func (d *decoder) skipValue() error {
+	c, err := d.peek()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == 0xc0:
+		d.off++
+		return nil
+	case c == 0xc2 || c == 0xc3:
+		_, err := d.bool()
+		return err
+	case c <= 0x7f || c >= 0xe0 || (c >= 0xca && c <= 0xd3):
+		_, err := d.float()
+		return err
+	case (c >= 0xa0 && c <= 0xbf) || (c >= 0xd9 && c <= 0xdb):
+		_, err := d.strBytes()
+		return err
+	case (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd:
+		if d.depth++; d.depth > maxDepth {
+			return d.errorf("exceeded max depth %d", maxDepth)
+		}
+		n, err := d.arrayHeader()
+		if err != nil {
+			d.depth--
+			return err
+		}
+		for i := range n {
+			if err := d.skipValue(); err != nil {
+				d.depth--
+				return atIndex(i, err)
+			}
+		}
+		d.depth--
+		return nil
+	case (c >= 0x80 && c <= 0x8f) || c == 0xde || c == 0xdf:
+		return d.skipMap()
+	}
+	return d.errorf("want a JSON value (nil, bool, number, string, array, map), got %s", typeName(c))
 }
 
 // skip passes over one value of any type (an unknown field).

@@ -38,6 +38,18 @@ type Navigator interface {
 	IO(ctx context.Context, r *IORequest) (*NodeIO, error)
 }
 
+// OutputBlind is an optional interface of a Navigator. OutputBlind
+// returning true promises that Next never reads Outcome.Output (a chain or
+// a DAG moves on by the outcome's status alone): Serve then checks the
+// output a wire request carries as it would decode it, but builds none of
+// it, and Next sees Outcome.Output nil. In a WebAssembly guest decoding a
+// step's output is a tenth of a navigator call. The wire does not change:
+// hosts send the output as before. It must return the same value on
+// every call.
+type OutputBlind interface {
+	OutputBlind() bool
+}
+
 // LoadRequest carries a routine document.
 type LoadRequest struct {
 	// Name is the file name used in problem positions.
@@ -211,8 +223,10 @@ const (
 type Outcome struct {
 	Status Status `json:"status"`
 	// Error is the error code raised (BPMN error / escalation code), if any.
-	Error  string         `json:"error,omitempty"`
-	Output map[string]any `json:"output,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Output is the step's output. A Navigator that implements
+	// OutputBlind and answers true receives it nil over a wire transport.
+	Output map[string]any `json:"output,omitempty" wire:"skippable"`
 	// Flows answers a Choice: the outgoing flow ids the host selected.
 	Flows []string `json:"flows,omitempty"`
 }

@@ -165,6 +165,8 @@ func Serve(p Plugin) Handler {
 	}
 	if _, ok := p.(Navigator); ok {
 		h.binds = &bindings{m: map[string]*binding{}}
+		ob, ok := p.(OutputBlind)
+		h.noOutput = ok && ob.OutputBlind()
 	}
 	return h
 }
@@ -177,6 +179,9 @@ type handler struct {
 	gate     Gate
 	provider Provider
 	nav      Navigator
+	// noOutput: the Navigator never reads Outcome.Output (OutputBlind),
+	// so api 2 requests pass over it instead of decoding it.
+	noOutput bool
 }
 
 func (h *handler) Handle(ctx context.Context, request []byte) []byte {

@@ -267,7 +267,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 	}
 	var pd *decoder
 	if params >= 0 {
-		*d = decoder{b: request, off: params, in: s.in}
+		*d = decoder{b: request, off: params, in: s.in, noOutput: h.noOutput}
 		pd = d
 	}
 	switch {

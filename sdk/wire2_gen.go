@@ -1797,7 +1797,7 @@ func (d *decoder) decOutcome(v *Outcome) error {
 			}
 		case "output":
 			{
-				m, err := d.anyMap()
+				m, err := d.skippableMap()
 				if err != nil {
 					return at("output", err)
 				}

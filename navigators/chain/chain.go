@@ -35,6 +35,13 @@ func (*Navigator) Describe() sdk.Info {
 		Description: "walks a TOML chain of sequential steps with checked inputs and outputs, skip_if and sub-chains"}
 }
 
+// OutputBlind implements sdk.OutputBlind: a chain moves on by an
+// outcome's status (and error) alone, never by its output, so a wire
+// transport need not decode it.
+func (*Navigator) OutputBlind() bool { return true }
+
+var _ sdk.OutputBlind = (*Navigator)(nil)
+
 // Load implements sdk.Navigator. A routine is parsed once per content hash.
 func (n *Navigator) Load(_ context.Context, req *sdk.LoadRequest) (*sdk.Routine, error) {
 	r, err := n.routines.Load(req.Routine, func(hash string) (*routine, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -393,4 +394,54 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOutputBlind: the chain navigator says it never reads
+// Outcome.Output (sdk.OutputBlind), so over a wire it is handed none; its
+// answers must then be those it gives with the output, at every step of
+// walks that skip steps by vars, fail and nest.
+func TestOutputBlind(t *testing.T) {
+	if !New().OutputBlind() {
+		t.Fatal("the chain navigator no longer says it is OutputBlind: drop this test or the claim")
+	}
+	skipByVars := "name = \"v\"\n[[steps]]\nid = \"a\"\noutputs = [\"n\"]\n[[steps]]\nid = \"b\"\nskip_if = \"vars.n == 'n by a'\"\n[[steps]]\nid = \"c\"\n"
+	for _, c := range []struct {
+		src  string
+		env  sdk.Env
+		plan map[string]sdk.Outcome
+	}{
+		{answerChain, sdk.Env{Input: map[string]any{"question": "q"}, Strategy: map[string]any{"fast": false}}, nil},
+		{answerChain, sdk.Env{Input: map[string]any{"question": "q", "keep_draft": true}, Strategy: map[string]any{"fast": false}},
+			map[string]sdk.Outcome{"critique": {Status: sdk.Failed, Error: "no", Output: map[string]any{"why": "x"}}}},
+		{skipByVars, sdk.Env{}, nil},
+	} {
+		w := newWalker(t, c.src, c.env, c.plan)
+		w.nav = blindCheck{t: t, Navigator: w.impl}
+		w.run()
+		if w.calls < 2 {
+			t.Fatalf("walked %d calls", w.calls)
+		}
+	}
+}
+
+// blindCheck calls Next with the outcome's output and without it, and
+// fails the test when the answers differ.
+type blindCheck struct {
+	t *testing.T
+	*Navigator
+}
+
+func (b blindCheck) Next(ctx context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
+	with := *r
+	if with.Outcome.Output == nil {
+		with.Outcome.Output = map[string]any{"text": "an answer", "vars": map[string]any{"n": 1.0}}
+	}
+	d1, err1 := b.Navigator.Next(ctx, &with)
+	without := *r
+	without.Outcome.Output = nil
+	d2, err2 := b.Navigator.Next(ctx, &without)
+	if !reflect.DeepEqual(d1, d2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
+		b.t.Fatalf("Next answers by the output: with %+v %v, without %+v %v", d1, err1, d2, err2)
+	}
+	return d2, err2
 }

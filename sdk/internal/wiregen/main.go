@@ -304,7 +304,10 @@ func (k *kind) goType() string {
 type field struct {
 	goName, wire string
 	omit         bool
-	k            *kind
+	// skippable (tag wire:"skippable", a map[string]any): the decoder
+	// passes over it, checked but not built, when its noOutput is set.
+	skippable bool
+	k         *kind
 }
 
 func (g *gen) structCodec(name string) error {
@@ -334,7 +337,11 @@ func (g *gen) structCodec(name string) error {
 			if err != nil {
 				return fmt.Errorf("%s.%s: %w", name, n.Name, err)
 			}
-			fields = append(fields, field{goName: n.Name, wire: wire, omit: strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"), k: k})
+			skippable := tag.Get("wire") == "skippable"
+			if skippable && (k.k != "map" || k.elem.k != "any" || k.elem.named != "") {
+				return fmt.Errorf("%s.%s: wire:\"skippable\" is only for a map[string]any", name, n.Name)
+			}
+			fields = append(fields, field{goName: n.Name, wire: wire, omit: strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"), skippable: skippable, k: k})
 		}
 	}
 	if g.funcs == nil {
@@ -459,6 +466,10 @@ func (g *gen) decoder(name string, fields []field) string {
 	for _, f := range fields {
 		wire := f.wire
 		wrap := func(err string) string { return fmt.Sprintf("at(%q, %s)", wire, err) }
+		if f.skippable {
+			fmt.Fprintf(&b, "case %q:\n{\nm, err := d.skippableMap()\nif err != nil {\nreturn %s\n}\nv.%s = m\n}\n", f.wire, wrap("err"), f.goName)
+			continue
+		}
 		fmt.Fprintf(&b, "case %q:\n%s", f.wire, decValue("v."+f.goName, f.k, 1, wrap))
 	}
 	b.WriteString("default:\nif err := d.skip(); err != nil {\nreturn at(string(key), err)\n}\n}\n}\nreturn nil\n}\n\n")
