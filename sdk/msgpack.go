@@ -293,6 +293,71 @@ type decoder struct {
 	// skippableMap (Outcome.Output), for a Navigator that never reads
 	// them (OutputBlind).
 	noOutput bool
+	// pairs, when set, takes BoundState.Set as a list (pairsMap): a
+	// binding assigns it into its variables without a map built between.
+	pairs *[]kv
+	// tokens, when set, is the backing array BoundState.Tokens is decoded
+	// into (keptTokens), reused by the next call.
+	tokens *[]Token
+}
+
+// kv is one variable of BoundState.Set, decoded by pairsMap.
+type kv struct {
+	k string
+	v any
+}
+
+// maxKeptTokens bounds the tokens array a decoder keeps between calls.
+const maxKeptTokens = 64
+
+// keptTokens returns n zeroed tokens: in the decoder's kept array when it
+// has one (and n is small), else new.
+func (d *decoder) keptTokens(n int) []Token {
+	if d.tokens == nil || n > maxKeptTokens {
+		return make([]Token, n)
+	}
+	if cap(*d.tokens) < n {
+		*d.tokens = make([]Token, n, max(n, 4))
+		return *d.tokens
+	}
+	s := (*d.tokens)[:n]
+	clear(s)
+	return s
+}
+
+// pairsMap reads BoundState.Set: as anyMap does, or, when the decoder
+// has pairs, into them (in order, with anyMap's checks) and returns nil.
+// The pairs are reset first, so a request whose set is nil or empty, or
+// fails, leaves none.
+func (d *decoder) pairsMap() (map[string]any, error) {
+	if d.pairs == nil {
+		return d.anyMap()
+	}
+	p := (*d.pairs)[:0]
+	*d.pairs = p
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return nil, err
+	}
+	if d.depth++; d.depth > maxDepth {
+		return nil, d.errorf("exceeded max depth %d", maxDepth)
+	}
+	for range n {
+		k, err := d.str()
+		if err != nil {
+			d.depth--
+			return nil, err
+		}
+		v, err := d.any()
+		if err != nil {
+			d.depth--
+			return nil, atKey(k, err)
+		}
+		p = append(p, kv{k, v})
+	}
+	d.depth--
+	*d.pairs = p
+	return nil, nil
 }
 
 // interner remembers recent short strings (as strings and as the any

@@ -298,10 +298,10 @@ type BoundState struct {
 	// Input is the instance's input (only with Base 0).
 	Input map[string]any `json:"input,omitempty"`
 	// Set assigns variables (with Base 0: all of them).
-	Set map[string]any `json:"set,omitempty"`
+	Set map[string]any `json:"set,omitempty" wire:"pairs"`
 	// Unset removes variables, sorted.
 	Unset  []string       `json:"unset,omitempty"`
-	Tokens []Token        `json:"tokens,omitempty"`
+	Tokens []Token        `json:"tokens,omitempty" wire:"kept"`
 	Seq    int64          `json:"seq,omitempty"`
 	Data   map[string]any `json:"data,omitempty"`
 	// Now is Env.Now of the call: it travels with every call, never kept.

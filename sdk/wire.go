@@ -337,7 +337,7 @@ func EnvelopeMethod(request []byte) string {
 // for Next and Boundary. Both wire versions dispatch through them.
 func (h *handler) boundStart(p Navigator) func(context.Context, *BoundStartRequest) (*Decision, error) {
 	return func(ctx context.Context, r *BoundStartRequest) (*Decision, error) {
-		st, err := h.binds.state(&r.State)
+		st, err := h.binds.state(&r.State, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -347,7 +347,7 @@ func (h *handler) boundStart(p Navigator) func(context.Context, *BoundStartReque
 
 func (h *handler) boundNext(p Navigator) func(context.Context, *BoundNextRequest) (*Decision, error) {
 	return func(ctx context.Context, r *BoundNextRequest) (*Decision, error) {
-		st, err := h.binds.state(&r.State)
+		st, err := h.binds.state(&r.State, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -357,7 +357,7 @@ func (h *handler) boundNext(p Navigator) func(context.Context, *BoundNextRequest
 
 func (h *handler) boundBoundary(p Navigator) func(context.Context, *BoundBoundaryRequest) (*Decision, error) {
 	return func(ctx context.Context, r *BoundBoundaryRequest) (*Decision, error) {
-		st, err := h.binds.state(&r.State)
+		st, err := h.binds.state(&r.State, nil)
 		if err != nil {
 			return nil, err
 		}
