@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -444,4 +446,17 @@ func (b blindCheck) Next(ctx context.Context, r *sdk.NextRequest) (*sdk.Decision
 		b.t.Fatalf("Next answers by the output: with %+v %v, without %+v %v", d1, err1, d2, err2)
 	}
 	return d2, err2
+}
+
+// TestTokenID: the table of small token ids agrees with building them,
+// across its end and for numbers it does not hold.
+func TestTokenID(t *testing.T) {
+	for _, seq := range []int64{-1, 0, 1, 9, 10, 99, 126, 127, 128, 1000, math.MaxInt64} {
+		if got, want := tokenID(seq), "t"+strconv.FormatInt(seq, 10); got != want {
+			t.Errorf("tokenID(%d) = %q, want %q", seq, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = tokenID(42) }); n != 0 {
+		t.Errorf("tokenID(42) allocates %v times", n)
+	}
 }
