@@ -470,6 +470,13 @@ func (w *wire) start(ctx context.Context, r *StartRequest) (*Decision, error) {
 }
 
 func (w *wire) next(ctx context.Context, r *NextRequest) (*Decision, error) {
+	if w.info.OutputBlind && r.Outcome.Output != nil {
+		// The plugin never reads it (Info.OutputBlind): encoding it is
+		// waste on both sides. The caller's request stays as it is.
+		blind := *r
+		blind.Outcome.Output = nil
+		r = &blind
+	}
 	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
 		return remote2(ctx, w, MethodBoundNext, &BoundNextRequest{State: bs, Token: r.Token, Outcome: r.Outcome}, &boundNextCodec)
 	}, func() (*Decision, error) {

@@ -40,12 +40,14 @@ type Navigator interface {
 
 // OutputBlind is an optional interface of a Navigator. OutputBlind
 // returning true promises that Next never reads Outcome.Output (a chain or
-// a DAG moves on by the outcome's status alone): Serve then checks the
-// output a wire request carries as it would decode it, but builds none of
-// it, and Next sees Outcome.Output nil. In a WebAssembly guest decoding a
-// step's output is a tenth of a navigator call. The wire does not change:
-// hosts send the output as before. It must return the same value on
-// every call.
+// a DAG moves on by the outcome's status alone). Serve then says so in its
+// Describe answer (Info.OutputBlind), and a host that knows the flag
+// leaves the output out of its requests; from an older host, Serve checks
+// the output an api 2 request carries as it would decode it, but builds
+// none of it. Next may so see Outcome.Output nil (over api 1 from an
+// older host it still gets it). In a WebAssembly guest decoding a step's
+// output is a tenth of a navigator call. It must return the same value
+// on every call.
 type OutputBlind interface {
 	OutputBlind() bool
 }

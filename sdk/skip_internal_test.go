@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"reflect"
@@ -122,6 +123,53 @@ func TestOutputBlind(t *testing.T) {
 			copy(bad[k:], "\xc4\x04hell") // as long as the string it replaces
 			if e := string(h.(*handler).handle2(ctx, bad, s)); !strings.Contains(e, `outcome.output["text"]: want a JSON value`) {
 				t.Fatalf("blind %v: a bad output answered %q", blind, e)
+			}
+		}
+	}
+}
+
+// recRT records the requests it passes to its handler.
+type recRT struct {
+	h    Handler
+	reqs [][]byte
+}
+
+func (r *recRT) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
+	r.reqs = append(r.reqs, append([]byte(nil), req...))
+	return r.h.Handle(ctx, req), nil
+}
+
+// TestOutputBlindOmitted: an OutputBlind Navigator says so in its Describe
+// answer, and a client then sends no output (bound or whole, api 1 or 2)
+// without touching the caller's request; for one that is not, it does.
+func TestOutputBlindOmitted(t *testing.T) {
+	ctx := context.Background()
+	for _, blind := range []bool{false, true} {
+		var got map[string]any
+		rt := &recRT{h: Serve(blindNav{blind: blind, got: &got})}
+		info, err := DescribeOver(ctx, "saw", rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.OutputBlind != blind {
+			t.Fatalf("blind %v: Describe says OutputBlind %v", blind, info.OutputBlind)
+		}
+		for _, c := range []struct{ bind, api2 bool }{{true, true}, {false, true}, {true, false}, {false, false}} {
+			cl := NewClient("saw", rt, info)
+			cl.info.Bind, cl.api2 = c.bind, c.api2
+			out := map[string]any{"text": "marker-output"}
+			req := &NextRequest{State: State{Routine: "r", Tokens: []Token{{ID: "t1", Node: "a", Status: Ready}}}, Token: "t1",
+				Outcome: Outcome{Status: OK, Output: out}}
+			rt.reqs = nil
+			if _, err := cl.Next(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+			sent := bytes.Contains(rt.reqs[len(rt.reqs)-1], []byte("marker-output"))
+			if sent == blind || req.Outcome.Output["text"] != "marker-output" {
+				t.Fatalf("blind %v, %+v: output sent %v, request's output now %v", blind, c, sent, req.Outcome.Output)
+			}
+			if blind != (got == nil) {
+				t.Fatalf("blind %v, %+v: Next got output %v", blind, c, got)
 			}
 		}
 	}

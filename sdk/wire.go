@@ -227,6 +227,7 @@ func (h *handler) dispatch(ctx context.Context, request []byte) (result any, err
 	if req.Method == MethodDescribe {
 		info := h.p.Describe()
 		info.Bind = info.Bind || h.binds != nil
+		info.OutputBlind = info.OutputBlind || h.noOutput
 		info.APIs = []int{APIVersion, APIBinary} // Handle answers both
 		return info, nil
 	}
