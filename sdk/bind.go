@@ -470,16 +470,20 @@ func (w *wire) start(ctx context.Context, r *StartRequest) (*Decision, error) {
 }
 
 func (w *wire) next(ctx context.Context, r *NextRequest) (*Decision, error) {
-	if w.info.OutputBlind && r.Outcome.Output != nil {
+	outcome := r.Outcome
+	if w.info.OutputBlind {
 		// The plugin never reads it (Info.OutputBlind): encoding it is
 		// waste on both sides. The caller's request stays as it is.
-		blind := *r
-		blind.Outcome.Output = nil
-		r = &blind
+		outcome.Output = nil
 	}
 	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
-		return remote2(ctx, w, MethodBoundNext, &BoundNextRequest{State: bs, Token: r.Token, Outcome: r.Outcome}, &boundNextCodec)
+		return remote2(ctx, w, MethodBoundNext, &BoundNextRequest{State: bs, Token: r.Token, Outcome: outcome}, &boundNextCodec)
 	}, func() (*Decision, error) {
+		if outcome.Output == nil && r.Outcome.Output != nil {
+			blind := *r
+			blind.Outcome = outcome
+			return remote2(ctx, w, MethodNext, &blind, &nextCodec)
+		}
 		return remote2(ctx, w, MethodNext, r, &nextCodec)
 	})
 }
