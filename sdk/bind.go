@@ -73,20 +73,24 @@ func (b *bindings) bind(_ context.Context, r *BindRequest) (*Bound, error) {
 // request would have carried: empty maps are nil, as they are after a
 // JSON round trip with omitempty. Vars is shared with the binding (and so
 // with other calls): never modified in place, only replaced.
-func (b *bindings) state(bs *BoundState) (State, error) {
+//
+// set holds the variables bs sets when they were decoded as a list
+// (decoder.pairs; bs.Set is then nil), assigned after bs.Set: either
+// way the same assignments, in the order the request lists them.
+func (b *bindings) state(bs *BoundState, set []kv) (State, error) {
 	if bs.Version == 0 {
 		return State{}, Errorf(CodeBadRequest, "bound call: version 0 (want the version the request creates)")
 	}
 	if b.inPlace { // one call at a time: nothing to lock against
-		return b.stateLocked(bs)
+		return b.stateLocked(bs, set)
 	}
 	b.mu.Lock()
-	st, err := b.stateLocked(bs)
+	st, err := b.stateLocked(bs, set)
 	b.mu.Unlock() // not deferred: a defer costs ~0.3 µs in a wasm guest, and nothing here panics
 	return st, err
 }
 
-func (b *bindings) stateLocked(bs *BoundState) (State, error) {
+func (b *bindings) stateLocked(bs *BoundState, set []kv) (State, error) {
 	e := b.last
 	if e == nil || b.lastID != bs.Binding {
 		e = b.m[bs.Binding]
@@ -97,14 +101,30 @@ func (b *bindings) stateLocked(bs *BoundState) (State, error) {
 		return State{}, Errorf(CodeUnbound, "binding %s is not held by this plugin instance (restarted or evicted); bind it again", short(bs.Binding))
 	case bs.Base == 0:
 		e.input = bs.Input
-		e.vars = bs.Set
+		if len(set) == 0 {
+			e.vars = bs.Set
+			break
+		}
+		vars := e.vars
+		if !b.inPlace || vars == nil {
+			vars = make(map[string]any, len(bs.Set)+len(set))
+		} else {
+			clear(vars)
+		}
+		for k, v := range bs.Set {
+			vars[k] = v
+		}
+		for _, p := range set {
+			vars[p.k] = p.v
+		}
+		e.vars = vars
 	case bs.Base != e.version:
 		return State{}, Errorf(CodeUnbound, "binding %s holds env version %d, the call changes version %d; resend it in full", short(bs.Binding), e.version, bs.Base)
 	default:
-		if len(bs.Set) > 0 || len(bs.Unset) > 0 {
+		if len(bs.Set) > 0 || len(set) > 0 || len(bs.Unset) > 0 {
 			vars := e.vars
 			if !b.inPlace || vars == nil {
-				vars = make(map[string]any, len(e.vars)+len(bs.Set))
+				vars = make(map[string]any, len(e.vars)+len(bs.Set)+len(set))
 				for k, v := range e.vars {
 					vars[k] = v
 				}
@@ -114,6 +134,9 @@ func (b *bindings) stateLocked(bs *BoundState) (State, error) {
 			}
 			for k, v := range bs.Set {
 				vars[k] = v
+			}
+			for _, p := range set {
+				vars[p.k] = p.v
 			}
 			e.vars = vars
 		}
@@ -447,9 +470,20 @@ func (w *wire) start(ctx context.Context, r *StartRequest) (*Decision, error) {
 }
 
 func (w *wire) next(ctx context.Context, r *NextRequest) (*Decision, error) {
+	outcome := r.Outcome
+	if w.info.OutputBlind {
+		// The plugin never reads it (Info.OutputBlind): encoding it is
+		// waste on both sides. The caller's request stays as it is.
+		outcome.Output = nil
+	}
 	return w.bound(ctx, &r.State, func(bs BoundState) (*Decision, error) {
-		return remote2(ctx, w, MethodBoundNext, &BoundNextRequest{State: bs, Token: r.Token, Outcome: r.Outcome}, &boundNextCodec)
+		return remote2(ctx, w, MethodBoundNext, &BoundNextRequest{State: bs, Token: r.Token, Outcome: outcome}, &boundNextCodec)
 	}, func() (*Decision, error) {
+		if outcome.Output == nil && r.Outcome.Output != nil {
+			blind := *r
+			blind.Outcome = outcome
+			return remote2(ctx, w, MethodNext, &blind, &nextCodec)
+		}
 		return remote2(ctx, w, MethodNext, r, &nextCodec)
 	})
 }

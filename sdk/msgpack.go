@@ -289,6 +289,75 @@ type decoder struct {
 	// in, when set, hands out again the strings, numbers and times this
 	// decoder read before (see interner); nil: each is a new copy.
 	in *interner
+	// noOutput passes over the fields generated decoders read with
+	// skippableMap (Outcome.Output), for a Navigator that never reads
+	// them (OutputBlind).
+	noOutput bool
+	// pairs, when set, takes BoundState.Set as a list (pairsMap): a
+	// binding assigns it into its variables without a map built between.
+	pairs *[]kv
+	// tokens, when set, is the backing array BoundState.Tokens is decoded
+	// into (keptTokens), reused by the next call.
+	tokens *[]Token
+}
+
+// kv is one variable of BoundState.Set, decoded by pairsMap.
+type kv struct {
+	k string
+	v any
+}
+
+// maxKeptTokens bounds the tokens array a decoder keeps between calls.
+const maxKeptTokens = 64
+
+// keptTokens returns n zeroed tokens: in the decoder's kept array when it
+// has one (and n is small), else new.
+func (d *decoder) keptTokens(n int) []Token {
+	if d.tokens == nil || n > maxKeptTokens {
+		return make([]Token, n)
+	}
+	if cap(*d.tokens) < n {
+		*d.tokens = make([]Token, n, max(n, 4))
+		return *d.tokens
+	}
+	s := (*d.tokens)[:n]
+	clear(s)
+	return s
+}
+
+// pairsMap reads BoundState.Set: as anyMap does, or, when the decoder
+// has pairs, into them (in order, with anyMap's checks) and returns nil.
+// The pairs are reset first, so a request whose set is nil or empty, or
+// fails, leaves none.
+func (d *decoder) pairsMap() (map[string]any, error) {
+	if d.pairs == nil {
+		return d.anyMap()
+	}
+	p := (*d.pairs)[:0]
+	*d.pairs = p
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return nil, err
+	}
+	if d.depth++; d.depth > maxDepth {
+		return nil, d.errorf("exceeded max depth %d", maxDepth)
+	}
+	for range n {
+		k, err := d.str()
+		if err != nil {
+			d.depth--
+			return nil, err
+		}
+		v, err := d.any()
+		if err != nil {
+			d.depth--
+			return nil, atKey(k, err)
+		}
+		p = append(p, kv{k, v})
+	}
+	d.depth--
+	*d.pairs = p
+	return nil, nil
 }
 
 // interner remembers recent short strings (as strings and as the any
@@ -984,6 +1053,82 @@ func (d *decoder) anyMap() (map[string]any, error) {
 	}
 	d.depth--
 	return m, nil
+}
+
+// skippableMap reads a map[string]any as anyMap does, or, when the
+// decoder has noOutput set, checks it as anyMap would (the same errors)
+// and returns nil without building it.
+func (d *decoder) skippableMap() (map[string]any, error) {
+	if !d.noOutput {
+		return d.anyMap()
+	}
+	return nil, d.skipMap()
+}
+
+// skipMap passes over a map[string]any with anyMap's checks.
+func (d *decoder) skipMap() error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	if d.depth++; d.depth > maxDepth {
+		return d.errorf("exceeded max depth %d", maxDepth)
+	}
+	for range n {
+		k, err := d.strBytes()
+		if err != nil {
+			d.depth--
+			return err
+		}
+		if err := d.skipValue(); err != nil {
+			d.depth--
+			return atKey(toString(k), err)
+		}
+	}
+	d.depth--
+	return nil
+}
+
+// skipValue passes over one value with any's checks, building nothing.
+func (d *decoder) skipValue() error {
+	c, err := d.peek()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == 0xc0:
+		d.off++
+		return nil
+	case c == 0xc2 || c == 0xc3:
+		_, err := d.bool()
+		return err
+	case c <= 0x7f || c >= 0xe0 || (c >= 0xca && c <= 0xd3):
+		_, err := d.float()
+		return err
+	case (c >= 0xa0 && c <= 0xbf) || (c >= 0xd9 && c <= 0xdb):
+		_, err := d.strBytes()
+		return err
+	case (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd:
+		if d.depth++; d.depth > maxDepth {
+			return d.errorf("exceeded max depth %d", maxDepth)
+		}
+		n, err := d.arrayHeader()
+		if err != nil {
+			d.depth--
+			return err
+		}
+		for i := range n {
+			if err := d.skipValue(); err != nil {
+				d.depth--
+				return atIndex(i, err)
+			}
+		}
+		d.depth--
+		return nil
+	case (c >= 0x80 && c <= 0x8f) || c == 0xde || c == 0xdf:
+		return d.skipMap()
+	}
+	return d.errorf("want a JSON value (nil, bool, number, string, array, map), got %s", typeName(c))
 }
 
 // skip passes over one value of any type (an unknown field).

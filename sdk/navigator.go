@@ -38,6 +38,20 @@ type Navigator interface {
 	IO(ctx context.Context, r *IORequest) (*NodeIO, error)
 }
 
+// OutputBlind is an optional interface of a Navigator. OutputBlind
+// returning true promises that Next never reads Outcome.Output (a chain or
+// a DAG moves on by the outcome's status alone). Serve then says so in its
+// Describe answer (Info.OutputBlind), and a host that knows the flag
+// leaves the output out of its requests; from an older host, Serve checks
+// the output an api 2 request carries as it would decode it, but builds
+// none of it. Next may so see Outcome.Output nil (over api 1 from an
+// older host it still gets it). In a WebAssembly guest decoding a step's
+// output is a tenth of a navigator call. It must return the same value
+// on every call.
+type OutputBlind interface {
+	OutputBlind() bool
+}
+
 // LoadRequest carries a routine document.
 type LoadRequest struct {
 	// Name is the file name used in problem positions.
@@ -211,8 +225,10 @@ const (
 type Outcome struct {
 	Status Status `json:"status"`
 	// Error is the error code raised (BPMN error / escalation code), if any.
-	Error  string         `json:"error,omitempty"`
-	Output map[string]any `json:"output,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Output is the step's output. A Navigator that implements
+	// OutputBlind and answers true receives it nil over a wire transport.
+	Output map[string]any `json:"output,omitempty" wire:"skippable"`
 	// Flows answers a Choice: the outgoing flow ids the host selected.
 	Flows []string `json:"flows,omitempty"`
 }
@@ -284,10 +300,10 @@ type BoundState struct {
 	// Input is the instance's input (only with Base 0).
 	Input map[string]any `json:"input,omitempty"`
 	// Set assigns variables (with Base 0: all of them).
-	Set map[string]any `json:"set,omitempty"`
+	Set map[string]any `json:"set,omitempty" wire:"pairs"`
 	// Unset removes variables, sorted.
 	Unset  []string       `json:"unset,omitempty"`
-	Tokens []Token        `json:"tokens,omitempty"`
+	Tokens []Token        `json:"tokens,omitempty" wire:"kept"`
 	Seq    int64          `json:"seq,omitempty"`
 	Data   map[string]any `json:"data,omitempty"`
 	// Now is Env.Now of the call: it travels with every call, never kept.

@@ -76,6 +76,12 @@ type Info struct {
 	// "Binding"). Serve sets it for every Navigator; a plugin without it
 	// (any built before binding existed) gets whole requests, as before.
 	Bind bool `json:"bind,omitempty"`
+	// OutputBlind says that the plugin (a navigator) never reads
+	// Outcome.Output, so the host leaves it out of navigator.next and
+	// navigator.bound.next requests. Serve sets it for a Navigator that
+	// implements OutputBlind and answers true; a plugin without it gets
+	// the output, as before.
+	OutputBlind bool `json:"output_blind,omitempty"`
 }
 
 // ConfigField declares one setting a plugin accepts.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -70,6 +71,10 @@ func TestKeptScratchAgrees(t *testing.T) {
 	more.Env.Vars = map[string]any{"v": 2.0, "w": "three", "x": map[string]any{"y": []any{"z"}}}
 	fewer := full
 	fewer.Env.Vars = map[string]any{"w": "three"}
+	// other's one token has none of the fields full's first had: a kept
+	// tokens array must not show them again.
+	other := more
+	other.Tokens = []Token{{ID: "t9", Node: "z", Status: Ready}}
 	calls := []func(c *Client) (*Decision, error){
 		func(c *Client) (*Decision, error) { return c.Start(ctx, &StartRequest{State: full, Trigger: "go"}) },
 		func(c *Client) (*Decision, error) { return c.Start(ctx, &StartRequest{State: bare}) },
@@ -84,6 +89,9 @@ func TestKeptScratchAgrees(t *testing.T) {
 		},
 		func(c *Client) (*Decision, error) {
 			return c.Next(ctx, &NextRequest{State: more, Token: "t1", Outcome: Outcome{Status: OK}})
+		},
+		func(c *Client) (*Decision, error) {
+			return c.Next(ctx, &NextRequest{State: other, Token: "t9", Outcome: Outcome{Status: OK}})
 		},
 		func(c *Client) (*Decision, error) {
 			return c.Next(ctx, &NextRequest{State: bare, Token: "t2", Outcome: Outcome{Status: OK}})
@@ -269,5 +277,47 @@ func TestParamsWalkedOnce(t *testing.T) {
 	}
 	if checked < len(valid) {
 		t.Fatalf("only %d malformed envelopes checked", checked)
+	}
+}
+
+// TestBoundDecodeErrorKeepsVars: a bound call that fails to decode after
+// its set (the kept scratch takes set as a list for the binding) changes
+// nothing: the binding keeps its variables and its version.
+func TestBoundDecodeErrorKeepsVars(t *testing.T) {
+	ctx := context.Background()
+	for _, kept := range []bool{true, false} {
+		k := &keptRT{h: Serve(sawNav{}).(*handler)}
+		if kept {
+			k.s = scratch{nav: &navReqs{}, in: &interner{}}
+			k.h.binds.inPlace = true
+		}
+		call := func(method string, bs BoundState, want string) *Decision {
+			t.Helper()
+			data, err := encodeRequest2(method, &BoundNextRequest{State: bs, Token: "t1", Outcome: Outcome{Status: OK}}, (*encoder).encBoundNextRequest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want != "" { // a bin where the token's id is
+				i := bytes.Index(data, []byte("\xa4XXXX"))
+				copy(data[i:], "\xc4\x03XXX")
+			}
+			var d Decision
+			resp, _ := k.RoundTrip(ctx, data)
+			err = decodeResponse2(resp, &d, (*decoder).decDecision)
+			if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+				t.Fatalf("kept %v: %s answered %+v, %v (want %q)", kept, method, d, err, want)
+			}
+			return &d
+		}
+		if _, err := k.h.binds.bind(ctx, &BindRequest{Binding: "b", Routine: "r"}); err != nil {
+			t.Fatal(err)
+		}
+		call(MethodBoundNext, BoundState{Binding: "b", Version: 1, Set: map[string]any{"v": 1.0, "w": "x"}}, "")
+		call(MethodBoundNext, BoundState{Binding: "b", Base: 1, Version: 2, Set: map[string]any{"v": 2.0, "new": true},
+			Unset: []string{"w"}, Tokens: []Token{{ID: "XXXX", Node: "a", Status: Ready}}}, "tokens[0].id")
+		d := call(MethodBoundNext, BoundState{Binding: "b", Base: 1, Version: 3}, "")
+		if want := map[string]any{"v": 1.0, "w": "x"}; !reflect.DeepEqual(d.Data["vars"], want) {
+			t.Fatalf("kept %v: vars after a failed call %v, want %v", kept, d.Data["vars"], want)
+		}
 	}
 }

@@ -165,6 +165,8 @@ func Serve(p Plugin) Handler {
 	}
 	if _, ok := p.(Navigator); ok {
 		h.binds = &bindings{m: map[string]*binding{}}
+		ob, ok := p.(OutputBlind)
+		h.noOutput = ok && ob.OutputBlind()
 	}
 	return h
 }
@@ -177,6 +179,9 @@ type handler struct {
 	gate     Gate
 	provider Provider
 	nav      Navigator
+	// noOutput: the Navigator never reads Outcome.Output (OutputBlind),
+	// so api 2 requests pass over it instead of decoding it.
+	noOutput bool
 }
 
 func (h *handler) Handle(ctx context.Context, request []byte) []byte {
@@ -222,6 +227,7 @@ func (h *handler) dispatch(ctx context.Context, request []byte) (result any, err
 	if req.Method == MethodDescribe {
 		info := h.p.Describe()
 		info.Bind = info.Bind || h.binds != nil
+		info.OutputBlind = info.OutputBlind || h.noOutput
 		info.APIs = []int{APIVersion, APIBinary} // Handle answers both
 		return info, nil
 	}
@@ -332,7 +338,7 @@ func EnvelopeMethod(request []byte) string {
 // for Next and Boundary. Both wire versions dispatch through them.
 func (h *handler) boundStart(p Navigator) func(context.Context, *BoundStartRequest) (*Decision, error) {
 	return func(ctx context.Context, r *BoundStartRequest) (*Decision, error) {
-		st, err := h.binds.state(&r.State)
+		st, err := h.binds.state(&r.State, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -342,7 +348,7 @@ func (h *handler) boundStart(p Navigator) func(context.Context, *BoundStartReque
 
 func (h *handler) boundNext(p Navigator) func(context.Context, *BoundNextRequest) (*Decision, error) {
 	return func(ctx context.Context, r *BoundNextRequest) (*Decision, error) {
-		st, err := h.binds.state(&r.State)
+		st, err := h.binds.state(&r.State, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -352,7 +358,7 @@ func (h *handler) boundNext(p Navigator) func(context.Context, *BoundNextRequest
 
 func (h *handler) boundBoundary(p Navigator) func(context.Context, *BoundBoundaryRequest) (*Decision, error) {
 	return func(ctx context.Context, r *BoundBoundaryRequest) (*Decision, error) {
-		st, err := h.binds.state(&r.State)
+		st, err := h.binds.state(&r.State, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -148,6 +148,12 @@ type scratch struct {
 	// in, when set, is the decoder's interner (the wasm guest keeps one:
 	// see interner). Nil: every string is a new copy.
 	in *interner
+	// pairs and tokens, with nav, are what a bound call's set variables
+	// and tokens are decoded into (decoder.pairs, decoder.tokens), reused
+	// by the next call: the variables go into the binding's without a map
+	// built between, the tokens into the same array.
+	pairs  []kv
+	tokens []Token
 
 	// pending says dispatch2 left the envelope's last field, params at
 	// offset params of req, for call2 to walk (see envelopeEnd).
@@ -267,7 +273,11 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 	}
 	var pd *decoder
 	if params >= 0 {
-		*d = decoder{b: request, off: params, in: s.in}
+		*d = decoder{b: request, off: params, in: s.in, noOutput: h.noOutput}
+		if s.nav != nil { // kept: the variables a call sets as a list, its tokens in a kept array
+			s.pairs = s.pairs[:0]
+			d.pairs, d.tokens = &s.pairs, &s.tokens
+		}
 		pd = d
 	}
 	switch {
@@ -295,7 +305,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 			in := navReq(r, func(r *navReqs) *BoundStartRequest { return &r.bstart })
 			out := navReq(r, func(r *navReqs) *StartRequest { return &r.start })
 			err := call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundStartRequest) (*Decision, error) {
-				st, err := h.binds.state(&b.State)
+				st, err := h.binds.state(&b.State, s.pairs)
 				if err != nil {
 					return nil, err
 				}
@@ -308,7 +318,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 			in := navReq(r, func(r *navReqs) *BoundNextRequest { return &r.bnext })
 			out := navReq(r, func(r *navReqs) *NextRequest { return &r.next })
 			err := call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundNextRequest) (*Decision, error) {
-				st, err := h.binds.state(&b.State)
+				st, err := h.binds.state(&b.State, s.pairs)
 				if err != nil {
 					return nil, err
 				}
@@ -321,7 +331,7 @@ func (h *handler) dispatch2(ctx context.Context, request []byte, s *scratch) (er
 			in := navReq(r, func(r *navReqs) *BoundBoundaryRequest { return &r.bboundary })
 			out := navReq(r, func(r *navReqs) *BoundaryRequest { return &r.boundary })
 			err := call2(ctx, s, pd, method, in, func(ctx context.Context, b *BoundBoundaryRequest) (*Decision, error) {
-				st, err := h.binds.state(&b.State)
+				st, err := h.binds.state(&b.State, s.pairs)
 				if err != nil {
 					return nil, err
 				}

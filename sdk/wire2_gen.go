@@ -287,7 +287,7 @@ func (d *decoder) decBoundState(v *BoundState) error {
 			}
 		case "set":
 			{
-				m, err := d.anyMap()
+				m, err := d.pairsMap()
 				if err != nil {
 					return at("set", err)
 				}
@@ -321,7 +321,7 @@ func (d *decoder) decBoundState(v *BoundState) error {
 				if err != nil {
 					return at("tokens", err)
 				}
-				s1 := make([]Token, n)
+				s1 := d.keptTokens(n)
 				for i1 := range s1 {
 					if err := d.decToken(&s1[i1]); err != nil {
 						return at("tokens", atIndex(i1, err))
@@ -1797,7 +1797,7 @@ func (d *decoder) decOutcome(v *Outcome) error {
 			}
 		case "output":
 			{
-				m, err := d.anyMap()
+				m, err := d.skippableMap()
 				if err != nil {
 					return at("output", err)
 				}

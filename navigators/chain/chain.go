@@ -35,6 +35,13 @@ func (*Navigator) Describe() sdk.Info {
 		Description: "walks a TOML chain of sequential steps with checked inputs and outputs, skip_if and sub-chains"}
 }
 
+// OutputBlind implements sdk.OutputBlind: a chain moves on by an
+// outcome's status (and error) alone, never by its output, so a wire
+// transport need not decode it.
+func (*Navigator) OutputBlind() bool { return true }
+
+var _ sdk.OutputBlind = (*Navigator)(nil)
+
 // Load implements sdk.Navigator. A routine is parsed once per content hash.
 func (n *Navigator) Load(_ context.Context, req *sdk.LoadRequest) (*sdk.Routine, error) {
 	r, err := n.routines.Load(req.Routine, func(hash string) (*routine, error) {
@@ -210,13 +217,32 @@ func (w *walk) from(c *chain, k int, scope string) {
 
 func (w *walk) token(s *step, status sdk.TokenStatus, scope string) string {
 	w.d.Seq++
-	id := "t" + strconv.FormatInt(w.d.Seq, 10)
+	id := tokenID(w.d.Seq)
 	if w.d.Add == nil {
 		w.d.Add = w.add[:0]
 	}
 	w.d.Add = append(w.d.Add, sdk.Token{ID: id, Node: s.id, Status: status, Scope: scope})
 	w.trace(sdk.Enter, s.id)
 	return id
+}
+
+// tokenIDs holds the ids of the first tokens of an instance, "t0" to
+// "t127": a walk takes its new token's id from here instead of building
+// it, which in a wasm guest saves an allocation per call (about as much
+// as the walk's own work).
+var tokenIDs = func() (ids [128]string) {
+	for i := range ids {
+		ids[i] = "t" + strconv.Itoa(i)
+	}
+	return ids
+}()
+
+// tokenID is "t" and seq.
+func tokenID(seq int64) string {
+	if seq >= 0 && seq < int64(len(tokenIDs)) {
+		return tokenIDs[seq]
+	}
+	return "t" + strconv.FormatInt(seq, 10)
 }
 
 // leave removes scope token id and returns its own scope. A scope token

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -392,5 +395,68 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s differs:\n%s\nwant:\n%s", golden, got[0], want)
 			}
 		})
+	}
+}
+
+// TestOutputBlind: the chain navigator says it never reads
+// Outcome.Output (sdk.OutputBlind), so over a wire it is handed none; its
+// answers must then be those it gives with the output, at every step of
+// walks that skip steps by vars, fail and nest.
+func TestOutputBlind(t *testing.T) {
+	if !New().OutputBlind() {
+		t.Fatal("the chain navigator no longer says it is OutputBlind: drop this test or the claim")
+	}
+	skipByVars := "name = \"v\"\n[[steps]]\nid = \"a\"\noutputs = [\"n\"]\n[[steps]]\nid = \"b\"\nskip_if = \"vars.n == 'n by a'\"\n[[steps]]\nid = \"c\"\n"
+	for _, c := range []struct {
+		src  string
+		env  sdk.Env
+		plan map[string]sdk.Outcome
+	}{
+		{answerChain, sdk.Env{Input: map[string]any{"question": "q"}, Strategy: map[string]any{"fast": false}}, nil},
+		{answerChain, sdk.Env{Input: map[string]any{"question": "q", "keep_draft": true}, Strategy: map[string]any{"fast": false}},
+			map[string]sdk.Outcome{"critique": {Status: sdk.Failed, Error: "no", Output: map[string]any{"why": "x"}}}},
+		{skipByVars, sdk.Env{}, nil},
+	} {
+		w := newWalker(t, c.src, c.env, c.plan)
+		w.nav = blindCheck{t: t, Navigator: w.impl}
+		w.run()
+		if w.calls < 2 {
+			t.Fatalf("walked %d calls", w.calls)
+		}
+	}
+}
+
+// blindCheck calls Next with the outcome's output and without it, and
+// fails the test when the answers differ.
+type blindCheck struct {
+	t *testing.T
+	*Navigator
+}
+
+func (b blindCheck) Next(ctx context.Context, r *sdk.NextRequest) (*sdk.Decision, error) {
+	with := *r
+	if with.Outcome.Output == nil {
+		with.Outcome.Output = map[string]any{"text": "an answer", "vars": map[string]any{"n": 1.0}}
+	}
+	d1, err1 := b.Navigator.Next(ctx, &with)
+	without := *r
+	without.Outcome.Output = nil
+	d2, err2 := b.Navigator.Next(ctx, &without)
+	if !reflect.DeepEqual(d1, d2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
+		b.t.Fatalf("Next answers by the output: with %+v %v, without %+v %v", d1, err1, d2, err2)
+	}
+	return d2, err2
+}
+
+// TestTokenID: the table of small token ids agrees with building them,
+// across its end and for numbers it does not hold.
+func TestTokenID(t *testing.T) {
+	for _, seq := range []int64{-1, 0, 1, 9, 10, 99, 126, 127, 128, 1000, math.MaxInt64} {
+		if got, want := tokenID(seq), "t"+strconv.FormatInt(seq, 10); got != want {
+			t.Errorf("tokenID(%d) = %q, want %q", seq, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = tokenID(42) }); n != 0 {
+		t.Errorf("tokenID(42) allocates %v times", n)
 	}
 }

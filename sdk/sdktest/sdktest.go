@@ -77,6 +77,9 @@ func Check(t testing.TB, p sdk.Plugin) {
 	want := info
 	if info.Kind == sdk.KindNavigator {
 		want.Bind = true // Serve answers the bind-once methods for every navigator
+		if ob, ok := p.(sdk.OutputBlind); ok && ob.OutputBlind() {
+			want.OutputBlind = true // and says when it never reads Outcome.Output
+		}
 	}
 	got.APIs = info.APIs // the SDK's Serve adds the wire versions it answers
 	a, _ := json.Marshal(want)

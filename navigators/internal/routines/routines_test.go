@@ -43,3 +43,27 @@ func TestCache(t *testing.T) {
 		t.Fatal("a failed parse was cached")
 	}
 }
+
+// TestGetLast: Get remembers the routine it found last; asking for
+// another routine, then the first again, or for one never loaded, must
+// not answer with the remembered one.
+func TestGetLast(t *testing.T) {
+	var c Cache[string]
+	var hashes [2]string
+	for i, src := range []string{"one", "two"} {
+		if _, err := c.Load([]byte(src), func(h string) (string, error) { hashes[i] = h; return src, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []int{0, 0, 1, 1, 0, 1} {
+		if got, err := c.Get("x", hashes[k]); err != nil || got != []string{"one", "two"}[k] {
+			t.Fatalf("Get(%d) = %q, %v", k, got, err)
+		}
+	}
+	if _, err := c.Get("x", "ffff"+hashes[0][4:]); err == nil {
+		t.Fatal("an unknown hash was answered")
+	}
+	if got, _ := c.Get("x", hashes[1]); got != "two" {
+		t.Fatalf("after a miss: %q", got)
+	}
+}

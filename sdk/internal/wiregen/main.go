@@ -304,7 +304,15 @@ func (k *kind) goType() string {
 type field struct {
 	goName, wire string
 	omit         bool
-	k            *kind
+	// how is the field's wire tag, which names a decoder method that
+	// reads it instead of the generic code: "skippable" (a map[string]any
+	// read by d.skippableMap: passed over when the decoder's noOutput is
+	// set), "pairs" (a map[string]any read by d.pairsMap: into the
+	// decoder's kept pairs when it has them) or "kept" (a slice of
+	// structs S made by d.keptSs(n): from the decoder's kept backing
+	// array when it has one).
+	how string
+	k   *kind
 }
 
 func (g *gen) structCodec(name string) error {
@@ -334,7 +342,21 @@ func (g *gen) structCodec(name string) error {
 			if err != nil {
 				return fmt.Errorf("%s.%s: %w", name, n.Name, err)
 			}
-			fields = append(fields, field{goName: n.Name, wire: wire, omit: strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"), k: k})
+			how := tag.Get("wire")
+			switch how {
+			case "":
+			case "skippable", "pairs":
+				if k.k != "map" || k.elem.k != "any" || k.elem.named != "" {
+					return fmt.Errorf("%s.%s: wire:%q is only for a map[string]any", name, n.Name, how)
+				}
+			case "kept":
+				if k.k != "slice" || k.elem.k != "struct" {
+					return fmt.Errorf("%s.%s: wire:%q is only for a slice of structs", name, n.Name, how)
+				}
+			default:
+				return fmt.Errorf("%s.%s: unknown wire tag %q", name, n.Name, how)
+			}
+			fields = append(fields, field{goName: n.Name, wire: wire, omit: strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"), how: how, k: k})
 		}
 	}
 	if g.funcs == nil {
@@ -459,6 +481,20 @@ func (g *gen) decoder(name string, fields []field) string {
 	for _, f := range fields {
 		wire := f.wire
 		wrap := func(err string) string { return fmt.Sprintf("at(%q, %s)", wire, err) }
+		switch f.how {
+		case "skippable", "pairs":
+			fmt.Fprintf(&b, "case %q:\n{\nm, err := d.%sMap()\nif err != nil {\nreturn %s\n}\nv.%s = m\n}\n", f.wire, f.how, wrap("err"), f.goName)
+			continue
+		case "kept":
+			code := decValue("v."+f.goName, f.k, 1, wrap)
+			mk := fmt.Sprintf("s1 := make(%s, n)", f.k.goType())
+			if !strings.Contains(code, mk) {
+				panic("no " + mk + " in " + code)
+			}
+			code = strings.Replace(code, mk, fmt.Sprintf("s1 := d.kept%ss(n)", f.k.elem.named), 1)
+			fmt.Fprintf(&b, "case %q:\n%s", f.wire, code)
+			continue
+		}
 		fmt.Fprintf(&b, "case %q:\n%s", f.wire, decValue("v."+f.goName, f.k, 1, wrap))
 	}
 	b.WriteString("default:\nif err := d.skip(); err != nil {\nreturn at(string(key), err)\n}\n}\n}\nreturn nil\n}\n\n")
