@@ -216,6 +216,11 @@ func (fc *frameConn) exchange(ctx context.Context, deadline time.Time, request [
 // CallTimeout), with no context or goroutine of its own.
 func (p *Plugin) frameRoundTrip(ctx context.Context, in *instance, request []byte) ([]byte, error) {
 	defer in.out.flush()
+	if err := ctx.Err(); err != nil {
+		// Not started: a call under a context already done could
+		// otherwise finish before the context's AfterFunc cut it off.
+		return nil, p.errorf(err, "%s: %v", method(request), err)
+	}
 	deadline := time.Now().Add(p.cfg.CallTimeout)
 	callerDeadline := false
 	if d, ok := ctx.Deadline(); ok && !d.After(deadline) {
