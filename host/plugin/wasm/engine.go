@@ -276,7 +276,7 @@ func (e *engine) build(ctx context.Context, log *slog.Logger, sum [sha256.Size]b
 	path := e.instrumentedPath(sum)
 	if path != "" {
 		if cached, err := os.ReadFile(path); err == nil {
-			mod, err := e.rt.CompileModule(ctx, cached)
+			mod, err := compileSafely(func() (wazero.CompiledModule, error) { return e.rt.CompileModule(ctx, cached) })
 			if err == nil {
 				return mod, nil
 			}
@@ -297,12 +297,12 @@ func (e *engine) build(ctx context.Context, log *slog.Logger, sum [sha256.Size]b
 	if err != nil {
 		// The rewrite refuses what wazero would refuse too; let wazero
 		// say why in its words when it can.
-		if _, cerr := e.rt.CompileModule(ctx, bin); cerr != nil {
+		if _, cerr := compileSafely(func() (wazero.CompiledModule, error) { return e.rt.CompileModule(ctx, bin) }); cerr != nil {
 			return nil, cerr
 		}
 		return nil, err
 	}
-	mod, err := e.rt.CompileModule(ctx, out)
+	mod, err := compileSafely(func() (wazero.CompiledModule, error) { return e.rt.CompileModule(ctx, out) })
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +312,19 @@ func (e *engine) build(ctx context.Context, log *slog.Logger, sum [sha256.Size]b
 		}
 	}
 	return mod, nil
+}
+
+// compileSafely runs compile, turning a panic into an error. wazero's
+// optimizing compiler panics ("TODO: unsupported …") on the few
+// instructions it does not lower; validation refuses them first, so this is
+// a backstop: a module must never take the host down.
+func compileSafely(compile func() (wazero.CompiledModule, error)) (mod wazero.CompiledModule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			mod, err = nil, fmt.Errorf("wazero's compiler failed on the module: %v", r)
+		}
+	}()
+	return compile()
 }
 
 // instrumentedPath is where the disk cache keeps the instrumented bytes of

@@ -23,6 +23,7 @@ import (
 	"github.com/sextant-dev/sextant/host/plugin"
 	"github.com/sextant-dev/sextant/sdk"
 	inproc "github.com/sextant-dev/sextant/testdata/plugins/echo-provider/echo"
+	"github.com/tetratelabs/wazero"
 )
 
 // testCache is the CacheDir of most tests: each opens its own Module, and
@@ -709,4 +710,14 @@ func firstInstruction(t *testing.T, bin []byte) int {
 	}
 	t.Fatal("no code section")
 	return 0
+}
+
+// TestCompileSafely: a panic in wazero's compiler (its "TODO: unsupported"
+// paths, which validation should keep unreachable) becomes an error, not
+// a crash of the host.
+func TestCompileSafely(t *testing.T) {
+	mod, err := compileSafely(func() (wazero.CompiledModule, error) { panic("TODO: unsupported in wazevo yet: x") })
+	if mod != nil || err == nil || !strings.Contains(err.Error(), "compiler failed on the module: TODO: unsupported in wazevo yet: x") {
+		t.Fatalf("got %v, %v", mod, err)
+	}
 }
