@@ -254,8 +254,19 @@ func numberValue(b []byte) (Value, error) {
 }
 
 // appendJSONString appends s as a JSON string, escaping like encoding/json
-// (including <, > and &), so hand-written and reflected output agree.
-func appendJSONString(b []byte, s string) []byte {
+// (including <, > and &), so hand-written and reflected output agree —
+// except \b and \f, written as \u0008 and \u000c as spans always were
+// (the same value decoded; AppendJSONString writes them as encoding/json).
+func appendJSONString(b []byte, s string) []byte { return appendJSON(b, s, false) }
+
+// AppendJSONString appends s as a JSON string exactly as encoding/json
+// writes it (HTML-safe, invalid UTF-8 as U+FFFD, U+2028 and U+2029
+// escaped), for hand-written encoders that must produce its bytes.
+func AppendJSONString(b []byte, s string) []byte { return appendJSON(b, s, true) }
+
+// appendJSON is appendJSONString, and with short also writes \b and \f as
+// encoding/json does.
+func appendJSON(b []byte, s string, short bool) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
@@ -267,14 +278,18 @@ func appendJSONString(b []byte, s string) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch {
+			case c == '"' || c == '\\':
 				b = append(b, '\\', c)
-			case '\n':
+			case c == '\b' && short:
+				b = append(b, '\\', 'b')
+			case c == '\f' && short:
+				b = append(b, '\\', 'f')
+			case c == '\n':
 				b = append(b, '\\', 'n')
-			case '\r':
+			case c == '\r':
 				b = append(b, '\\', 'r')
-			case '\t':
+			case c == '\t':
 				b = append(b, '\\', 't')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
