@@ -101,6 +101,18 @@ func (b *bindings) stateLocked(bs *BoundState, set []kv) (State, error) {
 		return State{}, Errorf(CodeUnbound, "binding %s is not held by this plugin instance (restarted or evicted); bind it again", short(bs.Binding))
 	case bs.Base == 0:
 		e.input = bs.Input
+		if b.inPlace && e.vars != nil {
+			// The last instance's map, emptied: a run's variables then
+			// fill a map already grown to a run's size.
+			clear(e.vars)
+			for k, v := range bs.Set {
+				e.vars[k] = v
+			}
+			for _, p := range set {
+				e.vars[p.k] = p.v
+			}
+			break
+		}
 		if len(set) == 0 {
 			e.vars = bs.Set
 			break

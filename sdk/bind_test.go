@@ -166,11 +166,21 @@ var strategyEnv = map[string]any{"parameters": map[string]any{"autonomy_level": 
 // TestBindSameAsFull: a navigator called through the bind-once methods
 // sees, call for call, the State a whole request gives it, byte for byte;
 // and the bound calls carry neither the strategy nor unchanged variables.
+//
+// Over sdk.ServeGuest too: a wasm guest updates its bindings in place and
+// reuses one instance's variables map for the next, which must then see
+// none of the last one's.
 func TestBindSameAsFull(t *testing.T) {
+	for name, serve := range map[string]func(sdk.Plugin) sdk.Handler{"serve": sdk.Serve, "guest": sdk.ServeGuest} {
+		t.Run(name, func(t *testing.T) { bindSameAsFull(t, serve) })
+	}
+}
+
+func bindSameAsFull(t *testing.T, serve func(sdk.Plugin) sdk.Handler) {
 	fullRT := newCounting(sdk.Serve(newEcho()))
 	full := whole(t, fullRT) // an old host: whole requests
 	fullRT.reset()
-	boundRT := newCounting(sdk.Serve(newEcho()))
+	boundRT := newCounting(serve(newEcho()))
 	bound := dial(t, boundRT)
 	if !bound.Describe().Bind {
 		t.Fatal("Serve does not advertise bind for a navigator")

@@ -19,32 +19,24 @@ import (
 // address and length packed into one i64 (address in the high 32 bits).
 // The response stays valid until the next call into the module.
 
-// maxKeptResponse bounds the answer buffer the guest keeps between calls:
-// one huge answer does not hold its memory for the instance's life.
-const maxKeptResponse = 1 << 20
-
 var (
-	reqBuf   []byte                                      // the request buffer of sextant_request
-	scratch2 = scratch{nav: &navReqs{}, in: &interner{}} // api 2 answers are encoded into its buffer, reused
-	pinned   = map[uintptr][]byte{}                      // sextant_alloc buffers, kept from the GC
+	reqBuf   []byte                 // the request buffer of sextant_request
+	pinned   = map[uintptr][]byte{} // sextant_alloc buffers, kept from the GC
 	lastResp []byte
-	guestH   Handler
+	guestG   *guest
 	guestErr error
 )
 
-func guestHandler() (Handler, error) {
-	if guestH == nil && guestErr == nil {
+func guestHandler() (*guest, error) {
+	if guestG == nil && guestErr == nil {
 		p, err := only()
 		if err != nil {
 			guestErr = err
 		} else {
-			guestH = Serve(p)
-			if h, ok := guestH.(*handler); ok && h.binds != nil {
-				h.binds.inPlace = true // one call at a time
-			}
+			guestG = newGuest(Serve(p).(*handler))
 		}
 	}
-	return guestH, guestErr
+	return guestG, guestErr
 }
 
 //go:wasmexport sextant_api
@@ -85,23 +77,13 @@ func wasmCall(ptr, size int32) int64 {
 	if size >= 0 && int(size) <= len(req) {
 		req = req[:size]
 	}
-	h, err := guestHandler()
-	switch {
-	case err != nil:
+	g, err := guestHandler()
+	if err != nil {
 		lastResp = []byte(fmt.Sprintf(`{"error":{"code":"internal","message":%q}}`, err.Error()))
-	case len(req) > 0 && isMap2(req[0]):
+	} else {
 		// The host copies the answer out before its next call, so the
 		// next answer may overwrite it.
-		if hh, ok := h.(*handler); ok {
-			lastResp = hh.handle2(context.Background(), req, &scratch2)
-			if cap(scratch2.e.b) > maxKeptResponse {
-				scratch2.e.b = nil
-			}
-			break
-		}
-		fallthrough
-	default:
-		lastResp = h.Handle(context.Background(), req)
+		lastResp = g.answer(context.Background(), req)
 	}
 	if len(lastResp) == 0 {
 		return 0

@@ -27,6 +27,12 @@ import (
 type encoder struct {
 	b   []byte
 	err error
+	// unchecked writes strings without checking that they are valid
+	// UTF-8: for a wasm guest's answers, which the host's decoder coerces
+	// exactly as str would (toString), so checking here too is waste —
+	// in a guest, a kilobyte's check costs as much as the rest of its
+	// encoding.
+	unchecked bool
 }
 
 func (e *encoder) fail(err error) {
@@ -85,7 +91,7 @@ func (e *encoder) float(v float64) {
 }
 
 func (e *encoder) str(s string) {
-	if !utf8.ValidString(s) {
+	if !e.unchecked && !utf8.ValidString(s) {
 		s = validUTF8(s)
 	}
 	n := len(s)
@@ -391,6 +397,11 @@ type interner struct {
 	// appended to, never written over, and replaced by a new chunk when
 	// full, so that the strings cut from it stay as they were.
 	arena []byte
+	// trusted: the input is the host's, written by encoder.str, which
+	// writes only valid UTF-8; its strings are not checked again (the
+	// wasm guest's interner). A string read here is then one the host
+	// checked, never one a plugin made up.
+	trusted bool
 }
 
 const (
@@ -416,11 +427,19 @@ func (in *interner) str(b []byte) string {
 	if e.s == string(b) {
 		return e.s
 	}
-	s := toString(b)
+	s := in.string(b)
 	if len(s) == len(b) { // valid as it came (coercing lengthens)
 		e.s, e.v = s, nil
 	}
 	return s
+}
+
+// string is toString, or a plain copy when the input is trusted.
+func (in *interner) string(b []byte) string {
+	if in.trusted {
+		return string(b)
+	}
+	return toString(b)
 }
 
 // The arena's chunks, and the longest string copied into one: a longer
@@ -436,8 +455,8 @@ const (
 // kilobyte costs 1–2 µs, more than the rest of a chat call's decoding,
 // while copying it costs ~50 ns and the arena allocates once per chunk.
 func (in *interner) long(b []byte) string {
-	if len(b) == 0 || len(b) > maxArenaString || !utf8.Valid(b) {
-		return toString(b)
+	if len(b) == 0 || len(b) > maxArenaString || (!in.trusted && !utf8.Valid(b)) {
+		return in.string(b)
 	}
 	if len(b) > cap(in.arena)-len(in.arena) {
 		in.arena = make([]byte, 0, arenaChunk)

@@ -58,6 +58,9 @@ func BenchmarkNavigate(b *testing.B) {
 	// Through the wire, bound, as the host calls a chain plugin: what the
 	// plugin side allocates per call is what a wasm guest allocates.
 	b.Run("chain-wire", func(b *testing.B) { navigate(b, sdktest.Wire(New())) })
+	// As a wasm guest answers (sdk.ServeGuest), natively: make pgo
+	// profiles this for the plugin's default.pgo.
+	b.Run("chain-guest", func(b *testing.B) { navigate(b, sdktest.Guest(New())) })
 }
 
 func navigate(b *testing.B, n sdk.Navigator) {

@@ -28,6 +28,18 @@ func Wire(p sdk.Plugin) *sdk.Client {
 	return sdk.NewClient(info.Name, rt, info)
 }
 
+// Guest is Wire with p answering as it does compiled into a WebAssembly
+// guest (sdk.ServeGuest): the guest side's code path, natively. Its
+// benchmarks are what a plugin's wasm build is profile-guided by.
+func Guest(p sdk.Plugin) *sdk.Client {
+	rt := loopback{sdk.ServeGuest(p)}
+	info, err := sdk.DescribeOver(context.Background(), p.Describe().Name, rt)
+	if err != nil {
+		info = p.Describe()
+	}
+	return sdk.NewClient(info.Name, rt, info)
+}
+
 // WireAPI1 is Wire with every call in api 1 (JSON), as the host talks to a
 // plugin that does not list api 2 (and binds, if p is a navigator).
 func WireAPI1(p sdk.Plugin) *sdk.Client {
