@@ -46,8 +46,11 @@ test:
 	$(GO) test -race -count=1 -timeout $(RACE_TIMEOUT) ./host/run ./host/replay ./host/store ./host/evolve ./host/report ./host/plugin/process
 	$(GO) test -race -count=1 -timeout $(RACE_TIMEOUT) -run 'TestScripts/(examples|run_lifecycle|replay_gate)' ./host/cli
 
+# -p 1: one package's benchmarks at a time. go test otherwise runs a
+# package per core side by side, and on a 2-core machine a wasm replay then
+# shares the CPU with another package's benchmarks (its figures halve).
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./... | grep -E '^(Benchmark|ok|FAIL|---)' 
+	$(GO) test -p 1 -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./... | grep -E '^(Benchmark|ok|FAIL|---)' 
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
