@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,7 +61,7 @@ func mmapCodeSegment(size int) ([]byte, error) {
 
 	for _, hugePagesConfig := range hugePagesConfigs {
 		if hugePagesConfig.match(size) {
-			b, err := unix.Mmap(-1, 0, size, prot, flag|hugePagesConfig.flag)
+			b, err := mmap(size, prot, flag|hugePagesConfig.flag) // sextant patch: mmap, not unix.Mmap
 			if err != nil {
 				continue
 			}
@@ -68,5 +69,54 @@ func mmapCodeSegment(size int) ([]byte, error) {
 		}
 	}
 
-	return unix.Mmap(-1, 0, size, prot, flag)
+	if size >= thpSize { // sextant patch: transparent huge pages (mmapTHP)
+		if b, err := mmapTHP(size, prot, flag); err == nil {
+			return b, nil
+		}
+	}
+	return mmap(size, prot, flag)
+}
+
+// sextant patch: code segments are mapped with MmapPtr and unmapped with
+// MunmapPtr (not unix.Mmap's registry, which unmaps only whole mappings
+// it made), so that mmapTHP can trim what it over-maps.
+
+func mmap(size, prot, flag int) ([]byte, error) {
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(size), prot, flag)
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(p), size), nil
+}
+
+func munmapCodeSegment(code []byte) error {
+	return unix.MunmapPtr(unsafe.Pointer(&code[0]), uintptr(len(code)))
+}
+
+// thpSize is the size of a transparent huge page (amd64, arm64 with 4 KiB
+// base pages).
+const thpSize = 2 << 20
+
+// mmapTHP maps size bytes at a thpSize boundary and asks the kernel for
+// transparent huge pages there (sextant). A large module's machine code
+// then takes a few TLB entries instead of thousands: a guest's call runs
+// across code spread over megabytes, and with 4 KiB pages it evicted the
+// host's own TLB entries on every call. Where THP is off the advice is
+// ignored and the pages are ordinary ones. (sextant patch)
+func mmapTHP(size, prot, flag int) ([]byte, error) {
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(size+thpSize), prot, flag)
+	if err != nil {
+		return nil, err
+	}
+	start := uintptr(p)
+	aligned := (start + thpSize - 1) &^ (thpSize - 1)
+	if head := aligned - start; head > 0 {
+		_ = unix.MunmapPtr(p, head)
+	}
+	if tail := start + uintptr(size+thpSize) - (aligned + uintptr(size)); tail > 0 {
+		_ = unix.MunmapPtr(unsafe.Pointer(aligned+uintptr(size)), tail)
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(aligned)), size)
+	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
+	return b, nil
 }

@@ -17,3 +17,8 @@ func mmapCodeSegment(size int) ([]byte, error) {
 		unix.MAP_ANON|unix.MAP_PRIVATE,
 	)
 }
+
+// sextant patch: moved from mmap_unix.go; linux unmaps its own way.
+func munmapCodeSegment(code []byte) error {
+	return unix.Munmap(code)
+}
