@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/internal/expctxkeys"
 	"github.com/tetratelabs/wazero/internal/internalapi"
+	"github.com/tetratelabs/wazero/internal/leb128"
 	internalsys "github.com/tetratelabs/wazero/internal/sys"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -224,6 +225,16 @@ func (m *ModuleInstance) applyElements(elems []ElementSegment) {
 			}
 		} else {
 			for i, init := range elem.Init {
+				// sextant patch: a lone ref.func (a Go module's table holds
+				// thousands, set up again for every instance) is read
+				// directly; the generic evaluator allocates two stacks for
+				// each.
+				if d := init.Data; len(d) >= 3 && d[0] == OpcodeRefFunc && d[len(d)-1] == OpcodeEnd {
+					if idx, n, err := leb128.LoadUint32(d[1:]); err == nil && int(n) == len(d)-2 {
+						references[offset+uint32(i)] = m.Engine.FunctionInstanceReference(idx)
+						continue
+					}
+				}
 				initExprResults := evaluateConstExprInModuleInstance(&init, m)
 				references[offset+uint32(i)] = Reference(initExprResults[0])
 			}
