@@ -108,15 +108,14 @@ func mmapTHP(size, prot, flag int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := uintptr(p)
-	aligned := (start + thpSize - 1) &^ (thpSize - 1)
-	if head := aligned - start; head > 0 {
+	head := (thpSize - uintptr(p)%thpSize) % thpSize
+	if head > 0 {
 		_ = unix.MunmapPtr(p, head)
 	}
-	if tail := start + uintptr(size+thpSize) - (aligned + uintptr(size)); tail > 0 {
-		_ = unix.MunmapPtr(unsafe.Pointer(aligned+uintptr(size)), tail)
+	if tail := thpSize - head; tail > 0 {
+		_ = unix.MunmapPtr(unsafe.Add(p, head+uintptr(size)), tail)
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(aligned)), size)
+	b := unsafe.Slice((*byte)(unsafe.Add(p, head)), size)
 	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	return b, nil
 }
