@@ -19,20 +19,16 @@ import (
 //
 // The client takes the Describe answer Serve gives, so a navigator is
 // called through the bind-once methods, as the host calls it.
-func Wire(p sdk.Plugin) *sdk.Client {
-	rt := loopback{sdk.Serve(p)}
-	info, err := sdk.DescribeOver(context.Background(), p.Describe().Name, rt)
-	if err != nil {
-		info = p.Describe()
-	}
-	return sdk.NewClient(info.Name, rt, info)
-}
+func Wire(p sdk.Plugin) *sdk.Client { return over(sdk.Serve(p), p) }
 
 // Guest is Wire with p answering as it does compiled into a WebAssembly
 // guest (sdk.ServeGuest): the guest side's code path, natively. Its
 // benchmarks are what a plugin's wasm build is profile-guided by.
-func Guest(p sdk.Plugin) *sdk.Client {
-	rt := loopback{sdk.ServeGuest(p)}
+func Guest(p sdk.Plugin) *sdk.Client { return over(sdk.ServeGuest(p), p) }
+
+// over is a client of p served by h, with the Describe answer h gives.
+func over(h sdk.Handler, p sdk.Plugin) *sdk.Client {
+	rt := loopback{h}
 	info, err := sdk.DescribeOver(context.Background(), p.Describe().Name, rt)
 	if err != nil {
 		info = p.Describe()
