@@ -187,8 +187,75 @@ type binder struct {
 	entries []*bindEntry // most recently used first, at most maxBindings
 	// loads keeps the routines loaded through this client by hash (at most
 	// maxBindings), so that a plugin that lost its bindings (restarted) is
-	// given its routine again before it is bound again.
-	loads map[string]*LoadRequest
+	// given its routine again before it is bound again, and what each
+	// reads of the run's variables.
+	loads map[string]loaded
+}
+
+// loaded is a routine loaded through a binding client.
+type loaded struct {
+	req   *LoadRequest
+	reads *readSet // nil: it may read any variable
+}
+
+// readSet is a routine's Reads, as a binder filters variables by it.
+type readSet struct {
+	names []string
+	set   map[string]struct{}
+}
+
+func newReadSet(r *Reads) *readSet {
+	if r == nil {
+		return nil
+	}
+	rs := &readSet{set: make(map[string]struct{}, len(r.Vars))}
+	for _, n := range r.Vars {
+		if _, dup := rs.set[n]; !dup {
+			rs.set[n] = struct{}{}
+			rs.names = append(rs.names, n)
+		}
+	}
+	return rs
+}
+
+func (rs *readSet) equal(o *readSet) bool {
+	if rs == nil || o == nil {
+		return rs == o
+	}
+	if len(rs.set) != len(o.set) {
+		return false
+	}
+	for n := range rs.set {
+		if _, ok := o.set[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// each calls f with every variable of vars that rs names (every one when
+// rs is nil), by the shorter of the two loops, until f returns false.
+func (rs *readSet) each(vars map[string]any, f func(k string, v any) bool) {
+	switch {
+	case rs == nil:
+		for k, v := range vars {
+			if !f(k, v) {
+				return
+			}
+		}
+	case len(rs.names) <= len(vars):
+		for _, k := range rs.names {
+			if v, ok := vars[k]; ok && !f(k, v) {
+				return
+			}
+		}
+	default:
+		for k, v := range vars {
+			if _, ok := rs.set[k]; ok && !f(k, v) {
+				return
+			}
+		}
+	}
 }
 
 type bindEntry struct {
@@ -199,6 +266,9 @@ type bindEntry struct {
 	version  uint64         // 0: the plugin holds no Env for it that we know of
 	input    mirrored
 	vars     map[string]mirrored
+	// reads is what the routine reads of the variables (its Load
+	// answer's Reads): only those are sent, and mirrored.
+	reads *readSet
 }
 
 // mirrored is a value as the plugin holds it, in the cheapest form that
@@ -295,7 +365,7 @@ func (b *binder) entry(routine string, strategy map[string]any) (*bindEntry, err
 	h.Write(sb)
 	// 128 bits of the digest: every call names the binding, and a
 	// collision is still out of reach.
-	e := &bindEntry{id: hex.EncodeToString(h.Sum(nil)[:16]), routine: routine, strategy: strategy}
+	e := &bindEntry{id: hex.EncodeToString(h.Sum(nil)[:16]), routine: routine, strategy: strategy, reads: b.loads[routine].reads}
 	if len(b.entries) >= maxBindings {
 		b.entries = b.entries[:maxBindings-1]
 	}
@@ -312,7 +382,8 @@ func mapID(m map[string]any) uintptr {
 
 // delta fills bs with what changed in st.Env since the Env e's plugin
 // holds (everything when reset or when it holds none), and moves the
-// mirror on to the new version.
+// mirror on to the new version. Of the variables, it sends and mirrors
+// only those the routine reads.
 func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 	bs := BoundState{Binding: e.id, Version: versions.Add(1), Tokens: st.Tokens, Seq: st.Seq, Data: st.Data, Now: st.Env.Now}
 	full := reset || e.version == 0
@@ -323,36 +394,43 @@ func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 		}
 		full = !same
 	}
+	var err error
 	if !full {
 		// The mirror moves on in place, and only for what changed; if a
 		// value cannot be encoded it no longer says what the plugin holds,
 		// so the next call resets.
-		for k, v := range st.Env.Vars {
-			old, ok := e.vars[k]
-			if ok {
-				same, err := old.equals(v)
-				if err != nil {
-					e.version = 0
-					return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+		n := 0 // variables read
+		e.reads.each(st.Env.Vars, func(k string, v any) bool {
+			n++
+			if old, ok := e.vars[k]; ok {
+				same, eerr := old.equals(v)
+				if eerr != nil {
+					err = fmt.Errorf("encode vars.%s: %w", k, eerr)
+					return false
 				}
 				if same {
-					continue
+					return true
 				}
 			}
-			m, err := mirror(v)
-			if err != nil {
-				e.version = 0
-				return bs, fmt.Errorf("encode vars.%s: %w", k, err)
+			m, merr := mirror(v)
+			if merr != nil {
+				err = fmt.Errorf("encode vars.%s: %w", k, merr)
+				return false
 			}
 			e.vars[k] = m
 			if bs.Set == nil {
 				bs.Set = map[string]any{}
 			}
 			bs.Set[k] = v
+			return true
+		})
+		if err != nil {
+			e.version = 0
+			return bs, err
 		}
-		// Every var of the Env is in the mirror now: it holds others
+		// Every variable read is in the mirror now: it holds others
 		// (removed since) only when it is longer.
-		if len(e.vars) > len(st.Env.Vars) {
+		if len(e.vars) > n {
 			for k := range e.vars {
 				if _, ok := st.Env.Vars[k]; !ok {
 					bs.Unset = append(bs.Unset, k)
@@ -362,7 +440,7 @@ func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 		}
 		sort.Strings(bs.Unset)
 		bs.Base = e.version
-		full = len(bs.Unset) > len(st.Env.Vars) // a new instance: resetting says it shorter
+		full = len(bs.Unset) > n // a new instance: resetting says it shorter
 	}
 	if full {
 		in, err := mirror(st.Env.Input)
@@ -370,14 +448,29 @@ func (e *bindEntry) delta(st *State, reset bool) (BoundState, error) {
 			e.version = 0
 			return bs, fmt.Errorf("encode input: %w", err)
 		}
-		vars := make(map[string]mirrored, len(st.Env.Vars))
-		for k, v := range st.Env.Vars {
-			if vars[k], err = mirror(v); err != nil {
-				e.version = 0
-				return bs, fmt.Errorf("encode vars.%s: %w", k, err)
-			}
+		set := st.Env.Vars
+		if e.reads != nil {
+			set = nil
 		}
-		bs.Base, bs.Input, bs.Set, bs.Unset = 0, st.Env.Input, st.Env.Vars, nil
+		vars := make(map[string]mirrored, len(st.Env.Vars))
+		e.reads.each(st.Env.Vars, func(k string, v any) bool {
+			if vars[k], err = mirror(v); err != nil {
+				err = fmt.Errorf("encode vars.%s: %w", k, err)
+				return false
+			}
+			if e.reads != nil {
+				if set == nil {
+					set = map[string]any{}
+				}
+				set[k] = v
+			}
+			return true
+		})
+		if err != nil {
+			e.version = 0
+			return bs, err
+		}
+		bs.Base, bs.Input, bs.Set, bs.Unset = 0, st.Env.Input, set, nil
 		e.input, e.vars = in, vars
 	}
 	e.version = bs.Version
@@ -409,7 +502,7 @@ func (w *wire) bound(ctx context.Context, st *State, send func(BoundState) (*Dec
 		}
 		needBind := !e.bound || attempt == 2
 		id, routine, strategy := e.id, e.routine, e.strategy
-		reload := b.loads[routine]
+		reload := b.loads[routine].req
 		b.mu.Unlock()
 		if attempt == 2 && reload != nil {
 			// The plugin holds no binding: it restarted, so it lost the
@@ -461,7 +554,7 @@ func (w *wire) load(ctx context.Context, r *LoadRequest) (*Routine, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.loads == nil {
-		b.loads = map[string]*LoadRequest{}
+		b.loads = map[string]loaded{}
 	}
 	if _, ok := b.loads[out.Hash]; !ok && len(b.loads) >= maxBindings {
 		for h := range b.loads { // any one: a client loads a routine or two
@@ -469,7 +562,15 @@ func (w *wire) load(ctx context.Context, r *LoadRequest) (*Routine, error) {
 			break
 		}
 	}
-	b.loads[out.Hash] = r
+	reads := newReadSet(out.Reads)
+	b.loads[out.Hash] = loaded{req: r, reads: reads}
+	for _, e := range b.entries {
+		if e.routine == out.Hash && !e.reads.equal(reads) {
+			// The plugin answers for this routine differently now (it
+			// was replaced): send it every variable the routine reads.
+			e.reads, e.version = reads, 0
+		}
+	}
 	return out, nil
 }
 

@@ -478,3 +478,75 @@ func TestBindConcurrentShared(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// readsEcho is stateEchoNav whose routines declare the variables they
+// read (sdk.Routine.Reads); reads nil declares none.
+type readsEcho struct {
+	stateEchoNav
+	reads *[]string
+}
+
+func (n readsEcho) Load(ctx context.Context, r *sdk.LoadRequest) (*sdk.Routine, error) {
+	out, err := n.stateEchoNav.Load(ctx, r)
+	if err == nil && *n.reads != nil {
+		out.Reads = &sdk.Reads{Vars: *n.reads}
+	}
+	return out, err
+}
+
+// TestBindReads: a binding client sends a navigator only the variables
+// its routine reads: it sees exactly those (a removed one goes, an
+// unread one that changes costs nothing), and when a reload declares
+// otherwise (a replaced plugin) it is sent what it now reads.
+func TestBindReads(t *testing.T) {
+	for name, serve := range map[string]func(sdk.Plugin) sdk.Handler{"serve": sdk.Serve, "guest": sdk.ServeGuest} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			reads := []string{"x", "z", "x"}
+			rt := &lastRequest{h: serve(readsEcho{newEcho(), &reads})}
+			nav := dial(t, rt)
+			full := whole(t, newCounting(sdk.Serve(newEcho())))
+			steps := []struct {
+				vars map[string]any
+				seen map[string]any // what a whole request with only these gives
+				not  string         // a value the request must not carry
+			}{
+				{map[string]any{"x": 1, "y": "y-one"}, map[string]any{"x": 1}, "y-one"},
+				{map[string]any{"x": 1, "y": "y-two"}, map[string]any{"x": 1}, "y-two"},
+				{map[string]any{"y": "y-two"}, nil, "y-two"},
+				{map[string]any{"x": 2, "y": "y-three", "z": "z-value"}, map[string]any{"x": 2, "z": "z-value"}, "y-three"},
+				{map[string]any{"x": 2, "y": "y-four", "z": "z-value"}, map[string]any{"x": 2, "z": "z-value"}, "y-four"},
+				{nil, nil, ""}, // the plugin now declares nothing: it reads all
+				{map[string]any{"x": 2, "y": "y-five", "z": "z-value"}, map[string]any{"x": 2, "y": "y-five", "z": "z-value"}, ""},
+			}
+			st := sdk.State{Routine: "h-r", Tokens: []sdk.Token{{ID: "t1", Node: "n1", Status: sdk.Ready}},
+				Env: sdk.Env{Input: map[string]any{"topic": "a"}, Strategy: strategyEnv}}
+			for i, s := range steps {
+				if s.vars == nil {
+					reads = nil
+					if _, err := nav.Load(ctx, &sdk.LoadRequest{Name: "r"}); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				st.Env.Vars = s.vars
+				got, err := nav.Next(ctx, &sdk.NextRequest{State: st, Token: "t1", Outcome: sdk.Outcome{Status: sdk.OK}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ws := st
+				ws.Env.Vars = s.seen
+				want, err := full.Next(ctx, &sdk.NextRequest{State: ws, Token: "t1", Outcome: sdk.Outcome{Status: sdk.OK}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Trace[0].Node != want.Trace[0].Node {
+					t.Fatalf("call %d: navigator saw\n %s\nwant\n %s", i, got.Trace[0].Node, want.Trace[0].Node)
+				}
+				if s.not != "" && bytes.Contains(rt.last, []byte(s.not)) {
+					t.Fatalf("call %d: %q is not read but was sent: %q", i, s.not, rt.last)
+				}
+			}
+		})
+	}
+}

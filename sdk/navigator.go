@@ -72,6 +72,20 @@ type Routine struct {
 	// conditions, ...), so that the host can check at load what they
 	// refer to: strategy.parameters.NAME, vars.NODE, input.NAME.
 	Expressions []Expression `json:"expressions,omitempty"`
+	// Reads, when set, names every run variable (Env.Vars key) that
+	// navigating the routine reads: in conditions, in checks of a
+	// start's inputs, anywhere. A client may then send the navigator only
+	// those (a binding client does: see PROTOCOL.md, "Variables a
+	// routine reads"), so the navigator's answers must not depend on any
+	// other being present or absent. Nil: it may read any variable.
+	Reads *Reads `json:"reads,omitempty"`
+}
+
+// Reads names the run variables a routine's navigation reads
+// (Routine.Reads).
+type Reads struct {
+	// Vars lists the variable names read; empty: none.
+	Vars []string `json:"vars"`
 }
 
 // Expression is one expression written in a routine.

@@ -226,6 +226,11 @@ plus ` + "`action`" + `, the last executed action or ` + "`\"none\"`" + `) and `
 truth, ` + "`sextant run --truth`" + `). References to ` + "`strategy.parameters.*`" + ` and ` + "`vars.*`" + ` are checked
 when the pipeline loads.
 
+In DAG and chain routines, name variables as ` + "`vars.NAME`" + ` (or ` + "`vars[\"NAME\"]`" + `): the navigator
+then tells the host which variables it reads, and a wasm or process navigator is sent only
+those with each call. Any other use of ` + "`vars`" + ` (` + "`vars[input.key]`" + `, ` + "`len(vars)`" + `, ` + "`\"x\" in vars`" + `) works the
+same but has every variable sent each time.
+
 ## Pipeline keys that are expr-lang expressions
 
 `)

@@ -448,6 +448,56 @@ func (b blindCheck) Next(ctx context.Context, r *sdk.NextRequest) (*sdk.Decision
 	return d2, err2
 }
 
+// TestReads: a chain reads the inputs Start looks for and what its
+// skip_if expressions name (sdk.Routine.Reads), and over a wire, where the
+// client then sends only those variables, every walk goes as in memory:
+// skipped by vars, by input, by the strategy, failing, nested.
+func TestReads(t *testing.T) {
+	skipByVars := "name = \"v\"\ninputs = [\"q\"]\n[[steps]]\nid = \"a\"\noutputs = [\"n\", \"m\"]\n" +
+		"[[steps]]\nid = \"b\"\nskip_if = \"vars.n == 'n by a'\"\n[[steps]]\nid = \"c\"\nskip_if = \"vars?.m != 'm by a'\"\noutputs = [\"o\"]\n[[steps]]\nid = \"d\"\n"
+	dynamic := "name = \"dyn\"\n[[steps]]\nid = \"a\"\noutputs = [\"n\"]\n[[steps]]\nid = \"b\"\nskip_if = \"vars[input.which] == 'n by a'\"\n[[steps]]\nid = \"c\"\n"
+	for _, c := range []struct {
+		name, src string
+		reads     []string // nil: every variable
+		env       sdk.Env
+		plan      map[string]sdk.Outcome
+	}{
+		{"answer", answerChain, []string{"question"}, sdk.Env{Input: map[string]any{"question": "q", "keep_draft": true}, Strategy: map[string]any{"fast": false}}, nil},
+		{"answer-fails", answerChain, []string{"question"}, sdk.Env{Input: map[string]any{"question": "q"}, Strategy: map[string]any{"fast": false}},
+			map[string]sdk.Outcome{"critique": {Status: sdk.Failed, Error: "no"}}},
+		{"by-vars", skipByVars, []string{"m", "n", "q"}, sdk.Env{Input: map[string]any{"q": 1}}, nil},
+		{"by-vars-unread", skipByVars, []string{"m", "n", "q"}, sdk.Env{Input: map[string]any{"q": 1}, Vars: map[string]any{"noise": 1, "o": "x"}}, nil},
+		{"dynamic", dynamic, nil, sdk.Env{Input: map[string]any{"which": "n"}}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := New().Load(context.Background(), &sdk.LoadRequest{Routine: []byte(c.src)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case c.reads == nil && r.Reads != nil:
+				t.Fatalf("Reads %q, want nil (every variable)", r.Reads.Vars)
+			case c.reads != nil && (r.Reads == nil || !reflect.DeepEqual(r.Reads.Vars, c.reads)):
+				t.Fatalf("Reads %+v, want %q", r.Reads, c.reads)
+			}
+			var got []string
+			for _, over := range []func(sdk.Plugin) *sdk.Client{nil, sdktest.Wire, sdktest.Guest, sdktest.WireAPI1} {
+				w := newWalker(t, c.src, c.env, c.plan)
+				if over != nil {
+					w.over(over(w.impl))
+				}
+				w.run()
+				got = append(got, w.summary())
+			}
+			for k := 1; k < len(got); k++ {
+				if got[k] != got[0] {
+					t.Fatalf("transport %d walks otherwise than memory:\n%s\n---\n%s", k, got[k], got[0])
+				}
+			}
+		})
+	}
+}
+
 // TestTokenID: the table of small token ids agrees with building them,
 // across its end and for numbers it does not hold.
 func TestTokenID(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/sextant-dev/sextant/navigators/internal/reads"
 	"github.com/sextant-dev/sextant/navigators/internal/tomldoc"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -103,6 +104,16 @@ func parse(file string, src []byte) (*routine, error) {
 		return nil, err
 	}
 	r.summary.Nodes = nodes(r.top, nil)
+	// What a chain reads of the variables: the inputs Start looks for
+	// (in input or vars), and what its skip_if expressions name.
+	var rs reads.Set
+	for _, in := range r.top.inputs {
+		rs.Name(in)
+	}
+	for _, e := range r.summary.Expressions {
+		rs.Expr(e.Text)
+	}
+	r.summary.Reads = rs.Reads()
 	return r, nil
 }
 

@@ -16,9 +16,12 @@ import (
 // with Decision.Apply and completes the Ready token with the outcome the
 // test chooses (by step id; unlisted steps succeed). A successful step
 // writes its declared outputs into vars, as the host does. After useWire
-// every call goes through the JSON wire encoding (sdktest.Wire).
+// every call goes through the wire encoding (sdktest.Wire), with the
+// routine loaded through it as the host loads it: the client then sends
+// only the variables the routine reads (sdk.Routine.Reads).
 type walker struct {
 	tb    testing.TB
+	src   string
 	impl  *Navigator
 	nav   sdk.Navigator
 	hash  string
@@ -36,14 +39,23 @@ func newWalker(tb testing.TB, src string, env sdk.Env, plan map[string]sdk.Outco
 	if err != nil {
 		tb.Fatalf("load: %v", err)
 	}
-	return &walker{tb: tb, impl: nav, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, plan: plan}
+	return &walker{tb: tb, src: src, impl: nav, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, plan: plan}
 }
 
 // useWire sends every later call through the wire encoding.
 func (w *walker) useWire(on bool) {
 	if on {
-		w.nav = sdktest.Wire(w.impl)
+		w.over(sdktest.Wire(w.impl))
 	}
+}
+
+// over sends every later call through c, which loads the routine first.
+func (w *walker) over(c *sdk.Client) {
+	w.tb.Helper()
+	if _, err := c.Load(context.Background(), &sdk.LoadRequest{Name: "chain.toml", Routine: []byte(w.src)}); err != nil {
+		w.tb.Fatalf("load over the wire: %v", err)
+	}
+	w.nav = c
 }
 
 func (w *walker) state() sdk.State { return w.st }

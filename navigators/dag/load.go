@@ -8,6 +8,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/sextant-dev/sextant/navigators/internal/reads"
 	"github.com/sextant-dev/sextant/navigators/internal/tomldoc"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -168,6 +169,12 @@ func parse(file string, src []byte) (*routine, error) {
 		})
 		r.summary.Expressions = append(r.summary.Expressions, t.exprs...)
 	}
+	// A DAG reads the variables its when and for_each expressions name.
+	var rs reads.Set
+	for _, e := range r.summary.Expressions {
+		rs.Expr(e.Text)
+	}
+	r.summary.Reads = rs.Reads()
 	return r, nil
 }
 

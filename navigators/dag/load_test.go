@@ -3,6 +3,9 @@ package dag
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -373,5 +376,38 @@ for_each = "vars.l"
 		} else if got := w.summary(); got != first {
 			t.Fatalf("run %d differs:\n%s\nfirst:\n%s", n, got, first)
 		}
+	}
+}
+
+// TestReads: a DAG reads the variables its when and for_each expressions
+// name (sdk.Routine.Reads); the golden walks run over a wire client that
+// sends only those.
+func TestReads(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want []string
+	}{
+		{"research.toml", []string{"page", "urls"}},
+		{"branch.toml", []string{}},
+	} {
+		src, err := os.ReadFile(filepath.Join("testdata", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := New().Load(context.Background(), &sdk.LoadRequest{Routine: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Reads == nil || !reflect.DeepEqual(r.Reads.Vars, c.want) {
+			t.Errorf("%s: Reads %+v, want %q", c.file, r.Reads, c.want)
+		}
+	}
+	src := "name = \"d\"\n[tasks.a]\n[tasks.b]\ndepends_on = [\"a\"]\nwhen = \"vars[input.k] > 1\"\n"
+	r, err := New().Load(context.Background(), &sdk.LoadRequest{Routine: []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Reads != nil {
+		t.Errorf("a variable chosen by input: Reads %q, want nil (every variable)", r.Reads.Vars)
 	}
 }

@@ -18,9 +18,12 @@ type outcomeFunc func(tok sdk.Token) sdk.Outcome
 // walker drives one instance as the host does: it applies every Decision
 // with Decision.Apply and completes Ready tokens, first in state order, with
 // the outcome the test chooses. After useWire every call goes through the
-// JSON wire encoding (sdktest.Wire), as over the wasm and process transports.
+// wire encoding (sdktest.Wire), as over the wasm and process transports,
+// with the routine loaded through it as the host loads it: the client then
+// sends only the variables the routine reads (sdk.Routine.Reads).
 type walker struct {
 	tb      testing.TB
+	src     string
 	impl    *Navigator
 	nav     sdk.Navigator
 	hash    string
@@ -38,13 +41,17 @@ func newWalker(tb testing.TB, src string, env sdk.Env, outcome outcomeFunc) *wal
 	if err != nil {
 		tb.Fatalf("load: %v", err)
 	}
-	return &walker{tb: tb, impl: nav, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, outcome: outcome}
+	return &walker{tb: tb, src: src, impl: nav, nav: nav, hash: r.Hash, st: sdk.State{Routine: r.Hash, Env: env}, outcome: outcome}
 }
 
 // useWire sends every later call through the wire encoding.
 func (w *walker) useWire(on bool) {
 	if on {
-		w.nav = sdktest.Wire(w.impl)
+		c := sdktest.Wire(w.impl)
+		if _, err := c.Load(context.Background(), &sdk.LoadRequest{Name: "dag.toml", Routine: []byte(w.src)}); err != nil {
+			w.tb.Fatalf("load over the wire: %v", err)
+		}
+		w.nav = c
 	}
 }
 
