@@ -86,11 +86,15 @@ func (inst *instance) deadlineTime() time.Time {
 }
 
 // schedInterval is how long a guest runs at most before its yield hands
-// the thread to the Go scheduler (runtime.Gosched), so that a garbage
-// collection, which needs every goroutine's attention, and the other
-// goroutines of the process get it while a long call runs
-// (RATIONALE.md, "wasm termination by instrumentation").
-const schedInterval = 100 * time.Microsecond
+// the thread to the Go scheduler (runtime.Gosched), so that the other
+// goroutines of the process get it while a long call runs: a tenth of the
+// 10 ms after which the runtime itself would ask. A garbage collection
+// does not wait for it: its stop request is honoured at the next yield,
+// whose call into Go checks for preemption (wasm-loop's gc-stop-ms). Each
+// Gosched wakes another thread (~25 µs here), so every 100 µs, as it was,
+// cost ~10% of a new instance's start (RATIONALE.md, "wasm termination by
+// instrumentation").
+const schedInterval = time.Millisecond
 
 // testHookYield, when set by a test, runs at every yield.
 var testHookYield func()
