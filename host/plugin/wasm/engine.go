@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -116,6 +117,7 @@ func (e *engine) recordedSum(id fileKey) (sum [sha256.Size]byte, ok bool) {
 	if _, err := hex.Decode(sum[:], b); err != nil {
 		return sum, false
 	}
+	touchEntry(path, time.Now())
 	return sum, true
 }
 
@@ -150,6 +152,11 @@ var engines = struct {
 	byDir map[string]*engine
 }{byDir: map[string]*engine{}}
 
+// pruned holds the cache directories pruned in this process (under
+// engines' lock): an engine released and made again does not walk its
+// directory again.
+var pruned = map[string]bool{}
+
 // yieldInterval is how many loop headers and function entries a guest
 // passes between two deadline checks (instrument.Instrument). At ~2 ns a
 // countdown step, a check every 1 000 keeps a runaway guest within a few
@@ -157,8 +164,9 @@ var engines = struct {
 const yieldInterval = 1000
 
 // acquireEngine returns the engine of dir, made on first use, counting
-// the caller as a user until release.
-func acquireEngine(ctx context.Context, dir string) (*engine, error) {
+// the caller as a user until release. Making it prunes the disk cache
+// (pruneCache), once per directory and process.
+func acquireEngine(ctx context.Context, dir string, log *slog.Logger) (*engine, error) {
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -177,6 +185,10 @@ func acquireEngine(ctx context.Context, dir string) (*engine, error) {
 	e, err := newEngine(ctx, dir)
 	if err != nil {
 		return nil, err
+	}
+	if dir != "" && !pruned[dir] {
+		pruned[dir] = true
+		pruneCache(dir, CacheMaxAge, time.Now(), log)
 	}
 	e.open = 1
 	engines.byDir[dir] = e
@@ -278,6 +290,7 @@ func (e *engine) build(ctx context.Context, log *slog.Logger, sum [sha256.Size]b
 		if cached, err := os.ReadFile(path); err == nil {
 			mod, err := compileSafely(func() (wazero.CompiledModule, error) { return e.rt.CompileModule(ctx, cached) })
 			if err == nil {
+				touchEntry(path, time.Now())
 				return mod, nil
 			}
 			// A damaged entry is rebuilt from the original below.

@@ -121,7 +121,7 @@ func Open(ctx context.Context, cfg Config) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := acquireEngine(ctx, cfg.CacheDir)
+	eng, err := acquireEngine(ctx, cfg.CacheDir, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"time"
 )
 
 // New returns a new Cache implemented by fileCache.
@@ -36,7 +37,19 @@ func (fc *fileCache) Get(key Key) (content io.ReadCloser, ok bool, err error) {
 	} else if err != nil {
 		return nil, false, err
 	} else {
+		touch(f) // sextant patch: mark the entry as used
 		return f, true, nil
+	}
+}
+
+// touch marks the entry f as used now (sextant patch): a host prunes the entries
+// of a cache directory that no one used for a month by their modification
+// time, which otherwise says only when the entry was written. At most once
+// a day, so that a busy host does not write metadata on every read.
+func touch(f *os.File) {
+	if st, err := f.Stat(); err == nil && time.Since(st.ModTime()) > 24*time.Hour {
+		now := time.Now()
+		_ = os.Chtimes(f.Name(), now, now)
 	}
 }
 
