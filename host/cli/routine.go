@@ -97,9 +97,12 @@ problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			type result struct {
-				File     string        `json:"file"`
-				OK       bool          `json:"ok"`
-				Nodes    int           `json:"nodes,omitempty"`
+				File  string `json:"file"`
+				OK    bool   `json:"ok"`
+				Nodes int    `json:"nodes,omitempty"`
+				// Reads is what the navigator says the routine reads of a
+				// run's variables (absent: any of them).
+				Reads    *sdk.Reads    `json:"reads,omitempty"`
 				Problems []sdk.Problem `json:"problems,omitempty"`
 			}
 			var results []result
@@ -120,7 +123,7 @@ problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.`,
 					continue
 				}
 				closer()
-				results = append(results, result{File: path, OK: true, Nodes: len(r.Nodes)})
+				results = append(results, result{File: path, OK: true, Nodes: len(r.Nodes), Reads: r.Reads})
 				if !asJSON {
 					fmt.Fprintf(a.stdout, "%s: ok (%d nodes)\n", path, len(r.Nodes))
 				}
