@@ -22,6 +22,9 @@ const (
 	SinkRecordingRoute = "/sink/v1/recordings/"
 	// SinkRunRoute records a finished stepwise run (POST, a run.RunRecord).
 	SinkRunRoute = "/sink/v1/runs"
+	// SinkSpansRoute stages spans of a run still going (POST, a list of
+	// store.Span; see store.StageSpans).
+	SinkSpansRoute = "/sink/v1/spans"
 )
 
 // SinkHandlers are the sink routes over s, for Options.Handlers.
@@ -47,6 +50,13 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 				return 0, nil, err
 			}
 			return http.StatusNoContent, nil, run.RecordRun(r.Context(), s, &rec)
+		}),
+		"POST " + SinkSpansRoute: sinkHandler(func(r *http.Request) (int, any, error) {
+			var spans []store.Span
+			if err := decodeBody(r, &spans); err != nil {
+				return 0, nil, err
+			}
+			return http.StatusNoContent, nil, s.StageSpans(r.Context(), spans)
 		}),
 	}
 }
@@ -82,7 +92,7 @@ func sinkHandler(h handlerFunc) http.Handler {
 }
 
 // Sink is a client of a server's sink routes: a run.Recorder that also
-// records finished stepwise runs.
+// records finished stepwise runs and stages the spans of running ones.
 type Sink struct {
 	c   *Client
 	red *store.Redactor
@@ -121,6 +131,11 @@ func (k *Sink) Redactor() *store.Redactor { return k.red }
 // RecordRun records a finished stepwise run (see run.RecordRun).
 func (k *Sink) RecordRun(ctx context.Context, r *run.RunRecord) error {
 	return k.c.do(ctx, http.MethodPost, SinkRunRoute, r, nil)
+}
+
+// StageSpans writes spans of a run still going (see store.StageSpans).
+func (k *Sink) StageSpans(ctx context.Context, spans []store.Span) error {
+	return k.c.do(ctx, http.MethodPost, SinkSpansRoute, spans, nil)
 }
 
 var _ run.Recorder = (*Sink)(nil)

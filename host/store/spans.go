@@ -131,6 +131,57 @@ func (s *Store) AppendSpans(ctx context.Context, spans []Span) error {
 	if err := s.checkSpans(ctx, spans); err != nil {
 		return fmt.Errorf("write spans: %w", err)
 	}
+	return s.writeSpans(ctx, spans)
+}
+
+// StageSpans writes spans of an execution that need not be in the store
+// yet: a run driven elsewhere (on Temporal) whose task and execution are
+// written when it ends, so that a long run's spans need not travel in one
+// message. Every span must carry its Seq; empty trace and span ids are
+// derived as AppendSpans derives them. Spans of a task not in the store are
+// invisible (everything that reads spans reaches them through their task)
+// until its task is written. Writing a span again replaces it, so a
+// retried call is harmless.
+func (s *Store) StageSpans(ctx context.Context, spans []Span) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	if s.ro {
+		return fmt.Errorf("stage spans: store %s: %w", s.dir, ErrReadOnly)
+	}
+	for i := range spans {
+		sp := &spans[i]
+		if err := validID("task id", sp.Task); err != nil {
+			return fmt.Errorf("stage spans: %w", err)
+		}
+		if err := validID("execution id", sp.Execution); err != nil {
+			return fmt.Errorf("stage spans: %w", err)
+		}
+		if sp.Seq == 0 {
+			return fmt.Errorf("stage spans: span %d (%q) of execution %q has no seq: %w", i, sp.Name, sp.Execution, ErrInvalid)
+		}
+		if sp.TraceID == "" {
+			sp.TraceID = TraceIDFor(sp.Task, sp.Execution)
+		}
+		if sp.SpanID == "" {
+			sp.SpanID = spanIDFrom(spanIDBase(sp.Task, sp.Execution), sp.Seq)
+		}
+		if err := checkSpan(sp); err != nil {
+			return fmt.Errorf("stage spans: %w", err)
+		}
+		// Later spans of the execution (Begin's "fresh" included) number
+		// on from these.
+		s.seqs.staged(sp.Task, sp.Execution, sp.Seq)
+	}
+	if err := s.writeSpans(ctx, spans); err != nil {
+		return fmt.Errorf("stage spans: %w", err)
+	}
+	return nil
+}
+
+// writeSpans writes checked spans: one transaction for a burst of up to
+// spanChunk, pipelined transactions of that size for a longer one.
+func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
 	if len(spans) <= spanChunk {
 		kvs, err := s.encodeSpans(spans, nil)
 		if err == nil {
@@ -629,6 +680,26 @@ func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*ex
 	}
 	c.m[id] = e
 	return e, nil
+}
+
+// staged notes span seq of an execution written by StageSpans: its
+// counter (made without looking at the store, like fresh) numbers on from
+// the highest.
+func (c *seqCounters) staged(task, exec string, seq uint64) {
+	id := task + "\x00" + exec
+	c.mu.Lock()
+	e, ok := c.m[id]
+	if !ok {
+		if c.m == nil {
+			c.m = make(map[string]*execSeq)
+		}
+		e = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec)}
+		c.m[id] = e
+	}
+	c.mu.Unlock()
+	e.mu.Lock()
+	e.last = max(e.last, seq)
+	e.mu.Unlock()
 }
 
 // fresh notes an execution created just now, which has no spans: its

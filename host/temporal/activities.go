@@ -21,6 +21,7 @@ import (
 const (
 	stepActivity   = "sextant.step"
 	recordActivity = "sextant.record"
+	stageActivity  = "sextant.stage_spans"
 )
 
 // errInvalid is the application error type of calls that cannot succeed
@@ -167,9 +168,20 @@ func (a *activities) beat(ctx context.Context) func() {
 
 // Record writes the finished run into the sink's store.
 func (a *activities) Record(ctx context.Context, r *run.RunRecord) error {
-	err := a.sink.RecordRun(ctx, r)
+	return permanent(a.sink.RecordRun(ctx, r))
+}
+
+// StageSpans writes a batch of a running run's spans into the sink's
+// store, where they wait for Record (store.StageSpans).
+func (a *activities) StageSpans(ctx context.Context, spans []store.Span) error {
+	return permanent(a.sink.StageSpans(ctx, spans))
+}
+
+// permanent marks the sink's errors that a retry cannot cure (a run or
+// span the store refuses, a body over the server's limit) as such.
+func permanent(err error) error {
 	var ae *serve.APIError
-	if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) || errors.As(err, &ae) && ae.Status == http.StatusRequestEntityTooLarge {
+	if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) || errors.As(err, &ae) && (ae.Status == http.StatusRequestEntityTooLarge || ae.Status == http.StatusBadRequest) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), errInvalid, err)
 	}
 	return err

@@ -9,12 +9,14 @@ import (
 )
 
 // Sink is where a worker's results land: recordings (read before a
-// provider is asked, written as soon as it answered) and finished runs.
-// RecordRun may be called again for the same run and must then change
-// nothing.
+// provider is asked, written as soon as it answered), the spans of a long
+// run in batches as it goes (StageSpans, invisible until the run is
+// recorded) and finished runs. RecordRun and StageSpans may be called
+// again with the same data and must then change nothing.
 type Sink interface {
 	run.Recorder
 	RecordRun(ctx context.Context, r *run.RunRecord) error
+	StageSpans(ctx context.Context, spans []store.Span) error
 }
 
 // StoreSink writes into a store the worker holds itself (one worker per

@@ -18,8 +18,10 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/sextant-dev/sextant/host/plugin"
 	"github.com/sextant-dev/sextant/host/run"
@@ -437,16 +439,7 @@ func TestContinueAsNew(t *testing.T) {
 	const chain, wait = "../run/testdata/chain10/pipeline.toml", "testdata/restart/pipeline.toml"
 	ctx := context.Background()
 	cl := startCluster(t, nil, 2, chain, wait)
-	input := map[string]any{"topic": "continued"}
-	wantRes, wantTree := localRun(t, chain, "can-1", input, nil)
-	cl.startWith(t, temporal.RunInput{Pipeline: "chain10", Task: "can-1", Input: input, ContinueAfter: 2})
-	res, err := temporal.Result(ctx, cl.c, "can-1")
-	must(t, err)
-	tree, err := cl.st.Tree(ctx, "can-1")
-	must(t, err)
-	if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
-		t.Errorf("continued run differs from the local run\n--- got\n%s--- want\n%s", got, want)
-	}
+	res, tree := runLikeLocal(t, cl, chain, temporal.RunInput{Pipeline: "chain10", Task: "can-1", Input: map[string]any{"topic": "continued"}, ContinueAfter: 2})
 	if res.Execution != tree.Executions[0].Execution.ID {
 		t.Errorf("result names execution %s, the store %s", res.Execution, tree.Executions[0].Execution.ID)
 	}
@@ -467,6 +460,66 @@ func TestContinueAsNew(t *testing.T) {
 	must(t, err)
 	if res.Status != store.StatusCompleted || fmt.Sprint(res.Output["after"]) != "map[x:1]" {
 		t.Errorf("continued waiting run: %+v", res)
+	}
+}
+
+// runLikeLocal runs in on cl to its end and checks that it lands in the
+// store with the result and spans a local run of file gives.
+func runLikeLocal(t *testing.T, cl *cluster, file string, in temporal.RunInput) (*run.Result, *store.Tree) {
+	t.Helper()
+	ctx := context.Background()
+	wantRes, wantTree := localRun(t, file, in.Task, in.Input, nil)
+	cl.startWith(t, in)
+	res, err := temporal.Result(ctx, cl.c, in.Task)
+	must(t, err)
+	tree, err := cl.st.Tree(ctx, in.Task)
+	must(t, err)
+	if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
+		t.Errorf("%s differs from the local run\n--- got\n%s--- want\n%s", in.Task, got, want)
+	}
+	return res, tree
+}
+
+// TestSpansStaged: a run's spans go to the store in batches as it runs
+// (RunInput.SpanBatch), across a continue-as-new, and the run lands with
+// the same spans, numbered the same, as a local run: no message carries
+// all of them.
+func TestSpansStaged(t *testing.T) {
+	const chain = "../run/testdata/chain10/pipeline.toml"
+	ctx := context.Background()
+	cl := startCluster(t, nil, 2, chain)
+	_, tree := runLikeLocal(t, cl, chain, temporal.RunInput{Pipeline: "chain10", Task: "staged-1", Input: map[string]any{"topic": "staged"}, ContinueAfter: 2, SpanBatch: 3})
+	// Count the batches over every run of the workflow (it continued as
+	// new), and the spans the final record carried.
+	d, err := cl.c.DescribeWorkflowExecution(ctx, "staged-1", "")
+	must(t, err)
+	stages, recorded := 0, -1
+	runID := d.GetWorkflowExecutionInfo().GetFirstRunId()
+	for runID != "" {
+		it := cl.c.GetWorkflowHistory(ctx, "staged-1", runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		next := ""
+		for it.HasNext() {
+			ev, err := it.Next()
+			must(t, err)
+			if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+				switch a.GetActivityType().GetName() {
+				case "sextant.stage_spans":
+					stages++
+				case "sextant.record":
+					var rec run.RunRecord
+					must(t, converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &rec))
+					recorded = len(rec.Spans)
+				}
+			}
+			if c := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); c != nil {
+				next = c.GetNewExecutionRunId()
+			}
+		}
+		runID = next
+	}
+	if stages < 2 || recorded < 0 || recorded >= 3 {
+		t.Errorf("%d staging calls and %d spans in the record, want several batches of 3 and fewer than 3 left for the record (of %d spans)",
+			stages, recorded, len(tree.Executions[0].Spans))
 	}
 }
 

@@ -56,6 +56,7 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	wk.w.RegisterWorkflowWithOptions(wk.Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	wk.w.RegisterActivityWithOptions(wk.acts.Step, activity.RegisterOptions{Name: stepActivity})
 	wk.w.RegisterActivityWithOptions(wk.acts.Record, activity.RegisterOptions{Name: recordActivity})
+	wk.w.RegisterActivityWithOptions(wk.acts.StageSpans, activity.RegisterOptions{Name: stageActivity})
 	if opts.Replay != nil {
 		RegisterReplay(wk.w, opts.Replay)
 	}

@@ -64,6 +64,11 @@ type RunInput struct {
 	// (a dead worker's workflow task times out, and the next worker runs
 	// the step again, answering its LLM calls from their recordings).
 	LocalSteps bool `json:"local_steps,omitempty"`
+	// SpanBatch is how many finished spans the workflow holds at most
+	// before it stages them into the store (store.StageSpans), so that no
+	// message carries a long run's spans at once (0: DefaultSpanBatch; it
+	// stages sooner when they reach DefaultSpanBytes).
+	SpanBatch int `json:"span_batch,omitempty"`
 	// Carry is the run so far, when the workflow continued as new.
 	Carry *Carry `json:"carry,omitempty"`
 }
@@ -81,6 +86,10 @@ const (
 	DefaultStepTimeout  = 10 * time.Minute
 	DefaultHeartbeat    = 20 * time.Second
 	DefaultStepAttempts = 10
+	// DefaultSpanBatch and DefaultSpanBytes bound the spans a workflow
+	// holds (RunInput.SpanBatch): far below Temporal's 2 MB payload limit.
+	DefaultSpanBatch = 1000
+	DefaultSpanBytes = 512 << 10
 )
 
 // inbound is a person's answers or a delivery, waiting for the run.
@@ -177,18 +186,47 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{errInvalid}},
 	})
 
+	// Workflows begun before spans were staged replay without it.
+	staging := workflow.GetVersion(ctx, "stage-spans", workflow.DefaultVersion, 1) == 1
+	batch := in.SpanBatch
+	if batch <= 0 {
+		batch = DefaultSpanBatch
+	}
+
 	var p run.Progress
-	var spans []store.Span
+	var spans []store.Span     // finished, not yet staged
+	var spanBytes int          // their size as a payload
 	var answers map[string]any // given to the batch that runs the answered steps
+	hold := func(more []store.Span) {
+		spans = append(spans, more...)
+		if staging && len(more) > 0 {
+			b, _ := json.Marshal(more) // deterministic: struct fields, sorted map keys
+			spanBytes += len(b)
+		}
+	}
+	// stage writes the spans held into the store once there are enough
+	// (or all of them), so that neither the record at the end nor a
+	// continue-as-new carries a long run's spans in one payload.
+	stage := func(all bool) error {
+		if !staging || len(spans) == 0 || !all && len(spans) < batch && spanBytes < DefaultSpanBytes {
+			return nil
+		}
+		if err := workflow.ExecuteActivity(rctx, stageActivity, spans).Get(ctx, nil); err != nil {
+			return err
+		}
+		spans, spanBytes = nil, 0
+		return nil
+	}
 	if c := in.Carry; c != nil {
-		p, spans, answers = c.Progress, c.Spans, c.Answers
+		p, answers = c.Progress, c.Answers
+		hold(c.Spans)
 		in.Carry = nil
 	} else {
 		exec := workflow.GetInfo(ctx).WorkflowExecution.RunID
 		if err := workflow.ExecuteLocalActivity(lctx, a.Begin, beginInput{Run: in, Execution: exec, Now: workflow.Now(ctx)}).Get(ctx, &p); err != nil {
 			return nil, err
 		}
-		spans = p.Spans
+		hold(p.Spans)
 	}
 	advance := func(in advanceInput) error {
 		var next run.Progress
@@ -197,11 +235,14 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 			return err
 		}
 		p = next
-		spans = append(spans, p.Spans...)
-		return nil
+		hold(p.Spans)
+		return stage(false)
 	}
 	for rounds := 0; !p.Ended(); rounds++ {
 		if w.continueNow(ctx, in, rounds, f) {
+			if err := stage(true); err != nil {
+				return nil, err
+			}
 			in.Carry = &Carry{Progress: p, Spans: spans, Answers: answers}
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 		}
