@@ -3,7 +3,9 @@ package sdk_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,14 +129,19 @@ func TestRegisterRefuses(t *testing.T) {
 			sdk.Register(tc.p)
 		})
 	}
-	sdk.Register(gate{name: "dup-test"})
+	// A name of its own each time the test runs (-count): the registry
+	// is the process's.
+	name := fmt.Sprintf("dup-test-%d", dupTests.Add(1))
+	sdk.Register(gate{name: name})
 	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), `plugin "dup-test" registered twice`) {
+		if r := recover(); r == nil || !strings.Contains(r.(string), fmt.Sprintf("plugin %q registered twice", name)) {
 			t.Fatalf("panic = %v", r)
 		}
 	}()
-	sdk.Register(gate{name: "dup-test"})
+	sdk.Register(gate{name: name})
 }
+
+var dupTests atomic.Int64
 
 type notAGate struct{}
 
