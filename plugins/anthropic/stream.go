@@ -3,8 +3,6 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 
 	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
@@ -43,53 +41,15 @@ func (p *Provider) chatStream(ctx context.Context, cfg *config, r *sdk.ChatReque
 	if err != nil {
 		return nil, err
 	}
-	if sr.Status < 200 || sr.Status > 299 || !llmhttp.IsEventStream(sr.Header) {
-		resp, err := web.ReadAll(ctx, sr)
-		if err != nil {
-			return nil, err
-		}
+	whole := func(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 		if resp.Status < 200 || resp.Status > 299 {
 			return nil, refusalError(resp)
 		}
-		out, err := decodeResponse(resp, c.prefix)
-		if err != nil {
-			return nil, err
-		}
-		if out.Text != "" {
-			if err := onDelta(out.Text); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeResponse(resp, c.prefix)
 	}
-	defer sr.Body.Close()
-	if c.prefix != "" {
-		if err := onDelta(c.prefix); err != nil {
-			return nil, err
-		}
-	}
-	events := llmhttp.NewSSE(sr.Body, Name)
-	a := streamAssembler{}
+	a := &streamAssembler{}
 	a.text.WriteString(c.prefix)
-	for !a.stopped {
-		_, data, err := events.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, web.StreamError(ctx, err)
-		}
-		delta, err := a.add(data, events.Count())
-		if err != nil {
-			return nil, err
-		}
-		if delta != "" {
-			if err := onDelta(delta); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return a.finish(events.Count())
+	return web.Stream(ctx, sr, c.prefix, whole, a, onDelta)
 }
 
 // streamEvent is any event of a Messages stream; which fields are set
@@ -119,6 +79,15 @@ type streamAssembler struct {
 	stop    *string
 	started bool // message_start seen
 	stopped bool // message_stop seen
+}
+
+var _ llmhttp.Assembler = (*streamAssembler)(nil)
+
+// Add implements llmhttp.Assembler: the text event n adds, and done at
+// message_stop.
+func (a *streamAssembler) Add(data string, n int) (string, bool, error) {
+	delta, err := a.add(data, n)
+	return delta, a.stopped, err
 }
 
 // add takes the data of event n and returns the text it adds.
@@ -174,8 +143,9 @@ func (a *streamAssembler) add(data string, n int) (string, error) {
 	return "", nil
 }
 
-// finish returns the assembled answer, or an error for a stream cut short.
-func (a *streamAssembler) finish(n int) (*sdk.ChatResponse, error) {
+// Finish implements llmhttp.Assembler: the assembled answer, or an error
+// for a stream cut short.
+func (a *streamAssembler) Finish(n int) (*sdk.ChatResponse, error) {
 	if !a.stopped {
 		return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short after %d events (no message_stop)", Name, n)
 	}

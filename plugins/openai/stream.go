@@ -3,8 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 
 	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 	"github.com/sextant-dev/sextant/sdk"
@@ -46,48 +44,11 @@ func (p *Provider) chatStream(ctx context.Context, cfg *config, r *sdk.ChatReque
 	if err != nil {
 		return nil, err
 	}
-	if sr.Status < 200 || sr.Status > 299 || !llmhttp.IsEventStream(sr.Header) {
-		resp, err := web.ReadAll(ctx, sr)
-		if err != nil {
-			return nil, err
-		}
+	whole := func(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 		if resp.Status < 200 || resp.Status > 299 {
 			return nil, refusalError(resp)
 		}
-		out, err := decodeStream(resp)
-		if err != nil {
-			return nil, err
-		}
-		if out.Text != "" {
-			if err := onDelta(out.Text); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeStream(resp)
 	}
-	defer sr.Body.Close()
-	events := llmhttp.NewSSE(sr.Body, Name)
-	var a assembler
-	for {
-		_, data, err := events.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, web.StreamError(ctx, err)
-		}
-		done, delta, err := a.add(data)
-		if err != nil {
-			return nil, err
-		}
-		if delta != "" {
-			if err := onDelta(delta); err != nil {
-				return nil, err
-			}
-		}
-		if done {
-			break
-		}
-	}
-	return a.finish()
+	return web.Stream(ctx, sr, "", whole, &assembler{}, onDelta)
 }

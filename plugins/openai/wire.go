@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -182,7 +183,7 @@ func decodeStream(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 	}
 	var a assembler
 	for data := range events(resp.Body) {
-		done, _, err := a.add(data)
+		_, done, err := a.Add(data, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +191,7 @@ func decodeStream(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 			break
 		}
 	}
-	return a.finish()
+	return a.Finish(0)
 }
 
 // assembler builds one answer from the data of a stream's events.
@@ -202,21 +203,24 @@ type assembler struct {
 	n             int // events read
 }
 
-// add takes one event's data. It returns done at [DONE], and the text
-// the event adds to the answer: a content delta, or a refusal delta while
-// there is no content (a refusal is the answer only without content).
-func (a *assembler) add(data string) (done bool, delta string, err error) {
+var _ llmhttp.Assembler = (*assembler)(nil)
+
+// Add implements llmhttp.Assembler: it returns the text an event adds to
+// the answer (a content delta, or a refusal delta while there is no
+// content: a refusal is the answer only without content), and done at
+// [DONE]. It counts the events itself, [DONE] aside.
+func (a *assembler) Add(data string, _ int) (delta string, done bool, err error) {
 	if data == "[DONE]" {
 		a.done = true
-		return true, "", nil
+		return "", true, nil
 	}
 	a.n++
 	var c chatResponse
 	if err := json.Unmarshal([]byte(data), &c); err != nil {
-		return false, "", sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: %v", Name, a.n, err)
+		return "", false, sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: %v", Name, a.n, err)
 	}
 	if c.Error != nil {
-		return false, "", streamError(c.Error)
+		return "", false, streamError(c.Error)
 	}
 	if c.Model != "" {
 		a.out.Model = c.Model
@@ -228,7 +232,7 @@ func (a *assembler) add(data string) (done bool, delta string, err error) {
 		a.out.Usage = sdk.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
 	}
 	if len(c.Choices) == 0 {
-		return false, "", nil
+		return "", false, nil
 	}
 	ch := c.Choices[0]
 	if ch.Delta.Content != nil {
@@ -244,11 +248,12 @@ func (a *assembler) add(data string) (done bool, delta string, err error) {
 	if ch.FinishReason != nil && *ch.FinishReason != "" {
 		a.finishReason = ch.FinishReason
 	}
-	return false, delta, nil
+	return delta, false, nil
 }
 
-// finish returns the assembled answer, or an error for a stream cut short.
-func (a *assembler) finish() (*sdk.ChatResponse, error) {
+// Finish implements llmhttp.Assembler: the assembled answer, or an error
+// for a stream cut short.
+func (a *assembler) Finish(int) (*sdk.ChatResponse, error) {
 	if !a.done && a.finishReason == nil {
 		return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short after %d events (no finish_reason, no [DONE])", Name, a.n)
 	}

@@ -152,3 +152,67 @@ func (s *SSE) Next() (event, data string, err error) {
 
 // Count is the number of events read so far.
 func (s *SSE) Count() int { return s.n }
+
+// Assembler builds one answer from the events of a streamed answer.
+type Assembler interface {
+	// Add takes the data of the stream's event n (counted from 1) and
+	// returns the text it adds to the answer and whether the stream ended.
+	Add(data string, n int) (delta string, done bool, err error)
+	// Finish returns the answer once the events are read: an error for a
+	// stream cut short, never a shorter answer. n is how many were read.
+	Finish(n int) (*sdk.ChatResponse, error)
+}
+
+// Stream reads the answer to a streamed request, sr, handing its text to
+// onDelta as it arrives: prefix (when not empty) first, then each event's
+// delta from a. A server that answered in one piece (a status other than
+// 2xx, or a body that is not an event stream) is read whole and turned
+// into the answer or the error by whole; its text is one delta. Stream
+// closes sr's body.
+func (c Client) Stream(ctx context.Context, sr *sdk.HTTPStreamResponse, prefix string, whole func(*sdk.HTTPResponse) (*sdk.ChatResponse, error), a Assembler, onDelta func(string) error) (*sdk.ChatResponse, error) {
+	if sr.Status < 200 || sr.Status > 299 || !IsEventStream(sr.Header) {
+		resp, err := c.ReadAll(ctx, sr)
+		if err != nil {
+			return nil, err
+		}
+		out, err := whole(resp)
+		if err != nil {
+			return nil, err
+		}
+		if out.Text != "" {
+			if err := onDelta(out.Text); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	defer sr.Body.Close()
+	if prefix != "" {
+		if err := onDelta(prefix); err != nil {
+			return nil, err
+		}
+	}
+	events := NewSSE(sr.Body, c.Name)
+	for {
+		_, data, err := events.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, c.StreamError(ctx, err)
+		}
+		delta, done, err := a.Add(data, events.Count())
+		if err != nil {
+			return nil, err
+		}
+		if delta != "" {
+			if err := onDelta(delta); err != nil {
+				return nil, err
+			}
+		}
+		if done {
+			break
+		}
+	}
+	return a.Finish(events.Count())
+}
