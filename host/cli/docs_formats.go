@@ -229,7 +229,8 @@ when the pipeline loads.
 In DAG and chain routines, name variables as ` + "`vars.NAME`" + ` (or ` + "`vars[\"NAME\"]`" + `): the navigator
 then tells the host which variables it reads, and a wasm or process navigator is sent only
 those with each call. Any other use of ` + "`vars`" + ` (` + "`vars[input.key]`" + `, ` + "`len(vars)`" + `, ` + "`\"x\" in vars`" + `) works the
-same but has every variable sent each time.
+same but has every variable sent each time. BPMN routines declare every name their FEEL
+expressions look up; one that uses ` + "`vars`" + ` as a whole has every variable sent.
 
 ## Pipeline keys that are expr-lang expressions
 

@@ -25,7 +25,7 @@ func loadFixture(t *testing.T, nv *Navigator, file string) *sdk.Routine {
 	return r
 }
 
-func loadString(t *testing.T, nv *Navigator, src string) *sdk.Routine {
+func loadString(t *testing.T, nv sdk.Navigator, src string) *sdk.Routine {
 	t.Helper()
 	r, err := nv.Load(context.Background(), &sdk.LoadRequest{Name: "t.bpmn", Routine: []byte(src)})
 	if err != nil {
@@ -196,7 +196,7 @@ func TestCallErrors(t *testing.T) {
 }
 
 // walk starts r and completes ready tokens in the order pick gives.
-func walk(t *testing.T, nv *Navigator, r *sdk.Routine, vars map[string]any, pick func([]sdk.Token) int, out func(sdk.Token) sdk.Outcome) (sdk.State, []*sdk.Decision) {
+func walk(t *testing.T, nv sdk.Navigator, r *sdk.Routine, vars map[string]any, pick func([]sdk.Token) int, out func(sdk.Token) sdk.Outcome) (sdk.State, []*sdk.Decision) {
 	t.Helper()
 	ctx := context.Background()
 	st := sdk.State{Routine: r.Hash, Env: sdk.Env{Vars: vars}}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sextant-dev/sextant/navigators/feel"
+	"github.com/sextant-dev/sextant/navigators/internal/reads"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -22,6 +23,7 @@ type loader struct {
 
 	messages    map[string]*xelem
 	msgKeys     map[string]*cond // message id -> zeebe:subscription correlationKey
+	reads       reads.Set        // the variables the routine's expressions and mappings read
 	signals     map[string]*xelem
 	errs        map[string]*xelem
 	escalations map[string]*xelem
@@ -48,6 +50,33 @@ type pendingNode struct {
 }
 
 // problem records a positioned problem.
+// cond compiles an expression of the routine (compileCond) and notes
+// what it reads.
+func (l *loader) cond(src string) (*cond, error) {
+	c, err := compileCond(src)
+	if err == nil {
+		l.note(c)
+	}
+	return c, err
+}
+
+// note records the variables expression c may read for Routine.Reads:
+// every name it looks up (feel.Expr.Refs) but those scope resolves
+// otherwise; "vars", the whole map, reads them all. A name that turns out
+// to be a multi-instance local or a step output is read in vain, never
+// missed.
+func (l *loader) note(c *cond) {
+	for _, name := range c.x.Refs() {
+		switch name {
+		case "vars":
+			l.reads.All()
+		case "input", "strategy", "token":
+		default:
+			l.reads.Name(name)
+		}
+	}
+}
+
 func (l *loader) problem(line int, element, format string, args ...any) {
 	l.probs = append(l.probs, sdk.Problem{File: l.file, Line: line, Element: element, Message: fmt.Sprintf(format, args...)})
 }
@@ -525,6 +554,7 @@ func (l *loader) eventDef(d *xelem, n *node) {
 			if c, err := checkTimer(t.local, v); err != nil {
 				l.problem(t.line, n.elem(), "%s %q: %v", t.local, v, err)
 			} else if c != nil {
+				l.note(c)
 				n.timerExpr = c
 				l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: t.line, What: t.local, Text: v})
 			}
@@ -569,7 +599,7 @@ func (l *loader) eventDef(d *xelem, n *node) {
 	case "conditionalEventDefinition":
 		n.ev = evConditional
 		if c := d.kid("condition"); c != nil && strings.TrimSpace(c.text) != "" {
-			if _, err := compileCond(c.text); err != nil {
+			if _, err := l.cond(c.text); err != nil {
 				l.problem(c.line, n.elem(), "condition %q: %v", strings.TrimSpace(c.text), err)
 			} else {
 				// The host evaluates it: give it plain FEEL (no "=", JUEL translated).
@@ -684,7 +714,7 @@ func (l *loader) multi(x *xelem, n *node) {
 		if what != "outputElement" {
 			given = true
 		}
-		c, err := compileCond(src)
+		c, err := l.cond(src)
 		if err != nil {
 			l.problem(line, n.elem(), "%s %q: %v", what, strings.TrimSpace(src), err)
 			return nil
@@ -702,7 +732,7 @@ func (l *loader) multi(x *xelem, n *node) {
 			mi.cardinal = compile(k.line, "loopCardinality", k.text)
 		case k.isBPMN("completionCondition"):
 			if strings.TrimSpace(k.text) != "" {
-				c, err := compileCond(k.text)
+				c, err := l.cond(k.text)
 				if err != nil {
 					l.problem(k.line, n.elem(), "completionCondition %q: %v", strings.TrimSpace(k.text), err)
 				} else {
@@ -783,7 +813,7 @@ func (l *loader) flow(x *xelem, c *node) {
 			l.problem(k.line, el, "condition language %q is not supported (write a FEEL expression, optionally prefixed with =)", lang)
 			continue
 		}
-		cnd, err := compileCond(src)
+		cnd, err := l.cond(src)
 		if err != nil {
 			l.problem(k.line, el, "condition %q: %v", src, err)
 			continue
@@ -1296,7 +1326,7 @@ func (l *loader) summary() {
 	if m.main == nil {
 		m.main = m.procs[0]
 	}
-	r := &sdk.Routine{Hash: m.hash, ID: m.main.id, Expressions: l.exprs}
+	r := &sdk.Routine{Hash: m.hash, ID: m.main.id, Expressions: l.exprs, Reads: l.reads.Reads()}
 	ordered := append([]*node{m.main}, m.procs...)
 	done := map[*node]bool{}
 	for _, p := range ordered {

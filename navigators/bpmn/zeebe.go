@@ -88,8 +88,13 @@ func (l *loader) zeebeMappings(e *xelem, n *node) {
 			continue
 		}
 		mp := mapping{target: target, path: path}
+		if len(path) > 1 {
+			// Setting a dotted target merges into the variable's value:
+			// it reads it.
+			l.reads.Name(path[0])
+		}
 		if strings.HasPrefix(src, "=") {
-			c, err := compileCond(src)
+			c, err := l.cond(src)
 			if err != nil {
 				l.problem(io.line, n.elem(), "%s source %q: %v", what, src, err)
 				continue
@@ -174,7 +179,7 @@ func (l *loader) zeebeElsewhere(x *xelem, elem string) {
 			case z.space != nsZeebe:
 			case z.local == "subscription" && x.local == "message":
 				if key := strings.TrimSpace(z.attr("correlationKey")); key != "" {
-					c, err := compileCond(key)
+					c, err := l.cond(key)
 					if err != nil {
 						l.problem(z.line, elem, "zeebe:subscription correlationKey %q: %v", key, err)
 						break

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
 
 // ioDoc is a task with the given extension elements, then a gateway on
@@ -28,9 +29,15 @@ func ioDoc(ext string) string {
 // TestZeebeOutputMapping: an output source is FEEL over the step's
 // output: source="=s" target="riskScore" sets riskScore to the output's s,
 // not to the whole output, and the gateway after it sees the new value in
-// the same call.
+// the same call. A dotted target merges into the variable it names, so
+// the routine reads it (Routine.Reads): over a wire, which sends only
+// what the routine reads, report keeps its entry too.
 func TestZeebeOutputMapping(t *testing.T) {
-	nv := New()
+	t.Run("memory", func(t *testing.T) { zeebeOutputMapping(t, New()) })
+	t.Run("wire", func(t *testing.T) { zeebeOutputMapping(t, sdktest.Wire(New())) })
+}
+
+func zeebeOutputMapping(t *testing.T, nv sdk.Navigator) {
 	r := loadString(t, nv, ioDoc(`<zeebe:ioMapping>
     <zeebe:output source="=s" target="riskScore"/>
     <zeebe:output source="=s * 2 + bonus" target="report.doubled"/>
@@ -253,5 +260,19 @@ func TestTimerExpressionValue(t *testing.T) {
 	}
 	if want := map[string]string{"w": "timeDuration PT3H"}; !reflect.DeepEqual(timers, want) {
 		t.Errorf("timers %#v, want %#v", timers, want)
+	}
+}
+
+// TestReads: a BPMN routine reads every name its FEEL expressions look up
+// (conditions, mapping sources, ...) and the variables dotted mapping
+// targets merge into; vars as a whole reads them all.
+func TestReads(t *testing.T) {
+	r := loadString(t, New(), ioDoc(`<zeebe:ioMapping><zeebe:output source="=s * 2 + bonus" target="report.doubled"/></zeebe:ioMapping>`))
+	if want := []string{"bonus", "report", "riskScore", "s"}; r.Reads == nil || !reflect.DeepEqual(r.Reads.Vars, want) {
+		t.Errorf("Reads %+v, want %q", r.Reads, want)
+	}
+	r = loadString(t, New(), ioDoc(`<zeebe:ioMapping><zeebe:output source="=get value(vars, &quot;k&quot;)" target="x"/></zeebe:ioMapping>`))
+	if r.Reads != nil {
+		t.Errorf("a routine that reads vars as a whole: Reads %q, want nil (every variable)", r.Reads.Vars)
 	}
 }

@@ -249,6 +249,23 @@ func TestNames(t *testing.T) {
 	}
 }
 
+// TestRefs: Refs keeps what Names leaves out (names bound inside the
+// expression, names in filters, built-in function names), so it never
+// misses a variable: here price, which Names takes for a field of list's
+// items, may as well be a variable of the scope.
+func TestRefs(t *testing.T) {
+	x := feel.MustParse(`amount > limit and count(for i in items return i.price) > 0 and {a: 1, b: a + other}.b > 0 and list[price > 3] != null and string length(name) > 2`)
+	got := strings.Join(x.Refs(), ",")
+	if want := "a,amount,count,i,items,limit,list,name,other,price,string length"; got != want {
+		t.Errorf("Refs() = %s, want %s", got, want)
+	}
+	for _, n := range x.Names() {
+		if !strings.Contains(","+got+",", ","+n+",") {
+			t.Errorf("Refs() misses %s, which Names() lists", n)
+		}
+	}
+}
+
 func TestCamundaExtensions(t *testing.T) {
 	for src, want := range map[string]string{
 		`get or else(missing, "default")`:       `"default"`,

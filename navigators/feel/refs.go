@@ -56,3 +56,22 @@ func (x *Expr) Names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Refs returns every name the expression may look up in its scope,
+// sorted: Names without leaving anything out. Names bound inside the
+// expression and names inside filters are kept (any of them may be the
+// scope's), built-in function names too; the list may hold names the
+// scope is never asked for, never misses one it is. For a loader that
+// must know everything a routine can read (sdk.Routine.Reads).
+func (x *Expr) Refs() []string {
+	seen := map[string]bool{}
+	var out []string
+	walk(x.root, func(n node) {
+		if r, ok := n.(*refNode); ok && !seen[r.name] {
+			seen[r.name] = true
+			out = append(out, r.name)
+		}
+	})
+	sort.Strings(out)
+	return out
+}
