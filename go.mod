@@ -78,7 +78,3 @@ require (
 	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 )
-
-// wazero v1.12.0 with a small patch that makes a load from the compilation
-// cache skip re-validating function bodies (third_party/README.md).
-replace github.com/tetratelabs/wazero => ./third_party/wazero

@@ -114,7 +114,7 @@ func TestAPI2MatchesJSON(t *testing.T) {
 	})
 	t.Run("chat", func(t *testing.T) {
 		zero := 0.0
-		for _, v := range []*ChatRequest{{}, {Messages: []Message{}}, {Messages: []Message{{"system", "be brief"}, {"user", "héllo\xff"}},
+		for _, v := range []*ChatRequest{{}, {Messages: []Message{}}, {Messages: []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "héllo\xff"}},
 			Model: "gpt", Temperature: &temp, MaxTokens: 100, Stop: []string{"\n"}, JSON: true, Step: "classify",
 			Config: map[string]any{"api_key_credential": "OPENAI_API_KEY", "retries": 3}, Vars: tricky()},
 			{Temperature: &zero}} {
@@ -216,7 +216,7 @@ func FuzzAPI2Decode(f *testing.F) {
 		Env: Env{Vars: map[string]any{"a": []any{"x", true, nil}}}}, Token: "t1", Outcome: Outcome{Status: OK}})
 	f.Add(e.b)
 	e = encoder{}
-	e.encChatRequest(&ChatRequest{Messages: []Message{{"user", "hi"}}, Vars: map[string]any{"n": 2.5}})
+	e.encChatRequest(&ChatRequest{Messages: []Message{{Role: "user", Content: "hi"}}, Vars: map[string]any{"n": 2.5}})
 	f.Add(e.b)
 	f.Add([]byte("\x81\xa5state\x81\xa6tokens\xdd\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, b []byte) {

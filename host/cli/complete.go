@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // Shell completion (sextant completion bash|zsh|fish|powershell) of the

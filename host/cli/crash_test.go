@@ -18,7 +18,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/host/internal/plugintest"
-	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // TestCrashResume interrupts `sextant run` at many exact points of a run

@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"github.com/sextant-dev/sextant/host/pipeline"
-	"github.com/sextant-dev/sextant/host/replay"
-	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/run"
 )
 
 // replayCredentials is how replay, gate and evolve prepare a pipeline:

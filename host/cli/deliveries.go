@@ -7,9 +7,9 @@ import (
 	"fmt"
 
 	"github.com/sextant-dev/sextant/host/internal/clock"
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/serve"
-	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/serve"
+	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // waitTask is the testscript command `waittask TASK STATUS [WAITS]`: it

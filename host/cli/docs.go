@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/schema"
-	"github.com/sextant-dev/sextant/host/pipeline"
-	"github.com/sextant-dev/sextant/host/project"
 )
 
 // The reference docs are generated from the declarations they describe —

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/schema"
-	"github.com/sextant-dev/sextant/host/pipeline"
-	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/navigators/bpmn"
 	"github.com/sextant-dev/sextant/navigators/chain"
 	"github.com/sextant-dev/sextant/navigators/dag"

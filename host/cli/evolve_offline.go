@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sextant-dev/sextant/host/evolve"
-	"github.com/sextant-dev/sextant/host/plugin"
-	"github.com/sextant-dev/sextant/host/replay"
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
 
 // The evolve adapters ([evolve] adapter, --adapter).

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/sextant-dev/sextant/host/evolve"
+	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/sdk"
 )
 

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/sextant-dev/sextant/host/otlp"
-	sxstore "github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/internal/otlp"
+	sxstore "github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // TestLiveOpenAI runs the email-triage pipeline against a local server that

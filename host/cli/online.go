@@ -10,11 +10,11 @@ import (
 
 	"github.com/expr-lang/expr"
 
-	"github.com/sextant-dev/sextant/host/evolve"
-	"github.com/sextant-dev/sextant/host/pipeline"
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
 
 // onlineHead switches prep to the version an online pipeline's next task

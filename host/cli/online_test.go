@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
 
 // copyExample copies the answer-and-learn example into a fresh directory,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/plugin"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/sdk"
 )
 

@@ -20,15 +20,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/evolve"
-	"github.com/sextant-dev/sextant/host/pipeline"
-	"github.com/sextant-dev/sextant/host/plugin"
-	"github.com/sextant-dev/sextant/host/replay"
-	"github.com/sextant-dev/sextant/host/report"
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/serve"
-	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/report"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/serve"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
 
 type replayFlags struct {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // TestReplayStoreDigest: the digest workers check a store replay against

@@ -6,9 +6,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/sextant-dev/sextant/host/plugin"
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
 
 // Built with -tags notemporal: Temporal's SDK is not linked, and replay

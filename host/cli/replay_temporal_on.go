@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sextant-dev/sextant/host/plugin"
-	"github.com/sextant-dev/sextant/host/replay"
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/strategy"
-	"github.com/sextant-dev/sextant/host/temporal"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
+	"github.com/sextant-dev/sextant/host/internal/temporal"
 )
 
 // replayOnTemporal replays as replayAndJudge does, the replay itself fanned

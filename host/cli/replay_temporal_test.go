@@ -17,9 +17,9 @@ import (
 
 	"go.temporal.io/sdk/worker"
 
-	"github.com/sextant-dev/sextant/host/replay"
-	"github.com/sextant-dev/sextant/host/temporal"
-	"github.com/sextant-dev/sextant/host/temporal/temporaltest"
+	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/temporal"
+	"github.com/sextant-dev/sextant/host/internal/temporal/temporaltest"
 )
 
 // replayOutcome is what a replay command gave: its exit code, stdout (the

@@ -14,10 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/serve"
-	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/telemetry"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/serve"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/telemetry"
 	"github.com/sextant-dev/sextant/sdk"
 )
 

@@ -14,12 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/otlp"
-	"github.com/sextant-dev/sextant/host/plugin"
-	"github.com/sextant-dev/sextant/host/proxy"
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/serve"
-	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/internal/otlp"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/proxy"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/serve"
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 func (a *app) serveCommand() *cobra.Command {

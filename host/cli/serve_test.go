@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sextant-dev/sextant/host/evolve"
-	"github.com/sextant-dev/sextant/host/serve"
-	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/serve"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
 

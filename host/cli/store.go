@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/pipeline"
-	"github.com/sextant-dev/sextant/host/project"
-	"github.com/sextant-dev/sextant/host/serve"
-	"github.com/sextant-dev/sextant/host/store"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/project"
+	"github.com/sextant-dev/sextant/host/internal/serve"
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // The store rule, the same for every command (RATIONALE "One store rule"):

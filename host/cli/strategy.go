@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/strategy"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
 

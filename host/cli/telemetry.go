@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/store"
-	"github.com/sextant-dev/sextant/host/telemetry"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/telemetry"
 )
 
 // telemetry starts live span export when --otlp-endpoint or

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/run"
+	"github.com/sextant-dev/sextant/host/internal/run"
 )
 
 // Built with -tags notemporal: Temporal's SDK is not linked, and the

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/sextant-dev/sextant/host/run"
-	"github.com/sextant-dev/sextant/host/temporal"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/temporal"
 )
 
 // temporalLoc is where follow-up hints point: the store is the workers'.

@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sextant-dev/sextant/host/plugin"
-	"github.com/sextant-dev/sextant/host/plugin/process"
-	"github.com/sextant-dev/sextant/host/plugin/wasm"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/plugin/process"
+	"github.com/sextant-dev/sextant/host/internal/plugin/wasm"
 )
 
 // wasmCacheDir is where compiled wasm modules are kept across runs:

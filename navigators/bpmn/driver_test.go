@@ -10,7 +10,7 @@ import (
 )
 
 // driver walks a routine the way `sextant routine simulate` does (see
-// host/run/simulate.go): ready tokens complete at once, choices are answered
+// host/internal/run/simulate.go): ready tokens complete at once, choices are answered
 // from a table, triggers are delivered one at a time. It lives here so that
 // the navigator's tests do not import the host.
 type driver struct {

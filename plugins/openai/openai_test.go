@@ -2,30 +2,18 @@ package openai_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"github.com/sextant-dev/sextant/plugins/internal/providertest"
 	"net/http"
-	"net/url"
-	"os"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/sextant-dev/sextant/host/plugin"
-	"github.com/sextant-dev/sextant/host/plugin/process"
-	"github.com/sextant-dev/sextant/host/plugin/wasm"
 	"github.com/sextant-dev/sextant/plugins/openai"
+	"github.com/sextant-dev/sextant/plugins/openai/openaitest"
+	"github.com/sextant-dev/sextant/plugins/providertest"
 	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/sdktest"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	providertest.Cleanup()
-	os.Exit(code)
-}
 
 func TestContract(t *testing.T) {
 	sdktest.Check(t, openai.New())
@@ -40,98 +28,26 @@ func TestContract(t *testing.T) {
 	}
 }
 
-// TestChat runs the suite in-process: called directly, and through the
-// wire encoding (sdktest.Wire), which is what the host's transports carry.
+// TestChat runs the suite (openaitest.Cases) in-process: called directly,
+// and through the wire encoding (sdktest.Wire), which is what the host's
+// transports carry. host/internal/plugin/providertransport runs it over
+// the process and wasm transports.
 func TestChat(t *testing.T) {
-	cs := cases(t)
-	f := newFake(t, cs)
-	direct := providertest.Run(t, "direct", spec, openai.New(), f, cs, false)
-	providertest.SameOutcomes(t, direct, providertest.Run(t, "wire", spec, sdktest.Wire(openai.New()), f, cs, false))
-}
-
-// TestChatOverProcess runs the suite against the plugin built as a native
-// binary and served over the process transport (go-plugin): same answers,
-// same errors, byte for byte.
-func TestChatOverProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the plugin")
-	}
-	cs := cases(t)
-	f := newFake(t, cs)
-	direct := providertest.Run(t, "in-process", spec, openai.New(), f, cs, false)
-	ctx := context.Background()
-	p, err := process.Open(ctx, process.Config{Name: openai.Name, Command: []string{providertest.BuildPlugin(t, openai.Name, false)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client(t, p)
-	providertest.SameOutcomes(t, direct, providertest.Run(t, "process", spec, c, f, cs, false))
-}
-
-// TestChatOverWasm runs the suite against the plugin built as a wasip1
-// module, whose only way out is the host's http function, granted the
-// fake server's host:port (and the closed port the refusal case dials).
-func TestChatOverWasm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the plugin")
-	}
-	cs := cases(t)
-	f := newFake(t, cs)
-	direct := providertest.Run(t, "in-process", spec, openai.New(), f, cs, true)
-	allow := []string{f.HostPort()}
-	for _, c := range cs {
-		if c.BaseURL != "" {
-			u, _ := url.Parse(c.BaseFor(f, spec))
-			allow = append(allow, u.Host)
-		}
-	}
-	m, err := wasm.Open(context.Background(), wasm.Config{Name: openai.Name, Path: providertest.BuildPlugin(t, openai.Name, true), AllowHTTP: allow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client(t, m)
-	providertest.SameOutcomes(t, direct, providertest.Run(t, "wasm", spec, c, f, cs, true))
-}
-
-// TestWasmRefusesUngrantedHost: with no allow_http grant the host refuses
-// the request, the server never sees it, and the error names the
-// host:port and says how to grant it.
-func TestWasmRefusesUngrantedHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the plugin")
-	}
-	cs := cases(t)[:1]
-	f := newFake(t, cs)
-	m, err := wasm.Open(context.Background(), wasm.Config{Name: openai.Name, Path: providertest.BuildPlugin(t, openai.Name, true)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client(t, m)
-	base := f.URL + "/success/v1"
-	_, err = c.Chat(context.Background(), &sdk.ChatRequest{Model: "gpt-4o-mini", Messages: msgs,
-		Config: map[string]any{"base_url": base, "api_key": testKey}})
-	want := `openai: http POST ` + base + `/chat/completions: host "` + f.HostPort() + `" not granted to plugin "openai" (grant it with [plugins.openai] allow_http)`
-	var e *sdk.Error
-	if !errors.As(err, &e) || e.Code != sdk.CodeAuth || e.Message != want {
-		t.Fatalf("got %v\nwant auth error %q", err, want)
-	}
-	if strings.Contains(err.Error(), testKey) {
-		t.Errorf("the API key leaked into the error: %v", err)
-	}
-	if n := len(f.Received("success")); n != 0 {
-		t.Errorf("server saw %d requests, want none", n)
-	}
+	cs := openaitest.Cases(t)
+	f := providertest.NewFake(t, cs)
+	direct := providertest.Run(t, "direct", openaitest.Spec, openai.New(), f, cs, false)
+	providertest.SameOutcomes(t, direct, providertest.Run(t, "wire", openaitest.Spec, sdktest.Wire(openai.New()), f, cs, false))
 }
 
 // TestSpentDeadline: a call whose deadline has passed fails at once with
 // CodeTimeout and sends nothing.
 func TestSpentDeadline(t *testing.T) {
-	cs := cases(t)[:1]
-	f := newFake(t, cs)
+	cs := openaitest.Cases(t)[:1]
+	f := providertest.NewFake(t, cs)
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
 	base := f.URL + "/success/v1"
-	_, err := openai.New().Chat(ctx, &sdk.ChatRequest{Messages: msgs, Config: map[string]any{"base_url": base}})
+	_, err := openai.New().Chat(ctx, &sdk.ChatRequest{Messages: openaitest.Msgs, Config: map[string]any{"base_url": base}})
 	want := "openai: POST " + base + "/chat/completions: no response before the deadline"
 	if !errors.Is(err, sdk.ErrTimeout) || err.Error() != want {
 		t.Fatalf("got %v, want timeout %q", err, want)
@@ -145,7 +61,7 @@ func TestSpentDeadline(t *testing.T) {
 // though the upstream has not answered.
 func TestCancel(t *testing.T) {
 	stop := make(chan struct{})
-	f := newFake(t, []chatCase{{Name: "slow", Serve: func(w http.ResponseWriter, r *http.Request) {
+	f := providertest.NewFake(t, []providertest.Case{{Name: "slow", Serve: func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-stop: // the abandoned request runs on; end it before the server closes
@@ -155,7 +71,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := openai.New().Chat(ctx, &sdk.ChatRequest{Messages: msgs, Config: map[string]any{"base_url": f.URL + "/slow/v1"}})
+	_, err := openai.New().Chat(ctx, &sdk.ChatRequest{Messages: openaitest.Msgs, Config: map[string]any{"base_url": f.URL + "/slow/v1"}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
@@ -176,34 +92,15 @@ func TestConfigErrors(t *testing.T) {
 		{"base_url scheme", map[string]any{"base_url": "ftp://example.com/v1"}, `openai: config base_url "ftp://example.com/v1": want an http or https URL`},
 		{"base_url password hidden", map[string]any{"base_url": "ftp://u:hunter2@example.com"}, `openai: config base_url "ftp://u:xxxxx@example.com": want an http or https URL`},
 		{"base_url type", map[string]any{"base_url": 8080.0}, `openai: config base_url: want a string, got float64 8080`},
-		{"api_key type", map[string]any{"api_key": []any{testKey}}, `openai: config api_key: want a string, got []interface {}`},
+		{"api_key type", map[string]any{"api_key": []any{openaitest.TestKey}}, `openai: config api_key: want a string, got []interface {}`},
 		{"stream type", map[string]any{"stream": "true"}, `openai: config stream: want true or false, got string "true"`},
 		{"max_tokens_param", map[string]any{"max_tokens_param": "max_output_tokens"}, `openai: config max_tokens_param "max_output_tokens": want max_tokens, max_completion_tokens or auto`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := openai.New().Chat(context.Background(), &sdk.ChatRequest{Messages: msgs, Config: tc.cfg})
+			_, err := openai.New().Chat(context.Background(), &sdk.ChatRequest{Messages: openaitest.Msgs, Config: tc.cfg})
 			if !errors.Is(err, sdk.ErrBadRequest) || err.Error() != tc.want {
 				t.Fatalf("got %v\nwant bad_request %q", err, tc.want)
 			}
 		})
 	}
-}
-
-func client(t *testing.T, conn plugin.Conn) *plugin.Client {
-	t.Helper()
-	ctx := context.Background()
-	info, err := plugin.Describe(ctx, openai.Name, conn)
-	if err != nil {
-		conn.Close(ctx)
-		t.Fatal(err)
-	}
-	info.APIs = nil // the wire versions the SDK's Serve adds (api 1 and 2)
-	got, _ := json.Marshal(info)
-	want, _ := json.Marshal(openai.New().Describe())
-	if string(got) != string(want) {
-		t.Errorf("describe over the transport:\n %s\nwant\n %s", got, want)
-	}
-	c := plugin.NewClient(openai.Name, conn, info)
-	t.Cleanup(func() { c.Close(ctx) })
-	return c
 }

@@ -1,0 +1,553 @@
+// Package otlp receives traces over OTLP/HTTP (POST /v1/traces, protobuf
+// or JSON, optionally gzipped) from agents instrumented with any
+// OpenTelemetry SDK, and stores their spans as sextant's: one task and
+// execution per trace (or per sextant.task attribute), GenAI
+// semantic-convention attributes mapped to sextant's usage and cost.
+//
+// A request is all or nothing: every span is converted and checked before
+// anything is written, and a bad payload is a 400 that writes nothing.
+// The package serves an HTTP handler only; listening, authentication and
+// size limits of the whole server belong to host/serve.
+package otlp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+)
+
+// Route is the path the handler serves.
+const Route = "/v1/traces"
+
+// Limits on one request: the body as sent, and once decompressed.
+const (
+	MaxBody         = 16 << 20
+	MaxDecompressed = 64 << 20
+)
+
+// AttrTask, on a span or its resource, names the task the span belongs to
+// (a valid task id); without it a trace is its own task.
+const AttrTask = "sextant.task"
+
+// Config is what the receiver needs.
+type Config struct {
+	// Store receives the spans. Required.
+	Store *store.Store
+	// Prices prices GenAI spans; nil means run.DefaultPrices().
+	Prices run.Prices
+	Logger *slog.Logger
+}
+
+// Handler is the OTLP/HTTP trace receiver.
+type Handler struct {
+	cfg   Config
+	log   *slog.Logger
+	known sync.Map // "task\x00exec" → struct{}: executions known to exist
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// NewHandler returns a receiver storing into cfg.Store.
+func NewHandler(cfg Config) (*Handler, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("otlp: no store")
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = run.DefaultPrices()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handler{cfg: cfg, log: cfg.Logger.With("component", "otlp")}, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		httpError(w, false, http.StatusMethodNotAllowed, "%s %s: only POST is served", r.Method, r.URL.Path)
+		return
+	}
+	ct := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
+	var isJSON bool
+	switch ct {
+	case "application/x-protobuf", "application/protobuf":
+	case "application/json":
+		isJSON = true
+	default:
+		httpError(w, false, http.StatusUnsupportedMediaType, "content type %q: want application/x-protobuf or application/json", ct)
+		return
+	}
+	body, status, err := readBody(w, r)
+	if err != nil {
+		httpError(w, isJSON, status, "%v", err)
+		return
+	}
+	req := &coltracepb.ExportTraceServiceRequest{}
+	if isJSON {
+		err = unmarshalJSON(body, req)
+	} else {
+		err = proto.Unmarshal(body, req)
+	}
+	if err != nil {
+		httpError(w, isJSON, http.StatusBadRequest, "decode traces: %v", err)
+		return
+	}
+	n, err := h.Store(r.Context(), req)
+	if err != nil {
+		var bad *badPayload
+		if errors.As(err, &bad) {
+			httpError(w, isJSON, http.StatusBadRequest, "%v", err)
+			return
+		}
+		h.log.Error("store spans", "err", err)
+		httpError(w, isJSON, http.StatusInternalServerError, "store spans: %v", err)
+		return
+	}
+	h.log.Debug("received spans", "spans", n)
+	if isJSON {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("{}"))
+		return
+	}
+	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
+	var src io.Reader = http.MaxBytesReader(w, r.Body, MaxBody)
+	switch enc := strings.ToLower(r.Header.Get("Content-Encoding")); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, http.StatusBadRequest, fmt.Errorf("gzip body: %w", err)
+		}
+		src = io.LimitReader(zr, MaxDecompressed+1)
+	default:
+		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("content encoding %q: want gzip or none", enc)
+	}
+	b, err := io.ReadAll(src)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is larger than %d bytes", MaxBody)
+		}
+		return nil, http.StatusBadRequest, fmt.Errorf("read body: %w", err)
+	}
+	if len(b) > MaxDecompressed {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("decompressed body is larger than %d bytes", MaxDecompressed)
+	}
+	return b, 0, nil
+}
+
+// httpError answers with an OTLP Status message (google.rpc.Status), as
+// protobuf or JSON.
+func httpError(w http.ResponseWriter, isJSON bool, status int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if isJSON {
+		b, _ := json.Marshal(map[string]any{"code": status, "message": msg})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(b)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+// unmarshalJSON decodes OTLP/JSON, whose trace and span ids are hex
+// strings where protojson expects base64: they are rewritten first.
+func unmarshalJSON(b []byte, req *coltracepb.ExportTraceServiceRequest) error {
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	rss, _ := doc["resourceSpans"].([]any)
+	for _, rs := range rss {
+		rsm, _ := rs.(map[string]any)
+		sss, _ := rsm["scopeSpans"].([]any)
+		for _, ss := range sss {
+			ssm, _ := ss.(map[string]any)
+			spans, _ := ssm["spans"].([]any)
+			for _, sp := range spans {
+				spm, _ := sp.(map[string]any)
+				if err := hexToBase64(spm, "traceId", "spanId", "parentSpanId"); err != nil {
+					return err
+				}
+				links, _ := spm["links"].([]any)
+				for _, l := range links {
+					lm, _ := l.(map[string]any)
+					if err := hexToBase64(lm, "traceId", "spanId"); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	fixed, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(fixed, req)
+}
+
+func hexToBase64(m map[string]any, keys ...string) error {
+	for _, k := range keys {
+		s, ok := m[k].(string)
+		if !ok || s == "" {
+			continue
+		}
+		raw, err := hex.DecodeString(s)
+		if err != nil {
+			return fmt.Errorf("%s %q is not hex", k, s)
+		}
+		m[k] = base64.StdEncoding.EncodeToString(raw)
+	}
+	return nil
+}
+
+// badPayload is a request the receiver refuses (400).
+type badPayload struct{ msg string }
+
+func (e *badPayload) Error() string { return e.msg }
+
+// execKey identifies one execution the spans go to.
+type execKey struct{ task, exec string }
+
+// Store converts every span of req, then stores them; nothing is stored
+// when any span is bad. It returns how many spans were stored.
+func (h *Handler) Store(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (int, error) {
+	var spans []store.Span
+	type execInfo struct {
+		pipeline   string
+		start, end time.Time
+	}
+	execs := map[execKey]*execInfo{}
+	var order []execKey
+	for i, rs := range req.GetResourceSpans() {
+		res := attrs(rs.GetResource().GetAttributes())
+		service := "otlp"
+		if v, ok := res["service.name"]; ok && v.Str() != "" {
+			service = v.Str()
+		}
+		for j, ss := range rs.GetScopeSpans() {
+			for k, sp := range ss.GetSpans() {
+				where := fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", i, j, k)
+				out, err := h.convert(sp, res, service)
+				if err != nil {
+					return 0, &badPayload{msg: where + ": " + err.Error()}
+				}
+				key := execKey{task: out.Task, exec: out.Execution}
+				info := execs[key]
+				if info == nil {
+					info = &execInfo{pipeline: service, start: out.Start, end: out.End}
+					execs[key] = info
+					order = append(order, key)
+				}
+				if out.Start.Before(info.start) {
+					info.start = out.Start
+				}
+				if out.End.After(info.end) {
+					info.end = out.End
+				}
+				spans = append(spans, out)
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return 0, nil
+	}
+	st := h.cfg.Store
+	for _, key := range order {
+		id := key.task + "\x00" + key.exec
+		if _, ok := h.known.Load(id); ok {
+			continue
+		}
+		info := execs[key]
+		input, _ := json.Marshal(map[string]string{"source": "otlp"})
+		err := st.CreateTask(ctx, &store.Task{ID: key.task, Pipeline: info.pipeline, Status: store.StatusCompleted,
+			Created: info.start, Input: input, Tags: []string{"otlp"}})
+		if err != nil && !errors.Is(err, store.ErrExists) {
+			return 0, err
+		}
+		err = st.CreateExecution(ctx, &store.Execution{Task: key.task, ID: key.exec, TraceID: key.exec, Mode: "live",
+			Status: store.StatusCompleted, Started: info.start, Ended: info.end})
+		if err != nil && !errors.Is(err, store.ErrExists) {
+			return 0, err
+		}
+		h.known.Store(id, struct{}{})
+	}
+	if err := st.AppendSpans(ctx, spans); err != nil {
+		return 0, err
+	}
+	return len(spans), nil
+}
+
+var kinds = map[tracepb.Span_SpanKind]store.SpanKind{
+	tracepb.Span_SPAN_KIND_UNSPECIFIED: store.SpanInternal,
+	tracepb.Span_SPAN_KIND_INTERNAL:    store.SpanInternal,
+	tracepb.Span_SPAN_KIND_SERVER:      store.SpanServer,
+	tracepb.Span_SPAN_KIND_CLIENT:      store.SpanClient,
+	tracepb.Span_SPAN_KIND_PRODUCER:    store.SpanProducer,
+	tracepb.Span_SPAN_KIND_CONSUMER:    store.SpanConsumer,
+}
+
+// convert checks one OTLP span and makes it a sextant span.
+func (h *Handler) convert(sp *tracepb.Span, res store.Attributes, service string) (store.Span, error) {
+	var out store.Span
+	trace, err := id(sp.GetTraceId(), 16, "trace id")
+	if err != nil {
+		return out, err
+	}
+	sid, err := id(sp.GetSpanId(), 8, "span id")
+	if err != nil {
+		return out, err
+	}
+	var parent string
+	if len(sp.GetParentSpanId()) > 0 {
+		if parent, err = id(sp.GetParentSpanId(), 8, "parent span id"); err != nil {
+			return out, err
+		}
+	}
+	if sp.GetName() == "" {
+		return out, errors.New("name is empty")
+	}
+	kind, ok := kinds[sp.GetKind()]
+	if !ok {
+		return out, fmt.Errorf("unknown kind %d", sp.GetKind())
+	}
+	if sp.GetStartTimeUnixNano() == 0 {
+		return out, errors.New("start time is missing")
+	}
+	start, end := nanos(sp.GetStartTimeUnixNano()), nanos(sp.GetEndTimeUnixNano())
+	if sp.GetEndTimeUnixNano() == 0 {
+		end = start
+	}
+	if end.Before(start) {
+		return out, errors.New("ends before it starts")
+	}
+	a := attrs(sp.GetAttributes())
+	if len(a) == 0 {
+		a = store.Attributes{}
+	}
+	task := "otel-" + trace
+	for _, src := range []store.Attributes{a, res} {
+		if v, ok := src[AttrTask]; ok && v.Str() != "" {
+			if !validID(v.Str()) {
+				return out, fmt.Errorf("attribute %s %q is not a task id (letters, digits, ._:+- and at most 128)", AttrTask, v.Str())
+			}
+			task = v.Str()
+			break
+		}
+	}
+	if _, ok := a["service.name"]; !ok {
+		a["service.name"] = store.String(service)
+	}
+	h.genAI(a)
+	out = store.Span{Task: task, Execution: trace, TraceID: trace, SpanID: sid, ParentSpanID: parent,
+		Name: sp.GetName(), Kind: kind, Start: start, End: end, Attributes: a}
+	switch sp.GetStatus().GetCode() {
+	case tracepb.Status_STATUS_CODE_OK:
+		out.Status.Code = store.CodeOK
+	case tracepb.Status_STATUS_CODE_ERROR:
+		out.Status.Code = store.CodeError
+	default:
+		out.Status.Code = store.CodeUnset
+	}
+	out.Status.Message = sp.GetStatus().GetMessage()
+	for n, l := range sp.GetLinks() {
+		lt, err := id(l.GetTraceId(), 16, fmt.Sprintf("links[%d] trace id", n))
+		if err != nil {
+			return out, err
+		}
+		ls, err := id(l.GetSpanId(), 8, fmt.Sprintf("links[%d] span id", n))
+		if err != nil {
+			return out, err
+		}
+		out.Links = append(out.Links, store.Link{TraceID: lt, SpanID: ls, Attributes: attrs(l.GetAttributes())})
+	}
+	return out, nil
+}
+
+// genAI maps GenAI semantic-convention attributes to sextant's: the
+// deprecated names to the current ones, and a cost from the price table
+// when the span reports token usage.
+func (h *Handler) genAI(a store.Attributes) {
+	rename := func(old, cur string) {
+		if v, ok := a[old]; ok {
+			if _, has := a[cur]; !has {
+				a[cur] = v
+			}
+		}
+	}
+	rename(store.AttrGenAISystem, store.AttrGenAIProviderName)
+	rename("gen_ai.usage.prompt_tokens", store.AttrGenAIUsageInputTokens)
+	rename("gen_ai.usage.completion_tokens", store.AttrGenAIUsageOutputTokens)
+	in, hasIn := a[store.AttrGenAIUsageInputTokens]
+	outT, hasOut := a[store.AttrGenAIUsageOutputTokens]
+	if !hasIn && !hasOut {
+		return
+	}
+	if _, ok := a["sextant.cost_usd"]; ok {
+		return
+	}
+	model := a[store.AttrGenAIResponseModel].Str()
+	if model == "" {
+		model = a[store.AttrGenAIRequestModel].Str()
+	}
+	ni, no := in.Int(), outT.Int()
+	if ni < 0 || no < 0 || ni > run.MaxCallTokens || no > run.MaxCallTokens {
+		return
+	}
+	if cost, ok := h.cfg.Prices.Cost(model, int(ni), int(no)); ok {
+		a["sextant.cost_usd"] = store.Float(cost)
+	}
+}
+
+func nanos(n uint64) time.Time {
+	if n > math.MaxInt64 {
+		n = math.MaxInt64
+	}
+	return time.Unix(0, int64(n)).UTC()
+}
+
+// id checks a trace or span id: n bytes, not all zero.
+func id(b []byte, n int, what string) (string, error) {
+	if len(b) != n {
+		return "", fmt.Errorf("%s has %d bytes, want %d", what, len(b), n)
+	}
+	for _, c := range b {
+		if c != 0 {
+			return hex.EncodeToString(b), nil
+		}
+	}
+	return "", fmt.Errorf("%s is all zeros", what)
+}
+
+func validID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			i > 0 && (c == '.' || c == '_' || c == ':' || c == '+' || c == '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+// attrs converts OTLP attributes. Scalars and string arrays keep their
+// type; other arrays, key-value lists and bytes are stored as JSON text.
+// Non-finite doubles are dropped (the store refuses them).
+func attrs(kvs []*commonpb.KeyValue) store.Attributes {
+	if len(kvs) == 0 {
+		return nil
+	}
+	out := make(store.Attributes, len(kvs))
+	for _, kv := range kvs {
+		if kv.GetKey() == "" || kv.GetValue() == nil {
+			continue
+		}
+		if v, ok := value(kv.GetValue()); ok {
+			out[kv.GetKey()] = v
+		}
+	}
+	return out
+}
+
+func value(v *commonpb.AnyValue) (store.Value, bool) {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return store.String(x.StringValue), true
+	case *commonpb.AnyValue_BoolValue:
+		return store.Bool(x.BoolValue), true
+	case *commonpb.AnyValue_IntValue:
+		return store.Int(x.IntValue), true
+	case *commonpb.AnyValue_DoubleValue:
+		if math.IsNaN(x.DoubleValue) || math.IsInf(x.DoubleValue, 0) {
+			return store.Value{}, false
+		}
+		return store.Float(x.DoubleValue), true
+	case *commonpb.AnyValue_ArrayValue:
+		ss := make([]string, 0, len(x.ArrayValue.GetValues()))
+		for _, el := range x.ArrayValue.GetValues() {
+			s, ok := el.GetValue().(*commonpb.AnyValue_StringValue)
+			if !ok {
+				return store.String(plain(v)), true
+			}
+			ss = append(ss, s.StringValue)
+		}
+		return store.Strings(ss...), true
+	case *commonpb.AnyValue_KvlistValue, *commonpb.AnyValue_BytesValue:
+		return store.String(plain(v)), true
+	}
+	return store.Value{}, false
+}
+
+// plain renders a structured value as JSON text.
+func plain(v *commonpb.AnyValue) string {
+	b, err := json.Marshal(toAny(v))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func toAny(v *commonpb.AnyValue) any {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return x.StringValue
+	case *commonpb.AnyValue_BoolValue:
+		return x.BoolValue
+	case *commonpb.AnyValue_IntValue:
+		return x.IntValue
+	case *commonpb.AnyValue_DoubleValue:
+		if math.IsNaN(x.DoubleValue) || math.IsInf(x.DoubleValue, 0) {
+			return nil
+		}
+		return x.DoubleValue
+	case *commonpb.AnyValue_BytesValue:
+		return base64.StdEncoding.EncodeToString(x.BytesValue)
+	case *commonpb.AnyValue_ArrayValue:
+		out := make([]any, 0, len(x.ArrayValue.GetValues()))
+		for _, el := range x.ArrayValue.GetValues() {
+			out = append(out, toAny(el))
+		}
+		return out
+	case *commonpb.AnyValue_KvlistValue:
+		out := map[string]any{}
+		for _, kv := range x.KvlistValue.GetValues() {
+			out[kv.GetKey()] = toAny(kv.GetValue())
+		}
+		return out
+	}
+	return nil
+}

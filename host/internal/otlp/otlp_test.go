@@ -1,0 +1,178 @@
+package otlp_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sextant-dev/sextant/host/internal/otlp"
+	"github.com/sextant-dev/sextant/host/internal/store"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func receiver(t *testing.T) (*store.Store, *httptest.Server) { return receiverB(t) }
+
+func receiverB(t testing.TB) (*store.Store, *httptest.Server) {
+	t.Helper()
+	st, err := store.Open(context.Background(), t.TempDir(), store.NewConfig().WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h, err := otlp.NewHandler(otlp.Config{Store: st, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(otlp.Route, h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return st, srv
+}
+
+// TestGoSDKExport: spans exported by the OpenTelemetry Go SDK (the
+// otlptracehttp exporter, protobuf over real HTTP) are stored as a task
+// per trace, with GenAI usage priced.
+func TestGoSDKExport(t *testing.T) {
+	st, srv := receiver(t)
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(srv.URL+otlp.Route))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "py-agent"))))
+	tr := tp.Tracer("agent")
+	ctx, root := tr.Start(ctx, "invoke_agent triage")
+	_, llm := tr.Start(ctx, "chat gpt-4o-mini", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.system", "openai"),
+		attribute.String("gen_ai.request.model", "gpt-4o-mini"),
+		attribute.Int("gen_ai.usage.input_tokens", 1000),
+		attribute.Int("gen_ai.usage.output_tokens", 500),
+		attribute.StringSlice("gen_ai.response.finish_reasons", []string{"stop"}),
+	))
+	llm.End()
+	_, bad := tr.Start(ctx, "tool lookup")
+	bad.SetStatus(codes.Error, "lookup failed")
+	bad.End()
+	root.End()
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	traceID := root.SpanContext().TraceID().String()
+	tree, err := st.Tree(context.Background(), "otel-"+traceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Task.Pipeline != "py-agent" || len(tree.Executions) != 1 || len(tree.Executions[0].Spans) != 3 {
+		t.Fatalf("task %+v with %d executions, want pipeline py-agent and one execution of 3 spans", tree.Task, len(tree.Executions))
+	}
+	byName := map[string]store.Span{}
+	for _, sp := range tree.Executions[0].Spans {
+		byName[sp.Name] = sp
+		if sp.TraceID != traceID {
+			t.Errorf("span %s has trace %s, want %s", sp.Name, sp.TraceID, traceID)
+		}
+	}
+	chat := byName["chat gpt-4o-mini"]
+	if chat.Kind != store.SpanClient || chat.ParentSpanID != root.SpanContext().SpanID().String() {
+		t.Errorf("chat span %+v: want a client span under the root", chat)
+	}
+	if got := chat.Attributes[store.AttrGenAIProviderName].Str(); got != "openai" {
+		t.Errorf("gen_ai.provider.name %q, want openai (from the deprecated gen_ai.system)", got)
+	}
+	// gpt-4o-mini: $0.15 / $0.60 per million tokens in the built-in table.
+	if got := chat.Attributes["sextant.cost_usd"].Float(); got < 0.00044 || got > 0.00046 {
+		t.Errorf("cost %v, want 0.00045", got)
+	}
+	if got := byName["tool lookup"].Status; got.Code != store.CodeError || got.Message != "lookup failed" {
+		t.Errorf("status %+v", got)
+	}
+}
+
+// TestJSON: OTLP/JSON with hex ids, as the JS and Python exporters send it.
+func TestJSON(t *testing.T) {
+	st, srv := receiver(t)
+	body := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"ts-agent"}},{"key":"sextant.task","value":{"stringValue":"run-42"}}]},
+	"scopeSpans":[{"scope":{"name":"x"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"chat claude","kind":3,
+	"startTimeUnixNano":"1544712660000000000","endTimeUnixNano":"1544712661000000000",
+	"attributes":[{"key":"gen_ai.usage.input_tokens","value":{"intValue":"12"}},{"key":"meta","value":{"kvlistValue":{"values":[{"key":"a","value":{"intValue":"1"}}]}}}],
+	"status":{"code":1}}]}]}]}`
+	resp, err := http.Post(srv.URL+otlp.Route, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "{}" {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	tree, err := st.Tree(context.Background(), "run-42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := tree.Executions[0].Spans[0]
+	if sp.SpanID != "eee19b7ec3c1b174" || sp.Kind != store.SpanClient || sp.Status.Code != store.CodeOK ||
+		sp.Attributes[store.AttrGenAIUsageInputTokens].Int() != 12 || sp.Attributes["meta"].Str() != `{"a":1}` {
+		t.Errorf("span %+v", sp)
+	}
+}
+
+// TestBadPayloads: each is a 4xx and writes nothing, even when other
+// spans of the same request are fine.
+func TestBadPayloads(t *testing.T) {
+	st, srv := receiver(t)
+	good := `{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"ok","startTimeUnixNano":"1"}`
+	wrap := func(spans ...string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[` + strings.Join(spans, ",") + `]}]}]}`
+	}
+	cases := []struct {
+		name, ctype, body string
+		status            int
+		want              string
+	}{
+		{"not json", "application/json", `{"resourceSpans":`, 400, "decode traces"},
+		{"garbage protobuf", "application/x-protobuf", "\xff\xff\xff\xff", 400, "decode traces"},
+		{"short trace id", "application/json", wrap(good, `{"traceId":"5b8e","spanId":"eee19b7ec3c1b174","name":"x","startTimeUnixNano":"1"}`), 400, "spans[1]: trace id has 2 bytes, want 16"},
+		{"zero span id", "application/json", wrap(good, `{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0000000000000000","name":"x","startTimeUnixNano":"1"}`), 400, "span id is all zeros"},
+		{"no name", "application/json", wrap(good, `{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","startTimeUnixNano":"1"}`), 400, "name is empty"},
+		{"no start", "application/json", wrap(`{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","name":"x"}`), 400, "start time is missing"},
+		{"ends first", "application/json", wrap(`{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"5","endTimeUnixNano":"4"}`), 400, "ends before it starts"},
+		{"not hex", "application/json", wrap(`{"traceId":"zz","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"1"}`), 400, "not hex"},
+		{"bad task", "application/json", wrap(`{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"1","attributes":[{"key":"sextant.task","value":{"stringValue":"a/b"}}]}`), 400, "is not a task id"},
+		{"text", "text/plain", good, 415, "content type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, err := http.Post(srv.URL+otlp.Route, c.ctype, strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || !strings.Contains(string(b), c.want) {
+				t.Errorf("status %d %s, want %d containing %q", resp.StatusCode, b, c.status, c.want)
+			}
+		})
+	}
+	ts, err := st.Tasks(context.Background(), store.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 0 {
+		t.Errorf("%d tasks written by bad payloads, want none", len(ts))
+	}
+}

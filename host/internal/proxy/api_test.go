@@ -1,0 +1,259 @@
+package proxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/proxy"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// countTasks counts the store's tasks.
+func countTasks(t *testing.T, st *store.Store) int {
+	t.Helper()
+	ts, err := st.Tasks(context.Background(), store.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ts)
+}
+
+// TestAnthropicMessages records a Messages API call and replays it
+// streamed: the stream's events are Anthropic's and its text the same.
+func TestAnthropicMessages(t *testing.T) {
+	up := newUpstream(t)
+	_, ps := serverConfig(t, up)
+	st := openStore(t, t.TempDir())
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+	body := `{"model":"claude-x","max_tokens":64,"system":"Be brief.","messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}],"metadata":{"user_id":"user-7"}}`
+	resp, b := post(t, srv.URL+"/v1/messages", body, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var msg struct {
+		ID, Type, Role, StopReason string
+		Content                    []struct{ Type, Text string }
+		Usage                      struct{ InputTokens, OutputTokens int }
+	}
+	if err := json.Unmarshal(b, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if msg.Type != "message" || msg.Role != "assistant" || len(msg.Content) != 1 || msg.Content[0].Text != "You asked: Hi The answer is 4." {
+		t.Fatalf("message %s", b)
+	}
+	if got := resp.Header.Get(proxy.HeaderTask); got != "user-7" {
+		t.Errorf("task %q, want user-7 (metadata.user_id)", got)
+	}
+	// The same call streamed, answered from its recording by header.
+	resp, b = post(t, srv.URL+"/v1/messages", strings.Replace(body, `"model"`, `"stream":true,"model"`, 1), map[string]string{proxy.HeaderReplay: "1"})
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	if up.calls.Load() != 1 {
+		t.Errorf("upstream called %d times, want 1", up.calls.Load())
+	}
+	var events []string
+	var text strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		if name, ok := strings.CutPrefix(line, "event: "); ok {
+			events = append(events, name)
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var ev struct {
+				Type  string
+				Delta struct{ Type, Text string }
+			}
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatalf("event data %q: %v", data, err)
+			}
+			if ev.Type == "content_block_delta" {
+				text.WriteString(ev.Delta.Text)
+			}
+		}
+	}
+	want := "message_start content_block_start ping content_block_delta"
+	if got := strings.Join(events, " "); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "content_block_stop message_delta message_stop") {
+		t.Errorf("events %q", got)
+	}
+	if text.String() != msg.Content[0].Text {
+		t.Errorf("streamed text %q, want %q", text.String(), msg.Content[0].Text)
+	}
+	if resp.Header.Get(proxy.HeaderRecorded) != "true" {
+		t.Errorf("%s = %q, want true", proxy.HeaderRecorded, resp.Header.Get(proxy.HeaderRecorded))
+	}
+}
+
+// TestBadRequests: each bad request is a 4xx in the API's error shape,
+// and nothing is written.
+func TestBadRequests(t *testing.T) {
+	up := newUpstream(t)
+	_, ps := serverConfig(t, up)
+	st := openStore(t, t.TempDir())
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+	cases := []struct {
+		name, path, body string
+		hdr              map[string]string
+		status           int
+		want             string // in the error message
+	}{
+		{"not json", "/v1/chat/completions", `{"model":`, nil, 400, "not valid JSON"},
+		{"not an object", "/v1/chat/completions", `[1]`, nil, 400, "must be a JSON object, not array"},
+		{"no model", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, nil, 400, "model"},
+		{"no messages", "/v1/chat/completions", `{"model":"m","messages":[]}`, nil, 400, "messages"},
+		{"tools", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[]}`, nil, 400, "unsupported parameter tools"},
+		{"image part", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, nil, 400, `part type "image_url"`},
+		{"tool role", "/v1/chat/completions", `{"model":"m","messages":[{"role":"tool","content":"x"}]}`, nil, 400, `role "tool"`},
+		{"n=2", "/v1/chat/completions", `{"model":"m","n":2,"messages":[{"role":"user","content":"x"}]}`, nil, 400, "one choice"},
+		{"wrong type", "/v1/chat/completions", `{"model":"m","temperature":"hot","messages":[{"role":"user","content":"x"}]}`, nil, 400, "temperature: want a number, got string"},
+		{"bad replay header", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{proxy.HeaderReplay: "maybe"}, 400, "not a boolean"},
+		{"anthropic no max_tokens", "/v1/messages", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil, 400, "max_tokens"},
+		{"anthropic system role", "/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`, nil, 400, "want user or assistant"},
+		{"anthropic tools", "/v1/messages", `{"model":"m","max_tokens":5,"tools":[],"messages":[{"role":"user","content":"x"}]}`, nil, 400, "unsupported parameter"},
+		{"too large", "/v1/chat/completions", `{"model":"` + strings.Repeat("m", proxy.MaxBody) + `"}`, nil, 413, "larger than"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, b := post(t, srv.URL+c.path, c.body, c.hdr)
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, b)
+			}
+			var msg string
+			if c.path == "/v1/messages" {
+				msg = anthropicError(t, b)
+			} else {
+				msg = openAIError(t, b)
+			}
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("message %q does not contain %q", msg, c.want)
+			}
+		})
+	}
+	if n := countTasks(t, st); n != 0 || up.calls.Load() != 0 {
+		t.Errorf("%d tasks written and %d upstream calls made for bad requests, want none", n, up.calls.Load())
+	}
+}
+
+func openAIError(t *testing.T, b []byte) string {
+	t.Helper()
+	var e struct {
+		Error *struct{ Message, Type, Code string } `json:"error"`
+	}
+	if err := json.Unmarshal(b, &e); err != nil || e.Error == nil || e.Error.Type == "" || e.Error.Code == "" {
+		t.Fatalf("not an OpenAI error: %s", b)
+	}
+	return e.Error.Message
+}
+
+func anthropicError(t *testing.T, b []byte) string {
+	t.Helper()
+	var e struct {
+		Type  string
+		Error *struct{ Type, Message string }
+	}
+	if err := json.Unmarshal(b, &e); err != nil || e.Type != "error" || e.Error == nil || e.Error.Type == "" {
+		t.Fatalf("not an Anthropic error: %s", b)
+	}
+	return e.Error.Message
+}
+
+// TestUpstreamFailure: an upstream 500 (no retries configured) is a 5xx in
+// the API's shape and a failed execution whose span has error.type.
+func TestUpstreamFailure(t *testing.T) {
+	up := newUpstream(t)
+	up.fail.Store(500)
+	_, ps := serverConfig(t, up)
+	st := openStore(t, t.TempDir())
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+	resp, b := post(t, srv.URL+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`, nil)
+	if resp.StatusCode != 503 {
+		t.Fatalf("status %d, want 503: %s", resp.StatusCode, b)
+	}
+	openAIError(t, b)
+	task := resp.Header.Get(proxy.HeaderTask)
+	tr, err := st.Tree(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Task.Status != store.StatusFailed || len(tr.Recordings) != 0 {
+		t.Fatalf("task %+v with %d recordings, want failed with none", tr.Task, len(tr.Recordings))
+	}
+	sp := tr.Executions[0].Spans[0]
+	if sp.Status.Code != store.CodeError || sp.Attributes["error.type"].Str() != "unavailable" || sp.Attributes[store.AttrGenAIProviderName].Str() != "openai" {
+		t.Errorf("span %+v, want an error span with error.type unavailable and provider openai", sp)
+	}
+}
+
+// TestServerConfigErrors: serve.toml problems are reported at once with
+// file:line, as a pipeline's are.
+func TestServerConfigErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.toml")
+	cfg := `[proxy]
+replay = "yes"
+name = ""
+
+[providers.default]
+use = "openai"
+fallback = ["backup"]
+
+[providers.other]
+use = "opena"
+api_key = "sk-123"
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pipeline.LoadServer(context.Background(), path, registry(t), pipeline.Options{})
+	if !errors.Is(err, sdk.ErrInvalid) {
+		t.Fatalf("err = %v, want invalid", err)
+	}
+	for _, want := range []string{
+		path + `:2: proxy.replay:`,
+		path + `:3: proxy.name: "" is empty`,
+		path + `:7: providers.default.fallback[0]: unknown provider "backup"`,
+		path + `:10: providers.other.use: unknown provider "opena" (did you mean "openai"?)`,
+		path + `:11: providers.other.api_key: API keys never live in files`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// TestOpen: the serve command's entry point. Live, an unset api_key_env
+// is an error naming it; in replay (--replay or [proxy] replay) it is
+// not, since upstream is never called.
+func TestOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.toml")
+	cfg := "[providers.default]\nuse = \"openai\"\napi_key_env = \"PROXY_OPEN_UNSET_KEY\"\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, t.TempDir())
+	_, _, err := proxy.Open(context.Background(), proxy.OpenOptions{Config: path, Registry: registry(t), Store: st, Logger: quiet()})
+	if err == nil || !strings.Contains(err.Error(), "providers.default.api_key_env: environment variable PROXY_OPEN_UNSET_KEY is not set") {
+		t.Fatalf("live open: err = %v, want the unset variable named", err)
+	}
+	px, closeFn, err := proxy.Open(context.Background(), proxy.OpenOptions{Config: path, Registry: registry(t), Store: st, Replay: true, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn(context.Background())
+	srv := httptest.NewServer(px)
+	defer srv.Close()
+	resp, b := post(t, srv.URL+proxy.RouteChatCompletions, `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil)
+	if resp.StatusCode != 404 || !strings.Contains(openAIError(t, b), "no recording") {
+		t.Errorf("replay miss: %d %s", resp.StatusCode, b)
+	}
+}

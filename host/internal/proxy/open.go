@@ -1,0 +1,63 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+)
+
+// OpenOptions is what Open needs: how `sextant serve --config serve.toml
+// [--replay]` starts the proxy.
+type OpenOptions struct {
+	// Config is the server configuration file; "" means no providers
+	// (every call must be replayed).
+	Config string
+	// Registry resolves the providers' plugins. Required with Config.
+	Registry *plugin.Registry
+	Store    *store.Store
+	// Replay forces replay mode (--replay), whatever the file says.
+	Replay  bool
+	Logger  *slog.Logger
+	OnSpans func(spans []store.Span)
+}
+
+// Open loads the server configuration (every problem at once, as
+// file:line), opens its providers and returns the proxy with a function
+// that releases the providers' plugins. In replay mode provider blocks
+// whose api_key_env is unset are no error: upstream is never called.
+func Open(ctx context.Context, o OpenOptions) (*Proxy, func(context.Context), error) {
+	cfg := Config{Store: o.Store, Replay: o.Replay, Logger: o.Logger, OnSpans: o.OnSpans}
+	closer := func(context.Context) {}
+	if o.Config != "" {
+		if o.Registry == nil {
+			return nil, nil, fmt.Errorf("proxy: no plugin registry to open %s", o.Config)
+		}
+		srv, err := pipeline.LoadServer(ctx, o.Config, o.Registry, pipeline.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Replay = cfg.Replay || srv.Proxy.Replay
+		cfg.Name = srv.Proxy.Name
+		var opts []run.PrepareOption
+		if cfg.Replay {
+			opts = append(opts, run.WithoutCredentials())
+		}
+		ps, err := run.OpenProviders(ctx, srv.Pipeline, o.Registry, o.Logger, opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Providers, cfg.Prices = ps.Providers, ps.Prices
+		closer = ps.Close
+	}
+	p, err := New(cfg)
+	if err != nil {
+		closer(ctx)
+		return nil, nil, err
+	}
+	return p, closer, nil
+}

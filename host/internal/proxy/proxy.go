@@ -1,0 +1,636 @@
+// Package proxy is sextant's recording proxy: an OpenAI-compatible
+// POST /v1/chat/completions and an Anthropic-compatible POST /v1/messages
+// that forward each call through a provider chain (host/run's Providers:
+// retries, fallback, prices) and record it in the store as a task, an
+// execution, a span and a recording — or, in replay mode, answer it from
+// its recording and never call upstream.
+//
+// Any agent, in any language, gets recording and keyless replay by
+// pointing its client's base URL at the proxy. The package serves HTTP
+// handlers only: listening, authentication and request size limits
+// belong to the server that mounts them (host/serve).
+//
+// # Which provider block answers
+//
+// A request's model selects the [providers.NAME] block named exactly like
+// it, else [providers.default]; no such block is a 404 in the API's own
+// error shape. A block that sets model sends its own model upstream (its
+// fallbacks theirs); a block without one sends the model the client asked
+// for.
+//
+// # Which task a call belongs to
+//
+// The X-Sextant-Task header, else (OpenAI) metadata.sextant_task or user,
+// (Anthropic) metadata.user_id, else a new task per call. A group key that
+// is a valid task id (letters, digits, ._:+-) is the task id; any other is
+// hashed into one ("proxy-" and 24 hex digits).
+//
+// # Replay
+//
+// Recordings are keyed by the canonical request hash (store.ChatKey) of
+// what the client asked: messages, model, temperature, max tokens, stop
+// sequences, JSON mode. Streaming is not part of the question: a call
+// recorded streamed replays unstreamed and the reverse. Replay is on for
+// every call when Config.Replay is set, or for one call with the header
+// X-Sextant-Replay: 1; a header never turns a replaying proxy live.
+//
+// # Streaming
+//
+// A live stream: true call goes through run.Providers.ChatStream: each
+// text delta is written to the client as it arrives (builtin openai and
+// anthropic providers stream upstream; a plugin across the process or wasm
+// boundary answers whole, as one delta), then the final events, and the
+// assembled answer is recorded as an unstreamed call would be. Once a
+// delta was sent no retry or fallback happens; a failure then ends the
+// stream with an error event in the API's shape and is recorded as a
+// failed execution (span attribute sextant.proxy.stream_broken) with no
+// recording. A replayed stream is the recording, one word per event.
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Headers the proxy reads and writes.
+const (
+	// HeaderTask groups calls into a task (request) and names the task a
+	// call was recorded in (response).
+	HeaderTask = "X-Sextant-Task"
+	// HeaderReplay set to 1 or true answers one call from recordings.
+	HeaderReplay = "X-Sextant-Replay"
+	// HeaderRecorded says (response) whether a recording answered.
+	HeaderRecorded = "X-Sextant-Recorded"
+	// HeaderHash is (response) the call's canonical request hash.
+	HeaderHash = "X-Sextant-Request-Hash"
+)
+
+// MaxBody is the largest request body the proxy reads.
+const MaxBody = 8 << 20
+
+// Config is what a Proxy needs.
+type Config struct {
+	// Store records the calls and holds the recordings. Required.
+	Store *store.Store
+	// Providers answers live calls; nil means every call must be
+	// replayed.
+	Providers *run.Providers
+	// Prices prices the calls; nil means run.DefaultPrices().
+	Prices run.Prices
+	// Replay answers every call from recordings.
+	Replay bool
+	// Name is the pipeline name of the tasks the proxy records; "" means
+	// "proxy".
+	Name   string
+	Logger *slog.Logger
+	// OnSpans, when set, is given each call's spans once recorded (live
+	// telemetry: telemetry.Exporter.Spans). It must not block.
+	OnSpans func(spans []store.Span)
+}
+
+// Proxy serves the recording proxy's routes. It is safe for concurrent use.
+type Proxy struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a proxy over cfg.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("proxy: no store")
+	}
+	if cfg.Name == "" {
+		cfg.Name = "proxy"
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = run.DefaultPrices()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Proxy{cfg: cfg, log: cfg.Logger.With("component", "proxy")}, nil
+}
+
+// The routes the proxy serves.
+const (
+	RouteChatCompletions = "/v1/chat/completions"
+	RouteMessages        = "/v1/messages"
+)
+
+// Handlers returns the proxy's routes, keyed by path, for a server to
+// mount (serve.Options.Handlers). Each also writes the server's 401 in
+// its provider's error shape (WriteUnauthorized), so an agent's SDK
+// reports a missing or wrong token as it reports a wrong API key.
+func (p *Proxy) Handlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		RouteChatCompletions: openAIRoute{p},
+		RouteMessages:        anthropicRoute{p},
+	}
+}
+
+// openAIRoute is POST /v1/chat/completions.
+type openAIRoute struct{ p *Proxy }
+
+func (h openAIRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.p.serveOpenAI(w, r) }
+
+// WriteUnauthorized writes a 401 as OpenAI does for a wrong API key.
+func (openAIRoute) WriteUnauthorized(w http.ResponseWriter, _ *http.Request, msg string) {
+	writeOpenAIError(w, &failure{status: http.StatusUnauthorized, class: "auth", code: "invalid_api_key", msg: msg})
+}
+
+// anthropicRoute is POST /v1/messages.
+type anthropicRoute struct{ p *Proxy }
+
+func (h anthropicRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.p.serveAnthropic(w, r) }
+
+// WriteUnauthorized writes a 401 as Anthropic does for a wrong API key.
+func (anthropicRoute) WriteUnauthorized(w http.ResponseWriter, _ *http.Request, msg string) {
+	writeAnthropicError(w, &failure{status: http.StatusUnauthorized, class: "auth", code: "invalid_api_key", msg: msg})
+}
+
+// ServeHTTP serves both routes (for use without a server's mux).
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case RouteChatCompletions:
+		p.serveOpenAI(w, r)
+	case RouteMessages:
+		p.serveAnthropic(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// call is one request, decoded from either API.
+type call struct {
+	api    string // "openai" | "anthropic"
+	req    sdk.ChatRequest
+	stream bool
+	// streamUsage asks for a final usage chunk (OpenAI
+	// stream_options.include_usage).
+	streamUsage bool
+	group       string // the grouping key; "" = one task per call
+	replay      bool
+}
+
+// answer is how a call was answered.
+type answer struct {
+	resp     *sdk.ChatResponse
+	hash     string
+	task     string
+	created  time.Time
+	recorded bool // answered from a recording
+}
+
+// failure is a call that could not be answered, rendered by each API in
+// its own error shape.
+type failure struct {
+	status     int
+	class      string // invalid_request | not_found | rate_limit | auth | upstream | overloaded | timeout | internal
+	code       string
+	msg        string
+	param      string
+	retryAfter time.Duration
+	task       string
+}
+
+func (f *failure) Error() string { return f.msg }
+
+func badRequest(code, param, format string, args ...any) *failure {
+	return &failure{status: http.StatusBadRequest, class: "invalid_request", code: code, param: param, msg: fmt.Sprintf(format, args...)}
+}
+
+// readBody reads a request body of at most MaxBody bytes as JSON.
+func readBody(w http.ResponseWriter, r *http.Request, v any) *failure {
+	if r.Method != http.MethodPost {
+		return &failure{status: http.StatusMethodNotAllowed, class: "invalid_request", code: "method_not_allowed",
+			msg: fmt.Sprintf("%s %s: only POST is served", r.Method, r.URL.Path)}
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return &failure{status: http.StatusUnsupportedMediaType, class: "invalid_request", code: "unsupported_media_type",
+			msg: fmt.Sprintf("content type %q: the body must be JSON", ct)}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
+	// Parameters the provider chain cannot carry are refused, never
+	// dropped: dropping one would silently change the answer.
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
+			return &failure{status: http.StatusRequestEntityTooLarge, class: "invalid_request", code: "request_too_large",
+				msg: fmt.Sprintf("request body is larger than %d bytes", MaxBody)}
+		case errors.As(err, &typeErr) && typeErr.Field == "":
+			return badRequest("invalid_request", "", "request body must be a JSON object, not %s", typeErr.Value)
+		case errors.As(err, &typeErr):
+			return badRequest("invalid_value", typeErr.Field, "%s: want %s, got %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+			return &failure{status: http.StatusBadRequest, class: "invalid_request", code: unknownFieldCode, param: name}
+		}
+		return badRequest("invalid_json", "", "request body is not valid JSON: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return badRequest("invalid_json", "", "request body holds more than one JSON value")
+	}
+	return nil
+}
+
+const unknownFieldCode = "unknown_field"
+
+// unknownField reports the parameter a failure of readBody names when
+// the body held a key the request type lacks.
+func unknownField(f *failure) (string, bool) {
+	return f.param, f.code == unknownFieldCode
+}
+
+// jsonType names a Go kind as JSON does.
+func jsonType(kind string) string {
+	switch kind {
+	case "float64", "float32", "int", "int64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return kind
+}
+
+// groupTask is the task id of a grouping key.
+func groupTask(key string) string {
+	if validTaskID(key) {
+		return key
+	}
+	sum := sha256.Sum256([]byte("sextant.proxy.group.v1\x00" + key))
+	return "proxy-" + hex.EncodeToString(sum[:12])
+}
+
+func validTaskID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			i > 0 && (c == '.' || c == '_' || c == ':' || c == '+' || c == '-')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func replayHeader(r *http.Request) (bool, *failure) {
+	switch v := strings.ToLower(strings.TrimSpace(r.Header.Get(HeaderReplay))); v {
+	case "":
+		return false, nil
+	case "1", "true", "yes":
+		return true, nil
+	case "0", "false", "no":
+		return false, nil
+	default:
+		return false, badRequest("invalid_header", HeaderReplay, "%s: %q is not a boolean (want 1 or 0)", HeaderReplay, v)
+	}
+}
+
+// liveStream is how a route passes a streamed answer on as it arrives
+// (record mode, stream: true): open writes the headers and the opening
+// events at the first delta (or before the final events of an empty
+// answer), delta one piece of text. Writes to a client that hung up are
+// lost, never an error: the call is recorded all the same.
+type liveStream struct {
+	open    func(task, hash string, created time.Time)
+	delta   func(text string)
+	started bool
+}
+
+// chat answers c: from its recording in replay, else through the provider
+// chain; either way the call is recorded before the answer is returned.
+// With ls (a streamed call), a live answer is passed on through ls as it
+// arrives, and the returned answer (or failure) comes after it: a failure
+// once ls started is the stream's end, not an HTTP status.
+func (p *Proxy) chat(ctx context.Context, c *call, ls *liveStream) (*answer, *failure) {
+	st := p.cfg.Store
+	hash, _, err := store.ChatKey(st.Redactor(), &c.req)
+	if err != nil {
+		return nil, badRequest("invalid_request", "", "%v", err)
+	}
+	rc := &record{p: p, c: c, hash: hash, start: st.Now()}
+	if c.group != "" {
+		rc.task = groupTask(c.group)
+	} else {
+		rc.task = st.NewID()
+	}
+	replay := c.replay || p.cfg.Replay
+	if replay {
+		rec, err := st.Recording(ctx, hash)
+		if errors.Is(err, store.ErrNotFound) {
+			f := &failure{status: http.StatusNotFound, class: "not_found", code: "recording_not_found",
+				msg: fmt.Sprintf("replay: no recording answers this request (request hash %s); record it first with the proxy out of replay mode", hash[:16])}
+			return nil, rc.failed(ctx, f, "sextant.replay_miss", "")
+		}
+		if err != nil {
+			return nil, rc.failed(ctx, &failure{status: http.StatusInternalServerError, class: "internal", code: "store_error", msg: err.Error()}, "sextant.store_error", "")
+		}
+		var resp sdk.ChatResponse
+		if err := json.Unmarshal(rec.Response, &resp); err != nil {
+			return nil, rc.failed(ctx, &failure{status: http.StatusInternalServerError, class: "internal", code: "bad_recording",
+				msg: fmt.Sprintf("recording %s: %v", hash[:16], err)}, "sextant.bad_recording", "")
+		}
+		return rc.answered(ctx, &resp, rec.Provider, rec.Latency, rec.Created, true)
+	}
+	if p.cfg.Providers == nil {
+		return nil, rc.failed(ctx, &failure{status: http.StatusNotFound, class: "not_found", code: "model_not_found",
+			msg: "the proxy has no providers (start it with a server config declaring [providers.default], or in replay mode)"}, "sextant.no_provider", "")
+	}
+	block := c.req.Model
+	prov, ok := p.cfg.Providers.Get(block)
+	if !ok {
+		block = "default"
+		if prov, ok = p.cfg.Providers.Get(block); !ok {
+			return nil, rc.failed(ctx, &failure{status: http.StatusNotFound, class: "not_found", code: "model_not_found", param: "model",
+				msg: fmt.Sprintf("model %q: no [providers.%s] block and no [providers.default] in the server config", c.req.Model, c.req.Model)}, "sextant.no_provider", "")
+		}
+	}
+	rc.block = block
+	req := c.req
+	if prov.Model != "" {
+		req.Model = "" // each block of the chain sends its own model
+	}
+	t0 := time.Now()
+	var (
+		resp    *sdk.ChatResponse
+		used    string
+		created time.Time
+	)
+	if ls == nil {
+		resp, used, _, err = p.cfg.Providers.Chat(ctx, block, &req)
+	} else {
+		created = st.Now() // the chunks carry it before the answer ends
+		resp, used, _, err = p.cfg.Providers.ChatStream(ctx, block, &req, func(d string) error {
+			if !ls.started {
+				ls.started = true
+				ls.open(rc.task, hash, created)
+			}
+			ls.delta(d)
+			return nil
+		})
+	}
+	latency := time.Since(t0)
+	if err != nil {
+		var broken *run.StreamBrokenError
+		rc.broken = errors.As(err, &broken)
+		return nil, rc.failed(ctx, upstreamFailure(err), errorType(err), block)
+	}
+	rc.block = used
+	return rc.answered(ctx, resp, used, latency, created, false)
+}
+
+// upstreamFailure maps a provider chain's error to an HTTP failure.
+func upstreamFailure(err error) *failure {
+	f := &failure{status: http.StatusBadGateway, class: "upstream", code: "upstream_error", msg: err.Error()}
+	var se *sdk.Error
+	if !errors.As(err, &se) {
+		if errors.Is(err, run.ErrCircuitOpen) {
+			f.status, f.class, f.code = http.StatusServiceUnavailable, "overloaded", "circuit_open"
+		}
+		return f
+	}
+	switch se.Code {
+	case sdk.CodeRateLimited:
+		f.status, f.class, f.code, f.retryAfter = http.StatusTooManyRequests, "rate_limit", "rate_limited", se.RetryAfter
+	case sdk.CodeTimeout:
+		f.status, f.class, f.code = http.StatusGatewayTimeout, "timeout", "upstream_timeout"
+	case sdk.CodeUnavailable:
+		f.status, f.class, f.code = http.StatusServiceUnavailable, "overloaded", "upstream_unavailable"
+	case sdk.CodeBadRequest, sdk.CodeInvalid:
+		f.status, f.class, f.code = http.StatusBadRequest, "invalid_request", "upstream_rejected"
+	case sdk.CodeAuth:
+		// The upstream refused the proxy's key, not the client's: a
+		// gateway problem.
+		f.code = "upstream_auth"
+	}
+	return f
+}
+
+// errorType is the error.type attribute of a failed call: the sdk error
+// code, else the Go type.
+func errorType(err error) string {
+	var se *sdk.Error
+	if errors.As(err, &se) {
+		return string(se.Code)
+	}
+	if errors.Is(err, run.ErrCircuitOpen) {
+		return "circuit_open"
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	return "_OTHER"
+}
+
+// record is one call being recorded.
+type record struct {
+	p     *Proxy
+	c     *call
+	hash  string
+	task  string
+	block string
+	start time.Time
+	// broken: a streamed answer failed after its first delta reached the
+	// client (recorded failed, with no recording).
+	broken bool
+}
+
+func (rc *record) spanAttrs(resp *sdk.ChatResponse) store.Attributes {
+	plugin := ""
+	if rc.block != "" && rc.p.cfg.Providers != nil {
+		if pr, ok := rc.p.cfg.Providers.Get(rc.block); ok {
+			plugin = pr.Plugin.Describe().Name
+		}
+	}
+	a := store.ChatSpanAttributes(plugin, &rc.c.req, resp)
+	a["sextant.request_hash"] = store.String(rc.hash)
+	a["sextant.proxy.api"] = store.String(rc.c.api)
+	a["sextant.proxy.stream"] = store.Bool(rc.c.stream)
+	if rc.broken {
+		a["sextant.proxy.stream_broken"] = store.Bool(true)
+	}
+	if rc.block != "" {
+		a["sextant.provider"] = store.String(rc.block)
+	}
+	return a
+}
+
+func (rc *record) write(ctx context.Context, c *store.Call) error {
+	ctx = context.WithoutCancel(ctx) // a client that hung up is still recorded
+	st := rc.p.cfg.Store
+	if err := st.RecordCall(ctx, c); err != nil {
+		rc.p.log.Error("record call", "task", c.Task.ID, "err", err)
+		return err
+	}
+	if rc.p.cfg.OnSpans != nil {
+		rc.p.cfg.OnSpans(c.Spans)
+	}
+	return nil
+}
+
+func (rc *record) newCall(status store.Status, mode string, end time.Time) *store.Call {
+	tstatus := store.StatusCompleted
+	if rc.c.group == "" {
+		tstatus = status
+	}
+	input, _ := json.Marshal(map[string]string{"api": rc.c.api, "group": rc.c.group})
+	return &store.Call{
+		Task: &store.Task{ID: rc.task, Pipeline: rc.p.cfg.Name, Status: tstatus, Input: input, Tags: []string{"proxy"}},
+		Execution: &store.Execution{Mode: mode, Status: status, Started: rc.start, Ended: end,
+			Trace: []string{"call " + rc.hash[:12]}},
+	}
+}
+
+func (rc *record) failed(ctx context.Context, f *failure, errType, block string) *failure {
+	rc.block = block
+	end := rc.p.cfg.Store.Now()
+	mode := "live"
+	if rc.c.replay || rc.p.cfg.Replay {
+		mode = "replay"
+	}
+	c := rc.newCall(store.StatusFailed, mode, end)
+	c.Execution.Error = f.msg
+	a := rc.spanAttrs(nil)
+	a["error.type"] = store.String(errType)
+	c.Spans = []store.Span{{Seq: 1, Name: store.ChatSpanName(rc.c.req.Model), Kind: store.SpanClient, Start: rc.start, End: end,
+		Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: f.msg}}}
+	if rc.write(ctx, c) == nil {
+		f.task = rc.task
+	}
+	return f
+}
+
+func (rc *record) answered(ctx context.Context, resp *sdk.ChatResponse, used string, latency time.Duration, created time.Time, recorded bool) (*answer, *failure) {
+	st := rc.p.cfg.Store
+	rc.block = used
+	model := resp.Model
+	if model == "" {
+		model = rc.c.req.Model
+	}
+	cost, priced := rc.p.cfg.Prices.Cost(model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	if err := run.CheckUsage(used, resp.Usage, cost); err != nil {
+		return nil, rc.failed(ctx, &failure{status: http.StatusBadGateway, class: "upstream", code: "impossible_usage", msg: err.Error()}, "sextant.impossible_usage", used)
+	}
+	mode := "live"
+	if recorded {
+		mode = "replay"
+	}
+	if created.IsZero() {
+		created = st.Now()
+	}
+	end := rc.start.Add(latency)
+	c := rc.newCall(store.StatusCompleted, mode, end)
+	a := rc.spanAttrs(resp)
+	a["gen_ai.response.id"] = store.String(responseID(rc.c.api, rc.hash))
+	a["gen_ai.output.type"] = store.String(outputType(&rc.c.req))
+	a["sextant.recording"] = store.String(rc.hash)
+	a["sextant.recorded"] = store.Bool(recorded)
+	a["sextant.cost_usd"] = store.Float(cost)
+	a["sextant.priced"] = store.Bool(priced)
+	a["sextant.latency_ms"] = store.Int(latency.Milliseconds())
+	c.Spans = []store.Span{{Seq: 1, Name: store.ChatSpanName(rc.c.req.Model), Kind: store.SpanClient, Start: rc.start, End: end,
+		Attributes: a, Status: store.SpanStatus{Code: store.CodeOK}}}
+	if recorded {
+		c.Replayed = rc.hash
+	} else {
+		rec, err := store.NewChatRecording(st.Redactor(), used, rc.task, &rc.c.req, resp, latency)
+		if err != nil {
+			return nil, rc.failed(ctx, &failure{status: http.StatusInternalServerError, class: "internal", code: "record_error", msg: err.Error()}, "sextant.record_error", used)
+		}
+		rec.Created = created
+		c.Recording = rec
+	}
+	if err := rc.write(ctx, c); err != nil {
+		// A recording proxy that cannot record says so rather than
+		// answer: a later replay would miss without a trace.
+		return nil, &failure{status: http.StatusInternalServerError, class: "internal", code: "record_error",
+			msg: fmt.Sprintf("the answer could not be recorded: %v", err)}
+	}
+	return &answer{resp: resp, hash: rc.hash, task: rc.task, created: created, recorded: recorded}, nil
+}
+
+func outputType(r *sdk.ChatRequest) string {
+	if r.JSON {
+		return "json"
+	}
+	return "text"
+}
+
+// responseID is the answer's id: derived from the request hash, so a
+// replayed answer carries the id of the recorded one.
+func responseID(api, hash string) string {
+	if api == "anthropic" {
+		return "msg_" + hash[:24]
+	}
+	return "chatcmpl-" + hash[:24]
+}
+
+// writeHeaders sets the headers every answer (or failure) carries.
+func writeHeaders(w http.ResponseWriter, task, hash string, recorded bool) {
+	h := w.Header()
+	if task != "" {
+		h.Set(HeaderTask, task)
+	}
+	if hash != "" {
+		h.Set(HeaderHash, hash)
+		h.Set(HeaderRecorded, strconv.FormatBool(recorded))
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"message":"encode response","type":"server_error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// chunks splits text into stream deltas: one word (with the spaces before
+// it) each, so a stream looks like one and is the same on every replay.
+func chunks(text string) []string {
+	if text == "" {
+		return nil
+	}
+	var out []string
+	start := 0
+	inWord := false
+	for i, r := range text {
+		space := r == ' ' || r == '\n' || r == '\t'
+		if inWord && space {
+			out = append(out, text[start:i])
+			start = i
+			inWord = false
+		} else if !space {
+			inWord = true
+		}
+	}
+	return append(out, text[start:])
+}

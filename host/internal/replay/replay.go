@@ -1,0 +1,717 @@
+// Package replay re-runs recorded tasks under one or more strategies, with
+// every outside call served from the task's recordings: the recorded
+// provider (exact match on the canonical request hash), recorded human
+// answers, the task's recorded clock. It streams: tasks are read from the
+// store one at a time and results are handed to a callback, so a replay of
+// 100 000 tasks never holds them all in memory.
+//
+// A replay never writes the tasks it replays; its only writes are cached
+// results, keyed by everything that can change one (see Config.Cache).
+package replay
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// On-miss policies: what a replay does with a call that has no recording.
+const (
+	MissFail = "fail" // the task's replay fails, naming the call
+	MissSkip = "skip" // the task is left out of the comparison
+	MissLive = "live" // the call goes to the real provider
+)
+
+// Config says what to replay and how.
+type Config struct {
+	// Prepare opens the pipeline for one worker (each worker has its own
+	// plugin instances). It is called Workers times, unless Pool is set.
+	Prepare func(ctx context.Context) (*run.Prepared, error)
+	// Pool, when set, replaces Prepare: workers take their plugins from
+	// it and give them back when the replay ends, for the next replay
+	// over the same pipeline.
+	Pool *Pool
+	// Source holds the recorded tasks and their recordings.
+	Source *store.Store
+	// Pipeline selects the source's tasks by pipeline name.
+	Pipeline string
+	// Strategies are replayed for every task, baseline first.
+	Strategies []*strategy.Strategy
+	OnMiss     string
+	Workers    int
+	// Sample replays at most this many tasks (0 = all), chosen by a hash of
+	// task id and Seed, proportionally within strata when StratifyBy is set.
+	Sample     int
+	StratifyBy string // "tags.NAME": the value of tag NAME=value or NAME:value
+	Seed       int64
+	// Shard I of N replays only the tasks whose id hashes to I (0-based).
+	Shard, Shards int
+	// Cache keeps results across replays; nil disables it. A result is
+	// cached under a key of the recorded task (its input, truth, tags,
+	// clock, rewards, live trace), the strategy's content hash, on_miss,
+	// and the pipeline's fingerprint: its effective content (steps,
+	// prompts, templates, score, limits, provider settings without
+	// secrets, plugin grants, prices, redaction), the routine's and rules
+	// files' bytes, every plugin's manifest and artifact bytes (builtins by
+	// Version) and Version. A cached result is used only while every
+	// recording its replay read is unchanged. Replays with on_miss = live
+	// that reached a live provider are not cached.
+	Cache Cache
+	// Plugins resolves the pipeline's plugins for the cache key; it is
+	// required with a Cache.
+	Plugins *plugin.Registry
+	// Version is sextant's version (a build identity for development
+	// builds): builtin plugins and the runtime are keyed by it.
+	Version string
+	Logger  *slog.Logger
+	// MaxLiveCostUSD caps what the calls sent to a live provider (OnMiss
+	// "live") may cost in this replay, priced as runs price them; the
+	// replay fails once they cost more. 0 means no cap.
+	MaxLiveCostUSD float64
+	// OnSpans, when set, is given each replayed execution's spans as
+	// they are recorded (live telemetry; see run.Config.OnSpans). A
+	// result served from the cache runs nothing and exports nothing.
+	OnSpans func(spans []store.Span)
+	// live is what the live calls cost so far (set by Run).
+	live *liveSpend
+}
+
+// ErrLiveCost marks a replay stopped by Config.MaxLiveCostUSD.
+var ErrLiveCost = errors.New("live calls over their cost cap")
+
+// liveSpend adds up the cost of live calls across workers.
+type liveSpend struct {
+	mu  sync.Mutex
+	usd float64
+}
+
+// add counts usd and reports whether the total went over max.
+func (l *liveSpend) add(usd, max float64) (float64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.usd += usd
+	return l.usd, max > 0 && l.usd > max
+}
+
+// Divergence is the first place a self-replay left the recorded trace.
+type Divergence struct {
+	Index    int    `json:"index"`
+	Node     string `json:"node"`
+	Expected string `json:"expected"`
+	Got      string `json:"got"`
+}
+
+// Result is one task replayed under one strategy.
+type Result struct {
+	Task     string         `json:"task"`
+	Strategy string         `json:"strategy"` // version
+	Hash     string         `json:"hash"`     // strategy content hash
+	Tags     []string       `json:"tags,omitempty"`
+	Status   store.Status   `json:"status"`
+	Error    string         `json:"error,omitempty"`
+	Outcome  sdk.TaskResult `json:"outcome"`
+	// Output is what [score] saw as output (curation reflects on it).
+	Output map[string]any `json:"output,omitempty"`
+	// Cited are the playbook bullets the replay's replies cited.
+	Cited []string `json:"cited,omitempty"`
+	// SelfReplay is set when the strategy is the one the task was recorded
+	// under; Reproduced then says whether the trace matched exactly.
+	SelfReplay bool        `json:"self_replay,omitempty"`
+	Reproduced bool        `json:"reproduced,omitempty"`
+	Divergence *Divergence `json:"divergence,omitempty"`
+	Misses     int         `json:"misses,omitempty"`
+	Skipped    bool        `json:"skipped,omitempty"`
+	Cached     bool        `json:"-"`
+}
+
+// trimEvery is how many tasks pass between trims of the source store's
+// resident mapped pages.
+const trimEvery = 2000
+
+// Run replays the selected tasks, calling emit for each result in a
+// deterministic order (task order, then strategy order), whatever the
+// number of workers.
+func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.OnMiss == "" {
+		cfg.OnMiss = MissFail
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if len(cfg.Strategies) == 0 {
+		return errors.New("replay: no strategy to replay")
+	}
+	if cfg.MaxLiveCostUSD < 0 {
+		return fmt.Errorf("replay: max live cost %v is negative", cfg.MaxLiveCostUSD)
+	}
+	cfg.live = &liveSpend{}
+	ids, err := selectTasks(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	prepare, release := cfg.Prepare, func(ctx context.Context, prep *run.Prepared) { prep.Close(ctx) }
+	if cfg.Pool != nil {
+		prepare, release = cfg.Pool.Prepare, cfg.Pool.release
+	}
+	workers := make([]*worker, cfg.Workers)
+	for i := range workers {
+		prep, err := prepare(ctx)
+		if err != nil {
+			for _, w := range workers[:i] {
+				release(context.WithoutCancel(ctx), w.prep)
+			}
+			return err
+		}
+		workers[i] = &worker{cfg: &cfg, prep: prep, live: prep.Providers}
+		if cfg.OnMiss == MissLive && prep.Providers != nil {
+			// Fresh circuit breakers for this replay: a Prepared from a
+			// Pool served the replay before, and its failures must not
+			// weigh on this one's.
+			workers[i].live = prep.Providers.Map(func(p *run.Provider) *run.Provider { return p })
+		}
+	}
+	defer func() {
+		for _, w := range workers {
+			release(context.WithoutCancel(ctx), w.prep)
+		}
+	}()
+	score, err := compileScore(workers[0].prep)
+	if err != nil {
+		return err
+	}
+	if cfg.Cache != nil {
+		if cfg.Plugins == nil {
+			return errors.New("replay: a result cache needs the plugin registry for its key")
+		}
+		fp, err := fingerprint(workers[0].prep.Pipeline, cfg.Plugins, cfg.Version)
+		if err != nil {
+			// Without a complete key a cached result could be stale: replay
+			// everything, cache nothing.
+			cfg.Logger.Warn("replay result cache off", "err", err)
+			cfg.Cache = nil
+		}
+		for _, w := range workers {
+			w.fingerprint = fp
+		}
+	}
+	// Tasks fan out to the workers; results come back to an ordered
+	// emitter with a bounded window, so memory does not grow with the
+	// number of tasks.
+	type job struct {
+		i  int
+		id string
+	}
+	type done struct {
+		i   int
+		res []Result
+		err error
+	}
+	jobs := make(chan job)
+	results := make(chan done, cfg.Workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			for j := range jobs {
+				res, err := w.task(ctx, j.id, score)
+				select {
+				case results <- done{j.i, res, err}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}(w)
+	}
+	window := make(chan struct{}, cfg.Workers*4) // tasks in flight or waiting to be emitted
+	go func() {
+		defer close(jobs)
+		for i, id := range ids {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- job{i, id}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	pending := map[int]done{}
+	next := 0
+	for d := range results {
+		pending[d.i] = d
+		for {
+			p, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			<-window
+			if p.err != nil {
+				return p.err
+			}
+			for _, r := range p.res {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+			// Pages of the dataset read once need not stay resident.
+			if next%trimEvery == 0 {
+				cfg.Source.TrimResident()
+			}
+		}
+	}
+	if next != len(ids) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// selectTasks lists the ids to replay: the pipeline's tasks in id order,
+// this shard's, sampled. Only ids are kept (a few bytes per task).
+func selectTasks(ctx context.Context, cfg Config) ([]string, error) {
+	type cand struct {
+		id, stratum string
+		rank        uint64
+	}
+	var all []cand
+	q := store.Query{Pipeline: cfg.Pipeline}
+	seen := 0
+	err := cfg.Source.EachTask(ctx, q, func(t *store.Task) error {
+		if seen++; seen%trimEvery == 0 {
+			cfg.Source.TrimResident() // the scan reads every task once
+		}
+		if t.Status != store.StatusCompleted {
+			return nil // only finished tasks have a whole trace to replay
+		}
+		all = append(all, cand{id: t.ID, stratum: stratum(t.Tags, cfg.StratifyBy), rank: rank(t.ID, cfg.Seed)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
+	// Sample over every task first, then keep this shard's: shards of one
+	// replay partition exactly the tasks an unsharded replay would take.
+	inShard := func(ids []string) []string {
+		if cfg.Shards <= 1 {
+			return ids
+		}
+		out := ids[:0]
+		for _, id := range ids {
+			if int(rank(id, 0)%uint64(cfg.Shards)) == cfg.Shard {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	if cfg.Sample <= 0 || cfg.Sample >= len(all) {
+		ids := make([]string, len(all))
+		for i, c := range all {
+			ids[i] = c.id
+		}
+		return inShard(ids), nil
+	}
+	// Proportional allocation per stratum (largest remainder), then the
+	// lowest seeded ranks within each stratum.
+	groups := map[string][]cand{}
+	var names []string
+	for _, c := range all {
+		if _, ok := groups[c.stratum]; !ok {
+			names = append(names, c.stratum)
+		}
+		groups[c.stratum] = append(groups[c.stratum], c)
+	}
+	sort.Strings(names)
+	quota := map[string]int{}
+	type rem struct {
+		name string
+		frac float64
+	}
+	var rems []rem
+	given := 0
+	for _, n := range names {
+		exact := float64(cfg.Sample) * float64(len(groups[n])) / float64(len(all))
+		quota[n] = int(exact)
+		given += quota[n]
+		rems = append(rems, rem{n, exact - float64(quota[n])})
+	}
+	sort.SliceStable(rems, func(i, j int) bool { return rems[i].frac > rems[j].frac })
+	for i := 0; given < cfg.Sample && i < len(rems); i++ {
+		quota[rems[i].name]++
+		given++
+	}
+	var ids []string
+	for _, n := range names {
+		g := groups[n]
+		sort.Slice(g, func(i, j int) bool { return g[i].rank < g[j].rank || (g[i].rank == g[j].rank && g[i].id < g[j].id) })
+		for _, c := range g[:min(quota[n], len(g))] {
+			ids = append(ids, c.id)
+		}
+	}
+	sort.Strings(ids)
+	return inShard(ids), nil
+}
+
+func rank(id string, seed int64) uint64 {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(seed))
+	sum := sha256.Sum256(append(b[:], id...))
+	return binary.BigEndian.Uint64(sum[:8])
+}
+
+// stratum reads the stratification key from the tags: "tags.difficulty"
+// matches a tag "difficulty=hard" or "difficulty:hard".
+func stratum(tags []string, by string) string {
+	name, ok := strings.CutPrefix(by, "tags.")
+	if !ok || name == "" {
+		return ""
+	}
+	for _, t := range tags {
+		for _, sep := range []string{"=", ":"} {
+			if v, ok := strings.CutPrefix(t, name+sep); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// score holds the compiled [score] expressions.
+type score struct {
+	success, reward *vm.Program
+}
+
+func compileScore(p *run.Prepared) (*score, error) {
+	var s score
+	var err error
+	if src := p.Pipeline.Score.Success; src != "" {
+		if s.success, err = expr.Compile(src, expr.AsBool()); err != nil {
+			return nil, fmt.Errorf("score.success: %w", err)
+		}
+	}
+	if src := p.Pipeline.Score.Reward; src != "" {
+		if s.reward, err = expr.Compile(src); err != nil {
+			return nil, fmt.Errorf("score.reward: %w", err)
+		}
+	}
+	return &s, nil
+}
+
+// worker replays tasks with its own plugin instances.
+type worker struct {
+	cfg  *Config
+	prep *run.Prepared
+	// live is prep's providers with this replay's own circuit breakers:
+	// what a call without a recording reaches under on_miss = live.
+	live        *run.Providers
+	fingerprint string // of the pipeline, for cache keys
+	hashes      map[*strategy.Strategy]string
+	// compiled is shared by the runners of one strategy: templates and
+	// expressions are compiled once per worker, not per task.
+	compiled map[*strategy.Strategy]*run.Compiled
+}
+
+// task replays one task under every strategy.
+func (w *worker) task(ctx context.Context, id string, sc *score) ([]Result, error) {
+	// The head (no spans) is enough when the execution carries its trace;
+	// older recordings without one are read whole.
+	tree, err := w.cfg.Source.Head(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if live := liveExecution(tree); live != nil && live.Execution.Trace == nil && live.Execution.Status == store.StatusCompleted {
+		if tree, err = w.cfg.Source.Tree(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	var input map[string]any
+	if len(tree.Task.Input) > 0 {
+		if err := json.Unmarshal(tree.Task.Input, &input); err != nil {
+			return nil, fmt.Errorf("task %s: input: %w", id, err)
+		}
+	}
+	var truth any
+	if len(tree.Task.Truth) > 0 {
+		if err := json.Unmarshal(tree.Task.Truth, &truth); err != nil {
+			return nil, fmt.Errorf("task %s: truth: %w", id, err)
+		}
+	}
+	recorded := recordedTrace(tree)
+	var rewards []float64
+	for _, r := range tree.Rewards {
+		rewards = append(rewards, r.Value)
+	}
+	digest := ""
+	if w.cfg.Cache != nil {
+		digest = taskDigest(tree)
+	}
+	out := make([]Result, 0, len(w.cfg.Strategies))
+	for _, st := range w.cfg.Strategies {
+		res, err := w.one(ctx, tree, digest, st, input, truth, rewards, recorded, sc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (w *worker) compiledFor(st *strategy.Strategy) *run.Compiled {
+	if w.compiled == nil {
+		w.compiled = map[*strategy.Strategy]*run.Compiled{}
+	}
+	c, ok := w.compiled[st]
+	if !ok {
+		c = &run.Compiled{}
+		w.compiled[st] = c
+	}
+	return c
+}
+
+// hash returns a strategy's content hash, computed once per worker.
+func (w *worker) hash(st *strategy.Strategy) string {
+	if h, ok := w.hashes[st]; ok {
+		return h
+	}
+	if w.hashes == nil {
+		w.hashes = map[*strategy.Strategy]string{}
+	}
+	h := st.Hash()
+	w.hashes[st] = h
+	return h
+}
+
+// cacheKey is the key of one task's result under st: the pipeline's
+// fingerprint, the recorded task's digest, the strategy and on_miss.
+func (w *worker) cacheKey(task, digest string, st *strategy.Strategy) string {
+	sum := sha256.Sum256([]byte(w.fingerprint + "\x00" + task + "\x00" + digest + "\x00" + w.hash(st) + "\x00" + w.cfg.OnMiss))
+	return hex.EncodeToString(sum[:16])
+}
+
+// cached returns the cached result under key if every recording its replay
+// read is unchanged.
+func (w *worker) cached(ctx context.Context, key string) (Result, bool) {
+	b, ok := w.cfg.Cache.Get(key)
+	if !ok {
+		return Result{}, false
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Result{}, false
+	}
+	for k, want := range e.Reads {
+		got := ""
+		if r, err := w.cfg.Source.Recording(ctx, k); err == nil {
+			got = recordingDigest(r)
+		}
+		if got != want {
+			return Result{}, false
+		}
+	}
+	e.Result.Cached = true
+	return e.Result, true
+}
+
+func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *strategy.Strategy, input map[string]any, truth any,
+	rewards []float64, recorded []string, sc *score) (Result, error) {
+	task := tree.Task
+	hash := w.hash(st)
+	res := Result{Task: task.ID, Strategy: st.Metadata.Version, Hash: hash, Tags: task.Tags,
+		SelfReplay: task.Strategy.Hash != "" && task.Strategy.Hash == hash}
+	var key string
+	if w.cfg.Cache != nil {
+		key = w.cacheKey(task.ID, digest, st)
+		if c, ok := w.cached(ctx, key); ok {
+			return c, nil
+		}
+	}
+	j := newJournal(w.cfg.Source, task.Created)
+	j.track = w.cfg.Cache != nil
+	providers := w.live
+	if w.cfg.OnMiss != MissLive {
+		providers = recordedOnly(providers)
+	}
+	clock := task.Created
+	r := run.NewRunner(run.Config{Pipeline: w.prep.Pipeline, Navigator: w.prep.Navigator, Routine: w.prep.Routine,
+		Strategy: st, Providers: providers, Journal: j, Prices: w.prep.Prices, Logger: w.cfg.Logger,
+		Clock:  func() time.Time { return clock },
+		Answer: j.answer, Compiled: w.compiledFor(st), OnSpans: w.cfg.OnSpans})
+	rr, err := r.Start(ctx, run.Input{ID: task.ID, Input: input, Truth: task.Truth, Tags: task.Tags, Start: task.Start})
+	if err != nil {
+		return res, fmt.Errorf("replay task %s: %w", task.ID, err)
+	}
+	res.Status, res.Error, res.Misses, res.Output, res.Cited = rr.Status, rr.Error, j.misses, rr.Output, rr.Cited
+	if j.misses > 0 && w.cfg.OnMiss == MissLive && w.cfg.live != nil {
+		if total, over := w.cfg.live.add(liveCost(j.spans), w.cfg.MaxLiveCostUSD); over {
+			return res, fmt.Errorf("replay task %s: %w: $%.4f spent, cap $%.4f (max_live_cost_usd)", task.ID, ErrLiveCost, total, w.cfg.MaxLiveCostUSD)
+		}
+	}
+	if j.misses > 0 && w.cfg.OnMiss == MissSkip {
+		res.Skipped = true
+	}
+	got := run.TraceOf(j.spans)
+	if res.SelfReplay {
+		res.Divergence = diverge(recorded, got)
+		res.Reproduced = res.Divergence == nil
+	}
+	o := sdk.TaskResult{Violations: rr.Violations, Confirmations: rr.Confirmations, Steps: rr.Steps, Tokens: rr.Tokens, CostUSD: rr.CostUSD}
+	calls := j.hits + j.misses
+	o.Confidence = 1
+	if calls > 0 {
+		o.Confidence = float64(j.hits) / float64(calls)
+	}
+	env := map[string]any{"output": rr.Output, "truth": truth, "input": input, "vars": rr.Output}
+	switch {
+	case rr.Status != store.StatusCompleted:
+		o.Success = false
+	case sc.success != nil:
+		v, err := expr.Run(sc.success, env)
+		o.Success = err == nil && v == true
+	case len(rewards) > 0:
+		o.Success = mean(rewards) > 0
+	default:
+		o.Success = true
+	}
+	switch {
+	case sc.reward != nil:
+		if v, err := expr.Run(sc.reward, env); err == nil {
+			o.Reward, _ = toFloat(v)
+		}
+	case len(rewards) > 0:
+		o.Reward = mean(rewards)
+	case o.Success:
+		o.Reward = 1
+	}
+	res.Outcome = o
+	// A skipped result is not cached (the next replay may have the
+	// recording), nor one that reached a live provider (not reproducible).
+	if w.cfg.Cache != nil && !res.Skipped && !(j.misses > 0 && w.cfg.OnMiss == MissLive) {
+		b, err := json.Marshal(cacheEntry{Result: res, Reads: j.reads})
+		if err == nil {
+			err = w.cfg.Cache.Put(key, b)
+		}
+		if err != nil {
+			// The cache is an optimisation: a result that cannot be kept is
+			// still a result.
+			w.cfg.Logger.Warn("replay result not cached", "task", task.ID, "err", err)
+		}
+	}
+	return res, nil
+}
+
+// liveCost is what the provider calls among spans that were not answered
+// from a recording cost.
+func liveCost(spans []store.Span) float64 {
+	usd := 0.0
+	for _, sp := range spans {
+		if rec, ok := sp.Attributes["sextant.recorded"]; ok && !rec.Bool() {
+			usd += sp.Attributes["sextant.cost_usd"].Float()
+		}
+	}
+	return usd
+}
+
+// liveExecution is the task's latest live execution.
+func liveExecution(tree *store.Tree) *store.ExecutionTree {
+	for i := len(tree.Executions) - 1; i >= 0; i-- {
+		if tree.Executions[i].Execution.Mode == "live" {
+			return &tree.Executions[i]
+		}
+	}
+	return nil
+}
+
+// recordedTrace is the live execution's trace: kept on the execution, or
+// rebuilt from its spans.
+func recordedTrace(tree *store.Tree) []string {
+	live := liveExecution(tree)
+	if live == nil {
+		return nil
+	}
+	if live.Execution.Trace != nil {
+		return live.Execution.Trace
+	}
+	return run.TraceOf(live.Spans)
+}
+
+// diverge returns the first difference between two traces, or nil.
+func diverge(want, got []string) *Divergence {
+	n := max(len(want), len(got))
+	node := ""
+	for i := 0; i < n; i++ {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if strings.HasPrefix(w, "step ") {
+			node = strings.TrimPrefix(w, "step ")
+		}
+		if w != g {
+			if w == "" {
+				w = "(end of trace)"
+			}
+			if g == "" {
+				g = "(end of trace)"
+			}
+			return &Divergence{Index: i, Node: node, Expected: w, Got: g}
+		}
+	}
+	return nil
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}

@@ -1,0 +1,1130 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
+	"github.com/sextant-dev/sextant/navigators/feel"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Config is everything a Runner needs; the CLI assembles it from a loaded
+// pipeline.
+type Config struct {
+	Pipeline  *pipeline.Pipeline
+	Navigator sdk.Navigator
+	Routine   *sdk.Routine
+	Strategy  *strategy.Strategy
+	Providers *Providers
+	// Store is the live record. Resume needs it.
+	Store *store.Store
+	// Journal, when set, records runs instead of Store (replays keep their
+	// record in memory and read recordings from the dataset).
+	Journal Journal
+	Prices  Prices
+	Logger  *slog.Logger
+	// Clock stamps spans; default time.Now. Replays pass the task's
+	// recorded clock.
+	Clock func() time.Time
+	// Compiled, when set, is shared with other runners of the same
+	// pipeline and strategy.
+	Compiled *Compiled
+	// Sleep, when set, lets a run that waits only for timers or retries
+	// sleep until the next is due and go on (`sextant run --wait`) instead
+	// of returning waiting. The run is checkpointed waiting first.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// After, when set, is how a run waits for the due time of a timer
+	// attached to a running step (a boundary timer on an llm step): the
+	// channel receives once d has passed. Default time.After. Tests pass
+	// a fake clock's, which fires when the clock is moved.
+	After func(d time.Duration) <-chan time.Time
+	// Inbox, with Sleep, brings messages and signals from other processes
+	// to this run (`sextant run --wait` serves `send` and `signal` on the
+	// store's socket): a run waiting for them waits here too instead of
+	// returning waiting, and takes each delivery as it comes, between steps
+	// or while they run (to a boundary event of a running step).
+	Inbox <-chan Inbound
+	// Answer, when set, supplies recorded answers to human steps and
+	// confirmations (replay): the n-th answer given at node in task.
+	Answer func(ctx context.Context, task, node string, n int) (map[string]any, bool)
+	// OnStep, when set, is called as each step finishes or pauses (from
+	// the step's goroutine: running steps may report at once).
+	OnStep func(StepEvent)
+	// OnSpans, when set, is given the spans of every checkpoint once it
+	// is committed (ids filled in), in commit order: live telemetry
+	// exports them. It must not block.
+	OnSpans func(spans []store.Span)
+}
+
+// Runner executes tasks of one pipeline and records them durably.
+type Runner struct {
+	cfg   Config
+	nodes map[string]sdk.Node
+	// ref is the strategy's identity, hashed once.
+	ref store.StrategyRef
+	// stateless journals (replay) are never resumed: no state to encode.
+	stateless bool
+
+	compiled *Compiled
+	unpriced sync.Map // models already warned about
+	// decisions checks every navigator decision before it is applied.
+	decisions decisions
+	// conditions are the conditional events' conditions, parsed once.
+	conditions map[string]*feel.Expr
+}
+
+// Compiled caches parsed templates and compiled expressions. Runners of the
+// same pipeline and strategy may share one (Config.Compiled) so that many
+// short runs (replay) compile each template once.
+type Compiled struct {
+	templates sync.Map // name+source → *template.Template
+	programs  sync.Map // expression source → *vm.Program
+	envs      sync.Map // *strategy.Strategy → map[string]any, its Env()
+}
+
+// strategyEnv is st.Env(), built once per Compiled: every instance of a
+// runner (and every runner sharing the Compiled) hands the navigator the
+// same map, which a binding navigator client recognises without encoding
+// the strategy again (sdk.NavigatorClient). Nobody modifies it.
+func (c *Compiled) strategyEnv(st *strategy.Strategy) map[string]any {
+	if st == nil {
+		return nil
+	}
+	if v, ok := c.envs.Load(st); ok {
+		return v.(map[string]any)
+	}
+	v, _ := c.envs.LoadOrStore(st, st.Env())
+	return v.(map[string]any)
+}
+
+// Journal is what a run records into and reads recordings from.
+// *store.Store is the durable one.
+type Journal interface {
+	CreateTask(ctx context.Context, t *store.Task) error
+	CreateExecution(ctx context.Context, e *store.Execution) error
+	Execution(ctx context.Context, task, id string) (*store.Execution, error)
+	PutExecution(ctx context.Context, e *store.Execution) error
+	SetTaskStatus(ctx context.Context, id string, st store.Status) error
+	Checkpoint(ctx context.Context, c *store.Checkpoint, spans ...store.Span) error
+	Recording(ctx context.Context, key string) (*store.Recording, error)
+	PutRecording(ctx context.Context, r *store.Recording) error
+	Redactor() *store.Redactor
+	NewID() string
+	Now() time.Time
+}
+
+var _ Journal = (*store.Store)(nil)
+
+// NewRunner returns a runner; the routine must be loaded in the navigator.
+func NewRunner(cfg Config) *Runner {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Journal == nil && cfg.Store != nil {
+		cfg.Journal = cfg.Store
+	}
+	nodes := map[string]sdk.Node{}
+	for _, n := range cfg.Routine.Nodes {
+		nodes[n.ID] = n
+	}
+	r := &Runner{cfg: cfg, nodes: nodes, compiled: cfg.Compiled,
+		decisions: newDecisions(cfg.Pipeline.Routine.Navigator, cfg.Routine)}
+	if r.compiled == nil {
+		r.compiled = &Compiled{}
+	}
+	for _, n := range cfg.Routine.Nodes {
+		if d := n.Event; d != nil && d.Type == sdk.EventConditional && d.Condition != "" {
+			if x, err := feel.Parse(d.Condition); err == nil {
+				if r.conditions == nil {
+					r.conditions = map[string]*feel.Expr{}
+				}
+				r.conditions[n.ID] = x
+			} else {
+				cfg.Logger.Warn("conditional event's condition does not parse; it fires only when named", "event", n.ID, "err", err)
+			}
+		}
+	}
+	if cfg.Strategy != nil {
+		r.ref = store.StrategyRef{Name: cfg.Strategy.Metadata.Name, Version: cfg.Strategy.Metadata.Version, Hash: cfg.Strategy.Hash()}
+	}
+	if sl, ok := cfg.Journal.(interface{ Stateless() bool }); ok {
+		r.stateless = sl.Stateless()
+	}
+	return r
+}
+
+// Input starts a task.
+type Input struct {
+	// ID names the task; "" lets the store pick one.
+	ID string
+	// Execution names the execution; "" lets the store pick one.
+	Execution string
+	Input     map[string]any
+	Truth     json.RawMessage
+	Tags      []string
+	// Start names the start event to begin at (a message start event);
+	// "" is the routine's default start.
+	Start string
+}
+
+// Result is how a run (or a resumed run) ended.
+type Result struct {
+	Task      string       `json:"task"`
+	Execution string       `json:"execution"`
+	Status    store.Status `json:"status"`
+	Error     string       `json:"error,omitempty"`
+	Waiting   []Question   `json:"waiting,omitempty"`
+	// Waits is everything a waiting run waits for: people, timers (with
+	// their due times), messages, signals, retries.
+	Waits         []store.Wait   `json:"waits,omitempty"`
+	Output        map[string]any `json:"output,omitempty"`
+	Steps         int            `json:"steps"`
+	Tokens        int            `json:"tokens"`
+	CostUSD       float64        `json:"cost_usd"`
+	Violations    int            `json:"violations"`
+	Confirmations int            `json:"confirmations"`
+	Actions       []actionRecord `json:"actions,omitempty"`
+	// Cited are the playbook bullets the run's replies cited, in order of
+	// first citation (strategy.Cited): what feedback on the task tags.
+	Cited []string `json:"cited,omitempty"`
+}
+
+// Question is a person's pending decision.
+type Question struct {
+	Node     string `json:"node"`
+	Question string `json:"question"`
+}
+
+// ErrLimit marks a run ended by one of its limits.
+var ErrLimit = errors.New("limit exceeded")
+
+// exec is one execution in progress.
+type exec struct {
+	r       *Runner
+	task    *store.Task
+	id      string
+	traceID string
+	st      *runState
+	answers map[string]any
+	// delivery is a message or signal to deliver before anything runs.
+	delivery *Delivery
+	// mu guards st while steps run: the goroutine driving the run holds
+	// it, except while it waits for a step or a timer (await); steps take
+	// it to touch st.
+	mu sync.Mutex
+	running
+	// spanIDs derives the execution's span ids (see spanID).
+	spanIDs     store.SpanIDs
+	haveSpanIDs bool
+}
+
+// Start creates a task and runs it until it completes, fails or waits for
+// a person.
+func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
+	s := r.cfg.Journal
+	id := in.ID
+	if id == "" {
+		id = s.NewID()
+	}
+	input, err := json.Marshal(orEmpty(in.Input))
+	if err != nil {
+		return nil, fmt.Errorf("encode input: %w", err)
+	}
+	ref := r.ref
+	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
+		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start}
+	execID := in.Execution
+	if execID == "" {
+		execID = s.NewID()
+	}
+	e := &exec{r: r, task: task, id: execID, st: &runState{Done: map[string]*stepResult{}, Waiting: map[string]string{},
+		Answers: map[string]int{}, Started: r.cfg.Clock()}}
+	e.traceID = store.TraceIDFor(task.ID, e.id)
+	execution := &store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
+		TraceID: e.traceID, Started: e.st.Started}
+	if abs, err := filepath.Abs(r.cfg.Pipeline.File); err == nil {
+		e.st.Pipeline = abs
+	}
+	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: map[string]any{}, Strategy: r.compiled.strategyEnv(r.cfg.Strategy)}}
+	e.st.SpanSeq = 1 // seq 1 is the execution's root span
+	// The navigator keeps no run state, so it is asked before anything is
+	// written: the task, its execution and the first checkpoint are then
+	// one write, and a crash leaves no task or a resumable one.
+	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.navState(), Trigger: in.Start})
+	if startErr != nil {
+		startErr = fmt.Errorf("start: %w", startErr)
+	} else {
+		startErr = e.apply(ctx, navCall{what: "start"}, d)
+	}
+	if err := e.begin(ctx, execution); err != nil {
+		return nil, err
+	}
+	if startErr != nil {
+		return e.finish(ctx, startErr)
+	}
+	return e.drive(ctx)
+}
+
+// beginner is a Journal that writes a task, its first execution and that
+// execution's first checkpoint atomically (*store.Store does).
+type beginner interface {
+	Begin(ctx context.Context, t *store.Task, e *store.Execution, c *store.Checkpoint) error
+}
+
+// begin records the new task and execution with the first checkpoint.
+func (e *exec) begin(ctx context.Context, execution *store.Execution) error {
+	s := e.r.cfg.Journal
+	if b, ok := s.(beginner); ok {
+		c, err := e.checkpointRecord()
+		if err != nil {
+			return err
+		}
+		return b.Begin(ctx, e.task, execution, c)
+	}
+	if err := s.CreateTask(ctx, e.task); err != nil {
+		return err
+	}
+	if err := s.CreateExecution(ctx, execution); err != nil {
+		return err
+	}
+	return e.checkpoint(ctx)
+}
+
+// PipelineOf returns the pipeline file a task was started from, read from
+// its latest checkpoint.
+func PipelineOf(ctx context.Context, s *store.Store, taskID string) (string, error) {
+	tree, err := s.Tree(ctx, taskID)
+	if err != nil {
+		return "", err
+	}
+	for i := len(tree.Executions) - 1; i >= 0; i-- {
+		if cp := tree.Executions[i].Checkpoint; cp != nil {
+			st, err := decodeState(cp.State)
+			if err != nil {
+				return "", fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
+			}
+			return st.Pipeline, nil
+		}
+	}
+	return "", fmt.Errorf("task %s has no checkpoint", taskID)
+}
+
+// Resume continues a task from its latest checkpoint. answers are given to
+// the steps waiting for a person (`sextant resume TASK --set k=v`); timers
+// that are due fire.
+func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]any) (*Result, error) {
+	e, res, err := r.load(ctx, taskID)
+	if e == nil {
+		return res, err
+	}
+	e.answers = answers
+	if len(answers) > 0 && len(e.st.Waiting) == 0 {
+		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s is not waiting for an answer; drop --set", taskID)
+	}
+	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
+		return nil, err
+	}
+	return e.drive(ctx)
+}
+
+// Deliver gives a message or signal to a waiting task and continues it.
+// A delivery the task does not wait for is an error (ErrNoWaiter) naming
+// what it waits for; nothing is written then.
+func (r *Runner) Deliver(ctx context.Context, taskID string, d Delivery) (*Result, error) {
+	e, res, err := r.load(ctx, taskID)
+	if e == nil {
+		if err == nil {
+			err = sdk.Errorf(sdk.CodeInvalid, "task %s is %s; it waits for nothing", taskID, res.Status)
+		}
+		return nil, err
+	}
+	e.syncWaits()
+	if len(e.match(d)) == 0 {
+		return nil, &NoWaiterError{Task: taskID, Kind: d.Kind, Name: d.Name, Key: d.Key, Waits: e.waits()}
+	}
+	e.delivery = &d
+	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
+		return nil, err
+	}
+	return e.drive(ctx)
+}
+
+// load reads a task's latest live checkpoint into an execution. A run
+// that already ended gives its result and no execution.
+func (r *Runner) load(ctx context.Context, taskID string) (*exec, *Result, error) {
+	s := r.cfg.Store
+	tree, err := s.Tree(ctx, taskID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var last *store.ExecutionTree
+	for i := range tree.Executions {
+		if tree.Executions[i].Execution.Mode != "replay" {
+			last = &tree.Executions[i]
+		}
+	}
+	if last == nil || last.Checkpoint == nil {
+		return nil, nil, fmt.Errorf("task %s has no checkpoint to resume from", taskID)
+	}
+	switch st := last.Execution.Status; st {
+	case store.StatusCompleted, store.StatusFailed:
+		if tree.Task.Status == st {
+			return nil, nil, sdk.Errorf(sdk.CodeInvalid, "task %s already %s; nothing to resume", taskID, st)
+		}
+		// Killed between the execution's final status and the task's:
+		// the run is over, only the task's status is left to write.
+		res, err := r.settle(ctx, &tree.Task, last)
+		return nil, res, err
+	}
+	if h := r.ref.Hash; tree.Task.Strategy.Hash != "" && tree.Task.Strategy.Hash != h {
+		return nil, nil, sdk.Errorf(sdk.CodeInvalid, "task %s ran under strategy %s %s (%s…); the pipeline's strategy is now %s (%s…)",
+			taskID, tree.Task.Strategy.Name, tree.Task.Strategy.Version, short(tree.Task.Strategy.Hash), r.cfg.Strategy.Metadata.Version, short(h))
+	}
+	st, err := decodeState(last.Checkpoint.State)
+	if err != nil {
+		return nil, nil, fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
+	}
+	st.Nav.Env.Strategy = r.compiled.strategyEnv(r.cfg.Strategy)
+	if st.Nav.Env.Vars == nil {
+		st.Nav.Env.Vars = map[string]any{}
+	}
+	if st.Nav.Env.Input == nil {
+		st.Nav.Env.Input = map[string]any{}
+	}
+	task := tree.Task
+	return &exec{r: r, task: &task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st}, nil, nil
+}
+
+// settle writes the task status a run ended with but did not record, and
+// reports the run's result from its last checkpoint.
+func (r *Runner) settle(ctx context.Context, task *store.Task, last *store.ExecutionTree) (*Result, error) {
+	st, err := decodeState(last.Checkpoint.State)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: read checkpoint: %w", task.ID, err)
+	}
+	if err := r.cfg.Store.SetTaskStatus(ctx, task.ID, last.Execution.Status); err != nil {
+		return nil, err
+	}
+	e := &exec{r: r, task: task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st}
+	return e.result(last.Execution.Status, last.Execution.Error), nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// drive runs the routine until the instance ends or waits. Ready steps
+// start in batches and run in their own goroutines while the run goes on:
+// a timer, message or signal on a running step's token fires when it comes
+// (a non-interrupting one starts its path at once, concurrently; an
+// interrupting one cancels the step), and the paths it starts run their
+// steps before the long step ends. Navigator calls stay on this goroutine,
+// one at a time; the order outcomes are handed over in is fixed by
+// handOverBatches.
+func (e *exec) drive(ctx context.Context) (*Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lim := e.r.cfg.Pipeline.Limits
+	parent := ctx
+	// The timeout is kept twice: as a context deadline, which ends a call
+	// that blocks, and against the run's clock between steps, so that a
+	// run whose clock has passed its deadline stops whatever the clock is.
+	// Time spent waiting for an event is not run time: the timeout counts
+	// from each start, resume or wake-up.
+	var deadline time.Time
+	cancel := func() {}
+	arm := func() {
+		if lim.Timeout > 0 {
+			cancel()
+			ctx, cancel = context.WithTimeout(parent, lim.Timeout.Std())
+			deadline = e.r.cfg.Clock().Add(lim.Timeout.Std())
+		}
+	}
+	arm()
+	defer func() { cancel() }()
+	// Whatever failed once the run's own deadline passed (a provider call,
+	// a navigator call) failed because of the timeout limit: say so.
+	finish := func(err error) (*Result, error) {
+		e.drain()
+		if err != nil && ctx.Err() != nil && parent.Err() == nil {
+			err = fmt.Errorf("%w: timeout %s", ErrLimit, lim.Timeout.Std())
+		}
+		return e.finish(ctx, err)
+	}
+	defer e.stopSteppers()
+	defer e.drain() // steps still running when the run returns early
+	for {
+		if err := e.handOverBatches(ctx); err != nil {
+			return finish(err)
+		}
+		e.dropGone()
+		if e.completed() {
+			return finish(nil)
+		}
+		if !deadline.IsZero() && e.r.cfg.Clock().After(deadline) {
+			return finish(fmt.Errorf("%w: timeout %s", ErrLimit, lim.Timeout.Std()))
+		}
+		e.syncWaits()
+		if d := e.delivery; d != nil {
+			e.delivery = nil
+			if _, err := e.deliver(ctx, *d); err != nil {
+				return finish(err)
+			}
+			continue
+		}
+		if in, ok := e.poll(); ok {
+			if err := e.accept(ctx, in); err != nil {
+				return finish(err)
+			}
+			continue
+		}
+		if fired, err := e.fireDue(ctx); err != nil {
+			return finish(err)
+		} else if fired {
+			continue
+		}
+		if batch := e.ready(); len(batch) > 0 {
+			if n := e.st.Steps + e.started() + len(batch); lim.MaxSteps > 0 && n > lim.MaxSteps {
+				return finish(fmt.Errorf("%w: max_steps %d (the next batch would run step %d)", ErrLimit, lim.MaxSteps, n))
+			}
+			e.start(ctx, batch)
+			continue
+		}
+		if len(e.flights) > 0 {
+			if err := e.await(ctx); err != nil {
+				return finish(err)
+			}
+			continue
+		}
+		if len(e.batches) > 0 {
+			continue // finished batches left to hand over
+		}
+		if len(e.st.Waiting) > 0 || e.waitsForEvents() {
+			if slept, err := e.sleep(parent); err != nil {
+				return nil, err
+			} else if slept {
+				arm()
+				continue
+			}
+			return e.wait(ctx)
+		}
+		return finish(fmt.Errorf("routine stopped with no step to run and nothing to wait for (tokens: %s)", e.tokenSummary()))
+	}
+}
+
+// completed reports whether the navigator said the instance is done.
+func (e *exec) completed() bool {
+	return e.st.Complete
+}
+
+// ready lists the tokens whose steps should run now, in state order: not
+// running, not finished. A human step without an answer becomes a
+// waiting question instead.
+func (e *exec) ready() []sdk.Token {
+	var out []sdk.Token
+	for _, t := range e.st.Nav.Tokens {
+		if t.Status != sdk.Ready {
+			continue
+		}
+		if _, done := e.st.Done[t.ID]; done {
+			continue
+		}
+		if e.busy(t.ID) {
+			continue
+		}
+		if _, waiting := e.st.Waiting[t.ID]; waiting && len(e.answers) == 0 {
+			continue
+		}
+		if t.DelayMS > 0 {
+			if a, ok := e.st.Released[t.ID]; !ok || a != t.Attempt {
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// handOver gives every finished step's outcome to the navigator (see
+// handOverOf).
+func (e *exec) handOver(ctx context.Context) error { return e.handOverOf(ctx, nil) }
+
+// handOverOf gives finished steps' outcomes to the navigator, in token
+// order, writing their spans and checkpointing after each: the outcomes
+// of the tokens only, or every outcome when only is nil.
+func (e *exec) handOverOf(ctx context.Context, only []string) error {
+	if len(e.st.Done) == 0 {
+		return nil
+	}
+	var order []string
+	for _, t := range e.st.Nav.Tokens {
+		if _, ok := e.st.Done[t.ID]; ok && (only == nil || slices.Contains(only, t.ID)) {
+			order = append(order, t.ID)
+		}
+	}
+	for id := range e.st.Done { // results whose token vanished: drop them
+		if only != nil && !slices.Contains(only, id) {
+			continue
+		}
+		found := false
+		for _, o := range order {
+			found = found || o == id
+		}
+		if !found {
+			delete(e.st.Done, id)
+		}
+	}
+	for _, id := range order {
+		res := e.st.Done[id]
+		if !e.hasToken(id) {
+			// An outcome handed over before this one removed the token
+			// (an error boundary event cancelling its activity): the
+			// result is dropped, as Zeebe drops a cancelled job's.
+			delete(e.st.Done, id)
+			continue
+		}
+		node := e.tokenNode(id)
+		spans := e.number(res.Spans)
+		e.st.Trace = append(e.st.Trace, TraceOf(spans)...)
+		e.st.Steps++
+		e.st.Tokens += res.Tokens
+		e.st.CostUSD += res.CostUSD
+		for _, id := range res.Cited {
+			if !slices.Contains(e.st.Cited, id) {
+				e.st.Cited = append(e.st.Cited, id)
+			}
+		}
+		if err := e.assignOutput(id, node, res.Outcome); err != nil {
+			return err
+		}
+		res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
+		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: id, Outcome: res.Outcome})
+		delete(e.st.Done, id)
+		if err != nil {
+			return fmt.Errorf("navigator after step %q: %w", node, err)
+		}
+		if err := e.apply(ctx, navCall{"next after step", node}, d); err != nil {
+			if res.Outcome.Status == sdk.Failed {
+				err = fmt.Errorf("%w (step %q: %s)", err, node, res.Err)
+			}
+			// The step's spans are part of the record even when the routine fails.
+			if cerr := e.checkpoint(ctx, spans...); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+		if err := e.checkpoint(ctx, spans...); err != nil {
+			return err
+		}
+		if err := e.checkLimits(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *exec) checkLimits() error {
+	lim := e.r.cfg.Pipeline.Limits
+	switch {
+	case lim.MaxTokens > 0 && e.st.Tokens > lim.MaxTokens:
+		return fmt.Errorf("%w: max_tokens %d (used %d)", ErrLimit, lim.MaxTokens, e.st.Tokens)
+	case lim.MaxCostUSD > 0 && e.st.CostUSD > lim.MaxCostUSD:
+		return fmt.Errorf("%w: max_cost_usd %s (spent %s)", ErrLimit, usd(lim.MaxCostUSD), usd(e.st.CostUSD))
+	}
+	return nil
+}
+
+func (e *exec) hasToken(id string) bool {
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *exec) tokenNode(id string) string {
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == id {
+			return t.Node
+		}
+	}
+	return id
+}
+
+// nameOutput gives a single-valued output ({"value": x}) the name of the
+// node's one declared output as well, so navigators that collect outputs
+// by name (DAG fan-out, chains) find it.
+func (e *exec) nameOutput(node string, out map[string]any) map[string]any {
+	n, ok := e.r.nodes[node]
+	if !ok || len(n.Outputs) != 1 || out == nil {
+		return out
+	}
+	v, single := out["value"]
+	if _, named := out[n.Outputs[0]]; !single || len(out) != 1 || named {
+		return out
+	}
+	return map[string]any{"value": v, n.Outputs[0]: v}
+}
+
+// assignOutput stores a step's output in vars: under the node id, and under
+// each output name the routine declares for the node. Fan-out instances
+// (tokens carrying an index or loop counter) are collected by the navigator
+// itself through Decision.Set.
+func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
+	if out.Output == nil {
+		return nil
+	}
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == token {
+			if _, ok := t.Attrs["index"]; ok {
+				return nil
+			}
+			if _, ok := t.Attrs["loopCounter"]; ok {
+				return nil
+			}
+		}
+	}
+	vars := make(map[string]any, len(e.st.Nav.Env.Vars)+2)
+	for k, v := range e.st.Nav.Env.Vars {
+		vars[k] = v
+	}
+	value, whole := out.Output["value"], len(out.Output) == 1
+	if whole && value != nil {
+		vars[node] = value
+	} else {
+		vars[node] = out.Output
+	}
+	if n, ok := e.r.nodes[node]; ok {
+		for _, name := range n.Outputs {
+			if v, ok := out.Output[name]; ok {
+				vars[name] = v
+			} else if len(n.Outputs) == 1 {
+				vars[name] = vars[node]
+			}
+		}
+	}
+	e.st.Nav.Env.Vars = vars
+	return nil
+}
+
+// apply checks and applies a navigator decision (call names the navigator
+// call that returned it), choosing for the navigator when it asks and
+// ending on a fault.
+func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
+	for i := 0; ; i++ {
+		next, err := e.r.decisions.apply(call, e.st.Nav, d)
+		if err != nil {
+			return err
+		}
+		e.st.Nav = next
+		if d.Complete {
+			e.st.Complete = true
+		}
+		if d.Fault != nil {
+			return fmt.Errorf("routine failed at %q: %s", d.Fault.Node, d.Fault.Message)
+		}
+		if d.Choice == nil {
+			return nil
+		}
+		if i > 1000 {
+			return fmt.Errorf("navigator asked for more than 1000 choices in a row at %q", d.Choice.Node)
+		}
+		// The host's path selection: without conditions, an exclusive
+		// gateway takes its first flow, an inclusive one all of them.
+		choice := d.Choice
+		flows := []string{choice.Flows[0].ID}
+		if choice.Multi {
+			flows = flows[:0]
+			for _, f := range choice.Flows {
+				flows = append(flows, f.ID)
+			}
+		}
+		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
+		if err != nil {
+			return fmt.Errorf("navigator at %q: %w", choice.Node, err)
+		}
+		call = navCall{"next after choice at", choice.Node}
+	}
+}
+
+// number assigns sequence numbers and ids to a step's spans: the first is
+// the step's own span (a child of the root), the rest its children.
+func (e *exec) number(spans []store.Span) []store.Span {
+	out := make([]store.Span, len(spans))
+	for i, sp := range spans {
+		e.st.SpanSeq++
+		sp.Task, sp.Execution, sp.TraceID = e.task.ID, e.id, e.traceID
+		sp.Seq = e.st.SpanSeq
+		sp.SpanID = e.spanID(sp.Seq)
+		if i == 0 {
+			sp.ParentSpanID = e.spanID(1)
+		} else {
+			sp.ParentSpanID = out[0].SpanID
+		}
+		out[i] = sp
+	}
+	return out
+}
+
+// spanID is store.SpanIDFor of the execution's span seq (the caller
+// holds e.mu, or no step runs).
+func (e *exec) spanID(seq uint64) string {
+	if !e.haveSpanIDs {
+		e.spanIDs, e.haveSpanIDs = store.NewSpanIDs(e.task.ID, e.id), true
+	}
+	return e.spanIDs.ID(seq)
+}
+
+// checkpoint records the run's state (with spans). The goroutine driving
+// the run calls it (it holds e.mu, or no step runs); a step calls
+// checkpointLocked with e.mu held.
+func (e *exec) checkpoint(ctx context.Context, spans ...store.Span) error {
+	return e.checkpointLocked(ctx, spans...)
+}
+
+func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error {
+	c, err := e.checkpointRecord()
+	if err != nil {
+		return err
+	}
+	if err := e.r.cfg.Journal.Checkpoint(ctx, c, spans...); err != nil {
+		return err
+	}
+	if e.r.cfg.OnSpans != nil && len(spans) > 0 {
+		e.r.cfg.OnSpans(spans)
+	}
+	return nil
+}
+
+// checkpointRecord is the checkpoint of the current state.
+func (e *exec) checkpointRecord() (*store.Checkpoint, error) {
+	// The strategy is not checkpointed: Resume rebuilds it from the
+	// strategy file, whose hash it checks against the task's.
+	var b []byte
+	if !e.r.stateless {
+		// Encode a copy without the strategy: steps of the batch may be
+		// reading the state right now.
+		cp := *e.st
+		cp.Nav.Env.Strategy = nil
+		var err error
+		if b, err = cp.encode(); err != nil {
+			return nil, fmt.Errorf("encode run state: %w", err)
+		}
+	}
+	return &store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
+		State: b, Updated: e.r.cfg.Clock()}, nil
+}
+
+// wait pauses the run for a person, a timer, a message, a signal or a
+// retry delay.
+func (e *exec) wait(ctx context.Context) (*Result, error) {
+	if err := e.checkpoint(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.setWaiting(ctx); err != nil {
+		return nil, err
+	}
+	res := e.result(store.StatusWaiting, "")
+	return res, nil
+}
+
+func (e *exec) tokenSummary() string {
+	var parts []string
+	for _, t := range e.st.Nav.Tokens {
+		parts = append(parts, fmt.Sprintf("%s@%s:%s", t.ID, t.Node, t.Status))
+	}
+	sort.Strings(parts)
+	return fmt.Sprint(parts)
+}
+
+// finish records the end of the execution: completed when err is nil,
+// failed otherwise.
+func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
+	status, msg := store.StatusCompleted, ""
+	if runErr != nil {
+		status, msg = store.StatusFailed, runErr.Error()
+	}
+	ctx = context.WithoutCancel(ctx)
+	root := e.rootSpan(status, msg)
+	if ce, ok := e.r.cfg.Journal.(checkpointExecutioner); ok {
+		// The last checkpoint and the execution's status are one write;
+		// the task's status follows, as in setStatus.
+		c, err := e.checkpointRecord()
+		if err != nil {
+			return nil, err
+		}
+		ended := e.r.cfg.Clock()
+		if err := ce.CheckpointExecution(ctx, c, func(ex *store.Execution) { e.ended(ex, status, msg, ended) }, root); err != nil {
+			return nil, err
+		}
+		if e.r.cfg.OnSpans != nil {
+			e.r.cfg.OnSpans([]store.Span{root})
+		}
+		failpoint.Hit(failpoint.StatusExecution)
+		if err := e.r.cfg.Journal.SetTaskStatus(ctx, e.task.ID, status); err != nil {
+			return nil, err
+		}
+		return e.result(status, msg), nil
+	}
+	if err := e.checkpoint(ctx, root); err != nil {
+		return nil, err
+	}
+	if err := e.setStatus(ctx, status, msg); err != nil {
+		return nil, err
+	}
+	return e.result(status, msg), nil
+}
+
+// checkpointExecutioner is a Journal that commits a checkpoint and its
+// execution's new status in one transaction (*store.Store does).
+type checkpointExecutioner interface {
+	CheckpointExecution(ctx context.Context, c *store.Checkpoint, update func(*store.Execution), spans ...store.Span) error
+}
+
+// ended records the end of a run on its execution.
+func (e *exec) ended(ex *store.Execution, st store.Status, msg string, at time.Time) {
+	ex.Status, ex.Error = st, msg
+	ex.Ended = at
+	ex.Trace = e.st.Trace
+}
+
+func (e *exec) rootSpan(status store.Status, msg string) store.Span {
+	sp := store.Span{Task: e.task.ID, Execution: e.id, Seq: 1, TraceID: e.traceID, SpanID: e.spanID(1),
+		Name: "run " + e.r.cfg.Pipeline.Name, Kind: store.SpanInternal, Start: e.st.Started, End: e.r.cfg.Clock(),
+		Attributes: store.Attributes{
+			"sextant.pipeline":         store.String(e.r.cfg.Pipeline.Name),
+			"sextant.task":             store.String(e.task.ID),
+			"sextant.strategy.version": store.String(e.r.cfg.Strategy.Metadata.Version),
+			"sextant.steps":            store.Int(int64(e.st.Steps)),
+			"sextant.tokens":           store.Int(int64(e.st.Tokens)),
+			"sextant.cost_usd":         store.Float(e.st.CostUSD),
+		}}
+	if status == store.StatusFailed {
+		sp.Status = store.SpanStatus{Code: store.CodeError, Message: msg}
+	} else {
+		sp.Status = store.SpanStatus{Code: store.CodeOK}
+	}
+	return sp
+}
+
+// waitSetter is a Journal that records what a waiting task waits for
+// (*store.Store does).
+type waitSetter interface {
+	SetTaskWaiting(ctx context.Context, id string, waits []store.Wait) error
+}
+
+// setWaiting marks the execution and the task waiting, with what for.
+func (e *exec) setWaiting(ctx context.Context) error {
+	ws, ok := e.r.cfg.Journal.(waitSetter)
+	if !ok {
+		return e.setStatus(ctx, store.StatusWaiting, "")
+	}
+	s := e.r.cfg.Journal
+	ex, err := s.Execution(ctx, e.task.ID, e.id)
+	if err != nil {
+		return err
+	}
+	ex.Status, ex.Error = store.StatusWaiting, ""
+	if err := s.PutExecution(ctx, ex); err != nil {
+		return err
+	}
+	return ws.SetTaskWaiting(ctx, e.task.ID, e.waits())
+}
+
+// sleep, for a run that may sleep (Config.Sleep) and waits only for
+// timers and retries — or also for messages and signals when it has an
+// Inbox — checkpoints it waiting and sleeps until the next is due or a
+// delivery comes. It reports whether it slept.
+func (e *exec) sleep(ctx context.Context) (bool, error) {
+	if e.r.cfg.Sleep == nil || len(e.st.Waiting) > 0 || e.replaying() {
+		return false, nil
+	}
+	inbox := e.r.cfg.Inbox
+	if inbox == nil {
+		for _, w := range e.st.Events {
+			if !w.Fired && w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
+				return false, nil
+			}
+		}
+	}
+	next := e.nextDue()
+	if next.IsZero() && inbox == nil {
+		return false, nil
+	}
+	if _, err := e.wait(ctx); err != nil {
+		return false, err
+	}
+	failpoint.Hit(failpoint.WaitSleep)
+	for {
+		in, err := e.sleepUntil(ctx, next)
+		if err != nil {
+			return false, err
+		}
+		if in != nil {
+			e.syncWaits()
+			if len(e.match(in.Delivery)) == 0 {
+				in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Key: in.Delivery.Key, Waits: e.waits()}
+				continue // still waiting, for the same things
+			}
+		}
+		if err := e.setStatus(ctx, store.StatusRunning, ""); err != nil {
+			if in != nil {
+				in.Done <- err
+			}
+			return false, err
+		}
+		if in != nil {
+			if err := e.accept(ctx, *in); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+}
+
+// sleepUntil sleeps until next (never, when zero) or until a delivery
+// comes in the inbox, which it returns.
+func (e *exec) sleepUntil(ctx context.Context, next time.Time) (*Inbound, error) {
+	inbox := e.r.cfg.Inbox
+	if next.IsZero() {
+		select {
+		case in := <-inbox:
+			return &in, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if inbox == nil {
+		return nil, e.r.cfg.Sleep(ctx, next.Sub(e.r.cfg.Clock()))
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.r.cfg.Sleep(sctx, next.Sub(e.r.cfg.Clock())) }()
+	select {
+	case err := <-done:
+		return nil, err
+	case in := <-inbox:
+		cancel()
+		<-done
+		return &in, nil
+	}
+}
+
+func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error {
+	s := e.r.cfg.Journal
+	ex, err := s.Execution(ctx, e.task.ID, e.id)
+	if err != nil {
+		return err
+	}
+	ex.Status, ex.Error = st, msg
+	if st == store.StatusCompleted || st == store.StatusFailed {
+		ex.Ended = e.r.cfg.Clock()
+		ex.Trace = e.st.Trace
+	}
+	if err := s.PutExecution(ctx, ex); err != nil {
+		return err
+	}
+	failpoint.Hit(failpoint.StatusExecution)
+	return s.SetTaskStatus(ctx, e.task.ID, st)
+}
+
+func (e *exec) result(st store.Status, msg string) *Result {
+	res := &Result{Task: e.task.ID, Execution: e.id, Status: st, Error: msg, Steps: e.st.Steps, Tokens: e.st.Tokens,
+		CostUSD: e.st.CostUSD, Violations: e.st.Violations, Confirmations: e.st.Confirmations, Actions: e.st.Actions,
+		Output: e.output(), Cited: e.st.Cited}
+	var ids []string
+	for id := range e.st.Waiting {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		res.Waiting = append(res.Waiting, Question{Node: e.tokenNode(id), Question: e.st.Waiting[id]})
+	}
+	if st == store.StatusWaiting {
+		res.Waits = e.waits()
+	}
+	return res
+}
+
+// output is what [score] sees as `output`: the run's variables, plus
+// "action" — the last action actually executed, or "none".
+func (e *exec) output() map[string]any {
+	out := make(map[string]any, len(e.st.Nav.Env.Vars)+1)
+	for k, v := range e.st.Nav.Env.Vars {
+		out[k] = v
+	}
+	out["action"] = "none"
+	for _, a := range e.st.Actions {
+		if a.Decision == "executed" {
+			out["action"] = a.Action
+		}
+	}
+	return out
+}
+
+// usd prints an amount exactly as far as it goes, no fixed rounding that
+// would show a limit of $0.000001 as 0.0000.
+func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// TraceOf is the fidelity trace of spans, in sequence order: "step NODE"
+// for each step, "call HASH12" for each provider call (its canonical
+// request hash). A replay reproduces a run when the traces are equal.
+func TraceOf(spans []store.Span) []string {
+	sorted := spans
+	if !sort.SliceIsSorted(spans, func(i, j int) bool { return spans[i].Seq < spans[j].Seq }) {
+		sorted = append([]store.Span(nil), spans...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	}
+	var out []string
+	for _, sp := range sorted {
+		switch {
+		case strings.HasPrefix(sp.Name, "step "):
+			out = append(out, sp.Name)
+		case sp.Kind == store.SpanClient:
+			h := sp.Attributes["sextant.request_hash"].Str()
+			if len(h) > 12 {
+				h = h[:12]
+			}
+			out = append(out, "call "+h)
+		}
+	}
+	return out
+}
+
+// navState is the state a navigator call sees: the run's, with the run's
+// clock (the recorded one in replay) as Env.Now, so that FEEL's today()
+// and now() are deterministic. The clock is not part of the checkpoint.
+func (e *exec) navState() sdk.State {
+	st := e.st.Nav
+	st.Env.Now = e.r.cfg.Clock()
+	return st
+}

@@ -1,0 +1,87 @@
+package run
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strconv"
+
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// CallAttributes returns the OpenTelemetry GenAI attributes of a call
+// through the block called block: gen_ai.provider.name is the well-known
+// provider behind it (Provider.System, "openai"), not the block's name
+// (sextant.provider); server.address and server.port say where it went;
+// gen_ai.output.type is json or text. resp is nil for a failed call.
+func (r *Providers) CallAttributes(block string, req *sdk.ChatRequest, resp *sdk.ChatResponse) store.Attributes {
+	p, _ := r.Get(block)
+	system := ""
+	if p != nil {
+		system = p.System
+		if system == "" && p.Plugin != nil {
+			system = p.Plugin.Describe().Name
+		}
+	}
+	a := store.ChatSpanAttributes(system, req, resp)
+	if block != "" {
+		a[store.AttrSextantProvider] = store.String(block)
+	}
+	if req != nil {
+		out := "text"
+		if req.JSON {
+			out = "json"
+		}
+		a[store.AttrGenAIOutputType] = store.String(out)
+	}
+	if p != nil {
+		if host, port, ok := serverOf(p.BaseURL); ok {
+			a[store.AttrServerAddress] = store.String(host)
+			a[store.AttrServerPort] = store.Int(int64(port))
+		}
+	}
+	return a
+}
+
+// serverOf is the host and port of a base URL (the scheme's port when
+// it names none).
+func serverOf(base string) (string, int, bool) {
+	if base == "" {
+		return "", 0, false
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Hostname() == "" {
+		return "", 0, false
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return "", 0, false
+		}
+		return u.Hostname(), n, true
+	}
+	switch u.Scheme {
+	case "https":
+		return u.Hostname(), 443, true
+	case "http":
+		return u.Hostname(), 80, true
+	}
+	_, _, err = net.SplitHostPort(u.Host)
+	return u.Hostname(), 0, err == nil
+}
+
+// ErrorType is the error.type attribute of a failed call: the sdk error
+// code (rate_limited, timeout, auth, …), circuit_open, or _OTHER.
+func ErrorType(err error) string {
+	var se *sdk.Error
+	switch {
+	case errors.Is(err, ErrCircuitOpen):
+		return "circuit_open"
+	case errors.As(err, &se):
+		return string(se.Code)
+	case errors.Is(err, ErrUsage):
+		return "impossible_usage"
+	}
+	return "_OTHER"
+}

@@ -1,0 +1,582 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// stepIn is what a step sees of the run, taken when its batch starts: the
+// step runs in its own goroutine while the run goes on (timers fire, other
+// paths move), so it never reads the run's state itself.
+type stepIn struct {
+	env sdk.Env
+	// answers are the answers given with a resume, for a human step or a
+	// confirmation.
+	answers map[string]any
+}
+
+// stepIn is what a step started now sees.
+func (e *exec) stepIn() stepIn { return stepIn{env: e.st.Nav.Env, answers: e.answers} }
+
+// step runs the step at token t. It returns the step's result, or a
+// question when the step must wait for a person, or an error that ends
+// the run (a provider that failed after its retries and fallbacks, a
+// limit, a cancelled context).
+func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, string, error) {
+	spec, ok := e.r.cfg.Pipeline.Steps[t.Node]
+	start := e.r.cfg.Clock()
+	res := &stepResult{Outcome: sdk.Outcome{Status: sdk.OK}}
+	if !ok {
+		// A node the host does not act at (the pipeline loader already
+		// refused nodes that need a step): it completes at once.
+		res.Spans = []store.Span{e.stepSpan(t, "none", start, nil)}
+		e.observeStep(ctx, t.Node, "none", start, res, "")
+		return res, "", nil
+	}
+	var err error
+	var wait string
+	switch spec.Kind {
+	case pipeline.KindLLM:
+		err = e.llmStep(ctx, t, spec, res, in)
+	case pipeline.KindExpr:
+		err = e.exprStep(t, spec, res, in.env)
+	case pipeline.KindAction:
+		wait, err = e.actionStep(ctx, t, spec, res, in)
+	case pipeline.KindHuman:
+		wait, err = e.humanStep(ctx, t, spec, res, in)
+	default:
+		err = fmt.Errorf("unknown step kind %q", spec.Kind)
+	}
+	if wait != "" {
+		e.observeStep(ctx, t.Node, spec.Kind, start, res, wait)
+		return nil, wait, nil
+	}
+	var fatal *fatalError
+	if errors.As(err, &fatal) || ctx.Err() != nil {
+		if ctx.Err() != nil && err == nil {
+			err = ctx.Err()
+		}
+		if ctx.Err() == nil && len(res.Spans) > 0 {
+			// The run ends here, but what the step did is part of the
+			// record: the provider call that failed it, with its
+			// error.type. (A cancelled step leaves nothing: a timer or a
+			// resume takes over.)
+			e.mu.Lock()
+			spans := e.number(append([]store.Span{e.stepSpan(t, spec.Kind, start, err)}, res.Spans...))
+			cerr := e.checkpointLocked(ctx, spans...)
+			e.mu.Unlock()
+			if cerr != nil {
+				return nil, "", cerr
+			}
+		}
+		return nil, "", fmt.Errorf("step %q: %w", t.Node, err)
+	}
+	span := e.stepSpan(t, spec.Kind, start, err)
+	if err != nil {
+		res.Outcome = sdk.Outcome{Status: sdk.Failed, Error: "step_failed"}
+		res.Err = err.Error()
+	}
+	res.Spans = append([]store.Span{span}, res.Spans...)
+	e.observeStep(ctx, t.Node, spec.Kind, start, res, "")
+	return res, "", nil
+}
+
+// fatalError ends the run instead of failing the step (limits, provider
+// exhaustion are reported as the run's failure).
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+func (e *exec) stepSpan(t sdk.Token, kind string, start time.Time, err error) store.Span {
+	sp := store.Span{Name: "step " + t.Node, Kind: store.SpanInternal, Start: start, End: e.r.cfg.Clock(),
+		Attributes: store.Attributes{
+			"sextant.node":      store.String(t.Node),
+			"sextant.step.kind": store.String(kind),
+			"sextant.token_id":  store.String(t.ID),
+		}, Status: store.SpanStatus{Code: store.CodeOK}}
+	if t.Attempt > 0 {
+		sp.Attributes["sextant.attempt"] = store.Int(int64(t.Attempt))
+	}
+	if err != nil {
+		sp.Status = store.SpanStatus{Code: store.CodeError, Message: err.Error()}
+	}
+	return sp
+}
+
+// data is what templates see: .input, .vars, .strategy, .token, .task
+// (exprEnv's first five names too).
+func (e *exec) data(t sdk.Token, env sdk.Env) map[string]any {
+	return map[string]any{"input": env.Input, "vars": env.Vars, "strategy": env.Strategy, "token": t.Attrs, "task": e.task.ID}
+}
+
+// exprEnv is what expressions see: data, plus every run variable by its
+// own name (as BPMN conditions see them), unless it would hide one of
+// data's names.
+func (e *exec) exprEnv(t sdk.Token, run sdk.Env) map[string]any {
+	// Sized for every variable at once (data's five names and the vars):
+	// growing a map key by key rehashes it as it goes.
+	env := make(map[string]any, 5+len(run.Vars))
+	env["input"], env["vars"], env["strategy"], env["token"], env["task"] = run.Input, run.Vars, run.Strategy, t.Attrs, e.task.ID
+	for k, v := range run.Vars {
+		if _, taken := env[k]; !taken {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+func (e *exec) render(name, src string, t sdk.Token, env sdk.Env) (string, error) {
+	if src == "" {
+		return "", nil
+	}
+	tmpl, err := e.r.template(name, src)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	var b bytes.Buffer
+	data := e.data(t, env)
+	if err := tmpl.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if strings.Contains(b.String(), "<no value>") {
+		// Something printed a value that is not there. A key the data
+		// lacks (a misspelt or missing input field) is an error naming it;
+		// a key that is there with a null value prints as nothing.
+		if strict, err := tmpl.Clone(); err == nil {
+			if err := strict.Option("missingkey=error").Execute(io.Discard, data); err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	return strings.ReplaceAll(b.String(), "<no value>", ""), nil
+}
+
+func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) error {
+	prompt, err := e.render("prompt", spec.Prompt, t, in.env)
+	if err != nil {
+		return err
+	}
+	system, err := e.render("system", spec.System, t, in.env)
+	if err != nil {
+		return err
+	}
+	var msgs []sdk.Message
+	if system != "" {
+		msgs = append(msgs, sdk.Message{Role: "system", Content: system})
+	}
+	msgs = append(msgs, sdk.Message{Role: "user", Content: prompt})
+	provider := spec.Provider
+	if provider == "" {
+		provider = "default"
+	}
+	env := in.env
+	req := &sdk.ChatRequest{Messages: msgs, Step: t.Node, JSON: spec.Output == "json", Temperature: spec.Temperature,
+		MaxTokens: spec.MaxTokens, Vars: map[string]any{"input": env.Input, "vars": env.Vars}}
+	resp, err := e.chat(ctx, provider, req, res)
+	if err != nil {
+		return err
+	}
+	e.cite(spec, resp.Text, res)
+	if spec.Output != "json" {
+		res.Outcome.Output = map[string]any{"value": resp.Text}
+		return nil
+	}
+	v, perr := parseJSON(resp.Text)
+	if perr != nil {
+		// One repair retry: show the model its answer and the parse error.
+		repair := *req
+		repair.Messages = append(append([]sdk.Message(nil), req.Messages...),
+			sdk.Message{Role: "assistant", Content: resp.Text},
+			sdk.Message{Role: "user", Content: fmt.Sprintf("That reply was not valid JSON (%v). Reply with the JSON object only.", perr)})
+		resp2, err := e.chat(ctx, provider, &repair, res)
+		if err != nil {
+			return err
+		}
+		if v, perr = parseJSON(resp2.Text); perr != nil {
+			return fmt.Errorf("reply is not JSON after one repair retry: %v", perr)
+		}
+	}
+	if m, ok := v.(map[string]any); ok {
+		res.Outcome.Output = m
+	} else {
+		res.Outcome.Output = map[string]any{"value": v}
+	}
+	return nil
+}
+
+// cite records the playbook bullets a reply cites (strategy.Cited) on the
+// step's result and on its provider call's span (sextant.playbook.cited),
+// for a step whose prompt or system prompt shows the playbook: feedback on
+// the task then tags exactly the bullets the generation used.
+func (e *exec) cite(spec pipeline.Step, reply string, res *stepResult) {
+	if e.r.cfg.Strategy == nil || !strings.Contains(spec.Prompt, "playbook") && !strings.Contains(spec.System, "playbook") {
+		return
+	}
+	ids := e.r.cfg.Strategy.Cited(reply)
+	if len(ids) == 0 {
+		return
+	}
+	res.Cited = ids
+	if n := len(res.Spans); n > 0 {
+		res.Spans[n-1].Attributes[AttrCited] = store.Strings(ids...)
+	}
+}
+
+// AttrCited is the provider-call span attribute listing the playbook
+// bullets the reply cited.
+const AttrCited = "sextant.playbook.cited"
+
+// parseJSON accepts a JSON value, optionally inside a ``` fence.
+func parseJSON(text string) (any, error) {
+	s := strings.TrimSpace(text)
+	if strings.HasPrefix(s, "```") {
+		s = strings.TrimPrefix(s, "```json")
+		s = strings.TrimPrefix(s, "```")
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("text after the JSON value")
+	}
+	return v, nil
+}
+
+// chat answers req from its recording when there is one, else through the
+// provider chain, recording the answer before the step goes on: a call
+// answered before a crash is never billed twice.
+func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, res *stepResult) (*sdk.ChatResponse, error) {
+	prov, ok := e.r.cfg.Providers.Get(provider)
+	if !ok {
+		return nil, &fatalError{fmt.Errorf("unknown provider %q", provider)}
+	}
+	full := *req
+	if full.Model == "" {
+		full.Model = prov.Model
+	}
+	if full.Temperature == nil {
+		full.Temperature = prov.Temperature
+	}
+	if full.MaxTokens == 0 {
+		full.MaxTokens = prov.MaxTokens
+	}
+	st := e.r.cfg.Journal
+	hash, canonical, err := store.ChatKey(st.Redactor(), &full)
+	if err != nil {
+		return nil, &fatalError{err}
+	}
+	key := RecordingKey(e.task.ID, hash)
+	start := e.r.cfg.Clock()
+	var resp *sdk.ChatResponse
+	used, recorded := provider, false
+	var latency time.Duration
+	if rec, err := st.Recording(ctx, key); err == nil {
+		var r sdk.ChatResponse
+		if err := json.Unmarshal(rec.Response, &r); err != nil {
+			return nil, &fatalError{fmt.Errorf("recording %s: %w", short(hash), err)}
+		}
+		resp, used, recorded, latency = &r, rec.Provider, true, rec.Latency
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, &fatalError{err}
+	} else {
+		t0 := e.r.cfg.Clock()
+		r, who, _, err := e.r.cfg.Providers.Chat(ctx, provider, &full)
+		latency = e.r.cfg.Clock().Sub(t0)
+		if err != nil {
+			a := e.r.cfg.Providers.CallAttributes(provider, &full, nil)
+			a[store.AttrErrorType] = store.String(ErrorType(err))
+			sp := store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
+				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}}
+			res.Spans = append(res.Spans, sp)
+			return nil, &fatalError{err}
+		}
+		failpoint.Hit(failpoint.ChatAnswered)
+		resp, used = r, who
+		// Usage is checked before the answer is recorded: an answer that
+		// cannot be accounted is never replayed either.
+		if err := checkUsage(used, resp.Usage, 0); err != nil {
+			a := e.r.cfg.Providers.CallAttributes(used, &full, nil)
+			a[store.AttrErrorType] = store.String(ErrorType(err))
+			res.Spans = append(res.Spans, store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
+				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
+			return nil, &fatalError{err}
+		}
+		rec, err := store.ChatRecording(hash, canonical, used, e.task.ID, resp, latency)
+		if err != nil {
+			return nil, &fatalError{err}
+		}
+		rec.Hash = key
+		if err := st.PutRecording(ctx, rec); err != nil {
+			return nil, &fatalError{err}
+		}
+		failpoint.Hit(failpoint.ChatRecorded)
+	}
+	model := resp.Model
+	if model == "" {
+		model = full.Model
+	}
+	e.logCall(ctx, used, model, resp.Usage, latency, recorded, hash)
+	cost, priced := e.r.cfg.Prices.Cost(model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	if err := checkUsage(used, resp.Usage, cost); err != nil {
+		return nil, &fatalError{err}
+	}
+	if !priced {
+		if _, seen := e.r.unpriced.LoadOrStore(model, true); !seen {
+			e.r.cfg.Logger.Warn("model has no price; its calls cost 0 (add [prices.MODEL] to the pipeline)", "model", model)
+		}
+	}
+	attrs := e.r.cfg.Providers.CallAttributes(used, &full, resp)
+	attrs["sextant.request_hash"] = store.String(hash)
+	attrs["sextant.recording"] = store.String(key)
+	attrs["sextant.recorded"] = store.Bool(recorded)
+	attrs["sextant.cost_usd"] = store.Float(cost)
+	attrs["sextant.latency_ms"] = store.Int(latency.Milliseconds())
+	res.Spans = append(res.Spans, store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start,
+		End: start.Add(latency), Attributes: attrs, Status: store.SpanStatus{Code: store.CodeOK}})
+	res.Tokens += resp.Usage.InputTokens + resp.Usage.OutputTokens
+	res.CostUSD += cost
+	return resp, nil
+}
+
+func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult, run sdk.Env) error {
+	out := map[string]any{}
+	env := e.exprEnv(t, run)
+	names := make([]string, 0, len(spec.Set))
+	for k := range spec.Set {
+		names = append(names, k)
+	}
+	sortStrings(names)
+	for _, k := range names {
+		v, err := e.r.eval(spec.Set[k], env)
+		if err != nil {
+			return fmt.Errorf("set %s: %v", k, oneLine(err))
+		}
+		out[k] = v
+	}
+	res.Outcome.Output = out
+	return nil
+}
+
+func (e *exec) actionStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) (string, error) {
+	action, err := e.render("action", spec.Action, t, in.env)
+	if err != nil {
+		return "", err
+	}
+	action = strings.TrimSpace(action)
+	conf := 1.0
+	if spec.Confidence != "" {
+		v, err := e.r.eval(spec.Confidence, e.exprEnv(t, in.env))
+		if err != nil {
+			return "", fmt.Errorf("confidence: %v", oneLine(err))
+		}
+		f, ok := toFloat(v)
+		if !ok {
+			return "", fmt.Errorf("confidence: want a number, got %v", v)
+		}
+		conf = f
+	}
+	d := e.r.cfg.Strategy.Decide(action, conf)
+	rec := actionRecord{Node: t.Node, Action: action, Reason: d.Reason}
+	switch d.Outcome {
+	case strategy.Blocked:
+		rec.Decision = "blocked"
+		e.mu.Lock()
+		e.st.Violations++
+		e.mu.Unlock()
+	case strategy.Confirm:
+		e.mu.Lock()
+		already, n := e.st.Approved, e.st.Answers[t.Node]+1
+		e.mu.Unlock()
+		answers := in.answers
+		if answers == nil && !already && e.r.cfg.Answer != nil {
+			if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, n); ok {
+				answers = a
+			}
+		}
+		switch {
+		case already:
+			rec.Decision, rec.Reason = "executed", d.Reason+"; confirmed by the user earlier in this run"
+		case answers != nil:
+			question := fmt.Sprintf("confirm action %q?", action)
+			if err := e.recordAnswer(ctx, t.Node, question, answers); err != nil {
+				return "", err
+			}
+			if approved(answers) {
+				rec.Decision, rec.Reason = "executed", d.Reason+"; confirmed by the user"
+			} else {
+				rec.Decision, rec.Reason = "declined", d.Reason+"; the user declined"
+			}
+		default:
+			e.mu.Lock()
+			e.st.Confirmations++
+			e.mu.Unlock()
+			return fmt.Sprintf("confirm action %q? (%s) — resume with --set confirm=yes|no", action, d.Reason), nil
+		}
+	default:
+		rec.Decision = "executed"
+	}
+	e.mu.Lock()
+	e.st.Actions = append(e.st.Actions, rec)
+	e.mu.Unlock()
+	res.Outcome.Output = map[string]any{"action": action, "decision": rec.Decision, "reason": rec.Reason, "confidence": conf}
+	return "", nil
+}
+
+func approved(answers map[string]any) bool {
+	for _, k := range []string{"confirm", "answer", "approve"} {
+		switch v := answers[k].(type) {
+		case string:
+			s := strings.ToLower(v)
+			return s == "yes" || s == "y" || s == "approve" || s == "true"
+		case bool:
+			return v
+		}
+	}
+	return false
+}
+
+func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) (string, error) {
+	question, err := e.render("question", spec.Question, t, in.env)
+	if err != nil {
+		return "", err
+	}
+	if question == "" {
+		question = fmt.Sprintf("answer for %s", t.Node)
+	}
+	answers := in.answers
+	e.mu.Lock()
+	n := e.st.Answers[t.Node] + 1
+	e.mu.Unlock()
+	if answers == nil && e.r.cfg.Answer != nil {
+		if a, ok := e.r.cfg.Answer(ctx, e.task.ID, t.Node, n); ok {
+			answers = a
+		}
+	}
+	if answers == nil {
+		return question + " — resume with --set answer=…", nil
+	}
+	if len(spec.Options) > 0 {
+		if a, ok := answers["answer"].(string); ok && !contains(spec.Options, a) {
+			return "", &fatalError{sdk.Errorf(sdk.CodeInvalid, "answer %q is not one of %s", a, strings.Join(spec.Options, ", "))}
+		}
+	}
+	if err := e.recordAnswer(ctx, t.Node, question, answers); err != nil {
+		return "", err
+	}
+	e.mu.Lock()
+	e.st.Confirmations++ // a person was asked (and answered)
+	if approved(answers) {
+		e.st.Approved = true
+	}
+	e.mu.Unlock()
+	out := make(map[string]any, len(answers))
+	for k, v := range answers {
+		out[k] = v
+	}
+	res.Outcome.Output = out
+	return "", nil
+}
+
+// recordAnswer keeps a person's answer at node as a recording (HumanKey),
+// so a replay can give the same answer. Steps call it (it takes e.mu).
+func (e *exec) recordAnswer(ctx context.Context, node, question string, answers map[string]any) error {
+	e.mu.Lock()
+	e.st.Answers[node]++
+	n := e.st.Answers[node]
+	e.mu.Unlock()
+	return e.putAnswer(ctx, node, n, question, answers)
+}
+
+// putAnswer records the n-th answer at node.
+func (e *exec) putAnswer(ctx context.Context, node string, n int, question string, answers map[string]any) error {
+	answer, err := json.Marshal(answers)
+	if err != nil {
+		return &fatalError{err}
+	}
+	rec, err := store.NewHumanRecording(e.task.ID, node, n, question, answer)
+	if err != nil {
+		return &fatalError{err}
+	}
+	if err := e.r.cfg.Journal.PutRecording(ctx, rec); err != nil {
+		return &fatalError{err}
+	}
+	return nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// template returns the parsed template for src, parsing it once per runner.
+func (r *Runner) template(name, src string) (*template.Template, error) {
+	key := name + "\x00" + src
+	if t, ok := r.compiled.templates.Load(key); ok {
+		return t.(*template.Template), nil
+	}
+	t, err := template.New(name).Funcs(pipeline.TemplateFuncs).
+		Funcs(template.FuncMap{"playbook": r.cfg.Strategy.RenderPlaybook}).
+		Option("missingkey=zero").Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	r.compiled.templates.Store(key, t)
+	return t, nil
+}
+
+// eval runs an expression, compiling it once per runner.
+func (r *Runner) eval(src string, env map[string]any) (any, error) {
+	if p, ok := r.compiled.programs.Load(src); ok {
+		return expr.Run(p.(*vm.Program), env)
+	}
+	p, err := expr.Compile(src)
+	if err != nil {
+		return nil, err
+	}
+	r.compiled.programs.Store(src, p)
+	return expr.Run(p, env)
+}
+
+// RecordingKey is the key a task's provider call is recorded under: the
+// canonical request hash (store.ChatKey) scoped to the task. Each task keeps
+// its own evidence, so two tasks that asked the same question and got
+// different answers each replay their own, and a live run never answers
+// from another task's recording.
+func RecordingKey(task, requestHash string) string {
+	sum := sha256.Sum256([]byte("sextant.recording.v1\x00" + task + "\x00" + requestHash))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,119 @@
+package run_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	_ "github.com/sextant-dev/sextant/navigators/dag"
+	_ "github.com/sextant-dev/sextant/plugins/script"
+)
+
+// TestStepwiseMatchesLocal drives pipelines through the Stepper seam (as
+// the Temporal workflow does, every call on a fresh snapshot) and checks
+// the recorded run equals a local run's: result, trace and spans.
+func TestStepwiseMatchesLocal(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		input      map[string]any
+	}{
+		{"chain10", "testdata/chain10/pipeline.toml", map[string]any{"topic": "t"}},
+		{"research-report (parallel DAG batches)", "../../../pipelines/research-report/pipeline.toml",
+			map[string]any{"question": "Should we use an embedded key-value store for agent traces?"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			open := func() *store.Store {
+				s, err := store.Open(ctx, t.TempDir(), store.NewConfig().WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+			local, remote := open(), open()
+			prep := prepare(t, c.file)
+			want, err := prep.Runner(run.Config{Store: local}).Start(ctx, run.Input{ID: "task-1", Input: c.input})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stp := prepare(t, c.file).NewStepper(run.Config{}, remote)
+			p, err := stp.Begin(ctx, run.Input{ID: "task-1", Execution: "exec-1", Input: c.input}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			spans := p.Spans
+			for !p.Ended() {
+				if len(p.Batch) == 0 {
+					t.Fatalf("the run waits: %+v", p.Result)
+				}
+				var outs []run.StepOutcome
+				for _, tok := range p.Batch {
+					// Through JSON, as a scheduler carries them.
+					o, err := stp.RunStep(ctx, roundTrip(t, p.Snapshot), tok.ID, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					outs = append(outs, roundTrip(t, *o))
+				}
+				if p, err = stp.Advance(ctx, roundTrip(t, p.Snapshot), outs, nil, nil, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				spans = append(spans, p.Spans...)
+			}
+			if err := run.RecordRun(ctx, remote, run.RecordOf(p, spans)); err != nil {
+				t.Fatal(err)
+			}
+			if err := run.RecordRun(ctx, remote, run.RecordOf(p, spans)); err != nil {
+				t.Fatalf("record again: %v", err)
+			}
+			got := stepwiseShape(t, remote, p.Result)
+			if w := stepwiseShape(t, local, want); got != w {
+				t.Errorf("stepwise run differs from the local run\n--- got\n%s--- want\n%s", got, w)
+			}
+		})
+	}
+}
+
+func roundTrip[T any](t *testing.T, v T) T {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func stepwiseShape(t *testing.T, s *store.Store, res *run.Result) string {
+	t.Helper()
+	tree, err := s.Tree(context.Background(), res.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := *res
+	r.Execution = ""
+	js, _ := json.Marshal(r)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%s %d %v\n", js, tree.Task.Status, len(tree.Executions), tree.Executions[0].Execution.Trace)
+	spans := tree.Executions[0].Spans
+	sort.Slice(spans, func(i, j int) bool { return spans[i].Seq < spans[j].Seq })
+	for _, sp := range spans {
+		delete(sp.Attributes, "sextant.latency_ms")
+		a, _ := json.Marshal(sp.Attributes)
+		fmt.Fprintf(&b, "%d %s %s %s %s\n", sp.Seq, sp.Name, sp.Kind, sp.Status.Code, a)
+	}
+	fmt.Fprintf(&b, "recordings %d\n", len(tree.Recordings))
+	return b.String()
+}

@@ -1,0 +1,670 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/navigators/feel"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Events a run waits for are kept in its checkpoint (runState.Events) with
+// absolute due times: a run restarted after a crash finds its timers where
+// they were, never restarted. They are recomputed from the tokens after
+// every navigator decision (syncWaits); a wait already known keeps its due
+// time.
+
+// Delivery is a message or signal given to a waiting task.
+type Delivery struct {
+	// Kind is store.WaitMessage or store.WaitSignal.
+	Kind string `json:"kind"`
+	// Name is the message or signal name (a message may also name the
+	// event node it is for).
+	Name string `json:"name"`
+	// Vars are the event's variables, set in the run's vars before the
+	// navigator sees the event.
+	Vars map[string]any `json:"vars,omitempty"`
+	// Key, when set, is the message's correlation key: only a
+	// subscription with that key receives it.
+	Key string `json:"key,omitempty"`
+}
+
+// Inbound is a delivery from another process to a run that waits in the
+// foreground (Config.Inbox).
+type Inbound struct {
+	Delivery Delivery
+	// Done receives the outcome once the run took the delivery: nil when
+	// delivered, a *NoWaiterError when the run does not wait for it, or
+	// the error that ended the run. It must have room for one value.
+	Done chan<- error
+}
+
+// poll takes a delivery from the inbox if one is there.
+func (e *exec) poll() (Inbound, bool) {
+	if e.r.cfg.Inbox == nil || e.replaying() {
+		return Inbound{}, false
+	}
+	select {
+	case in := <-e.r.cfg.Inbox:
+		return in, true
+	default:
+		return Inbound{}, false
+	}
+}
+
+// accept delivers an inbound delivery and tells its sender how it went;
+// the error is one that ends the run.
+func (e *exec) accept(ctx context.Context, in Inbound) error {
+	e.syncWaits()
+	if len(e.match(in.Delivery)) == 0 {
+		in.Done <- &NoWaiterError{Task: e.task.ID, Kind: in.Delivery.Kind, Name: in.Delivery.Name, Key: in.Delivery.Key, Waits: e.waits()}
+		return nil
+	}
+	_, err := e.deliver(ctx, in.Delivery)
+	in.Done <- err
+	return err
+}
+
+// ErrNoWaiter marks a delivery that nothing in the task waits for (the
+// error is a *NoWaiterError, which is also sdk.ErrInvalid: exit 2).
+var ErrNoWaiter = errors.New("nothing waits for the event")
+
+// NoWaiterError is a delivery the task does not wait for.
+type NoWaiterError struct {
+	Task string
+	// Kind, Name and Key are the delivery's.
+	Kind, Name, Key string
+	// Waits is what the task waits for instead.
+	Waits []store.Wait
+}
+
+func (e *NoWaiterError) Error() string {
+	what := fmt.Sprintf("%s %q", e.Kind, e.Name)
+	if e.Key != "" {
+		what += fmt.Sprintf(" with correlation key %q", e.Key)
+	}
+	return fmt.Sprintf("task %s does not wait for %s; it waits for: %s", e.Task, what, describeWaits(e.Waits))
+}
+
+// Is makes the error ErrNoWaiter and sdk.ErrInvalid.
+func (e *NoWaiterError) Is(target error) bool {
+	return target == ErrNoWaiter || target == sdk.ErrInvalid
+}
+
+// attrTimers is the token attribute where a navigator puts the evaluated
+// timer definitions of a token's events (BPMN timer expressions).
+const attrTimers = "timers"
+
+// attrCorrelations is the token attribute where a navigator puts the
+// evaluated correlation keys of a token's message events (BPMN
+// zeebe:subscription correlationKey); without one, a message correlates
+// by task id.
+const attrCorrelations = "correlations"
+
+// waitKey identifies a wait across recomputations.
+func waitKey(w store.Wait) string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", w.Kind, w.Token, w.Node, w.Event, w.Attempt)
+}
+
+// syncWaits recomputes the events the tokens wait for, keeping the due
+// time of every wait already known.
+func (e *exec) syncWaits() {
+	if len(e.st.Events) == 0 && len(e.st.Released) == 0 && len(e.st.Waiting) == 0 {
+		quiet := true // the common case: nothing waits, nothing to allocate
+		for _, t := range e.st.Nav.Tokens {
+			if len(t.Triggers) > 0 || t.DelayMS > 0 {
+				quiet = false
+				break
+			}
+		}
+		if quiet {
+			return
+		}
+	}
+	old := make(map[string]store.Wait, len(e.st.Events))
+	for _, w := range e.st.Events {
+		old[waitKey(w)] = w
+	}
+	var now time.Time
+	clock := func() time.Time {
+		if now.IsZero() {
+			now = e.r.cfg.Clock()
+		}
+		return now
+	}
+	var out []store.Wait
+	live := map[string]bool{}
+	for _, t := range e.st.Nav.Tokens {
+		live[t.ID] = true
+		if t.Status == sdk.Ready && t.DelayMS > 0 {
+			if a, ok := e.st.Released[t.ID]; !ok || a != t.Attempt {
+				w := store.Wait{Kind: store.WaitRetry, Node: t.Node, Token: t.ID, Attempt: t.Attempt}
+				if o, ok := old[waitKey(w)]; ok {
+					w = o
+				} else {
+					w.Due = clock().Add(time.Duration(t.DelayMS) * time.Millisecond)
+				}
+				out = append(out, w)
+			}
+		}
+		if t.Status == sdk.Scope && len(t.Triggers) == 0 {
+			continue
+		}
+		for _, ev := range t.Triggers {
+			w := e.eventWait(t, ev)
+			if o, ok := old[waitKey(w)]; ok {
+				out = append(out, o)
+				continue
+			}
+			if w.Kind == store.WaitTimer && w.Error == "" {
+				def := e.timerDef(t, ev)
+				due, err := timerDue(def, clock())
+				if err != nil {
+					w.Error = err.Error()
+				}
+				w.Due = due
+			}
+			out = append(out, w)
+		}
+	}
+	for id := range e.st.Released {
+		if !live[id] {
+			delete(e.st.Released, id)
+		}
+	}
+	for id := range e.st.Waiting {
+		if !live[id] {
+			delete(e.st.Waiting, id)
+		}
+	}
+	e.st.Events = out
+}
+
+// eventWait describes what token t waits for when event ev fires.
+func (e *exec) eventWait(t sdk.Token, ev string) store.Wait {
+	w := store.Wait{Kind: store.WaitEvent, Node: t.Node, Event: ev, Token: t.ID}
+	def := e.r.nodes[ev].Event
+	if def == nil {
+		return w
+	}
+	switch def.Type {
+	case sdk.EventTimer:
+		w.Kind = store.WaitTimer
+		if e.timerDef(t, ev) == "" {
+			w.Error = "no timer definition"
+		}
+	case sdk.EventMessage:
+		w.Kind, w.Name, w.Correlation = store.WaitMessage, def.Name, e.task.ID
+		if w.Name == "" {
+			w.Name = ev
+		}
+		// The navigator's evaluated correlation key (zeebe:subscription),
+		// or why it has none.
+		if m, ok := t.Attrs[attrCorrelations].(map[string]any); ok {
+			switch k := m[ev].(type) {
+			case string:
+				w.Correlation = k
+			case map[string]any:
+				w.Correlation = ""
+				w.Error = fmt.Sprint(k["error"])
+			}
+		}
+	case sdk.EventSignal:
+		w.Kind, w.Name = store.WaitSignal, def.Name
+		if w.Name == "" {
+			w.Name = ev
+		}
+	}
+	return w
+}
+
+// timerDef is the timer definition of event ev for token t: the
+// navigator's evaluated one when it gave it, else the routine's.
+func (e *exec) timerDef(t sdk.Token, ev string) string {
+	if m, ok := t.Attrs[attrTimers].(map[string]any); ok {
+		if s, ok := m[ev].(string); ok {
+			return s
+		}
+	}
+	if m, ok := t.Attrs[attrTimers].(map[string]string); ok {
+		if s, ok := m[ev]; ok {
+			return s
+		}
+	}
+	if d := e.r.nodes[ev].Event; d != nil {
+		return d.Timer
+	}
+	return ""
+}
+
+var (
+	feelAfter    = feel.MustParse(`now() + duration(v)`)
+	feelDate     = feel.MustParse(`date and time(v)`)
+	feelDuration = feel.MustParse(`duration(v)`)
+)
+
+// timerDue is when a timer defined as def ("timeDuration PT5M",
+// "timeDate 2026-…", "timeCycle R3/PT10M") first fires, counted from now.
+// A cycle fires first after one interval (or at its start date).
+func timerDue(def string, now time.Time) (time.Time, error) {
+	kind, v, _ := strings.Cut(strings.TrimSpace(def), " ")
+	v = strings.TrimSpace(v)
+	after := func(d string) (time.Time, error) {
+		x, err := feelAfter.EvalAt(map[string]any{"v": d}, now)
+		if err != nil {
+			return time.Time{}, err
+		}
+		dt, ok := x.(feel.DateTime)
+		if !ok {
+			return time.Time{}, fmt.Errorf("%s %q: not an ISO 8601 duration", kind, d)
+		}
+		return dt.Time(), nil
+	}
+	switch kind {
+	case "timeDuration":
+		return after(v)
+	case "timeDate":
+		x, err := feelDate.EvalAt(map[string]any{"v": v}, now)
+		if err != nil {
+			return time.Time{}, err
+		}
+		dt, ok := x.(feel.DateTime)
+		if !ok {
+			return time.Time{}, fmt.Errorf("timeDate %q: not an ISO 8601 date and time", v)
+		}
+		return dt.Time(), nil
+	case "timeCycle":
+		parts := strings.Split(v, "/")
+		if len(parts) < 2 || !strings.HasPrefix(parts[0], "R") {
+			return time.Time{}, fmt.Errorf("timeCycle %q: only ISO 8601 repetitions (R3/PT10M) run live, not cron", v)
+		}
+		if len(parts) == 3 && !strings.HasPrefix(parts[1], "P") {
+			start, err := timerDue("timeDate "+parts[1], now)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if start.After(now) {
+				return start, nil
+			}
+			// A past start: the next repetition after now.
+			x, err := feelDuration.EvalAt(map[string]any{"v": parts[2]}, now)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if d, ok := x.(feel.DaysTime); ok && d.Duration() > 0 {
+				n := now.Sub(start)/d.Duration() + 1
+				return start.Add(n * d.Duration()), nil
+			}
+		}
+		return after(parts[1]) // R/interval or R/interval/end
+	}
+	return time.Time{}, fmt.Errorf("timer %q: want timeDuration, timeDate or timeCycle", def)
+}
+
+// cycleNext is when a cycle timer (def "timeCycle R3/PT10M") that fell
+// due at due and has fired fires times fires next: one interval later,
+// while repetitions are left (R alone repeats forever) and before the
+// cycle's end (R3/PT10M/2026-…). ok is false when it fires no more, or
+// def is not a cycle.
+func cycleNext(def string, due time.Time, fires int) (time.Time, bool) {
+	kind, v, _ := strings.Cut(strings.TrimSpace(def), " ")
+	parts := strings.Split(strings.TrimSpace(v), "/")
+	if kind != "timeCycle" || len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "R") {
+		return time.Time{}, false
+	}
+	if n := parts[0][1:]; n != "" {
+		reps, err := strconv.Atoi(n)
+		if err != nil || fires >= reps {
+			return time.Time{}, false
+		}
+	}
+	interval := parts[len(parts)-1]
+	var end time.Time
+	if len(parts) == 3 && strings.HasPrefix(parts[1], "P") { // R/interval/end
+		interval = parts[1]
+		e, err := timerDue("timeDate "+parts[2], due)
+		if err != nil {
+			return time.Time{}, false
+		}
+		end = e
+	}
+	x, err := feelAfter.EvalAt(map[string]any{"v": interval}, due)
+	if err != nil {
+		return time.Time{}, false
+	}
+	dt, ok := x.(feel.DateTime)
+	if !ok || !dt.Time().After(due) || !end.IsZero() && dt.Time().After(end) {
+		return time.Time{}, false
+	}
+	return dt.Time(), true
+}
+
+// token finds the run's token id.
+func (e *exec) token(id string) (sdk.Token, bool) {
+	for _, t := range e.st.Nav.Tokens {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return sdk.Token{}, false
+}
+
+// replaying reports whether the run serves answers from recordings.
+func (e *exec) replaying() bool { return e.r.cfg.Answer != nil }
+
+// fireDue fires the first timer that is due and releases every retry that
+// is; it reports whether anything moved. In replay a timer fires when the
+// recording says it fired, and retries run at once: no real waiting.
+func (e *exec) fireDue(ctx context.Context) (bool, error) {
+	if len(e.st.Events) == 0 {
+		return false, nil
+	}
+	now := e.r.cfg.Clock()
+	released := false
+	for _, w := range e.st.Events {
+		switch w.Kind {
+		case store.WaitRetry:
+			if e.replaying() || !w.Due.After(now) {
+				if e.st.Released == nil {
+					e.st.Released = map[string]int{}
+				}
+				e.st.Released[w.Token] = w.Attempt
+				released = true
+			}
+		}
+	}
+	if released {
+		e.syncWaits()
+		return true, nil
+	}
+	for _, w := range e.st.Events {
+		if w.Kind == store.WaitRetry || w.Fired {
+			continue
+		}
+		_, done := e.st.Done[w.Token]
+		mid := done || e.flying(w.Token)
+		if e.replaying() {
+			// An event recorded while its step ran: a non-interrupting
+			// one fires once the step has finished, before its outcome is
+			// handed over (fireOnDone); an interrupting one cancelled the
+			// step, so it fires before the step would start.
+			if mid {
+				continue
+			}
+			for _, name := range e.replayNames(w.Event) {
+				n := e.st.Answers[name] + 1
+				if payload, ok := e.r.cfg.Answer(ctx, e.task.ID, name, n); ok {
+					return true, e.fireAs(ctx, w, payload, name)
+				}
+			}
+			continue
+		}
+		if done {
+			continue // the step finished first; fireOnDone decides
+		}
+		if w.Kind == store.WaitTimer && !w.Due.IsZero() && w.Error == "" && !w.Due.After(now) {
+			return true, e.fire(ctx, w, nil)
+		}
+		if w.Kind == store.WaitEvent && e.holds(w.Event, now) {
+			return true, e.fire(ctx, w, nil)
+		}
+	}
+	return false, nil
+}
+
+// replayNames are the recording names a replay looks for the deliveries
+// at event ev under, when its token's step is not running: the plain
+// one, and for an interrupting event also the mid-step one (the event
+// cancelled the step there, so the replay fires it before the step).
+func (e *exec) replayNames(ev string) []string {
+	if e.interrupting(ev) {
+		return []string{eventStep(ev), midStepEvent(ev)}
+	}
+	return []string{eventStep(ev)}
+}
+
+// interrupting reports whether event ev cancels the activity it is
+// attached to.
+func (e *exec) interrupting(ev string) bool {
+	d := e.r.nodes[ev].Event
+	return d != nil && d.Interrupting
+}
+
+// holds evaluates the condition of conditional event ev over the run's
+// variables (by name, and as input, vars and strategy, as BPMN conditions
+// see them). It runs whenever the variables may have changed: on the
+// token's arrival and after every step and delivery.
+func (e *exec) holds(ev string, now time.Time) bool {
+	x := e.r.conditions[ev]
+	if x == nil {
+		return false
+	}
+	env := e.st.Nav.Env
+	scope := make(map[string]any, len(env.Vars)+3)
+	for k, v := range env.Vars {
+		scope[k] = v
+	}
+	scope["input"], scope["vars"], scope["strategy"] = orEmpty(env.Input), orEmpty(env.Vars), orEmpty(env.Strategy)
+	v, err := x.EvalAt(scope, now)
+	return err == nil && v == true
+}
+
+// eventStep is the recording name of the events fired at event node ev.
+func eventStep(ev string) string { return "event " + ev }
+
+// midStepEvent is the recording name of the events fired at event node ev
+// while its token's step ran (or had finished, its outcome not yet handed
+// over): a replay fires them at the same point of the step.
+func midStepEvent(ev string) string { return "event " + ev + " mid-step" }
+
+// fire delivers event w to its token through Navigator.Boundary, records
+// the delivery (so that a replay delivers it again) and checkpoints.
+func (e *exec) fire(ctx context.Context, w store.Wait, vars map[string]any) error {
+	name := eventStep(w.Event)
+	if _, done := e.st.Done[w.Token]; done || e.flying(w.Token) {
+		name = midStepEvent(w.Event)
+	}
+	return e.fireAs(ctx, w, vars, name)
+}
+
+// fireAs fires w, its delivery recorded under name.
+func (e *exec) fireAs(ctx context.Context, w store.Wait, vars map[string]any, name string) error {
+	if len(vars) > 0 {
+		next := make(map[string]any, len(e.st.Nav.Env.Vars)+len(vars))
+		for k, v := range e.st.Nav.Env.Vars {
+			next[k] = v
+		}
+		for k, v := range vars {
+			next[k] = v
+		}
+		e.st.Nav.Env.Vars = next
+	}
+	e.st.Answers[name]++
+	if !e.replaying() {
+		if err := e.putAnswer(ctx, name, e.st.Answers[name], w.String(), orEmpty(vars)); err != nil {
+			return err
+		}
+	}
+	d, err := e.r.cfg.Navigator.Boundary(ctx, &sdk.BoundaryRequest{State: e.navState(), Token: w.Token, Event: w.Event, Payload: vars})
+	if err != nil {
+		return fmt.Errorf("navigator at event %q: %w", w.Event, err)
+	}
+	if err := e.apply(ctx, navCall{"boundary at", w.Event}, d); err != nil {
+		return err
+	}
+	// A token that still waits for the event (a non-interrupting boundary
+	// event) keeps it as fired: it does not fire again — but a cycle timer
+	// waits for its next repetition, due one interval after this one.
+	for i := range e.st.Events {
+		cur := &e.st.Events[i]
+		if waitKey(*cur) != waitKey(w) {
+			continue
+		}
+		cur.Fires++
+		next, ok := time.Time{}, false
+		if t, found := e.token(cur.Token); found && cur.Kind == store.WaitTimer {
+			next, ok = cycleNext(e.timerDef(t, cur.Event), cur.Due, cur.Fires)
+		}
+		if ok {
+			cur.Due = next
+		} else {
+			cur.Fired = true
+		}
+	}
+	e.syncWaits()
+	failpoint.Hit(failpoint.EventFired)
+	return e.checkpoint(ctx)
+}
+
+// waits lists everything the run waits for: questions to people first,
+// then events, in token order.
+func (e *exec) waits() []store.Wait {
+	var out []store.Wait
+	var ids []string
+	for id := range e.st.Waiting {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		out = append(out, store.Wait{Kind: store.WaitHuman, Node: e.tokenNode(id), Token: id, Question: e.st.Waiting[id]})
+	}
+	for _, w := range e.st.Events {
+		if !w.Fired {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// nextDue is the earliest due time of a timer or retry, or zero.
+func (e *exec) nextDue() time.Time {
+	var next time.Time
+	for _, w := range e.st.Events {
+		if w.Due.IsZero() || w.Error != "" || w.Fired {
+			continue
+		}
+		if next.IsZero() || w.Due.Before(next) {
+			next = w.Due
+		}
+	}
+	return next
+}
+
+// match finds the waits a delivery is for: the first waiting message
+// subscription of that name (or event id), or every waiting signal
+// subscription of that name.
+func (e *exec) match(d Delivery) []store.Wait {
+	var out []store.Wait
+	for _, w := range e.st.Events {
+		if w.Fired {
+			continue
+		}
+		switch {
+		case d.Kind == store.WaitMessage && d.Key != "" && (w.Kind != store.WaitMessage || w.Correlation != d.Key):
+			continue
+		case d.Kind == store.WaitMessage && w.Kind == store.WaitMessage && w.Error != "" && (d.Key != "" || w.Event != d.Name):
+			continue // no key to correlate by: only its event id delivers it
+		case d.Kind == store.WaitMessage && (w.Kind == store.WaitMessage && (w.Name == d.Name || w.Event == d.Name) ||
+			w.Kind == store.WaitEvent && w.Event == d.Name ||
+			// A timer that cannot be scheduled fires only when named.
+			w.Kind == store.WaitTimer && w.Error != "" && w.Event == d.Name):
+			return []store.Wait{w}
+		case d.Kind == store.WaitSignal && w.Kind == store.WaitSignal && w.Name == d.Name:
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// describeWaits says what a run waits for, for an error message.
+func describeWaits(ws []store.Wait) string {
+	if len(ws) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = w.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// deliver fires a delivery at the waits it matches, token by token
+// (a signal's second subscriber may be gone once the first has moved).
+func (e *exec) deliver(ctx context.Context, d Delivery) (int, error) {
+	targets := e.match(d)
+	n := 0
+	for _, w := range targets {
+		still := false
+		for _, cur := range e.st.Events {
+			still = still || waitKey(cur) == waitKey(w)
+		}
+		if !still {
+			continue
+		}
+		if err := e.fire(ctx, w, d.Vars); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// waitsForEvents reports whether a token waits for an event still to come.
+func (e *exec) waitsForEvents() bool {
+	for _, w := range e.st.Events {
+		if !w.Fired {
+			return true
+		}
+	}
+	return false
+}
+
+// Broadcast delivers the signal name, with vars, to every waiting task
+// (of the pipeline named pipe, when not "") that waits for it, oldest
+// first, and returns the results in that order. runner gives the runner
+// for a task's pipeline file (the caller may cache prepared pipelines).
+// None waiting is not an error: a BPMN signal nobody catches is lost.
+func Broadcast(ctx context.Context, s *store.Store, pipe, name string, vars map[string]any,
+	runner func(ctx context.Context, pipelineFile string) (*Runner, error)) ([]*Result, error) {
+	tasks, err := s.Tasks(ctx, store.Query{Pipeline: pipe, Status: store.StatusWaiting})
+	if err != nil {
+		return nil, err
+	}
+	var results []*Result
+	for i := len(tasks) - 1; i >= 0; i-- { // oldest first: the order tasks started in
+		t := tasks[i]
+		if !waitsForSignal(t.Waits, name) {
+			continue
+		}
+		file, err := PipelineOf(ctx, s, t.ID)
+		if err != nil {
+			return results, err
+		}
+		r, err := runner(ctx, file)
+		if err != nil {
+			return results, fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		res, err := r.Deliver(ctx, t.ID, Delivery{Kind: store.WaitSignal, Name: name, Vars: vars})
+		if err != nil {
+			return results, fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func waitsForSignal(ws []store.Wait, name string) bool {
+	for _, w := range ws {
+		if w.Kind == store.WaitSignal && w.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,247 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+const apiPrefix = "/api/"
+
+// Error is the body of every error answer: {"error": {"code", "message"}}.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// The error codes of the API.
+const (
+	CodeBadRequest   = "bad_request"
+	CodeUnauthorized = "unauthorized"
+	CodeForbidden    = "forbidden"
+	CodeNotFound     = "not_found"
+	CodeConflict     = "conflict"
+	CodeTooLarge     = "too_large"
+	CodeUnsupported  = "unsupported_media_type"
+	CodeInternal     = "internal"
+)
+
+func badRequest(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) *Error {
+	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// WriteError writes err as the API's JSON error. Handlers mounted through
+// Options.Handlers may use it for the same shape.
+func WriteError(w http.ResponseWriter, err *Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(err.Status)
+	_ = json.NewEncoder(w).Encode(struct {
+		Error *Error `json:"error"`
+	}{err})
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		WriteError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "encode answer: " + err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// middleware wraps every route: auth, cross-site refusal, body limit.
+// The dashboard's static files need no token (they hold no data; the
+// page sends the token with its API calls).
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		static := !strings.HasPrefix(r.URL.Path, apiPrefix) && isDashboardPath(r.URL.Path)
+		if s.opts.Token != "" && !static && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sextant"`)
+			if h, _ := s.mux.Handler(r); h != nil {
+				if u, ok := h.(Unauthorizer); ok {
+					u.WriteUnauthorized(w, r, "missing or wrong token: send $"+TokenEnv+" as the API key (Authorization: Bearer TOKEN, or x-api-key: TOKEN)")
+					return
+				}
+			}
+			WriteError(w, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
+				Message: "missing or wrong bearer token (send Authorization: Bearer $" + TokenEnv + ")"})
+			return
+		}
+		if !safeMethod(r.Method) {
+			if err := checkSameSite(r); err != nil {
+				WriteError(w, err)
+				return
+			}
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Unauthorizer is implemented by an extra route (Options.Handlers) whose
+// clients expect their own error shape, such as the recording proxy's
+// OpenAI and Anthropic routes: the server has it write the 401 of a
+// request without the token instead of writing the API's JSON error.
+type Unauthorizer interface {
+	WriteUnauthorized(w http.ResponseWriter, r *http.Request, msg string)
+}
+
+// authorized reports whether r carries the token: as "Authorization:
+// Bearer TOKEN" (the API, OpenAI clients, OTLP exporters given the
+// header) or as "x-api-key: TOKEN" (Anthropic clients).
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok {
+		// OpenAI and Anthropic clients send their key in these headers;
+		// the proxy accepts the server token there too.
+		if tok = r.Header.Get("X-Api-Key"); tok == "" {
+			return false
+		}
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.Token)) == 1
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// checkSameSite refuses a state-changing request a browser made for
+// another site: by Sec-Fetch-Site (every current browser sends it), else
+// by an Origin that is not this host. Non-browser clients send neither.
+func checkSameSite(r *http.Request) *Error {
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "", "same-origin", "none":
+	default:
+		return &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: "cross-site request refused (Sec-Fetch-Site: " + site + ")"}
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: "cross-site request refused (Origin " + o + " is not " + r.Host + ")"}
+		}
+	}
+	return nil
+}
+
+// handlerFunc is an API handler: it returns the status and value to
+// write, or an error.
+type handlerFunc func(r *http.Request) (int, any, error)
+
+// api adapts an API handler: JSON bodies only on writes, errors mapped to
+// status codes.
+func (s *Server) api(rt route) http.Handler {
+	known := map[string]bool{}
+	for _, q := range rt.Query {
+		known[q.Name] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k := range r.URL.Query() {
+			if !known[k] {
+				WriteError(w, badRequest("unknown query parameter %q", k))
+				return
+			}
+		}
+		if r.Method == http.MethodPost {
+			// Neither type is one a cross-site form can send without a
+			// CORS preflight (which the server never answers).
+			want := rt.BodyType
+			if want == "" {
+				want = "application/json"
+			}
+			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if mt != want {
+				WriteError(w, &Error{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupported,
+					Message: "send the request body as Content-Type: " + want})
+				return
+			}
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.opts.Logger.Error("api handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p)
+				WriteError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: fmt.Sprintf("internal error: %v", p)})
+			}
+		}()
+		status, v, err := rt.handle(r)
+		if err != nil {
+			e := s.toError(r, err)
+			WriteError(w, e)
+			return
+		}
+		writeJSON(w, status, v)
+	})
+}
+
+// toError maps an error from the packages below to an API error.
+func (s *Server) toError(r *http.Request, err error) *Error {
+	var e *Error
+	var mbe *http.MaxBytesError
+	var le *store.LockedError
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &mbe):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}
+	case errors.Is(err, store.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
+	case errors.Is(err, store.ErrExists), errors.Is(err, evolve.ErrDecided), errors.As(err, &le):
+		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error()}
+	case errors.Is(err, run.ErrNoWaiter), errors.Is(err, sdk.ErrInvalid), errors.Is(err, store.ErrBadCursor), errors.Is(err, store.ErrInvalid):
+		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: err.Error()}
+	case errors.Is(err, context.Canceled):
+		return &Error{Status: 499, Code: "canceled", Message: err.Error()}
+	}
+	s.opts.Logger.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
+}
+
+// decodeBody reads a JSON request body into v: one object, no unknown
+// fields.
+func decodeBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err // *http.MaxBytesError → 413
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		b = []byte("{}")
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return badRequest("request body: %v", err)
+	}
+	if d.More() {
+		return badRequest("request body: more than one JSON value")
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package serve
+
+import (
+	"net/http"
+	"sort"
+
+	"github.com/sextant-dev/sextant/host/internal/store"
+)
+
+// MetricRow aggregates the tasks of one day, pipeline and strategy
+// version (the version the task ran under).
+type MetricRow struct {
+	Day      string `json:"day"` // YYYY-MM-DD, UTC
+	Pipeline string `json:"pipeline"`
+	Strategy string `json:"strategy,omitempty"`
+	Tasks    int    `json:"tasks"`
+	// Completed and Failed count task statuses; Success counts completed
+	// tasks whose rewards, if any, average above 0 (as replay scores).
+	Completed   int     `json:"completed"`
+	Failed      int     `json:"failed"`
+	Success     int     `json:"success"`
+	SuccessRate float64 `json:"success_rate"`
+	Rewarded    int     `json:"rewarded"`
+	MeanReward  float64 `json:"mean_reward"`
+	Tokens      int64   `json:"tokens"`
+	CostUSD     float64 `json:"cost_usd"`
+	// MeanLatencyMS is the mean wall time of the tasks' live executions
+	// that ended.
+	MeanLatencyMS float64 `json:"mean_latency_ms"`
+
+	latencies int
+}
+
+func (s *Server) metrics(r *http.Request) (int, any, error) {
+	ctx := r.Context()
+	qv := r.URL.Query()
+	since, err := queryTime(qv, "since")
+	if err != nil {
+		return 0, nil, err
+	}
+	limit, err := queryInt(qv, "limit", 2000, 1, 20000)
+	if err != nil {
+		return 0, nil, err
+	}
+	rows := map[[3]string]*MetricRow{}
+	err = s.opts.Store.EachTask(ctx, store.Query{Pipeline: qv.Get("pipeline"), Since: since, Limit: limit}, func(t *store.Task) error {
+		tree, err := s.opts.Store.Tree(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		key := [3]string{t.Created.UTC().Format("2006-01-02"), t.Pipeline, t.Strategy.Version}
+		row := rows[key]
+		if row == nil {
+			row = &MetricRow{Day: key[0], Pipeline: key[1], Strategy: key[2]}
+			rows[key] = row
+		}
+		row.Tasks++
+		mean, rewarded := meanReward(tree.Rewards)
+		switch t.Status {
+		case store.StatusCompleted:
+			row.Completed++
+			if !rewarded || mean > 0 {
+				row.Success++
+			}
+		case store.StatusFailed:
+			row.Failed++
+		}
+		if rewarded {
+			row.MeanReward += mean // a sum until the end
+			row.Rewarded++
+		}
+		for _, ex := range tree.Executions {
+			if ex.Execution.Mode != "" && ex.Execution.Mode != "live" {
+				continue
+			}
+			if !ex.Execution.Ended.IsZero() {
+				row.MeanLatencyMS += float64(ex.Execution.Ended.Sub(ex.Execution.Started).Microseconds()) / 1000
+				row.latencies++
+			}
+			// Provider calls carry usage and cost; the run's root span
+			// repeats their totals, so only calls are summed.
+			for _, sp := range ex.Spans {
+				in, call := sp.Attributes[store.AttrGenAIUsageInputTokens]
+				if !call {
+					continue
+				}
+				row.Tokens += in.Int() + sp.Attributes[store.AttrGenAIUsageOutputTokens].Int()
+				row.CostUSD += sp.Attributes["sextant.cost_usd"].Float()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]MetricRow, 0, len(rows))
+	for _, row := range rows {
+		if row.Tasks > 0 {
+			row.SuccessRate = float64(row.Success) / float64(row.Tasks)
+		}
+		if row.Rewarded > 0 {
+			row.MeanReward /= float64(row.Rewarded)
+		}
+		if row.latencies > 0 {
+			row.MeanLatencyMS /= float64(row.latencies)
+		}
+		out = append(out, *row)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Day != b.Day {
+			return a.Day < b.Day
+		}
+		if a.Pipeline != b.Pipeline {
+			return a.Pipeline < b.Pipeline
+		}
+		return a.Strategy < b.Strategy
+	})
+	return 200, map[string]any{"metrics": out}, nil
+}

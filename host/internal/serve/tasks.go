@@ -1,0 +1,482 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+)
+
+// The range of a reward, as `sextant feedback` takes it.
+const (
+	minReward = -1.0
+	maxReward = 1.0
+)
+
+// PipelineInfo is one pipeline the server may run.
+type PipelineInfo struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+}
+
+func (s *Server) listPipelines(*http.Request) (int, any, error) {
+	out := []PipelineInfo{}
+	for name, p := range s.pipelines {
+		out = append(out, PipelineInfo{Name: name, File: p.File})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return 200, map[string]any{"pipelines": out}, nil
+}
+
+// TaskPage is a page of GET /api/v1/tasks.
+type TaskPage struct {
+	Tasks      []TaskRow `json:"tasks"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// TaskRow is a task as listed: the task and its rewards' mean and count.
+type TaskRow struct {
+	store.Task
+	Rewards    int      `json:"rewards"`
+	MeanReward *float64 `json:"mean_reward,omitempty"`
+}
+
+func queryTime(q url.Values, name string) (time.Time, error) {
+	v := q.Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return t, badRequest("%s: %q is not an RFC 3339 time (like 2026-11-23T17:00:00Z)", name, v)
+	}
+	return t, nil
+}
+
+func queryFloat(q url.Values, name string) (*float64, error) {
+	v := q.Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, badRequest("%s: %q is not a number", name, v)
+	}
+	return &f, nil
+}
+
+func queryInt(q url.Values, name string, def, lo, hi int) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, badRequest("%s: %q is not a whole number from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}
+
+func meanReward(rs []store.Reward) (float64, bool) {
+	if len(rs) == 0 {
+		return 0, false
+	}
+	sum := 0.0
+	for _, r := range rs {
+		sum += r.Value
+	}
+	return sum / float64(len(rs)), true
+}
+
+func (s *Server) listTasks(r *http.Request) (int, any, error) {
+	ctx := r.Context()
+	qv := r.URL.Query()
+	q := store.Query{Pipeline: qv.Get("pipeline"), Tag: qv.Get("tag"), RewardTag: qv.Get("reward_tag"), After: qv.Get("cursor")}
+	if st := qv.Get("status"); st != "" {
+		status, err := store.ParseStatus(st)
+		if err != nil {
+			return 0, nil, badRequest("status: %v", err)
+		}
+		q.Status = status
+	}
+	var err error
+	if q.Since, err = queryTime(qv, "since"); err != nil {
+		return 0, nil, err
+	}
+	if q.Until, err = queryTime(qv, "until"); err != nil {
+		return 0, nil, err
+	}
+	if q.Limit, err = queryInt(qv, "limit", 50, 1, 500); err != nil {
+		return 0, nil, err
+	}
+	lo, err := queryFloat(qv, "min_reward")
+	if err != nil {
+		return 0, nil, err
+	}
+	hi, err := queryFloat(qv, "max_reward")
+	if err != nil {
+		return 0, nil, err
+	}
+	rewards := map[string][]store.Reward{}
+	var readErr error
+	q.Match = func(t *store.Task) bool {
+		rs, err := s.opts.Store.Rewards(ctx, t.ID)
+		if err != nil {
+			readErr = err
+			return false
+		}
+		rewards[t.ID] = rs
+		if lo == nil && hi == nil {
+			return true
+		}
+		m, ok := meanReward(rs)
+		return ok && (lo == nil || m >= *lo) && (hi == nil || m <= *hi)
+	}
+	tasks, next, err := s.opts.Store.TaskPage(ctx, q)
+	if err == nil {
+		err = readErr
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	page := TaskPage{Tasks: []TaskRow{}, NextCursor: next}
+	for _, t := range tasks {
+		row := TaskRow{Task: t, Rewards: len(rewards[t.ID])}
+		if m, ok := meanReward(rewards[t.ID]); ok {
+			row.MeanReward = &m
+		}
+		page.Tasks = append(page.Tasks, row)
+	}
+	return 200, page, nil
+}
+
+// TaskDetail is GET /api/v1/tasks/{id}: the task's tree (executions with
+// their spans, rewards, recording hashes) and the recordings themselves.
+type TaskDetail struct {
+	*store.Tree
+	Calls []*store.Recording `json:"calls"`
+}
+
+func (s *Server) getTask(r *http.Request) (int, any, error) {
+	id := r.PathValue("id")
+	tree, err := s.opts.Store.Tree(r.Context(), id)
+	if err != nil {
+		return 0, nil, taskErr(id, err)
+	}
+	d := TaskDetail{Tree: tree, Calls: []*store.Recording{}}
+	for _, h := range tree.Recordings {
+		rec, err := s.opts.Store.Recording(r.Context(), h)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // linked but never written (a call that failed)
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		d.Calls = append(d.Calls, rec)
+	}
+	return 200, d, nil
+}
+
+// taskErr makes a bad or unknown task id a 400 or 404.
+func taskErr(id string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("task %q not found", id)
+	}
+	return err
+}
+
+func (s *Server) getRecording(r *http.Request) (int, any, error) {
+	h := r.PathValue("hash")
+	rec, err := s.opts.Store.Recording(r.Context(), h)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil, notFound("recording %q not found", h)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return 200, rec, nil
+}
+
+// RewardRequest is the body of POST /api/v1/tasks/{id}/rewards.
+type RewardRequest struct {
+	Value     *float64 `json:"value"`
+	SpanID    string   `json:"span_id,omitempty"`
+	Execution string   `json:"execution,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+	Note      string   `json:"note,omitempty"`
+}
+
+func (s *Server) addReward(r *http.Request) (int, any, error) {
+	id := r.PathValue("id")
+	var req RewardRequest
+	if err := decodeBody(r, &req); err != nil {
+		return 0, nil, err
+	}
+	if req.Value == nil {
+		return 0, nil, badRequest("value: required, from %g (bad) to %g (good)", minReward, maxReward)
+	}
+	if v := *req.Value; v < minReward || v > maxReward {
+		return 0, nil, badRequest("value: %g is out of range: want %g (bad) to %g (good)", v, minReward, maxReward)
+	}
+	if len(req.Note) > 4096 {
+		return 0, nil, badRequest("note: longer than 4096 bytes")
+	}
+	rw := &store.Reward{Task: id, SpanID: req.SpanID, Execution: req.Execution, Value: *req.Value, Tags: req.Tags, Note: req.Note}
+	if err := s.opts.Store.AddReward(r.Context(), rw); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, nil, notFound("%v", err)
+		}
+		return 0, nil, err
+	}
+	return http.StatusCreated, rw, nil
+}
+
+// RunRequest is the body of POST /api/v1/runs.
+type RunRequest struct {
+	// Pipeline names one of GET /api/v1/pipelines.
+	Pipeline string          `json:"pipeline"`
+	ID       string          `json:"id,omitempty"`
+	Input    map[string]any  `json:"input,omitempty"`
+	Truth    json.RawMessage `json:"truth,omitempty"`
+	Tags     []string        `json:"tags,omitempty"`
+	// Wait false answers 202 with the task id at once; the run goes on.
+	Wait *bool `json:"wait,omitempty"`
+	// File, when set, is the pipeline file the client means (absolute):
+	// a server whose pipeline of that name is another file refuses, so
+	// the CLI never runs a different pipeline than the one it was given.
+	File string `json:"file,omitempty"`
+}
+
+func (s *Server) startRun(r *http.Request) (int, any, error) {
+	var req RunRequest
+	if err := decodeBody(r, &req); err != nil {
+		return 0, nil, err
+	}
+	p, ok := s.pipelines[req.Pipeline]
+	if !ok {
+		if len(s.pipelines) == 0 {
+			return 0, nil, badRequest("pipeline %q: the server runs no pipelines (start it with --pipelines DIR)", req.Pipeline)
+		}
+		return 0, nil, badRequest("pipeline %q: not one of the server's pipelines (GET /api/v1/pipelines)", req.Pipeline)
+	}
+	if req.File != "" && filepath.Clean(req.File) != p.File {
+		return 0, nil, badRequest("pipeline %q: the server runs %s, not %s", req.Pipeline, p.File, req.File)
+	}
+	if len(req.Truth) > 0 && !json.Valid(req.Truth) {
+		return 0, nil, badRequest("truth: not valid JSON")
+	}
+	if req.Input == nil {
+		req.Input = map[string]any{}
+	}
+	if s.opts.Prepare == nil {
+		return 0, nil, &Error{Status: http.StatusNotImplemented, Code: "not_implemented", Message: "this server cannot open plugins"}
+	}
+	ctx := context.WithoutCancel(r.Context())
+	prep, err := s.opts.Prepare(ctx, p.File)
+	if err != nil {
+		return 0, nil, badRequest("%v", err)
+	}
+	id := req.ID
+	if id == "" {
+		id = s.opts.Store.NewID()
+	}
+	// Check the input before anything is written (or answered 202).
+	if _, err := s.opts.Store.Task(ctx, id); err == nil {
+		prep.Close(ctx)
+		return 0, nil, &Error{Status: http.StatusConflict, Code: CodeConflict, Message: "task " + id + " exists already"}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		prep.Close(ctx)
+		return 0, nil, taskErr(id, err)
+	}
+	in := run.Input{ID: id, Input: req.Input, Truth: req.Truth, Tags: req.Tags}
+	if req.Wait != nil && !*req.Wait {
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			defer prep.Close(context.Background())
+			unlock := s.lockTask(id)
+			defer unlock()
+			cfg, ended := s.runConfig(id, p.Name)
+			defer ended()
+			if _, err := prep.Runner(cfg).Start(s.bgCtx, in); err != nil {
+				s.opts.Logger.Error("run failed to start", "task", id, "err", err)
+			}
+		}()
+		return http.StatusAccepted, map[string]string{"task": id}, nil
+	}
+	defer prep.Close(ctx)
+	unlock := s.lockTask(id)
+	defer unlock()
+	cfg, ended := s.runConfig(id, p.Name)
+	defer ended()
+	res, err := prep.Runner(cfg).Start(ctx, in)
+	if err != nil {
+		return 0, nil, runErr(err)
+	}
+	return 200, res, nil
+}
+
+// runErr is an error of a run: bad input (store.ErrInvalid,
+// sdk.ErrInvalid) becomes a 400 in toError.
+func runErr(err error) error { return err }
+
+// ResumeRequest is the body of POST /api/v1/tasks/{id}/resume.
+type ResumeRequest struct {
+	Answers map[string]any `json:"answers,omitempty"`
+}
+
+// MessageRequest is the body of POST /api/v1/tasks/{id}/messages.
+type MessageRequest struct {
+	Name string `json:"name"`
+	// Key, when set, is the correlation key the task's subscription must have.
+	Key  string         `json:"key,omitempty"`
+	Vars map[string]any `json:"vars,omitempty"`
+}
+
+// taskRunner prepares the pipeline a recorded task ran with. The task's
+// run is live (live.go) until done is called.
+func (s *Server) taskRunner(ctx context.Context, id string) (runner *run.Runner, done func(), err error) {
+	if s.opts.Prepare == nil {
+		return nil, nil, &Error{Status: http.StatusNotImplemented, Code: "not_implemented", Message: "this server cannot open plugins"}
+	}
+	if _, err := s.opts.Store.Task(ctx, id); err != nil {
+		return nil, nil, taskErr(id, err)
+	}
+	file, err := run.PipelineOf(ctx, s.opts.Store, id)
+	if err != nil {
+		return nil, nil, &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error()}
+	}
+	prep, err := s.opts.Prepare(ctx, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, ended := s.runConfig(id, prep.Pipeline.Name)
+	return prep.Runner(cfg), func() { ended(); prep.Close(context.WithoutCancel(ctx)) }, nil
+}
+
+func (s *Server) resumeTask(r *http.Request) (int, any, error) {
+	id := r.PathValue("id")
+	var req ResumeRequest
+	if err := decodeBody(r, &req); err != nil {
+		return 0, nil, err
+	}
+	ctx := context.WithoutCancel(r.Context())
+	unlock := s.lockTask(id)
+	defer unlock()
+	runner, done, err := s.taskRunner(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer done()
+	answers := req.Answers
+	if len(answers) == 0 {
+		answers = nil
+	}
+	res, err := runner.Resume(ctx, id, answers)
+	if err != nil {
+		return 0, nil, runErr(err)
+	}
+	return 200, res, nil
+}
+
+func (s *Server) sendMessage(r *http.Request) (int, any, error) {
+	id := r.PathValue("id")
+	var req MessageRequest
+	if err := decodeBody(r, &req); err != nil {
+		return 0, nil, err
+	}
+	if req.Name == "" {
+		return 0, nil, badRequest("name: name the message to send")
+	}
+	ctx := context.WithoutCancel(r.Context())
+	d := run.Delivery{Kind: store.WaitMessage, Name: req.Name, Vars: req.Vars, Key: req.Key}
+	// A run of the task in progress here takes it at once (a boundary
+	// event on its running step); else the stored task does, once no
+	// run of it is in progress.
+	switch err := s.toLive(r.Context(), id, d); {
+	case err == nil:
+		return 200, &run.Result{Task: id, Status: store.StatusRunning}, nil
+	case !errors.Is(err, errNotLive):
+		return 0, nil, runErr(err)
+	}
+	unlock := s.lockTask(id)
+	defer unlock()
+	runner, done, err := s.taskRunner(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer done()
+	res, err := runner.Deliver(ctx, id, d)
+	if err != nil {
+		return 0, nil, runErr(err)
+	}
+	return 200, res, nil
+}
+
+// SignalRequest is the body of POST /api/v1/signals.
+type SignalRequest struct {
+	Name     string         `json:"name"`
+	Pipeline string         `json:"pipeline,omitempty"`
+	Vars     map[string]any `json:"vars,omitempty"`
+}
+
+// SignalResult says which tasks received a signal.
+type SignalResult struct {
+	Signal   string        `json:"signal"`
+	Received int           `json:"received"`
+	Tasks    []*run.Result `json:"tasks"`
+}
+
+func (s *Server) broadcastSignal(r *http.Request) (int, any, error) {
+	var req SignalRequest
+	if err := decodeBody(r, &req); err != nil {
+		return 0, nil, err
+	}
+	if req.Name == "" {
+		return 0, nil, badRequest("name: name the signal to broadcast")
+	}
+	if s.opts.Prepare == nil {
+		return 0, nil, &Error{Status: http.StatusNotImplemented, Code: "not_implemented", Message: "this server cannot open plugins"}
+	}
+	ctx := context.WithoutCancel(r.Context())
+	preps := map[string]*run.Prepared{}
+	defer func() {
+		for _, p := range preps {
+			p.Close(ctx)
+		}
+	}()
+	results, err := run.Broadcast(ctx, s.opts.Store, req.Pipeline, req.Name, req.Vars, func(ctx context.Context, file string) (*run.Runner, error) {
+		prep := preps[file]
+		if prep == nil {
+			var err error
+			if prep, err = s.opts.Prepare(ctx, file); err != nil {
+				return nil, err
+			}
+			preps[file] = prep
+		}
+		return prep.Runner(run.Config{Store: s.opts.Store, Logger: s.opts.Logger}), nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	// Runs in progress here are running, not waiting, in the store: they
+	// take the signal through their inbox.
+	live, err := s.signalLive(r.Context(), req.Pipeline, run.Delivery{Kind: store.WaitSignal, Name: req.Name, Vars: req.Vars})
+	results = append(results, live...)
+	if err != nil {
+		return 0, nil, err
+	}
+	if results == nil {
+		results = []*run.Result{}
+	}
+	return 200, SignalResult{Signal: req.Name, Received: len(results), Tasks: results}, nil
+}

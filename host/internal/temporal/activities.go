@@ -1,0 +1,188 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/serve"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Activity names, as registered on every worker.
+const (
+	stepActivity   = "sextant.step"
+	recordActivity = "sextant.record"
+	stageActivity  = "sextant.stage_spans"
+)
+
+// errInvalid is the application error type of calls that cannot succeed
+// on a retry (a pipeline this worker lacks, a strategy that differs).
+const errInvalid = "sextant.invalid"
+
+// Pipelines gives a worker's steppers by pipeline name.
+type Pipelines interface {
+	Stepper(name string) (*run.Stepper, error)
+}
+
+// PipelineMap is a fixed set of steppers by pipeline name.
+type PipelineMap map[string]*run.Stepper
+
+// Stepper returns the stepper of the named pipeline.
+func (m PipelineMap) Stepper(name string) (*run.Stepper, error) {
+	s, ok := m[name]
+	if !ok {
+		return nil, fmt.Errorf("this worker has no pipeline %q", name)
+	}
+	return s, nil
+}
+
+// activities are the workflow's calls into sextant.
+type activities struct {
+	pipelines Pipelines
+	sink      Sink
+	// heartbeat is how often a running step tells Temporal its worker is
+	// alive (a third of the workflow's heartbeat timeout).
+	heartbeat time.Duration
+	// onStep, for tests, is called as a step activity starts.
+	onStep func(task, token string)
+}
+
+// beginInput is what the Begin local activity gets.
+type beginInput struct {
+	Run       RunInput  `json:"run"`
+	Execution string    `json:"execution"`
+	Now       time.Time `json:"now"`
+}
+
+// advanceInput is what the Advance local activity gets.
+type advanceInput struct {
+	Pipeline string            `json:"pipeline"`
+	Snapshot run.Snapshot      `json:"snapshot"`
+	Outcomes []run.StepOutcome `json:"outcomes,omitempty"`
+	Delivery *run.Delivery     `json:"delivery,omitempty"`
+	Answers  map[string]any    `json:"answers,omitempty"`
+	Now      time.Time         `json:"now"`
+}
+
+// stepInput is what the step activity gets.
+type stepInput struct {
+	Pipeline string         `json:"pipeline"`
+	Snapshot run.Snapshot   `json:"snapshot"`
+	Token    string         `json:"token"`
+	Answers  map[string]any `json:"answers,omitempty"`
+}
+
+func (a *activities) stepper(name, strategy string) (*run.Stepper, error) {
+	s, err := a.pipelines.Stepper(name)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errInvalid, nil)
+	}
+	if strategy != "" && s.StrategyHash() != strategy {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("pipeline %q: this worker's strategy (%.12s…) is not the one the run was started with (%.12s…)", name, s.StrategyHash(), strategy),
+			errInvalid, nil)
+	}
+	return s, nil
+}
+
+// nonRetryable makes an invalid-input error final.
+func nonRetryable(err error) error {
+	if errors.Is(err, sdk.ErrInvalid) || errors.Is(err, run.ErrNoWaiter) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), errInvalid, nil)
+	}
+	return err
+}
+
+// Begin starts a run: the navigator's first decision, up to the first
+// batch of steps.
+func (a *activities) Begin(ctx context.Context, in beginInput) (*run.Progress, error) {
+	s, err := a.stepper(in.Run.Pipeline, in.Run.Strategy)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Begin(ctx, run.Input{ID: in.Run.Task, Execution: in.Execution, Input: in.Run.Input, Truth: in.Run.Truth,
+		Tags: in.Run.Tags, Start: in.Run.Start}, in.Now)
+	return p, nonRetryable(err)
+}
+
+// Advance hands a batch's outcomes (or a wake-up) to the navigator.
+func (a *activities) Advance(ctx context.Context, in advanceInput) (*run.Progress, error) {
+	s, err := a.stepper(in.Pipeline, in.Snapshot.Task.Strategy.Hash)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Advance(ctx, in.Snapshot, in.Outcomes, in.Delivery, in.Answers, in.Now)
+	return p, nonRetryable(err)
+}
+
+// Step runs one step, heartbeating so that a dead worker's step moves to
+// another worker within the heartbeat timeout.
+func (a *activities) Step(ctx context.Context, in stepInput) (*run.StepOutcome, error) {
+	s, err := a.stepper(in.Pipeline, in.Snapshot.Task.Strategy.Hash)
+	if err != nil {
+		return nil, err
+	}
+	if a.onStep != nil {
+		a.onStep(in.Snapshot.Task.ID, in.Token)
+	}
+	stop := a.beat(ctx)
+	defer stop()
+	out, err := s.RunStep(ctx, in.Snapshot, in.Token, in.Answers)
+	return out, nonRetryable(err)
+}
+
+// beat heartbeats until stopped.
+func (a *activities) beat(ctx context.Context) func() {
+	if a.heartbeat <= 0 || !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(a.heartbeat)
+		defer t.Stop()
+		for {
+			activity.RecordHeartbeat(ctx)
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// Record writes the finished run into the sink's store.
+func (a *activities) Record(ctx context.Context, r *run.RunRecord) error {
+	return permanent(a.sink.RecordRun(ctx, r))
+}
+
+// StageSpans writes a batch of a running run's spans into the sink's
+// store, where they wait for Record (store.StageSpans).
+func (a *activities) StageSpans(ctx context.Context, spans []store.Span) error {
+	return permanent(a.sink.StageSpans(ctx, spans))
+}
+
+// permanent marks the sink's errors that a retry cannot cure (a run or
+// span the store refuses, a body over the server's limit) as such.
+func permanent(err error) error {
+	var ae *serve.APIError
+	if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) || errors.As(err, &ae) && (ae.Status == http.StatusRequestEntityTooLarge || ae.Status == http.StatusBadRequest) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), errInvalid, err)
+	}
+	return err
+}

@@ -1,0 +1,193 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Dial connects to a Temporal front end.
+func Dial(ctx context.Context, hostPort, namespace string) (client.Client, error) {
+	c, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace, Logger: quietLogger{}})
+	if err != nil {
+		return nil, fmt.Errorf("temporal at %s: %w", hostPort, err)
+	}
+	return c, nil
+}
+
+// memoPipeline is the memo field naming a run's pipeline.
+const memoPipeline = "pipeline"
+
+// Start starts a run on queue (the workflow id is the task id) and
+// returns at once. A task id already used is an error.
+func Start(ctx context.Context, c client.Client, queue string, in RunInput) error {
+	if in.Task == "" {
+		return errors.New("start run: no task id")
+	}
+	if queue == "" {
+		queue = DefaultTaskQueue
+	}
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.Task, TaskQueue: queue,
+		Memo:                                     map[string]any{memoPipeline: in.Pipeline},
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, WorkflowName, in)
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &already) {
+		return sdk.Errorf(sdk.CodeInvalid, "task %s exists on Temporal already", in.Task)
+	}
+	if err != nil {
+		return fmt.Errorf("start run %s: %w", in.Task, err)
+	}
+	return nil
+}
+
+// Follow waits until the task's run ended or waits as until says, and
+// returns its result.
+func Follow(ctx context.Context, c client.Client, task string, until Until) (*run.Result, error) {
+	var res *run.Result
+	err := update(ctx, c, task, UpdateFollow, &res, until)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		// Either the workflow closed (its result is the run's) or it was
+		// never started: waiting for the result of a workflow that does
+		// not exist yet would wait for it to start and then to end.
+		if _, derr := c.DescribeWorkflowExecution(ctx, task, ""); derr != nil {
+			return nil, err
+		}
+		return Result(ctx, c, task)
+	}
+	if isCompleted(err) {
+		return Result(ctx, c, task)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Result waits for the task's workflow to close and returns the run's
+// result.
+func Result(ctx context.Context, c client.Client, task string) (*run.Result, error) {
+	var res *run.Result
+	if err := c.GetWorkflow(ctx, task, "").Get(ctx, &res); err != nil {
+		return nil, fmt.Errorf("task %s: %w", task, err)
+	}
+	return res, nil
+}
+
+func isCompleted(err error) bool {
+	var fp *serviceerror.FailedPrecondition
+	return errors.As(err, &fp) // "workflow execution already completed"
+}
+
+// Resume answers the steps of task waiting for a person.
+func Resume(ctx context.Context, c client.Client, task string, answers map[string]any) error {
+	return update(ctx, c, task, UpdateResume, nil, answers)
+}
+
+// Deliver delivers a message or signal to the task's run.
+func Deliver(ctx context.Context, c client.Client, task string, d run.Delivery) error {
+	return update(ctx, c, task, UpdateDeliver, nil, d)
+}
+
+// Broadcast delivers the signal name to every running sextant workflow
+// (of pipeline, when not "") that waits for it, oldest first, and returns
+// their task ids in that order. None waiting is not an error: a BPMN
+// signal nobody catches is lost.
+func Broadcast(ctx context.Context, c client.Client, pipeline, name string, vars map[string]any) ([]string, error) {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", WorkflowName)
+	var ids []string
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		for _, e := range resp.Executions {
+			if pipeline != "" {
+				var p string
+				if f := e.GetMemo().GetFields()[memoPipeline]; f == nil || converter.GetDefaultDataConverter().FromPayload(f, &p) != nil || p != pipeline {
+					continue
+				}
+			}
+			ids = append(ids, e.Execution.WorkflowId)
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	d := run.Delivery{Kind: store.WaitSignal, Name: name, Vars: vars}
+	var out []string
+	for i := len(ids) - 1; i >= 0; i-- { // the list is newest first
+		id := ids[i]
+		st, err := Status(ctx, c, id)
+		if err != nil {
+			return out, err
+		}
+		if st == nil || st.Status != store.StatusWaiting || !run.Matches(st.Waits, d) {
+			continue
+		}
+		if err := Deliver(ctx, c, id, d); err != nil {
+			return out, fmt.Errorf("task %s: %w", id, err)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// Status is the task's run result so far: nil before it first waited or
+// ended.
+func Status(ctx context.Context, c client.Client, task string) (*run.Result, error) {
+	v, err := c.QueryWorkflow(ctx, task, "", QueryStatus)
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, sdk.Errorf(sdk.CodeInvalid, "task %s: no such run on Temporal", task)
+		}
+		return nil, fmt.Errorf("task %s: %w", task, err)
+	}
+	var res *run.Result
+	if err := v.Get(&res); err != nil {
+		return nil, fmt.Errorf("task %s: %w", task, err)
+	}
+	return res, nil
+}
+
+// update sends an update and waits for its answer; a refusal by the
+// workflow's validator is invalid input (exit 2).
+func update(ctx context.Context, c client.Client, task, name string, out any, arg any) error {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: task, UpdateName: name, Args: []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, out)
+	}
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return sdk.Errorf(sdk.CodeInvalid, "%s", ae.Message())
+	}
+	var nf *serviceerror.NotFound
+	switch {
+	case name == UpdateFollow:
+	case errors.As(err, &nf):
+		if _, derr := c.DescribeWorkflowExecution(ctx, task, ""); derr == nil {
+			return sdk.Errorf(sdk.CodeInvalid, "task %s has ended on Temporal; it waits for nothing", task)
+		}
+		return sdk.Errorf(sdk.CodeInvalid, "task %s: no such run on Temporal", task)
+	case isCompleted(err):
+		return sdk.Errorf(sdk.CodeInvalid, "task %s has ended on Temporal; it waits for nothing", task)
+	}
+	return err
+}

@@ -1,0 +1,398 @@
+package temporal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// The workflow's name and the names of its updates and query, as clients
+// address them.
+const (
+	// WorkflowName is the generic workflow every worker registers.
+	WorkflowName = "sextant.run"
+	// UpdateResume answers the steps waiting for a person (a map of
+	// answers, as `sextant resume --set`).
+	UpdateResume = "sextant.resume"
+	// UpdateDeliver delivers a BPMN message or signal (a run.Delivery).
+	UpdateDeliver = "sextant.deliver"
+	// UpdateFollow returns the run's result once it ended or waits (as
+	// its Until argument says).
+	UpdateFollow = "sextant.follow"
+	// QueryStatus returns the run's result so far (nil before the first
+	// wait or end).
+	QueryStatus = "sextant.status"
+)
+
+// RunInput starts a run; the workflow id is the task id.
+type RunInput struct {
+	// Pipeline is the pipeline's name; every worker must have it.
+	Pipeline string `json:"pipeline"`
+	// Strategy is the hash of the strategy the starter saw; a worker with
+	// another one refuses the run.
+	Strategy string          `json:"strategy,omitempty"`
+	Task     string          `json:"task"`
+	Input    map[string]any  `json:"input,omitempty"`
+	Truth    json.RawMessage `json:"truth,omitempty"`
+	Tags     []string        `json:"tags,omitempty"`
+	Start    string          `json:"start,omitempty"`
+	// StepTimeout bounds one attempt of a step (default 10 minutes, or the
+	// pipeline's limits.timeout when the starter gives it).
+	StepTimeout time.Duration `json:"step_timeout,omitempty"`
+	// Heartbeat is how long a step's worker may stay silent before the
+	// step is given to another worker (default 20 s).
+	Heartbeat time.Duration `json:"heartbeat,omitempty"`
+	// StepAttempts bounds the attempts of a step whose worker failed or
+	// died (default 10); then the run fails.
+	StepAttempts int32 `json:"step_attempts,omitempty"`
+	// ContinueAfter, when > 0, continues the workflow as new after that
+	// many batches and wake-ups (tests); otherwise it continues when
+	// Temporal suggests it (a history grown too long: a cycle timer that
+	// repeats for months).
+	ContinueAfter int `json:"continue_after,omitempty"`
+	// LocalSteps runs the steps as local activities, inside the workflow
+	// task of the worker that drives the run: far fewer round trips to
+	// the server, but a step cannot move to another worker while it runs
+	// (a dead worker's workflow task times out, and the next worker runs
+	// the step again, answering its LLM calls from their recordings).
+	LocalSteps bool `json:"local_steps,omitempty"`
+	// SpanBatch is how many finished spans the workflow holds at most
+	// before it stages them into the store (store.StageSpans), so that no
+	// message carries a long run's spans at once (0: DefaultSpanBatch; it
+	// stages sooner when they reach DefaultSpanBytes).
+	SpanBatch int `json:"span_batch,omitempty"`
+	// Carry is the run so far, when the workflow continued as new.
+	Carry *Carry `json:"carry,omitempty"`
+}
+
+// Carry is what a workflow continued as new takes over: the run where it
+// was (waiting, or with a batch to run) and the spans so far.
+type Carry struct {
+	Progress run.Progress   `json:"progress"`
+	Spans    []store.Span   `json:"spans,omitempty"`
+	Answers  map[string]any `json:"answers,omitempty"`
+}
+
+// Defaults of RunInput.
+const (
+	DefaultStepTimeout  = 10 * time.Minute
+	DefaultHeartbeat    = 20 * time.Second
+	DefaultStepAttempts = 10
+	// DefaultSpanBatch and DefaultSpanBytes bound the spans a workflow
+	// holds (RunInput.SpanBatch): far below Temporal's 2 MB payload limit.
+	DefaultSpanBatch = 1000
+	DefaultSpanBytes = 512 << 10
+)
+
+// inbound is a person's answers or a delivery, waiting for the run.
+type inbound struct {
+	answers  map[string]any
+	delivery *run.Delivery
+}
+
+// flow is the workflow's state that its handlers see.
+type flow struct {
+	res   *run.Result // last wait or end
+	ended bool
+	// waiting is set while the run waits (res is then current).
+	waiting bool
+	inbox   []inbound
+}
+
+// Until says which waits end a Follow (besides the run's end).
+type Until string
+
+// Waits that end a Follow.
+const (
+	// UntilWait: any wait (a local run returns at each).
+	UntilWait Until = "wait"
+	// UntilPerson: a question to a person (local `run --wait`).
+	UntilPerson Until = "person"
+	// UntilEvent: anything but timers and retry delays (a person, a
+	// message, a signal).
+	UntilEvent Until = "event"
+)
+
+func (f *flow) settled(until Until) bool {
+	if f.ended {
+		return true
+	}
+	if !f.waiting || len(f.inbox) > 0 {
+		return false
+	}
+	switch until {
+	case UntilPerson:
+		return len(f.res.Waiting) > 0
+	case UntilEvent:
+		for _, w := range f.res.Waits {
+			if w.Kind != store.WaitTimer && w.Kind != store.WaitRetry {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// Workflow is the generic workflow: it drives any pipeline's run through
+// the local activities Begin and Advance (the navigator) and the step
+// activity, waits durably for timers, people, messages and signals, and
+// records the run once it ended.
+func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error) {
+	a := w.acts
+	f := &flow{}
+	if err := w.handlers(ctx, f); err != nil {
+		return nil, err
+	}
+	// Begin and Advance fail only when they could not finish (the sink
+	// unreachable, the worker stopping): a run's own failures are results.
+	// So they are retried until they succeed, as a store would be.
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: []string{errInvalid}},
+	})
+	stepTimeout, heartbeat, attempts := in.StepTimeout, in.Heartbeat, in.StepAttempts
+	if stepTimeout <= 0 {
+		stepTimeout = DefaultStepTimeout
+	}
+	if heartbeat <= 0 {
+		heartbeat = DefaultHeartbeat
+	}
+	if attempts <= 0 {
+		attempts = DefaultStepAttempts
+	}
+	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: stepTimeout,
+		HeartbeatTimeout:    heartbeat,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			MaximumAttempts: attempts, NonRetryableErrorTypes: []string{errInvalid}},
+	})
+	slctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: stepTimeout,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			MaximumAttempts: attempts, NonRetryableErrorTypes: []string{errInvalid}},
+	})
+	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{errInvalid}},
+	})
+
+	// Workflows begun before spans were staged replay without it.
+	staging := workflow.GetVersion(ctx, "stage-spans", workflow.DefaultVersion, 1) == 1
+	batch := in.SpanBatch
+	if batch <= 0 {
+		batch = DefaultSpanBatch
+	}
+
+	var p run.Progress
+	var spans []store.Span     // finished, not yet staged
+	var spanBytes int          // their size as a payload
+	var answers map[string]any // given to the batch that runs the answered steps
+	hold := func(more []store.Span) {
+		spans = append(spans, more...)
+		if staging && len(more) > 0 {
+			b, _ := json.Marshal(more) // deterministic: struct fields, sorted map keys
+			spanBytes += len(b)
+		}
+	}
+	// stage writes the spans held into the store once there are enough
+	// (or all of them), so that neither the record at the end nor a
+	// continue-as-new carries a long run's spans in one payload.
+	stage := func(all bool) error {
+		if !staging || len(spans) == 0 || !all && len(spans) < batch && spanBytes < DefaultSpanBytes {
+			return nil
+		}
+		if err := workflow.ExecuteActivity(rctx, stageActivity, spans).Get(ctx, nil); err != nil {
+			return err
+		}
+		spans, spanBytes = nil, 0
+		return nil
+	}
+	if c := in.Carry; c != nil {
+		p, answers = c.Progress, c.Answers
+		hold(c.Spans)
+		in.Carry = nil
+	} else {
+		exec := workflow.GetInfo(ctx).WorkflowExecution.RunID
+		if err := workflow.ExecuteLocalActivity(lctx, a.Begin, beginInput{Run: in, Execution: exec, Now: workflow.Now(ctx)}).Get(ctx, &p); err != nil {
+			return nil, err
+		}
+		hold(p.Spans)
+	}
+	advance := func(in advanceInput) error {
+		var next run.Progress
+		in.Snapshot = p.Snapshot
+		if err := workflow.ExecuteLocalActivity(lctx, a.Advance, in).Get(ctx, &next); err != nil {
+			return err
+		}
+		p = next
+		hold(p.Spans)
+		return stage(false)
+	}
+	for rounds := 0; !p.Ended(); rounds++ {
+		if w.continueNow(ctx, in, rounds, f) {
+			if err := stage(true); err != nil {
+				return nil, err
+			}
+			in.Carry = &Carry{Progress: p, Spans: spans, Answers: answers}
+			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, in)
+		}
+		if len(p.Batch) > 0 {
+			f.waiting = false
+			futures := make([]workflow.Future, len(p.Batch))
+			for i, t := range p.Batch {
+				si := stepInput{Pipeline: in.Pipeline, Snapshot: p.Snapshot, Token: t.ID, Answers: answers}
+				if in.LocalSteps {
+					futures[i] = workflow.ExecuteLocalActivity(slctx, a.Step, si)
+				} else {
+					futures[i] = workflow.ExecuteActivity(sctx, stepActivity, si)
+				}
+			}
+			outcomes := make([]run.StepOutcome, len(p.Batch))
+			for i, fu := range futures {
+				if err := fu.Get(ctx, &outcomes[i]); err != nil {
+					outcomes[i] = run.StepOutcome{Token: p.Batch[i].ID, Fatal: fmt.Sprintf("step %q: %v", p.Batch[i].Node, err)}
+				}
+			}
+			answers = nil
+			if err := advance(advanceInput{Pipeline: in.Pipeline, Outcomes: outcomes, Now: workflow.Now(ctx)}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// The run waits: for a person, a message, a signal (the inbox), or
+		// its next timer or retry (a durable timer).
+		f.res, f.waiting = p.Result, true
+		ready := func() bool { return len(f.inbox) > 0 }
+		now := workflow.Now(ctx)
+		woke := true
+		switch {
+		case p.NextDue.IsZero():
+			if err := workflow.Await(ctx, ready); err != nil {
+				return nil, err
+			}
+		case p.NextDue.After(now):
+			ok, err := workflow.AwaitWithTimeout(ctx, p.NextDue.Sub(now), ready)
+			if err != nil {
+				return nil, err
+			}
+			woke = ok
+		default:
+			woke = ready()
+		}
+		in2 := advanceInput{Pipeline: in.Pipeline, Now: workflow.Now(ctx)}
+		if !woke {
+			// The timer fired: the run's clock is at least its due time,
+			// whatever the worker's clock says.
+			if in2.Now.Before(p.NextDue) {
+				in2.Now = p.NextDue
+			}
+		} else {
+			next := f.inbox[0]
+			f.inbox = f.inbox[1:]
+			in2.Delivery, in2.Answers = next.delivery, next.answers
+			answers = next.answers
+		}
+		f.waiting = false
+		if err := advance(in2); err != nil {
+			var ae *temporal.ApplicationError
+			if woke && errors.As(err, &ae) && ae.Type() == errInvalid {
+				// A delivery or answer that no longer applies (another
+				// one took its place first): the run waits on.
+				workflow.GetLogger(ctx).Warn("dropped an inbound delivery", "err", err)
+				continue
+			}
+			return nil, err
+		}
+	}
+	if err := workflow.ExecuteActivity(rctx, recordActivity, run.RecordOf(&p, spans)).Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	f.res, f.ended, f.waiting = p.Result, true, false
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return nil, err
+	}
+	return p.Result, nil
+}
+
+// continueNow reports whether the workflow should continue as new now:
+// asked to (ContinueAfter rounds, or Temporal's suggestion), with nothing
+// in its inbox and no update running, which the new run would lose.
+func (w *Worker) continueNow(ctx workflow.Context, in RunInput, rounds int, f *flow) bool {
+	due := in.ContinueAfter > 0 && rounds >= in.ContinueAfter || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	return rounds > 0 && due && len(f.inbox) == 0 && workflow.AllHandlersFinished(ctx)
+}
+
+// handlers installs the updates and the query.
+func (w *Worker) handlers(ctx workflow.Context, f *flow) error {
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (*run.Result, error) { return f.res, nil }); err != nil {
+		return err
+	}
+	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResume,
+		func(ctx workflow.Context, answers map[string]any) error {
+			f.inbox = append(f.inbox, inbound{answers: answers})
+			return nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(answers map[string]any) error {
+			if len(answers) == 0 {
+				return sdk.Errorf(sdk.CodeInvalid, "no answers: give --set answer=…")
+			}
+			if f.ended || !f.waiting || len(f.res.Waiting) == 0 || pendingAnswers(f) {
+				return sdk.Errorf(sdk.CodeInvalid, "task %s is not waiting for an answer; drop --set", workflow.GetInfo(ctx).WorkflowExecution.ID)
+			}
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateDeliver,
+		func(ctx workflow.Context, d run.Delivery) error {
+			f.inbox = append(f.inbox, inbound{delivery: &d})
+			return nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(d run.Delivery) error {
+			id := workflow.GetInfo(ctx).WorkflowExecution.ID
+			if f.ended {
+				return sdk.Errorf(sdk.CodeInvalid, "task %s is %s; it waits for nothing", id, f.res.Status)
+			}
+			if !f.waiting {
+				return sdk.Errorf(sdk.CodeInvalid, "task %s is running its steps; send once it waits", id)
+			}
+			var waits []store.Wait
+			if f.res != nil {
+				waits = f.res.Waits
+			}
+			if !run.Matches(waits, d) {
+				return &run.NoWaiterError{Task: id, Kind: d.Kind, Name: d.Name, Key: d.Key, Waits: waits}
+			}
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandler(ctx, UpdateFollow, func(ctx workflow.Context, until Until) (*run.Result, error) {
+		if err := workflow.Await(ctx, func() bool { return f.settled(until) }); err != nil {
+			return nil, err
+		}
+		return f.res, nil
+	})
+}
+
+// pendingAnswers reports whether answers are already on their way.
+func pendingAnswers(f *flow) bool {
+	for _, in := range f.inbox {
+		if in.answers != nil {
+			return true
+		}
+	}
+	return false
+}

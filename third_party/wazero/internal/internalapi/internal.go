@@ -1,9 +1,0 @@
-package internalapi
-
-type WazeroOnly interface {
-	wazeroOnly()
-}
-
-type WazeroOnlyType struct{}
-
-func (WazeroOnlyType) wazeroOnly() {}

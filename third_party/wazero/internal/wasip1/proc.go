@@ -1,6 +1,0 @@
-package wasip1
-
-const (
-	ProcExitName  = "proc_exit"
-	ProcRaiseName = "proc_raise"
-)
