@@ -56,8 +56,12 @@ type ProviderClient struct{ wire }
 // implements Gate and nothing else. See NewGateClient.
 type GateClient struct{ wire }
 
-// Client is the untyped wire client: it implements Gate, Provider and
-// Navigator whatever the plugin is, and so checks nothing. The host never
+// ToolClient is a tool plugin on the far side of a RoundTripper: it
+// implements Tool and nothing else. See NewToolClient.
+type ToolClient struct{ wire }
+
+// Client is the untyped wire client: it implements Gate, Provider,
+// Navigator and Tool whatever the plugin is, and so checks nothing. The host never
 // hands one out (it holds the kind-typed clients); it is kept for tests
 // that push raw calls at a plugin, such as a transport's own tests.
 type Client struct{ wire }
@@ -66,10 +70,12 @@ var (
 	_ Navigator = (*NavigatorClient)(nil)
 	_ Provider  = (*ProviderClient)(nil)
 	_ Gate      = (*GateClient)(nil)
+	_ Tool      = (*ToolClient)(nil)
 
 	_ Gate      = (*Client)(nil)
 	_ Provider  = (*Client)(nil)
 	_ Navigator = (*Client)(nil)
+	_ Tool      = (*Client)(nil)
 )
 
 // KindError reports a plugin used as a kind it is not: a gate named as a
@@ -99,7 +105,7 @@ func NewClient(name string, rt RoundTripper, info Info) *Client {
 }
 
 // NewKindClient returns the kind-typed client (*NavigatorClient,
-// *ProviderClient or *GateClient) for the plugin called name behind rt,
+// *ProviderClient, *GateClient or *ToolClient) for the plugin called name behind rt,
 // whose Describe answer is info. When want is not empty and info.Kind is
 // not want, it returns a *KindError naming the plugin and both kinds.
 func NewKindClient(name string, rt RoundTripper, info Info, want Kind) (Plugin, error) {
@@ -114,8 +120,10 @@ func NewKindClient(name string, rt RoundTripper, info Info, want Kind) (Plugin, 
 		return &ProviderClient{w}, nil
 	case KindGate:
 		return &GateClient{w}, nil
+	case KindTool:
+		return &ToolClient{w}, nil
 	}
-	return nil, fmt.Errorf("plugin %q: unknown kind %q (want navigator, provider or gate)", name, info.Kind)
+	return nil, fmt.Errorf("plugin %q: unknown kind %q (want navigator, provider, gate or tool)", name, info.Kind)
 }
 
 // dial asks the plugin behind rt to Describe itself and makes the client of
@@ -156,6 +164,16 @@ func NewGateClient(ctx context.Context, name string, rt RoundTripper) (*GateClie
 		return nil, err
 	}
 	return p.(*GateClient), nil
+}
+
+// NewToolClient asks the plugin behind rt to Describe itself and returns a
+// ToolClient, or a *KindError when it is not a tool plugin.
+func NewToolClient(ctx context.Context, name string, rt RoundTripper) (*ToolClient, error) {
+	p, err := dial(ctx, name, rt, KindTool)
+	if err != nil {
+		return nil, err
+	}
+	return p.(*ToolClient), nil
 }
 
 // DescribeOver asks the plugin behind rt for its Info.
@@ -210,6 +228,25 @@ func (c *ProviderClient) Chat(ctx context.Context, r *ChatRequest) (*ChatRespons
 	return remote2(ctx, &c.wire, MethodChat, r, &chatCodec)
 }
 
+// ListTools implements Tool.
+func (c *ToolClient) ListTools(ctx context.Context) ([]ToolSpec, error) {
+	return listOver(ctx, &c.wire)
+}
+
+// CallTool implements Tool.
+func (c *ToolClient) CallTool(ctx context.Context, r *ToolCallRequest) (*ToolResult, error) {
+	return remote2(ctx, &c.wire, MethodToolCall, r, &toolCallCodec)
+}
+
+// listOver calls tool.list.
+func listOver(ctx context.Context, w *wire) ([]ToolSpec, error) {
+	out, err := remote2(ctx, w, MethodToolList, &ToolListRequest{}, &toolListCodec)
+	if err != nil {
+		return nil, err
+	}
+	return out.Tools, nil
+}
+
 // Load implements Navigator.
 func (c *NavigatorClient) Load(ctx context.Context, r *LoadRequest) (*Routine, error) {
 	return c.load(ctx, r)
@@ -243,6 +280,16 @@ func (c *Client) Check(ctx context.Context, r *Comparison) (*Verdict, error) {
 // Chat implements Provider.
 func (c *Client) Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error) {
 	return remote2(ctx, &c.wire, MethodChat, r, &chatCodec)
+}
+
+// ListTools implements Tool.
+func (c *Client) ListTools(ctx context.Context) ([]ToolSpec, error) {
+	return listOver(ctx, &c.wire)
+}
+
+// CallTool implements Tool.
+func (c *Client) CallTool(ctx context.Context, r *ToolCallRequest) (*ToolResult, error) {
+	return remote2(ctx, &c.wire, MethodToolCall, r, &toolCallCodec)
 }
 
 // Load implements Navigator.

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -139,6 +140,35 @@ func (e *encoder) bin(v []byte) {
 		e.b = binary.BigEndian.AppendUint32(append(e.b, 0xc6), uint32(n))
 	}
 	e.b = append(e.b, v...)
+}
+
+// raw encodes a JSON value (a json.RawMessage field) as a str holding
+// its JSON text, compacted as json.Marshal compacts it: the text crosses
+// api 2 as it was written (key order, number spelling), which a
+// MessagePack value could not keep. Nil is nil; text that is not JSON
+// fails, as json.Marshal does.
+func (e *encoder) raw(v json.RawMessage) {
+	if v == nil {
+		e.null()
+		return
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		e.fail(fmt.Errorf("json.RawMessage: %w", err))
+		return
+	}
+	n := buf.Len()
+	switch {
+	case n < 32:
+		e.b = append(e.b, 0xa0|byte(n))
+	case n <= math.MaxUint8:
+		e.b = append(e.b, 0xd9, byte(n))
+	case n <= math.MaxUint16:
+		e.b = binary.BigEndian.AppendUint16(append(e.b, 0xda), uint16(n))
+	default:
+		e.b = binary.BigEndian.AppendUint32(append(e.b, 0xdb), uint32(n))
+	}
+	e.b = append(e.b, buf.Bytes()...)
 }
 
 func (e *encoder) arrayHeader(n int) {
@@ -936,6 +966,47 @@ func (d *decoder) bin() ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte{}, b...), nil
+}
+
+// raw reads a JSON value (a json.RawMessage field): a str holding JSON
+// text, as encoder.raw writes it, copied out; nil is the text null, as
+// json.Unmarshal gives a json.RawMessage for a JSON null. Any other
+// value (a map, an array, a number) is taken as the JSON value it
+// stands for and marshalled, so that a plugin author's MessagePack
+// library may send the value itself.
+func (d *decoder) raw() (json.RawMessage, error) {
+	c, err := d.peek()
+	if err != nil {
+		return nil, err
+	}
+	if c == 0xc0 {
+		d.off++
+		return json.RawMessage("null"), nil
+	}
+	if (c >= 0xa0 && c <= 0xbf) || (c >= 0xd9 && c <= 0xdb) {
+		start := d.off
+		b, err := d.strBytes()
+		if err != nil {
+			return nil, err
+		}
+		if !json.Valid(b) {
+			d.off = start
+			return nil, d.errorf("want JSON text in a str, got %s", preview(b))
+		}
+		return append(json.RawMessage{}, b...), nil
+	}
+	in := d.in
+	d.in = nil // the value is marshalled and dropped: nothing to intern
+	v, err := d.any()
+	d.in = in
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, d.errorf("json.RawMessage: %v", err)
+	}
+	return b, nil
 }
 
 // arrayHeader reads an array's length.

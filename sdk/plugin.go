@@ -1,7 +1,7 @@
 // Package sdk is the contract between the sextant host and its plugins, and
 // the only package a plugin author imports.
 //
-// It holds the three plugin kinds (Navigator, Provider, Gate), the wire types
+// It holds the four plugin kinds (Navigator, Provider, Gate, Tool), the wire types
 // they exchange with the host, the versioned wire envelope, and the
 // registration and serving entry points that make one source build both as a
 // native go-plugin subprocess and as a WebAssembly (wasip1, c-shared) module.
@@ -36,18 +36,19 @@ const (
 	KindNavigator Kind = "navigator"
 	KindProvider  Kind = "provider"
 	KindGate      Kind = "gate"
+	KindTool      Kind = "tool"
 )
 
 // Valid reports whether k is one of the known kinds.
 func (k Kind) Valid() bool {
-	return k == KindNavigator || k == KindProvider || k == KindGate
+	return k == KindNavigator || k == KindProvider || k == KindGate || k == KindTool
 }
 
 // Info is a plugin's answer to Describe.
 type Info struct {
 	// Name is unique among installed plugins; pipelines refer to plugins by it.
 	Name string `json:"name"`
-	// Kind is navigator, provider or gate.
+	// Kind is navigator, provider, gate or tool.
 	Kind Kind `json:"kind"`
 	// Version is the plugin's own semantic version.
 	Version string `json:"version"`
@@ -130,7 +131,7 @@ func CheckInfo(info Info) error {
 	case !ValidName(info.Name):
 		return fmt.Errorf("invalid plugin name %q (want lowercase words joined by - or _)", info.Name)
 	case !info.Kind.Valid():
-		return fmt.Errorf("plugin %q: unknown kind %q (want navigator, provider or gate)", info.Name, info.Kind)
+		return fmt.Errorf("plugin %q: unknown kind %q (want navigator, provider, gate or tool)", info.Name, info.Kind)
 	case info.API != APIVersion:
 		return fmt.Errorf("plugin %q: api version %d, host speaks %d", info.Name, info.API, APIVersion)
 	case info.Version == "":
@@ -151,6 +152,8 @@ func kindOf(p Plugin) (Kind, error) {
 		_, ok = p.(Provider)
 	case KindGate:
 		_, ok = p.(Gate)
+	case KindTool:
+		_, ok = p.(Tool)
 	default:
 		return "", fmt.Errorf("plugin %q: unknown kind %q", info.Name, info.Kind)
 	}
@@ -166,6 +169,8 @@ func kindInterface(k Kind) string {
 		return "Navigator"
 	case KindProvider:
 		return "Provider"
+	case KindTool:
+		return "Tool"
 	}
 	return "Gate"
 }

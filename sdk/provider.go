@@ -1,6 +1,9 @@
 package sdk
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Provider answers chat requests: an LLM behind an API, or a scripted stand-in.
 type Provider interface {
@@ -25,8 +28,45 @@ const (
 
 // Message is one chat message.
 type Message struct {
-	Role    string `json:"role"` // system | user | assistant
+	Role    string `json:"role"` // system | user | assistant | tool
 	Content string `json:"content"`
+	// ToolCalls are the tool calls an assistant message asked for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID names the call a tool message answers (role "tool").
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// IsError marks a tool message whose Content reports a failed call
+	// (Anthropic's is_error; OpenAI has no such flag and sees the text).
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ToolCall is one call of a tool that a model asked for.
+type ToolCall struct {
+	// ID is the provider's id of the call ("call_…", "toolu_…"); a tool
+	// message answers it by this id.
+	ID string `json:"id"`
+	// Name is the tool's name as offered in ChatRequest.Tools.
+	Name string `json:"name"`
+	// Arguments is the JSON object the model wrote, as it wrote it.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolSpec describes a tool offered to a model (or listed by a tool plugin).
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the arguments (an object schema).
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Annotations are hints about the tool's behaviour (MCP's
+	// readOnlyHint, idempotentHint, destructiveHint).
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+}
+
+// ToolAnnotations are a tool's own hints about its behaviour, as MCP
+// defines them. A nil field is not stated.
+type ToolAnnotations struct {
+	ReadOnly    *bool `json:"read_only,omitempty"`
+	Idempotent  *bool `json:"idempotent,omitempty"`
+	Destructive *bool `json:"destructive,omitempty"`
 }
 
 // ChatRequest is one provider call.
@@ -47,6 +87,14 @@ type ChatRequest struct {
 	Config map[string]any `json:"config,omitempty"`
 	// Vars holds data a scripted provider may match on (input, vars).
 	Vars map[string]any `json:"vars,omitempty"`
+	// Tools are the tools offered to the model; none when empty.
+	Tools []ToolSpec `json:"tools,omitempty"`
+	// ToolChoice is "" (the provider's default), "auto", "none",
+	// "required", or the name of the one tool the model must call.
+	ToolChoice string `json:"tool_choice,omitempty"`
+	// ParallelToolCalls, when set, allows or forbids several tool calls in
+	// one answer.
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
 }
 
 // Usage counts tokens.
@@ -64,4 +112,7 @@ type ChatResponse struct {
 	// ID is the provider's id for the answer ("chatcmpl-…", "msg_…"),
 	// reported as gen_ai.response.id; "" when it sends none.
 	ID string `json:"id,omitempty"`
+	// ToolCalls are the tools the model asks to call, in its order;
+	// FinishReason is then "tool_calls".
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }

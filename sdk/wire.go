@@ -21,6 +21,8 @@ const (
 	MethodNext     = "navigator.next"     // NextRequest → Decision
 	MethodBoundary = "navigator.boundary" // BoundaryRequest → Decision
 	MethodIO       = "navigator.io"       // IORequest → NodeIO
+	MethodToolList = "tool.list"          // ToolListRequest → ToolList
+	MethodToolCall = "tool.call"          // ToolCallRequest → ToolResult
 
 	// The bind-once methods, for plugins whose Info has Bind.
 	MethodBind          = "navigator.bind"           // BindRequest → Bound
@@ -162,6 +164,8 @@ func Serve(p Plugin) Handler {
 		h.provider = p
 	case Navigator:
 		h.nav = p
+	case Tool:
+		h.tool = p
 	}
 	if _, ok := p.(Navigator); ok {
 		h.binds = &bindings{m: map[string]*binding{}}
@@ -174,11 +178,12 @@ func Serve(p Plugin) Handler {
 type handler struct {
 	p     Plugin
 	binds *bindings // nil unless p is a Navigator
-	// gate, provider and nav hold p in the role api 2 calls it in (one
+	// gate, provider, nav and tool hold p in the role api 2 calls it in (one
 	// of them), found once rather than by a type switch per call.
 	gate     Gate
 	provider Provider
 	nav      Navigator
+	tool     Tool
 	// noOutput: the Navigator never reads Outcome.Output (OutputBlind),
 	// so api 2 requests pass over it instead of decoding it.
 	noOutput bool
@@ -260,6 +265,13 @@ func (h *handler) dispatch(ctx context.Context, request []byte) (result any, err
 			return call(ctx, req, h.boundNext(p))
 		case MethodBoundBoundary:
 			return call(ctx, req, h.boundBoundary(p))
+		}
+	case Tool:
+		switch req.Method {
+		case MethodToolList:
+			return call(ctx, req, listTools(p))
+		case MethodToolCall:
+			return call(ctx, req, p.CallTool)
 		}
 	}
 	return nil, Errorf(CodeUnknownMethod, "%s plugin %q does not answer %q", h.p.Describe().Kind, h.p.Describe().Name, req.Method)
@@ -363,5 +375,20 @@ func (h *handler) boundBoundary(p Navigator) func(context.Context, *BoundBoundar
 			return nil, err
 		}
 		return p.Boundary(ctx, &BoundaryRequest{State: st, Token: r.Token, Event: r.Event, Payload: r.Payload})
+	}
+}
+
+// listTools adapts Tool.ListTools to the tool.list method: its result is
+// wrapped in a ToolList, and a nil list is an empty one.
+func listTools(p Tool) func(context.Context, *ToolListRequest) (*ToolList, error) {
+	return func(ctx context.Context, _ *ToolListRequest) (*ToolList, error) {
+		specs, err := p.ListTools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if specs == nil {
+			specs = []ToolSpec{}
+		}
+		return &ToolList{Tools: specs}, nil
 	}
 }

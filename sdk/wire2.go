@@ -10,7 +10,8 @@ import (
 //go:generate go run ./internal/wiregen -dir .
 
 // APIBinary is the wire version whose hot methods (navigator.start,
-// navigator.next, navigator.boundary, provider.chat, gate.check) are
+// navigator.next, navigator.boundary, provider.chat, gate.check,
+// tool.list, tool.call) are
 // encoded in MessagePack instead of JSON. A plugin built with this SDK
 // answers both: its Describe answer lists them in Info.APIs, and the host
 // then sends those methods as api 2. Every other method, and every plugin
@@ -19,13 +20,13 @@ const APIBinary = 2
 
 // methods are the method names an api 2 envelope carries (decoder.method).
 var methods = [...]string{MethodChat, MethodCheck, MethodStart, MethodNext, MethodBoundary,
-	MethodBoundStart, MethodBoundNext, MethodBoundBoundary}
+	MethodBoundStart, MethodBoundNext, MethodBoundBoundary, MethodToolList, MethodToolCall}
 
 // hotMethod reports whether method is carried in api 2 when both sides can.
 func hotMethod(method string) bool {
 	switch method {
 	case MethodStart, MethodNext, MethodBoundary, MethodChat, MethodCheck,
-		MethodBoundStart, MethodBoundNext, MethodBoundBoundary:
+		MethodBoundStart, MethodBoundNext, MethodBoundBoundary, MethodToolList, MethodToolCall:
 		return true
 	}
 	return false
@@ -45,6 +46,8 @@ var (
 	boundaryCodec = codec2[BoundaryRequest, Decision]{(*encoder).encBoundaryRequest, (*decoder).decBoundaryRequest, (*encoder).encDecision, (*decoder).decDecision}
 	chatCodec     = codec2[ChatRequest, ChatResponse]{(*encoder).encChatRequest, (*decoder).decChatRequest, (*encoder).encChatResponse, (*decoder).decChatResponse}
 	checkCodec    = codec2[Comparison, Verdict]{(*encoder).encComparison, (*decoder).decComparison, (*encoder).encVerdict, (*decoder).decVerdict}
+	toolListCodec = codec2[ToolListRequest, ToolList]{(*encoder).encToolListRequest, (*decoder).decToolListRequest, (*encoder).encToolList, (*decoder).decToolList}
+	toolCallCodec = codec2[ToolCallRequest, ToolResult]{(*encoder).encToolCallRequest, (*decoder).decToolCallRequest, (*encoder).encToolResult, (*decoder).decToolResult}
 
 	boundStartCodec    = codec2[BoundStartRequest, Decision]{(*encoder).encBoundStartRequest, (*decoder).decBoundStartRequest, (*encoder).encDecision, (*decoder).decDecision}
 	boundNextCodec     = codec2[BoundNextRequest, Decision]{(*encoder).encBoundNextRequest, (*decoder).decBoundNextRequest, (*encoder).encDecision, (*decoder).decDecision}
@@ -299,6 +302,13 @@ func (h *handler) dispatch2Body(ctx context.Context, request []byte, s *scratch)
 	case h.provider != nil:
 		if method == MethodChat {
 			return call2(ctx, s, pd, method, new(ChatRequest), h.provider.Chat, &chatCodec)
+		}
+	case h.tool != nil:
+		switch method {
+		case MethodToolCall:
+			return call2(ctx, s, pd, method, new(ToolCallRequest), h.tool.CallTool, &toolCallCodec)
+		case MethodToolList:
+			return call2(ctx, s, pd, method, new(ToolListRequest), listTools(h.tool), &toolListCodec)
 		}
 	case h.nav != nil:
 		p, r := h.nav, s.nav

@@ -2,7 +2,9 @@
 
 package sdk
 
-import "time"
+import (
+	"time"
+)
 
 func (e *encoder) encBoundBoundaryRequest(v *BoundBoundaryRequest) {
 	n := 3
@@ -454,6 +456,15 @@ func (e *encoder) encChatRequest(v *ChatRequest) {
 	if len(v.Vars) > 0 {
 		n++
 	}
+	if len(v.Tools) > 0 {
+		n++
+	}
+	if v.ToolChoice != "" {
+		n++
+	}
+	if v.ParallelToolCalls != nil {
+		n++
+	}
 	e.mapHeader(n)
 	e.b = append(e.b, 0xa8, 'm', 'e', 's', 's', 'a', 'g', 'e', 's')
 	if v.Messages == nil {
@@ -506,6 +517,29 @@ func (e *encoder) encChatRequest(v *ChatRequest) {
 	if len(v.Vars) > 0 {
 		e.b = append(e.b, 0xa4, 'v', 'a', 'r', 's')
 		e.anyMap(v.Vars)
+	}
+	if len(v.Tools) > 0 {
+		e.b = append(e.b, 0xa5, 't', 'o', 'o', 'l', 's')
+		if v.Tools == nil {
+			e.null()
+		} else {
+			e.arrayHeader(len(v.Tools))
+			for i1 := range v.Tools {
+				e.encToolSpec(&v.Tools[i1])
+			}
+		}
+	}
+	if v.ToolChoice != "" {
+		e.b = append(e.b, 0xab, 't', 'o', 'o', 'l', '_', 'c', 'h', 'o', 'i', 'c', 'e')
+		e.str(v.ToolChoice)
+	}
+	if v.ParallelToolCalls != nil {
+		e.b = append(e.b, 0xb3, 'p', 'a', 'r', 'a', 'l', 'l', 'e', 'l', '_', 't', 'o', 'o', 'l', '_', 'c', 'a', 'l', 'l', 's')
+		if v.ParallelToolCalls == nil {
+			e.null()
+		} else {
+			e.bool(bool(*v.ParallelToolCalls))
+		}
 	}
 }
 
@@ -618,6 +652,44 @@ func (d *decoder) decChatRequest(v *ChatRequest) error {
 				}
 				v.Vars = m
 			}
+		case "tools":
+			if d.null() {
+				v.Tools = nil
+			} else {
+				n, err := d.arrayHeader()
+				if err != nil {
+					return at("tools", err)
+				}
+				s1 := make([]ToolSpec, n)
+				for i1 := range s1 {
+					if err := d.decToolSpec(&s1[i1]); err != nil {
+						return at("tools", atIndex(i1, err))
+					}
+				}
+				v.Tools = s1
+			}
+		case "tool_choice":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("tool_choice", err)
+				}
+				v.ToolChoice = s
+			}
+		case "parallel_tool_calls":
+			if d.null() {
+				v.ParallelToolCalls = nil
+			} else {
+				p1 := new(bool)
+				if !d.null() {
+					b, err := d.bool()
+					if err != nil {
+						return at("parallel_tool_calls", err)
+					}
+					*p1 = b
+				}
+				v.ParallelToolCalls = p1
+			}
 		default:
 			if err := d.skip(); err != nil {
 				return at(string(key), err)
@@ -638,6 +710,9 @@ func (e *encoder) encChatResponse(v *ChatResponse) {
 	if v.ID != "" {
 		n++
 	}
+	if len(v.ToolCalls) > 0 {
+		n++
+	}
 	e.mapHeader(n)
 	e.b = append(e.b, 0xa4, 't', 'e', 'x', 't')
 	e.str(v.Text)
@@ -654,6 +729,17 @@ func (e *encoder) encChatResponse(v *ChatResponse) {
 	if v.ID != "" {
 		e.b = append(e.b, 0xa2, 'i', 'd')
 		e.str(v.ID)
+	}
+	if len(v.ToolCalls) > 0 {
+		e.b = append(e.b, 0xaa, 't', 'o', 'o', 'l', '_', 'c', 'a', 'l', 'l', 's')
+		if v.ToolCalls == nil {
+			e.null()
+		} else {
+			e.arrayHeader(len(v.ToolCalls))
+			for i1 := range v.ToolCalls {
+				e.encToolCall(&v.ToolCalls[i1])
+			}
+		}
 	}
 }
 
@@ -703,6 +789,22 @@ func (d *decoder) decChatResponse(v *ChatResponse) error {
 					return at("id", err)
 				}
 				v.ID = s
+			}
+		case "tool_calls":
+			if d.null() {
+				v.ToolCalls = nil
+			} else {
+				n, err := d.arrayHeader()
+				if err != nil {
+					return at("tool_calls", err)
+				}
+				s1 := make([]ToolCall, n)
+				for i1 := range s1 {
+					if err := d.decToolCall(&s1[i1]); err != nil {
+						return at("tool_calls", atIndex(i1, err))
+					}
+				}
+				v.ToolCalls = s1
 			}
 		default:
 			if err := d.skip(); err != nil {
@@ -1508,11 +1610,39 @@ func (d *decoder) decFlow(v *Flow) error {
 
 func (e *encoder) encMessage(v *Message) {
 	n := 2
+	if len(v.ToolCalls) > 0 {
+		n++
+	}
+	if v.ToolCallID != "" {
+		n++
+	}
+	if v.IsError {
+		n++
+	}
 	e.mapHeader(n)
 	e.b = append(e.b, 0xa4, 'r', 'o', 'l', 'e')
 	e.str(v.Role)
 	e.b = append(e.b, 0xa7, 'c', 'o', 'n', 't', 'e', 'n', 't')
 	e.str(v.Content)
+	if len(v.ToolCalls) > 0 {
+		e.b = append(e.b, 0xaa, 't', 'o', 'o', 'l', '_', 'c', 'a', 'l', 'l', 's')
+		if v.ToolCalls == nil {
+			e.null()
+		} else {
+			e.arrayHeader(len(v.ToolCalls))
+			for i1 := range v.ToolCalls {
+				e.encToolCall(&v.ToolCalls[i1])
+			}
+		}
+	}
+	if v.ToolCallID != "" {
+		e.b = append(e.b, 0xac, 't', 'o', 'o', 'l', '_', 'c', 'a', 'l', 'l', '_', 'i', 'd')
+		e.str(v.ToolCallID)
+	}
+	if v.IsError {
+		e.b = append(e.b, 0xa8, 'i', 's', '_', 'e', 'r', 'r', 'o', 'r')
+		e.bool(bool(v.IsError))
+	}
 }
 
 func (d *decoder) decMessage(v *Message) error {
@@ -1541,6 +1671,38 @@ func (d *decoder) decMessage(v *Message) error {
 					return at("content", err)
 				}
 				v.Content = s
+			}
+		case "tool_calls":
+			if d.null() {
+				v.ToolCalls = nil
+			} else {
+				n, err := d.arrayHeader()
+				if err != nil {
+					return at("tool_calls", err)
+				}
+				s1 := make([]ToolCall, n)
+				for i1 := range s1 {
+					if err := d.decToolCall(&s1[i1]); err != nil {
+						return at("tool_calls", atIndex(i1, err))
+					}
+				}
+				v.ToolCalls = s1
+			}
+		case "tool_call_id":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("tool_call_id", err)
+				}
+				v.ToolCallID = s
+			}
+		case "is_error":
+			if !d.null() {
+				b, err := d.bool()
+				if err != nil {
+					return at("is_error", err)
+				}
+				v.IsError = b
 			}
 		default:
 			if err := d.skip(); err != nil {
@@ -2725,6 +2887,447 @@ func (d *decoder) decToken(v *Token) error {
 					return at("attrs", err)
 				}
 				v.Attrs = m
+			}
+		default:
+			if err := d.skip(); err != nil {
+				return at(string(key), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *encoder) encToolAnnotations(v *ToolAnnotations) {
+	n := 0
+	if v.ReadOnly != nil {
+		n++
+	}
+	if v.Idempotent != nil {
+		n++
+	}
+	if v.Destructive != nil {
+		n++
+	}
+	e.mapHeader(n)
+	if v.ReadOnly != nil {
+		e.b = append(e.b, 0xa9, 'r', 'e', 'a', 'd', '_', 'o', 'n', 'l', 'y')
+		if v.ReadOnly == nil {
+			e.null()
+		} else {
+			e.bool(bool(*v.ReadOnly))
+		}
+	}
+	if v.Idempotent != nil {
+		e.b = append(e.b, 0xaa, 'i', 'd', 'e', 'm', 'p', 'o', 't', 'e', 'n', 't')
+		if v.Idempotent == nil {
+			e.null()
+		} else {
+			e.bool(bool(*v.Idempotent))
+		}
+	}
+	if v.Destructive != nil {
+		e.b = append(e.b, 0xab, 'd', 'e', 's', 't', 'r', 'u', 'c', 't', 'i', 'v', 'e')
+		if v.Destructive == nil {
+			e.null()
+		} else {
+			e.bool(bool(*v.Destructive))
+		}
+	}
+}
+
+func (d *decoder) decToolAnnotations(v *ToolAnnotations) error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "read_only":
+			if d.null() {
+				v.ReadOnly = nil
+			} else {
+				p1 := new(bool)
+				if !d.null() {
+					b, err := d.bool()
+					if err != nil {
+						return at("read_only", err)
+					}
+					*p1 = b
+				}
+				v.ReadOnly = p1
+			}
+		case "idempotent":
+			if d.null() {
+				v.Idempotent = nil
+			} else {
+				p1 := new(bool)
+				if !d.null() {
+					b, err := d.bool()
+					if err != nil {
+						return at("idempotent", err)
+					}
+					*p1 = b
+				}
+				v.Idempotent = p1
+			}
+		case "destructive":
+			if d.null() {
+				v.Destructive = nil
+			} else {
+				p1 := new(bool)
+				if !d.null() {
+					b, err := d.bool()
+					if err != nil {
+						return at("destructive", err)
+					}
+					*p1 = b
+				}
+				v.Destructive = p1
+			}
+		default:
+			if err := d.skip(); err != nil {
+				return at(string(key), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *encoder) encToolCall(v *ToolCall) {
+	n := 3
+	e.mapHeader(n)
+	e.b = append(e.b, 0xa2, 'i', 'd')
+	e.str(v.ID)
+	e.b = append(e.b, 0xa4, 'n', 'a', 'm', 'e')
+	e.str(v.Name)
+	e.b = append(e.b, 0xa9, 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', 's')
+	e.raw(v.Arguments)
+}
+
+func (d *decoder) decToolCall(v *ToolCall) error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "id":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("id", err)
+				}
+				v.ID = s
+			}
+		case "name":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("name", err)
+				}
+				v.Name = s
+			}
+		case "arguments":
+			{
+				r, err := d.raw()
+				if err != nil {
+					return at("arguments", err)
+				}
+				v.Arguments = r
+			}
+		default:
+			if err := d.skip(); err != nil {
+				return at(string(key), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *encoder) encToolCallRequest(v *ToolCallRequest) {
+	n := 2
+	if len(v.Config) > 0 {
+		n++
+	}
+	e.mapHeader(n)
+	e.b = append(e.b, 0xa4, 'n', 'a', 'm', 'e')
+	e.str(v.Name)
+	e.b = append(e.b, 0xa9, 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', 's')
+	e.raw(v.Arguments)
+	if len(v.Config) > 0 {
+		e.b = append(e.b, 0xa6, 'c', 'o', 'n', 'f', 'i', 'g')
+		e.anyMap(v.Config)
+	}
+}
+
+func (d *decoder) decToolCallRequest(v *ToolCallRequest) error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "name":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("name", err)
+				}
+				v.Name = s
+			}
+		case "arguments":
+			{
+				r, err := d.raw()
+				if err != nil {
+					return at("arguments", err)
+				}
+				v.Arguments = r
+			}
+		case "config":
+			{
+				m, err := d.anyMap()
+				if err != nil {
+					return at("config", err)
+				}
+				v.Config = m
+			}
+		default:
+			if err := d.skip(); err != nil {
+				return at(string(key), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *encoder) encToolList(v *ToolList) {
+	n := 1
+	e.mapHeader(n)
+	e.b = append(e.b, 0xa5, 't', 'o', 'o', 'l', 's')
+	if v.Tools == nil {
+		e.null()
+	} else {
+		e.arrayHeader(len(v.Tools))
+		for i1 := range v.Tools {
+			e.encToolSpec(&v.Tools[i1])
+		}
+	}
+}
+
+func (d *decoder) decToolList(v *ToolList) error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "tools":
+			if d.null() {
+				v.Tools = nil
+			} else {
+				n, err := d.arrayHeader()
+				if err != nil {
+					return at("tools", err)
+				}
+				s1 := make([]ToolSpec, n)
+				for i1 := range s1 {
+					if err := d.decToolSpec(&s1[i1]); err != nil {
+						return at("tools", atIndex(i1, err))
+					}
+				}
+				v.Tools = s1
+			}
+		default:
+			if err := d.skip(); err != nil {
+				return at(string(key), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *encoder) encToolListRequest(v *ToolListRequest) {
+	n := 0
+	e.mapHeader(n)
+}
+
+func (d *decoder) decToolListRequest(v *ToolListRequest) error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		default:
+			if err := d.skip(); err != nil {
+				return at(string(key), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *encoder) encToolResult(v *ToolResult) {
+	n := 1
+	if len(v.Structured) > 0 {
+		n++
+	}
+	if v.IsError {
+		n++
+	}
+	e.mapHeader(n)
+	e.b = append(e.b, 0xa7, 'c', 'o', 'n', 't', 'e', 'n', 't')
+	e.str(v.Content)
+	if len(v.Structured) > 0 {
+		e.b = append(e.b, 0xaa, 's', 't', 'r', 'u', 'c', 't', 'u', 'r', 'e', 'd')
+		e.raw(v.Structured)
+	}
+	if v.IsError {
+		e.b = append(e.b, 0xa8, 'i', 's', '_', 'e', 'r', 'r', 'o', 'r')
+		e.bool(bool(v.IsError))
+	}
+}
+
+func (d *decoder) decToolResult(v *ToolResult) error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "content":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("content", err)
+				}
+				v.Content = s
+			}
+		case "structured":
+			{
+				r, err := d.raw()
+				if err != nil {
+					return at("structured", err)
+				}
+				v.Structured = r
+			}
+		case "is_error":
+			if !d.null() {
+				b, err := d.bool()
+				if err != nil {
+					return at("is_error", err)
+				}
+				v.IsError = b
+			}
+		default:
+			if err := d.skip(); err != nil {
+				return at(string(key), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *encoder) encToolSpec(v *ToolSpec) {
+	n := 1
+	if v.Description != "" {
+		n++
+	}
+	if len(v.InputSchema) > 0 {
+		n++
+	}
+	if v.Annotations != nil {
+		n++
+	}
+	e.mapHeader(n)
+	e.b = append(e.b, 0xa4, 'n', 'a', 'm', 'e')
+	e.str(v.Name)
+	if v.Description != "" {
+		e.b = append(e.b, 0xab, 'd', 'e', 's', 'c', 'r', 'i', 'p', 't', 'i', 'o', 'n')
+		e.str(v.Description)
+	}
+	if len(v.InputSchema) > 0 {
+		e.b = append(e.b, 0xac, 'i', 'n', 'p', 'u', 't', '_', 's', 'c', 'h', 'e', 'm', 'a')
+		e.raw(v.InputSchema)
+	}
+	if v.Annotations != nil {
+		e.b = append(e.b, 0xab, 'a', 'n', 'n', 'o', 't', 'a', 't', 'i', 'o', 'n', 's')
+		if v.Annotations == nil {
+			e.null()
+		} else {
+			e.encToolAnnotations(v.Annotations)
+		}
+	}
+}
+
+func (d *decoder) decToolSpec(v *ToolSpec) error {
+	n, null, err := d.mapHeader()
+	if err != nil || null {
+		return err
+	}
+	for range n {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "name":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("name", err)
+				}
+				v.Name = s
+			}
+		case "description":
+			if !d.null() {
+				s, err := d.str()
+				if err != nil {
+					return at("description", err)
+				}
+				v.Description = s
+			}
+		case "input_schema":
+			{
+				r, err := d.raw()
+				if err != nil {
+					return at("input_schema", err)
+				}
+				v.InputSchema = r
+			}
+		case "annotations":
+			if d.null() {
+				v.Annotations = nil
+			} else {
+				p1 := new(ToolAnnotations)
+				if err := d.decToolAnnotations(p1); err != nil {
+					return at("annotations", err)
+				}
+				v.Annotations = p1
 			}
 		default:
 			if err := d.skip(); err != nil {

@@ -141,6 +141,41 @@ func TestAPI2MatchesJSON(t *testing.T) {
 		ra, rb, _, _ := roundTrips(t, r, (*encoder).encVerdict, (*decoder).decVerdict)
 		sameValue(t, "verdict", ra, rb)
 	})
+	t.Run("tools", func(t *testing.T) {
+		yes, no := true, false
+		args := json.RawMessage(` {"path": "a.txt", "n": 1.50, "deep": [null, {"é": "\u00e9"}]} `)
+		specs := []ToolSpec{{Name: "read_file", Description: "reads a file", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
+			Annotations: &ToolAnnotations{ReadOnly: &yes, Destructive: &no}}, {Name: "bare"}, {Name: "e", Annotations: &ToolAnnotations{}}}
+		calls := []ToolCall{{ID: "call_1", Name: "read_file", Arguments: args}, {ID: "call_2", Name: "bare"}, {Name: "x", Arguments: json.RawMessage(`null`)}}
+		for _, v := range []*ChatRequest{{Tools: specs, ToolChoice: "read_file", ParallelToolCalls: &no,
+			Messages: []Message{{Role: "user", Content: "read a"}, {Role: "assistant", ToolCalls: calls},
+				{Role: "tool", ToolCallID: "call_1", Content: "no such file", IsError: true}}}, {Tools: []ToolSpec{}, ParallelToolCalls: &yes}} {
+			a, b, _, _ := roundTrips(t, v, (*encoder).encChatRequest, (*decoder).decChatRequest)
+			sameValue(t, "chat with tools", a, b)
+		}
+		r := &ChatResponse{ToolCalls: calls, FinishReason: "tool_calls"}
+		a, b, _, _ := roundTrips(t, r, (*encoder).encChatResponse, (*decoder).decChatResponse)
+		sameValue(t, "chat response with tool calls", a, b)
+		if got := string(b.ToolCalls[0].Arguments); got != `{"path":"a.txt","n":1.50,"deep":[null,{"é":"\u00e9"}]}` {
+			t.Fatalf("arguments = %s, want the text as written, compacted", got)
+		}
+		for _, v := range []*ToolCallRequest{{}, {Name: "read_file", Arguments: args, Config: tricky()}} {
+			a, b, _, _ := roundTrips(t, v, (*encoder).encToolCallRequest, (*decoder).decToolCallRequest)
+			sameValue(t, "tool call", a, b)
+		}
+		for _, v := range []*ToolResult{{}, {Content: "3 lines", Structured: json.RawMessage(`{"lines":3}`), IsError: true}} {
+			a, b, _, _ := roundTrips(t, v, (*encoder).encToolResult, (*decoder).decToolResult)
+			sameValue(t, "tool result", a, b)
+		}
+		for _, v := range []*ToolList{{}, {Tools: specs}} {
+			a, b, _, _ := roundTrips(t, v, (*encoder).encToolList, (*decoder).decToolList)
+			sameValue(t, "tool list", a, b)
+		}
+		bad := &ToolCallRequest{Name: "x", Arguments: json.RawMessage(`{"a":`)}
+		if _, _, err1, err2 := roundTrips(t, bad, (*encoder).encToolCallRequest, (*decoder).decToolCallRequest); err1 == nil || err2 == nil {
+			t.Fatalf("arguments that are not JSON: json err %v, api 2 err %v; want both to refuse", err1, err2)
+		}
+	})
 	t.Run("error", func(t *testing.T) {
 		v := &Error{Code: CodeRateLimited, Message: "slow", RetryAfter: 20 * time.Second,
 			Problems: []Problem{{File: "r.bpmn", Line: 3, Column: 7, Element: "gw", Message: "no way out"}}}

@@ -76,6 +76,12 @@ func Check(t testing.TB, p sdk.Plugin) {
 		if _, ok := p.(sdk.Navigator); !ok {
 			t.Fatalf("plugin %q describes itself as a navigator but does not implement sdk.Navigator", info.Name)
 		}
+	case sdk.KindTool:
+		tp, ok := p.(sdk.Tool)
+		if !ok {
+			t.Fatalf("plugin %q describes itself as a tool but does not implement sdk.Tool", info.Name)
+		}
+		checkTools(t, tp)
 	}
 	ctx := context.Background()
 	got, err := sdk.DescribeOver(ctx, info.Name, loopback{sdk.Serve(p)})
@@ -100,6 +106,45 @@ func Check(t testing.TB, p sdk.Plugin) {
 	err = sdk.DecodeResponse(sdk.Serve(p).Handle(ctx, req), &out)
 	if !strings.Contains(errString(err), "does not answer") {
 		t.Fatalf("unknown method: got %v, want an unknown_method error", err)
+	}
+}
+
+// checkTools checks a tool plugin's list: valid, unique names, argument
+// schemas that are JSON objects, and the same list over the wire.
+func checkTools(t testing.TB, p sdk.Tool) {
+	t.Helper()
+	ctx := context.Background()
+	specs, err := p.ListTools(ctx)
+	if err != nil {
+		t.Fatalf("ListTools: %v", err)
+	}
+	seen := map[string]bool{}
+	for i, s := range specs {
+		switch {
+		case !sdk.ValidToolName(s.Name):
+			t.Fatalf("ListTools: tool %d: invalid name %q (want 1 to 64 letters, digits, _ or -)", i, s.Name)
+		case seen[s.Name]:
+			t.Fatalf("ListTools: tool %q listed twice", s.Name)
+		}
+		seen[s.Name] = true
+		if len(s.InputSchema) > 0 {
+			var schema map[string]any
+			if err := json.Unmarshal(s.InputSchema, &schema); err != nil || schema == nil {
+				t.Fatalf("ListTools: tool %q: input_schema is not a JSON object: %s", s.Name, s.InputSchema)
+			}
+		}
+	}
+	wire, err := Wire(p).ListTools(ctx)
+	if err != nil {
+		t.Fatalf("tool.list over the wire: %v", err)
+	}
+	a, _ := json.Marshal(specs)
+	b, _ := json.Marshal(wire)
+	if len(specs) == 0 {
+		a = []byte("[]") // tool.list answers an empty list for none
+	}
+	if string(a) != string(b) {
+		t.Fatalf("tool.list over the wire differs:\n in-process %s\n wire       %s", a, b)
 	}
 }
 
