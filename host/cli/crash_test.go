@@ -24,7 +24,7 @@ import (
 // TestCrashResume interrupts `sextant run` at many exact points of a run
 // with a test-only failpoint (SEXTANT_FAILPOINT, see host/internal/failpoint)
 // that SIGKILLs the process there, then runs `sextant resume`, and checks
-// the durability contract of DESIGN.md §6: the run completes; a step
+// the durability contract (README, "Running pipelines"): the run completes; a step
 // completed before the kill is not executed again; a provider call answered
 // (recorded) before the kill is served from its recording, so the provider
 // never sees it again; no span or recording is lost or duplicated.

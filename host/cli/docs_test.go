@@ -56,7 +56,7 @@ func TestDocsFresh(t *testing.T) {
 
 var (
 	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
-	// mdFile is a mention of a markdown file by name (DESIGN.md, sdk/PROTOCOL.md).
+	// mdFile is a mention of a markdown file by name (RATIONALE.md, sdk/PROTOCOL.md).
 	mdFile = regexp.MustCompile(`(?:^|[\s(\[` + "`" + `"'])((?:[\w.-]+/)*[\w-]+\.md)\b`)
 	// repoPath is a path in backquotes that starts at one of the
 	// repository's top-level folders.

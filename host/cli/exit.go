@@ -8,7 +8,7 @@ import (
 	"github.com/sextant-dev/sextant/sdk"
 )
 
-// The exit codes of DESIGN.md §7. A verdict's code comes only from
+// The exit codes of docs/design.md ("Exit codes"). A verdict's code comes only from
 // evolve.ExitCode; these name the same numbers for outcomes that are not
 // verdicts (errors, a paused run).
 const (

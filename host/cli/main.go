@@ -1,6 +1,6 @@
 // Package cli implements the sextant command line: one file per command
 // family, all built on cobra. Main maps every failure to the exit codes of
-// DESIGN.md §7 through ExitCode, the single place that decides them.
+// docs/design.md ("Exit codes") through ExitCode, the single place that decides them.
 package cli
 
 import (

@@ -2,7 +2,7 @@ package pipeline
 
 import "github.com/sextant-dev/sextant/host/internal/schema"
 
-// The step kinds of DESIGN.md §4.1.
+// The step kinds (docs/reference/pipeline.md).
 const (
 	KindLLM    = "llm"
 	KindExpr   = "expr"

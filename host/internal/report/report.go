@@ -1,4 +1,4 @@
-// Package report renders the outcome of a replay or gate run (DESIGN.md §7–§8)
+// Package report renders the outcome of a replay or gate run (docs/design.md)
 // for people and for CI systems: a terminal summary, JSON, JUnit XML,
 // Markdown for $GITHUB_STEP_SUMMARY and one self-contained HTML file, plus a
 // progress bar for long replays.
@@ -49,7 +49,7 @@ type Report struct {
 	// gates judge a candidate against the baseline, so none ran.
 	GatesNotRun []string `json:",omitempty"`
 	// Ruling is the overall verdict and ExitCode the process exit code that
-	// goes with it (DESIGN.md §7).
+	// goes with it (docs/design.md, "Exit codes").
 	Ruling   sdk.Ruling
 	ExitCode int
 	// Flipped are the tasks whose outcome changed between baseline and
