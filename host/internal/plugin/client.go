@@ -49,7 +49,7 @@ func (c *ProviderClient) Close(ctx context.Context) error { return c.conn.Close(
 func (c *GateClient) Close(ctx context.Context) error { return c.conn.Close(ctx) }
 
 // NewKindClient returns the kind-typed client (*NavigatorClient,
-// *ProviderClient or *GateClient) for the plugin behind conn, whose
+// *ProviderClient, *GateClient or *ToolClient) for the plugin behind conn, whose
 // Describe answer is info. When want is not empty and the plugin is of
 // another kind it returns an *sdk.KindError naming the plugin and both
 // kinds.
@@ -63,6 +63,8 @@ func NewKindClient(name string, conn Conn, info sdk.Info, want sdk.Kind) (sdk.Pl
 		return &NavigatorClient{NavigatorClient: c, conn: conn}, nil
 	case *sdk.ProviderClient:
 		return &ProviderClient{ProviderClient: c, conn: conn}, nil
+	case *sdk.ToolClient:
+		return &ToolClient{ToolClient: c, conn: conn}, nil
 	default:
 		return &GateClient{GateClient: c.(*sdk.GateClient), conn: conn}, nil
 	}

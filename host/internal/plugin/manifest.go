@@ -167,9 +167,9 @@ func ParseManifest(path string, data []byte) (*Manifest, error) {
 	}
 	switch {
 	case m.Kind == "":
-		add("kind", "missing (want navigator, provider or gate)")
+		add("kind", "missing (want navigator, provider, gate or tool)")
 	case !m.Kind.Valid():
-		add("kind", "unknown kind %q%s", m.Kind, suggest.Hint(string(m.Kind), []string{"navigator", "provider", "gate"}))
+		add("kind", "unknown kind %q%s", m.Kind, suggest.Hint(string(m.Kind), []string{"navigator", "provider", "gate", "tool"}))
 	}
 	if m.Version == "" {
 		add("version", "missing")

@@ -41,7 +41,7 @@ func TestParseManifest(t *testing.T) {
 		{"valid", "name = \"g\"\nkind = \"gate\"\nversion = \"1.0.0\"\napi = 1\n[wasm]\nfile = \"g.wasm\"\n[requests]\nhttp = [\"api.example.com:443\"]\nmemory = \"32MiB\"\n", nil},
 		{"missing everything", "", []string{
 			"name: missing (every plugin needs a unique name)",
-			"kind: missing (want navigator, provider or gate)",
+			"kind: missing (want navigator, provider, gate or tool)",
 			"version: missing",
 			"api: missing (this host speaks api = 1)",
 			"wasm: missing [wasm] or [process] section"}},

@@ -106,8 +106,9 @@ func (r *Registry) UnknownError(name string, k sdk.Kind) error {
 type Handle struct {
 	Entry Entry
 	// Plugin is the plugin as the sdk interface of its kind: a builtin
-	// itself, or a kind-typed client (NavigatorClient, ProviderClient,
-	// GateClient) that implements its kind's interface and no other.
+	// itself (a tool plugin guarded: see Handle.Tool), or a kind-typed
+	// client (NavigatorClient, ProviderClient, GateClient, ToolClient)
+	// that implements its kind's interface and no other.
 	Plugin sdk.Plugin
 	closer func(context.Context) error
 }
@@ -135,6 +136,17 @@ func (h *Handle) Gate() (sdk.Gate, error) {
 		return g, nil
 	}
 	return nil, &sdk.KindError{Plugin: h.Entry.Name, Kind: h.Entry.Kind, Want: sdk.KindGate}
+}
+
+// Tool returns the plugin as a tool plugin, or an *sdk.KindError. Over
+// every transport its errors name it, its list is checked (CheckTools)
+// and a result over MaxToolResult is an error; a builtin's panic is an
+// error too.
+func (h *Handle) Tool() (sdk.Tool, error) {
+	if t, ok := h.Plugin.(sdk.Tool); ok && h.Entry.Kind == sdk.KindTool {
+		return t, nil
+	}
+	return nil, &sdk.KindError{Plugin: h.Entry.Name, Kind: h.Entry.Kind, Want: sdk.KindTool}
 }
 
 // Close releases the plugin's instances or subprocess.
@@ -168,7 +180,11 @@ func (r *Registry) OpenKind(ctx context.Context, name string, want sdk.Kind, g G
 	}
 	if e.Builtin != nil {
 		r.logger.Debug("plugin opened", "plugin", name, "kind", e.Kind, "transport", e.Transport, "source", e.Source)
-		return &Handle{Entry: e, Plugin: e.Builtin}, nil
+		p := e.Builtin
+		if t, ok := p.(sdk.Tool); ok && e.Kind == sdk.KindTool {
+			p = builtinTool{name: name, t: t}
+		}
+		return &Handle{Entry: e, Plugin: p}, nil
 	}
 	start := time.Now()
 	m := e.Manifest
