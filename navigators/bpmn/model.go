@@ -147,6 +147,9 @@ type flow struct {
 	parked   map[string]any // attrs of a token parked after this flow (shared)
 }
 
+// elem renders the flow for problems: `sequenceFlow "f1"`.
+func (f *flow) elem() string { return `sequenceFlow "` + f.id + `"` }
+
 // multi describes multi-instance loop characteristics.
 type multi struct {
 	sequential bool

@@ -1,0 +1,317 @@
+package bpmn
+
+import (
+	"strings"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// container reads the flow elements of a process or sub-process.
+func (l *loader) container(c *node, x *xelem) {
+	for _, k := range x.kids {
+		if k.space != nsBPMN {
+			continue
+		}
+		if k.local == "sequenceFlow" {
+			l.pendingFlows = append(l.pendingFlows, pendingFlow{k, c})
+			continue
+		}
+		if k.local == "association" {
+			l.pendingAssoc = append(l.pendingAssoc, k)
+			continue
+		}
+		if msg, bad := unsupportedNodes[k.local]; bad {
+			l.problem(k.line, elemOf(k), "%s", msg)
+			l.rejected[k.attr("id")] = true
+			continue
+		}
+		if ignored[k.local] || loopElements[k.local] {
+			continue
+		}
+		n := l.flowNode(k, c)
+		if n == nil {
+			l.rejected[k.attr("id")] = true
+			continue
+		}
+		if !l.register(k, n) {
+			continue
+		}
+		c.children = append(c.children, n)
+		l.pendingNodes = append(l.pendingNodes, pendingNode{k, n})
+		if n.k.isContainer() {
+			l.container(n, k)
+		}
+	}
+}
+
+// flowNode creates the node for a flow element, or reports it unsupported.
+func (l *loader) flowNode(x *xelem, c *node) *node {
+	n := &node{id: x.attr("id"), name: x.attr("name"), tag: x.local, line: x.line, parent: c, proc: c.proc}
+	switch {
+	case taskTags[x.local]:
+		n.k = kTask
+		n.step = true
+	case x.local == "receiveTask":
+		n.k = kReceiveTask
+		if ref := x.attr("messageRef"); ref != "" {
+			if decl, ok := l.messages[ref]; !ok {
+				l.problem(x.line, elemOf(x), "messageRef %q names no <message>", ref)
+			} else {
+				n.hasRef, n.key, n.msgRef = true, ref, ref
+				if v := decl.attr("name"); v != "" {
+					n.key = v
+				}
+			}
+		}
+	case x.local == "subProcess":
+		n.k = kSubProcess
+		if x.attr("triggeredByEvent") == "true" {
+			n.k = kEventSub
+		}
+	case x.local == "transaction":
+		n.k = kSubProcess
+	case x.local == "adHocSubProcess":
+		// An empty ad-hoc sub-process has nothing to run and completes at
+		// once; one with content needs run-time decisions the engine does
+		// not make.
+		for _, k := range x.kids {
+			if k.space == nsBPMN && !ignored[k.local] && k.local != "completionCondition" {
+				l.problem(x.line, elemOf(x), "ad-hoc sub-processes are not supported (only an empty one, which completes at once)")
+				return nil
+			}
+		}
+		n.k = kSubProcess
+	case x.local == "callActivity":
+		n.k = kCallActivity
+	case x.local == "startEvent":
+		n.k = kStart
+	case x.local == "endEvent":
+		n.k = kEnd
+	case x.local == "intermediateCatchEvent":
+		n.k = kCatch
+	case x.local == "intermediateThrowEvent":
+		n.k = kThrow
+	case x.local == "boundaryEvent":
+		n.k = kBoundary
+	case x.local == "exclusiveGateway":
+		n.k = kExclusive
+	case x.local == "parallelGateway":
+		n.k = kParallel
+	case x.local == "inclusiveGateway":
+		n.k = kInclusive
+	case x.local == "eventBasedGateway":
+		n.k = kEventGateway
+	default:
+		l.problem(x.line, elemOf(x), "unsupported element <%s>", x.local)
+		return nil
+	}
+	return n
+}
+
+// resolve reads a node's attributes and children once every id is known.
+func (l *loader) resolve(x *xelem, n *node) {
+	if x.attr("isForCompensation") == "true" {
+		n.forComp = true
+	}
+	defs := l.nodeKids(x, n)
+	for _, k := range x.kids {
+		if k.isBPMN("extensionElements") {
+			l.extensions(k, n)
+		}
+	}
+	if len(defs) > 1 {
+		l.problem(defs[1].line, n.elem(), "events with more than one event definition are not supported")
+	} else if len(defs) == 1 {
+		l.eventDef(defs[0], n)
+	}
+	switch n.k {
+	case kBoundary:
+		l.attach(x, n)
+	case kStart:
+		n.interrupting = x.attr("isInterrupting") != "false" && n.ev != evCompensate
+	case kCallActivity:
+		l.callee(x, n)
+	}
+}
+
+// nodeKids reads the BPMN children of n that container does not: loop
+// characteristics, and the event definitions, which it returns.
+func (l *loader) nodeKids(x *xelem, n *node) []*xelem {
+	var defs []*xelem
+	for _, k := range x.kids {
+		if k.space != nsBPMN {
+			continue
+		}
+		switch k.local {
+		case "messageEventDefinition", "timerEventDefinition", "signalEventDefinition", "errorEventDefinition",
+			"escalationEventDefinition", "terminateEventDefinition", "linkEventDefinition", "conditionalEventDefinition",
+			"compensateEventDefinition", "cancelEventDefinition":
+			defs = append(defs, k)
+		case "eventDefinitionRef":
+			l.problem(k.line, n.elem(), "shared event definitions (eventDefinitionRef) are not supported")
+			n.badDef = true
+		case "multiInstanceLoopCharacteristics":
+			if n.k.isActivity() || n.k == kCallActivity {
+				l.multi(k, n)
+			} else {
+				l.problem(k.line, n.elem(), "multi-instance is only allowed on activities")
+			}
+		case "standardLoopCharacteristics":
+			l.problem(k.line, n.elem(), "standard loops are not supported (model the loop with a gateway, or use multi-instance)")
+		case "condition":
+			// conditional start event of an event sub-process, handled with its definition
+		default:
+			if n.k.isContainer() {
+				continue // children of sub-processes were read by container
+			}
+			if !ignored[k.local] {
+				l.problem(k.line, n.elem(), "unsupported element <%s>", k.local)
+			}
+		}
+	}
+	return defs
+}
+
+// attach attaches boundary event n to the activity its attachedToRef
+// names, which must share its scope.
+func (l *loader) attach(x *xelem, n *node) {
+	ref := x.attr("attachedToRef")
+	host := l.m.byID[ref]
+	switch {
+	case ref == "":
+		l.problem(x.line, n.elem(), "missing attachedToRef")
+	case l.rejected[ref]:
+		// already reported
+	case host == nil:
+		l.problem(x.line, n.elem(), "attachedToRef %q names no element", ref)
+	case !host.k.isActivity() && host.k != kCallActivity:
+		l.problem(x.line, n.elem(), "attached to %s, which is not an activity", host.elem())
+	case host.parent != n.parent:
+		l.problem(x.line, n.elem(), "attached to %s in another scope", host.elem())
+	default:
+		n.attached = host
+		host.boundaries = append(host.boundaries, n)
+	}
+	n.interrupting = x.attr("cancelActivity") != "false"
+}
+
+// callee resolves the process call activity n calls: its calledElement,
+// or the processId of a zeebe:calledElement, which wins.
+func (l *loader) callee(x *xelem, n *node) {
+	id := x.attr("calledElement")
+	line := x.line
+	for _, e := range x.kids {
+		if e.local == "extensionElements" {
+			for _, z := range e.kids {
+				if z.space == nsZeebe && z.local == "calledElement" {
+					if pid := z.attr("processId"); pid != "" {
+						id, line = pid, z.line
+					}
+				}
+			}
+		}
+	}
+	switch p := l.m.byID[id]; {
+	case id == "":
+		l.problem(x.line, n.elem(), "missing calledElement (the id of the process to call)")
+	case strings.HasPrefix(id, "="):
+		l.problem(line, n.elem(), "calledElement %q: dynamic process ids are not supported", id)
+	case p == nil || p.k != kProcess:
+		l.problem(line, n.elem(), "calledElement %q names no process in this file", id)
+	default:
+		n.called = p
+	}
+}
+
+// extensions reads the vendor extensions of a flow node: Zeebe's (see
+// zeebe.go) and the names of Camunda 7 input/output parameters.
+func (l *loader) extensions(x *xelem, n *node) {
+	for _, e := range x.kids {
+		switch {
+		case e.space == nsZeebe:
+			l.zeebeExtension(e, n)
+		case e.space == nsCamunda && e.local == "inputOutput":
+			for _, io := range e.kids {
+				switch io.local {
+				case "inputParameter":
+					n.io.Inputs = appendName(n.io.Inputs, io.attr("name"))
+				case "outputParameter":
+					n.io.Outputs = appendName(n.io.Outputs, io.attr("name"))
+				}
+			}
+		}
+	}
+}
+
+func appendName(list []string, name string) []string {
+	if name == "" {
+		return list
+	}
+	for _, s := range list {
+		if s == name {
+			return list
+		}
+	}
+	return append(list, name)
+}
+
+// multi reads multi-instance loop characteristics.
+func (l *loader) multi(x *xelem, n *node) {
+	mi := &multi{sequential: x.attr("isSequential") == "true"}
+	given := false // an input collection or cardinality was written
+	compile := func(line int, what, src string) *cond {
+		if strings.TrimSpace(src) == "" {
+			return nil
+		}
+		if what != "outputElement" {
+			given = true
+		}
+		c, err := l.cond(src)
+		if err != nil {
+			l.problem(line, n.elem(), "%s %q: %v", what, strings.TrimSpace(src), err)
+			return nil
+		}
+		l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: line, What: what, Text: strings.TrimSpace(src)})
+		return c
+	}
+	if v := x.nsAttr(nsCamunda, "collection"); v != "" {
+		mi.collection = compile(x.line, "collection", v)
+		mi.element = x.nsAttr(nsCamunda, "elementVariable")
+	}
+	for _, k := range x.kids {
+		switch {
+		case k.isBPMN("loopCardinality"):
+			mi.cardinal = compile(k.line, "loopCardinality", k.text)
+		case k.isBPMN("completionCondition"):
+			if strings.TrimSpace(k.text) != "" {
+				c, err := l.cond(k.text)
+				if err != nil {
+					l.problem(k.line, n.elem(), "completionCondition %q: %v", strings.TrimSpace(k.text), err)
+				} else {
+					l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: k.line, What: "completionCondition", Text: strings.TrimSpace(k.text)})
+				}
+				mi.completion = c
+			}
+		case k.isBPMN("loopDataInputRef"), k.isBPMN("loopDataOutputRef"), k.isBPMN("inputDataItem"), k.isBPMN("outputDataItem"):
+			l.problem(k.line, n.elem(), "<%s> is not supported (use zeebe:loopCharacteristics inputCollection/outputCollection)", k.local)
+		case k.isBPMN("complexBehaviorDefinition"):
+			l.problem(k.line, n.elem(), "complex multi-instance behavior is not supported")
+		case k.isBPMN("extensionElements"):
+			for _, z := range k.kids {
+				if z.space == nsZeebe && z.local == "loopCharacteristics" {
+					mi.collection = compile(z.line, "inputCollection", z.attr("inputCollection"))
+					mi.element = z.attr("inputElement")
+					mi.outColl = z.attr("outputCollection")
+					mi.outElem = compile(z.line, "outputElement", z.attr("outputElement"))
+				}
+			}
+		}
+	}
+	if !given {
+		l.problem(x.line, n.elem(), "multi-instance needs an input collection or a loopCardinality")
+	}
+	if mi.outColl != "" {
+		n.io.Outputs = appendName(n.io.Outputs, mi.outColl)
+	}
+	n.mi = mi
+}
