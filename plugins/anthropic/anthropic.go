@@ -146,7 +146,7 @@ func request(cfg *config, r *sdk.ChatRequest) (req *messagesRequest, prefix stri
 		return nil, "", sdk.Errorf(sdk.CodeBadRequest, "%s: no model (set model in the provider block)", Name)
 	}
 	req = &messagesRequest{Model: r.Model, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
-		StopSequences: r.Stop, Messages: make([]sdk.Message, 0, len(r.Messages)+1)}
+		StopSequences: r.Stop, Messages: make([]message, 0, len(r.Messages)+1)}
 	if req.MaxTokens <= 0 {
 		req.MaxTokens = DefaultMaxTokens
 	}
@@ -155,21 +155,84 @@ func request(cfg *config, r *sdk.ChatRequest) (req *messagesRequest, prefix stri
 		switch m.Role {
 		case "system":
 			system = append(system, m.Content)
-		case "user", "assistant":
-			req.Messages = append(req.Messages, m)
+		case "user":
+			req.Messages = append(req.Messages, message{Role: m.Role, Content: m.Content})
+		case "assistant":
+			req.Messages = append(req.Messages, assistant(&r.Messages[i]))
+		case "tool":
+			// Results go back in a user turn, one tool_result block each;
+			// the results of one round share the turn.
+			b := block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &r.Messages[i].Content, IsError: m.IsError}
+			if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" {
+				if blocks, ok := req.Messages[n-1].Content.([]block); ok && blocks[0].Type == "tool_result" {
+					req.Messages[n-1].Content = append(blocks, b)
+					continue
+				}
+			}
+			req.Messages = append(req.Messages, message{Role: "user", Content: []block{b}})
 		default:
-			return nil, "", sdk.Errorf(sdk.CodeBadRequest, "%s: message %d: role %q not supported (want system, user or assistant)", Name, i+1, m.Role)
+			return nil, "", sdk.Errorf(sdk.CodeBadRequest, "%s: message %d: role %q not supported (want system, user, assistant or tool)", Name, i+1, m.Role)
 		}
 	}
 	if r.JSON {
 		system = append(system, JSONInstruction)
 		if n := len(req.Messages); cfg.prefill && n > 0 && req.Messages[n-1].Role == "user" {
 			prefix = "{"
-			req.Messages = append(req.Messages, sdk.Message{Role: "assistant", Content: prefix})
+			req.Messages = append(req.Messages, message{Role: "assistant", Content: prefix})
 		}
 	}
 	req.System = joinSystem(system)
+	if len(r.Tools) > 0 {
+		req.Tools, req.ToolChoice = tools(r)
+	}
 	return req, prefix, nil
+}
+
+// assistant maps an assistant message: its text, and its tool calls as
+// tool_use blocks after it.
+func assistant(m *sdk.Message) message {
+	if len(m.ToolCalls) == 0 {
+		return message{Role: "assistant", Content: m.Content}
+	}
+	blocks := make([]block, 0, len(m.ToolCalls)+1)
+	if m.Content != "" {
+		blocks = append(blocks, block{Type: "text", Text: m.Content})
+	}
+	for _, c := range m.ToolCalls {
+		blocks = append(blocks, block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input(c.Arguments)})
+	}
+	return message{Role: "assistant", Content: blocks}
+}
+
+// tools maps the offered tools and the choice among them: "required" is
+// any, a tool's name is tool; ParallelToolCalls false is
+// disable_parallel_tool_use (which none does not take).
+func tools(r *sdk.ChatRequest) ([]tool, *toolChoice) {
+	out := make([]tool, len(r.Tools))
+	for i, t := range r.Tools {
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`) // required by the API
+		}
+		out[i] = tool{Name: t.Name, Description: t.Description, InputSchema: schema}
+	}
+	var c *toolChoice
+	switch r.ToolChoice {
+	case "":
+	case "auto", "none":
+		c = &toolChoice{Type: r.ToolChoice}
+	case "required":
+		c = &toolChoice{Type: "any"}
+	default:
+		c = &toolChoice{Type: "tool", Name: r.ToolChoice}
+	}
+	if p := r.ParallelToolCalls; p != nil && !*p && (c == nil || c.Type != "none") {
+		if c == nil {
+			c = &toolChoice{Type: "auto"}
+		}
+		c.DisableParallelToolUse = true
+	}
+	return out, c
 }
 
 func joinSystem(parts []string) string {

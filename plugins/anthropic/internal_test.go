@@ -45,10 +45,12 @@ func TestPrefill(t *testing.T) {
 		name       string
 		msgs       []sdk.Message
 		wantPrefix string
-		wantLast   sdk.Message
+		wantLast   message
 	}{
-		{"after user", []sdk.Message{{Role: "user", Content: "q"}}, "{", sdk.Message{Role: "assistant", Content: "{"}},
-		{"after caller's prefill", []sdk.Message{{Role: "user", Content: "q"}, {Role: "assistant", Content: "{\"a\":"}}, "", sdk.Message{Role: "assistant", Content: "{\"a\":"}},
+		{"after user", []sdk.Message{{Role: "user", Content: "q"}}, "{", message{Role: "assistant", Content: "{"}},
+		{"after caller's prefill", []sdk.Message{{Role: "user", Content: "q"}, {Role: "assistant", Content: "{\"a\":"}}, "", message{Role: "assistant", Content: "{\"a\":"}},
+		{"after tool results", []sdk.Message{{Role: "user", Content: "q"}, {Role: "assistant", ToolCalls: []sdk.ToolCall{{ID: "t1", Name: "f"}}},
+			{Role: "tool", ToolCallID: "t1", Content: "r"}}, "{", message{Role: "assistant", Content: "{"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, prefix, err := request(on, &sdk.ChatRequest{Model: "m", Messages: tc.msgs, JSON: true})

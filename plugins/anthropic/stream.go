@@ -58,10 +58,13 @@ type streamEvent struct {
 	Type    string            `json:"type"`
 	Message *messagesResponse `json:"message"`
 	Index   int               `json:"index"`
-	Delta   *struct {
-		Type       string  `json:"type"`
-		Text       string  `json:"text"`
-		StopReason *string `json:"stop_reason"`
+	// ContentBlock opens a block (content_block_start).
+	ContentBlock *contentBlock `json:"content_block"`
+	Delta        *struct {
+		Type        string  `json:"type"`
+		Text        string  `json:"text"`
+		PartialJSON string  `json:"partial_json"`
+		StopReason  *string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *struct {
 		OutputTokens int `json:"output_tokens"`
@@ -79,6 +82,17 @@ type streamAssembler struct {
 	stop    *string
 	started bool // message_start seen
 	stopped bool // message_stop seen
+	// calls are the tool_use blocks, in the order they opened; blocks
+	// maps a block's index to its call.
+	calls  []streamedCall
+	blocks map[int]int
+}
+
+// streamedCall is a tool_use block assembled from its input_json_delta
+// events.
+type streamedCall struct {
+	id, name string
+	input    []byte
 }
 
 var _ llmhttp.Assembler = (*streamAssembler)(nil)
@@ -122,13 +136,33 @@ func (a *streamAssembler) add(data string, n int) (string, error) {
 			a.out.Usage.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 			a.out.Usage.OutputTokens = u.OutputTokens
 		}
+	case "content_block_start":
+		if !a.started {
+			return "", sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: content before message_start", Name, n)
+		}
+		if b := e.ContentBlock; b != nil && b.Type == "tool_use" {
+			if a.blocks == nil {
+				a.blocks = map[int]int{}
+			}
+			a.blocks[e.Index] = len(a.calls)
+			// The block's input is {} here; its text comes in deltas.
+			a.calls = append(a.calls, streamedCall{id: b.ID, name: b.Name})
+		}
 	case "content_block_delta":
 		if !a.started {
 			return "", sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: content before message_start", Name, n)
 		}
-		if e.Delta != nil && e.Delta.Type == "text_delta" {
+		switch {
+		case e.Delta == nil:
+		case e.Delta.Type == "text_delta":
 			a.text.WriteString(e.Delta.Text)
 			return e.Delta.Text, nil
+		case e.Delta.Type == "input_json_delta":
+			i, ok := a.blocks[e.Index]
+			if !ok {
+				return "", sdk.Errorf(sdk.CodeUnavailable, "%s: malformed stream event %d: input_json_delta for block %d, which is no tool_use", Name, n, e.Index)
+			}
+			a.calls[i].input = append(a.calls[i].input, e.Delta.PartialJSON...)
 		}
 	case "message_delta":
 		if e.Delta != nil && e.Delta.StopReason != nil {
@@ -151,5 +185,14 @@ func (a *streamAssembler) Finish(n int) (*sdk.ChatResponse, error) {
 	}
 	out := a.out
 	out.Text, out.FinishReason = a.text.String(), stopReason(a.stop)
+	for _, c := range a.calls {
+		if len(c.input) > 0 && !json.Valid(c.input) {
+			return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: tool_use %s: streamed input is not JSON: %.80s", Name, c.id, c.input)
+		}
+		out.ToolCalls = append(out.ToolCalls, sdk.ToolCall{ID: c.id, Name: c.name, Arguments: input(c.input)})
+	}
+	if len(out.ToolCalls) > 0 {
+		out.FinishReason = "tool_calls"
+	}
 	return &out, nil
 }

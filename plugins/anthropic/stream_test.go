@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -102,5 +103,45 @@ func TestChatStreamErrors(t *testing.T) {
 				t.Errorf("deltas %q, want %d", deltas, tc.deltas)
 			}
 		})
+	}
+}
+
+// TestChatStreamToolUse: tool_use blocks opened by content_block_start
+// and filled by input_json_delta events are the answer's tool calls, in
+// order; they add no text deltas.
+func TestChatStreamToolUse(t *testing.T) {
+	jsonDelta := func(i int, s string) string {
+		b, _ := json.Marshal(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": s}})
+		return ev("content_block_delta", string(b))
+	}
+	body := msgStart + textDelta("Checking.") + ev("content_block_stop", `{"type":"content_block_stop","index":0}`) +
+		ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_a","name":"get_weather","input":{}}}`) +
+		jsonDelta(1, "") + jsonDelta(1, `{"city": "Pa`) + jsonDelta(1, `ris"}`) +
+		ev("content_block_stop", `{"type":"content_block_stop","index":1}`) +
+		ev("content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_b","name":"get_time","input":{}}}`) +
+		ev("content_block_stop", `{"type":"content_block_stop","index":2}`) +
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}`) +
+		ev("message_stop", `{"type":"message_stop"}`)
+	deltas, resp, err := streamCall(t, eventServer(t, 200, "text/event-stream", body), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &sdk.ChatResponse{Text: "Checking.", FinishReason: "tool_calls", Model: "claude-x", ID: "msg_1", Usage: sdk.Usage{InputTokens: 6, OutputTokens: 30},
+		ToolCalls: []sdk.ToolCall{{ID: "toolu_a", Name: "get_weather", Arguments: []byte(`{"city":"Paris"}`)}, {ID: "toolu_b", Name: "get_time", Arguments: []byte(`{}`)}}}
+	if !reflect.DeepEqual(deltas, []string{"Checking."}) || !reflect.DeepEqual(resp, want) {
+		t.Fatalf("deltas %q answer %+v, want %+v", deltas, resp, want)
+	}
+	// Input for a block that is no tool_use, and input that never became
+	// JSON, are errors, not calls.
+	for _, tc := range []struct{ name, body, msg string }{
+		{"stray input", msgStart + jsonDelta(0, `{}`) + msgEnd, "input_json_delta for block 0, which is no tool_use"},
+		{"cut input", msgStart + ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_c","name":"f","input":{}}}`) +
+			jsonDelta(1, `{"a":`) + msgEnd, "tool_use toolu_c: streamed input is not JSON"},
+	} {
+		_, resp, err := streamCall(t, eventServer(t, 200, "text/event-stream", tc.body), false)
+		var se *sdk.Error
+		if !errors.As(err, &se) || se.Code != sdk.CodeUnavailable || !strings.Contains(se.Message, tc.msg) || resp != nil {
+			t.Errorf("%s: err %v, answer %+v; want unavailable containing %q", tc.name, err, resp, tc.msg)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -12,22 +13,62 @@ import (
 // fields are ignored.
 
 type messagesRequest struct {
-	Model         string        `json:"model"`
-	MaxTokens     int           `json:"max_tokens"`
-	System        string        `json:"system,omitempty"`
-	Messages      []sdk.Message `json:"messages"`
-	Temperature   *float64      `json:"temperature,omitempty"`
-	StopSequences []string      `json:"stop_sequences,omitempty"`
-	Stream        bool          `json:"stream,omitempty"`
+	Model         string      `json:"model"`
+	MaxTokens     int         `json:"max_tokens"`
+	System        string      `json:"system,omitempty"`
+	Messages      []message   `json:"messages"`
+	Temperature   *float64    `json:"temperature,omitempty"`
+	StopSequences []string    `json:"stop_sequences,omitempty"`
+	Stream        bool        `json:"stream,omitempty"`
+	Tools         []tool      `json:"tools,omitempty"`
+	ToolChoice    *toolChoice `json:"tool_choice,omitempty"`
+}
+
+// message is a conversation turn: Content is a string, or []block when
+// the turn holds tool calls or tool results.
+type message struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+// block is a content block of a request's turn: text, tool_use (an
+// assistant's call) or tool_result (the answer, in a user turn).
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+type tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type toolChoice struct {
+	Type                   string `json:"type"` // auto | any | tool | none
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+// contentBlock is a content block of an answer.
+type contentBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
 }
 
 type messagesResponse struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
+	ID         string         `json:"id"`
+	Model      string         `json:"model"`
+	Content    []contentBlock `json:"content"`
 	StopReason *string `json:"stop_reason"`
 	Usage      *struct {
 		InputTokens              int `json:"input_tokens"`
@@ -76,12 +117,19 @@ func decodeResponse(resp *sdk.HTTPResponse, prefix string) (*sdk.ChatResponse, e
 	}
 	var text strings.Builder
 	text.WriteString(prefix)
+	var calls []sdk.ToolCall
 	for _, c := range r.Content {
-		if c.Type == "text" {
+		switch c.Type {
+		case "text":
 			text.WriteString(c.Text)
+		case "tool_use":
+			calls = append(calls, sdk.ToolCall{ID: c.ID, Name: c.Name, Arguments: input(c.Input)})
 		}
 	}
-	out := &sdk.ChatResponse{ID: r.ID, Text: text.String(), Model: r.Model, FinishReason: stopReason(r.StopReason)}
+	out := &sdk.ChatResponse{ID: r.ID, Text: text.String(), Model: r.Model, FinishReason: stopReason(r.StopReason), ToolCalls: calls}
+	if len(calls) > 0 {
+		out.FinishReason = "tool_calls"
+	}
 	if u := r.Usage; u != nil {
 		// Cached prompt tokens are reported apart; all of them were read.
 		out.Usage = sdk.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
@@ -106,4 +154,14 @@ func stopReason(r *string) string {
 		return "tool_calls"
 	}
 	return *r
+}
+
+// input is a tool_use block's input as a tool call's arguments: the JSON
+// compacted (as every wire carries it), {} when there is none.
+func input(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if len(bytes.TrimSpace(raw)) == 0 || json.Compact(&b, raw) != nil || b.String() == "null" {
+		return json.RawMessage("{}")
+	}
+	return b.Bytes()
 }

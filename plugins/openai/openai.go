@@ -97,10 +97,7 @@ func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*
 
 // request maps a ChatRequest onto the wire.
 func request(cfg *config, r *sdk.ChatRequest) *chatRequest {
-	out := &chatRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, Stop: r.Stop}
-	if out.Messages == nil {
-		out.Messages = []sdk.Message{}
-	}
+	out := &chatRequest{Model: r.Model, Messages: messages(r.Messages), Temperature: r.Temperature, Stop: r.Stop}
 	if cfg.tokenParam == paramMaxCompletionTokens {
 		out.MaxCompletionTokens = r.MaxTokens
 	} else {
@@ -111,6 +108,45 @@ func request(cfg *config, r *sdk.ChatRequest) *chatRequest {
 	}
 	if cfg.stream {
 		out.Stream, out.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	}
+	if len(r.Tools) > 0 {
+		// tool_choice and parallel_tool_calls are refused without tools.
+		out.Tools = make([]tool, len(r.Tools))
+		for i, t := range r.Tools {
+			out.Tools[i] = tool{Type: "function", Function: function{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}}
+		}
+		switch r.ToolChoice {
+		case "":
+		case "auto", "none", "required":
+			out.ToolChoice = r.ToolChoice
+		default:
+			c := namedChoice{Type: "function"}
+			c.Function.Name = r.ToolChoice
+			out.ToolChoice = c
+		}
+		out.ParallelToolCalls = r.ParallelToolCalls
+	}
+	return out
+}
+
+// messages maps the conversation onto the wire: an assistant message's
+// tool calls as function calls (its content null when it has no text),
+// a tool message's answer by tool_call_id. OpenAI has no flag for a
+// failed call: IsError reaches the model as the text says it.
+func messages(in []sdk.Message) []message {
+	out := make([]message, len(in))
+	for i := range in {
+		m := &in[i]
+		content := &m.Content
+		if m.Content == "" && len(m.ToolCalls) > 0 {
+			content = nil
+		}
+		out[i] = message{Role: m.Role, Content: content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			tc := toolCall{ID: c.ID, Type: "function"}
+			tc.Function.Name, tc.Function.Arguments = c.Name, argumentText(c.Arguments)
+			out[i].ToolCalls = append(out[i].ToolCalls, tc)
+		}
 	}
 	return out
 }

@@ -92,3 +92,25 @@ func TestChatStreamErrors(t *testing.T) {
 		t.Fatalf("err %v, want the callback's", err)
 	}
 }
+
+// TestChatStreamToolCalls: tool calls streamed in pieces, two at once,
+// are assembled by index; they add no text deltas.
+func TestChatStreamToolCalls(t *testing.T) {
+	call := func(delta string) string {
+		return `data: {"id":"c1","model":"m-1","choices":[{"index":0,"delta":{"tool_calls":[` + delta + `]},"finish_reason":null}]}` + "\n\n"
+	}
+	body := sseChunk("Let me look.") +
+		call(`{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":"{\"pa"}}`) +
+		call(`{"index":1,"id":"call_b","type":"function","function":{"name":"list","arguments":""}}`) +
+		call(`{"index":0,"function":{"arguments":"th\": \"a\"}"}}`) +
+		`data: {"id":"c1","model":"m-1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" + "data: [DONE]\n\n"
+	deltas, resp, err := chatStream(t, streamServer(t, 200, "text/event-stream", body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &sdk.ChatResponse{Text: "Let me look.", FinishReason: "tool_calls", Model: "m-1", ID: "c1", ToolCalls: []sdk.ToolCall{
+		{ID: "call_a", Name: "read", Arguments: []byte(`{"path":"a"}`)}, {ID: "call_b", Name: "list", Arguments: []byte(`{}`)}}}
+	if !reflect.DeepEqual(deltas, []string{"Let me look."}) || !reflect.DeepEqual(resp, want) {
+		t.Fatalf("deltas %q answer %+v, want %+v", deltas, resp, want)
+	}
+}

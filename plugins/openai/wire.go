@@ -16,7 +16,7 @@ import (
 
 type chatRequest struct {
 	Model               string          `json:"model,omitempty"`
-	Messages            []sdk.Message   `json:"messages"`
+	Messages            []message       `json:"messages"`
 	Temperature         *float64        `json:"temperature,omitempty"`
 	MaxTokens           int             `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
@@ -24,6 +24,51 @@ type chatRequest struct {
 	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
 	Stream              bool            `json:"stream,omitempty"`
 	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+	Tools               []tool          `json:"tools,omitempty"`
+	// ToolChoice is "auto", "none", "required" or a namedChoice.
+	ToolChoice        any   `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+}
+
+// message is a chat message on the wire. Content is null only for an
+// assistant message that holds tool calls and no text.
+type message struct {
+	Role       string     `json:"role"`
+	Content    *string    `json:"content"`
+	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+type tool struct {
+	Type     string   `json:"type"` // function
+	Function function `json:"function"`
+}
+
+type function struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+type namedChoice struct {
+	Type     string `json:"type"` // function
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// toolCall is a tool call in an assistant message, and in a streamed
+// delta, where it comes in pieces: the first with its index, id and
+// name, the rest with more of its arguments.
+type toolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"` // function
+	Function struct {
+		Name string `json:"name,omitempty"`
+		// Arguments is the JSON text of the arguments, as a string.
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 type responseFormat struct {
@@ -44,12 +89,14 @@ type chatResponse struct {
 
 type choice struct {
 	Message struct {
-		Content *string `json:"content"`
-		Refusal *string `json:"refusal"`
+		Content   *string    `json:"content"`
+		Refusal   *string    `json:"refusal"`
+		ToolCalls []toolCall `json:"tool_calls"`
 	} `json:"message"`
 	Delta struct {
-		Content *string `json:"content"`
-		Refusal *string `json:"refusal"`
+		Content   *string    `json:"content"`
+		Refusal   *string    `json:"refusal"`
+		ToolCalls []toolCall `json:"tool_calls"`
 	} `json:"delta"`
 	FinishReason *string `json:"finish_reason"`
 }
@@ -162,6 +209,12 @@ func decodeResponse(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 	case c.Message.Refusal != nil && *c.Message.Refusal != "":
 		out.Text, out.FinishReason = *c.Message.Refusal, "refusal"
 	}
+	for _, tc := range c.Message.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, sdk.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: arguments(tc.Function.Arguments)})
+	}
+	if len(out.ToolCalls) > 0 {
+		out.FinishReason = "tool_calls" // some servers (Ollama) say stop
+	}
 	if r.Usage != nil {
 		out.Usage = sdk.Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens}
 	}
@@ -201,6 +254,14 @@ type assembler struct {
 	finishReason  *string
 	done          bool
 	n             int // events read
+	// calls are the tool calls being streamed, by their index.
+	calls []streamedCall
+}
+
+// streamedCall is a tool call assembled from a stream's deltas.
+type streamedCall struct {
+	id, name string
+	args     []byte // a strings.Builder may not be copied, and calls grows
 }
 
 var _ llmhttp.Assembler = (*assembler)(nil)
@@ -245,6 +306,28 @@ func (a *assembler) Add(data string, _ int) (delta string, done bool, err error)
 			delta += *ch.Delta.Refusal
 		}
 	}
+	for _, tc := range ch.Delta.ToolCalls {
+		i := len(a.calls) // a server that sends no index streams one call at a time
+		if tc.Index != nil {
+			i = *tc.Index
+		} else if tc.ID == "" && i > 0 {
+			i-- // more of the last call's arguments
+		}
+		if i < 0 || i > len(a.calls) {
+			return "", false, sdk.Errorf(sdk.CodeUnavailable, "%s: stream event %d: tool call index %d out of order (%d calls so far)", Name, a.n, i, len(a.calls))
+		}
+		if i == len(a.calls) {
+			a.calls = append(a.calls, streamedCall{})
+		}
+		c := &a.calls[i]
+		if tc.ID != "" {
+			c.id = tc.ID
+		}
+		if tc.Function.Name != "" {
+			c.name = tc.Function.Name
+		}
+		c.args = append(c.args, tc.Function.Arguments...)
+	}
 	if ch.FinishReason != nil && *ch.FinishReason != "" {
 		a.finishReason = ch.FinishReason
 	}
@@ -262,7 +345,41 @@ func (a *assembler) Finish(int) (*sdk.ChatResponse, error) {
 	if out.Text == "" && a.refusal.Len() > 0 {
 		out.Text, out.FinishReason = a.refusal.String(), "refusal"
 	}
+	for i := range a.calls {
+		c := &a.calls[i]
+		out.ToolCalls = append(out.ToolCalls, sdk.ToolCall{ID: c.id, Name: c.name, Arguments: arguments(string(c.args))})
+	}
+	if len(out.ToolCalls) > 0 {
+		out.FinishReason = "tool_calls"
+	}
 	return &out, nil
+}
+
+// arguments turns the arguments a model wrote (JSON text in a string)
+// into a tool call's: the text compacted (as every wire carries it) when
+// it is JSON, {} when it is empty, and otherwise the text as a JSON
+// string, so that a model's malformed arguments reach the tool (which
+// refuses them, and the model sees why) rather than failing the answer.
+func arguments(s string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}")
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(s)) == nil {
+		return b.Bytes()
+	}
+	q, _ := json.Marshal(s)
+	return q
+}
+
+// argumentText is the arguments of a tool call as a request carries
+// them: JSON text, {} for none (a call without arguments crosses the
+// host's wire as null).
+func argumentText(a json.RawMessage) string {
+	if len(a) == 0 || string(a) == "null" {
+		return "{}"
+	}
+	return string(a)
 }
 
 // events yields the data of each server-sent event in body: the "data:"

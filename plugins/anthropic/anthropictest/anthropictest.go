@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,9 @@ func message(stop string, in, out int, blocks ...block) string {
 			content = append(content, map[string]any{"type": "text", "text": b.Text})
 		case "thinking":
 			content = append(content, map[string]any{"type": "thinking", "thinking": b.Text, "signature": "EqQBCgIYAh"})
+		case "tool_use": // Text is "id name input"
+			f := strings.SplitN(b.Text, " ", 3)
+			content = append(content, map[string]any{"type": "tool_use", "id": f[0], "name": f[1], "input": json.RawMessage(f[2])})
 		}
 	}
 	b, _ := json.Marshal(map[string]any{
@@ -74,6 +78,30 @@ func message(stop string, in, out int, blocks ...block) string {
 }
 
 func text(s string) block { return block{"text", s} }
+
+func toolUse(id, name, input string) block { return block{"tool_use", id + " " + name + " " + input} }
+
+var yes, no = true, false
+
+// Tools are the tools the tool cases offer.
+var Tools = []sdk.ToolSpec{
+	{Name: "get_weather", Description: "Current weather of a city.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
+	{Name: "get_time"},
+}
+
+// ToolMsgs is a conversation with a round of tool calls in it: the
+// assistant's calls (after some text), their answers (one a failure),
+// and a new question.
+var ToolMsgs = []sdk.Message{
+	{Role: "system", Content: "Use the tools."},
+	{Role: "user", Content: "Weather in Lyon, and the time?"},
+	{Role: "assistant", Content: "Looking.", ToolCalls: []sdk.ToolCall{{ID: "toolu_0", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Lyon"}`)}, {ID: "toolu_9", Name: "get_time"}}},
+	{Role: "tool", ToolCallID: "toolu_0", Content: "12°C, rain"},
+	{Role: "tool", ToolCallID: "toolu_9", Content: "clock unavailable", IsError: true},
+	{Role: "assistant", Content: "Lyon: 12°C."},
+	{Role: "user", Content: "Now Paris."},
+}
 
 func apiError(typ, message string) string {
 	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": message},
@@ -372,11 +400,79 @@ func Cases(t *testing.T) []chatCase {
 			WantMsg:  "anthropic: no API key (set api_key_env in the provider block)",
 		},
 		{
+			Name: "tools",
+			Req:  sdk.ChatRequest{Model: Model, Messages: ToolMsgs, Tools: Tools, ToolChoice: "get_weather", ParallelToolCalls: &no},
+			Serve: reply(200, nil, message("tool_use", 90, 40, text("Checking both."),
+				toolUse("toolu_1", "get_weather", `{"city": "Paris"}`), toolUse("toolu_2", "get_time", `{}`))),
+			Check: func(t *testing.T, got received) {
+				wantBody(t, got, "system", "Use the tools.")
+				wantBody(t, got, "tools", []any{
+					map[string]any{"name": "get_weather", "description": "Current weather of a city.",
+						"input_schema": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}},
+					map[string]any{"name": "get_time", "input_schema": map[string]any{"type": "object"}},
+				})
+				wantBody(t, got, "tool_choice", map[string]any{"type": "tool", "name": "get_weather", "disable_parallel_tool_use": true})
+				wantBody(t, got, "messages", []any{
+					map[string]any{"role": "user", "content": "Weather in Lyon, and the time?"},
+					map[string]any{"role": "assistant", "content": []any{
+						map[string]any{"type": "text", "text": "Looking."},
+						map[string]any{"type": "tool_use", "id": "toolu_0", "name": "get_weather", "input": map[string]any{"city": "Lyon"}},
+						map[string]any{"type": "tool_use", "id": "toolu_9", "name": "get_time", "input": map[string]any{}}}},
+					map[string]any{"role": "user", "content": []any{
+						map[string]any{"type": "tool_result", "tool_use_id": "toolu_0", "content": "12°C, rain"},
+						map[string]any{"type": "tool_result", "tool_use_id": "toolu_9", "content": "clock unavailable", "is_error": true}}},
+					map[string]any{"role": "assistant", "content": "Lyon: 12°C."},
+					map[string]any{"role": "user", "content": "Now Paris."},
+				})
+			},
+			Want: &sdk.ChatResponse{Text: "Checking both.", FinishReason: "tool_calls", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL",
+				Usage: sdk.Usage{InputTokens: 90, OutputTokens: 40}, ToolCalls: []sdk.ToolCall{
+					{ID: "toolu_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}, {ID: "toolu_2", Name: "get_time", Arguments: json.RawMessage(`{}`)}}},
+		},
+		{
+			Name:  "tool-choice-required",
+			Req:   sdk.ChatRequest{Model: Model, Messages: Msgs, Tools: Tools[1:], ToolChoice: "required", ParallelToolCalls: &yes},
+			Serve: reply(200, nil, message("tool_use", 20, 10, toolUse("toolu_5", "get_time", `{}`))),
+			Check: func(t *testing.T, got received) {
+				wantBody(t, got, "tool_choice", map[string]any{"type": "any"})
+			},
+			Want: &sdk.ChatResponse{FinishReason: "tool_calls", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL",
+				Usage: sdk.Usage{InputTokens: 20, OutputTokens: 10}, ToolCalls: []sdk.ToolCall{{ID: "toolu_5", Name: "get_time", Arguments: json.RawMessage(`{}`)}}},
+		},
+		{
+			Name:  "tool-choice-none-and-serial",
+			Req:   sdk.ChatRequest{Model: Model, Messages: Msgs, Tools: Tools[1:], ToolChoice: "none", ParallelToolCalls: &no},
+			Serve: reply(200, nil, message("end_turn", 20, 2, text("Hello."))),
+			Check: func(t *testing.T, got received) {
+				wantBody(t, got, "tool_choice", map[string]any{"type": "none"}) // none takes no disable_parallel_tool_use
+			},
+			Want: &sdk.ChatResponse{Text: "Hello.", FinishReason: "stop", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL", Usage: sdk.Usage{InputTokens: 20, OutputTokens: 2}},
+		},
+		{
+			Name:  "serial-tools-auto",
+			Req:   sdk.ChatRequest{Model: Model, Messages: Msgs, Tools: Tools[1:], ParallelToolCalls: &no},
+			Serve: reply(200, nil, message("end_turn", 20, 2, text("Hello."))),
+			Check: func(t *testing.T, got received) {
+				wantBody(t, got, "tool_choice", map[string]any{"type": "auto", "disable_parallel_tool_use": true})
+			},
+			Want: &sdk.ChatResponse{Text: "Hello.", FinishReason: "stop", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL", Usage: sdk.Usage{InputTokens: 20, OutputTokens: 2}},
+		},
+		{
+			Name:  "tool-choice-without-tools",
+			Req:   sdk.ChatRequest{Model: Model, Messages: Msgs, ToolChoice: "auto", ParallelToolCalls: &no},
+			Serve: reply(200, nil, message("end_turn", 20, 2, text("Hello."))),
+			Check: func(t *testing.T, got received) {
+				wantBody(t, got, "tools", nil)
+				wantBody(t, got, "tool_choice", nil)
+			},
+			Want: &sdk.ChatResponse{Text: "Hello.", FinishReason: "stop", Model: "claude-sonnet-4-5-20250929", ID: "msg_01XFDUDYJgAACzvnptvVoYEL", Usage: sdk.Usage{InputTokens: 20, OutputTokens: 2}},
+		},
+		{
 			Name:     "unknown-role",
-			Req:      sdk.ChatRequest{Model: Model, Messages: append(append([]sdk.Message{}, Msgs...), sdk.Message{Role: "tool", Content: "42"})},
+			Req:      sdk.ChatRequest{Model: Model, Messages: append(append([]sdk.Message{}, Msgs...), sdk.Message{Role: "function", Content: "42"})},
 			Calls:    -1,
 			WantCode: sdk.CodeBadRequest,
-			WantMsg:  `anthropic: message 3: role "tool" not supported (want system, user or assistant)`,
+			WantMsg:  `anthropic: message 3: role "function" not supported (want system, user, assistant or tool)`,
 		},
 		{
 			Name:     "bad-config",

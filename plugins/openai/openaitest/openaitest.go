@@ -155,6 +155,32 @@ func wantHeader(t *testing.T, got received, key, want string) {
 
 func temp(f float64) *float64 { return &f }
 
+var yes, no = true, false
+
+// Tools are the tools the tool cases offer.
+var Tools = []sdk.ToolSpec{
+	{Name: "get_weather", Description: "Current weather of a city.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
+	{Name: "get_time"},
+}
+
+// ToolMsgs is a conversation with a round of tool calls in it: the
+// assistant's calls, their answers (one a failure), and a new question.
+var ToolMsgs = []sdk.Message{
+	{Role: "user", Content: "Weather in Paris, and the time?"},
+	{Role: "assistant", ToolCalls: []sdk.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Lyon"}`)}, {ID: "call_9", Name: "get_time"}}},
+	{Role: "tool", ToolCallID: "call_0", Content: "12°C, rain"},
+	{Role: "tool", ToolCallID: "call_9", Content: "clock unavailable", IsError: true},
+	{Role: "assistant", Content: "Lyon: 12°C."},
+	{Role: "user", Content: "Now Paris."},
+}
+
+// toolCompletion is a completion whose message is the JSON text msg.
+func toolCompletion(msg, finish string) string {
+	return `{"id":"chatcmpl-t1","object":"chat.completion","created":1741569952,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"message":` +
+		msg + `,"logprobs":null,"finish_reason":"` + finish + `"}],"usage":{"prompt_tokens":80,"completion_tokens":30,"total_tokens":110}}`
+}
+
 // Msgs is a system and a user message, what most cases send.
 var Msgs = []sdk.Message{{Role: "system", Content: "You are terse."}, {Role: "user", Content: "Say hello."}}
 
@@ -245,6 +271,97 @@ func Cases(t *testing.T) []chatCase {
 				wantHeader(t, got, "Accept", "text/event-stream")
 			},
 			Want: &sdk.ChatResponse{Text: "Hello there.", Usage: sdk.Usage{InputTokens: 12, OutputTokens: 3}, FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-s1"},
+		},
+		{
+			Name: "tools",
+			Req: sdk.ChatRequest{Model: "gpt-4o-mini", Messages: ToolMsgs, Tools: Tools, ToolChoice: "get_weather", ParallelToolCalls: &no},
+			Serve: reply(200, nil, toolCompletion(`{"role":"assistant","content":null,"refusal":null,"tool_calls":[`+
+				`{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}},`+
+				`{"id":"call_2","type":"function","function":{"name":"get_time","arguments":""}},`+
+				`{"id":"call_3","type":"function","function":{"name":"get_weather","arguments":"{\"city\": Par"}}]}`, "tool_calls")),
+			Check: func(t *testing.T, got received) {
+				wantBody(t, got, "tools", []any{
+					map[string]any{"type": "function", "function": map[string]any{"name": "get_weather", "description": "Current weather of a city.",
+						"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}}},
+					map[string]any{"type": "function", "function": map[string]any{"name": "get_time"}},
+				})
+				wantBody(t, got, "tool_choice", map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}})
+				wantBody(t, got, "parallel_tool_calls", false)
+				wantBody(t, got, "messages", []any{
+					map[string]any{"role": "user", "content": "Weather in Paris, and the time?"},
+					map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+						map[string]any{"id": "call_0", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Lyon"}`}},
+						map[string]any{"id": "call_9", "type": "function", "function": map[string]any{"name": "get_time", "arguments": `{}`}}}},
+					map[string]any{"role": "tool", "content": "12°C, rain", "tool_call_id": "call_0"},
+					map[string]any{"role": "tool", "content": "clock unavailable", "tool_call_id": "call_9"},
+					map[string]any{"role": "assistant", "content": "Lyon: 12°C."},
+					map[string]any{"role": "user", "content": "Now Paris."},
+				})
+			},
+			Want: &sdk.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-t1", Usage: sdk.Usage{InputTokens: 80, OutputTokens: 30},
+				ToolCalls: []sdk.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+					{ID: "call_2", Name: "get_time", Arguments: json.RawMessage(`{}`)},
+					{ID: "call_3", Name: "get_weather", Arguments: json.RawMessage(`"{\"city\": Par"`)}}},
+		},
+		{
+			Name: "tool-choice-required",
+			Req:  sdk.ChatRequest{Model: "gpt-4o-mini", Messages: Msgs, Tools: Tools[1:], ToolChoice: "required", ParallelToolCalls: &yes},
+			Serve: reply(200, nil, toolCompletion(`{"role":"assistant","content":"Checking.","tool_calls":[`+
+				`{"id":"call_5","type":"function","function":{"name":"get_time","arguments":"{}"}}]}`, "stop")),
+			Check: func(t *testing.T, got received) {
+				wantBody(t, got, "tool_choice", "required")
+				wantBody(t, got, "parallel_tool_calls", true)
+			},
+			// Ollama says stop when it calls tools: a tool call is tool_calls all the same.
+			Want: &sdk.ChatResponse{Text: "Checking.", FinishReason: "tool_calls", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-t1", Usage: sdk.Usage{InputTokens: 80, OutputTokens: 30},
+				ToolCalls: []sdk.ToolCall{{ID: "call_5", Name: "get_time", Arguments: json.RawMessage(`{}`)}}},
+		},
+		{
+			Name: "tool-choice-without-tools",
+			Req:  sdk.ChatRequest{Model: "gpt-4o-mini", Messages: Msgs, ToolChoice: "none", ParallelToolCalls: &no},
+			Serve: reply(200, nil, completion("Hi.", "stop", 3, 1)),
+			Check: func(t *testing.T, got received) {
+				// OpenAI refuses tool_choice and parallel_tool_calls without tools.
+				wantBody(t, got, "tools", nil)
+				wantBody(t, got, "tool_choice", nil)
+				wantBody(t, got, "parallel_tool_calls", nil)
+			},
+			Want: &sdk.ChatResponse{Text: "Hi.", FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-abc123", Usage: sdk.Usage{InputTokens: 3, OutputTokens: 1}},
+		},
+		{
+			Name:   "tools-stream",
+			Req:    sdk.ChatRequest{Model: "gpt-4o-mini", Messages: Msgs, Tools: Tools, ToolChoice: "auto"},
+			Config: map[string]any{"stream": true},
+			Serve: sse(
+				chunk(map[string]any{"role": "assistant", "content": nil}, nil),
+				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_a", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": ""}}}}, nil),
+				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `{"ci`}}}}, nil),
+				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 1, "id": "call_b", "type": "function", "function": map[string]any{"name": "get_time", "arguments": `{`}}}}, nil),
+				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `ty":"Paris"}`}}}}, nil),
+				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 1, "function": map[string]any{"arguments": `}`}}}}, nil),
+				chunk(map[string]any{}, "tool_calls"),
+				`{"id":"chatcmpl-s1","object":"chat.completion.chunk","created":1741569952,"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":20,"total_tokens":60}}`,
+				"[DONE]",
+			),
+			Check: func(t *testing.T, got received) {
+				wantBody(t, got, "stream", true)
+				wantBody(t, got, "tool_choice", "auto")
+				wantBody(t, got, "parallel_tool_calls", nil)
+			},
+			Want: &sdk.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini-2024-07-18", ID: "chatcmpl-s1", Usage: sdk.Usage{InputTokens: 40, OutputTokens: 20},
+				ToolCalls: []sdk.ToolCall{{ID: "call_a", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+					{ID: "call_b", Name: "get_time", Arguments: json.RawMessage(`{}`)}}},
+		},
+		{
+			Name:   "tools-stream-bad-index",
+			Req:    sdk.ChatRequest{Model: "gpt-4o-mini", Messages: Msgs, Tools: Tools},
+			Config: map[string]any{"stream": true},
+			Serve: sse(
+				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 3, "id": "call_a", "type": "function", "function": map[string]any{"name": "get_time", "arguments": "{}"}}}}, nil),
+				chunk(map[string]any{}, "tool_calls"), "[DONE]",
+			),
+			WantCode: sdk.CodeUnavailable,
+			WantMsg:  "openai: stream event 1: tool call index 3 out of order (0 calls so far)",
 		},
 		{
 			Name:     "stream-cut-short",
