@@ -69,7 +69,7 @@ type messagesResponse struct {
 	ID         string         `json:"id"`
 	Model      string         `json:"model"`
 	Content    []contentBlock `json:"content"`
-	StopReason *string `json:"stop_reason"`
+	StopReason *string        `json:"stop_reason"`
 	Usage      *struct {
 		InputTokens              int `json:"input_tokens"`
 		OutputTokens             int `json:"output_tokens"`

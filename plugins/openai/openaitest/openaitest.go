@@ -274,7 +274,7 @@ func Cases(t *testing.T) []chatCase {
 		},
 		{
 			Name: "tools",
-			Req: sdk.ChatRequest{Model: "gpt-4o-mini", Messages: ToolMsgs, Tools: Tools, ToolChoice: "get_weather", ParallelToolCalls: &no},
+			Req:  sdk.ChatRequest{Model: "gpt-4o-mini", Messages: ToolMsgs, Tools: Tools, ToolChoice: "get_weather", ParallelToolCalls: &no},
 			Serve: reply(200, nil, toolCompletion(`{"role":"assistant","content":null,"refusal":null,"tool_calls":[`+
 				`{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}},`+
 				`{"id":"call_2","type":"function","function":{"name":"get_time","arguments":""}},`+
@@ -317,8 +317,8 @@ func Cases(t *testing.T) []chatCase {
 				ToolCalls: []sdk.ToolCall{{ID: "call_5", Name: "get_time", Arguments: json.RawMessage(`{}`)}}},
 		},
 		{
-			Name: "tool-choice-without-tools",
-			Req:  sdk.ChatRequest{Model: "gpt-4o-mini", Messages: Msgs, ToolChoice: "none", ParallelToolCalls: &no},
+			Name:  "tool-choice-without-tools",
+			Req:   sdk.ChatRequest{Model: "gpt-4o-mini", Messages: Msgs, ToolChoice: "none", ParallelToolCalls: &no},
 			Serve: reply(200, nil, completion("Hi.", "stop", 3, 1)),
 			Check: func(t *testing.T, got received) {
 				// OpenAI refuses tool_choice and parallel_tool_calls without tools.
