@@ -78,6 +78,9 @@ var (
 		{Name: "confidence", Type: schema.String, Doc: "action: expression giving the confidence (for prefer_confirm_for)"},
 		{Name: "question", Type: schema.String, Doc: "human: what to ask"},
 		{Name: "options", Type: schema.StringList, Doc: "human: allowed answers"},
+		{Name: "tools", Type: schema.StringList, Doc: "llm: tools offered to the model: a [tools] source name (all its tools), SOURCE.TOOL, or SOURCE.GLOB such as files.read_*; the step runs the model ↔ tool loop"},
+		{Name: "tool_choice", Type: schema.String, Doc: "llm: auto, none, required, or the name of the one tool the model must call (default: the provider's)"},
+		{Name: "max_turns", Type: schema.Int, Default: 8, Bound: schema.Positive, Doc: "llm: model calls the tool loop may make; the step fails beyond it"},
 	}}
 	gateBlock = &schema.Block{Name: "gate", Open: true, Fields: []schema.Field{
 		{Name: "use", Type: schema.String, Required: true, Doc: "built-in gate or gate plugin"},
@@ -105,13 +108,15 @@ var (
 			{Name: "file", Type: schema.String, Required: true, Doc: "strategy TOML, relative to the pipeline"},
 		}}},
 		{Name: "providers", Type: schema.TableMap, Block: providerBlock, Doc: "named providers"},
+		{Name: "tools", Type: schema.TableMap, Block: toolBlock, Doc: "named tool sources: MCP servers (stdio or streamable HTTP) and tool plugins, offered by llm steps (docs/reference/tools.md)"},
 		{Name: "steps", Type: schema.TableMap, Block: stepBlock, Doc: "routine node id -> what the host does there"},
 		{Name: "limits", Type: schema.Table, Doc: "what one run may use; a run that exceeds a limit fails", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "max_steps", Type: schema.Int, Default: 200, Bound: schema.Positive, Doc: "steps one run may take"},
 			{Name: "max_tokens", Type: schema.Int, Bound: schema.Positive, Doc: "tokens (input + output) one run may use; unset: no limit"},
 			{Name: "max_cost_usd", Type: schema.Number, Bound: schema.Positive, Doc: "USD one run may spend (from the price table); unset: no limit"},
 			{Name: "timeout", Type: schema.Duration, Default: "10m", Bound: schema.Positive, Doc: "wall-clock time one run (or one resume of it) may take"},
-			{Name: "parallel", Type: schema.Int, Default: 4, Bound: schema.Positive, Doc: "branches run at once"},
+			{Name: "parallel", Type: schema.Int, Default: 4, Bound: schema.Positive, Doc: "branches run at once, and tool calls of one model turn run at once"},
+			{Name: "max_tool_calls", Type: schema.Int, Bound: schema.Positive, Doc: "tool calls one run may make; unset: no limit"},
 		}}},
 		{Name: "score", Type: schema.Table, Doc: "how a finished task is scored", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "success", Type: schema.String, Doc: "expression over output, truth, input, vars: did the task succeed"},

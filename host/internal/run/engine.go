@@ -397,17 +397,11 @@ func (r *Runner) load(ctx context.Context, taskID string) (*exec, *Result, error
 		return nil, nil, sdk.Errorf(sdk.CodeInvalid, "task %s ran under strategy %s %s (%s…); the pipeline's strategy is now %s (%s…)",
 			taskID, tree.Task.Strategy.Name, tree.Task.Strategy.Version, short(tree.Task.Strategy.Hash), r.cfg.Strategy.Metadata.Version, short(h))
 	}
-	st, err := decodeState(last.Checkpoint.State)
+	st, err := decodeStateOf(last.Checkpoint.State, &tree.Task)
 	if err != nil {
 		return nil, nil, fmt.Errorf("task %s: read checkpoint: %w", taskID, err)
 	}
 	st.Nav.Env.Strategy = r.compiled.strategyEnv(r.cfg.Strategy)
-	if st.Nav.Env.Vars == nil {
-		st.Nav.Env.Vars = map[string]any{}
-	}
-	if st.Nav.Env.Input == nil {
-		st.Nav.Env.Input = map[string]any{}
-	}
 	task := tree.Task
 	return &exec{r: r, task: &task, id: last.Execution.ID, traceID: last.Execution.TraceID, st: st}, nil, nil
 }
@@ -826,14 +820,17 @@ func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error 
 
 // checkpointRecord is the checkpoint of the current state.
 func (e *exec) checkpointRecord() (*store.Checkpoint, error) {
-	// The strategy is not checkpointed: Resume rebuilds it from the
-	// strategy file, whose hash it checks against the task's.
+	// Neither the strategy nor the input is checkpointed: Resume rebuilds
+	// the strategy from the strategy file, whose hash it checks against
+	// the task's, and takes the input from the task, which holds it once
+	// (see decodeStateOf). A checkpoint then costs what the run changed,
+	// not the size of its input.
 	var b []byte
 	if !e.r.stateless {
-		// Encode a copy without the strategy: steps of the batch may be
-		// reading the state right now.
+		// Encode a copy: steps of the batch may be reading the state
+		// right now.
 		cp := *e.st
-		cp.Nav.Env.Strategy = nil
+		cp.Nav.Env.Strategy, cp.Nav.Env.Input = nil, nil
 		var err error
 		if b, err = cp.encode(); err != nil {
 			return nil, fmt.Errorf("encode run state: %w", err)

@@ -90,6 +90,32 @@ func decodeState(b []byte) (*runState, error) {
 	return &s, nil
 }
 
+// decodeStateOf decodes the checkpointed state of task's execution, ready
+// to run on: a checkpoint does not hold the run's input (the task holds
+// it, once, however many checkpoints the run writes), so it is decoded
+// from task.Input. A checkpoint written before that rule still holds the
+// input itself, which is then used.
+func decodeStateOf(b []byte, task *store.Task) (*runState, error) {
+	s, err := decodeState(b)
+	if err != nil {
+		return nil, err
+	}
+	if s.Nav.Env.Vars == nil {
+		s.Nav.Env.Vars = map[string]any{}
+	}
+	if len(s.Nav.Env.Input) == 0 && len(task.Input) > 0 {
+		var in map[string]any
+		if err := json.Unmarshal(task.Input, &in); err != nil {
+			return nil, fmt.Errorf("task input: %w", err)
+		}
+		s.Nav.Env.Input = in
+	}
+	if s.Nav.Env.Input == nil {
+		s.Nav.Env.Input = map[string]any{}
+	}
+	return s, nil
+}
+
 // Finished is what a finished run left in its last checkpoint: the output
 // [score] saw and the playbook bullets its replies cited.
 type Finished struct {

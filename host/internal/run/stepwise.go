@@ -191,17 +191,11 @@ func (s *Stepper) load(snap Snapshot, floor time.Time) (*exec, *memJournal, erro
 		return nil, nil, sdk.Errorf(sdk.CodeInvalid, "task %s runs under strategy %s %s (%s…); this worker has %s (%s…)",
 			snap.Task.ID, snap.Task.Strategy.Name, snap.Task.Strategy.Version, short(snap.Task.Strategy.Hash), r.cfg.Strategy.Metadata.Version, short(h))
 	}
-	st, err := decodeState(snap.State)
+	st, err := decodeStateOf(snap.State, &snap.Task)
 	if err != nil {
 		return nil, nil, fmt.Errorf("task %s: read run state: %w", snap.Task.ID, err)
 	}
 	st.Nav.Env.Strategy = r.compiled.strategyEnv(r.cfg.Strategy)
-	if st.Nav.Env.Vars == nil {
-		st.Nav.Env.Vars = map[string]any{}
-	}
-	if st.Nav.Env.Input == nil {
-		st.Nav.Env.Input = map[string]any{}
-	}
 	task := snap.Task
 	return &exec{r: r, task: &task, id: snap.Execution.ID, traceID: snap.Execution.TraceID, st: st}, j, nil
 }
