@@ -262,6 +262,7 @@ func (l *loader) validate(p *Pipeline) {
 	navOK := l.plugin(p.Routine.Navigator, sdk.KindNavigator, "routine", "navigator")
 
 	l.providers(p)
+	l.tools(p)
 
 	// Steps.
 	for _, id := range sortedKeys(p.Steps) {
@@ -372,7 +373,7 @@ func (l *loader) plugin(name string, k sdk.Kind, path ...string) bool {
 
 // stepFields lists the keys each step kind takes besides kind.
 var stepFields = map[string][]string{
-	KindLLM:    {"provider", "system", "prompt", "output", "temperature", "max_tokens"},
+	KindLLM:    {"provider", "system", "prompt", "output", "temperature", "max_tokens", "tools", "tool_choice", "max_turns"},
 	KindExpr:   {"set"},
 	KindAction: {"action", "confidence"},
 	KindHuman:  {"question", "options"},
@@ -407,6 +408,7 @@ func (l *loader) step(p *Pipeline, id string, s Step) {
 		}
 		l.template(s.Prompt, "steps", id, "prompt")
 		l.template(s.System, "steps", id, "system")
+		l.stepTools(p, id, s, raw)
 	case KindExpr:
 		if len(s.Set) == 0 {
 			l.add([]string{"steps", id, "set"}, "missing (expr steps assign variables: set = { name = \"expression\" })")

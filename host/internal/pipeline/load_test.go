@@ -214,7 +214,8 @@ func TestDefaultsFromSpec(t *testing.T) {
 	minimal := "name = \"m\"\n[routine]\nnavigator = \"bpmn\"\nfile = \"r.bpmn\"\n[strategy]\nfile = \"s.toml\"\n" +
 		"[providers.default]\nuse = \"script\"\n" +
 		"[steps.classify]\nkind = \"llm\"\nprompt = \"x\"\n[steps.act]\nkind = \"expr\"\nset = { a = \"1\" }\n" +
-		"[steps.confirm]\nkind = \"human\"\nquestion = \"ok?\"\n"
+		"[steps.confirm]\nkind = \"human\"\nquestion = \"ok?\"\n" +
+		"[tools.files]\ncommand = \"node\"\n"
 	p, err := Load(context.Background(), setup(t, minimal), staticResolver{}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +238,7 @@ func TestDefaultsFromSpec(t *testing.T) {
 		var v any = eff
 		for _, part := range path {
 			if part == "NAME" {
-				part = map[string]string{"providers": "default", "steps": "classify"}[path[0]]
+				part = map[string]string{"providers": "default", "steps": "classify", "tools": "files"}[path[0]]
 			}
 			m, _ := v.(map[string]any)
 			v = m[part]

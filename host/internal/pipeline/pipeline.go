@@ -17,20 +17,21 @@ import (
 
 // Pipeline is a loaded, validated pipeline.toml.
 type Pipeline struct {
-	Name        string              `json:"name"`
-	Description string              `json:"description,omitempty"`
-	Routine     Routine             `json:"routine"`
-	Strategy    StrategyRef         `json:"strategy"`
-	Providers   map[string]Provider `json:"providers,omitempty"`
-	Steps       map[string]Step     `json:"steps,omitempty"`
-	Limits      Limits              `json:"limits"`
-	Score       Score               `json:"score"`
-	Replay      Replay              `json:"replay"`
-	Evolve      Evolve              `json:"evolve"`
-	Gates       []Gate              `json:"gates,omitempty"`
-	Plugins     map[string]Grant    `json:"plugins,omitempty"`
-	Prices      map[string]Price    `json:"prices,omitempty"`
-	Store       Store               `json:"store"`
+	Name        string                `json:"name"`
+	Description string                `json:"description,omitempty"`
+	Routine     Routine               `json:"routine"`
+	Strategy    StrategyRef           `json:"strategy"`
+	Providers   map[string]Provider   `json:"providers,omitempty"`
+	Tools       map[string]ToolSource `json:"tools,omitempty"`
+	Steps       map[string]Step       `json:"steps,omitempty"`
+	Limits      Limits                `json:"limits"`
+	Score       Score                 `json:"score"`
+	Replay      Replay                `json:"replay"`
+	Evolve      Evolve                `json:"evolve"`
+	Gates       []Gate                `json:"gates,omitempty"`
+	Plugins     map[string]Grant      `json:"plugins,omitempty"`
+	Prices      map[string]Price      `json:"prices,omitempty"`
+	Store       Store                 `json:"store"`
 
 	// File is the pipeline file's path; Dir its directory. Relative paths
 	// in the pipeline (routine, strategy, rules, dataset) are resolved
@@ -79,6 +80,11 @@ type Step struct {
 	Confidence  string            `json:"confidence,omitempty"`
 	Question    string            `json:"question,omitempty"`
 	Options     []string          `json:"options,omitempty"`
+	// Tools selects the tools an llm step offers the model (see
+	// ToolSelector); ToolChoice and MaxTurns shape its model ↔ tool loop.
+	Tools      []string `json:"tools,omitempty"`
+	ToolChoice string   `json:"tool_choice,omitempty"`
+	MaxTurns   int      `json:"max_turns,omitempty"`
 }
 
 // Limits is the [limits] block; zero means no limit.
@@ -88,6 +94,8 @@ type Limits struct {
 	MaxCostUSD float64  `json:"max_cost_usd,omitempty"`
 	Timeout    Duration `json:"timeout,omitempty"`
 	Parallel   int      `json:"parallel,omitempty"`
+	// MaxToolCalls caps the tool calls of one run; 0 means no limit.
+	MaxToolCalls int `json:"max_tool_calls,omitempty"`
 }
 
 // Score is the [score] block.

@@ -144,6 +144,10 @@ func (c *checker) validateConstraints(s *Strategy) {
 	// in two lists is a mistake whichever way it was meant.
 	seen := map[string]string{} // normalized action -> list
 	for _, l := range lists {
+		probs := toolEntryProblems(l.names)
+		for _, i := range sortedInts(probs) {
+			c.addf(path{keyConstraints, l.key}.with(i), "%s", probs[i])
+		}
 		for i, a := range l.names {
 			p := path{keyConstraints, l.key}.with(i)
 			n := NormalizeAction(a)

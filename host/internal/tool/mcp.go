@@ -1,0 +1,231 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// client is how sextant introduces itself to MCP servers.
+var client = &mcp.Implementation{Name: "sextant", Version: "1"}
+
+// mcpSource is an MCP server session.
+type mcpSource struct {
+	session *mcp.ClientSession
+	stderr  *tail // a stdio server's last words, for errors
+}
+
+var _ Source = (*mcpSource)(nil)
+
+// baseEnv are the variables a stdio server gets from sextant's environment
+// without asking: enough to find and run a program, nothing secret.
+var baseEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "SYSTEMROOT"}
+
+func lookupEnv(k string) (string, bool) { return os.LookupEnv(k) }
+
+// dialStdio starts a stdio MCP server and initializes a session with it.
+func dialStdio(ctx context.Context, name string, cfg pipeline.ToolSource, pipelineDir string, getenv func(string) (string, bool), logger *slog.Logger) (*mcpSource, error) {
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Dir = pipelineDir
+	if cfg.Dir != "" {
+		cmd.Dir = cfg.Dir
+		if !filepath.IsAbs(cfg.Dir) {
+			cmd.Dir = filepath.Join(pipelineDir, cfg.Dir)
+		}
+	}
+	env := []string{}
+	for _, k := range baseEnv {
+		if v, ok := getenv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, e := range cfg.Env {
+		if strings.Contains(e, "=") {
+			env = append(env, e)
+		} else if v, ok := getenv(e); ok {
+			env = append(env, e+"="+v)
+		} else {
+			return nil, fmt.Errorf("env: environment variable %s is not set", e)
+		}
+	}
+	cmd.Env = env
+	st := &tail{logger: logger.With("tool_source", name)}
+	cmd.Stderr = st
+	sess, err := mcp.NewClient(client, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	if err != nil {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+		}
+		return nil, st.wrap(fmt.Errorf("%s: %w", cfg.Command, err))
+	}
+	return &mcpSource{session: sess, stderr: st}, nil
+}
+
+// dialHTTP connects to a streamable HTTP MCP server.
+func dialHTTP(ctx context.Context, cfg pipeline.ToolSource, getenv func(string) (string, bool)) (*mcpSource, error) {
+	hdr := http.Header{}
+	for _, h := range sortedKeys(cfg.Headers) {
+		v, ok := getenv(cfg.Headers[h])
+		if !ok || v == "" {
+			return nil, fmt.Errorf("headers.%s: environment variable %s is not set", h, cfg.Headers[h])
+		}
+		hdr.Set(h, v)
+	}
+	hc := &http.Client{Transport: headerTransport{hdr: hdr, next: http.DefaultTransport}}
+	t := &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+	sess, err := mcp.NewClient(client, nil).Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.URL, err)
+	}
+	return &mcpSource{session: sess}, nil
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct {
+	hdr  http.Header
+	next http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.hdr) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.hdr {
+			r.Header[k] = v
+		}
+	}
+	return t.next.RoundTrip(r)
+}
+
+func (s *mcpSource) List(ctx context.Context) ([]sdk.ToolSpec, error) {
+	var out []sdk.ToolSpec
+	for t, err := range s.session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, s.stderr.wrap(err)
+		}
+		spec := sdk.ToolSpec{Name: t.Name, Description: t.Description}
+		if t.InputSchema != nil {
+			b, err := json.Marshal(t.InputSchema)
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+			}
+			spec.InputSchema = b
+		}
+		if a := t.Annotations; a != nil {
+			ro, id := a.ReadOnlyHint, a.IdempotentHint
+			spec.Annotations = &sdk.ToolAnnotations{ReadOnly: &ro, Idempotent: &id, Destructive: a.DestructiveHint}
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+func (s *mcpSource) Call(ctx context.Context, name string, args json.RawMessage) (*sdk.ToolResult, error) {
+	var a map[string]any
+	if len(bytes.TrimSpace(args)) > 0 {
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadArguments, err)
+		}
+	}
+	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: a})
+	if err != nil {
+		return nil, s.stderr.wrap(err)
+	}
+	out := &sdk.ToolResult{IsError: res.IsError}
+	var text []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			text = append(text, c.Text)
+		default:
+			// Images, audio and resources reach the model as their JSON
+			// form: it sees what came back even when it cannot view it.
+			b, err := json.Marshal(c)
+			if err != nil {
+				return nil, fmt.Errorf("result content: %w", err)
+			}
+			text = append(text, string(b))
+		}
+	}
+	out.Content = strings.Join(text, "\n")
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("structured result: %w", err)
+		}
+		out.Structured = b
+	}
+	return out, nil
+}
+
+func (s *mcpSource) Close() error {
+	err := s.session.Close()
+	// A server that exits on stdin's close reports its exit; that is the
+	// goodbye, not a failure.
+	var ee *exec.ExitError
+	if errors.As(err, &ee) || errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
+}
+
+// tail keeps the last bytes a stdio server wrote to stderr, for errors,
+// and logs each line it writes.
+type tail struct {
+	logger  *slog.Logger
+	mu      sync.Mutex
+	last    []byte // the last tailMax bytes
+	pending []byte // a line not yet ended
+}
+
+const tailMax = 2048
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.last = append(t.last, p...)
+	if len(t.last) > tailMax {
+		t.last = append([]byte(nil), t.last[len(t.last)-tailMax:]...)
+	}
+	t.pending = append(t.pending, p...)
+	for {
+		i := bytes.IndexByte(t.pending, '\n')
+		if i < 0 {
+			break
+		}
+		t.logger.Debug("tool server stderr", "line", string(t.pending[:i]))
+		t.pending = t.pending[i+1:]
+	}
+	if len(t.pending) > tailMax {
+		t.pending = t.pending[:0]
+	}
+	return len(p), nil
+}
+
+// wrap adds the server's last stderr output to err, when there is any.
+func (t *tail) wrap(err error) error {
+	if t == nil || err == nil {
+		return err
+	}
+	t.mu.Lock()
+	s := strings.TrimSpace(string(t.last))
+	t.mu.Unlock()
+	if s == "" {
+		return err
+	}
+	return fmt.Errorf("%w (server stderr: %s)", err, clip(s, 500))
+}
