@@ -64,7 +64,7 @@ The worker stops on SIGINT or SIGTERM, letting running steps finish.`,
 			}
 			var sink temporal.Sink
 			if storeURL != "" {
-				sink = temporal.ServeSink(storeURL, os.Getenv(serve.TokenEnv))
+				sink = serve.NewSink(storeURL, os.Getenv(serve.TokenEnv), nil)
 			} else {
 				s, err := a.openStore(ctx, storeDir, createStore)
 				if err != nil {
@@ -156,3 +156,7 @@ func (a *app) workerPipelines(ctx context.Context, dir string, rec run.Recorder)
 	}
 	return m, closeAll, nil
 }
+
+// A worker writes through a running server's sink routes as through its
+// own store.
+var _ temporal.Sink = (*serve.Sink)(nil)

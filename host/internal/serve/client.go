@@ -92,6 +92,10 @@ type APIError struct {
 
 func (e *APIError) Error() string { return e.Err.Message }
 
+// HTTPStatus is the answer's status code, for callers that classify
+// errors without importing this package.
+func (e *APIError) HTTPStatus() int { return e.Status }
+
 // Is lets callers test an answer as the store's errors: 404 is
 // store.ErrNotFound, 400 store.ErrInvalid, 409 store.ErrExists.
 func (e *APIError) Is(target error) bool {

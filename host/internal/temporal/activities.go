@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
-	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -180,8 +179,8 @@ func (a *activities) StageSpans(ctx context.Context, spans []store.Span) error {
 // permanent marks the sink's errors that a retry cannot cure (a run or
 // span the store refuses, a body over the server's limit) as such.
 func permanent(err error) error {
-	var ae *serve.APIError
-	if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) || errors.As(err, &ae) && (ae.Status == http.StatusRequestEntityTooLarge || ae.Status == http.StatusBadRequest) {
+	var ae interface{ HTTPStatus() int }
+	if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) || errors.As(err, &ae) && (ae.HTTPStatus() == http.StatusRequestEntityTooLarge || ae.HTTPStatus() == http.StatusBadRequest) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), errInvalid, err)
 	}
 	return err

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
-	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
@@ -29,14 +28,10 @@ func (k storeSink) RecordRun(ctx context.Context, r *run.RunRecord) error {
 	return run.RecordRun(ctx, k.Store, r)
 }
 
-// ServeSink writes through the sink routes of the `sextant serve` that
-// holds the store at base (any number of workers, any machines).
-func ServeSink(base, token string) Sink { return serve.NewSink(base, token, nil) }
-
-var (
-	_ Sink = storeSink{}
-	_ Sink = (*serve.Sink)(nil)
-)
+// The other Sink is the sink routes of a `sextant serve` that holds the
+// store (any number of workers, any machines); the CLI wires it in, so
+// that this package does not depend on the server.
+var _ Sink = storeSink{}
 
 // WithRedactor returns rec hashing requests with red: a pipeline's
 // [store] redact patterns, so that its recordings are keyed as a local
