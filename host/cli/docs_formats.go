@@ -66,11 +66,24 @@ const scriptIntro = "The `script` provider answers from a rules file, so a pipel
 	"`{{ index .match 1 }}`). Problems are reported as `responses.toml:LINE: rule[N]: …`.\n\n" +
 	"```toml\n[[rule]]\nstep = \"classify\"\nmatch = '(?i)invoice (\\d+)'\nwhen = 'input.priority == \"high\"'\n" +
 	"reply = '{\"action\": \"flag_financial\", \"invoice\": \"{{ index .match 1 }}\", \"confidence\": 0.9}'\n\n" +
-	"[default]\nreply = \"I don't know\"\n```"
+	"[default]\nreply = \"I don't know\"\n```\n\n" +
+	"A rule can answer with tool calls (`[[rule.tool_calls]]`), so that a step offering tools\n" +
+	"runs offline; `when` and the templates then also see `rounds` (rounds of tool calls since\n" +
+	"the last user message), `results` (their tool results: `name`, `content`, `is_error`) and\n" +
+	"`tools` (the offered tools' names), so one rule calls and the next answers from the result:\n\n" +
+	"```toml\n[[rule]]\nstep = \"research\"\nwhen = 'rounds == 0'\n[[rule.tool_calls]]\nname = \"get_weather\"\n" +
+	"arguments = '{\"city\": \"{{ .input.city }}\"}'\n\n[[rule]]\nstep = \"research\"\n" +
+	"reply = 'It is {{ (index .results 0).content }}.'\n```"
 
-// scriptRulesSpec is the rules file's declaration, from script.RuleKeys.
+// scriptRulesSpec is the rules file's declaration, from script.RuleKeys
+// (and script.ToolCallKeys for each rule's [[rule.tool_calls]]).
 func scriptRulesSpec() *schema.Block {
 	fields := configFields(script.RuleKeys)
+	for i := range fields {
+		if fields[i].Name == "tool_calls" {
+			fields[i].Type, fields[i].Block = schema.TableArray, &schema.Block{Fields: configFields(script.ToolCallKeys)}
+		}
+	}
 	return &schema.Block{Name: "rules", Fields: []schema.Field{
 		{Name: "rule", Type: schema.TableArray, Doc: "the rules, tried in order", Block: &schema.Block{Fields: fields}},
 		{Name: "default", Type: schema.Table, Doc: "the answer when no rule matches (conditions ignored)", Block: &schema.Block{Fields: fields}},

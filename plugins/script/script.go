@@ -24,15 +24,36 @@
 // The first rule whose conditions all hold answers; all conditions are
 // optional. Replies are Go text/templates over .input, .vars and .match
 // (the regexp's submatches).
+//
+// A rule can answer with tool calls instead of (or beside) a reply, so
+// that a step offering tools runs offline. The conditions and templates
+// then also see .rounds (how many rounds of tool calls the conversation
+// holds since the last user message), .results (those rounds' tool
+// results: name, content, is_error) and .tools (the offered tools'
+// names), which lets one rule call a tool and the next answer from its
+// result:
+//
+//	[[rule]]
+//	step = "research"
+//	when = 'rounds == 0'
+//	[[rule.tool_calls]]
+//	name = "get_weather"
+//	arguments = '{"city": "{{ .input.city }}"}'
+//
+//	[[rule]]
+//	step = "research"
+//	reply = 'It is {{ (index .results 0).content }}.'
 package script
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,11 +111,22 @@ type rule struct {
 	Delay        string `toml:"delay"`
 	InputTokens  int    `toml:"input_tokens"`
 	OutputTokens int    `toml:"output_tokens"`
+	// ToolCalls, when set, are the tool calls the rule answers with.
+	ToolCalls []toolCall `toml:"tool_calls"`
 
 	re    *regexp.Regexp
 	when  *vm.Program
 	tmpl  *template.Template
 	delay time.Duration
+}
+
+// toolCall is one tool call a rule answers with.
+type toolCall struct {
+	Name      string `toml:"name"`
+	Arguments string `toml:"arguments"`
+	ID        string `toml:"id"`
+
+	args *template.Template
 }
 
 type rulesFile struct {
@@ -116,15 +148,21 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 		return nil, err
 	}
 	prompt := lastUser(r.Messages)
-	env := map[string]any{"input": r.Vars["input"], "vars": r.Vars["vars"], "step": r.Step}
+	round, results := toolRounds(r.Messages)
+	tools := make([]any, len(r.Tools))
+	for i, t := range r.Tools {
+		tools[i] = t.Name
+	}
+	env := map[string]any{"input": r.Vars["input"], "vars": r.Vars["vars"], "step": r.Step,
+		"rounds": round, "results": results, "tools": tools}
 	for i := range rs.Rule {
 		ru := &rs.Rule[i]
 		if m, ok := ru.matches(r.Step, prompt, env); ok {
-			return p.answer(ctx, ru, prompt, env, m)
+			return p.answer(ctx, ru, fmt.Sprintf("%s: rule[%d]", file, i), r, prompt, env, m)
 		}
 	}
 	if rs.Default != nil {
-		return p.answer(ctx, rs.Default, prompt, env, nil)
+		return p.answer(ctx, rs.Default, file+": default", r, prompt, env, nil)
 	}
 	return nil, sdk.Errorf(sdk.CodeBadRequest, "script provider: no rule in %s matches step %q (prompt %q)", file, r.Step, clip(prompt, 60))
 }
@@ -148,27 +186,124 @@ func (ru *rule) matches(step, prompt string, env map[string]any) ([]string, bool
 	return m, true
 }
 
-func (p *Provider) answer(ctx context.Context, ru *rule, prompt string, env map[string]any, m []string) (*sdk.ChatResponse, error) {
+func (p *Provider) answer(ctx context.Context, ru *rule, where string, r *sdk.ChatRequest, prompt string, env map[string]any, m []string) (*sdk.ChatResponse, error) {
 	if ru.delay > 0 {
 		if err := p.Sleep(ctx, ru.delay); err != nil {
 			return nil, sdk.Errorf(sdk.CodeTimeout, "script provider: %v", err)
 		}
 	}
-	data := map[string]any{"input": env["input"], "vars": env["vars"], "match": m}
+	data := map[string]any{"input": env["input"], "vars": env["vars"], "match": m,
+		"rounds": env["rounds"], "results": env["results"], "tools": env["tools"]}
 	var b bytes.Buffer
 	if err := ru.tmpl.Execute(&b, data); err != nil {
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "script provider: reply template: %v", err)
 	}
 	text := b.String()
+	calls, err := ru.calls(where, r, data)
+	if err != nil {
+		return nil, err
+	}
+	finish, written := "stop", len(text)
+	if len(calls) > 0 {
+		finish = "tool_calls"
+		for _, c := range calls {
+			written += len(c.Name) + len(c.Arguments) // what the model wrote, for the default output tokens
+		}
+	}
 	in, out := ru.InputTokens, ru.OutputTokens
 	if in == 0 {
 		in = (len(prompt) + 3) / 4
 	}
 	if out == 0 {
-		out = (len(text) + 3) / 4
+		out = (written + 3) / 4
 	}
-	return &sdk.ChatResponse{Text: text, FinishReason: "stop", Model: "script",
+	return &sdk.ChatResponse{Text: text, FinishReason: finish, Model: "script", ToolCalls: calls,
 		Usage: sdk.Usage{InputTokens: in, OutputTokens: out}}, nil
+}
+
+// calls renders the rule's tool calls. A call of a tool the request does
+// not offer, or arguments that do not render to a JSON object, is an
+// error naming the rule: the rules file and the step's tools disagree.
+func (ru *rule) calls(where string, r *sdk.ChatRequest, data map[string]any) ([]sdk.ToolCall, error) {
+	if len(ru.ToolCalls) == 0 {
+		return nil, nil
+	}
+	round := 0 // of the whole conversation, so that ids stay unique in it
+	for _, m := range r.Messages {
+		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+			round++
+		}
+	}
+	out := make([]sdk.ToolCall, len(ru.ToolCalls))
+	for i := range ru.ToolCalls {
+		c := &ru.ToolCalls[i]
+		offered := false
+		names := make([]string, len(r.Tools))
+		for j, t := range r.Tools {
+			names[j] = t.Name
+			offered = offered || t.Name == c.Name
+		}
+		if !offered {
+			return nil, sdk.Errorf(sdk.CodeBadRequest, "script provider: %s.tool_calls[%d]: step %q offers no tool %q (it offers %s)",
+				where, i, r.Step, c.Name, offeredList(names))
+		}
+		var b bytes.Buffer
+		if err := c.args.Execute(&b, data); err != nil {
+			return nil, sdk.Errorf(sdk.CodeBadRequest, "script provider: %s.tool_calls[%d].arguments: %v", where, i, err)
+		}
+		args := b.Bytes()
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = []byte("{}")
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+			return nil, sdk.Errorf(sdk.CodeBadRequest, "script provider: %s.tool_calls[%d].arguments: not a JSON object: %s", where, i, clip(string(args), 60))
+		}
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, args) // valid: it decoded
+		id := c.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d_%d", round, i) // unique in the conversation, the same on every run
+		}
+		out[i] = sdk.ToolCall{ID: id, Name: c.Name, Arguments: compact.Bytes()}
+	}
+	return out, nil
+}
+
+func offeredList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// toolRounds counts the rounds of tool calls since the last user message
+// (assistant messages holding calls) and gathers their results, each
+// with the name of the tool it answers.
+func toolRounds(ms []sdk.Message) (round int, results []any) {
+	start := 0
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Role == "user" {
+			start = i + 1
+			break
+		}
+	}
+	names := map[string]string{}
+	results = []any{}
+	for _, m := range ms[start:] {
+		switch m.Role {
+		case "assistant":
+			if len(m.ToolCalls) > 0 {
+				round++
+			}
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Name
+			}
+		case "tool":
+			results = append(results, map[string]any{"id": m.ToolCallID, "name": names[m.ToolCallID], "content": m.Content, "is_error": m.IsError})
+		}
+	}
+	return round, results
 }
 
 func (p *Provider) rules(file, text string) (*ruleSet, error) {
@@ -245,6 +380,27 @@ func ParseRules(file string, data []byte) (*ruleSet, error) {
 			bad("input_tokens", "token counts cannot be negative")
 		} else if ru.OutputTokens < 0 {
 			bad("output_tokens", "token counts cannot be negative")
+		}
+		ids := map[string]bool{}
+		for i := range ru.ToolCalls {
+			c := &ru.ToolCalls[i]
+			callAt := slices.Concat(at, []string{"tool_calls", strconv.Itoa(i)})
+			badCall := func(key, format string, args ...any) {
+				probs = append(probs, sdk.Problem{File: file, Line: ix.Line(append(callAt, key)...), Element: fmt.Sprintf("%s.tool_calls[%d]", where, i),
+					Message: fmt.Sprintf(format, args...)})
+			}
+			if !sdk.ValidToolName(c.Name) {
+				badCall("name", "name: %q is not a tool name (want 1 to 64 letters, digits, _ or -)", c.Name)
+			}
+			t, err := template.New(where).Option("missingkey=zero").Parse(c.Arguments)
+			if err != nil {
+				badCall("arguments", "arguments: %v", err)
+			}
+			c.args = t
+			if c.ID != "" && ids[c.ID] {
+				badCall("id", "id: %q is used twice in the rule", c.ID)
+			}
+			ids[c.ID] = true
 		}
 	}
 	for i := range rf.Rule {
