@@ -28,13 +28,17 @@ type Proxy struct {
 	Name string `json:"name"`
 	// Replay answers every call from recordings, never calling upstream.
 	Replay bool `json:"replay"`
+	// RecordReplays stores each replayed call as a replay execution;
+	// by default a replay stores nothing.
+	RecordReplays bool `json:"record_replays"`
 }
 
 // ServerSpec is the declaration of serve.toml.
 var ServerSpec = &schema.Block{Name: "server", Fields: []schema.Field{
-	{Name: "proxy", Type: schema.Table, Doc: "the recording proxy (/v1/chat/completions, /v1/messages)", Block: &schema.Block{Fields: []schema.Field{
+	{Name: "proxy", Type: schema.Table, Doc: "the recording proxy (/v1/chat/completions, /v1/responses, /v1/embeddings, /v1/messages)", Block: &schema.Block{Fields: []schema.Field{
 		{Name: "name", Type: schema.String, Default: "proxy", Doc: "pipeline name of the tasks the proxy records"},
 		{Name: "replay", Type: schema.Bool, Default: false, Doc: "answer every call from recordings and never call upstream (a miss is an error)"},
+		{Name: "record_replays", Type: schema.Bool, Default: false, Doc: "store each replayed call as a replay execution of its task (by default a replay stores nothing)"},
 	}}},
 	{Name: "providers", Type: schema.TableMap, Block: providerBlock, Doc: "named providers; a request's model selects the block named like it, else [providers.default]"},
 	{Name: "plugins", Type: schema.TableMap, Block: grantBlock, Doc: "capabilities granted to plugins"},
@@ -77,6 +81,9 @@ func LoadServer(ctx context.Context, path string, res Resolver, opts Options) (*
 		}
 		if v, ok := raw["replay"].(bool); ok {
 			srv.Proxy.Replay = v
+		}
+		if v, ok := raw["record_replays"].(bool); ok {
+			srv.Proxy.RecordReplays = v
 		}
 	}
 	if probs := l.c.Problems(); len(probs) > 0 {

@@ -30,12 +30,24 @@ type anthropicMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-func (p *Proxy) serveAnthropic(w http.ResponseWriter, r *http.Request) {
-	c, f := decodeAnthropic(w, r)
+// serveAnthropic serves a call to a block that is not an HTTP upstream of
+// the anthropic API: translated into an sdk.ChatRequest for the provider chain.
+func (p *Proxy) serveAnthropic(w http.ResponseWriter, r *http.Request, body []byte, block string) {
+	c, f := decodeAnthropic(body, r)
 	if f != nil {
+		if f.code == "unsupported_parameter" || f.code == "unsupported_value" {
+			f.msg += p.translatedNote(block)
+		}
 		writeAnthropicError(w, f)
 		return
 	}
+	c.block = block
+	p.answerAnthropic(w, r, c)
+}
+
+// answerAnthropic answers a decoded call through the provider chain (or its
+// translated recording) and writes it in the anthropic API's shape.
+func (p *Proxy) answerAnthropic(w http.ResponseWriter, r *http.Request, c *call) {
 	var (
 		out *anthropicStream
 		ls  *liveStream
@@ -141,9 +153,9 @@ func stopReason(finish string) string {
 }
 
 // decodeAnthropic reads and checks a Messages API request.
-func decodeAnthropic(w http.ResponseWriter, r *http.Request) (*call, *failure) {
+func decodeAnthropic(body []byte, r *http.Request) (*call, *failure) {
 	var in anthropicRequest
-	if f := readBody(w, r, &in); f != nil {
+	if f := decodeStrict(body, &in); f != nil {
 		if name, ok := unknownField(f); ok {
 			return nil, badRequest("unsupported_parameter", name, "%s: unsupported parameter: the recording proxy carries model, max_tokens, messages, system, temperature and stop_sequences only", name)
 		}

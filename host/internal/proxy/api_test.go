@@ -34,7 +34,7 @@ func TestAnthropicMessages(t *testing.T) {
 	up := newUpstream(t)
 	_, ps := serverConfig(t, up)
 	st := openStore(t, t.TempDir())
-	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 	body := `{"model":"claude-x","max_tokens":64,"system":"Be brief.","messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}],"metadata":{"user_id":"user-7"}}`
 	resp, b := post(t, srv.URL+"/v1/messages", body, nil)
 	if resp.StatusCode != 200 {
@@ -95,42 +95,104 @@ func TestAnthropicMessages(t *testing.T) {
 	}
 }
 
-// TestBadRequests: each bad request is a 4xx in the API's error shape,
-// and nothing is written.
+// TestBadRequests: a request that is not a JSON object, a bad header or
+// an oversized body is a 4xx in the API's error shape on every route, and
+// nothing is written and no upstream called. What the request asks
+// (tools, images, roles, n) is the upstream's to judge: see
+// TestPassThroughUnknownParameter and TestTranslatedRefusals.
 func TestBadRequests(t *testing.T) {
 	up := newUpstream(t)
 	_, ps := serverConfig(t, up)
 	st := openStore(t, t.TempDir())
-	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
+	cases := []struct {
+		name, body string
+		hdr        map[string]string
+		status     int
+		want       string // in the error message
+	}{
+		{"not json", `{"model":`, nil, 400, "not valid JSON"},
+		{"two values", `{"model":"m"} {}`, nil, 400, "more than one JSON value"},
+		{"not an object", `[1]`, nil, 400, "must be a JSON object, not array"},
+		{"bad replay header", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{proxy.HeaderReplay: "maybe"}, 400, "not a boolean"},
+		{"too large", `{"model":"` + strings.Repeat("m", proxy.MaxBody) + `"}`, nil, 413, "larger than"},
+	}
+	for _, route := range []string{proxy.RouteChatCompletions, proxy.RouteResponses, proxy.RouteEmbeddings, proxy.RouteMessages} {
+		for _, c := range cases {
+			t.Run(route+"/"+c.name, func(t *testing.T) {
+				resp, b := post(t, srv.URL+route, c.body, c.hdr)
+				if resp.StatusCode != c.status {
+					t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, b)
+				}
+				var msg string
+				if route == proxy.RouteMessages {
+					msg = anthropicError(t, b)
+				} else {
+					msg = openAIError(t, b)
+				}
+				if !strings.Contains(msg, c.want) {
+					t.Errorf("message %q does not contain %q", msg, c.want)
+				}
+			})
+		}
+	}
+	if n := countTasks(t, st); n != 0 || up.calls.Load() != 0 {
+		t.Errorf("%d tasks written and %d upstream calls made for bad requests, want none", n, up.calls.Load())
+	}
+}
+
+// TestTranslatedRefusals: a block that is not an HTTP upstream (the
+// offline script provider) is served translated, which carries messages,
+// model, temperature, max tokens, stop and JSON mode: anything else is a
+// 400 naming it and the block, never dropped; /v1/responses and
+// /v1/embeddings have no translated form. What it carries it answers.
+func TestTranslatedRefusals(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.toml"), []byte("[default]\nreply = \"scripted answer\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "serve.toml")
+	if err := os.WriteFile(path, []byte("[providers.default]\nuse = \"script\"\nrules = \"rules.toml\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t)
+	srvCfg, err := pipeline.LoadServer(context.Background(), path, reg, pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := openProvs(t, srvCfg, reg)
+	if len(ps.ups) != 0 {
+		t.Fatalf("upstreams %v: a script block is not an HTTP upstream", ps.ups)
+	}
+	st := openStore(t, t.TempDir())
+	srv := serve(t, ps.live(st))
 	cases := []struct {
 		name, path, body string
-		hdr              map[string]string
 		status           int
 		want             string // in the error message
 	}{
-		{"not json", "/v1/chat/completions", `{"model":`, nil, 400, "not valid JSON"},
-		{"not an object", "/v1/chat/completions", `[1]`, nil, 400, "must be a JSON object, not array"},
-		{"no model", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, nil, 400, "model"},
-		{"no messages", "/v1/chat/completions", `{"model":"m","messages":[]}`, nil, 400, "messages"},
-		{"tools", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[]}`, nil, 400, "unsupported parameter tools"},
-		{"image part", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, nil, 400, `part type "image_url"`},
-		{"tool role", "/v1/chat/completions", `{"model":"m","messages":[{"role":"tool","content":"x"}]}`, nil, 400, `role "tool"`},
-		{"n=2", "/v1/chat/completions", `{"model":"m","n":2,"messages":[{"role":"user","content":"x"}]}`, nil, 400, "one choice"},
-		{"wrong type", "/v1/chat/completions", `{"model":"m","temperature":"hot","messages":[{"role":"user","content":"x"}]}`, nil, 400, "temperature: want a number, got string"},
-		{"bad replay header", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{proxy.HeaderReplay: "maybe"}, 400, "not a boolean"},
-		{"anthropic no max_tokens", "/v1/messages", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil, 400, "max_tokens"},
-		{"anthropic system role", "/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`, nil, 400, "want user or assistant"},
-		{"anthropic tools", "/v1/messages", `{"model":"m","max_tokens":5,"tools":[],"messages":[{"role":"user","content":"x"}]}`, nil, 400, "unsupported parameter"},
-		{"too large", "/v1/chat/completions", `{"model":"` + strings.Repeat("m", proxy.MaxBody) + `"}`, nil, 413, "larger than"},
+		{"no model", proxy.RouteChatCompletions, `{"messages":[{"role":"user","content":"x"}]}`, 400, "model"},
+		{"no messages", proxy.RouteChatCompletions, `{"model":"m","messages":[]}`, 400, "messages"},
+		{"tools", proxy.RouteChatCompletions, `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[]}`, 400, `unsupported parameter tools: the recording proxy carries messages, model, temperature, max_tokens, stop and response_format only (provider block "default" uses "script"`},
+		{"image part", proxy.RouteChatCompletions, `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, 400, `part type "image_url"`},
+		{"tool role", proxy.RouteChatCompletions, `{"model":"m","messages":[{"role":"tool","content":"x"}]}`, 400, `role "tool"`},
+		{"n=2", proxy.RouteChatCompletions, `{"model":"m","n":2,"messages":[{"role":"user","content":"x"}]}`, 400, "one choice"},
+		{"json schema", proxy.RouteChatCompletions, `{"model":"m","response_format":{"type":"json_schema"},"messages":[{"role":"user","content":"x"}]}`, 400, `response_format "json_schema"`},
+		{"wrong type", proxy.RouteChatCompletions, `{"model":"m","temperature":"hot","messages":[{"role":"user","content":"x"}]}`, 400, "temperature: want a number, got string"},
+		{"anthropic no max_tokens", proxy.RouteMessages, `{"model":"m","messages":[{"role":"user","content":"x"}]}`, 400, "max_tokens"},
+		{"anthropic system role", proxy.RouteMessages, `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`, 400, "want user or assistant"},
+		{"anthropic tools", proxy.RouteMessages, `{"model":"m","max_tokens":5,"tools":[],"messages":[{"role":"user","content":"x"}]}`, 400, "tools: unsupported parameter"},
+		{"responses", proxy.RouteResponses, `{"model":"m","input":"x"}`, 400, `provider block "default" is not an HTTP upstream of the openai API`},
+		{"embeddings", proxy.RouteEmbeddings, `{"model":"m","input":"x"}`, 400, `provider block "default" is not an HTTP upstream`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resp, b := post(t, srv.URL+c.path, c.body, c.hdr)
+			resp, b := post(t, srv.URL+c.path, c.body, nil)
 			if resp.StatusCode != c.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, b)
 			}
 			var msg string
-			if c.path == "/v1/messages" {
+			if c.path == proxy.RouteMessages {
 				msg = anthropicError(t, b)
 			} else {
 				msg = openAIError(t, b)
@@ -140,8 +202,12 @@ func TestBadRequests(t *testing.T) {
 			}
 		})
 	}
-	if n := countTasks(t, st); n != 0 || up.calls.Load() != 0 {
-		t.Errorf("%d tasks written and %d upstream calls made for bad requests, want none", n, up.calls.Load())
+	if n := countTasks(t, st); n != 0 {
+		t.Errorf("%d tasks written for refused requests, want none", n)
+	}
+	resp, b := post(t, srv.URL+proxy.RouteChatCompletions, `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "scripted answer") {
+		t.Fatalf("translated call: %d %s", resp.StatusCode, b)
 	}
 }
 
@@ -168,19 +234,19 @@ func anthropicError(t *testing.T, b []byte) string {
 	return e.Error.Message
 }
 
-// TestUpstreamFailure: an upstream 500 (no retries configured) is a 5xx in
-// the API's shape and a failed execution whose span has error.type.
+// TestUpstreamFailure: an upstream 500 (no retries configured) reaches
+// the client as the upstream said it (status and body), and is recorded
+// as a failed execution whose span has error.type 500 and no recording.
 func TestUpstreamFailure(t *testing.T) {
 	up := newUpstream(t)
 	up.fail.Store(500)
 	_, ps := serverConfig(t, up)
 	st := openStore(t, t.TempDir())
-	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 	resp, b := post(t, srv.URL+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`, nil)
-	if resp.StatusCode != 503 {
-		t.Fatalf("status %d, want 503: %s", resp.StatusCode, b)
+	if resp.StatusCode != 500 || string(b) != `{"error":{"message":"upstream says no","type":"server_error"}}` {
+		t.Fatalf("status %d %s, want the upstream's 500 as it was", resp.StatusCode, b)
 	}
-	openAIError(t, b)
 	task := resp.Header.Get(proxy.HeaderTask)
 	tr, err := st.Tree(context.Background(), task)
 	if err != nil {
@@ -190,8 +256,8 @@ func TestUpstreamFailure(t *testing.T) {
 		t.Fatalf("task %+v with %d recordings, want failed with none", tr.Task, len(tr.Recordings))
 	}
 	sp := tr.Executions[0].Spans[0]
-	if sp.Status.Code != store.CodeError || sp.Attributes["error.type"].Str() != "unavailable" || sp.Attributes[store.AttrGenAIProviderName].Str() != "openai" {
-		t.Errorf("span %+v, want an error span with error.type unavailable and provider openai", sp)
+	if sp.Status.Code != store.CodeError || sp.Attributes["error.type"].Str() != "500" || sp.Attributes[store.AttrGenAIProviderName].Str() != "openai" {
+		t.Errorf("span %+v, want an error span with error.type 500 and provider openai", sp)
 	}
 }
 

@@ -20,7 +20,7 @@ func BenchmarkServe(b *testing.B) {
 		up := newUpstream(b)
 		_, ps := serverConfig(b, up)
 		st := openStore(b, b.TempDir())
-		live := serve(b, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+		live := serve(b, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 		const distinct = 16
 		bodies := make([]string, distinct)
 		for i := range bodies {

@@ -16,7 +16,8 @@ import (
 )
 
 // TestLoadReplay runs 100 concurrent clients against the proxy in replay
-// mode, each in its own task: no request fails and every call is recorded
+// mode with RecordReplays, each in its own task: no request fails and
+// every call is recorded
 // (each task holds exactly the executions its client made). It makes 20
 // requests per client by default; SEXTANT_PROXY_LOAD=60s runs each
 // client for that long instead (the load test of the issue). Latency
@@ -36,7 +37,7 @@ func TestLoadReplay(t *testing.T) {
 	up := newUpstream(t)
 	_, ps := serverConfig(t, up)
 	st := openStore(t, t.TempDir())
-	live := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+	live := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 	const distinct = 8
 	bodies := make([]string, distinct)
 	for i := range bodies {
@@ -46,7 +47,7 @@ func TestLoadReplay(t *testing.T) {
 		}
 	}
 	up.Close()
-	srv := serve(t, proxy.Config{Store: st, Replay: true})
+	srv := serve(t, proxy.Config{Store: st, Replay: true, RecordReplays: true})
 	url := srv.URL + proxy.RouteChatCompletions
 	tr := &http.Transport{MaxIdleConnsPerHost: clients}
 	defer tr.CloseIdleConnections()

@@ -21,17 +21,25 @@ type OpenOptions struct {
 	Registry *plugin.Registry
 	Store    *store.Store
 	// Replay forces replay mode (--replay), whatever the file says.
-	Replay  bool
+	Replay bool
+	// RecordReplays stores replayed calls (--record-replays), whatever
+	// the file says.
+	RecordReplays bool
+	// Secrets are keys the host holds beside the providers' (the
+	// server's token): scrubbed from answers, records and logs.
+	Secrets []string
 	Logger  *slog.Logger
 	OnSpans func(spans []store.Span)
 }
 
 // Open loads the server configuration (every problem at once, as
 // file:line), opens its providers and returns the proxy with a function
-// that releases the providers' plugins. In replay mode provider blocks
-// whose api_key_env is unset are no error: upstream is never called.
+// that releases the providers' plugins. Blocks with use = "openai" or
+// "anthropic" become the proxy's HTTP upstreams (NewUpstreams). In replay
+// mode provider blocks whose api_key_env is unset are no error: upstream
+// is never called.
 func Open(ctx context.Context, o OpenOptions) (*Proxy, func(context.Context), error) {
-	cfg := Config{Store: o.Store, Replay: o.Replay, Logger: o.Logger, OnSpans: o.OnSpans}
+	cfg := Config{Store: o.Store, Replay: o.Replay, RecordReplays: o.RecordReplays, Secrets: o.Secrets, Logger: o.Logger, OnSpans: o.OnSpans}
 	closer := func(context.Context) {}
 	if o.Config != "" {
 		if o.Registry == nil {
@@ -42,6 +50,7 @@ func Open(ctx context.Context, o OpenOptions) (*Proxy, func(context.Context), er
 			return nil, nil, err
 		}
 		cfg.Replay = cfg.Replay || srv.Proxy.Replay
+		cfg.RecordReplays = cfg.RecordReplays || srv.Proxy.RecordReplays
 		cfg.Name = srv.Proxy.Name
 		var opts []run.PrepareOption
 		if cfg.Replay {
@@ -52,6 +61,9 @@ func Open(ctx context.Context, o OpenOptions) (*Proxy, func(context.Context), er
 			return nil, nil, err
 		}
 		cfg.Providers, cfg.Prices = ps.Providers, ps.Prices
+		var keys []string
+		cfg.Upstreams, keys = NewUpstreams(srv.Pipeline, ps.Providers)
+		cfg.Secrets = append(cfg.Secrets, keys...)
 		closer = ps.Close
 	}
 	p, err := New(cfg)

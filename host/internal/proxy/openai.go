@@ -40,12 +40,24 @@ type openAIMessage struct {
 	Name    string          `json:"name"`
 }
 
-func (p *Proxy) serveOpenAI(w http.ResponseWriter, r *http.Request) {
-	c, f := decodeOpenAI(w, r)
+// serveOpenAI serves a call to a block that is not an HTTP upstream of
+// the openai API: translated into an sdk.ChatRequest for the provider chain.
+func (p *Proxy) serveOpenAI(w http.ResponseWriter, r *http.Request, body []byte, block string) {
+	c, f := decodeOpenAI(body, r)
 	if f != nil {
+		if f.code == "unsupported_parameter" || f.code == "unsupported_value" {
+			f.msg += p.translatedNote(block)
+		}
 		writeOpenAIError(w, f)
 		return
 	}
+	c.block = block
+	p.answerOpenAI(w, r, c)
+}
+
+// answerOpenAI answers a decoded call through the provider chain (or its
+// translated recording) and writes it in the openai API's shape.
+func (p *Proxy) answerOpenAI(w http.ResponseWriter, r *http.Request, c *call) {
 	var (
 		out *openAIStream
 		ls  *liveStream
@@ -154,9 +166,9 @@ func (s *openAIStream) fail(f *failure) {
 }
 
 // decodeOpenAI reads and checks a chat completions request.
-func decodeOpenAI(w http.ResponseWriter, r *http.Request) (*call, *failure) {
+func decodeOpenAI(body []byte, r *http.Request) (*call, *failure) {
 	var in openAIRequest
-	if f := readBody(w, r, &in); f != nil {
+	if f := decodeStrict(body, &in); f != nil {
 		if name, ok := unknownField(f); ok {
 			return nil, badRequest("unsupported_parameter", name, "unsupported parameter %s: the recording proxy carries messages, model, temperature, max_tokens, stop and response_format only", name)
 		}

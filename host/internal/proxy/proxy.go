@@ -1,22 +1,43 @@
-// Package proxy is sextant's recording proxy: an OpenAI-compatible
-// POST /v1/chat/completions and an Anthropic-compatible POST /v1/messages
-// that forward each call through a provider chain (host/run's Providers:
-// retries, fallback, prices) and record it in the store as a task, an
-// execution, a span and a recording — or, in replay mode, answer it from
-// its recording and never call upstream.
+// Package proxy is sextant's recording proxy: OpenAI-compatible
+// POST /v1/chat/completions, /v1/responses and /v1/embeddings and an
+// Anthropic-compatible POST /v1/messages that forward each call to the
+// upstream a [providers.NAME] block names and record it in the store as
+// a task, an execution, a GenAI span and a recording — or, in replay
+// mode, answer it from its recording and never call upstream.
 //
-// Any agent, in any language, gets recording and keyless replay by
-// pointing its client's base URL at the proxy. The package serves HTTP
-// handlers only: listening, authentication and request size limits
-// belong to the server that mounts them (host/serve).
+// Any agent, in any language and on any SDK, gets recording and keyless
+// replay by pointing its client's base URL at the proxy. The package
+// serves HTTP handlers only: listening, authentication and request size
+// limits belong to the server that mounts them (host/serve).
 //
 // # Which provider block answers
 //
 // A request's model selects the [providers.NAME] block named exactly like
 // it, else [providers.default]; no such block is a 404 in the API's own
-// error shape. A block that sets model sends its own model upstream (its
-// fallbacks theirs); a block without one sends the model the client asked
-// for.
+// error shape.
+//
+// A block with use = "openai" (for the three OpenAI routes) or use =
+// "anthropic" (for /v1/messages) is an HTTP upstream: the client's body
+// is forwarded as it is to the block's base_url with the block's API key
+// (its api_key_env) as the upstream's own auth header, only the model
+// replaced when the block sets one. Whatever the request carries — tools,
+// images, JSON schemas, n, reasoning options, parameters sextant has
+// never heard of — reaches the upstream unchanged, and the answer's bytes
+// (whole, or an event stream passed on event by event as it arrives)
+// reach the client unchanged, the keys the host holds scrubbed out.
+// Retries (the block's retries, on a connection error, 429 or 5xx) and
+// fallbacks (blocks of the same API) happen before the first byte
+// reaches the client. Tokens, cost, finish reasons and the messages with
+// their tool calls and tool results are read from the request and the
+// answer for the span when present, never required.
+//
+// Any other block (a plugin such as the offline script provider, or an
+// HTTP provider of the other API) is served translated: the request is
+// decoded into an sdk.ChatRequest and sent through run.Providers (retries,
+// fallback, breaker), which carries messages, model, temperature, max
+// tokens, stop sequences and JSON mode; any other parameter is a 400
+// naming it, never dropped. /v1/responses and /v1/embeddings have no
+// translated form.
 //
 // # Which task a call belongs to
 //
@@ -27,27 +48,21 @@
 //
 // # Replay
 //
-// Recordings are keyed by the canonical request hash (store.ChatKey) of
-// what the client asked: messages, model, temperature, max tokens, stop
-// sequences, JSON mode. Streaming is not part of the question: a call
-// recorded streamed replays unstreamed and the reverse. Replay is on for
-// every call when Config.Replay is set, or for one call with the header
-// X-Sextant-Replay: 1; a header never turns a replaying proxy live.
-//
-// # Streaming
-//
-// A live stream: true call goes through run.Providers.ChatStream: each
-// text delta is written to the client as it arrives (builtin openai and
-// anthropic providers stream upstream; a plugin across the process or wasm
-// boundary answers whole, as one delta), then the final events, and the
-// assembled answer is recorded as an unstreamed call would be. Once a
-// delta was sent no retry or fallback happens; a failure then ends the
-// stream with an error event in the API's shape and is recorded as a
-// failed execution (span attribute sextant.proxy.stream_broken) with no
-// recording. A replayed stream is the recording, one word per event.
+// A forwarded call's recording is keyed by its route, whether it was
+// streamed, and its canonical form: the JSON body with the fields that do
+// not change the answer dropped (stream, stream_options, user, metadata,
+// store, safety_identifier, prompt_cache_key; for Anthropic stream and
+// metadata) and object keys sorted. Replay returns the recorded bytes; a
+// call recorded streamed also answers the same question asked unstreamed
+// with the answer its events assemble to. Replay is on for every call
+// when Config.Replay is set, or for one call with the header
+// X-Sextant-Replay: 1; a header never turns a replaying proxy live. A
+// replayed call is stored (as a replay execution of its task) only with
+// Config.RecordReplays.
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -56,6 +71,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,12 +115,27 @@ type Config struct {
 	// OnSpans, when set, is given each call's spans once recorded (live
 	// telemetry: telemetry.Exporter.Spans). It must not block.
 	OnSpans func(spans []store.Span)
+	// Upstreams are the provider blocks forwarded to as they are, by
+	// name (NewUpstreams); a block of Providers not among them is served
+	// translated.
+	Upstreams map[string]Upstream
+	// Secrets are the keys the host holds (the upstreams' keys, the
+	// server's token): scrubbed from every answer, record and log line.
+	Secrets []string
+	// RecordReplays stores each replayed call as a replay execution of
+	// its task; by default a replay stores nothing.
+	RecordReplays bool
+	// Client sends the forwarded calls; nil means a client of the
+	// proxy's own.
+	Client *http.Client
 }
 
 // Proxy serves the recording proxy's routes. It is safe for concurrent use.
 type Proxy struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	scrub  *scrubber
+	client *http.Client
 }
 
 // New returns a proxy over cfg.
@@ -121,12 +152,24 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Proxy{cfg: cfg, log: cfg.Logger.With("component", "proxy")}, nil
+	secrets := slices.Clone(cfg.Secrets)
+	for _, up := range cfg.Upstreams {
+		secrets = append(secrets, up.Key)
+	}
+	client := cfg.Client
+	if client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 64
+		client = &http.Client{Transport: tr}
+	}
+	return &Proxy{cfg: cfg, log: cfg.Logger.With("component", "proxy"), scrub: newScrubber(secrets), client: client}, nil
 }
 
 // The routes the proxy serves.
 const (
 	RouteChatCompletions = "/v1/chat/completions"
+	RouteResponses       = "/v1/responses"
+	RouteEmbeddings      = "/v1/embeddings"
 	RouteMessages        = "/v1/messages"
 )
 
@@ -135,42 +178,22 @@ const (
 // its provider's error shape (WriteUnauthorized), so an agent's SDK
 // reports a missing or wrong token as it reports a wrong API key.
 func (p *Proxy) Handlers() map[string]http.Handler {
-	return map[string]http.Handler{
-		RouteChatCompletions: openAIRoute{p},
-		RouteMessages:        anthropicRoute{p},
+	h := make(map[string]http.Handler, len(routes))
+	for _, rt := range routes {
+		h[rt.path] = routeHandler{p: p, rt: rt}
 	}
+	return h
 }
 
-// openAIRoute is POST /v1/chat/completions.
-type openAIRoute struct{ p *Proxy }
-
-func (h openAIRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.p.serveOpenAI(w, r) }
-
-// WriteUnauthorized writes a 401 as OpenAI does for a wrong API key.
-func (openAIRoute) WriteUnauthorized(w http.ResponseWriter, _ *http.Request, msg string) {
-	writeOpenAIError(w, &failure{status: http.StatusUnauthorized, class: "auth", code: "invalid_api_key", msg: msg})
-}
-
-// anthropicRoute is POST /v1/messages.
-type anthropicRoute struct{ p *Proxy }
-
-func (h anthropicRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.p.serveAnthropic(w, r) }
-
-// WriteUnauthorized writes a 401 as Anthropic does for a wrong API key.
-func (anthropicRoute) WriteUnauthorized(w http.ResponseWriter, _ *http.Request, msg string) {
-	writeAnthropicError(w, &failure{status: http.StatusUnauthorized, class: "auth", code: "invalid_api_key", msg: msg})
-}
-
-// ServeHTTP serves both routes (for use without a server's mux).
+// ServeHTTP serves every route (for use without a server's mux).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case RouteChatCompletions:
-		p.serveOpenAI(w, r)
-	case RouteMessages:
-		p.serveAnthropic(w, r)
-	default:
-		http.NotFound(w, r)
+	for _, rt := range routes {
+		if r.URL.Path == rt.path {
+			p.serveRoute(w, r, rt)
+			return
+		}
 	}
+	http.NotFound(w, r)
 }
 
 // call is one request, decoded from either API.
@@ -183,6 +206,7 @@ type call struct {
 	streamUsage bool
 	group       string // the grouping key; "" = one task per call
 	replay      bool
+	block       string // the provider block answering it; "" = by model
 }
 
 // answer is how a call was answered.
@@ -212,27 +236,16 @@ func badRequest(code, param, format string, args ...any) *failure {
 	return &failure{status: http.StatusBadRequest, class: "invalid_request", code: code, param: param, msg: fmt.Sprintf(format, args...)}
 }
 
-// readBody reads a request body of at most MaxBody bytes as JSON.
-func readBody(w http.ResponseWriter, r *http.Request, v any) *failure {
-	if r.Method != http.MethodPost {
-		return &failure{status: http.StatusMethodNotAllowed, class: "invalid_request", code: "method_not_allowed",
-			msg: fmt.Sprintf("%s %s: only POST is served", r.Method, r.URL.Path)}
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		return &failure{status: http.StatusUnsupportedMediaType, class: "invalid_request", code: "unsupported_media_type",
-			msg: fmt.Sprintf("content type %q: the body must be JSON", ct)}
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
+// decodeStrict decodes a request body for the translated path: a key
+// the request type lacks is an error, never dropped.
+func decodeStrict(body []byte, v any) *failure {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	// Parameters the provider chain cannot carry are refused, never
 	// dropped: dropping one would silently change the answer.
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
 		var typeErr *json.UnmarshalTypeError
 		switch {
-		case errors.As(err, &tooBig):
-			return &failure{status: http.StatusRequestEntityTooLarge, class: "invalid_request", code: "request_too_large",
-				msg: fmt.Sprintf("request body is larger than %d bytes", MaxBody)}
 		case errors.As(err, &typeErr) && typeErr.Field == "":
 			return badRequest("invalid_request", "", "request body must be a JSON object, not %s", typeErr.Value)
 		case errors.As(err, &typeErr):
@@ -361,7 +374,10 @@ func (p *Proxy) chat(ctx context.Context, c *call, ls *liveStream) (*answer, *fa
 		return nil, rc.failed(ctx, &failure{status: http.StatusNotFound, class: "not_found", code: "model_not_found",
 			msg: "the proxy has no providers (start it with a server config declaring [providers.default], or in replay mode)"}, "sextant.no_provider", "")
 	}
-	block := c.req.Model
+	block := c.block
+	if block == "" {
+		block = c.req.Model
+	}
 	prov, ok := p.cfg.Providers.Get(block)
 	if !ok {
 		block = "default"
@@ -633,4 +649,15 @@ func chunks(text string) []string {
 		}
 	}
 	return append(out, text[start:])
+}
+
+// translatedNote says why a translated call refused a parameter.
+func (p *Proxy) translatedNote(block string) string {
+	use := "a plugin"
+	if p.cfg.Providers != nil {
+		if pr, ok := p.cfg.Providers.Get(block); ok && pr.System != "" {
+			use = fmt.Sprintf("%q", pr.System)
+		}
+	}
+	return fmt.Sprintf(" (provider block %q uses %s, which the proxy cannot forward requests to as they are: only blocks with use = \"openai\" or \"anthropic\" of the route's API pass every parameter through)", block, use)
 }

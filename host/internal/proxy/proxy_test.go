@@ -50,15 +50,15 @@ func newUpstream(t testing.TB) *upstream {
 		var req struct {
 			Model    string `json:"model"`
 			Messages []struct {
-				Content string `json:"content"`
+				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
 			Stream bool `json:"stream"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error","code":"bad"}}`, http.StatusBadRequest)
 			return
 		}
-		last := req.Messages[len(req.Messages)-1].Content
+		last := textOf(req.Messages[len(req.Messages)-1].Content)
 		if req.Stream {
 			// A streamed call (the proxy passes a client's stream through):
 			// server-sent events, one word each, usage at the end.
@@ -89,6 +89,22 @@ func newUpstream(t testing.TB) *upstream {
 	return u
 }
 
+// textOf is a message's content as text: a string, or its text parts
+// joined.
+func textOf(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct{ Text string }
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
 func registry(t testing.TB) *plugin.Registry {
 	t.Helper()
 	entries, err := plugin.Discover(nil, sdk.Registered())
@@ -98,9 +114,33 @@ func registry(t testing.TB) *plugin.Registry {
 	return plugin.NewRegistry(entries)
 }
 
+// provs are a server config's opened providers with the HTTP upstreams
+// among them, as proxy.Open makes them.
+type provs struct {
+	*run.ProviderSet
+	ups     map[string]proxy.Upstream
+	secrets []string
+}
+
+// live is a recording proxy's config over st with these providers.
+func (p *provs) live(st *store.Store) proxy.Config {
+	return proxy.Config{Store: st, Providers: p.Providers, Prices: p.Prices, Upstreams: p.ups, Secrets: p.secrets}
+}
+
+func openProvs(t testing.TB, srv *pipeline.Server, reg *plugin.Registry) *provs {
+	t.Helper()
+	ps, err := run.OpenProviders(context.Background(), srv.Pipeline, reg, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ps.Close(context.Background()) })
+	ups, secrets := proxy.NewUpstreams(srv.Pipeline, ps.Providers)
+	return &provs{ProviderSet: ps, ups: ups, secrets: secrets}
+}
+
 // serverConfig writes serve.toml with a default block on the upstream and
 // opens its providers as `sextant serve --config` does.
-func serverConfig(t testing.TB, up *upstream) (*pipeline.Server, *run.ProviderSet) {
+func serverConfig(t testing.TB, up *upstream) (*pipeline.Server, *provs) {
 	t.Helper()
 	t.Setenv("PROXY_TEST_KEY", "sk-upstream")
 	path := filepath.Join(t.TempDir(), "serve.toml")
@@ -125,12 +165,7 @@ output = 2.0
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := run.OpenProviders(context.Background(), srv.Pipeline, reg, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ps.Close(context.Background()) })
-	return srv, ps
+	return srv, openProvs(t, srv, reg)
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -18,9 +18,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/proxy"
-	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 // streamUpstream is an OpenAI- and Anthropic-compatible server on a real
@@ -97,7 +95,7 @@ func (u *streamUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		send("", `{"id":"x","choices":[{"delta":{"content":`)
 		return
 	case "hugeline":
-		send("", `{"pad":"`+strings.Repeat("x", 2<<20)+`"}`)
+		send("", `{"pad":"`+strings.Repeat("x", proxy.MaxEvent)+`"}`)
 		return
 	}
 	delta := func(text string) {
@@ -142,7 +140,7 @@ func (u *streamUpstream) serve(w http.ResponseWriter, r *http.Request) {
 
 // streamProviders opens a server config's providers as `sextant serve
 // --config` does.
-func streamProviders(t *testing.T, cfg string) *run.ProviderSet {
+func streamProviders(t *testing.T, cfg string) *provs {
 	t.Helper()
 	t.Setenv("PROXY_TEST_KEY", "sk-upstream")
 	path := filepath.Join(t.TempDir(), "serve.toml")
@@ -154,12 +152,7 @@ func streamProviders(t *testing.T, cfg string) *run.ProviderSet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := run.OpenProviders(context.Background(), srv.Pipeline, reg, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ps.Close(context.Background()) })
-	return ps
+	return openProvs(t, srv, reg)
 }
 
 func block(name, use, url string, fallback ...string) string {
@@ -346,7 +339,7 @@ func TestStreamPassThrough(t *testing.T) {
 			up := newStreamUpstream(t, "ok")
 			ps := streamProviders(t, block("default", a.use, up.URL+pathPrefix(a)))
 			st := openStore(t, t.TempDir())
-			srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+			srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 
 			call := startStream(t, srv.URL+a.route, a.body, map[string]string{proxy.HeaderTask: "stream-task"})
 			if got := call.firstDelta(t, a); got != streamFirst {
@@ -366,17 +359,23 @@ func TestStreamPassThrough(t *testing.T) {
 				t.Fatalf("headers %v: want a live call with its request hash", call.resp.Header)
 			}
 
-			// The recording holds the assembled answer with its usage.
+			// The recording holds the stream as it was sent, with its usage.
 			rec, err := st.Recording(context.Background(), hash)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var resp sdk.ChatResponse
-			if err := json.Unmarshal(rec.Response, &resp); err != nil {
+			var env struct {
+				Status      int
+				ContentType string `json:"content_type"`
+				Stream      bool
+				Body, Text  string
+			}
+			if err := json.Unmarshal(rec.Response, &env); err != nil {
 				t.Fatal(err)
 			}
-			if resp.Text != want || resp.Usage.OutputTokens != 9 || resp.Usage.InputTokens != 12 || resp.FinishReason != "stop" {
-				t.Fatalf("recorded %+v, want the assembled answer %q with usage 12/9 and finish stop", resp, want)
+			if env.Text != want || !env.Stream || env.Status != 200 || rec.Usage.OutputTokens != 9 || rec.Usage.InputTokens != 12 ||
+				!strings.Contains(env.Body, `"Hello"`) {
+				t.Fatalf("recorded %+v (usage %+v), want the stream of %q with usage 12/9", env, rec.Usage, want)
 			}
 			tr, err := st.Tree(context.Background(), "stream-task")
 			if err != nil {
@@ -443,7 +442,7 @@ func TestStreamBrokenMidway(t *testing.T) {
 			backup.open()
 			ps := streamProviders(t, block("default", a.use, up.URL+pathPrefix(a), "backup")+block("backup", a.use, backup.URL+pathPrefix(a)))
 			st := openStore(t, t.TempDir())
-			srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+			srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 
 			call := startStream(t, srv.URL+a.route, a.body, map[string]string{proxy.HeaderTask: "broken"})
 			if got := call.firstDelta(t, a); got != streamFirst {
@@ -451,7 +450,7 @@ func TestStreamBrokenMidway(t *testing.T) {
 			}
 			up.open()
 			text, errMsg, events := call.rest(t, a)
-			if text != "" || !strings.Contains(errMsg, "stream broken after the first delta") || !strings.Contains(errMsg, "cut short") {
+			if text != "" || !strings.Contains(errMsg, "ended before its final event") || !strings.Contains(errMsg, "cut short") {
 				t.Fatalf("after the break: text %q, error event %q (events %q); want an error event naming the cut", text, errMsg, events)
 			}
 			if a.use == "anthropic" && (len(events) != 1 || events[0] != "error") {
@@ -488,7 +487,7 @@ func TestStreamFallbackBeforeFirstDelta(t *testing.T) {
 			backup := newStreamUpstream(t, "ok")
 			ps := streamProviders(t, block("default", a.use, up.URL+pathPrefix(a), "backup")+block("backup", a.use, backup.URL+pathPrefix(a)))
 			st := openStore(t, t.TempDir())
-			srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+			srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 			call := startStream(t, srv.URL+a.route, a.body, map[string]string{proxy.HeaderTask: "fallback"})
 			if got := call.firstDelta(t, a); got != streamFirst {
 				t.Fatalf("first delta %q", got)
@@ -512,9 +511,9 @@ func TestStreamFallbackBeforeFirstDelta(t *testing.T) {
 	}
 }
 
-// TestStreamMalformedUpstream: an upstream stream that does not decode
-// (a truncated event, an oversized line) is an upstream error in the
-// API's shape before any delta, never a panic or a half answer.
+// TestStreamMalformedUpstream: an upstream stream whose first event does
+// not decode (a truncated event, an event over proxy.MaxEvent) is a 502 in
+// the API's shape, never a panic or a half answer.
 func TestStreamMalformedUpstream(t *testing.T) {
 	for _, a := range apis {
 		for _, mode := range []string{"malformed", "hugeline"} {
@@ -522,13 +521,13 @@ func TestStreamMalformedUpstream(t *testing.T) {
 				up := newStreamUpstream(t, mode)
 				ps := streamProviders(t, block("default", a.use, up.URL+pathPrefix(a)))
 				st := openStore(t, t.TempDir())
-				srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices})
+				srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 				r, b := post(t, srv.URL+a.route, a.body, map[string]string{proxy.HeaderTask: "bad"})
-				if r.StatusCode != http.StatusServiceUnavailable {
-					t.Fatalf("status %d: %s; want 503 (upstream unavailable)", r.StatusCode, b)
+				if r.StatusCode != http.StatusBadGateway {
+					t.Fatalf("status %d: %s; want 502", r.StatusCode, b)
 				}
 				msg := string(b)
-				if !strings.Contains(msg, "malformed stream event") && !strings.Contains(msg, "line is over") {
+				if !strings.Contains(msg, "malformed stream event") && !strings.Contains(msg, "event is over") {
 					t.Errorf("error %s: want it to say what was wrong with the stream", b)
 				}
 				tr, err := st.Tree(context.Background(), "bad")
@@ -552,7 +551,7 @@ func TestStreamClientHangsUp(t *testing.T) {
 	ps := streamProviders(t, block("default", a.use, up.URL+pathPrefix(a)))
 	st := openStore(t, t.TempDir())
 	recorded := make(chan []store.Span, 1)
-	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices,
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets,
 		OnSpans: func(s []store.Span) { recorded <- s }})
 	call := startStream(t, srv.URL+a.route, a.body, map[string]string{proxy.HeaderTask: "gone"})
 	if got := call.firstDelta(t, a); got != streamFirst {

@@ -52,7 +52,9 @@ func newUpstream(t testing.TB) *httptest.Server {
 // at upURL ("" for no config: replay only).
 func openProxy(t testing.TB, st *store.Store, upURL string, replay bool) *proxy.Proxy {
 	t.Helper()
-	o := proxy.OpenOptions{Store: st, Replay: replay, Logger: quiet()}
+	// A replaying proxy stores its calls here (--record-replays): the
+	// tests count them.
+	o := proxy.OpenOptions{Store: st, Replay: replay, RecordReplays: replay, Logger: quiet()}
 	if upURL != "" {
 		t.Setenv("SERVE_TEST_UPSTREAM_KEY", "sk-test")
 		o.Config = filepath.Join(t.TempDir(), "serve.toml")
