@@ -1,6 +1,10 @@
 package sdk
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // TestRawDecode: a json.RawMessage field takes JSON text in a str (what
 // the SDK writes) or the MessagePack value itself (what another
@@ -32,5 +36,23 @@ func TestRawDecode(t *testing.T) {
 				t.Fatalf("arguments alias the message: %q", v.Arguments)
 			}
 		})
+	}
+}
+
+// TestProtocolRawExample: PROTOCOL.md's example of a JSON value kept as
+// written is what the SDK writes.
+func TestProtocolRawExample(t *testing.T) {
+	e := encoder{}
+	e.encToolCallRequest(&ToolCallRequest{Name: "f", Arguments: []byte(`{ "city": "Paris" }`)})
+	const want = "\xa9arguments\xb0{\"city\":\"Paris\"}"
+	if !strings.Contains(string(e.b), want) {
+		t.Fatalf("encoded % x, want it to hold % x", e.b, want)
+	}
+	doc, err := os.ReadFile("PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "`a9617267756d656e7473 b07b2263697479223a225061726973227d`") {
+		t.Fatal("PROTOCOL.md lost the example of arguments in api 2")
 	}
 }
