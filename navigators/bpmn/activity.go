@@ -1,0 +1,112 @@
+package bpmn
+
+import "github.com/sextant-dev/sextant/sdk"
+
+// activate starts the work of an activity token (a plain one, or one
+// multi-instance instance).
+func (r *run) activate(t *tok) {
+	switch t.n.k {
+	case kTask:
+		r.activateTask(t)
+	case kReceiveTask:
+		r.rest(t, sdk.Waiting, waitTriggers(t))
+	case kSubProcess:
+		r.activateSubProcess(t)
+	case kCallActivity:
+		r.callProcess(t)
+	}
+}
+
+// hostTriggers are the triggers of activity token t while it works: its
+// boundary events, which the body holds for an instance of a
+// multi-instance activity.
+func hostTriggers(t *tok) []string {
+	if t.kind == tkInstance {
+		return nil
+	}
+	return t.n.hostTriggers
+}
+
+// waitTriggers are the triggers of activity token t while it waits for
+// its message: its own id and its boundary events (an instance: its own id
+// alone).
+func waitTriggers(t *tok) []string {
+	if t.kind == tkInstance {
+		return []string{t.n.id}
+	}
+	return t.n.waitTriggers
+}
+
+// activateTask readies a task for the host, after its input mappings and,
+// when a message flow leads to it, after its message.
+func (r *run) activateTask(t *tok) {
+	n := t.n
+	if (n.headers != nil || n.inMaps != nil) && !r.inputs(t) {
+		return
+	}
+	if n.msgIn && t.attr(attrMsgWait) == nil {
+		t.setAttr(attrMsgWait, true)
+		r.rest(t, sdk.Waiting, waitTriggers(t))
+		return
+	}
+	r.rest(t, sdk.Ready, hostTriggers(t))
+}
+
+// activateSubProcess makes t the scope of its sub-process and starts it:
+// its none start events and the nodes without incoming flows. A
+// sub-process with nothing to start completes at once.
+func (r *run) activateSubProcess(t *tok) {
+	n := t.n
+	trig := n.scopeTriggers
+	if t.kind == tkInstance {
+		trig = n.subTriggers
+	}
+	r.rest(t, sdk.Scope, trig)
+	started := false
+	for _, s := range n.starts {
+		r.push(opSignal, r.newTok(s, t))
+		started = true
+	}
+	for _, s := range n.implicit {
+		r.push(opEnter, r.newTok(s, t))
+		started = true
+	}
+	if !started {
+		r.tryComplete(t)
+	}
+}
+
+// callProcess starts an instance of the process call activity t calls,
+// inside t.
+func (r *run) callProcess(t *tok) {
+	n := t.n
+	r.rest(t, sdk.Scope, hostTriggers(t))
+	p := n.called
+	if len(p.starts) == 0 && len(p.implicit) == 0 {
+		r.failf(n, "", "called process %q has no none start event", p.id)
+		return
+	}
+	inst := r.newTok(p, t)
+	r.rest(inst, sdk.Scope, p.subTriggers)
+	if len(p.starts) > 0 {
+		r.push(opSignal, r.newTok(p.starts[0], inst))
+	}
+	for _, s := range p.implicit {
+		r.push(opEnter, r.newTok(s, inst))
+	}
+}
+
+// activityDone continues after an activity completed normally.
+func (r *run) activityDone(t *tok, output map[string]any) {
+	if t.n.k == kTask {
+		if r.outputs(t, output); r.fault != nil {
+			return
+		}
+	}
+	if t.kind == tkInstance {
+		r.instanceDone(t, output)
+		return
+	}
+	r.sendMessages(t.n)
+	r.push(opExit, t)
+}

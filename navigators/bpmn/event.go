@@ -1,0 +1,396 @@
+package bpmn
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/sextant-dev/sextant/navigators/feel"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Events. What the routine throws runs inside the call: a signal reaches
+// every token waiting for it (broadcast), an error or an escalation climbs
+// the scopes to its first catcher (raise), a message follows its message
+// flow (message). What the host delivers through Boundary (timers,
+// messages, signals, conditions) fires the same way (fire).
+
+// throwEvent runs intermediate throw event t.n: its messages, then the
+// signal, escalation or compensation it throws.
+func (r *run) throwEvent(t *tok) {
+	n := t.n
+	r.sendMessages(n)
+	switch n.ev {
+	case evCompensate:
+		r.compensateThrow(t)
+		return
+	case evSignal:
+		r.broadcast(n.key)
+	case evEscalation:
+		r.raise(t, evEscalation, n.key)
+	}
+	r.push(opExit, t)
+}
+
+// endEvent runs end event t.n: its messages, then what it throws. A
+// terminate end event ends its scope; an error nothing catches is a fault.
+func (r *run) endEvent(t *tok) {
+	n := t.n
+	r.sendMessages(n)
+	switch n.ev {
+	case evCompensate:
+		r.compensateThrow(t)
+		return
+	case evCancel:
+		// queued, like the catch of an error: work already on its
+		// way arrives before the transaction is cancelled
+		r.push(opCancel, t)
+		return
+	case evTerminate:
+		s := t.scope
+		r.kill(t)
+		if s != nil {
+			r.killChildren(s)
+			r.tryComplete(s)
+		}
+		return
+	case evError:
+		if !r.raise(t, evError, n.key) {
+			r.failf(n, n.key, "%s was not caught", describeError(n.key))
+			return
+		}
+	case evEscalation:
+		r.raise(t, evEscalation, n.key)
+	case evSignal:
+		r.broadcast(n.key)
+	}
+	r.push(opExit, t)
+}
+
+func describeError(code string) string {
+	if code == "" {
+		return "error"
+	}
+	return fmt.Sprintf("error %q", code)
+}
+
+// isHost reports whether boundary events of t's node are attached to t.
+func isHost(t *tok) bool {
+	return t.kind != tkInstance && len(t.n.boundaries) > 0 && t.n.k != kProcess
+}
+
+// containerOf returns the container whose event sub-processes scope s
+// holds, or nil.
+func containerOf(s *tok) *node {
+	if s.status != sdk.Scope || s.kind == tkBody || !s.n.k.isContainer() {
+		return nil
+	}
+	return s.n
+}
+
+// raise throws an error or escalation from t up the scopes: the first
+// event sub-process start or boundary event that catches it fires. It
+// reports whether one did.
+func (r *run) raise(t *tok, ev evKind, key string) bool {
+	s := t
+	if !isHost(t) {
+		s = t.scope
+	}
+	for ; s != nil; s = s.scope {
+		if c := containerOf(s); c != nil && !s.interrupted() {
+			if st := findSubStart(c, ev, key); st != nil {
+				r.pushN(opCatchSub, s, st)
+				return true
+			}
+		}
+		if isHost(s) && s.status != "" {
+			if b := findBoundary(s.n, ev, key); b != nil {
+				r.pushN(opCatchBnd, s, b)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// findSubStart finds the event sub-process start of c catching ev with
+// key: one naming key first, then a catch-all.
+func findSubStart(c *node, ev evKind, key string) *node {
+	var all *node
+	for _, es := range c.eventSubs {
+		for _, s := range es.children {
+			if s.k != kStart || s.ev != ev {
+				continue
+			}
+			if s.hasRef && s.key == key {
+				return s
+			}
+			if !s.hasRef && all == nil {
+				all = s
+			}
+		}
+	}
+	return all
+}
+
+func findBoundary(a *node, ev evKind, key string) *node {
+	var all *node
+	for _, b := range a.boundaries {
+		if b.ev != ev {
+			continue
+		}
+		if b.hasRef && b.key == key {
+			return b
+		}
+		if !b.hasRef && all == nil {
+			all = b
+		}
+	}
+	return all
+}
+
+// broadcast delivers a signal to everything waiting for it when it is
+// thrown: catch events, event-based gateways, boundary events, event
+// sub-process starts, and signal start events (new instances).
+func (r *run) broadcast(key string) {
+	live := len(r.toks)
+	for _, w := range r.toks[:live] {
+		if w.dead || w.status == "" {
+			continue
+		}
+		if w.status == sdk.Waiting {
+			switch w.n.k {
+			case kCatch:
+				if w.n.ev == evSignal && w.n.key == key {
+					r.pushN(opFire, w, w.n)
+					continue
+				}
+			case kEventGateway:
+				for _, tg := range w.n.targets {
+					if tg.ev == evSignal && tg.key == key {
+						r.pushN(opFire, w, tg)
+						break
+					}
+				}
+				continue
+			}
+		}
+		r.subscriptions(w, evSignal, key)
+	}
+	for _, s := range r.m.signalStarts {
+		if s.key == key {
+			r.pushN(opStartInst, nil, s)
+		}
+	}
+}
+
+// subscriptions fires the event sub-process starts and boundary events of
+// w that match a signal: an interrupting one alone (event sub-processes
+// first), else every non-interrupting one.
+func (r *run) subscriptions(w *tok, ev evKind, key string) {
+	var subs, bnds []*node
+	if c := containerOf(w); c != nil && !w.interrupted() {
+		for _, es := range c.eventSubs {
+			for _, s := range es.children {
+				if s.k == kStart && s.ev == ev && s.key == key {
+					subs = append(subs, s)
+				}
+			}
+		}
+	}
+	if isHost(w) {
+		for _, b := range w.n.boundaries {
+			if b.ev == ev && b.key == key {
+				bnds = append(bnds, b)
+			}
+		}
+	}
+	for _, s := range subs {
+		if s.interrupting {
+			r.pushN(opCatchSub, w, s)
+			return
+		}
+	}
+	for _, b := range bnds {
+		if b.interrupting {
+			r.pushN(opCatchBnd, w, b)
+			return
+		}
+	}
+	for _, s := range subs {
+		r.pushN(opCatchSub, w, s)
+	}
+	for _, b := range bnds {
+		r.pushN(opCatchBnd, w, b)
+	}
+}
+
+// sendMessages queues the messages of n's outgoing message flows.
+func (r *run) sendMessages(n *node) {
+	for _, tg := range n.msgOut {
+		r.pushN(opMessage, nil, tg)
+	}
+}
+
+// message delivers a message to node tg: the oldest token waiting for it,
+// else a new instance when tg is a start event; otherwise it is lost.
+func (r *run) message(tg *node) {
+	for _, w := range r.toks {
+		if w.dead || w.status == "" {
+			continue
+		}
+		switch {
+		case tg.k == kBoundary && w.n == tg.attached && isHost(w):
+			r.fireBoundary(w, tg)
+			return
+		case tg.k == kStart && tg.parent.k == kEventSub && containerOf(w) == tg.parent.parent:
+			if tg.interrupting && w.interrupted() {
+				continue
+			}
+			r.fireEventSub(w, tg)
+			return
+		case w.status == sdk.Waiting && w.n == tg && hasString(w.triggers, tg.id):
+			r.fire(w, tg)
+			return
+		case w.status == sdk.Waiting && w.n.k == kEventGateway && hasNode(w.n.targets, tg):
+			r.fire(w, tg)
+			return
+		}
+	}
+	if tg.k == kStart && tg.parent.k == kProcess {
+		r.startInstance(tg)
+	}
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasNode(list []*node, n *node) bool {
+	for _, x := range list {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// fire delivers event ev to token w, which waits for it.
+func (r *run) fire(w *tok, ev *node) {
+	switch {
+	case ev.k == kBoundary:
+		r.fireBoundary(w, ev)
+	case ev.k == kStart && ev.parent.k == kEventSub:
+		if ev.interrupting && w.interrupted() {
+			return
+		}
+		r.fireEventSub(w, ev)
+	case w.n.k == kEventGateway:
+		s := w.scope
+		r.kill(w)
+		r.push(opSignal, r.newTok(ev, s))
+	case ev == w.n && w.n.k == kTask && w.attr(attrMsgWait) != nil:
+		// the message arrived: now the host runs the task
+		r.rest(w, sdk.Ready, hostTriggers(w))
+	case ev == w.n && w.n.k == kReceiveTask:
+		r.activityDone(w, nil)
+	case ev == w.n:
+		r.push(opSignal, w)
+	}
+}
+
+// fireBoundary fires boundary event b of host h.
+func (r *run) fireBoundary(h *tok, b *node) {
+	if b.interrupting {
+		r.killChildren(h)
+		r.emit(sdk.Exit, h.n)
+		r.kill(h)
+	}
+	r.push(opSignal, r.newTok(b, h.scope))
+}
+
+// fireEventSub starts event sub-process of start event st in scope s.
+func (r *run) fireEventSub(s *tok, st *node) {
+	es := st.parent
+	if st.interrupting {
+		r.killChildren(s)
+		s.setAttr(attrInterrupted, true)
+		var host []string
+		if s.kind == tkPlain && s.n.k == kSubProcess {
+			host = s.n.hostTriggers
+		}
+		r.rest(s, sdk.Scope, host)
+	}
+	sub := r.newTok(es, s)
+	r.rest(sub, sdk.Scope, es.subTriggers)
+	r.push(opSignal, r.newTok(st, sub))
+	for _, n := range es.implicit {
+		r.push(opEnter, r.newTok(n, sub))
+	}
+}
+
+// startInstance starts an instance of the process of start node s (a
+// start event, or a node without incoming flow in a process without start
+// events).
+func (r *run) startInstance(s *node) {
+	p := s.proc
+	inst := r.newTok(p, nil)
+	r.rest(inst, sdk.Scope, p.subTriggers)
+	if s.k == kStart {
+		r.push(opSignal, r.newTok(s, inst))
+	}
+	for _, n := range p.implicit {
+		r.push(opEnter, r.newTok(n, inst))
+	}
+}
+
+// correlations evaluates the correlation keys of the message events t
+// subscribes to, for the host: the key as text, or {"error": why} when
+// it is not a string or a number (Zeebe raises an incident there).
+func (r *run) correlations(t *tok) map[string]any {
+	out := make(map[string]any, len(t.n.corrEvents))
+	for _, ev := range t.n.corrEvents {
+		v, err := ev.corrKey.eval(r.evalEnv(t, nil))
+		if n, ok := v.(feel.Number); ok {
+			out[ev.id] = n.String()
+			continue
+		}
+		switch x := plain(v).(type) {
+		case string:
+			out[ev.id] = x
+		case float64:
+			out[ev.id] = strconv.FormatFloat(x, 'f', -1, 64)
+		default:
+			if err == nil {
+				err = fmt.Errorf("gave %s, want a string or a number", feel.Format(v))
+			}
+			out[ev.id] = map[string]any{"error": fmt.Sprintf("correlationKey %q: %v", ev.corrKey.src, err)}
+		}
+	}
+	return out
+}
+
+// timers evaluates the expression timers of t's node for the host, as in
+// "timeDuration PT5M"; a value that fails stays as written, with the error.
+func (r *run) timers(t *tok) map[string]string {
+	out := make(map[string]string, len(t.n.timers))
+	for k, v := range t.n.timers {
+		out[k] = v
+	}
+	for _, ev := range t.n.timerEvents {
+		v, err := ev.timerExpr.eval(r.evalEnv(t, nil))
+		if err == nil && v == nil {
+			err = fmt.Errorf("gave null")
+		}
+		if err != nil {
+			out[ev.id] = ev.timer + " (" + err.Error() + ")"
+			continue
+		}
+		out[ev.id] = ev.timerKind + " " + timerText(v)
+	}
+	return out
+}

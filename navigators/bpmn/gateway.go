@@ -1,0 +1,209 @@
+package bpmn
+
+import "github.com/sextant-dev/sextant/sdk"
+
+// park rests a token at a join gateway.
+func (r *run) park(t *tok) {
+	if t.flow != nil {
+		t.setShared(t.flow.parked, attrFlow)
+	}
+	r.rest(t, sdk.Parked, nil)
+}
+
+// parallelJoin fires a parallel join when every incoming flow holds a
+// token (the arriving one included); else the arriving token parks.
+func (r *run) parallelJoin(t *tok) {
+	n := t.n
+	var small [8]*tok
+	pick := small[:0]
+	if len(n.in) > len(small) {
+		pick = make([]*tok, 0, len(n.in))
+	}
+	pick = pick[:len(n.in)]
+	for i, f := range n.in {
+		if f == t.flow {
+			pick[i] = t
+			break
+		}
+	}
+	for _, p := range r.toks {
+		if p.dead || p == t || p.n != n || p.status != sdk.Parked || p.scope != t.scope || p.flow == nil {
+			continue
+		}
+		for i, f := range n.in {
+			if f == p.flow && pick[i] == nil {
+				pick[i] = p
+				break
+			}
+		}
+	}
+	for _, p := range pick {
+		if p == nil {
+			r.park(t)
+			return
+		}
+	}
+	for _, p := range pick {
+		r.kill(p)
+	}
+	r.push(opExit, r.newTok(n, t.scope))
+}
+
+// inclusiveJoins fires the first inclusive join that can fire; it reports
+// whether one did.
+func (r *run) inclusiveJoins() bool {
+	for _, t := range r.toks {
+		if t.dead || t.status != sdk.Parked || t.n.k != kInclusive {
+			continue
+		}
+		if pick := r.inclusiveReady(t.n, t.scope); pick != nil {
+			for _, p := range pick {
+				if p != nil {
+					r.kill(p)
+				}
+			}
+			r.gateway(r.newTok(t.n, t.scope))
+			return true
+		}
+	}
+	return false
+}
+
+// inclusiveReady returns the tokens to consume (one per flow that holds
+// one) when the join at n in scope can fire: every incoming flow holds a
+// token, or no other token of the scope can still reach an empty one.
+func (r *run) inclusiveReady(n *node, scope *tok) []*tok {
+	pick := make([]*tok, len(n.in))
+	for _, p := range r.toks {
+		if p.dead || p.n != n || p.status != sdk.Parked || p.scope != scope {
+			continue
+		}
+		for i, f := range n.in {
+			if f == p.flow && pick[i] == nil {
+				pick[i] = p
+				break
+			}
+		}
+	}
+	any := false
+	for _, p := range pick {
+		if p != nil {
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	for i, p := range pick {
+		if p != nil {
+			continue
+		}
+		up := n.upstream[i]
+		for _, o := range r.toks {
+			if o.dead || o.scope != scope || (o.n == n && o.status == sdk.Parked) {
+				continue
+			}
+			if up[o.n] {
+				return nil
+			}
+		}
+	}
+	return pick
+}
+
+// gateway decides where an exclusive or inclusive gateway goes.
+func (r *run) gateway(t *tok) {
+	n := t.n
+	conds := false
+	for _, f := range n.out {
+		if f.cond != nil {
+			conds = true
+			break
+		}
+	}
+	if !conds {
+		if len(n.out) == 1 {
+			r.q = append(r.q, job{op: opChosen, t: t, flows: n.out})
+			return
+		}
+		t.setShared(choiceAttrs, attrChoice)
+		r.rest(t, sdk.Waiting, nil)
+		return
+	}
+	env := r.evalEnv(t, nil)
+	var taken []*flow
+	for _, f := range n.out {
+		if f == n.def {
+			continue
+		}
+		ok := true
+		if f.cond != nil {
+			var err error
+			ok, err = f.cond.test(env)
+			if err != nil {
+				r.failf(n, "", "condition of sequence flow %q: %v", f.id, err)
+				return
+			}
+		}
+		if ok {
+			taken = append(taken, f)
+			if n.k == kExclusive {
+				break
+			}
+		}
+	}
+	if len(taken) == 0 {
+		if n.def == nil {
+			r.failf(n, "", "no outgoing sequence flow condition is true and there is no default flow")
+			return
+		}
+		taken = []*flow{n.def}
+	}
+	r.q = append(r.q, job{op: opChosen, t: t, flows: taken})
+}
+
+// outgoing selects the flows a non-gateway node leaves by: every flow
+// without a condition and every flow whose condition holds; the default
+// flow when no other is taken.
+func (r *run) outgoing(t *tok) ([]*flow, bool) {
+	n := t.n
+	conds := false
+	for _, f := range n.out {
+		if f.cond != nil {
+			conds = true
+			break
+		}
+	}
+	if !conds && n.def == nil {
+		return n.out, true
+	}
+	var env *scope
+	var taken []*flow
+	for _, f := range n.out {
+		if f == n.def {
+			continue
+		}
+		if f.cond != nil {
+			if env == nil {
+				env = r.evalEnv(t, nil)
+			}
+			ok, err := f.cond.test(env)
+			if err != nil {
+				r.failf(n, "", "condition of sequence flow %q: %v", f.id, err)
+				return nil, false
+			}
+			if !ok {
+				continue
+			}
+		}
+		taken = append(taken, f)
+	}
+	if len(taken) == 0 && n.def != nil {
+		taken = []*flow{n.def}
+	}
+	if len(taken) == 0 && len(n.out) > 0 {
+		r.failf(n, "", "no outgoing sequence flow condition is true and there is no default flow")
+		return nil, false
+	}
+	return taken, true
+}
