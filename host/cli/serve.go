@@ -24,7 +24,7 @@ import (
 
 func (a *app) serveCommand() *cobra.Command {
 	var addr, pipelines, config string
-	var replay bool
+	var replay, recordReplays bool
 	var sf storeFlags
 	c := &cobra.Command{
 		Use:   "serve",
@@ -45,16 +45,19 @@ through it, reads (runs, show, export, review list) use the store's snapshots
 as beside any writer, and commands that cannot go through it (evolve) fail
 naming its address.
 
-It also records any agent without code changes: POST /v1/chat/completions
-(OpenAI-compatible, with streaming) and POST /v1/messages (Anthropic-
-compatible) forward through the [providers.NAME] blocks of --config (the
-block named like the request's model, else "default") and record each call
-as a task with its span and recording; calls are grouped into one task by
-the X-Sextant-Task header, else the request's metadata/user. With --replay
-(or the header X-Sextant-Replay: 1) they are answered from recordings by
-request hash and never reach upstream; a call not recorded gets an error in
-the provider's own shape. POST /v1/traces receives OTLP/HTTP spans (JSON or
-protobuf) from agents instrumented with OpenTelemetry.`,
+It also records any agent without code changes: POST /v1/chat/completions,
+/v1/responses and /v1/embeddings (OpenAI) and POST /v1/messages (Anthropic)
+are forwarded as they are (tools, images, schemas, any parameter) to the
+upstream of a [providers.NAME] block of --config (the block named like the
+request's model, else the one named like the API, else "default"), streamed
+back as they arrive, and recorded as a task with its span and recording;
+calls are grouped into one task by the X-Sextant-Task header, else the
+request's metadata/user. With --replay (or the header X-Sextant-Replay: 1)
+they are answered with the recorded bytes by canonical request hash and
+never reach upstream; a call not recorded gets an error in the provider's
+own shape. A replay stores nothing unless --record-replays. POST /v1/traces
+receives OTLP/HTTP spans (JSON or protobuf) from agents instrumented with
+OpenTelemetry.`,
 		Example: `  sextant serve --pipelines pipelines
   sextant serve --config serve.toml            # record: OPENAI_BASE_URL=http://127.0.0.1:7777/v1
   sextant serve --config serve.toml --replay   # answer from recordings only (CI)
@@ -83,7 +86,7 @@ protobuf) from agents instrumented with OpenTelemetry.`,
 				return err
 			}
 			defer s.Close()
-			handlers, closeHandlers, err := a.serveHandlers(ctx, s, config, replay)
+			handlers, closeHandlers, err := a.serveHandlers(ctx, s, config, proxyMode{replay: replay, recordReplays: recordReplays, token: token})
 			if err != nil {
 				s.Close()
 				if fresh {
@@ -125,16 +128,24 @@ protobuf) from agents instrumented with OpenTelemetry.`,
 	c.Flags().StringVar(&pipelines, "pipelines", "", "directory of pipelines the API may run (DIR/NAME/pipeline.toml, DIR/*.toml)")
 	c.Flags().StringVar(&config, "config", "", "server configuration (serve.toml): the proxy's [providers.NAME] blocks, [prices], [proxy] replay")
 	c.Flags().BoolVar(&replay, "replay", false, "the proxy answers from recordings only and never calls upstream")
+	c.Flags().BoolVar(&recordReplays, "record-replays", false, "store each replayed proxy call as a replay execution of its task (by default a replay stores nothing)")
 	sf.add(c, false)
 	a.addTelemetryFlag(c)
 	return c
+}
+
+// proxyMode is how serve runs the recording proxy.
+type proxyMode struct {
+	replay, recordReplays bool
+	// token is the server's token: a key the proxy scrubs from answers.
+	token string
 }
 
 // serveHandlers are the routes serve mounts beside its API: the recording
 // proxy (its providers from config) and the OTLP/HTTP receiver. Spans the
 // proxy records are exported live when telemetry is on; spans received over
 // OTLP are not exported again.
-func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, replay bool) (map[string]http.Handler, func(context.Context), error) {
+func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, mode proxyMode) (map[string]http.Handler, func(context.Context), error) {
 	var reg *plugin.Registry
 	if config != "" {
 		if err := needFile("config", config); err != nil {
@@ -149,7 +160,8 @@ func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	px, closeProviders, err := proxy.Open(ctx, proxy.OpenOptions{Config: config, Registry: reg, Store: s, Replay: replay, Logger: a.logger, OnSpans: exp.Spans})
+	px, closeProviders, err := proxy.Open(ctx, proxy.OpenOptions{Config: config, Registry: reg, Store: s, Replay: mode.replay,
+		RecordReplays: mode.recordReplays, Secrets: []string{mode.token}, Logger: a.logger, OnSpans: exp.Spans})
 	if err != nil {
 		a.shutdownTelemetry(ctx, exp)
 		return nil, nil, withInvalid(err)

@@ -282,7 +282,8 @@ func TestServeAndCLI(t *testing.T) {
 // TestServeMountsProxyAndOTLP: sextant serve answers the recording proxy's
 // and the OTLP receiver's routes beside its API. In --replay with nothing
 // recorded a chat call gets OpenAI's error shape (never an upstream call),
-// and an OTLP/HTTP JSON export becomes a task the API lists.
+// stored as a failed replay (--record-replays), and an OTLP/HTTP JSON
+// export becomes a task the API lists.
 func TestServeMountsProxyAndOTLP(t *testing.T) {
 	isolate(t)
 	st := filepath.Join(t.TempDir(), ".sextant")
@@ -291,7 +292,7 @@ func TestServeMountsProxyAndOTLP(t *testing.T) {
 	var serveErr bytes.Buffer
 	served := make(chan int, 1)
 	go func() {
-		served <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--store", st, "--replay"}, strings.NewReader(""), stdout, &serveErr)
+		served <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--store", st, "--replay", "--record-replays"}, strings.NewReader(""), stdout, &serveErr)
 	}()
 	select {
 	case <-stdout.ready:
@@ -325,6 +326,15 @@ func TestServeMountsProxyAndOTLP(t *testing.T) {
 	code, body := post("/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`)
 	if code != http.StatusNotFound || !strings.Contains(body, `"code":"recording_not_found"`) || !strings.Contains(body, `"error":{`) {
 		t.Fatalf("chat completion in replay with nothing recorded: %d %s", code, body)
+	}
+	if resp, err := http.Get(info.URL + "/api/v1/tasks?pipeline=proxy"); err != nil {
+		t.Fatal(err)
+	} else {
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(got), `"status":"failed"`) {
+			t.Fatalf("the missed replay is not stored (--record-replays): %s", got)
+		}
 	}
 	trace := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"ts-agent"}},{"key":"sextant.task","value":{"stringValue":"otel-run-1"}}]},
 	"scopeSpans":[{"scope":{"name":"x"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"chat gpt-4o","kind":3,

@@ -255,8 +255,8 @@ func (rc *rawRecord) spanName() string {
 
 func (rc *rawRecord) newCall(status store.Status, end time.Time) *store.Call {
 	tstatus := store.StatusCompleted
-	if rc.c.group == "" && rc.mode == "live" {
-		tstatus = status
+	if rc.c.group == "" {
+		tstatus = status // a task of its own (an existing task keeps its status)
 	}
 	if rc.task == "" {
 		rc.task = rc.p.cfg.Store.NewID()
