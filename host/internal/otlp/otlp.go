@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,11 +41,20 @@ import (
 // Route is the path the handler serves.
 const Route = "/v1/traces"
 
-// Limits on one request: the body as sent, and once decompressed.
+// Limits on one request: the body as sent, and (the default of
+// Config.MaxDecompressed) once decompressed.
 const (
 	MaxBody         = 16 << 20
-	MaxDecompressed = 64 << 20
+	MaxDecompressed = 16 << 20
 )
+
+// DefaultMaxConcurrent is the default of Config.MaxConcurrent.
+const DefaultMaxConcurrent = 4
+
+// MaxSpanCostUSD is the largest sextant.cost_usd one span may report. No
+// single call costs a million dollars; a span claiming more is broken,
+// and summing it would swamp every cost total.
+const MaxSpanCostUSD = 1_000_000
 
 // AttrTask, on a span or its resource, names the task the span belongs to
 // (a valid task id); without it a trace is its own task.
@@ -57,13 +67,23 @@ type Config struct {
 	// Prices prices GenAI spans; nil means run.DefaultPrices().
 	Prices run.Prices
 	Logger *slog.Logger
+	// MaxDecompressed bounds a request's body once decompressed, in
+	// bytes; 0 means MaxDecompressed. A body past it is a 413 naming the
+	// limit, found while decompressing: no more than the limit is ever
+	// held.
+	MaxDecompressed int64
+	// MaxConcurrent bounds the requests read, decoded and stored at once
+	// (each may hold MaxDecompressed bytes and their decoding); others
+	// wait their turn. 0 means DefaultMaxConcurrent.
+	MaxConcurrent int
 }
 
 // Handler is the OTLP/HTTP trace receiver.
 type Handler struct {
 	cfg   Config
 	log   *slog.Logger
-	known sync.Map // "task\x00exec" → struct{}: executions known to exist
+	known sync.Map      // "task\x00exec" → struct{}: executions known to exist
+	slots chan struct{} // one per request in progress (Config.MaxConcurrent)
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -79,7 +99,19 @@ func NewHandler(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{cfg: cfg, log: cfg.Logger.With("component", "otlp")}, nil
+	switch {
+	case cfg.MaxDecompressed < 0:
+		return nil, fmt.Errorf("otlp: MaxDecompressed %d is negative", cfg.MaxDecompressed)
+	case cfg.MaxDecompressed == 0:
+		cfg.MaxDecompressed = MaxDecompressed
+	}
+	switch {
+	case cfg.MaxConcurrent < 0:
+		return nil, fmt.Errorf("otlp: MaxConcurrent %d is negative", cfg.MaxConcurrent)
+	case cfg.MaxConcurrent == 0:
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	return &Handler{cfg: cfg, log: cfg.Logger.With("component", "otlp"), slots: make(chan struct{}, cfg.MaxConcurrent)}, nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -99,7 +131,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, false, http.StatusUnsupportedMediaType, "content type %q: want application/x-protobuf or application/json", ct)
 		return
 	}
-	body, status, err := readBody(w, r)
+	// Memory is what a flood of large or compressed bodies would take:
+	// wait for a slot before reading.
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	case <-r.Context().Done():
+		httpError(w, isJSON, http.StatusServiceUnavailable, "waiting for the receiver: %v", r.Context().Err())
+		return
+	}
+	body, status, err := h.readBody(w, r)
 	if err != nil {
 		httpError(w, isJSON, status, "%v", err)
 		return
@@ -136,8 +177,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
+// readBody reads the body, decompressing it, into at most
+// Config.MaxDecompressed bytes.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
+	limit := h.cfg.MaxDecompressed
 	var src io.Reader = http.MaxBytesReader(w, r.Body, MaxBody)
+	what := "body"
 	switch enc := strings.ToLower(r.Header.Get("Content-Encoding")); enc {
 	case "", "identity":
 	case "gzip":
@@ -145,22 +190,74 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
 		if err != nil {
 			return nil, http.StatusBadRequest, fmt.Errorf("gzip body: %w", err)
 		}
-		src = io.LimitReader(zr, MaxDecompressed+1)
+		defer zr.Close()
+		src = zr
+		what = "decompressed body"
 	default:
 		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("content encoding %q: want gzip or none", enc)
 	}
-	b, err := io.ReadAll(src)
+	b, err := readAtMost(src, limit)
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is larger than %d bytes", MaxBody)
+		case errors.Is(err, errTooLarge):
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("%s is larger than %d bytes, the limit of one OTLP request: send smaller batches", what, limit)
 		}
 		return nil, http.StatusBadRequest, fmt.Errorf("read body: %w", err)
 	}
-	if len(b) > MaxDecompressed {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("decompressed body is larger than %d bytes", MaxDecompressed)
-	}
 	return b, 0, nil
+}
+
+var errTooLarge = errors.New("too large")
+
+// chunkSize is the unit bodies are read in (chunkPool).
+const chunkSize = 1 << 20
+
+// chunkPool recycles the chunks bodies are read into: a flood of bombs,
+// each read to the limit and dropped, reuses the same few chunks instead
+// of leaving garbage for the collector, and the pool empties itself when
+// the flood is over.
+var chunkPool = sync.Pool{New: func() any {
+	b := make([]byte, chunkSize)
+	return &b
+}}
+
+// readAtMost reads r to its end, failing with errTooLarge as soon as it
+// has more than limit bytes: no more than limit plus one chunk is held.
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	type part struct {
+		buf *[]byte
+		n   int
+	}
+	var parts []part
+	defer func() {
+		for _, p := range parts {
+			chunkPool.Put(p.buf)
+		}
+	}()
+	var total int64
+	for {
+		buf := chunkPool.Get().(*[]byte)
+		n, err := io.ReadFull(r, *buf)
+		parts = append(parts, part{buf, n})
+		total += int64(n)
+		if total > limit {
+			return nil, errTooLarge
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]byte, 0, total)
+	for _, p := range parts {
+		out = append(out, (*p.buf)[:p.n]...)
+	}
+	return out, nil
 }
 
 // httpError answers with an OTLP Status message (google.rpc.Status), as
@@ -369,7 +466,9 @@ func (h *Handler) convert(sp *tracepb.Span, res store.Attributes, service string
 	if _, ok := a["service.name"]; !ok {
 		a["service.name"] = store.String(service)
 	}
-	h.genAI(a)
+	if err := h.genAI(a); err != nil {
+		return out, err
+	}
 	out = store.Span{Task: task, Execution: trace, TraceID: trace, SpanID: sid, ParentSpanID: parent,
 		Name: sp.GetName(), Kind: kind, Start: start, End: end, Attributes: a}
 	switch sp.GetStatus().GetCode() {
@@ -395,10 +494,16 @@ func (h *Handler) convert(sp *tracepb.Span, res store.Attributes, service string
 	return out, nil
 }
 
-// genAI maps GenAI semantic-convention attributes to sextant's: the
-// deprecated names to the current ones, and a cost from the price table
-// when the span reports token usage.
-func (h *Handler) genAI(a store.Attributes) {
+// genAI checks and maps GenAI semantic-convention attributes to
+// sextant's: the deprecated names to the current ones, and a cost from the
+// price table when the span reports token usage and no cost. Token counts
+// and the cost must be ones a call can have, as a provider's usage must
+// (run.CheckUsage): a negative count or cost would switch off every total
+// and limit that sums them.
+func (h *Handler) genAI(a store.Attributes) error {
+	if err := checkUsage(a); err != nil {
+		return err
+	}
 	rename := func(old, cur string) {
 		if v, ok := a[old]; ok {
 			if _, has := a[cur]; !has {
@@ -412,22 +517,76 @@ func (h *Handler) genAI(a store.Attributes) {
 	in, hasIn := a[store.AttrGenAIUsageInputTokens]
 	outT, hasOut := a[store.AttrGenAIUsageOutputTokens]
 	if !hasIn && !hasOut {
-		return
+		return nil
 	}
-	if _, ok := a["sextant.cost_usd"]; ok {
-		return
+	if _, ok := a[AttrCost]; ok {
+		return nil
 	}
 	model := a[store.AttrGenAIResponseModel].Str()
 	if model == "" {
 		model = a[store.AttrGenAIRequestModel].Str()
 	}
-	ni, no := in.Int(), outT.Int()
-	if ni < 0 || no < 0 || ni > run.MaxCallTokens || no > run.MaxCallTokens {
-		return
+	if cost, ok := h.cfg.Prices.Cost(model, int(in.Int()), int(outT.Int())); ok {
+		a[AttrCost] = store.Float(cost)
 	}
-	if cost, ok := h.cfg.Prices.Cost(model, int(ni), int(no)); ok {
-		a["sextant.cost_usd"] = store.Float(cost)
+	return nil
+}
+
+// AttrCost is the attribute holding a span's cost in US dollars.
+const AttrCost = "sextant.cost_usd"
+
+// checkUsage checks the span's token counts (every gen_ai.usage.*tokens
+// attribute) and cost, in key order so that the error is stable. A count
+// sent as a whole double is stored as an integer.
+func checkUsage(a store.Attributes) error {
+	keys := make([]string, 0, 4)
+	for k := range a {
+		if strings.HasPrefix(k, "gen_ai.usage.") && strings.HasSuffix(k, "tokens") {
+			keys = append(keys, k)
+		}
 	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := a[k]
+		var n int64
+		switch v.Kind() {
+		case store.KindInt:
+			n = v.Int()
+		case store.KindFloat:
+			f := v.Float()
+			if f != math.Trunc(f) || f < math.MinInt64 || f > math.MaxInt64 {
+				return fmt.Errorf("attribute %s: %v is not a whole number of tokens", k, f)
+			}
+			n = int64(f)
+			a[k] = store.Int(n)
+		default:
+			return fmt.Errorf("attribute %s: %s is not a number of tokens", k, show(v))
+		}
+		switch {
+		case n < 0:
+			return fmt.Errorf("attribute %s: %d is negative (want 0..%d tokens)", k, n, run.MaxCallTokens)
+		case n > run.MaxCallTokens:
+			return fmt.Errorf("attribute %s: %d is more than one call can use (want 0..%d tokens)", k, n, run.MaxCallTokens)
+		}
+	}
+	if v, ok := a[AttrCost]; ok {
+		if k := v.Kind(); k != store.KindFloat && k != store.KindInt {
+			return fmt.Errorf("attribute %s: %s is not an amount of US dollars", AttrCost, show(v))
+		}
+		switch c := v.Float(); {
+		case c < 0:
+			return fmt.Errorf("attribute %s: %v is negative (want 0..%d US dollars)", AttrCost, c, MaxSpanCostUSD)
+		case c > MaxSpanCostUSD:
+			return fmt.Errorf("attribute %s: %v is more than one call can cost (want 0..%d US dollars)", AttrCost, c, MaxSpanCostUSD)
+		}
+	}
+	return nil
+}
+
+// show renders an attribute value for an error, as JSON.
+func show(v store.Value) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 func nanos(n uint64) time.Time {
