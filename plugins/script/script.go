@@ -324,6 +324,9 @@ func (p *Provider) rules(file, text string) (*ruleSet, error) {
 	return rs, nil
 }
 
+// typeError matches BurntSushi/toml's error for a value of the wrong type.
+var typeError = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
 // ParseRules parses and checks a rules file; every problem is reported,
 // positioned at the line of the key it is about.
 func ParseRules(file string, data []byte) (*ruleSet, error) {
@@ -338,6 +341,11 @@ func ParseRules(file string, data []byte) (*ruleSet, error) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			p.Line, p.Message = pe.Position.Line, pe.Message
+		} else if m := typeError.FindStringSubmatch(err.Error()); m != nil {
+			// A value of the wrong type: BurntSushi/toml says where only
+			// in its message.
+			p.Line, _ = strconv.Atoi(m[1])
+			p.Element, p.Message = m[2], m[3]
 		}
 		return nil, sdk.Invalid(p)
 	}

@@ -121,3 +121,11 @@ func TestDelayHonoursContext(t *testing.T) {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 }
+
+func TestParseRulesTypeError(t *testing.T) {
+	_, err := ParseRules("r.toml", []byte("[[rule]]\nstep = \"a\"\ninput_tokens = \"ten\"\nreply = \"x\"\n"))
+	want := `r.toml:3: rule.input_tokens: incompatible types: TOML value has type string; destination has type integer`
+	if !errors.Is(err, sdk.ErrInvalid) || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}
