@@ -182,22 +182,34 @@ func TestOpenAINpmClient(t *testing.T) {
 
 // toolProviders is a server config whose openai and anthropic blocks are
 // the tool upstream (an OpenAI block "default", an Anthropic block
-// "anthropic", which /v1/messages selects by its name).
-func toolProviders(t *testing.T, up *toolUpstream) *provs {
+// "anthropic", which /v1/messages selects by its name); extra lines go
+// into both blocks.
+func toolProviders(t *testing.T, up *toolUpstream, extra ...string) *provs {
 	t.Helper()
-	t.Setenv("PROXY_TOOL_KEY", toolKey)
-	cfg := fmt.Sprintf("[providers.default]\nuse = \"openai\"\nbase_url = %q\napi_key_env = \"PROXY_TOOL_KEY\"\nretries = 0\n\n"+
-		"[providers.anthropic]\nuse = \"anthropic\"\nbase_url = %q\napi_key_env = \"PROXY_TOOL_KEY\"\nretries = 0\n", up.URL+"/v1", up.URL)
-	path := filepath.Join(t.TempDir(), "serve.toml")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := toolConfig(t, up, extra...)
 	reg := registry(t)
 	srv, err := pipeline.LoadServer(context.Background(), path, reg, pipeline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return openProvs(t, srv, reg)
+}
+
+// toolConfig writes toolProviders' serve.toml and returns its path.
+func toolConfig(t *testing.T, up *toolUpstream, extra ...string) string {
+	t.Helper()
+	t.Setenv("PROXY_TOOL_KEY", toolKey)
+	more := strings.Join(extra, "\n") + "\n"
+	if !strings.Contains(more, "retries") {
+		more += "retries = 0\n"
+	}
+	cfg := fmt.Sprintf("[providers.default]\nuse = \"openai\"\nbase_url = %q\napi_key_env = \"PROXY_TOOL_KEY\"\n%s\n"+
+		"[providers.anthropic]\nuse = \"anthropic\"\nbase_url = %q\napi_key_env = \"PROXY_TOOL_KEY\"\n%s", up.URL+"/v1", more, up.URL, more)
+	path := filepath.Join(t.TempDir(), "serve.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestSDKToolLoops drives the proxy, mounted in a real HTTP server, with

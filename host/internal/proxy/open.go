@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
@@ -56,12 +57,23 @@ func Open(ctx context.Context, o OpenOptions) (*Proxy, func(context.Context), er
 		if cfg.Replay {
 			opts = append(opts, run.WithoutCredentials())
 		}
-		ps, err := run.OpenProviders(ctx, srv.Pipeline, o.Registry, o.Logger, opts...)
+		// The provider chain logs upstream errors, which may quote a key.
+		var keys []string
+		for _, spec := range srv.Pipeline.Providers {
+			if spec.APIKeyEnv != "" {
+				keys = append(keys, os.Getenv(spec.APIKeyEnv))
+			}
+		}
+		logger := o.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		logger = newScrubLogger(logger, newScrubber(append(keys, o.Secrets...)))
+		ps, err := run.OpenProviders(ctx, srv.Pipeline, o.Registry, logger, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		cfg.Providers, cfg.Prices = ps.Providers, ps.Prices
-		var keys []string
 		cfg.Upstreams, keys = NewUpstreams(srv.Pipeline, ps.Providers)
 		cfg.Secrets = append(cfg.Secrets, keys...)
 		closer = ps.Close

@@ -162,7 +162,8 @@ func New(cfg Config) (*Proxy, error) {
 		tr.MaxIdleConnsPerHost = 64
 		client = &http.Client{Transport: tr}
 	}
-	return &Proxy{cfg: cfg, log: cfg.Logger.With("component", "proxy"), scrub: newScrubber(secrets), client: client}, nil
+	scrub := newScrubber(secrets)
+	return &Proxy{cfg: cfg, log: newScrubLogger(cfg.Logger, scrub).With("component", "proxy"), scrub: scrub, client: client}, nil
 }
 
 // The routes the proxy serves.
@@ -524,11 +525,15 @@ func (rc *record) newCall(status store.Status, mode string, end time.Time) *stor
 
 func (rc *record) failed(ctx context.Context, f *failure, errType, block string) *failure {
 	rc.block = block
-	end := rc.p.cfg.Store.Now()
+	f.msg = rc.p.scrub.string(f.msg) // an upstream's error may quote the key
 	mode := "live"
 	if rc.c.replay || rc.p.cfg.Replay {
 		mode = "replay"
 	}
+	if mode == "replay" && !rc.p.cfg.RecordReplays {
+		return f
+	}
+	end := rc.p.cfg.Store.Now()
 	c := rc.newCall(store.StatusFailed, mode, end)
 	c.Execution.Error = f.msg
 	a := rc.spanAttrs(nil)
@@ -544,6 +549,7 @@ func (rc *record) failed(ctx context.Context, f *failure, errType, block string)
 func (rc *record) answered(ctx context.Context, resp *sdk.ChatResponse, used string, latency time.Duration, created time.Time, recorded bool) (*answer, *failure) {
 	st := rc.p.cfg.Store
 	rc.block = used
+	resp.Text = rc.p.scrub.string(resp.Text)
 	model := resp.Model
 	if model == "" {
 		model = rc.c.req.Model
@@ -558,6 +564,9 @@ func (rc *record) answered(ctx context.Context, resp *sdk.ChatResponse, used str
 	}
 	if created.IsZero() {
 		created = st.Now()
+	}
+	if recorded && !rc.p.cfg.RecordReplays {
+		return &answer{resp: resp, hash: rc.hash, task: rc.task, created: created, recorded: true}, nil
 	}
 	end := rc.start.Add(latency)
 	c := rc.newCall(store.StatusCompleted, mode, end)

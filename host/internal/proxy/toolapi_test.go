@@ -24,7 +24,7 @@ type toolUpstream struct {
 	*httptest.Server
 	mu       sync.Mutex
 	received []exchange
-	// echoKey, when set, answers every call with a 400 quoting the key
+	// echoKey, when set, answers every call with a 500 quoting the key
 	// it was sent (as some providers do for a wrong key), or with a 200
 	// quoting it when echoKey is "ok".
 	echoKey string
@@ -83,7 +83,7 @@ func (u *toolUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
+		w.WriteHeader(http.StatusInternalServerError)
 		fmt.Fprintf(&out, `{"error":{"message":"Incorrect API key provided: %s. You can find your API key at https://example.invalid","type":"invalid_request_error","code":"invalid_api_key"}}`, toolKey)
 		_, _ = w.Write(out.Bytes())
 		return
