@@ -38,7 +38,11 @@ func (e *SchemaError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrSchemaVersion) true.
-func (e *SchemaError) Is(target error) bool { return target == ErrSchemaVersion }
+// An empty or unversioned value (Version 0) is damage, which the store
+// never writes; another version is a newer sextant's.
+func (e *SchemaError) Is(target error) bool {
+	return target == ErrSchemaVersion || e.Version == 0 && target == ErrDamaged
+}
 
 // encode marshals v as JSON behind the version byte, redacted.
 func (s *Store) encode(v any) ([]byte, error) {
@@ -205,7 +209,10 @@ func decode(key, val []byte, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(js, v); err != nil {
-		return fmt.Errorf("decode %s: %w", printableKey(key), err)
+		// The store wrote valid JSON: a value that does not decode is damaged.
+		d := &DamageError{Err: fmt.Errorf("decode %s: %w", printableKey(key), err)}
+		d.Task, _, _ = parseTaskSub(key)
+		return d
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func TestSchemaVersion(t *testing.T) {
 			`read spans of execution "t1-e1": value at t/t1/s/t1-e1/\x00\x00\x00\x00\x00\x00\x00\x01 has schema version 2; this sextant reads version 1 (upgrade sextant)`},
 		{"bad json", "r/abc", append([]byte{1}, `{"hash":`...),
 			func() error { _, err := s.Recording(ctx, "abc"); return err },
-			`read recording abc: decode r/abc: unexpected end of JSON input`},
+			`read recording abc: damaged store: decode r/abc: unexpected end of JSON input`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -58,65 +58,36 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opt ExportOptions) (Cou
 	bw.WriteByte('\n')
 
 	links := map[string][]string{} // recording hash → exported tasks
-	var line []byte
+	var (
+		lines   []byte   // the task's lines so far
+		hashes  []string // the task's recording links
+		skipped []*DamageError
+	)
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		err := eachTaskTxn(ctx, txn, opt.Query, nil, func(t *Task, _ string) error {
-			return scanTxn(ctx, txn, taskPrefix(t.ID), func(key, val []byte) error {
-				_, sub, ok := parseTaskSub(key)
-				if !ok {
-					return fmt.Errorf("bad key %s", printableKey(key))
-				}
-				if sub[0] == subLink {
-					h := string(sub[2:])
-					links[h] = append(links[h], t.ID)
-					return nil
-				}
-				js, err := unseal(key, val)
-				if err != nil {
-					return err
-				}
-				line = line[:0]
-				switch sub[0] {
-				case subTask:
-					line = spliceType(line, "task", js)
-					n.Tasks++
-				case subExec:
-					line = spliceType(line, "execution", js)
-					n.Executions++
-				case subCheckpoint:
-					if !opt.Checkpoints {
-						return nil
-					}
-					line = spliceType(line, "checkpoint", js)
-					n.Checkpoints++
-				case subReward:
-					line = spliceType(line, "reward", js)
-					n.Rewards++
-				case subSpan:
-					exec, seq, ok := parseSpanSub(sub)
-					if !ok {
-						return fmt.Errorf("bad span key %s", printableKey(key))
-					}
-					line = append(line, `{"type":"span","task":"`...)
-					line = append(line, t.ID...)
-					line = append(line, `","execution":"`...)
-					line = append(line, exec...)
-					line = append(line, `","seq":`...)
-					line = strconv.AppendUint(line, seq, 10)
-					line = appendRest(line, js)
-					n.Spans++
-				default:
-					return fmt.Errorf("unknown key %s", printableKey(key))
-				}
-				line = append(line, '\n')
-				_, err = bw.Write(line)
+		err := s.eachTaskTxn(ctx, txn, opt.Query, nil, &skipped, func(t *Task, _ string) error {
+			// A task is written whole or not at all: its lines are
+			// held until all of them were read.
+			nt := n
+			var err error
+			lines, hashes, err = exportTaskTxn(ctx, txn, t.ID, opt.Checkpoints, lines[:0], hashes[:0], &nt)
+			if d := taskDamage(t.ID, err); d != nil {
+				skipped = append(skipped, d)
+				return nil
+			}
+			if err != nil {
 				return err
-			})
+			}
+			for _, h := range hashes {
+				links[h] = append(links[h], t.ID)
+			}
+			n = nt
+			_, err = bw.Write(lines)
+			return err
 		})
 		if err != nil && !errors.Is(err, errStop) {
 			return err
 		}
-		return s.exportRecordings(ctx, txn, bw, opt.Query.isZero(), links, &n)
+		return s.exportRecordings(ctx, txn, bw, opt.Query.isZero(), links, &n, &skipped)
 	})
 	if err == nil {
 		err = bw.Flush()
@@ -124,12 +95,79 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opt ExportOptions) (Cou
 	if err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
+	if len(skipped) > 0 {
+		return n, &SkippedError{Op: "export", Skipped: skipped}
+	}
 	return n, nil
 }
 
-func (s *Store) exportRecordings(ctx context.Context, txn *badger.Txn, w io.Writer, all bool, links map[string][]string, n *Counts) error {
+// exportTaskTxn appends the export lines of task id (its task,
+// executions, checkpoints if asked, rewards and spans, in key order) to
+// lines, and its recording links to hashes, counting them in n.
+func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints bool, lines []byte, hashes []string, n *Counts) ([]byte, []string, error) {
+	var line []byte
+	err := scanTxn(ctx, txn, taskPrefix(id), func(key, val []byte) error {
+		_, sub, ok := parseTaskSub(key)
+		if !ok {
+			return fmt.Errorf("bad key %s", printableKey(key))
+		}
+		if sub[0] == subLink {
+			hashes = append(hashes, string(sub[2:]))
+			return nil
+		}
+		js, err := unseal(key, val)
+		if err != nil {
+			return err
+		}
+		line = line[:0]
+		switch sub[0] {
+		case subTask:
+			line = spliceType(line, "task", js)
+			n.Tasks++
+		case subExec:
+			line = spliceType(line, "execution", js)
+			n.Executions++
+		case subCheckpoint:
+			if !checkpoints {
+				return nil
+			}
+			line = spliceType(line, "checkpoint", js)
+			n.Checkpoints++
+		case subReward:
+			line = spliceType(line, "reward", js)
+			n.Rewards++
+		case subSpan:
+			exec, seq, ok := parseSpanSub(sub)
+			if !ok {
+				return fmt.Errorf("bad span key %s", printableKey(key))
+			}
+			line = append(line, `{"type":"span","task":"`...)
+			line = append(line, id...)
+			line = append(line, `","execution":"`...)
+			line = append(line, exec...)
+			line = append(line, `","seq":`...)
+			line = strconv.AppendUint(line, seq, 10)
+			line = appendRest(line, js)
+			n.Spans++
+		default:
+			return fmt.Errorf("unknown key %s", printableKey(key))
+		}
+		line = append(line, '\n')
+		lines = append(lines, line...)
+		return nil
+	})
+	return lines, hashes, err
+}
+
+// exportRecordings writes the recordings (all, or those linked); a
+// damaged one is added to skipped and left out.
+func (s *Store) exportRecordings(ctx context.Context, txn *badger.Txn, w io.Writer, all bool, links map[string][]string, n *Counts, skipped *[]*DamageError) error {
 	write := func(hash string, key, val []byte) error {
 		js, err := unseal(key, val)
+		if errors.Is(err, ErrDamaged) {
+			*skipped = append(*skipped, &DamageError{Key: printableKey(key), Err: err})
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -153,7 +191,7 @@ func (s *Store) exportRecordings(ctx context.Context, txn *badger.Txn, w io.Writ
 		return err
 	}
 	if all {
-		return scanTxn(ctx, txn, []byte(pRec), func(key, val []byte) error {
+		return scanTolerant(ctx, txn, []byte(pRec), skipped, func(key, val []byte) error {
 			return write(string(key[len(pRec):]), key, val)
 		})
 	}
@@ -168,10 +206,16 @@ func (s *Store) exportRecordings(ctx context.Context, txn *badger.Txn, w io.Writ
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			continue // linked but never stored: nothing to carry
 		}
-		if err != nil {
-			return err
+		if err == nil {
+			var werr error
+			if err = it.Value(func(val []byte) error { werr = write(h, key, val); return nil }); err == nil {
+				err = werr
+			} else {
+				*skipped = append(*skipped, asDamage(key, err).(*DamageError))
+				err = nil
+			}
 		}
-		if err := it.Value(func(val []byte) error { return write(h, key, val) }); err != nil {
+		if err != nil {
 			return err
 		}
 	}

@@ -112,6 +112,21 @@ func (l *dirLock) openDone() {
 	}
 }
 
+// closing tells readers, through the lock file, that the writer is
+// closing: from now on it serves no snapshots, and a reader that finds
+// its socket gone waits for the lock instead of failing.
+func (l *dirLock) closing() {
+	if l == nil || l.f == nil {
+		return
+	}
+	if info, err := l.f.Stat(); err == nil {
+		_, _ = l.f.WriteAt([]byte(closingMark+"\n"), info.Size())
+	}
+}
+
+// closingMark is the lock file's last line while its writer closes.
+const closingMark = "closing"
+
 func (l *dirLock) release() {
 	if l == nil {
 		return
@@ -231,15 +246,49 @@ func releaseFile(f *os.File) {
 }
 
 func readHolder(f *os.File) (pid int, command string) {
+	pid, command, _ = readHolderState(f)
+	return pid, command
+}
+
+// readHolderState reads the lock file: the writer's pid and command, and
+// whether it is closing.
+func readHolderState(f *os.File) (pid int, command string, closing bool) {
 	buf := make([]byte, 1024)
 	n, _ := f.ReadAt(buf, 0)
 	first, rest, _ := bytes.Cut(buf[:n], []byte("\n"))
 	pid, err := strconv.Atoi(string(bytes.TrimSpace(first)))
 	if err != nil || pid <= 0 {
-		return 0, ""
+		return 0, "", false
 	}
-	cmd, _, _ := bytes.Cut(rest, []byte("\n"))
-	return pid, string(bytes.TrimSpace(cmd))
+	cmd, rest, _ := bytes.Cut(rest, []byte("\n"))
+	mark, _, _ := bytes.Cut(rest, []byte("\n"))
+	return pid, string(bytes.TrimSpace(cmd)), string(mark) == closingMark
+}
+
+// writerClosing reports whether the writer holding the store in dir has
+// begun to close (see dirLock.closing).
+func writerClosing(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, lockFileName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, _, closing := readHolderState(f)
+	return closing
+}
+
+// waitWriterGone waits until no writer holds the store in dir: a reader
+// whose writer closed before serving it then copies the store itself.
+func waitWriterGone(ctx context.Context, dir string) error {
+	f, err := openLockFile(dir, lockFileName, true)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := waitLock(ctx, f, true, func() {}); err != nil {
+		return err
+	}
+	return unlockFile(f)
 }
 
 // holderCommand is this process's command line as other processes are

@@ -103,9 +103,14 @@ func (s *Store) ExportOTLP(ctx context.Context, w io.Writer, opt OTLPOptions) (s
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(`{"resourceSpans":[`)
 	first := true
+	var skipped []*DamageError
 	err = s.view(ctx, func(txn *badger.Txn) error {
-		err := eachTaskTxn(ctx, txn, opt.Query, nil, func(t *Task, _ string) error {
+		err := s.eachTaskTxn(ctx, txn, opt.Query, nil, &skipped, func(t *Task, _ string) error {
 			tr, err := readTree(ctx, txn, t.ID)
+			if d := taskDamage(t.ID, err); d != nil {
+				skipped = append(skipped, d)
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("task %q: %w", t.ID, err)
 			}
@@ -149,6 +154,9 @@ func (s *Store) ExportOTLP(ctx context.Context, w io.Writer, opt OTLPOptions) (s
 	}
 	if err != nil {
 		return spans, fmt.Errorf("export otlp: %w", err)
+	}
+	if len(skipped) > 0 {
+		return spans, &SkippedError{Op: "export otlp", Skipped: skipped}
 	}
 	return spans, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -193,30 +194,70 @@ func takeSnapshot(src, dst string) error {
 		if lastErr = copyTables(src, dst); lastErr == nil {
 			return nil
 		}
+		var de *DamageError
+		if errors.As(lastErr, &de) {
+			return lastErr
+		}
 	}
 	return fmt.Errorf("the store kept changing while being copied: %w", lastErr)
 }
 
+// sameFile reports whether the file at path still has the content b.
+func sameFile(path string, b []byte) bool {
+	now, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(now, b)
+}
+
 // copyTables copies MANIFEST and the tables it names; a table deleted
 // meanwhile (compacted away) is an error, to be retried.
+//
+// A MANIFEST that does not replay, or that names a table that is
+// missing, while the MANIFEST itself stays the same, is damage, not
+// change: the copy then holds every table present, and the reader cuts
+// the damage out of it (repairSnapshot).
 func copyTables(src, dst string) error {
 	manifest := filepath.Join(dst, badger.ManifestFilename)
-	if err := copyFile(filepath.Join(src, badger.ManifestFilename), manifest); err != nil {
+	srcManifest := filepath.Join(src, badger.ManifestFilename)
+	before, err := os.ReadFile(srcManifest)
+	if err != nil {
 		return fmt.Errorf("copy %s: %w", badger.ManifestFilename, err)
 	}
-	f, err := os.Open(manifest)
+	if err := os.WriteFile(manifest, before, 0o644); err != nil {
+		return fmt.Errorf("copy %s: %w", badger.ManifestFilename, err)
+	}
+	m, err := readManifest(dst)
+	if err != nil {
+		if !sameFile(srcManifest, before) {
+			return fmt.Errorf("read %s: %w", badger.ManifestFilename, err) // rewritten meanwhile: again
+		}
+		return copyAllTables(src, dst)
+	}
+	for id := range m {
+		name := table.IDToFilename(id)
+		err := copyStable(filepath.Join(src, name), filepath.Join(dst, name))
+		if errors.Is(err, fs.ErrNotExist) && sameFile(srcManifest, before) {
+			continue // damage: the reader's repair notes it
+		}
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// copyAllTables copies every table in src: what a store whose MANIFEST
+// is damaged still holds.
+func copyAllTables(src, dst string) error {
+	entries, err := os.ReadDir(src)
 	if err != nil {
 		return err
 	}
-	m, _, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dst).WithLogger(nil))
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("read %s: %w", badger.ManifestFilename, err)
-	}
-	for id := range m.Tables {
-		name := table.IDToFilename(id)
-		if err := copyStable(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
-			return fmt.Errorf("copy %s: %w", name, err)
+	for _, e := range entries {
+		if _, ok := table.ParseFileID(e.Name()); !ok {
+			continue
+		}
+		if err := copyStable(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return fmt.Errorf("copy %s: %w", e.Name(), err)
 		}
 	}
 	return nil
@@ -469,6 +510,18 @@ func (s *Store) snapshotTo(dst string) error {
 	return nil
 }
 
+// errNotServing marks a writer's socket that is gone or hung up
+// unanswered: a writer that is closing, or one that never served.
+var errNotServing = errors.New("not serving")
+
+// notServing wraps the error of a socket that is not served; it reads as
+// that error and matches errNotServing.
+type notServing struct{ err error }
+
+func (e notServing) Error() string        { return e.err.Error() }
+func (e notServing) Unwrap() error        { return e.err }
+func (e notServing) Is(target error) bool { return target == errNotServing }
+
 // askSnapshot asks the writer of storeDir to fill dst.
 func askSnapshot(ctx context.Context, storeDir, dst string) error {
 	ctx, cancel := context.WithTimeout(ctx, lockWait)
@@ -476,7 +529,7 @@ func askSnapshot(ctx context.Context, storeDir, dst string) error {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", filepath.Join(storeDir, socketName))
 	if err != nil {
-		return fmt.Errorf("it serves no snapshots (%w)", err)
+		return fmt.Errorf("it serves no snapshots (%w)", notServing{err})
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
@@ -487,9 +540,10 @@ func askSnapshot(ctx context.Context, storeDir, dst string) error {
 	var resp snapResponse
 	if err := json.NewDecoder(io.LimitReader(conn, 64<<10)).Decode(&resp); err != nil {
 		if ctx.Err() != nil {
-			err = ctx.Err()
+			return fmt.Errorf("no snapshot from it: %w", ctx.Err())
 		}
-		return fmt.Errorf("no snapshot from it: %w", err)
+		// The writer closed the connection unanswered: it is closing.
+		return fmt.Errorf("no snapshot from it: %w", notServing{err})
 	}
 	if resp.Error != "" {
 		return errors.New(resp.Error)

@@ -479,8 +479,12 @@ func scanTxnSkip(ctx context.Context, txn *badger.Txn, prefix []byte, skip func(
 		if skip != nil && skip(item.Key()) {
 			continue
 		}
-		if err := item.Value(func(val []byte) error { return fn(item.Key(), val) }); err != nil {
-			return err
+		var ferr error
+		if err := item.Value(func(val []byte) error { ferr = fn(item.Key(), val); return nil }); err != nil {
+			return asDamage(item.KeyCopy(nil), err)
+		}
+		if ferr != nil {
+			return ferr
 		}
 	}
 	return nil

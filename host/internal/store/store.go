@@ -77,6 +77,7 @@ type Store struct {
 	dir     string // as the user named it, for messages
 	absDir  string
 	snap    *snapshot    // a reader's copy of the store
+	lost    []lostFile   // tables a reader's snapshot left out (damage.go)
 	srv     *snapServer  // a writer's snapshot service
 	hs      handlers     // a writer's other requests (serve.go)
 	wmu     sync.RWMutex // held shared by every commit, exclusively while a snapshot is taken
@@ -209,7 +210,7 @@ func (s *Store) open(ctx context.Context, dir string) (*badger.DB, error) {
 		lock.release()
 		return nil, err
 	}
-	db, err := badger.Open(s.badgerOptions(dir, false))
+	db, err := openBadger(s.badgerOptions(dir, false))
 	if err != nil {
 		lock.release()
 		return nil, fmt.Errorf("open store %s: %w", s.dir, err)
@@ -222,20 +223,38 @@ func (s *Store) open(ctx context.Context, dir string) (*badger.DB, error) {
 // writer if one has the store open, else by this reader while it holds
 // the gate, which keeps writers out for that moment only.
 func (s *Store) openSnapshot(ctx context.Context, dir string) (*badger.DB, error) {
+	for {
+		db, retry, err := s.tryOpenSnapshot(ctx, dir)
+		if !retry {
+			return db, err
+		}
+	}
+}
+
+// tryOpenSnapshot is one attempt of openSnapshot. It asks for a retry
+// when the writer that holds the store closed before serving this reader:
+// once the writer is gone the reader copies the store itself.
+func (s *Store) tryOpenSnapshot(ctx context.Context, dir string) (_ *badger.DB, retry bool, _ error) {
 	lock, writer, err := lockReader(ctx, dir, s.dir, s.log)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	sn, err := newSnapshot(dir)
 	if err != nil {
 		lock.release()
-		return nil, fmt.Errorf("open store %s: snapshot: %w", s.dir, err)
+		return nil, false, fmt.Errorf("open store %s: snapshot: %w", s.dir, err)
 	}
 	if writer != nil {
 		if err := askSnapshot(ctx, s.absDir, sn.dir); err != nil {
 			sn.remove()
+			if errors.Is(err, errNotServing) && writerClosing(dir) {
+				hook("reader-waits")
+				if werr := waitWriterGone(ctx, dir); werr == nil {
+					return nil, true, nil
+				}
+			}
 			writer.Reason = err.Error()
-			return nil, writer
+			return nil, false, writer
 		}
 	} else {
 		hook("reader")
@@ -243,16 +262,37 @@ func (s *Store) openSnapshot(ctx context.Context, dir string) (*badger.DB, error
 		lock.release()
 		if err != nil {
 			sn.remove()
-			return nil, fmt.Errorf("open store %s: snapshot: %w", s.dir, err)
+			return nil, false, fmt.Errorf("open store %s: snapshot: %w", s.dir, err)
 		}
 	}
-	db, err := badger.Open(s.badgerOptions(sn.dir, true))
+	lost, err := repairSnapshot(sn.dir)
 	if err != nil {
 		sn.remove()
-		return nil, fmt.Errorf("open store %s: %w", s.dir, err)
+		return nil, false, fmt.Errorf("open store %s: snapshot: %w", s.dir, err)
+	}
+	for _, l := range lost {
+		s.log.Warn("damaged store file left out of the snapshot", "file", l.name, "err", l.reason)
+	}
+	db, err := openBadger(s.badgerOptions(sn.dir, true))
+	if err != nil {
+		sn.remove()
+		return nil, false, fmt.Errorf("open store %s: %w", s.dir, err)
 	}
 	s.snap = sn
-	return db, nil
+	s.lost = lost
+	return db, false, nil
+}
+
+// openBadger opens Badger; an error or panic about a damaged file is a
+// *DamageError that says how to proceed.
+func openBadger(opt badger.Options) (db *badger.DB, err error) {
+	defer func() {
+		if err != nil && damagedFile(err.Error()) != "" {
+			err = &DamageError{File: damagedFile(err.Error()), Err: fmt.Errorf("%w (sextant store check says what is damaged; sextant store salvage --to DIR copies what is readable)", err)}
+		}
+	}()
+	defer recoverDamage(&err)
+	return badger.Open(opt)
 }
 
 // removeEmptyLogs deletes zero-length .vlog and .mem files, which a
@@ -288,7 +328,7 @@ func (s *Store) removeEmptyLogs(dir string) error {
 // badgerOptions are tuned for many small values written in bursts and
 // read back by prefix (see BenchmarkStore and RATIONALE in doc.go).
 func (s *Store) badgerOptions(dir string, ro bool) badger.Options {
-	return badger.DefaultOptions(dir).
+	opt := badger.DefaultOptions(dir).
 		WithReadOnly(ro).
 		WithLogger(badgerLogger{s.log}).
 		WithNumVersionsToKeep(1).
@@ -301,8 +341,18 @@ func (s *Store) badgerOptions(dir string, ro bool) badger.Options {
 		WithNumLevelZeroTablesStall(12).
 		WithValueLogFileSize(256 << 20).
 		WithNumCompactors(2).
-		WithMetricsEnabled(false)
+		WithMetricsEnabled(false).
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithVerifyValueChecksum(true)
+	if testBadgerOptions != nil {
+		opt = testBadgerOptions(opt)
+	}
+	return opt
 }
+
+// testBadgerOptions, when set (by tests only), adjusts Badger's options:
+// small tables and value logs, so that a test store spans many files.
+var testBadgerOptions func(badger.Options) badger.Options
 
 // valueThreshold sends every record to the value log and keeps only
 // keys, pointers and the empty index values in the LSM tree (Badger's
@@ -356,7 +406,12 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	// Readers that find the socket gone from here on wait for the lock
+	// (tryOpenSnapshot): the mark comes first so that none fails.
+	s.lock.closing()
+	s.closeHook("close-start")
 	s.srv.stop()
+	s.closeHook("close-unserved")
 	if s.stopGC != nil {
 		close(s.stopGC)
 		<-s.gcDone
@@ -365,12 +420,20 @@ func (s *Store) Close() error {
 	if s.db != nil {
 		err = s.db.Close()
 	}
+	s.closeHook("close-db-closed")
 	s.lock.release()
 	s.snap.remove()
 	if err != nil {
 		return fmt.Errorf("close store %s: %w", s.dir, err)
 	}
 	return nil
+}
+
+// closeHook calls the test hook at a point of a writer's Close.
+func (s *Store) closeHook(point string) {
+	if !s.ro {
+		hook(point)
+	}
 }
 
 // Dir returns the store directory as it was named to Open.
@@ -404,9 +467,7 @@ func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s.wmu.RLock()
-		err := s.db.Update(fn)
-		s.wmu.RUnlock()
+		err := s.updateOnce(fn)
 		if errors.Is(err, badger.ErrConflict) && attempt < 10 {
 			continue
 		}
@@ -414,10 +475,22 @@ func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) erro
 	}
 }
 
-func (s *Store) view(ctx context.Context, fn func(txn *badger.Txn) error) error {
+// updateOnce is one attempt of update; a panic inside Badger becomes a
+// *DamageError, as in view.
+func (s *Store) updateOnce(fn func(txn *badger.Txn) error) (err error) {
+	s.wmu.RLock()
+	defer s.wmu.RUnlock()
+	defer recoverDamage(&err)
+	return s.db.Update(fn)
+}
+
+// view runs fn in a read-only transaction. A panic inside Badger (some
+// corrupt tables make it panic) becomes a *DamageError.
+func (s *Store) view(ctx context.Context, fn func(txn *badger.Txn) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	defer recoverDamage(&err)
 	return s.db.View(fn)
 }
 
@@ -428,9 +501,13 @@ func get(txn *badger.Txn, key []byte, v any) error {
 		return ErrNotFound
 	}
 	if err != nil {
-		return err
+		return asDamage(key, err)
 	}
-	return it.Value(func(val []byte) error { return decode(key, val, v) })
+	var derr error
+	if err := it.Value(func(val []byte) error { derr = decode(key, val, v); return nil }); err != nil {
+		return asDamage(key, err)
+	}
+	return derr
 }
 
 func exists(txn *badger.Txn, key []byte) (bool, error) {

@@ -126,6 +126,9 @@ func (s *Store) Task(ctx context.Context, id string) (*Task, error) {
 	if err := validID("task id", id); err != nil {
 		return nil, fmt.Errorf("read task: %w", err)
 	}
+	if d := s.lostFor(taskPrefix(id)); d != nil {
+		return nil, fmt.Errorf("read task %q: %w", id, d)
+	}
 	var t Task
 	err := s.view(ctx, func(txn *badger.Txn) error { return get(txn, taskKey(id), &t) })
 	if err != nil {
@@ -267,12 +270,16 @@ func (s *Store) eachTask(ctx context.Context, q Query, fn func(t *Task, cursor s
 		}
 		after = b
 	}
-	err := s.view(ctx, func(txn *badger.Txn) error { return eachTaskTxn(ctx, txn, q, after, fn) })
+	var skipped []*DamageError
+	err := s.view(ctx, func(txn *badger.Txn) error { return s.eachTaskTxn(ctx, txn, q, after, &skipped, fn) })
 	if errors.Is(err, errStop) {
 		err = nil
 	}
 	if err != nil {
 		return fmt.Errorf("list tasks: %w", err)
+	}
+	if len(skipped) > 0 {
+		return &SkippedError{Op: "list tasks", Skipped: skipped}
 	}
 	return nil
 }
@@ -280,7 +287,10 @@ func (s *Store) eachTask(ctx context.Context, q Query, fn func(t *Task, cursor s
 // ErrBadCursor marks a pagination cursor that does not decode.
 var ErrBadCursor = errors.New("bad cursor")
 
-func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after []byte, fn func(*Task, string) error) error {
+// eachTaskTxn calls fn for each task matching q. A task that cannot be
+// read because the store is damaged is added to skipped and the scan goes
+// on; so is an index that a damaged table may have held part of.
+func (s *Store) eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after []byte, skipped *[]*DamageError, fn func(*Task, string) error) error {
 	// Walk the most selective index; filter on the rest. Every index
 	// key ends in <inv:8><task>, newest first, so a cursor (that suffix)
 	// and the time bounds work on each.
@@ -292,6 +302,10 @@ func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after []byte, fn
 		prefix = fieldIndexPrefix(pPipe, q.Pipeline)
 	default:
 		prefix = []byte(pTime)
+	}
+	if d := s.lostFor(prefix); d != nil {
+		d.Err = fmt.Errorf("the task index may miss tasks: %w", d.Err)
+		*skipped = append(*skipped, d)
 	}
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false
@@ -328,6 +342,10 @@ func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after []byte, fn
 			return nil // older than Since, and so is the rest
 		}
 		id := string(suffix[8:])
+		if d := s.lostFor(taskPrefix(id)); d != nil {
+			*skipped = append(*skipped, d)
+			continue
+		}
 		if q.RewardTag != "" {
 			ok, err := exists(txn, rewardTagKey(q.RewardTag, id))
 			if err != nil {
@@ -341,6 +359,10 @@ func eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after []byte, fn
 		if err := get(txn, taskKey(id), &t); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				continue // an index entry racing a rewrite
+			}
+			if d := taskDamage(id, err); d != nil {
+				*skipped = append(*skipped, d)
+				continue
 			}
 			return fmt.Errorf("task %q: %w", id, err)
 		}

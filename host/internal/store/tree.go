@@ -14,6 +14,9 @@ func (s *Store) Tree(ctx context.Context, id string) (*Tree, error) {
 	if err := validID("task id", id); err != nil {
 		return nil, fmt.Errorf("read task: %w", err)
 	}
+	if d := s.lostFor(taskPrefix(id)); d != nil {
+		return nil, fmt.Errorf("read task %q: %w", id, d)
+	}
 	var tr *Tree
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		var err error
@@ -32,6 +35,9 @@ func (s *Store) Tree(ctx context.Context, id string) (*Tree, error) {
 func (s *Store) Head(ctx context.Context, id string) (*Tree, error) {
 	if err := validID("task id", id); err != nil {
 		return nil, fmt.Errorf("read task: %w", err)
+	}
+	if d := s.lostFor(taskPrefix(id)); d != nil {
+		return nil, fmt.Errorf("read task %q: %w", id, d)
 	}
 	var tr *Tree
 	err := s.view(ctx, func(txn *badger.Txn) error {
