@@ -13,8 +13,8 @@ import (
 
 // BenchmarkServe/proxy-replay measures recorded answers through the proxy
 // over real HTTP (keep-alive connections, GOMAXPROCS parallel clients):
-// each request is decoded, hashed, answered from its recording and
-// recorded as a replay execution with its span.
+// each request is read, put in canonical form, hashed and answered with
+// its recording's bytes; a replaying proxy stores nothing by default.
 func BenchmarkServe(b *testing.B) {
 	b.Run("proxy-replay", func(b *testing.B) {
 		up := newUpstream(b)
@@ -30,35 +30,61 @@ func BenchmarkServe(b *testing.B) {
 			}
 		}
 		up.Close()
-		srv := serve(b, proxy.Config{Store: st, Replay: true})
-		url := srv.URL + proxy.RouteChatCompletions
-		tr := &http.Transport{MaxIdleConnsPerHost: 64}
-		client := &http.Client{Transport: tr}
-		b.Cleanup(tr.CloseIdleConnections)
-		b.ResetTimer()
-		cpu0 := cpuTime()
-		b.RunParallel(func(pb *testing.PB) {
-			i := 0
-			for pb.Next() {
-				req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(bodies[i%distinct]))
-				req.Header.Set("Content-Type", "application/json")
-				i++
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					b.Errorf("status %d", resp.StatusCode)
-					return
-				}
-			}
-		})
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-		// CPU per request, client included: on a shared machine wall
-		// time measures the neighbours; 2 cores serve 2e6/cpu-µs req/s.
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e3, "cpu-µs/req")
+		replayBench(b, serve(b, proxy.Config{Store: st, Replay: true}).URL+proxy.RouteChatCompletions, bodies)
 	})
+	// proxy-replay-tools: a replayed chat completion whose request carries
+	// tools (and a tool result) and whose recorded answer calls a tool.
+	b.Run("proxy-replay-tools", func(b *testing.B) {
+		up := newToolUpstream(b)
+		ps := toolProviders(b, up)
+		st := openStore(b, b.TempDir())
+		live := serve(b, ps.live(st))
+		const distinct = 16
+		bodies := make([]string, distinct)
+		for i := range bodies {
+			bodies[i] = fmt.Sprintf(`{"model":"gpt-4o-mini","tool_choice":"auto","parallel_tool_calls":true,"temperature":0,
+ "tools":[{"type":"function","function":{"name":"get_weather","description":"The current weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string","description":"the city"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["city"]}}},
+  {"type":"function","function":{"name":"get_time","description":"The local time in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
+ "messages":[{"role":"system","content":"You answer with the tools. %s"},{"role":"user","content":"What is the weather in city %d?"}]}`, strings.Repeat("Be brief. ", 20), i)
+			resp, body := post(b, live.URL+proxy.RouteChatCompletions, bodies[i], nil)
+			if resp.StatusCode != 200 || !strings.Contains(string(body), `"tool_calls"`) {
+				b.Fatalf("record: %d %s", resp.StatusCode, body)
+			}
+		}
+		up.Close()
+		replayBench(b, serve(b, proxy.Config{Store: st, Replay: true}).URL+proxy.RouteChatCompletions, bodies)
+	})
+}
+
+// replayBench posts bodies to url from GOMAXPROCS parallel clients over
+// keep-alive connections, each answer a 200 from a recording.
+func replayBench(b *testing.B, url string, bodies []string) {
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	client := &http.Client{Transport: tr}
+	b.Cleanup(tr.CloseIdleConnections)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(bodies[i%len(bodies)]))
+			req.Header.Set("Content-Type", "application/json")
+			i++
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Header.Get(proxy.HeaderRecorded) != "true" {
+				b.Errorf("status %d, recorded %q", resp.StatusCode, resp.Header.Get(proxy.HeaderRecorded))
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	// CPU per request, client included: on a shared machine wall
+	// time measures the neighbours; 2 cores serve 2e6/cpu-µs req/s.
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e3, "cpu-µs/req")
 }

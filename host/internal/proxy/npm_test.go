@@ -184,7 +184,7 @@ func TestOpenAINpmClient(t *testing.T) {
 // the tool upstream (an OpenAI block "default", an Anthropic block
 // "anthropic", which /v1/messages selects by its name); extra lines go
 // into both blocks.
-func toolProviders(t *testing.T, up *toolUpstream, extra ...string) *provs {
+func toolProviders(t testing.TB, up *toolUpstream, extra ...string) *provs {
 	t.Helper()
 	path := toolConfig(t, up, extra...)
 	reg := registry(t)
@@ -196,7 +196,7 @@ func toolProviders(t *testing.T, up *toolUpstream, extra ...string) *provs {
 }
 
 // toolConfig writes toolProviders' serve.toml and returns its path.
-func toolConfig(t *testing.T, up *toolUpstream, extra ...string) string {
+func toolConfig(t testing.TB, up *toolUpstream, extra ...string) string {
 	t.Helper()
 	t.Setenv("PROXY_TOOL_KEY", toolKey)
 	more := strings.Join(extra, "\n") + "\n"
