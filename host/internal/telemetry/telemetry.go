@@ -226,10 +226,11 @@ func (x *Exporter) convert(ctx context.Context, spans []store.Span) []sdktrace.R
 				stub.Parent = p
 			}
 		}
-		stub.Attributes = attributes(sp.Attributes)
+		stub.Attributes = attributes(sp.Attributes, x.cfg.Content)
 		stub.Attributes = append(stub.Attributes, attribute.String("sextant.task", sp.Task),
 			attribute.String("sextant.execution", sp.Execution))
-		if x.cfg.Content {
+		_, has := sp.Attributes[store.AttrGenAIInputMessages]
+		if x.cfg.Content && !has {
 			stub.Attributes = append(stub.Attributes, x.content(ctx, sp)...)
 		}
 		switch sp.Status.Code {
@@ -240,7 +241,7 @@ func (x *Exporter) convert(ctx context.Context, spans []store.Span) []sdktrace.R
 		}
 		for _, l := range sp.Links {
 			if lc, err := spanContext(l.TraceID, l.SpanID); err == nil {
-				stub.Links = append(stub.Links, sdktrace.Link{SpanContext: lc, Attributes: attributes(l.Attributes)})
+				stub.Links = append(stub.Links, sdktrace.Link{SpanContext: lc, Attributes: attributes(l.Attributes, x.cfg.Content)})
 			}
 		}
 		stubs = append(stubs, stub)
@@ -327,9 +328,15 @@ func kind(k store.SpanKind) trace.SpanKind {
 	return trace.SpanKindInternal
 }
 
-func attributes(a store.Attributes) []attribute.KeyValue {
+// attributes converts a span's attributes; the messages a span holds
+// (the recording proxy's spans carry them) only with content, which is
+// opt-in under the GenAI conventions.
+func attributes(a store.Attributes, content bool) []attribute.KeyValue {
 	out := make([]attribute.KeyValue, 0, len(a)+2)
 	for k, v := range a {
+		if !content && (k == store.AttrGenAIInputMessages || k == store.AttrGenAIOutputMessages) {
+			continue
+		}
 		switch v.Kind() {
 		case store.KindString:
 			out = append(out, attribute.String(k, v.Str()))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/otlp"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
@@ -218,5 +219,49 @@ func TestExportFromRun(t *testing.T) {
 	}
 	if got := chat.Attributes[store.AttrGenAIProviderName].Str(); got != "openai" {
 		t.Errorf("failed call: gen_ai.provider.name %q, want openai", got)
+	}
+}
+
+// TestStoredMessagesOptIn: a span that holds its messages (the recording
+// proxy's do: tool calls and tool results) exports them only with content
+// capture on, as the GenAI conventions make them opt-in.
+func TestStoredMessagesOptIn(t *testing.T) {
+	ctx := context.Background()
+	recvStore, err := store.Open(ctx, t.TempDir(), store.NewConfig().WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recvStore.Close()
+	h, err := otlp.NewHandler(otlp.Config{Store: recvStore, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := httptest.NewServer(h)
+	defer recv.Close()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, content := range []bool{false, true} {
+		task := fmt.Sprintf("msgs-%v", content)
+		exp, err := telemetry.New(ctx, telemetry.Config{Endpoint: recv.URL + otlp.Route, Service: "tele-test", Content: content, Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp.Spans([]store.Span{{Task: task, Execution: "e1", TraceID: strings.Repeat("ab", 16), SpanID: strings.Repeat("cd", 8),
+			Name: "chat m", Kind: store.SpanClient, Start: t0, End: t0.Add(time.Second), Attributes: store.Attributes{
+				store.AttrGenAIInputMessages:  store.String(`[{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":"sunny"}]}]`),
+				store.AttrGenAIOutputMessages: store.String(`[{"role":"assistant","parts":[{"type":"text","content":"It is sunny."}]}]`),
+				"sextant.task":                store.String(task)}}})
+		if err := exp.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := recvStore.Tree(ctx, task)
+		if err != nil {
+			t.Fatalf("content %v: %v", content, err)
+		}
+		a := tree.Executions[0].Spans[0].Attributes
+		_, in := a[store.AttrGenAIInputMessages]
+		_, out := a[store.AttrGenAIOutputMessages]
+		if in != content || out != content {
+			t.Errorf("content capture %v: input messages exported %v, output %v", content, in, out)
+		}
 	}
 }
