@@ -154,8 +154,9 @@ func (a answer) errorCode(t testing.TB) string {
 }
 
 // do sends a request; body, when not nil, is sent as JSON (a string or
-// []byte as is). headers are "Name: value" pairs; the token is sent
-// unless a header "Authorization:" is given (even empty).
+// []byte as is). headers are "Name: value" pairs ("Host: NAME" sets the
+// Host header); the token is sent unless a header "Authorization:" is
+// given (even empty).
 func (e *env) do(method, path string, body any, headers ...string) answer {
 	e.t.Helper()
 	var rd io.Reader
@@ -184,6 +185,10 @@ func (e *env) do(method, path string, body any, headers ...string) answer {
 		k, v, _ := strings.Cut(h, ":")
 		if strings.EqualFold(k, "Authorization") {
 			auth = true
+		}
+		if strings.EqualFold(k, "Host") {
+			req.Host = strings.TrimSpace(v)
+			continue
 		}
 		if v = strings.TrimSpace(v); v == "" {
 			req.Header.Del(k)

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
@@ -38,6 +39,7 @@ const (
 	CodeNotFound     = "not_found"
 	CodeConflict     = "conflict"
 	CodeTooLarge     = "too_large"
+	CodeTimeout      = "timeout"
 	CodeUnsupported  = "unsupported_media_type"
 	CodeInternal     = "internal"
 )
@@ -74,14 +76,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// middleware wraps every route: auth, cross-site refusal, body limit.
-// The dashboard's static files need no token (they hold no data; the
-// page sends the token with its API calls).
+// middleware wraps every route: Host and Origin check, body deadline,
+// auth, cross-site refusal, body limit. The dashboard's static files need
+// no token (they hold no data; the page sends the token with its API
+// calls). A refused client's connection is not kept alive.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.checkHost(r); err != nil {
+			w.Header().Set("Connection", "close")
+			WriteError(w, err)
+			return
+		}
+		bodyDeadline(w, r, s.opts.Limits.ReadTimeout)
 		static := !strings.HasPrefix(r.URL.Path, apiPrefix) && isDashboardPath(r.URL.Path)
 		if s.opts.Token != "" && !static && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sextant"`)
+			w.Header().Set("Connection", "close")
 			if h, _ := s.mux.Handler(r); h != nil {
 				if u, ok := h.(Unauthorizer); ok {
 					u.WriteUnauthorized(w, r, "missing or wrong token: send $"+TokenEnv+" as the API key (Authorization: Bearer TOKEN, or x-api-key: TOKEN)")
@@ -218,6 +228,8 @@ func (s *Server) toError(r *http.Request, err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, run.ErrNoWaiter), errors.Is(err, sdk.ErrInvalid), errors.Is(err, store.ErrBadCursor), errors.Is(err, store.ErrInvalid):
 		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: err.Error()}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return &Error{Status: http.StatusRequestTimeout, Code: CodeTimeout, Message: err.Error()}
 	case errors.Is(err, context.Canceled):
 		return &Error{Status: 499, Code: "canceled", Message: err.Error()}
 	}

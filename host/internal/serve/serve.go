@@ -12,12 +12,15 @@
 //
 // The server binds to loopback unless told otherwise; any other address
 // needs a bearer token (Options.Token, from $SEXTANT_SERVE_TOKEN), which
-// every API and extra route then requires. State-changing requests from
-// another site are refused (Sec-Fetch-Site, Origin), API writes must be
-// JSON (which a cross-site form cannot send without a CORS preflight, and
-// the server answers none), and request bodies are bounded. Bad input is
-// a 400 with a JSON error and nothing written. Everything the API returns
-// was redacted when it was stored.
+// every API and extra route then requires. It answers only to Host names
+// it serves (Options.AllowHosts), so a page that rebinds its own name to
+// this address is refused, and it bounds connections per client and in
+// all, and how long a client may stall (Options.Limits). State-changing
+// requests from another site are refused (Sec-Fetch-Site, Origin), API
+// writes must be JSON (which a cross-site form cannot send without a CORS
+// preflight, and the server answers none), and request bodies are
+// bounded. Bad input is a 400 with a JSON error and nothing written.
+// Everything the API returns was redacted when it was stored.
 package serve
 
 import (
@@ -65,6 +68,15 @@ type Options struct {
 	// Token, when set, is required as "Authorization: Bearer TOKEN" on
 	// every API and extra route. It must be set for a non-loopback Addr.
 	Token string
+	// AllowHosts are the names, besides localhost, IP addresses and
+	// Addr's host, that requests may carry in their Host header (and
+	// browsers in Origin): the server's public name behind a proxy or in
+	// a container network. Any other name is refused with 403, which
+	// defeats DNS rebinding.
+	AllowHosts []string
+	// Limits bound connections and slow clients; zero fields take the
+	// defaults.
+	Limits Limits
 	// Handlers are extra routes (http.ServeMux patterns, such as
 	// "POST /v1/chat/completions"), mounted behind the same auth,
 	// cross-site and size-limit middleware as the API.
@@ -82,6 +94,7 @@ type Options struct {
 // Server is the HTTP server over one store.
 type Server struct {
 	opts      Options
+	hosts     hostPolicy
 	mux       *http.ServeMux
 	handler   http.Handler
 	pipelines map[string]*pipeline.Pipeline // by name; File is absolute
@@ -129,7 +142,14 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), pipelines: map[string]*pipeline.Pipeline{}}
+	if opts.Limits, err = opts.Limits.withDefaults(); err != nil {
+		return nil, err
+	}
+	hosts, err := newHostPolicy(opts.Addr, opts.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, hosts: hosts, mux: http.NewServeMux(), pipelines: map[string]*pipeline.Pipeline{}}
 	s.bgCtx, s.cancel = context.WithCancel(context.Background())
 	if opts.Pipelines != "" {
 		if err := s.loadPipelines(opts.Pipelines); err != nil {
@@ -183,12 +203,17 @@ func (s *Server) Close() {
 	s.bg.Wait()
 }
 
-// Serve serves on l until ctx is done, then shuts down gracefully.
+// Serve serves on l until ctx is done, then shuts down gracefully. The
+// connections it accepts are held to Options.Limits.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
+	lim := s.opts.Limits
+	// ReadTimeout is not http.Server's: that one would also cancel the
+	// context of a handler still running when it passes. The middleware
+	// bounds the body instead (bodyDeadline).
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: lim.ReadHeaderTimeout, IdleTimeout: lim.IdleTimeout,
 		ErrorLog: slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn)}
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(l) }()
+	go func() { done <- hs.Serve(newLimitListener(l, lim, s.opts.Logger)) }()
 	select {
 	case err := <-done:
 		s.Close()
