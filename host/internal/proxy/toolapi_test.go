@@ -55,8 +55,6 @@ func (u *toolUpstream) calls() []exchange {
 	return append([]exchange(nil), u.received...)
 }
 
-const weather = "sunny and 21 degrees"
-
 func (u *toolUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	var body bytes.Buffer
 	_, _ = body.ReadFrom(r.Body)
