@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -321,5 +322,37 @@ func TestOpen(t *testing.T) {
 	resp, b := post(t, srv.URL+proxy.RouteChatCompletions, `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil)
 	if resp.StatusCode != 404 || !strings.Contains(openAIError(t, b), "no recording") {
 		t.Errorf("replay miss: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestOpenRecordReplays: [proxy] record_replays in serve.toml keeps
+// replayed calls (here a miss, as a failed replay execution); without it
+// a replaying proxy stores nothing.
+func TestOpenRecordReplays(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "serve.toml")
+		cfg := fmt.Sprintf("[proxy]\nreplay = true\nrecord_replays = %v\n\n[providers.default]\nuse = \"openai\"\n", keep)
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st := openStore(t, t.TempDir())
+		px, closeFn, err := proxy.Open(context.Background(), proxy.OpenOptions{Config: path, Registry: registry(t), Store: st, Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(px)
+		resp, b := post(t, srv.URL+proxy.RouteChatCompletions, `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil)
+		srv.Close()
+		closeFn(context.Background())
+		if resp.StatusCode != 404 {
+			t.Fatalf("record_replays = %v: %d %s, want a miss", keep, resp.StatusCode, b)
+		}
+		want := 0
+		if keep {
+			want = 1
+		}
+		if n := countTasks(t, st); n != want {
+			t.Errorf("record_replays = %v: %d tasks stored, want %d", keep, n, want)
+		}
 	}
 }
