@@ -287,6 +287,15 @@ func (r *run) failf(n *node, code, format string, args ...any) {
 	r.fault = f
 }
 
+// finish runs the call to its end and returns its decision; r goes back
+// to the pool.
+func (r *run) finish() *sdk.Decision {
+	r.settle()
+	d := r.decision()
+	r.release()
+	return d
+}
+
 // settle runs jobs until nothing moves, then fires inclusive joins that
 // can fire, until none can.
 func (r *run) settle() {
@@ -500,4 +509,23 @@ func (r *run) evalEnv(t *tok, extra map[string]any) *scope {
 	}
 	r.sc = scope{env: r.env, token: attrs, inst: inst, extra: extra}
 	return &r.sc
+}
+
+// setVars sets process variables for the rest of the call (an event's
+// payload): the decision sets them, and expressions see them at once.
+func (r *run) setVars(vars map[string]any) {
+	r.set = make(map[string]any, len(vars))
+	for k, v := range vars {
+		r.set[k] = v
+	}
+	merged := make(map[string]any, len(r.env.Vars)+len(vars))
+	for k, v := range r.env.Vars {
+		merged[k] = v
+	}
+	for k, v := range vars {
+		merged[k] = v
+	}
+	env := *r.env
+	env.Vars = merged
+	r.env = &env
 }

@@ -118,34 +118,39 @@ func findSubStart(c *node, ev evKind, key string) *node {
 	var all *node
 	for _, es := range c.eventSubs {
 		for _, s := range es.children {
-			if s.k != kStart || s.ev != ev {
-				continue
-			}
-			if s.hasRef && s.key == key {
+			if s.k == kStart && catches(s, ev, key, &all) {
 				return s
-			}
-			if !s.hasRef && all == nil {
-				all = s
 			}
 		}
 	}
 	return all
 }
 
+// findBoundary finds the boundary event of activity a catching ev with
+// key: one naming key first, then a catch-all.
 func findBoundary(a *node, ev evKind, key string) *node {
 	var all *node
 	for _, b := range a.boundaries {
-		if b.ev != ev {
-			continue
-		}
-		if b.hasRef && b.key == key {
+		if catches(b, ev, key, &all) {
 			return b
-		}
-		if !b.hasRef && all == nil {
-			all = b
 		}
 	}
 	return all
+}
+
+// catches reports whether catch event c names the ev with key it catches;
+// the first catch-all for ev it meets goes to *all.
+func catches(c *node, ev evKind, key string, all **node) bool {
+	if c.ev != ev {
+		return false
+	}
+	if c.hasRef && c.key == key {
+		return true
+	}
+	if !c.hasRef && *all == nil {
+		*all = c
+	}
+	return false
 }
 
 // broadcast delivers a signal to everything waiting for it when it is

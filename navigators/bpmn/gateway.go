@@ -26,17 +26,7 @@ func (r *run) parallelJoin(t *tok) {
 			break
 		}
 	}
-	for _, p := range r.toks {
-		if p.dead || p == t || p.n != n || p.status != sdk.Parked || p.scope != t.scope || p.flow == nil {
-			continue
-		}
-		for i, f := range n.in {
-			if f == p.flow && pick[i] == nil {
-				pick[i] = p
-				break
-			}
-		}
-	}
+	r.parked(pick, n, t.scope)
 	for _, p := range pick {
 		if p == nil {
 			r.park(t)
@@ -47,6 +37,22 @@ func (r *run) parallelJoin(t *tok) {
 		r.kill(p)
 	}
 	r.push(opExit, r.newTok(n, t.scope))
+}
+
+// parked fills the empty slots of pick, one per incoming flow of join n,
+// with the tokens parked at n in scope: the first on each flow.
+func (r *run) parked(pick []*tok, n *node, scope *tok) {
+	for _, p := range r.toks {
+		if p.dead || p.n != n || p.status != sdk.Parked || p.scope != scope {
+			continue
+		}
+		for i, f := range n.in {
+			if f == p.flow && pick[i] == nil {
+				pick[i] = p
+				break
+			}
+		}
+	}
 }
 
 // inclusiveJoins fires the first inclusive join that can fire; it reports
@@ -74,17 +80,7 @@ func (r *run) inclusiveJoins() bool {
 // token, or no other token of the scope can still reach an empty one.
 func (r *run) inclusiveReady(n *node, scope *tok) []*tok {
 	pick := make([]*tok, len(n.in))
-	for _, p := range r.toks {
-		if p.dead || p.n != n || p.status != sdk.Parked || p.scope != scope {
-			continue
-		}
-		for i, f := range n.in {
-			if f == p.flow && pick[i] == nil {
-				pick[i] = p
-				break
-			}
-		}
-	}
+	r.parked(pick, n, scope)
 	any := false
 	for _, p := range pick {
 		if p != nil {
@@ -114,14 +110,7 @@ func (r *run) inclusiveReady(n *node, scope *tok) []*tok {
 // gateway decides where an exclusive or inclusive gateway goes.
 func (r *run) gateway(t *tok) {
 	n := t.n
-	conds := false
-	for _, f := range n.out {
-		if f.cond != nil {
-			conds = true
-			break
-		}
-	}
-	if !conds {
+	if !anyCond(n.out) {
 		if len(n.out) == 1 {
 			r.q = append(r.q, job{op: opChosen, t: t, flows: n.out})
 			return
@@ -167,14 +156,7 @@ func (r *run) gateway(t *tok) {
 // flow when no other is taken.
 func (r *run) outgoing(t *tok) ([]*flow, bool) {
 	n := t.n
-	conds := false
-	for _, f := range n.out {
-		if f.cond != nil {
-			conds = true
-			break
-		}
-	}
-	if !conds && n.def == nil {
+	if !anyCond(n.out) && n.def == nil {
 		return n.out, true
 	}
 	var env *scope
@@ -206,4 +188,14 @@ func (r *run) outgoing(t *tok) ([]*flow, bool) {
 		return nil, false
 	}
 	return taken, true
+}
+
+// anyCond reports whether one of flows has a condition.
+func anyCond(flows []*flow) bool {
+	for _, f := range flows {
+		if f.cond != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/sextant-dev/sextant/navigators/internal/reads"
 	"github.com/sextant-dev/sextant/sdk"
@@ -59,6 +60,20 @@ func (l *loader) cond(src string) (*cond, error) {
 		l.note(c)
 	}
 	return c, err
+}
+
+// expr compiles expression src of element el, written at line (what
+// names it in problems and in the summary: "condition", "loopCardinality",
+// ...), and lists it in the summary. A bad expression is a problem, and nil.
+func (l *loader) expr(line int, el, what, src string) *cond {
+	src = strings.TrimSpace(src)
+	c, err := l.cond(src)
+	if err != nil {
+		l.problem(line, el, "%s %q: %v", what, src, err)
+		return nil
+	}
+	l.exprs = append(l.exprs, sdk.Expression{Element: el, Line: line, What: what, Text: src})
+	return c
 }
 
 // note records the variables expression c may read for Routine.Reads:
@@ -184,50 +199,13 @@ func set(names ...string) map[string]bool {
 }
 
 func (l *loader) definitions(root *xelem) {
-	var procs, collabs []*xelem
-	for _, k := range root.kids {
-		if k.space != nsBPMN {
-			continue
-		}
-		switch k.local {
-		case "process":
-			procs = append(procs, k)
-		case "collaboration":
-			collabs = append(collabs, k)
-		case "message":
-			l.declare(k, l.messages)
-			l.zeebeElsewhere(k, elemOf(k))
-		case "signal":
-			l.declare(k, l.signals)
-			l.zeebeElsewhere(k, elemOf(k))
-		case "error":
-			l.declare(k, l.errs)
-			l.zeebeElsewhere(k, elemOf(k))
-		case "escalation":
-			l.declare(k, l.escalations)
-			l.zeebeElsewhere(k, elemOf(k))
-		case "choreography", "globalConversation":
-			l.problem(k.line, elemOf(k), "%ss are not supported", k.local)
-		default:
-			if !ignoredRoot[k.local] {
-				l.problem(k.line, elemOf(k), "unsupported element <%s>", k.local)
-			}
-		}
-	}
+	procs, collabs := l.roots(root)
 	if len(procs) == 0 {
 		l.problem(root.line, "", "no <process> in the definitions")
 		return
 	}
 	for _, px := range procs {
-		p := &node{id: px.attr("id"), name: px.attr("name"), tag: "process", line: px.line, k: kProcess}
-		p.proc = p
-		if !l.register(px, p) {
-			continue
-		}
-		l.m.procs = append(l.m.procs, p)
-		l.procExecutable[p.id] = px.attr("isExecutable") == "true"
-		l.zeebeElsewhere(px, p.elem())
-		l.container(p, px)
+		l.process(px)
 	}
 	for _, pf := range l.pendingFlows {
 		l.flow(pf.x, pf.c)
@@ -250,6 +228,49 @@ func (l *loader) definitions(root *xelem) {
 	l.summary()
 }
 
+// roots reads the root elements of the definitions: it declares messages,
+// signals, errors and escalations, and returns the processes and
+// collaborations for the passes that follow.
+func (l *loader) roots(root *xelem) (procs, collabs []*xelem) {
+	decls := map[string]map[string]*xelem{"message": l.messages, "signal": l.signals, "error": l.errs, "escalation": l.escalations}
+	for _, k := range root.kids {
+		if k.space != nsBPMN {
+			continue
+		}
+		if into, ok := decls[k.local]; ok {
+			l.declare(k, into)
+			l.zeebeElsewhere(k, elemOf(k))
+			continue
+		}
+		switch k.local {
+		case "process":
+			procs = append(procs, k)
+		case "collaboration":
+			collabs = append(collabs, k)
+		case "choreography", "globalConversation":
+			l.problem(k.line, elemOf(k), "%ss are not supported", k.local)
+		default:
+			if !ignoredRoot[k.local] {
+				l.problem(k.line, elemOf(k), "unsupported element <%s>", k.local)
+			}
+		}
+	}
+	return procs, collabs
+}
+
+// process reads process px and everything inside it.
+func (l *loader) process(px *xelem) {
+	p := &node{id: px.attr("id"), name: px.attr("name"), tag: "process", line: px.line, k: kProcess}
+	p.proc = p
+	if !l.register(px, p) {
+		return
+	}
+	l.m.procs = append(l.m.procs, p)
+	l.procExecutable[p.id] = px.attr("isExecutable") == "true"
+	l.zeebeElsewhere(px, p.elem())
+	l.container(p, px)
+}
+
 // elemOf renders an XML element for a problem.
 func elemOf(x *xelem) string {
 	if id := x.attr("id"); id != "" {
@@ -258,32 +279,36 @@ func elemOf(x *xelem) string {
 	return x.local
 }
 
-func (l *loader) declare(x *xelem, into map[string]*xelem) {
+// claim takes the id of element x; it reports a missing or duplicate id,
+// and false.
+func (l *loader) claim(x *xelem) bool {
 	id := x.attr("id")
 	if id == "" {
 		l.problem(x.line, x.local, "missing id")
-		return
+		return false
 	}
 	if line, dup := l.seen[id]; dup {
 		l.problem(x.line, elemOf(x), "duplicate id (first used on line %d)", line)
-		return
+		return false
 	}
 	l.seen[id] = x.line
-	into[id] = x
+	return true
+}
+
+// declare records declaration x (a message, signal, error or escalation)
+// under its id.
+func (l *loader) declare(x *xelem, into map[string]*xelem) {
+	if l.claim(x) {
+		into[x.attr("id")] = x
+	}
 }
 
 // register records n under its id; it reports false for a missing or
 // duplicate id.
 func (l *loader) register(x *xelem, n *node) bool {
-	if n.id == "" {
-		l.problem(x.line, x.local, "missing id")
+	if !l.claim(x) {
 		return false
 	}
-	if line, dup := l.seen[n.id]; dup {
-		l.problem(x.line, n.elem(), "duplicate id (first used on line %d)", line)
-		return false
-	}
-	l.seen[n.id] = x.line
 	l.m.byID[n.id] = n
 	return true
 }

@@ -14,19 +14,19 @@ func (l *loader) eventDef(d *xelem, n *node) {
 	switch d.local {
 	case "messageEventDefinition":
 		n.ev = evMessage
-		l.eventRef(d, n, "messageRef", l.messages, "message", "name")
+		l.eventRef(d, n.elem(), n, "messageRef", l.messages, "message", "name")
 	case "timerEventDefinition":
 		n.ev = evTimer
 		l.timerDef(d, n)
 	case "signalEventDefinition":
 		n.ev = evSignal
-		l.eventRef(d, n, "signalRef", l.signals, "signal", "name")
+		l.eventRef(d, n.elem(), n, "signalRef", l.signals, "signal", "name")
 	case "errorEventDefinition":
 		n.ev = evError
-		l.eventRef(d, n, "errorRef", l.errs, "error", "errorCode")
+		l.eventRef(d, n.elem(), n, "errorRef", l.errs, "error", "errorCode")
 	case "escalationEventDefinition":
 		n.ev = evEscalation
-		l.eventRef(d, n, "escalationRef", l.escalations, "escalation", "escalationCode")
+		l.eventRef(d, n.elem(), n, "escalationRef", l.escalations, "escalation", "escalationCode")
 	case "terminateEventDefinition":
 		n.ev = evTerminate
 	case "linkEventDefinition":
@@ -43,17 +43,18 @@ func (l *loader) eventDef(d *xelem, n *node) {
 	}
 }
 
-// eventRef resolves the declaration (a <what>) that attribute attr of
-// event definition d names: n catches or throws it by the declaration's
-// codeAttr, or by its id when that is empty.
-func (l *loader) eventRef(d *xelem, n *node, attr string, decls map[string]*xelem, what, codeAttr string) {
+// eventRef resolves the declaration (a <what>) that attribute attr of d
+// (an event definition, or a receive task) names: n catches or throws it
+// by the declaration's codeAttr, or by its id when that is empty. el is d's
+// element in problems.
+func (l *loader) eventRef(d *xelem, el string, n *node, attr string, decls map[string]*xelem, what, codeAttr string) {
 	ref := d.attr(attr)
 	if ref == "" {
 		return
 	}
 	decl, ok := decls[ref]
 	if !ok {
-		l.problem(d.line, n.elem(), "%s %q names no <%s>", attr, ref, what)
+		l.problem(d.line, el, "%s %q names no <%s>", attr, ref, what)
 		return
 	}
 	n.hasRef = true
@@ -111,12 +112,9 @@ func (l *loader) compensateDef(d *xelem, n *node) {
 // conditionalDef reads the condition of a conditional event definition.
 func (l *loader) conditionalDef(d *xelem, n *node) {
 	if c := d.kid("condition"); c != nil && strings.TrimSpace(c.text) != "" {
-		if _, err := l.cond(c.text); err != nil {
-			l.problem(c.line, n.elem(), "condition %q: %v", strings.TrimSpace(c.text), err)
-		} else {
+		if l.expr(c.line, n.elem(), "condition", c.text) != nil {
 			// The host evaluates it: give it plain FEEL (no "=", JUEL translated).
 			n.condition, _ = feelText(strings.TrimSpace(c.text))
-			l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: c.line, What: "condition", Text: strings.TrimSpace(c.text)})
 		}
 	} else {
 		// Zeebe refuses it at deploy: it could never become true.

@@ -2,23 +2,15 @@ package bpmn
 
 import (
 	"strings"
-
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 // flow reads a sequence flow of container c.
 func (l *loader) flow(x *xelem, c *node) {
 	f := &flow{id: x.attr("id"), line: x.line}
 	el := elemOf(x)
-	if f.id == "" {
-		l.problem(x.line, "sequenceFlow", "missing id")
+	if !l.claim(x) {
 		return
 	}
-	if line, dup := l.seen[f.id]; dup {
-		l.problem(x.line, el, "duplicate id (first used on line %d)", line)
-		return
-	}
-	l.seen[f.id] = x.line
 	ok := true
 	end := func(attr string) *node {
 		ref := x.attr(attr)
@@ -55,13 +47,9 @@ func (l *loader) flow(x *xelem, c *node) {
 			l.problem(k.line, el, "condition language %q is not supported (write a FEEL expression, optionally prefixed with =)", lang)
 			continue
 		}
-		cnd, err := l.cond(src)
-		if err != nil {
-			l.problem(k.line, el, "condition %q: %v", src, err)
-			continue
+		if c := l.expr(k.line, el, "condition", src); c != nil {
+			f.cond = c
 		}
-		f.cond = cnd
-		l.exprs = append(l.exprs, sdk.Expression{Element: el, Line: k.line, What: "condition", Text: src})
 	}
 	if !ok {
 		return

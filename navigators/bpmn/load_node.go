@@ -2,8 +2,6 @@ package bpmn
 
 import (
 	"strings"
-
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 // container reads the flow elements of a process or sub-process.
@@ -44,6 +42,15 @@ func (l *loader) container(c *node, x *xelem) {
 	}
 }
 
+// nodeKinds are the kinds of the flow elements that need nothing more
+// than their kind; flowNode reads the others.
+var nodeKinds = map[string]kind{
+	"transaction": kSubProcess, "callActivity": kCallActivity,
+	"startEvent": kStart, "endEvent": kEnd, "intermediateCatchEvent": kCatch, "intermediateThrowEvent": kThrow,
+	"boundaryEvent": kBoundary, "exclusiveGateway": kExclusive, "parallelGateway": kParallel,
+	"inclusiveGateway": kInclusive, "eventBasedGateway": kEventGateway,
+}
+
 // flowNode creates the node for a flow element, or reports it unsupported.
 func (l *loader) flowNode(x *xelem, c *node) *node {
 	n := &node{id: x.attr("id"), name: x.attr("name"), tag: x.local, line: x.line, parent: c, proc: c.proc}
@@ -53,23 +60,12 @@ func (l *loader) flowNode(x *xelem, c *node) *node {
 		n.step = true
 	case x.local == "receiveTask":
 		n.k = kReceiveTask
-		if ref := x.attr("messageRef"); ref != "" {
-			if decl, ok := l.messages[ref]; !ok {
-				l.problem(x.line, elemOf(x), "messageRef %q names no <message>", ref)
-			} else {
-				n.hasRef, n.key, n.msgRef = true, ref, ref
-				if v := decl.attr("name"); v != "" {
-					n.key = v
-				}
-			}
-		}
+		l.eventRef(x, elemOf(x), n, "messageRef", l.messages, "message", "name")
 	case x.local == "subProcess":
 		n.k = kSubProcess
 		if x.attr("triggeredByEvent") == "true" {
 			n.k = kEventSub
 		}
-	case x.local == "transaction":
-		n.k = kSubProcess
 	case x.local == "adHocSubProcess":
 		// An empty ad-hoc sub-process has nothing to run and completes at
 		// once; one with content needs run-time decisions the engine does
@@ -81,29 +77,13 @@ func (l *loader) flowNode(x *xelem, c *node) *node {
 			}
 		}
 		n.k = kSubProcess
-	case x.local == "callActivity":
-		n.k = kCallActivity
-	case x.local == "startEvent":
-		n.k = kStart
-	case x.local == "endEvent":
-		n.k = kEnd
-	case x.local == "intermediateCatchEvent":
-		n.k = kCatch
-	case x.local == "intermediateThrowEvent":
-		n.k = kThrow
-	case x.local == "boundaryEvent":
-		n.k = kBoundary
-	case x.local == "exclusiveGateway":
-		n.k = kExclusive
-	case x.local == "parallelGateway":
-		n.k = kParallel
-	case x.local == "inclusiveGateway":
-		n.k = kInclusive
-	case x.local == "eventBasedGateway":
-		n.k = kEventGateway
 	default:
-		l.problem(x.line, elemOf(x), "unsupported element <%s>", x.local)
-		return nil
+		k, ok := nodeKinds[x.local]
+		if !ok {
+			l.problem(x.line, elemOf(x), "unsupported element <%s>", x.local)
+			return nil
+		}
+		n.k = k
 	}
 	return n
 }
@@ -266,13 +246,7 @@ func (l *loader) multi(x *xelem, n *node) {
 		if what != "outputElement" {
 			given = true
 		}
-		c, err := l.cond(src)
-		if err != nil {
-			l.problem(line, n.elem(), "%s %q: %v", what, strings.TrimSpace(src), err)
-			return nil
-		}
-		l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: line, What: what, Text: strings.TrimSpace(src)})
-		return c
+		return l.expr(line, n.elem(), what, src)
 	}
 	if v := x.nsAttr(nsCamunda, "collection"); v != "" {
 		mi.collection = compile(x.line, "collection", v)
@@ -284,13 +258,7 @@ func (l *loader) multi(x *xelem, n *node) {
 			mi.cardinal = compile(k.line, "loopCardinality", k.text)
 		case k.isBPMN("completionCondition"):
 			if strings.TrimSpace(k.text) != "" {
-				c, err := l.cond(k.text)
-				if err != nil {
-					l.problem(k.line, n.elem(), "completionCondition %q: %v", strings.TrimSpace(k.text), err)
-				} else {
-					l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: k.line, What: "completionCondition", Text: strings.TrimSpace(k.text)})
-				}
-				mi.completion = c
+				mi.completion = l.expr(k.line, n.elem(), "completionCondition", k.text)
 			}
 		case k.isBPMN("loopDataInputRef"), k.isBPMN("loopDataOutputRef"), k.isBPMN("inputDataItem"), k.isBPMN("outputDataItem"):
 			l.problem(k.line, n.elem(), "<%s> is not supported (use zeebe:loopCharacteristics inputCollection/outputCollection)", k.local)

@@ -111,10 +111,7 @@ func (nv *Navigator) Start(ctx context.Context, req *sdk.StartRequest) (d *sdk.D
 		return nil, err
 	}
 	r.startInstance(start)
-	r.settle()
-	d = r.decision()
-	r.release()
-	return d, nil
+	return r.finish(), nil
 }
 
 // startNode resolves a start trigger.
@@ -143,14 +140,7 @@ func (m *model) startNode(trigger string) (*node, error) {
 // Next reports that a token's node finished, or answers a Choice.
 func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Decision, err error) {
 	defer guard(&err)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m, err := nv.routine(req.State.Routine)
-	if err != nil {
-		return nil, err
-	}
-	r, err := newRun(m, &req.State)
+	r, t, err := nv.resume(ctx, &req.State, req.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -159,10 +149,6 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 			r.release()
 		}
 	}()
-	t := r.find(req.Token)
-	if t == nil {
-		return nil, sdk.Errorf(sdk.CodeInvalid, "no token %q in the state", req.Token)
-	}
 	out := req.Outcome
 	switch {
 	case t.attr(attrChoice) != nil:
@@ -198,10 +184,29 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 	default:
 		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s is %s: Next completes ready tokens and answers choices", t.id, t.n.elem(), statusName(t.status))
 	}
-	r.settle()
-	d = r.decision()
-	r.release()
-	return d, nil
+	return r.finish(), nil
+}
+
+// resume rebuilds the run of state st and finds its token id, for Next
+// and Boundary. On error there is nothing to release.
+func (nv *Navigator) resume(ctx context.Context, st *sdk.State, id string) (*run, *tok, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	m, err := nv.routine(st.Routine)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := newRun(m, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := r.find(id)
+	if t == nil {
+		r.release()
+		return nil, nil, sdk.Errorf(sdk.CodeInvalid, "no token %q in the state", id)
+	}
+	return r, t, nil
 }
 
 func statusName(s sdk.TokenStatus) string {
@@ -264,14 +269,7 @@ func flowIDs(fs []*flow) string {
 // Boundary reports that an event fired for a token: one of its Triggers.
 func (nv *Navigator) Boundary(ctx context.Context, req *sdk.BoundaryRequest) (d *sdk.Decision, err error) {
 	defer guard(&err)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m, err := nv.routine(req.State.Routine)
-	if err != nil {
-		return nil, err
-	}
-	r, err := newRun(m, &req.State)
+	r, t, err := nv.resume(ctx, &req.State, req.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -280,38 +278,18 @@ func (nv *Navigator) Boundary(ctx context.Context, req *sdk.BoundaryRequest) (d 
 			r.release()
 		}
 	}()
-	t := r.find(req.Token)
-	if t == nil {
-		return nil, sdk.Errorf(sdk.CodeInvalid, "no token %q in the state", req.Token)
-	}
 	if !hasString(t.triggers, req.Event) {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s does not wait for %q (it waits for: %s)", t.id, t.n.elem(), req.Event, strings.Join(t.triggers, ", "))
 	}
-	ev := m.byID[req.Event]
+	ev := r.m.byID[req.Event]
 	if ev == nil {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "no element %q in the routine", req.Event)
 	}
 	if len(req.Payload) > 0 {
-		r.set = make(map[string]any, len(req.Payload))
-		for k, v := range req.Payload {
-			r.set[k] = v
-		}
-		vars := make(map[string]any, len(r.env.Vars)+len(req.Payload))
-		for k, v := range r.env.Vars {
-			vars[k] = v
-		}
-		for k, v := range req.Payload {
-			vars[k] = v
-		}
-		env := *r.env
-		env.Vars = vars
-		r.env = &env
+		r.setVars(req.Payload)
 	}
 	r.fire(t, ev)
-	r.settle()
-	d = r.decision()
-	r.release()
-	return d, nil
+	return r.finish(), nil
 }
 
 // IO names the variables a node reads and writes: its Zeebe or Camunda
