@@ -92,97 +92,131 @@ func feelText(s string) (string, []int) {
 
 // juel translates the JUEL expression r[from:to] into FEEL.
 func juel(r []rune, from, to int) (string, []int) {
-	var out []rune
-	var pos []int
-	emit := func(at int, s string) {
-		for _, c := range s {
-			out = append(out, c)
-			pos = append(pos, at)
-		}
-	}
-	isWord := func(c rune) bool {
-		return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-	}
-	words := map[string]string{"eq": "=", "ne": "!=", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "null": "null"}
+	j := &juelText{r: r, from: from, to: to}
 	for i := from; i < to; {
-		c := r[i]
-		switch {
-		case c == '\'' || c == '"':
-			// A string: JUEL quotes with either; FEEL with double quotes.
-			emit(i, `"`)
-			j := i + 1
-			for ; j < to && r[j] != c; j++ {
-				if r[j] == '\\' && j+1 < to {
-					emit(j, string(r[j:j+2]))
-					j++
-					continue
-				}
-				if r[j] == '"' {
-					emit(j, `\"`)
-					continue
-				}
-				emit(j, string(r[j]))
-			}
-			if j < to {
-				emit(j, `"`)
-				j++
-			}
-			i = j
-		case c == '=' && i+1 < to && r[i+1] == '=':
-			emit(i, "=")
-			i += 2
-		case c == '&' && i+1 < to && r[i+1] == '&':
-			emit(i, " and ")
-			i += 2
-		case c == '|' && i+1 < to && r[i+1] == '|':
-			emit(i, " or ")
-			i += 2
-		case c == '!' && (i+1 >= to || r[i+1] != '='):
-			// !name.path -> not(name.path); !( -> not(
-			j := i + 1
-			for j < to && r[j] == ' ' {
-				j++
-			}
-			if j < to && r[j] == '(' {
-				emit(i, "not")
-				i = j
-				continue
-			}
-			k := j
-			for k < to && isWord(r[k]) {
-				k++
-			}
-			if k == j {
-				emit(i, "!")
-				i++
-				continue
-			}
-			emit(i, "not(")
-			for m := j; m < k; m++ {
-				emit(m, string(r[m]))
-			}
-			emit(k-1, ")")
-			i = k
-		case isWord(c) && (i == from || !isWord(r[i-1])):
-			j := i
-			for j < to && isWord(r[j]) {
-				j++
-			}
-			w := string(r[i:j])
-			if f, ok := words[w]; ok {
-				emit(i, f)
-			} else {
-				for m := i; m < j; m++ {
-					emit(m, string(r[m]))
-				}
-			}
-			i = j
-		default:
-			emit(i, string(c))
-			i++
-		}
+		i = j.next(i)
 	}
-	return string(out), pos
+	return string(j.out), j.pos
+}
+
+// juelWords are JUEL's operator words and their FEEL.
+var juelWords = map[string]string{"eq": "=", "ne": "!=", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "null": "null"}
+
+// juelText is a JUEL expression being translated: r[from:to] into out,
+// where out[k] came from r[pos[k]].
+type juelText struct {
+	r        []rune
+	from, to int
+	out      []rune
+	pos      []int
+}
+
+func (j *juelText) emit(at int, s string) {
+	for _, c := range s {
+		j.out = append(j.out, c)
+		j.pos = append(j.pos, at)
+	}
+}
+
+func isJUELWord(c rune) bool {
+	return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// next translates what starts at r[i] and returns where the rest starts.
+func (j *juelText) next(i int) int {
+	r, to := j.r, j.to
+	c := r[i]
+	switch {
+	case c == '\'' || c == '"':
+		return j.str(i)
+	case c == '=' && i+1 < to && r[i+1] == '=':
+		j.emit(i, "=")
+		return i + 2
+	case c == '&' && i+1 < to && r[i+1] == '&':
+		j.emit(i, " and ")
+		return i + 2
+	case c == '|' && i+1 < to && r[i+1] == '|':
+		j.emit(i, " or ")
+		return i + 2
+	case c == '!' && (i+1 >= to || r[i+1] != '='):
+		return j.not(i)
+	case isJUELWord(c) && (i == j.from || !isJUELWord(r[i-1])):
+		return j.word(i)
+	}
+	j.emit(i, string(c))
+	return i + 1
+}
+
+// str translates the string starting at r[i]: JUEL quotes with either
+// quote, FEEL with double quotes.
+func (j *juelText) str(i int) int {
+	r, to := j.r, j.to
+	q := r[i]
+	j.emit(i, `"`)
+	k := i + 1
+	for ; k < to && r[k] != q; k++ {
+		if r[k] == '\\' && k+1 < to {
+			j.emit(k, string(r[k:k+2]))
+			k++
+			continue
+		}
+		if r[k] == '"' {
+			j.emit(k, `\"`)
+			continue
+		}
+		j.emit(k, string(r[k]))
+	}
+	if k < to {
+		j.emit(k, `"`)
+		k++
+	}
+	return k
+}
+
+// not translates the ! at r[i]: !name.path becomes not(name.path), !(
+// becomes not(.
+func (j *juelText) not(i int) int {
+	r, to := j.r, j.to
+	k := i + 1
+	for k < to && r[k] == ' ' {
+		k++
+	}
+	if k < to && r[k] == '(' {
+		j.emit(i, "not")
+		return k
+	}
+	e := k
+	for e < to && isJUELWord(r[e]) {
+		e++
+	}
+	if e == k {
+		j.emit(i, "!")
+		return i + 1
+	}
+	j.emit(i, "not(")
+	for m := k; m < e; m++ {
+		j.emit(m, string(r[m]))
+	}
+	j.emit(e-1, ")")
+	return e
+}
+
+// word translates the word starting at r[i]: an operator word into its
+// FEEL, a name as it is.
+func (j *juelText) word(i int) int {
+	r, to := j.r, j.to
+	k := i
+	for k < to && isJUELWord(r[k]) {
+		k++
+	}
+	if f, ok := juelWords[string(r[i:k])]; ok {
+		j.emit(i, f)
+		return k
+	}
+	for m := i; m < k; m++ {
+		j.emit(m, string(r[m]))
+	}
+	return k
 }
 
 // scope is what expressions see, without building a map per evaluation:

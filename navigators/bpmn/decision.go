@@ -19,48 +19,12 @@ func (r *run) decision() *sdk.Decision {
 	buf := r.buf
 	d := &buf.d
 	d.Trace, d.Set = r.trace, r.set
-	for _, t := range r.toks {
-		if !t.dead && t.status == "" && r.fault == nil {
-			// A token that never came to rest is an engine bug; surface it
-			// rather than hand the host a state it cannot read.
-			r.failf(t.n, "", "internal error: the token did not come to rest")
-		}
-	}
+	r.seal()
 	if r.fault != nil {
-		for _, t := range r.toks {
-			t.dead = true
-		}
 		d.Fault = r.fault
 	}
-	// Give ids to new resting tokens, in creation order.
-	for _, t := range r.toks {
-		if t.dead || t.id != "" {
-			continue
-		}
-		r.seq++
-		t.id = tokenID(r.seq)
-	}
-	live, adds, removes := 0, 0, 0
-	for _, t := range r.toks {
-		switch {
-		case t.dead && t.orig:
-			removes++
-		case !t.dead && (!t.orig || t.dirty):
-			adds++
-		}
-	}
-	switch {
-	case adds > len(buf.add):
-		d.Add = make([]sdk.Token, 0, adds)
-	case adds > 0:
-		d.Add = buf.add[:0:adds]
-	}
-	switch {
-	case removes > len(buf.rm):
-		d.Remove = make([]string, 0, removes)
-	case removes > 0:
-		d.Remove = buf.rm[:0:removes]
-	}
+	r.reserve(buf)
+	live := 0
 	var waiting []string
 	for _, t := range r.toks {
 		if t.dead {
@@ -84,6 +48,58 @@ func (r *run) decision() *sdk.Decision {
 	d.Seq = r.seq
 	d.Complete = live == 0 && r.fault == nil
 	return d
+}
+
+// seal ends the moves of the call: a token still moving is a fault, a
+// fault ends every token, and new resting tokens get their ids, in
+// creation order.
+func (r *run) seal() {
+	for _, t := range r.toks {
+		if !t.dead && t.status == "" && r.fault == nil {
+			// A token that never came to rest is an engine bug; surface it
+			// rather than hand the host a state it cannot read.
+			r.failf(t.n, "", "internal error: the token did not come to rest")
+		}
+	}
+	if r.fault != nil {
+		for _, t := range r.toks {
+			t.dead = true
+		}
+	}
+	for _, t := range r.toks {
+		if t.dead || t.id != "" {
+			continue
+		}
+		r.seq++
+		t.id = tokenID(r.seq)
+	}
+}
+
+// reserve gives the decision in buf room for its added and removed
+// tokens: buf's own arrays when they are large enough.
+func (r *run) reserve(buf *decisionBuf) {
+	d := &buf.d
+	adds, removes := 0, 0
+	for _, t := range r.toks {
+		switch {
+		case t.dead && t.orig:
+			removes++
+		case !t.dead && (!t.orig || t.dirty):
+			adds++
+		}
+	}
+	switch {
+	case adds > len(buf.add):
+		d.Add = make([]sdk.Token, 0, adds)
+	case adds > 0:
+		d.Add = buf.add[:0:adds]
+	}
+	switch {
+	case removes > len(buf.rm):
+		d.Remove = make([]string, 0, removes)
+	case removes > 0:
+		d.Remove = buf.rm[:0:removes]
+	}
 }
 
 func (r *run) choice(t *tok) *sdk.Choice {
