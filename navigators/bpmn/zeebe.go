@@ -22,7 +22,7 @@ import (
 //   - zeebe:taskHeaders: static key/values, on the ready token as
 //     .token.headers.KEY.
 //   - zeebe:loopCharacteristics, zeebe:calledElement: see multi and
-//     resolve.
+//     callee.
 //   - zeebe:subscription (on a message): its correlationKey is parsed as
 //     FEEL.
 //   - Tasklist metadata that has no effect on where execution goes
