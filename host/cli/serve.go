@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,8 @@ import (
 func (a *app) serveCommand() *cobra.Command {
 	var addr, pipelines, config string
 	var replay, recordReplays bool
+	var allowHosts []string
+	var lim serve.Limits
 	var sf storeFlags
 	c := &cobra.Command{
 		Use:   "serve",
@@ -38,7 +41,11 @@ replays with per-task outcomes, and the review queue.
 
 It listens on loopback unless --addr says otherwise; any other address needs
 a bearer token in $SEXTANT_SERVE_TOKEN, which every request must then send
-(Authorization: Bearer TOKEN). While it runs, sextant run (of a pipeline it
+(Authorization: Bearer TOKEN). It answers only requests addressed to
+localhost, an IP address or a name given with --allow-host (403 otherwise,
+which stops DNS rebinding), and bounds connections per client and slow
+clients (--max-conns, --max-conns-per-ip, --read-timeout, --write-timeout,
+--idle-timeout). While it runs, sextant run (of a pipeline it
 serves), feedback, resume, send, signal, import and review approve|reject on
 its store go through its API, gate, replay and merge record their verdict
 through it, reads (runs, show, export, review list) use the store's snapshots
@@ -61,7 +68,8 @@ OpenTelemetry.`,
 		Example: `  sextant serve --pipelines pipelines
   sextant serve --config serve.toml            # record: OPENAI_BASE_URL=http://127.0.0.1:7777/v1
   sextant serve --config serve.toml --replay   # answer from recordings only (CI)
-  SEXTANT_SERVE_TOKEN=s3cret sextant serve --addr 0.0.0.0:7777 --store /data/.sextant`,
+  SEXTANT_SERVE_TOKEN=s3cret sextant serve --addr 0.0.0.0:7777 --store /data/.sextant
+  SEXTANT_SERVE_TOKEN=s3cret sextant serve --addr 0.0.0.0:7777 --allow-host sextant.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -72,6 +80,9 @@ OpenTelemetry.`,
 			}
 			if !ok {
 				loc = storeLoc{".sextant", fromCwd}
+			}
+			if err := checkLimitFlags(lim); err != nil {
+				return usageErr(err)
 			}
 			token := os.Getenv(serve.TokenEnv)
 			if loop, err := serve.Loopback(addr); err != nil {
@@ -96,6 +107,7 @@ OpenTelemetry.`,
 			}
 			defer closeHandlers(context.WithoutCancel(ctx))
 			srv, err := serve.New(serve.Options{Store: s, Pipelines: pipelines, Addr: addr, Token: token, Logger: a.logger, Version: version,
+				AllowHosts: allowHosts, Limits: lim,
 				Handlers: handlers,
 				Prepare:  func(ctx context.Context, path string) (*run.Prepared, error) { return a.prepare(ctx, path) }})
 			if err != nil {
@@ -129,9 +141,35 @@ OpenTelemetry.`,
 	c.Flags().StringVar(&config, "config", "", "server configuration (serve.toml): the proxy's [providers.NAME] blocks, [prices], [proxy] replay")
 	c.Flags().BoolVar(&replay, "replay", false, "the proxy answers from recordings only and never calls upstream")
 	c.Flags().BoolVar(&recordReplays, "record-replays", false, "store each replayed proxy call as a replay execution of its task (by default a replay stores nothing)")
+	c.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "a name clients reach the server by, besides localhost and IP addresses (repeatable); other Host headers get 403")
+	c.Flags().IntVar(&lim.MaxConns, "max-conns", serve.DefaultMaxConns, "most connections open at once (1/8 of them kept for loopback clients)")
+	c.Flags().IntVar(&lim.MaxConnsPerIP, "max-conns-per-ip", serve.DefaultMaxConnsPerIP, "most connections open at once from one client other than loopback (IPv6: per /64)")
+	c.Flags().DurationVar(&lim.ReadTimeout, "read-timeout", serve.DefaultReadTimeout, "longest a client may take to send a request body")
+	c.Flags().DurationVar(&lim.WriteTimeout, "write-timeout", serve.DefaultWriteTimeout, "longest one write of an answer may wait for the client to read")
+	c.Flags().DurationVar(&lim.IdleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "longest a kept-alive connection may wait for its next request")
 	sf.add(c, false)
 	a.addTelemetryFlag(c)
 	return c
+}
+
+// checkLimitFlags refuses limits given on the command line that cannot
+// work, naming the flag.
+func checkLimitFlags(l serve.Limits) error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--read-timeout", l.ReadTimeout}, {"--write-timeout", l.WriteTimeout}, {"--idle-timeout", l.IdleTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s %v: want a duration above zero, such as 30s", d.flag, d.v)
+		}
+	}
+	if l.MaxConns < 2 {
+		return fmt.Errorf("--max-conns %d: want at least 2", l.MaxConns)
+	}
+	if l.MaxConnsPerIP < 1 {
+		return fmt.Errorf("--max-conns-per-ip %d: want at least 1", l.MaxConnsPerIP)
+	}
+	return nil
 }
 
 // proxyMode is how serve runs the recording proxy.
