@@ -70,7 +70,7 @@ func (a *app) pluginsListCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if kind != "" && !sdk.Kind(kind).Valid() {
-				return usageErr(fmt.Errorf("--kind: %q is not navigator, provider or gate", kind))
+				return usageErr(fmt.Errorf("--kind: %q is not navigator, provider, gate or tool", kind))
 			}
 			entries, derr := a.discover(pluginBase(pipe))
 			var rows []listedPlugin

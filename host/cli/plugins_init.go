@@ -44,7 +44,7 @@ type initParams struct {
 func (a *app) pluginsInitCommand() *cobra.Command {
 	var kind, dir, sdkPath, module string
 	c := &cobra.Command{
-		Use:   "init --kind navigator|provider|gate NAME",
+		Use:   "init --kind navigator|provider|gate|tool NAME",
 		Short: "Write a ready-to-build plugin project",
 		Long: `init writes DIR/NAME/: main.go (one sdk import and a small main), a test using
 sdk/sdktest, go.mod, plugin.toml and a Makefile. The project builds both to a
@@ -53,6 +53,7 @@ native go-plugin binary and to a WebAssembly module; init prints the commands.
 sextant is not published as a module, so go.mod replaces it with a local
 source tree: --sdk PATH, by default the tree this binary was built from.`,
 		Example: `  sextant plugins init --kind gate pii-gate
+  sextant plugins init --kind tool word-tools
   sextant plugins init --kind navigator --dir ~/src --sdk ~/src/sextant my-nav`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,7 +62,7 @@ source tree: --sdk PATH, by default the tree this binary was built from.`,
 				return usageErr(fmt.Errorf("plugin name %q: want lowercase words joined by - or _", name))
 			}
 			if !sdk.Kind(kind).Valid() {
-				return usageErr(fmt.Errorf("--kind: %q is not navigator, provider or gate", kind))
+				return usageErr(fmt.Errorf("--kind: %q is not navigator, provider, gate or tool", kind))
 			}
 			if sdkPath == "" {
 				sdkPath = sourceRoot()
@@ -100,7 +101,7 @@ source tree: --sdk PATH, by default the tree this binary was built from.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&kind, "kind", "", "plugin kind: navigator, provider or gate (required)")
+	c.Flags().StringVar(&kind, "kind", "", "plugin kind: navigator, provider, gate or tool (required)")
 	c.Flags().StringVar(&dir, "dir", ".", "directory to create the project folder in")
 	c.Flags().StringVar(&sdkPath, "sdk", "", "local sextant source tree to build against (default: this binary's source)")
 	c.Flags().StringVar(&module, "module", "", "Go module path of the new project (default example.com/NAME)")

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -68,7 +67,7 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			if err != nil {
 				return err
 			}
-			truth, err := readTruth(truthFile)
+			truth, err := a.readTruth(truthFile)
 			if err != nil {
 				return err
 			}
@@ -79,6 +78,10 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 			defer prep.Close(context.WithoutCancel(ctx))
 			start, err := messageStart(prep.Routine, message)
 			if err != nil {
+				return err
+			}
+			// Bad input is found before a store is opened or made.
+			if err := prep.CheckInput(ctx, run.Input{Input: input, Start: start}); err != nil {
 				return err
 			}
 			if tf.addr != "" {
@@ -353,23 +356,22 @@ func (a *app) prepare(ctx context.Context, path string) (*run.Prepared, error) {
 
 // readTruth reads --truth: inline JSON when it starts like a JSON object,
 // array or string, else the JSON file it names.
-func readTruth(arg string) (json.RawMessage, error) {
+func (a *app) readTruth(arg string) (json.RawMessage, error) {
 	if arg == "" {
 		return nil, nil
 	}
-	b, what := []byte(arg), "--truth"
+	b := []byte(arg)
 	if t := strings.TrimSpace(arg); t == "" || !strings.ContainsAny(t[:1], `{["`) {
-		if err := needFile("--truth", arg); err != nil {
+		var err error
+		if b, err = a.readNamed("--truth", arg, readfile.MaxInput); err != nil {
 			return nil, err
 		}
-		var err error
-		if b, err = os.ReadFile(arg); err != nil {
-			return nil, withInvalid(fmt.Errorf("--truth: %w", err))
+		var v any
+		if err := decodeJSON("--truth", arg, b, &v, "JSON"); err != nil {
+			return nil, err
 		}
-		what = "--truth " + arg
-	}
-	if !json.Valid(b) {
-		return nil, withInvalid(fmt.Errorf("%s: not valid JSON", what))
+	} else if !json.Valid(b) {
+		return nil, withInvalid(errors.New("--truth: not valid JSON"))
 	}
 	return json.RawMessage(strings.TrimSpace(string(b))), nil
 }
@@ -378,21 +380,19 @@ func readTruth(arg string) (json.RawMessage, error) {
 func (a *app) readInput(file string, sets []string) (map[string]any, error) {
 	input := map[string]any{}
 	if file != "" {
-		var data []byte
-		var err error
-		if file == "-" {
-			data, err = io.ReadAll(a.stdin)
-		} else {
-			if err := needFile("--input", file); err != nil {
-				return nil, err
-			}
-			data, err = os.ReadFile(file)
-		}
+		data, err := a.readNamed("--input", file, readfile.MaxInput)
 		if err != nil {
-			return nil, withInvalid(fmt.Errorf("--input: %w", err))
+			return nil, err
 		}
-		if err := json.Unmarshal(data, &input); err != nil {
-			return nil, withInvalid(fmt.Errorf("--input %s: want a JSON object: %v", file, err))
+		name := file
+		if file == "-" {
+			name = "stdin"
+		}
+		if err := decodeJSON("--input", name, data, &input, "a JSON object"); err != nil {
+			return nil, err
+		}
+		if input == nil { // null
+			return nil, withInvalid(fmt.Errorf("%s: --input: want a JSON object, got null", name))
 		}
 	}
 	extra, err := parseSets(sets)

@@ -251,6 +251,9 @@ func (a *app) openStoreWith(ctx context.Context, dir string, mode storeMode, p *
 			return nil, withInvalid(fmt.Errorf("no store at %s (run a pipeline first, or pass --store DIR)", dir))
 		}
 	}
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return nil, withInvalid(fmt.Errorf("store %s is a file, not a directory (a store is a directory of its own: name a new one with --store, $SEXTANT_STORE or [store] dir)", dir))
+	}
 	cfg := store.NewConfig().WithLogger(a.logger).WithReadOnly(mode == readStore).WithSyncCheckpoints(false)
 	if p != nil {
 		cfg = cfg.WithSyncCheckpoints(p.Store.FSync)

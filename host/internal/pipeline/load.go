@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/expr-lang/expr"
 
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
@@ -40,6 +41,10 @@ type Options struct {
 	Getenv func(string) (string, bool)
 	// CheckStrategy validates the strategy file; nil skips the check.
 	CheckStrategy func(path string) error
+	// CheckRules validates a provider's rules file (rules = "…"); nil
+	// skips the check. Problems in the file are reported at its own
+	// file:line, as a strategy's are.
+	CheckRules func(path string) error
 }
 
 // Load reads, interpolates, decodes and validates the pipeline at path.
@@ -49,7 +54,7 @@ func Load(ctx context.Context, path string, res Resolver, opts Options) (*Pipeli
 	if opts.Getenv == nil {
 		opts.Getenv = os.LookupEnv
 	}
-	data, err := tomlpos.ReadFile(path)
+	data, err := readfile.Prefix(path, tomlpos.MaxSize+1)
 	if err != nil {
 		return nil, sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read pipeline: %v", errors.Unwrap(err))})
 	}
@@ -242,15 +247,7 @@ func (l *loader) validate(p *Pipeline) {
 	var params []string // nil: the strategy was not read
 	if l.fileExists(p, p.Strategy.File, "strategy", "file") && l.opts.CheckStrategy != nil {
 		if err := l.opts.CheckStrategy(p.Path(p.Strategy.File)); err != nil {
-			// The strategy's problems are reported at its own file:line;
-			// the pipeline's line names the file that has them.
-			var se *sdk.Error
-			if errors.As(err, &se) && len(se.Problems) > 0 && se.Problems[0].File != "" {
-				l.add([]string{"strategy", "file"}, "%s: invalid strategy (%s below)", p.Strategy.File, plural(len(se.Problems), "problem"))
-				l.c.Append(se.Problems...)
-			} else {
-				l.add([]string{"strategy", "file"}, "%s", indent(err))
-			}
+			l.fileProblems(err, p.Strategy.File, "strategy", "strategy", "file")
 		} else if st, err := strategy.Load(p.Path(p.Strategy.File)); err == nil {
 			params = sortedKeys(st.Parameters)
 			if p.Evolve.Online && st.Evolution.BranchType != strategy.Experimental {
@@ -297,6 +294,31 @@ func (l *loader) validate(p *Pipeline) {
 	if p.Replay.Dataset != "" {
 		l.fileExists(p, p.Replay.Dataset, "replay", "dataset")
 	}
+	l.storeDir(p)
+}
+
+// fileProblems reports err, the problems of the file rel (a strategy,
+// rules) that the pipeline names at path: a file's positioned problems
+// at its own file:line, below one line at the pipeline's that names it.
+func (l *loader) fileProblems(err error, rel, what string, path ...string) {
+	var se *sdk.Error
+	if errors.As(err, &se) && len(se.Problems) > 0 && se.Problems[0].File != "" {
+		l.add(path, "%s: invalid %s (%s below)", rel, what, plural(len(se.Problems), "problem"))
+		l.c.Append(se.Problems...)
+		return
+	}
+	l.add(path, "%s", indent(err))
+}
+
+// storeDir checks that [store] dir, when it exists, is a directory: the
+// store is created there on the first run.
+func (l *loader) storeDir(p *Pipeline) {
+	if p.Store.Dir == "" {
+		return
+	}
+	if info, err := os.Stat(p.Path(p.Store.Dir)); err == nil && !info.IsDir() {
+		l.add([]string{"store", "dir"}, "%s is a file, not a directory (the store is a directory of its own; name a new one)", p.Store.Dir)
+	}
 }
 
 // providers checks the [providers] blocks: plugin, fallbacks, files,
@@ -312,8 +334,10 @@ func (l *loader) providers(p *Pipeline) {
 				l.add([]string{"providers", name, "fallback", strconv.Itoa(i)}, "a provider cannot fall back to itself")
 			}
 		}
-		if pr.Rules != "" {
-			l.fileExists(p, pr.Rules, "providers", name, "rules")
+		if pr.Rules != "" && l.fileExists(p, pr.Rules, "providers", name, "rules") && l.opts.CheckRules != nil {
+			if err := l.opts.CheckRules(p.Path(pr.Rules)); err != nil {
+				l.fileProblems(err, pr.Rules, "rules", "providers", name, "rules")
+			}
 		}
 		if raw, ok := l.raw["providers"].(map[string]any)[name].(map[string]any); ok {
 			if _, ok := raw["api_key"]; ok {

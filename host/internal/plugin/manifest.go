@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
 	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/tomlpos"
@@ -117,7 +118,7 @@ var (
 // reported, each as `path:line: key: message`; the error matches
 // sdk.ErrInvalid.
 func ReadManifest(path string) (*Manifest, error) {
-	data, err := tomlpos.ReadFile(path)
+	data, err := readfile.Prefix(path, tomlpos.MaxSize+1)
 	if err != nil {
 		return nil, sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read manifest: %v", errors.Unwrap(err))})
 	}

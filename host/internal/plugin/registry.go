@@ -182,7 +182,7 @@ func (r *Registry) OpenKind(ctx context.Context, name string, want sdk.Kind, g G
 		r.logger.Debug("plugin opened", "plugin", name, "kind", e.Kind, "transport", e.Transport, "source", e.Source)
 		p := e.Builtin
 		if t, ok := p.(sdk.Tool); ok && e.Kind == sdk.KindTool {
-			p = builtinTool{name: name, t: t}
+			p = builtinTool{name: name, t: t, logger: r.logger}
 		}
 		return &Handle{Entry: e, Plugin: p}, nil
 	}

@@ -63,8 +63,9 @@ func (c *ToolClient) CallTool(ctx context.Context, r *sdk.ToolCallRequest) (*sdk
 // name it as a wire client's do, a panic is an error rather than the
 // host's crash, and its list and results are checked as a wire plugin's.
 type builtinTool struct {
-	name string
-	t    sdk.Tool
+	name   string
+	t      sdk.Tool
+	logger *slog.Logger
 }
 
 // Describe implements sdk.Plugin.
@@ -116,7 +117,7 @@ func (b builtinTool) named(err error) error {
 // the stack goes to the log, as a wire plugin's stderr does.
 func (b builtinTool) recover(method string, err *error) {
 	if r := recover(); r != nil {
-		slog.Error("builtin plugin panicked", "plugin", b.name, "method", method, "panic", r, "stack", string(debug.Stack()))
+		b.logger.Error("builtin plugin panicked", "plugin", b.name, "method", method, "panic", r, "stack", string(debug.Stack()))
 		*err = b.named(sdk.Errorf(sdk.CodeInternal, "panicked: %v", r))
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/tomlpos"
@@ -83,7 +84,7 @@ func Find(dir string) (*File, error) {
 
 // Load reads the project file at path.
 func Load(path string) (*File, error) {
-	data, err := tomlpos.ReadFile(path)
+	data, err := readfile.Prefix(path, tomlpos.MaxSize+1)
 	if err != nil {
 		return nil, sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read project file: %v", errors.Unwrap(err))})
 	}

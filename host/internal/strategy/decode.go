@@ -16,6 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
 	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/tomlpos"
@@ -25,7 +26,7 @@ import (
 // reported, one per line, each as `path:line: key.path: message`; the error
 // matches sdk.ErrInvalid.
 func Load(path string) (*Strategy, error) {
-	data, err := tomlpos.ReadFile(path)
+	data, err := readfile.Prefix(path, tomlpos.MaxSize+1)
 	if err != nil {
 		return nil, sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read strategy: %v", unwrapPath(err))})
 	}

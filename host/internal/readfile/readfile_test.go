@@ -1,0 +1,72 @@
+package readfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.json")
+	if err := os.WriteFile(small, []byte(`{"a":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, []byte(strings.Repeat("x", 2048)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	haveFIFO := runtime.GOOS != "windows" && syscall.Mkfifo(fifo, 0o644) == nil
+	for _, tc := range []struct {
+		name, path string
+		limit      int64
+		want       string // error text; "" for success
+		is         error
+	}{
+		{"regular", small, 1 << 10, "", nil},
+		{"at the limit", small, 7, "", nil},
+		{"over the limit", big, 1 << 10, "read " + big + ": over the size limit of 1 KiB (2048 bytes)", ErrTooLarge},
+		{"directory", dir, 1 << 10, "read " + dir + ": not a regular file (a directory)", ErrNotRegular},
+		{"device", os.DevNull, 1 << 10, "read " + os.DevNull + ": not a regular file (a character device)", ErrNotRegular},
+		{"fifo", fifo, 1 << 10, "read " + fifo + ": not a regular file (a named pipe)", ErrNotRegular},
+		{"missing", filepath.Join(dir, "nope"), 1 << 10, "stat " + filepath.Join(dir, "nope") + ": no such file or directory", os.ErrNotExist},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.path == fifo && !haveFIFO {
+				t.Skip("no named pipes here")
+			}
+			b, err := Read(tc.path, tc.limit)
+			if tc.want == "" {
+				if err != nil || string(b) != `{"a":1}` {
+					t.Fatalf("got %q, %v", b, err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want || !errors.Is(err, tc.is) {
+				t.Fatalf("got %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPrefixAndReadAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := Prefix(path, 4); err != nil || string(b) != "0123" {
+		t.Fatalf("Prefix: %q, %v", b, err)
+	}
+	if _, err := Prefix(os.DevNull, 4); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("Prefix of a device: %v", err)
+	}
+	_, err := ReadAll("stdin", strings.NewReader("0123456789"), 4)
+	if err == nil || err.Error() != "read stdin: over the size limit of 4 bytes (more than that)" {
+		t.Fatalf("ReadAll: %v", err)
+	}
+}
