@@ -34,6 +34,11 @@ const Env = "SEXTANT_FAILPOINT"
 const (
 	// StepStart: a step is about to run (nothing of it is durable).
 	StepStart = "run.step.start"
+	// ToolStarted: a tool call's started marker is recorded; the tool
+	// is not yet called.
+	ToolStarted = "run.tool.started"
+	// ToolRecorded: a tool call's result is recorded; the step goes on.
+	ToolRecorded = "run.tool.recorded"
 	// StepDone: a step has run; its result is not yet checkpointed.
 	StepDone = "run.step.done"
 	// ChatAnswered: a provider answered; the answer is not yet recorded.

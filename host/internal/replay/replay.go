@@ -563,6 +563,10 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	clock := task.Created
 	r := run.NewRunner(run.Config{Pipeline: w.prep.Pipeline, Navigator: w.prep.Navigator, Routine: w.prep.Routine,
 		Strategy: st, Providers: providers, Journal: j, Prices: w.prep.Prices, Logger: w.cfg.Logger,
+		// Tool calls are answered from their recordings; a replay never
+		// starts a tool source unless on_miss = live meets a call of a
+		// tool whose replay is live.
+		Tools: w.prep.Tools, ToolReplay: w.cfg.OnMiss,
 		Clock:  func() time.Time { return clock },
 		Answer: j.answer, Compiled: w.compiledFor(st), OnSpans: w.cfg.OnSpans})
 	rr, err := r.Start(ctx, run.Input{ID: task.ID, Input: input, Truth: task.Truth, Tags: task.Tags, Start: task.Start})

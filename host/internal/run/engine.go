@@ -18,6 +18,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
+	"github.com/sextant-dev/sextant/host/internal/tool"
 	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -30,6 +31,13 @@ type Config struct {
 	Routine   *sdk.Routine
 	Strategy  *strategy.Strategy
 	Providers *Providers
+	// Tools are the pipeline's tool sources (see tools.go); nil when it
+	// declares none.
+	Tools *tool.Set
+	// ToolReplay is set by replays to their on_miss policy: a tool call is
+	// then answered from its recording and never executed, except on a
+	// miss under "live" for tools whose replay is live. "" is a live run.
+	ToolReplay string
 	// Store is the live record. Resume needs it.
 	Store *store.Store
 	// Journal, when set, records runs instead of Store (replays keep their
@@ -230,6 +238,8 @@ type exec struct {
 	// it to touch st.
 	mu sync.Mutex
 	running
+	// tools is the execution's tool bookkeeping (see tools.go).
+	tools toolState
 	// spanIDs derives the execution's span ids (see spanID).
 	spanIDs     store.SpanIDs
 	haveSpanIDs bool
@@ -238,6 +248,9 @@ type exec struct {
 // Start creates a task and runs it until it completes, fails or waits for
 // a person.
 func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
+	if err := r.startTools(ctx); err != nil {
+		return nil, err // nothing is written: a source that cannot start fails the run before it begins
+	}
 	s := r.cfg.Journal
 	id := in.ID
 	if id == "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
+	"github.com/sextant-dev/sextant/host/internal/tool"
 	"github.com/sextant-dev/sextant/plugins/script"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -24,12 +25,21 @@ type Prepared struct {
 	Routine   *sdk.Routine
 	Providers *Providers
 	Prices    Prices
+	// Tools are the pipeline's tool sources, each started on first use
+	// (nil when it declares none).
+	Tools *tool.Set
 
 	handles []*plugin.Handle
 }
 
 // Close releases the plugins.
 func (p *Prepared) Close(ctx context.Context) {
+	if p.Tools != nil {
+		if err := p.Tools.Close(); err != nil {
+			slog.Default().Debug("tool sources closed with an error", "err", err)
+		}
+		p.Tools = nil
+	}
 	for _, h := range p.handles {
 		h.Close(ctx)
 	}
@@ -232,6 +242,7 @@ func (l *Loaded) Open(ctx context.Context, opts ...PrepareOption) (*Prepared, er
 		return nil, err
 	}
 	out.Providers, out.Prices = ps.Providers, ps.Prices
+	out.Tools = openTools(p, l.reg, l.logger)
 	ok = true
 	return out, nil
 }
@@ -379,5 +390,6 @@ func sortedNames(m map[string]pipeline.Provider) []string {
 func (p *Prepared) Runner(cfg Config) *Runner {
 	cfg.Pipeline, cfg.Navigator, cfg.Routine, cfg.Strategy, cfg.Providers, cfg.Prices =
 		p.Pipeline, p.Navigator, p.Routine, p.Strategy, p.Providers, p.Prices
+	cfg.Tools = p.Tools
 	return NewRunner(cfg)
 }

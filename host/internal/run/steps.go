@@ -56,7 +56,7 @@ func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, s
 	var wait string
 	switch spec.Kind {
 	case pipeline.KindLLM:
-		err = e.llmStep(ctx, t, spec, res, in)
+		wait, err = e.llmStep(ctx, t, spec, res, in)
 	case pipeline.KindExpr:
 		err = e.exprStep(t, spec, res, in.env)
 	case pipeline.KindAction:
@@ -171,14 +171,14 @@ func (e *exec) render(name, src string, t sdk.Token, env sdk.Env) (string, error
 	return strings.ReplaceAll(b.String(), "<no value>", ""), nil
 }
 
-func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) error {
+func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) (string, error) {
 	prompt, err := e.render("prompt", spec.Prompt, t, in.env)
 	if err != nil {
-		return err
+		return "", err
 	}
 	system, err := e.render("system", spec.System, t, in.env)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var msgs []sdk.Message
 	if system != "" {
@@ -192,14 +192,23 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	env := in.env
 	req := &sdk.ChatRequest{Messages: msgs, Step: t.Node, JSON: spec.Output == "json", Temperature: spec.Temperature,
 		MaxTokens: spec.MaxTokens, Vars: map[string]any{"input": env.Input, "vars": env.Vars}}
-	resp, err := e.chat(ctx, provider, req, res)
+	var resp *sdk.ChatResponse
+	if len(spec.Tools) > 0 {
+		var wait string
+		resp, wait, err = e.toolLoop(ctx, t, spec, provider, req, res, in)
+		if wait != "" {
+			return wait, nil
+		}
+	} else {
+		resp, err = e.chat(ctx, provider, req, res)
+	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	e.cite(spec, resp.Text, res)
 	if spec.Output != "json" {
 		res.Outcome.Output = map[string]any{"value": resp.Text}
-		return nil
+		return "", nil
 	}
 	v, perr := parseJSON(resp.Text)
 	if perr != nil {
@@ -208,12 +217,15 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 		repair.Messages = append(append([]sdk.Message(nil), req.Messages...),
 			sdk.Message{Role: "assistant", Content: resp.Text},
 			sdk.Message{Role: "user", Content: fmt.Sprintf("That reply was not valid JSON (%v). Reply with the JSON object only.", perr)})
+		if len(repair.Tools) > 0 {
+			repair.ToolChoice = "none" // the repair asks for the answer, not for more calls
+		}
 		resp2, err := e.chat(ctx, provider, &repair, res)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if v, perr = parseJSON(resp2.Text); perr != nil {
-			return fmt.Errorf("reply is not JSON after one repair retry: %v", perr)
+			return "", fmt.Errorf("reply is not JSON after one repair retry: %v", perr)
 		}
 	}
 	if m, ok := v.(map[string]any); ok {
@@ -221,7 +233,7 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	} else {
 		res.Outcome.Output = map[string]any{"value": v}
 	}
-	return nil
+	return "", nil
 }
 
 // cite records the playbook bullets a reply cites (strategy.Cited) on the
@@ -315,6 +327,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		}
 		failpoint.Hit(failpoint.ChatAnswered)
 		resp, used = r, who
+		keepToolCalls(resp)
 		// Usage is checked before the answer is recorded: an answer that
 		// cannot be accounted is never replayed either.
 		if err := checkUsage(used, resp.Usage, 0); err != nil {

@@ -135,8 +135,8 @@ func checkRecording(r *Recording) error {
 	if err := validID("recording hash", r.Hash); err != nil {
 		return err
 	}
-	if r.Kind != RecordChat && r.Kind != RecordHuman {
-		return fmt.Errorf("recording %s: unknown kind %q (want chat or human)", r.Hash, r.Kind)
+	if !knownKind(r.Kind) {
+		return fmt.Errorf("recording %s: unknown kind %q (want chat, human, tool, tool_started or tool_list)", r.Hash, r.Kind)
 	}
 	if r.Task != "" {
 		if err := validID("task id", r.Task); err != nil {

@@ -55,7 +55,7 @@ func TestRecordings(t *testing.T) {
 		r    Recording
 		want string
 	}{
-		{"bad kind", Recording{Hash: "h", Kind: "tool", Request: json.RawMessage(`{}`), Response: json.RawMessage(`{}`)}, `write recording: recording h: unknown kind "tool" (want chat or human)`},
+		{"bad kind", Recording{Hash: "h", Kind: "video", Request: json.RawMessage(`{}`), Response: json.RawMessage(`{}`)}, `write recording: recording h: unknown kind "video" (want chat, human, tool, tool_started or tool_list)`},
 		{"bad request", Recording{Hash: "h", Kind: RecordChat, Request: json.RawMessage(`{`), Response: json.RawMessage(`{}`)}, `write recording: recording h: request is not valid JSON`},
 		{"no response", Recording{Hash: "h", Kind: RecordChat, Request: json.RawMessage(`{}`)}, `write recording: recording h: response is not valid JSON`},
 		{"bad hash", Recording{Hash: "a/b", Kind: RecordChat}, `write recording: recording hash "a/b" has a bad character '/' (use letters, digits and . _ - : +)`},
