@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkServe/proxy-replay measures recorded answers through the proxy
-// over real HTTP (keep-alive connections, GOMAXPROCS parallel clients):
+// over real HTTP (keep-alive connections, 4×GOMAXPROCS parallel clients):
 // each request is read, put in canonical form, hashed and answered with
 // its recording's bytes; a replaying proxy stores nothing by default.
 func BenchmarkServe(b *testing.B) {
@@ -56,12 +56,14 @@ func BenchmarkServe(b *testing.B) {
 	})
 }
 
-// replayBench posts bodies to url from GOMAXPROCS parallel clients over
-// keep-alive connections, each answer a 200 from a recording.
+// replayBench posts bodies to url from 4×GOMAXPROCS parallel clients
+// (agents' test suites run many at once) over keep-alive connections,
+// each answer a 200 from a recording.
 func replayBench(b *testing.B, url string, bodies []string) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	client := &http.Client{Transport: tr}
 	b.Cleanup(tr.CloseIdleConnections)
+	b.SetParallelism(4)
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	b.RunParallel(func(pb *testing.PB) {

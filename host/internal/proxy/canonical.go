@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -109,18 +111,97 @@ func parseRaw(rt *route, r *http.Request, body []byte) (*rawCall, *failure) {
 // every level, no insignificant space, and numbers as the client wrote
 // them.
 func canonical(path string, fields map[string]any) ([]byte, error) {
-	kept := make(map[string]any, len(fields))
-	for k, v := range fields {
-		kept[k] = v
+	ignored := ignoredFields[path]
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		if !slices.Contains(ignored, k) {
+			keys = append(keys, k)
+		}
 	}
-	for _, k := range ignoredFields[path] {
-		delete(kept, k)
+	slices.Sort(keys)
+	b := make([]byte, 0, 1024)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendCanon(b, fields[k])
 	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return nil, fmt.Errorf("canonical request: %w", err)
+	return append(b, '}'), nil
+}
+
+// appendCanon appends v (as the decoder made it: UseNumber) in canonical
+// JSON: sorted keys, no space.
+func appendCanon(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case json.Number:
+		return append(b, x...)
+	case string:
+		return appendString(b, x)
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanon(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendCanon(b, x[k])
+		}
+		return append(b, '}')
 	}
-	return b, nil
+	js, _ := json.Marshal(v) // not reached: the decoder makes the types above
+	return append(b, js...)
+}
+
+// appendString appends s as a JSON string: the decoder made it valid
+// UTF-8, so only quotes, backslashes and control characters are escaped.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // recordingKey is the recording hash of a canonical request on path,
