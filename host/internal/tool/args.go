@@ -10,24 +10,24 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// argSchema is a tool's input schema, resolved once. A nil *argSchema, or
-// one whose schema could not be resolved, checks only that the arguments
-// are a JSON object.
-type argSchema struct {
+// Schema is a tool's input schema, resolved once. A nil *Schema, or one
+// whose schema could not be resolved, checks only that the arguments are a
+// JSON object.
+type Schema struct {
 	resolved *jsonschema.Resolved
 }
 
-// compileSchema resolves a tool's input schema. A schema the library
-// cannot resolve (a remote $ref, an unsupported draft) is not an error of
-// the call: such a tool's arguments are checked only for being an object.
-func compileSchema(raw json.RawMessage) (out *argSchema) {
-	out = &argSchema{}
+// Compile resolves a tool's input schema. A schema the library cannot
+// resolve (a remote $ref, an unsupported draft) is not an error of the
+// call: such a tool's arguments are checked only for being an object.
+func Compile(raw json.RawMessage) (out *Schema) {
+	out = &Schema{}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return out
 	}
 	defer func() {
 		if recover() != nil { // a schema the library chokes on is one it cannot check
-			out = &argSchema{}
+			out = &Schema{}
 		}
 	}()
 	var s jsonschema.Schema
@@ -38,11 +38,13 @@ func compileSchema(raw json.RawMessage) (out *argSchema) {
 	if err != nil {
 		return out
 	}
-	return &argSchema{resolved: r}
+	return &Schema{resolved: r}
 }
 
-// check validates arguments: a JSON object matching the schema.
-func (a *argSchema) check(args json.RawMessage) (err error) {
+// Check validates arguments: a JSON object matching the schema. An error
+// matches ErrBadArguments and says what is wrong, in words a model can act
+// on.
+func (a *Schema) Check(args json.RawMessage) (err error) {
 	var v any
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)

@@ -61,7 +61,7 @@ type conn struct {
 	specs []sdk.ToolSpec
 	err   error
 	// schemas are the tools' argument checkers, by tool name.
-	schemas map[string]*argSchema
+	schemas map[string]*Schema
 }
 
 // Options tune NewSet.
@@ -153,9 +153,9 @@ func (s *Set) conn(ctx context.Context, source string) (*conn, error) {
 			c.src = nil
 			return
 		}
-		c.specs, c.schemas = specs, map[string]*argSchema{}
+		c.specs, c.schemas = specs, map[string]*Schema{}
 		for _, sp := range specs {
-			c.schemas[sp.Name] = compileSchema(sp.InputSchema)
+			c.schemas[sp.Name] = Compile(sp.InputSchema)
 		}
 	})
 	return c, c.err
@@ -202,13 +202,7 @@ func (s *Set) Check(ctx context.Context, source, tool string, args json.RawMessa
 	if err != nil {
 		return err
 	}
-	return c.schemas[tool].check(args)
-}
-
-// CheckSpec validates arguments against a spec's schema without reaching
-// the source (a replay checks against the recorded list).
-func CheckSpec(spec sdk.ToolSpec, args json.RawMessage) error {
-	return compileSchema(spec.InputSchema).check(args)
+	return c.schemas[tool].Check(args)
 }
 
 // Call runs the source's tool with the source's deadline, refusing a
