@@ -49,14 +49,20 @@ func (a *app) runsCommand() *cobra.Command {
 			}
 			defer s.Close()
 			tasks, err := s.Tasks(cmd.Context(), q)
-			if err != nil {
+			// Past damage the list goes on; the error, which says
+			// what was left out, comes after it (exit 1).
+			damaged := err
+			if err != nil && !errors.Is(err, store.ErrDamaged) {
 				return err
 			}
 			if asJSON {
 				if tasks == nil {
 					tasks = []store.Task{}
 				}
-				return writeJSON(a.stdout, tasks)
+				if err := writeJSON(a.stdout, tasks); err != nil {
+					return err
+				}
+				return damaged
 			}
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS\tWAITING FOR")
@@ -68,7 +74,10 @@ func (a *app) runsCommand() *cobra.Command {
 				}
 				fmt.Fprintln(w)
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			return damaged
 		},
 	}
 	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline (by name)")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,7 +78,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
-		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"copyrepo": copyRepo, "settask": setTask, "waittask": waitTask},
+		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"copyrepo": copyRepo, "settask": setTask, "waittask": waitTask, "chop": chopFile},
 		RequireExplicitExec: true,
 	}
 }
@@ -219,4 +220,18 @@ func goEnv(name string) string {
 		}
 	}
 	return ""
+}
+
+// chopFile is the script command `chop FILE N`: it cuts the last N bytes
+// off a file (a damaged store's value log).
+func chopFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: chop FILE N")
+	}
+	path := ts.MkAbs(args[0])
+	n, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	info, err := os.Stat(path)
+	ts.Check(err)
+	ts.Check(os.Truncate(path, max(0, info.Size()-n)))
 }

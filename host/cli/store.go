@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -300,3 +301,152 @@ func (e *heldByServer) Error() string {
 }
 
 func (e *heldByServer) Unwrap() error { return e.LockedError }
+
+// storeCommand is `sextant store`: the store's own health (check) and
+// recovery (salvage) when files of it are damaged.
+func (a *app) storeCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "store",
+		Short: "Check a store for damage, or salvage what is readable into a new one",
+		Long: `store check reads every record of the store and reports the damaged files
+(tables whose checksum fails, missing tables, a MANIFEST that does not read,
+truncated value logs) and the tasks and records they took with them.
+store salvage copies every task that reads whole, with its executions, spans,
+rewards and checkpoints, and every readable recording, strategy record and
+collection value, into a new store, and lists what it left behind.
+
+Both exit 1 when something is damaged (check) or left behind (salvage), 0 when
+not. Other commands that list or export tasks go on past a damaged task, write
+everything else, and end with exit 1 and a line saying what they left out.`,
+	}
+	c.AddCommand(a.storeCheckCommand(), a.storeSalvageCommand())
+	return c
+}
+
+func (a *app) storeCheckCommand() *cobra.Command {
+	var sf storeFlags
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Report the store's damaged files, tasks and records (exit 1 if any)",
+		Example: `  sextant store check
+  sextant store check --json --store pipelines/email-triage/.sextant`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			loc, err := a.locateTask(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rep, err := s.Check(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				printDamage(a.stdout, rep.Files, rep.Tasks, rep.Keys)
+				if rep.Damaged() {
+					fmt.Fprintf(a.stdout, "store %s is damaged: %d file(s), %d task(s), %d other record(s); %d task(s) read whole\nrun: sextant store salvage --to DIR%s\n",
+						loc.dir, len(rep.Files), len(rep.Tasks), len(rep.Keys), rep.TasksRead, loc.flag())
+				} else {
+					fmt.Fprintf(a.stdout, "store %s: no damage found (%d task(s) read whole)\n", loc.dir, rep.TasksRead)
+				}
+			}
+			if rep.Damaged() {
+				return errSilent
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	sf.add(c, false)
+	return c
+}
+
+func (a *app) storeSalvageCommand() *cobra.Command {
+	var sf storeFlags
+	var to string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "salvage --to DIR",
+		Short: "Copy every readable task and record into a new store, and list what was left behind",
+		Example: `  sextant store salvage --to .sextant-salvaged
+  sextant store salvage --store damaged/.sextant --to fresh/.sextant --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if to == "" {
+				return usageErr(errors.New("--to: name the new store's directory"))
+			}
+			if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
+				return usageErr(fmt.Errorf("--to: %s is not empty (salvage writes a new store)", to))
+			}
+			loc, err := a.locateTask(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			src, err := a.openStore(cmd.Context(), loc.dir, readStore)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			dst, err := a.openStore(cmd.Context(), to, createStore)
+			if err != nil {
+				return err
+			}
+			rep, err := src.Salvage(cmd.Context(), dst)
+			if cerr := dst.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				var tasks, keys []*store.DamageError
+				for _, d := range rep.Left {
+					if d.Task != "" {
+						tasks = append(tasks, d)
+					} else {
+						keys = append(keys, d)
+					}
+				}
+				printDamage(a.stdout, rep.Files, tasks, keys)
+				n := rep.Copied
+				fmt.Fprintf(a.stdout, "salvaged %d task(s) (%d executions, %d spans, %d rewards, %d checkpoints) and %d recording(s) into %s; left behind %d\n",
+					n.Tasks, n.Executions, n.Spans, n.Rewards, n.Checkpoints, n.Recordings, to, len(rep.Left))
+			}
+			if len(rep.Left) > 0 {
+				return errSilent
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&to, "to", "", "the new store's directory (absent or empty)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	sf.add(c, false)
+	return c
+}
+
+// printDamage lists damaged files, then tasks, then other records, one a
+// line.
+func printDamage(w io.Writer, files, tasks, keys []*store.DamageError) {
+	for _, d := range files {
+		fmt.Fprintf(w, "damaged file %s: %v\n", d.File, d.Err)
+	}
+	for _, d := range tasks {
+		fmt.Fprintf(w, "damaged task %s: %v\n", d.Task, d)
+	}
+	for _, d := range keys {
+		fmt.Fprintf(w, "damaged record %s: %v\n", d.Key, d)
+	}
+}

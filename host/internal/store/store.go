@@ -532,7 +532,17 @@ func (b badgerLogger) logf(level slog.Level, format string, args ...any) {
 	b.l.Log(context.Background(), level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
 }
 
-func (b badgerLogger) Errorf(f string, a ...any)   { b.logf(slog.LevelError, f, a...) }
+// Errorf logs Badger's errors, except those about a value it could not
+// read: the read returns a *DamageError that names the task and file,
+// and Badger's lines (raw key bytes, value pointers) go below debug.
+func (b badgerLogger) Errorf(f string, a ...any) {
+	if strings.HasPrefix(f, "Unable to read") || strings.HasPrefix(f, "Key: ") {
+		b.logf(LevelBadgerInfo, f, a...)
+		return
+	}
+	b.logf(slog.LevelError, f, a...)
+}
+
 func (b badgerLogger) Warningf(f string, a ...any) { b.logf(slog.LevelWarn, f, a...) }
 func (b badgerLogger) Infof(f string, a ...any)    { b.logf(LevelBadgerInfo, f, a...) }
 func (b badgerLogger) Debugf(f string, a ...any)   { b.logf(LevelBadgerInfo-4, f, a...) }
