@@ -257,10 +257,20 @@ func TestToolManifest(t *testing.T) {
 
 // BenchmarkToolCall is one tool call (add, a few bytes each way) through
 // the host's client of the tool-kit plugin: linked in, the host's own
-// overhead (the guard and checks around the plugin's CallTool); over wasm
-// and process, the transport's too.
+// overhead (the guard and checks around the plugin's CallTool) over the
+// plugin's own work, which bare measures alone; over wasm and process,
+// the transport's too.
 func BenchmarkToolCall(b *testing.B) {
 	req := &sdk.ToolCallRequest{Name: "add", Arguments: json.RawMessage(`{"a":1,"b":2.5}`), Config: map[string]any{"root": "/srv"}}
+	b.Run("bare", func(b *testing.B) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if res, err := (kit.Kit{}).CallTool(ctx, req); err != nil || res.Content != "3.5" {
+				b.Fatalf("CallTool = %+v, %v", res, err)
+			}
+		}
+	})
 	for _, tr := range transports {
 		b.Run(tr, func(b *testing.B) {
 			tool := openTool(b, toolRegistry(b, tr, nil), plugin.Grant{})
