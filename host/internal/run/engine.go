@@ -282,6 +282,11 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	// one write, and a crash leaves no task or a resumable one.
 	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.navState(), Trigger: in.Start})
 	if startErr != nil {
+		if errors.Is(startErr, sdk.ErrInvalid) {
+			// The input does not fit the routine (a chain's input is
+			// missing): bad input, so nothing is written.
+			return nil, fmt.Errorf("start: %w", startErr)
+		}
 		startErr = fmt.Errorf("start: %w", startErr)
 	} else {
 		startErr = e.apply(ctx, navCall{what: "start"}, d)

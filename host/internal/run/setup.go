@@ -5,16 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/host/internal/tool"
 	"github.com/sextant-dev/sextant/plugins/script"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
 
 // Prepared is a loaded pipeline with its plugins open, ready to run.
@@ -95,7 +96,7 @@ func Load(ctx context.Context, path string, reg *plugin.Registry, logger *slog.L
 		st, err := strategy.Load(f)
 		l.Strategy = st
 		return err
-	}})
+	}, CheckRules: checkRules})
 	if err != nil {
 		l.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -143,7 +144,7 @@ func (r *keepingResolver) load(ctx context.Context, navigator, file string) erro
 		h.Close(context.WithoutCancel(ctx))
 		return err
 	}
-	data, err := os.ReadFile(file)
+	data, err := readfile.Read(file, readfile.MaxRoutine)
 	if err != nil {
 		h.Close(context.WithoutCancel(ctx))
 		return err
@@ -352,7 +353,7 @@ func providerConfig(p *pipeline.Pipeline, spec pipeline.Provider) (map[string]an
 	}
 	if spec.Rules != "" {
 		path := p.Path(spec.Rules)
-		b, err := os.ReadFile(path)
+		b, err := readfile.Prefix(path, tomlpos.MaxSize+1)
 		if err != nil {
 			return nil, fmt.Errorf("provider rules: %w", errors.Unwrap(err))
 		}
@@ -360,6 +361,19 @@ func providerConfig(p *pipeline.Pipeline, spec pipeline.Provider) (map[string]an
 		cfg[script.ConfigRulesFile] = filepath.ToSlash(path)
 	}
 	return cfg, nil
+}
+
+// checkRules reads and checks the scripted provider's rules file at path
+// when the pipeline is loaded, so that a mistake in it (a wrong type, a
+// bad expression) stops the run before a task exists instead of failing
+// the first step that asks the provider.
+func checkRules(path string) error {
+	b, err := readfile.Prefix(path, tomlpos.MaxSize+1)
+	if err != nil {
+		return sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read rules: %v", errors.Unwrap(err))})
+	}
+	_, err = script.ParseRules(filepath.ToSlash(path), b)
+	return err
 }
 
 // zeroGrant reports whether g grants nothing: then the navigator that
