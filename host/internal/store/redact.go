@@ -27,110 +27,133 @@ const Redacted = "[REDACTED]"
 type Redactor struct {
 	rules    []rule
 	hints    *hintSet
+	windowed uint64   // the rules run on windows around their hints
 	patterns []string // user patterns, for Patterns
 }
 
 type rule struct {
-	name  string
-	re    *regexp.Regexp
-	repl  []byte   // template for ReplaceAll; nil means use group
-	group int      // user rules: index of the "secret" group, or 0 for the whole match
-	hints [][]byte // lower-case substrings one of which must occur; none means always run
-	user  bool
+	name    string
+	maxHint int // the length of the longest hint
+	re      *regexp.Regexp
+	repl    []byte    // template for ReplaceAll; nil means use group or value
+	value   valueFunc // reads the secret after a match of re (a name and its separator)
+	group   int       // user rules: index of the "secret" group, or 0 for the whole match
+	hints   [][]byte  // lower-case substrings one of which must occur; none means always run
+	user    bool
 }
-
-// secretKeys are header and field names whose values are always secret.
-const secretKeys = `(?:proxy-)?authorization|x-api-key|x-goog-api-key|api[-_]?key|client[-_]?secret|secret[-_]?key|secret|password|passwd|` +
-	`access[-_]?token|refresh[-_]?token|id[-_]?token|session[-_]?token|auth[-_]?token|cookie|set-cookie`
 
 // secretName matches a field or parameter name that holds a secret: one
 // that ends in one of these words, with any prefix (db_password,
-// aws_secret_access_key, X-Auth-Token, clientSecret). Names that only
-// contain such a word (max_tokens, token_count, author, passwordless)
-// do not match, because the name must end where the separator begins.
-const secretName = `[A-Za-z0-9_.-]*?(?:password|passwd|passphrase|pwd|secret|token|api[-_]?key|apikey|access[-_]?key|private[-_]?key|auth|authorization|bearer|credentials?|cookie)`
+// aws_secret_access_key, X-Auth-Token, clientSecret, SECRET_KEY). Names
+// that only contain such a word (max_tokens, token_count, author,
+// passwordless) do not match, because the name must end where the
+// separator begins.
+const secretName = `[A-Za-z0-9_.-]*?(?:password|passwd|passphrase|pwd|secret|token|api[-_]?key|apikey|access[-_]?key|private[-_]?key|` +
+	`secret[-_]?key|signing[-_]?key|encryption[-_]?key|auth|authorization|bearer|credentials?|cookie)`
 
-// builtinRules are always on; configuration can add rules, never remove these.
+// wordStart stands for \b before a word, and also matches after an
+// escape in a JSON string (\nsk-… is a key at the start of a line). It
+// is group 1 of the expressions that begin with it.
+const wordStart = `(^|[^A-Za-z0-9_]|\\[nrtbf])`
+
+// builtinRules are always on; configuration can add rules, never remove
+// these.
+//
+// All but the first are windowed (a value function): the expression
+// finds only a short anchor, the name of a secret and its separator or
+// the prefix of a key format, and is run only on a window around each
+// occurrence of one of the rule's hints, which every anchor contains near
+// its end (see redact_hits.go); the function then reads the value on
+// the whole input, whose forms (quoted, escaped, bracketed, on the next
+// line, an array) no linear-time expression can tell apart (see
+// redact_values.go). Repetitions after the hint are bounded so that the
+// window holds every anchor.
 var builtinRules = []struct {
 	name, re, repl string
+	value          valueFunc
 	hints          []string
 }{{
-	// "Authorization": "…" and {"x-api-key":"…"}, also inside a JSON
-	// document that is itself a JSON string (\"…\").
-	name:  "secret field",
-	re:    `(?i)(\\?"(?:` + secretKeys + `)\\?"\s*:\s*\\?")[^"\\]*`,
-	repl:  `${1}` + Redacted,
-	hints: []string{"authoriz", "api-key", "api_key", "apikey", "secret", "passw", `token"`, `token\`, "cookie"},
-}, {
-	// Header lines in text: "Authorization: Bearer …", "x-api-key: …".
-	name:  "secret header",
-	re:    `(?i)\b((?:proxy-)?authorization|x-api-key|x-goog-api-key|api-key)(\s*:\s*)[^\r\n"\\]+`,
-	repl:  `${1}${2}` + Redacted,
-	hints: []string{"authoriz", "api-key"},
-}, {
-	name:  "secret query parameter",
-	re:    `(?i)([?&](?:api[-_]?key|key|access[-_]?token|token|sig|signature)=)[^&#\s"\\]+`,
-	repl:  `${1}` + Redacted,
-	hints: []string{"key=", "token=", "sig=", "signature="},
-}, {
-	// A JSON field whose name says secret, at any depth, also inside a
-	// JSON document that is itself a JSON string: {"db_password":"…"}.
-	name:  "secret-named field",
-	re:    `(?i)(\\?")(` + secretName + `)(\\?"\s*:\s*\\?")[^"\\]+`,
-	repl:  `${1}${2}${3}` + Redacted,
-	hints: secretEndings(`"`, `\`),
-}, {
-	// The same with a number: {"pin_password": 1234} becomes a string,
-	// so the JSON stays valid.
-	name:  "secret-named number",
-	re:    `(?i)(\\?")(` + secretName + `)(\\?")(\s*:\s*)-?[0-9][0-9.eE+-]*`,
-	repl:  `${1}${2}${3}${4}${3}` + Redacted + `${3}`,
-	hints: secretEndings(`"`, `\`),
-}, {
-	// Text assignments inside strings: password=…, aws_secret_access_key
-	// = "…" (TOML), password: … (YAML, headers), ?token=… (URLs),
-	// X-Auth-Token: Bearer …. The value ends at white space, a quote, a
-	// backslash (an escape in JSON) or &; a scheme word is kept.
-	name:  "secret assignment",
-	re:    `(?i)(^|[^A-Za-z0-9_.-])(` + secretName + `)(\s*[:=]\s*(?:\\"|')?(?:(?:bearer|basic|token|digest)\s+)?)[^\s"'\\&<>]+`,
-	repl:  `${1}${2}${3}` + Redacted,
-	hints: secretEndings(":", "=", " ", "\t", "\n", "\r", "\f", "\v"),
-}, {
-	name:  "bearer token",
-	re:    `(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{16,}`,
-	repl:  `${1} ` + Redacted,
-	hints: []string{"bearer"},
-}, {
-	// OpenAI (sk-, sk-proj-) and Anthropic (sk-ant-) keys.
-	name:  "sk- key",
-	re:    `\bsk-[A-Za-z0-9_-]{16,}`,
-	repl:  Redacted,
-	hints: []string{"sk-"},
-}, {
-	name:  "aws access key",
-	re:    `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
-	repl:  Redacted,
-	hints: []string{"akia", "asia"},
-}, {
-	name:  "github token",
-	re:    `\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`,
-	repl:  Redacted,
-	hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-}, {
-	name:  "slack token",
-	re:    `\bxox[abposr]-[A-Za-z0-9-]{10,}`,
-	repl:  Redacted,
-	hints: []string{"xox"},
-}, {
-	name:  "google api key",
-	re:    `\bAIza[0-9A-Za-z_-]{35}`,
-	repl:  Redacted,
-	hints: []string{"aiza"},
-}, {
 	name:  "private key",
 	re:    `-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`,
 	repl:  Redacted,
 	hints: []string{"private key-----"},
+}, {
+	// Header lines in text: "Authorization: Bearer …", "x-api-key: …".
+	name:  "secret header",
+	re:    `(?i)` + wordStart + `((?:proxy-)?authorization|x-api-key|x-goog-api-key|api-key)[ \t]{0,16}:`,
+	value: headerValue,
+	hints: []string{"authoriz", "api-key"},
+}, {
+	name:  "secret query parameter",
+	re:    `(?i)[?&](?:api[-_]?key|key|access[-_]?token|token|sig|signature)=`,
+	value: queryValue,
+	hints: []string{"key=", "token=", "sig=", "signature="},
+}, {
+	// A JSON (or Python) field whose name says secret, at any depth, also
+	// inside a JSON document that is itself a JSON string:
+	// {"db_password":"…"}, {\"token\":\"…\"}, {'secret': '…'}, and its
+	// value a string, a number or an array of them.
+	name:  "secret field",
+	re:    `(?i)(\\{0,15}["'])(` + secretName + `)(\\{0,15}["'])[ \t]{0,16}:[ \t]{0,16}`,
+	value: fieldValue,
+	hints: secretEndings(`"`, `\`, `'`),
+}, {
+	// Text assignments: password=…, aws_secret_access_key = "…" (TOML),
+	// password: … (YAML, headers, also with the value on the next,
+	// indented line), X-Auth-Token: Bearer …, --password=….
+	name:  "secret assignment",
+	re:    `(?i)(?:^|[^A-Za-z0-9_.-]|\\[nrtbf])(` + secretName + `)[ \t]{0,16}(?::=|[:=])`,
+	value: assignedValue,
+	hints: secretEndings(":", "=", " ", "\t"),
+}, {
+	// Command-line flags: --password hunter2, -api-key "…", and the same
+	// in an argument list: ["--token", "…"].
+	name:  "secret flag",
+	re:    `(?i)(?:^|[^A-Za-z0-9_.-]|\\[nrtbf])(--?` + secretName + `)(?:[ \t]|(\\{0,15}")[ \t]{0,16},[ \t]{0,16})`,
+	value: flagValue,
+	hints: secretEndings(" ", "\t", `"`, `\`),
+}, {
+	// scheme://user:password@host keeps the user and the host.
+	name:  "url password",
+	re:    `(?i)[a-z][a-z0-9+.-]*://`,
+	value: urlPassword,
+	hints: []string{"://"},
+}, {
+	name:  "bearer token",
+	re:    `(?i)` + wordStart + `bearer[ \t]{1,16}`,
+	value: tokenAfter(16, 0, isTokenByte),
+	hints: []string{"bearer"},
+}, {
+	// OpenAI (sk-, sk-proj-) and Anthropic (sk-ant-) keys.
+	name:  "sk- key",
+	re:    wordStart + `sk-`,
+	value: wholeToken(16, 0, false, isKeyByte),
+	hints: []string{"sk-"},
+}, {
+	name:  "aws access key",
+	re:    wordStart + `(?:AKIA|ASIA)`,
+	value: wholeToken(16, 16, true, isUpperOrDigit),
+	hints: []string{"akia", "asia"},
+}, {
+	name:  "github token",
+	re:    wordStart + `gh[pousr]_`,
+	value: wholeToken(30, 0, false, isAlnum),
+	hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
+}, {
+	name:  "github fine-grained token",
+	re:    wordStart + `github_pat_`,
+	value: wholeToken(22, 0, false, isWordByte),
+	hints: []string{"github_pat_"},
+}, {
+	name:  "slack token",
+	re:    wordStart + `xox[abposr]-`,
+	value: wholeToken(10, 0, false, func(c byte) bool { return isAlnum(c) || c == '-' }),
+	hints: []string{"xox"},
+}, {
+	name:  "google api key",
+	re:    wordStart + `AIza`,
+	value: wholeToken(35, 35, false, isKeyByte),
+	hints: []string{"aiza"},
 }}
 
 // secretNameEndings are the lower-case words one of which ends every
@@ -179,9 +202,13 @@ func DefaultRedactor() *Redactor {
 func NewRedactor(patterns ...string) (*Redactor, error) {
 	r := &Redactor{patterns: append([]string(nil), patterns...)}
 	for _, b := range builtinRules {
-		ru := rule{name: b.name, re: regexp.MustCompile(b.re), repl: []byte(b.repl)}
+		ru := rule{name: b.name, re: regexp.MustCompile(b.re), repl: []byte(b.repl), value: b.value}
 		for _, h := range b.hints {
 			ru.hints = append(ru.hints, []byte(h))
+			ru.maxHint = max(ru.maxHint, len(h))
+		}
+		if ru.value != nil {
+			r.windowed |= 1 << len(r.rules)
 		}
 		r.rules = append(r.rules, ru)
 	}
@@ -220,48 +247,82 @@ func foldsCase(p string) bool {
 // Patterns returns the user patterns the Redactor was made with.
 func (r *Redactor) Patterns() []string { return append([]string(nil), r.patterns...) }
 
-// Redact returns b with every secret replaced by [REDACTED]. It returns b
-// itself when nothing matched.
+// Redact returns b with every secret replaced by [REDACTED]: what the
+// patterns find and every literal registered with RegisterSecret. It
+// returns b itself when nothing matched.
 func (r *Redactor) Redact(b []byte) []byte {
-	out, _ := r.redact(b)
+	out, _ := r.redact(b, asText)
 	return out
 }
 
 // RedactString is Redact for a string.
 func (r *Redactor) RedactString(s string) string {
-	out, _ := r.redact([]byte(s))
+	out, _ := r.redact([]byte(s), asText)
 	return string(out)
 }
 
 // redact also returns the first user rule that changed something, so a
-// caller that needs valid JSON can blame it.
-func (r *Redactor) redact(b []byte) ([]byte, *rule) {
+// caller that needs valid JSON can blame it. The registered literals go
+// first: a pattern that rewrote part of one would hide the rest from
+// them.
+func (r *Redactor) redact(b []byte, mode textMode) ([]byte, *rule) {
 	if len(b) == 0 {
 		return b, nil
 	}
-	run := r.hints.scan(b)
+	out := b
+	if lits := registeredSecrets(); lits != nil {
+		out = lits.redact(out, mode)
+	}
+	run := r.hints.scan(out)
 	if run == 0 && len(r.rules) <= 64 {
-		return b, nil
+		return out, nil
 	}
 	var blame *rule
-	out := b
-	// run was computed before any replacement, but replacements only
-	// remove text, so it stays a superset of the rules that can match.
+	var windows [][]span // of the windowed rules still to run, for out as it is
 	for i := range r.rules {
 		ru := &r.rules[i]
-		if (i < 64 && run&(1<<i) == 0) || !ru.re.Match(out) {
+		if i < 64 && run&(1<<i) == 0 {
 			continue
 		}
-		out = ru.replace(out)
-		if ru.user && blame == nil {
-			blame = ru
+		var next []byte
+		var ed []edit
+		if r.windowed&(1<<i) != 0 {
+			if windows == nil {
+				windows = r.windows(out, run&r.windowed&^(1<<i-1))
+			}
+			next, ed = ru.replaceWindows(out, windows[i])
+		} else {
+			if !ru.re.Match(out) {
+				continue
+			}
+			next = ru.replace(out)
 		}
+		if len(next) != len(out) || len(out) > 0 && &next[0] != &out[0] {
+			// run was computed before any replacement, but one only
+			// removes text or puts [REDACTED] in, which holds no hint,
+			// so it stays a superset of the rules that can match; the
+			// windows of the rules still to run move with the text.
+			if ed != nil {
+				for j := i + 1; j < len(windows); j++ {
+					windows[j] = remapWindows(windows[j], ed, next)
+				}
+			} else {
+				windows = nil
+			}
+			if ru.user && blame == nil {
+				blame = ru
+			}
+		}
+		out = next
 	}
 	return out, blame
 }
 
 func (ru *rule) replace(b []byte) []byte {
-	if !ru.user {
+	switch {
+	case ru.value != nil:
+		return ru.replaceValues(b)
+	case !ru.user:
 		return ru.re.ReplaceAll(b, ru.repl)
 	}
 	var out []byte
@@ -281,10 +342,30 @@ func (ru *rule) replace(b []byte) []byte {
 	return append(out, b[last:]...)
 }
 
+// replaceValues runs a value rule: every match of its expression is the
+// name of a secret and what separates it from the value, which the
+// rule's function reads. A match that begins inside a value already
+// redacted is gone.
+func (ru *rule) replaceValues(b []byte) []byte {
+	var ed []edit
+	last := 0
+	for _, m := range ru.re.FindAllSubmatchIndex(b, -1) {
+		if m[0] < last {
+			continue
+		}
+		n := len(ed)
+		ed = ru.value(b, m, ed)
+		if len(ed) > n {
+			last = ed[len(ed)-1].hi
+		}
+	}
+	return applyEdits(b, ed)
+}
+
 // redactJSON redacts an encoded JSON value and checks that user patterns
 // left it valid.
 func (r *Redactor) redactJSON(b []byte) ([]byte, error) {
-	out, blame := r.redact(b)
+	out, blame := r.redact(b, asJSON)
 	if blame != nil && !json.Valid(out) {
 		return nil, fmt.Errorf("redaction pattern %q turned a stored value into invalid JSON; make it match inside strings only", blame.name)
 	}
@@ -294,7 +375,7 @@ func (r *Redactor) redactJSON(b []byte) ([]byte, error) {
 // redactOpaque redacts bytes of unknown format (checkpoint state): if they
 // were JSON, user patterns must leave them JSON.
 func (r *Redactor) redactOpaque(b []byte) ([]byte, error) {
-	out, blame := r.redact(b)
+	out, blame := r.redact(b, asOpaque)
 	if blame != nil && json.Valid(b) && !json.Valid(out) {
 		return nil, fmt.Errorf("redaction pattern %q turned checkpoint state into invalid JSON; make it match inside strings only", blame.name)
 	}

@@ -140,7 +140,12 @@ func TestSecretsNeverOnDisk(t *testing.T) {
 		bearer = "PLANTEDbearerTOKEN0123456789"
 		header = "PLANTEDheaderVALUE"
 		custom = "acct-424242"
+		// A key the host holds, in a form no pattern knows.
+		held = "held-KEY-0x5eed-26"
 	)
+	if !RegisterSecret(held) {
+		t.Fatal("not registered")
+	}
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), ".sextant")
 	red, err := NewRedactor(`acct-\d{6}`)
@@ -156,7 +161,7 @@ func TestSecretsNeverOnDisk(t *testing.T) {
 	must(t, s.AppendSpans(ctx, []Span{{Task: "t1", Execution: "e1", Name: "call " + apiKey, Start: t0,
 		Attributes: Attributes{"http.request.header.authorization": String("Bearer " + bearer), "api_key": String(header)},
 		Status:     SpanStatus{Code: CodeError, Message: "x-api-key: " + header}}}))
-	must(t, s.AddReward(ctx, &Reward{Task: "t1", Value: 1, Note: "leaked " + apiKey}))
+	must(t, s.AddReward(ctx, &Reward{Task: "t1", Value: 1, Note: "leaked " + apiKey + " and " + held}))
 	req := &sdk.ChatRequest{Model: "m", Messages: []sdk.Message{{Role: "user", Content: "Authorization: Bearer " + bearer}},
 		Config: map[string]any{"api_key": apiKey}}
 	rec, err := NewChatRecording(s.Redactor(), "openai", "t1", req, &sdk.ChatResponse{Text: "your key " + apiKey}, 0)
@@ -173,7 +178,7 @@ func TestSecretsNeverOnDisk(t *testing.T) {
 	must(t, err)
 	must(t, s.Close())
 
-	secrets := []string{apiKey, bearer, header, custom}
+	secrets := []string{apiKey, bearer, header, custom, held}
 	for _, sec := range secrets {
 		if bytes.Contains(exp.Bytes(), []byte(sec)) {
 			t.Errorf("export holds %q", sec)
@@ -244,4 +249,23 @@ func BenchmarkRedact(b *testing.B) {
 			}
 		}
 	})
+	// BenchmarkRedact/16MB: linear time (compare the 1MB rates), with or
+	// without registered secrets, which add one pass.
+	r := DefaultRedactor()
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"1MB", 1 << 20}, {"16MB", 16 << 20}} {
+		for _, in := range redactInputs {
+			js := in.make(size.n)
+			b.Run(size.name+in.name, func(b *testing.B) {
+				b.SetBytes(int64(len(js)))
+				for b.Loop() {
+					if _, err := r.redactJSON(js); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
