@@ -382,26 +382,26 @@ func (e *exec) toolTurn(ctx context.Context, t sdk.Token, byName map[string]*off
 	if limit <= 0 {
 		limit = 4
 	}
-	sem := make(chan struct{}, limit)
+	// Workers take the calls in the model's order: with limits.parallel =
+	// 1 they run one after the other, as the model wrote them.
+	todo := make(chan int)
 	errs := make([]error, len(plans))
 	var wg sync.WaitGroup
-	for i, p := range plans {
-		if !p.execute {
-			continue
-		}
+	for range limit {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[i] = ctx.Err()
-				return
+			for i := range todo {
+				errs[i] = e.execute(ctx, plans[i])
 			}
-			defer func() { <-sem }()
-			errs[i] = e.execute(ctx, p)
 		}()
 	}
+	for i, p := range plans {
+		if p.execute {
+			todo <- i
+		}
+	}
+	close(todo)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, "", err
