@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // Main runs sextant with the process's arguments and exits with its code.
@@ -84,7 +86,9 @@ func (a *app) setupLogging() error {
 	if err := lvl.UnmarshalText([]byte(a.logLevel)); err != nil {
 		return usageErr(fmt.Errorf("--log-level: %q is not debug, info, warn or error", a.logLevel))
 	}
-	a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}))
+	// Logs carry provider errors, which may quote a key: the handler
+	// redacts every record, registered secrets included.
+	a.logger = slog.New(store.NewLogHandler(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}), nil))
 	slog.SetDefault(a.logger)
 	return nil
 }
@@ -112,7 +116,7 @@ func requireExamples(c *cobra.Command) {
 // A usage mistake (ours or cobra's) ends with where to read the usage of
 // the command it was made on.
 func printError(w io.Writer, err error, cmd *cobra.Command) {
-	msg := err.Error()
+	msg := store.RedactSecrets(err.Error())
 	if isUsage(err) {
 		path := "sextant"
 		if cmd != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -14,9 +15,12 @@ import (
 // secret), read from the environment once, when the pipeline is prepared.
 type keyring map[string]string
 
-// credentials reads every api_key_env the pipeline's providers name. An
-// unset variable is an error naming the provider block and the variable,
-// unless optional (replay, gate, evolve: the provider is never called).
+// credentials reads every api_key_env the pipeline's providers name and
+// registers each key with the redactor (store.RegisterSecret), also when
+// optional, so that a key quoted anywhere is never stored or logged and a
+// replay hashes requests as the recording run did. An unset variable is
+// an error naming the provider block and the variable, unless optional
+// (replay, gate, evolve: the provider is never called).
 func credentials(p *pipeline.Pipeline, optional bool) (keyring, error) {
 	k := keyring{}
 	var errs []error
@@ -26,6 +30,7 @@ func credentials(p *pipeline.Pipeline, optional bool) (keyring, error) {
 			continue
 		}
 		if v := os.Getenv(env); v != "" {
+			store.RegisterSecret(v)
 			k[env] = v
 			continue
 		}

@@ -78,6 +78,7 @@ type Client struct {
 
 // NewClient returns a client of the server at base (http://host:port).
 func NewClient(base, token string) *Client {
+	store.RegisterSecret(token) // never stored or logged by this process
 	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: 10 * time.Minute}}
 }
 

@@ -123,6 +123,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Addr == "" {
 		opts.Addr = DefaultAddr
 	}
+	store.RegisterSecret(opts.Token) // never stored, logged or served
 	loop, err := Loopback(opts.Addr)
 	if err != nil {
 		return nil, err

@@ -302,3 +302,15 @@ func inJSONStrings(b []byte, ms []span) []span {
 	}
 	return kept
 }
+
+// RedactSecrets returns s without the registered secrets (RegisterSecret)
+// and nothing else: for text shown to the user, such as an error message,
+// where a pattern could take out an example ("Authorization: Bearer
+// TOKEN") but a key the host holds must never appear.
+func RedactSecrets(s string) string {
+	lits := registeredSecrets()
+	if lits == nil {
+		return s
+	}
+	return string(lits.redact([]byte(s), asText))
+}
