@@ -45,6 +45,7 @@ type env struct {
 	steps int
 	depth int
 	now   time.Time
+	sess  *Session // the session evaluating, for Go functions (NewFunction)
 }
 
 func (e *env) step(n int) {

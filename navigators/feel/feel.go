@@ -39,11 +39,12 @@ type Expr struct {
 // Parse parses a FEEL expression. Errors are *SyntaxError values whose
 // text starts with the line and column: `1:7: unexpected ")"`.
 func Parse(src string, opts ...Option) (*Expr, error) {
-	toks, err := lex(src)
+	p := newParser(nil, opts)
+	toks, err := lex(src, p.special...)
 	if err != nil {
 		return nil, err
 	}
-	p := newParser(toks, opts)
+	p.toks = toks
 	if p.peek().kind == tEOF {
 		return nil, p.errAt(p.peek(), "empty expression")
 	}
@@ -133,6 +134,10 @@ func (e *env) guard(fn func() any) (v any, err error) {
 				v, err = nil, fmt.Errorf("%w: %s", ErrLimit, lp.msg)
 				return
 			}
+			if ce, ok := r.(callError); ok {
+				v, err = nil, ce.err
+				return
+			}
 			v, err = nil, fmt.Errorf("feel: internal error: %v", r)
 		}
 	}()
@@ -150,11 +155,12 @@ type UnaryTests struct {
 
 // ParseUnaryTests parses unary tests.
 func ParseUnaryTests(src string, opts ...Option) (*UnaryTests, error) {
-	toks, err := lex(src)
+	p := newParser(nil, opts)
+	toks, err := lex(src, p.special...)
 	if err != nil {
 		return nil, err
 	}
-	p := newParser(toks, opts)
+	p.toks = toks
 	u := &UnaryTests{src: src}
 	if p.peek().kind == tEOF {
 		return nil, p.errAt(p.peek(), "empty unary tests")

@@ -49,11 +49,14 @@ type SyntaxError struct {
 func (e *SyntaxError) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 type lexer struct {
-	src  string
-	off  int
-	line int
-	col  int
-	toks []token
+	// special are declared names holding characters other names cannot
+	// (Pre-bureau Risk, Approved/Declined), longest first.
+	special []string
+	src     string
+	off     int
+	line    int
+	col     int
+	toks    []token
 }
 
 // Limits that keep parsing bounded whatever the input.
@@ -64,7 +67,7 @@ const (
 	MaxDepth = 200
 )
 
-func lex(src string) ([]token, error) {
+func lex(src string, special ...string) ([]token, error) {
 	if len(src) > MaxSource {
 		return nil, &SyntaxError{Pos{1, 1, 0}, fmt.Sprintf("expression too long (%d bytes, limit %d)", len(src), MaxSource)}
 	}
@@ -79,7 +82,7 @@ func lex(src string) ([]token, error) {
 		}
 		return nil, &SyntaxError{posAt(src, i), "invalid UTF-8"}
 	}
-	lx := &lexer{src: src, line: 1, col: 1}
+	lx := &lexer{src: src, line: 1, col: 1, special: special}
 	for {
 		space, err := lx.skipSpace()
 		if err != nil {
@@ -223,6 +226,13 @@ func (lx *lexer) next() (token, error) {
 	case r == '@':
 		return mk(tAt, "@", 1), nil
 	case isNameStart(r):
+		for _, sp := range lx.special {
+			if strings.HasPrefix(rest, sp) {
+				if r2, _ := utf8.DecodeRuneInString(rest[len(sp):]); len(sp) == len(rest) || !isNamePart(r2) {
+					return mk(tName, sp, len(sp)), nil
+				}
+			}
+		}
 		i := n
 		for i < len(rest) {
 			r2, n2 := utf8.DecodeRuneInString(rest[i:])

@@ -2,7 +2,10 @@ package feel
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // keywords cannot be a one-word name; they may be words of longer ones
@@ -29,6 +32,9 @@ type parser struct {
 	// (context keys, parameters, WithNames) to the static ones.
 	names    map[string]bool
 	prefixes map[string]bool
+	// special are declared names the lexer reads as one token because
+	// they hold operator characters (Pre-bureau, Approved/Declined).
+	special []string
 }
 
 // static multi-word names and their word prefixes, built once.
@@ -50,13 +56,30 @@ type Option func(*parser)
 // (such as "in stock"), so that the parser reads them as one name. Words
 // side by side that are not keywords are one name anyway ("Order Total"),
 // and names of built-in functions, context keys and parameters written in
-// the expression itself need no declaration.
+// the expression itself need no declaration. A declared name may also hold
+// the characters DMN allows in names besides letters (`-`, `/`, `+`, `*`,
+// `.`): written in full, it is read as the name, not as an operation.
 func WithNames(names ...string) Option {
 	return func(p *parser) {
 		for _, n := range names {
 			p.addName(n)
+			if isSpecialName(n) && !slices.Contains(p.special, n) {
+				p.special = append(p.special, n)
+			}
 		}
+		// Longest first, so that "a-b-c" wins over "a-b".
+		sort.SliceStable(p.special, func(i, j int) bool { return len(p.special[i]) > len(p.special[j]) })
 	}
+}
+
+// isSpecialName reports whether n is a name only the lexer can keep
+// whole: it starts like a name and holds an operator character.
+func isSpecialName(n string) bool {
+	r, _ := utf8.DecodeRuneInString(n)
+	if !isNameStart(r) || r == '?' {
+		return false
+	}
+	return strings.ContainsAny(n, "-+*/.")
 }
 
 func newParser(toks []token, opts []Option) *parser {
