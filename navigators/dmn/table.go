@@ -43,6 +43,7 @@ type table struct {
 	inputs  []tableInput
 	outputs []tableOutput
 	rules   []rule
+	rows    [][]*feel.UnaryTests // the rules' input entries
 	// outNames are the output names, the keys of a multi-output result.
 	outNames []string
 	hasDef   bool
@@ -171,6 +172,7 @@ func (l *loader) table(el *elem) (expression, error) {
 			ru.out = append(ru.out, x)
 		}
 		t.rules = append(t.rules, ru)
+		t.rows = append(t.rows, ru.in)
 	}
 	return t, nil
 }
@@ -244,32 +246,24 @@ func (t *table) eval(s *feel.Session, sc feel.Scope) (any, error) {
 	}
 	var mbuf [16]int
 	matched := mbuf[:0]
-	for ri := range t.rules {
-		r := &t.rules[ri]
-		ok := true
-		for j, u := range r.in {
-			if u == nil {
-				continue
-			}
-			m, err := s.Match(u, in[j], sc)
-			if err != nil {
-				return nil, t.fail(r.line, r.id, err)
-			}
-			if m != true {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		if t.hit == hitFirst {
-			return t.result(s, sc, r)
-		}
+	var clash []int
+	err := s.MatchRows(t.rows, in, sc, func(ri int) bool {
 		if t.hit == hitUnique && len(matched) == 1 {
-			return nil, t.fail(r.line, r.id, fmt.Errorf("%w: UNIQUE table, rules %s and %s both match", ErrHitPolicy, ruleName(t.rules[matched[0]], matched[0]), ruleName(*r, ri)))
+			clash = append(clash, matched[0], ri)
+			return false
 		}
 		matched = append(matched, ri)
+		return t.hit != hitFirst
+	})
+	if err != nil {
+		return nil, t.at.fail(err)
+	}
+	if clash != nil {
+		a, b := clash[0], clash[1]
+		return nil, t.fail(t.rules[b].line, t.rules[b].id, fmt.Errorf("%w: UNIQUE table, rules %s and %s both match", ErrHitPolicy, ruleName(t.rules[a], a), ruleName(t.rules[b], b)))
+	}
+	if t.hit == hitFirst && len(matched) == 1 {
+		return t.result(s, sc, &t.rules[matched[0]])
 	}
 	if len(matched) == 0 {
 		return t.noMatch(s, sc)

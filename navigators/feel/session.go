@@ -65,6 +65,39 @@ func (s *Session) run(sc Scope, fn func(*env) any) (any, error) {
 	return v, err
 }
 
+// MatchRows matches the rows of a decision table: row i matches when each
+// of its tests is true for the input at the same position (a nil test,
+// the table's "-", matches anything). visit is called with each matching
+// row in order and returns whether to go on. It is Match for every
+// entry, in one evaluation rather than one per entry.
+func (s *Session) MatchRows(rows [][]*UnaryTests, inputs []any, sc Scope, visit func(row int) bool) error {
+	_, err := s.run(sc, func(e *env) any {
+		for i, row := range rows {
+			if matchRow(e, row, inputs) && !visit(i) {
+				break
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+func matchRow(e *env, row []*UnaryTests, inputs []any) bool {
+	for j, u := range row {
+		if u == nil || u.any {
+			continue
+		}
+		v := matchAny(e, nil, u.tests, norm(inputs[j]))
+		if b, ok := v.(bool); ok && u.negate {
+			v = !b
+		}
+		if v != true {
+			return false
+		}
+	}
+	return true
+}
+
 // callError carries the error of a Go function (NewFunction) up to the
 // Eval that called it.
 type callError struct{ err error }
