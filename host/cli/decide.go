@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sextant-dev/sextant/navigators/dmn"
+	"github.com/sextant-dev/sextant/navigators/feel"
+)
+
+func (a *app) decideCommand() *cobra.Command {
+	var decision, input string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "decide MODEL.dmn --decision NAME [--input JSON|FILE] [--json]",
+		Short: "Evaluate one decision of a DMN model and print its result",
+		Long: `decide loads a DMN 1.1-1.5 model and evaluates one decision (or decision
+service), by name or id: the decisions it requires first, once each, then
+its decision table, literal expression, context or invocation.
+
+--input is a JSON object of input data by name, given inline or as a file
+("-" reads standard input). JSON numbers are exact decimals; a string is a
+date, time or duration where the input's declared type says so. An input
+left out is null.
+
+Without --json the result prints as FEEL text (strings quoted, dates as
+@"2024-01-31"); with --json as JSON (numbers as numbers, dates, times and
+durations as FEEL's string() form, contexts as objects).
+
+Exit status: 0 evaluated; 1 evaluation failed (a hit policy violated, an
+evaluation limit); 2 bad model, bad input or unknown decision, reported
+with the file, line and element.`,
+		Example: `  sextant decide loan.dmn --decision Approval --input '{"Age": 42, "Risk": "Low"}'
+  sextant decide loan.dmn --decision Approval --input applicant.json --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if decision == "" {
+				return usageErr(errors.New("--decision NAME is required"))
+			}
+			inputs, err := readDecideInput(input, a.stdin)
+			if err != nil {
+				return withInvalid(err)
+			}
+			m, err := dmn.ParseFile(args[0])
+			if err != nil {
+				return withInvalid(err)
+			}
+			v, err := m.Evaluate(cmd.Context(), decision, inputs)
+			if err != nil {
+				var me *dmn.Error
+				if errors.As(err, &me) || errors.Is(err, dmn.ErrNoDecision) || errors.Is(err, dmn.ErrType) {
+					return withInvalid(err)
+				}
+				return err
+			}
+			return a.printDecideResult(v, asJSON)
+		},
+	}
+	c.Flags().StringVar(&decision, "decision", "", "the decision or decision service to evaluate (name or id)")
+	c.Flags().StringVar(&input, "input", "", `input data: a JSON object, or a file holding one ("-": standard input)`)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}
+
+// readDecideInput reads --input: inline JSON when it starts with "{" or "[",
+// else a file (or standard input for "-"). Errors are positioned in the
+// JSON by line and column.
+func readDecideInput(arg string, stdin io.Reader) (map[string]any, error) {
+	if strings.TrimSpace(arg) == "" {
+		return map[string]any{}, nil
+	}
+	name, data := "input", []byte(arg)
+	if t := strings.TrimSpace(arg); !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
+		var err error
+		name = arg
+		if arg == "-" {
+			name = "stdin"
+			data, err = io.ReadAll(io.LimitReader(stdin, dmn.MaxSize+1))
+		} else {
+			data, err = os.ReadFile(arg)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--input: %w", err)
+		}
+	}
+	if len(data) > dmn.MaxSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, dmn.MaxSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, jsonErr(name, data, dec.InputOffset(), err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, jsonErr(name, data, dec.InputOffset(), errors.New("more than one JSON value"))
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s:1:1: want a JSON object of inputs by name", name)
+	}
+	return m, nil
+}
+
+// jsonErr positions a JSON error by line and column.
+func jsonErr(name string, data []byte, off int64, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		off = int64(len(bytes.TrimRight(data, " \t\r\n")))
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line, col := 1, 1
+	for _, b := range data[:off] {
+		if b == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	msg := err.Error()
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "unexpected end of JSON"
+	}
+	return fmt.Errorf("%s:%d:%d: %s", name, line, col, msg)
+}
+
+func (a *app) printDecideResult(v any, asJSON bool) error {
+	if !asJSON {
+		_, err := fmt.Fprintln(a.stdout, feel.Format(v))
+		return err
+	}
+	out, err := feel.MarshalJSON(v)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, out, "", "  "); err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	buf.WriteByte('\n')
+	_, err = a.stdout.Write(buf.Bytes())
+	return err
+}
