@@ -17,7 +17,8 @@ import (
 // and signal hand their delivery to that process over the store's socket
 // (store.Handle/Ask) instead of failing on the lock; it delivers to its own
 // run through the run's inbox and to the store's other tasks as send and
-// signal would. See RATIONALE.md, "BPMN live: deliveries to run --wait".
+// signal would. See RATIONALE.md, "Why deliveries to a run --wait go
+// through the store's socket".
 
 // deliverOp is the request kind on the store's socket.
 const deliverOp = "deliver"

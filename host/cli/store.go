@@ -19,7 +19,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
-// The store rule, the same for every command (RATIONALE "One store rule"):
+// The store rule, the same for every command (RATIONALE "Why one store rule for every command"):
 //
 //  1. --store DIR
 //  2. $SEXTANT_STORE

@@ -36,7 +36,7 @@ func nothingProposed(mutator, format string, args ...any) error {
 // losing candidate, or present as a strategy file in dir. st may be nil.
 //
 // A version names one strategy content for good, so a new candidate never
-// takes one of these (see RATIONALE.md, "Newcomer, second round: candidate versions").
+// takes one of these (see RATIONALE.md, "Why every candidate gets a version of its own").
 func TakenVersions(ctx context.Context, st *store.Store, dir, name string) (map[string]bool, error) {
 	taken := map[string]bool{}
 	if st != nil {

@@ -26,8 +26,8 @@ import (
 // timer that falls due while its step runs fires then; one that the clock
 // passed while the step ran but that fired no earlier (a clock that
 // jumps) fires once the step has finished, before its outcome is handed
-// over (fireOnDone) — the same order. See RATIONALE.md, "Events on a
-// running step".
+// over (fireOnDone) — the same order. See RATIONALE.md, "Why steps run
+// beside the run loop".
 type running struct {
 	// flights are the running steps, by token id.
 	flights map[string]*flight

@@ -25,7 +25,7 @@ import (
 // the files Badger appends to (write-ahead logs, MANIFEST), opened with
 // Badger's read-only mode. The reader holds no lock on the store itself,
 // so a writer can open it, and write, while readers read. See RATIONALE.md
-// ("Store").
+// ("Why readers read snapshots").
 const (
 	snapshotDirName = "snapshots"  // under the store directory
 	snapshotOwner   = "owner.lock" // in each snapshot, locked by its reader

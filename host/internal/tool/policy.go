@@ -27,7 +27,8 @@ type Policy struct {
 //
 // MCP's own default for an unstated destructiveHint is true; sextant asks
 // a person only for tools that say they are destructive, so a source
-// without annotations is not a wall of questions (RATIONALE.md).
+// without annotations is not a wall of questions (RATIONALE.md, "Why a
+// tool asks a person only when it says it is destructive").
 func PolicyOf(cfg pipeline.ToolSource, spec sdk.ToolSpec) Policy {
 	var p Policy
 	if a := spec.Annotations; a != nil {

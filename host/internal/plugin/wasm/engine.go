@@ -210,7 +210,7 @@ func newEngine(ctx context.Context, dir string) (*engine, error) {
 		touchEntry(code, time.Now())
 	}
 	// No WithCloseOnContextDone: termination is the instrumented yield's
-	// job (RATIONALE.md, "wasm termination by instrumentation").
+	// job (RATIONALE.md, "Why a wasm call is stopped by instrumentation").
 	e.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(e.cache))
 	ok := false
 	defer func() {

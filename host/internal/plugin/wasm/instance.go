@@ -92,8 +92,8 @@ func (inst *instance) deadlineTime() time.Time {
 // does not wait for it: its stop request is honoured at the next yield,
 // whose call into Go checks for preemption (wasm-loop's gc-stop-ms). Each
 // Gosched wakes another thread (~25 µs here), so every 100 µs, as it was,
-// cost ~10% of a new instance's start (RATIONALE.md, "wasm termination by
-// instrumentation").
+// cost ~10% of a new instance's start (RATIONALE.md, "Why a wasm
+// call is stopped by instrumentation").
 const schedInterval = time.Millisecond
 
 // testHookYield, when set by a test, runs at every yield.

@@ -11,8 +11,8 @@
 // wazero otherwise decodes and copies one by one at every instantiation.
 //
 // This replaces wazero's WithCloseOnContextDone, which calls into Go at
-// every loop back-edge (RATIONALE.md, "wasm termination by
-// instrumentation"). The package must stay a pure byte-to-byte rewrite:
+// every loop back-edge (RATIONALE.md, "Why a wasm call is stopped
+// by instrumentation"). The package must stay a pure byte-to-byte rewrite:
 // it knows nothing of sextant's ABI, and it never panics on malformed
 // input, it returns an error; the caller compiles (and so validates) what
 // it returns.
