@@ -57,6 +57,9 @@ func (r *run) activateTask(t *tok) {
 // sub-process with nothing to start completes at once.
 func (r *run) activateSubProcess(t *tok) {
 	n := t.n
+	if n.inMaps != nil && !r.inputs(t) {
+		return
+	}
 	trig := n.scopeTriggers
 	if t.kind == tkInstance {
 		trig = n.subTriggers
@@ -98,8 +101,14 @@ func (r *run) callProcess(t *tok) {
 
 // activityDone continues after an activity completed normally.
 func (r *run) activityDone(t *tok, output map[string]any) {
-	if t.n.k == kTask {
-		if r.outputs(t, output); r.fault != nil {
+	if n := t.n; n.k == kTask {
+		if n.outMaps == nil {
+			// Zeebe merges a job's variables into the process; with
+			// output mappings, the mappings decide what is written.
+			if vars := resultVars(n, output); vars != nil {
+				r.propagate(t, vars)
+			}
+		} else if r.outputs(t, output); r.fault != nil {
 			return
 		}
 	}

@@ -198,8 +198,14 @@ func TestCallErrors(t *testing.T) {
 // walk starts r and completes ready tokens in the order pick gives.
 func walk(t *testing.T, nv sdk.Navigator, r *sdk.Routine, vars map[string]any, pick func([]sdk.Token) int, out func(sdk.Token) sdk.Outcome) (sdk.State, []*sdk.Decision) {
 	t.Helper()
+	return walkEnv(t, nv, r, sdk.Env{Vars: vars}, pick, out)
+}
+
+// walkEnv is walk from the environment env (variables and start input).
+func walkEnv(t *testing.T, nv sdk.Navigator, r *sdk.Routine, env sdk.Env, pick func([]sdk.Token) int, out func(sdk.Token) sdk.Outcome) (sdk.State, []*sdk.Decision) {
+	t.Helper()
 	ctx := context.Background()
-	st := sdk.State{Routine: r.Hash, Env: sdk.Env{Vars: vars}}
+	st := sdk.State{Routine: r.Hash, Env: env}
 	d, err := nv.Start(ctx, &sdk.StartRequest{State: st})
 	if err != nil {
 		t.Fatal(err)

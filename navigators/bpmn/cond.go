@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -222,12 +223,15 @@ func (j *juelText) word(i int) int {
 // scope is what expressions see, without building a map per evaluation:
 // input, vars, strategy (sdk.Env) and token (the token's attributes) by
 // those names, then the extra names of the evaluation (multi-instance
-// locals, a step's output), then every process variable by its own name
-// (the Zeebe convention).
+// completion counters, a step's output), then the local variables of the
+// token and of its enclosing scopes, innermost first, then every process
+// variable by its own name, then the start input's variables (Zeebe: the
+// variables an instance starts with are process variables; a process
+// variable of the same name, written later, wins).
 type scope struct {
 	env   *sdk.Env
 	token map[string]any
-	inst  *tok           // the nearest multi-instance instance, or nil
+	at    *tok           // the token evaluated at: its and its scopes' locals are seen by name
 	extra map[string]any // names of this evaluation only
 	out   map[string]any // a step's output, for output mappings
 }
@@ -254,12 +258,13 @@ func (s *scope) Lookup(name string) (any, bool) {
 			return v, true
 		}
 	}
-	if s.inst != nil {
-		if name == attrLoopCounter || name == s.inst.n.mi.element {
-			return s.inst.attr(name), true
-		}
+	if o := owner(s.at, name); o != nil {
+		return o.attr(name), true
 	}
-	v, ok := s.env.Vars[name]
+	if v, ok := s.env.Vars[name]; ok {
+		return v, true
+	}
+	v, ok := s.env.Input[name]
 	return v, ok
 }
 
@@ -278,21 +283,38 @@ func (c *cond) eval(s *scope) (any, error) {
 	return c.x.EvalScopeAt(s, s.env.Now)
 }
 
-// test evaluates a condition: true, false, or null (false, as a condition
-// that does not hold). Any other value is an error, as in Zeebe, where it
-// raises an incident.
+// test evaluates a condition: true or false. Anything else, null
+// included (a missing variable, a comparison of mismatched types), is an
+// error, as in Zeebe, where it raises an incident: a condition that cannot
+// be decided must not silently count as false and send the token down the
+// default flow.
 func (c *cond) test(s *scope) (bool, error) {
 	v, err := c.eval(s)
 	if err != nil {
 		return false, err
 	}
-	switch b := v.(type) {
-	case bool:
+	if b, ok := v.(bool); ok {
 		return b, nil
-	case nil:
-		return false, nil
 	}
-	return false, fmt.Errorf("condition %q gave %s, want a boolean", c.src, feel.Format(v))
+	msg := fmt.Sprintf("condition %q gave %s, want a boolean", c.src, feel.Format(v))
+	if v == nil {
+		if missing := c.missing(s); len(missing) > 0 {
+			msg += fmt.Sprintf(" (no variable %s is set)", strings.Join(missing, ", "))
+		}
+	}
+	return false, errors.New(msg)
+}
+
+// missing lists, quoted, the variables c reads that s does not hold, to
+// explain a null result.
+func (c *cond) missing(s *scope) []string {
+	var out []string
+	for _, name := range c.x.Names() {
+		if _, ok := s.Lookup(name); !ok {
+			out = append(out, strconv.Quote(name))
+		}
+	}
+	return out
 }
 
 // value evaluates c into plain Go values, as the host and the wire carry

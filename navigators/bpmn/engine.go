@@ -489,43 +489,40 @@ func (r *run) complete(s *tok) {
 	}
 }
 
-// evalEnv is the expression scope at token t: the state's env, the
-// variables of the nearest multi-instance instance, and extra. The scope is
-// the run's own, valid until the next call.
+// evalEnv is the expression scope at token t: the state's env, the local
+// variables of t and its enclosing scopes, and extra. The scope is the
+// run's own, valid until the next call.
 func (r *run) evalEnv(t *tok, extra map[string]any) *scope {
-	var inst *tok
+	var attrs map[string]any
 	for s := t; s != nil; s = s.scope {
 		if s.kind == tkInstance {
-			inst = s
+			attrs = s.attrs
 			break
 		}
 	}
-	var attrs map[string]any
-	if t != nil {
+	if attrs == nil && t != nil {
 		attrs = t.attrs
 	}
-	if inst != nil {
-		attrs = inst.attrs
-	}
-	r.sc = scope{env: r.env, token: attrs, inst: inst, extra: extra}
+	r.sc = scope{env: r.env, token: attrs, at: t, extra: extra}
 	return &r.sc
 }
 
-// setVars sets process variables for the rest of the call (an event's
-// payload): the decision sets them, and expressions see them at once.
+// setVars sets process variables for the rest of the call: the decision
+// sets them, and expressions see them at once.
 func (r *run) setVars(vars map[string]any) {
-	r.set = make(map[string]any, len(vars))
-	for k, v := range vars {
-		r.set[k] = v
+	if r.set == nil {
+		r.set = make(map[string]any, len(vars))
 	}
 	merged := make(map[string]any, len(r.env.Vars)+len(vars))
 	for k, v := range r.env.Vars {
 		merged[k] = v
 	}
 	for k, v := range vars {
+		r.set[k] = v
 		merged[k] = v
 	}
 	env := *r.env
 	env.Vars = merged
-	r.env = &env
+	r.envVal = env
+	r.env = &r.envVal
 }

@@ -79,9 +79,10 @@ func TestFEELConditions(t *testing.T) {
 		{"vars root", "=vars.classify.confidence >= strategy.parameters.user_confirmation",
 			map[string]any{"classify": map[string]any{"confidence": 0.7}}, strategy, "yes"},
 		{"input root", `=input.kind = "invoice"`, nil, sdk.Env{Input: map[string]any{"kind": "invoice"}}, "yes"},
-		// Null is false: a missing variable or a type mismatch takes the default.
-		{"missing variable", "=amount > 100", nil, sdk.Env{}, "no"},
-		{"type mismatch", "=amount > 100", map[string]any{"amount": "lots"}, sdk.Env{}, "no"},
+		// Start variables are process variables (Zeebe); a process
+		// variable of the same name wins.
+		{"start variable", "=order.amount > 100", nil, sdk.Env{Input: map[string]any{"order": map[string]any{"amount": 150}}}, "yes"},
+		{"variable over start variable", "=amount > 100", map[string]any{"amount": 1}, sdk.Env{Input: map[string]any{"amount": 150}}, "no"},
 		// Camunda 7 JUEL, translated.
 		{"juel ==", "${clarified == 'yes'}", map[string]any{"clarified": "yes"}, sdk.Env{}, "yes"},
 		{"juel !", "${!approved}", map[string]any{"approved": false}, sdk.Env{}, "yes"},
@@ -97,19 +98,24 @@ func TestFEELConditions(t *testing.T) {
 }
 
 // TestFEELConditionFaults: no flow taken and no default is a fault naming
-// the gateway (Zeebe raises an incident); a non-boolean result too.
+// the gateway (Zeebe raises an incident); a condition that gives null or
+// another non-boolean is a fault at the flow's position.
 func TestFEELConditionFaults(t *testing.T) {
 	tests := []struct {
 		name, cond string
 		vars       map[string]any
 		want       string
 	}{
-		{"null, no default", "=amount > 100", nil,
-			`fault: exclusiveGateway "gw": no outgoing sequence flow condition is true and there is no default flow`},
+		// Null is no answer (Zeebe raises an incident): a missing
+		// variable or a type mismatch never takes the default flow.
+		{"missing variable", "=amount > 100", nil,
+			`fault: t.bpmn:7: sequenceFlow "fyes" (leaving exclusiveGateway "gw"): condition "=amount > 100" gave null, want a boolean (no variable "amount" is set)`},
+		{"type mismatch", "=amount > 100", map[string]any{"amount": "lots"},
+			`fault: t.bpmn:7: sequenceFlow "fyes" (leaving exclusiveGateway "gw"): condition "=amount > 100" gave null, want a boolean`},
 		{"false, no default", "=amount > 100", map[string]any{"amount": 1},
 			`fault: exclusiveGateway "gw": no outgoing sequence flow condition is true and there is no default flow`},
 		{"not a boolean", "=amount", map[string]any{"amount": 1},
-			`fault: exclusiveGateway "gw": condition of sequence flow "fyes": condition "=amount" gave 1, want a boolean`},
+			`fault: t.bpmn:7: sequenceFlow "fyes" (leaving exclusiveGateway "gw"): condition "=amount" gave 1, want a boolean`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

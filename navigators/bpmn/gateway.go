@@ -1,6 +1,10 @@
 package bpmn
 
-import "github.com/sextant-dev/sextant/sdk"
+import (
+	"fmt"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
 
 // park rests a token at a join gateway.
 func (r *run) park(t *tok) {
@@ -130,7 +134,7 @@ func (r *run) gateway(t *tok) {
 			var err error
 			ok, err = f.cond.test(env)
 			if err != nil {
-				r.failf(n, "", "condition of sequence flow %q: %v", f.id, err)
+				r.condFault(n, f, err)
 				return
 			}
 		}
@@ -171,7 +175,7 @@ func (r *run) outgoing(t *tok) ([]*flow, bool) {
 			}
 			ok, err := f.cond.test(env)
 			if err != nil {
-				r.failf(n, "", "condition of sequence flow %q: %v", f.id, err)
+				r.condFault(n, f, err)
 				return nil, false
 			}
 			if !ok {
@@ -198,4 +202,14 @@ func anyCond(flows []*flow) bool {
 		}
 	}
 	return false
+}
+
+// condFault ends the run because the condition of flow f, leaving n,
+// could not be decided (an incident in Zeebe). The message starts with
+// the flow's position in the routine: FILE:LINE: sequenceFlow "f": ...
+func (r *run) condFault(n *node, f *flow, err error) {
+	if r.fault != nil {
+		return
+	}
+	r.fault = &sdk.Fault{Node: n.id, Message: fmt.Sprintf("%s:%d: %s (leaving %s): %v", r.m.file, f.line, f.elem(), n.elem(), err)}
 }

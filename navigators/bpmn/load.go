@@ -120,7 +120,7 @@ func load(name string, data []byte) (m *model, err error) {
 		rejected:       map[string]bool{},
 	}
 	sum := sha256.Sum256(data)
-	l.m = &model{hash: hex.EncodeToString(sum[:]), byID: map[string]*node{}, flows: map[string]*flow{}}
+	l.m = &model{hash: hex.EncodeToString(sum[:]), file: name, byID: map[string]*node{}, flows: map[string]*flow{}}
 	root, line, perr := parseXML(data)
 	if perr != nil {
 		l.problem(line, "", "invalid XML: %v", perr)

@@ -271,6 +271,7 @@ func (l *loader) multi(x *xelem, n *node) {
 					mi.element = z.attr("inputElement")
 					mi.outColl = z.attr("outputCollection")
 					mi.outElem = compile(z.line, "outputElement", z.attr("outputElement"))
+					mi.outLocal = localOutput(mi.outElem)
 				}
 			}
 		}

@@ -117,8 +117,9 @@ type node struct {
 
 	// Zeebe extensions (see zeebe.go).
 	inMaps, outMaps []mapping
-	headers         map[string]any // zeebe:taskHeaders (shared, never mutated)
-	taskType        string         // zeebe:taskDefinition type
+	locals          map[string]bool // variables local to a token here: its input mapping targets
+	headers         map[string]any  // zeebe:taskHeaders (shared, never mutated)
+	taskType        string          // zeebe:taskDefinition type
 
 	// Precomputed token triggers (shared, never mutated).
 	waitTriggers  []string // a token resting here: own id (if it waits) + boundary events
@@ -158,12 +159,14 @@ type multi struct {
 	element    string
 	outColl    string
 	outElem    *cond
+	outLocal   string // the instance's local variable the output element reads (see localOutput)
 	completion *cond
 }
 
 // model is a loaded routine: every process of one definitions document.
 type model struct {
 	hash    string
+	file    string // the name the routine was loaded under, for positions in faults
 	main    *node
 	procs   []*node
 	byID    map[string]*node

@@ -286,7 +286,7 @@ func (nv *Navigator) Boundary(ctx context.Context, req *sdk.BoundaryRequest) (d 
 		return nil, sdk.Errorf(sdk.CodeInvalid, "no element %q in the routine", req.Event)
 	}
 	if len(req.Payload) > 0 {
-		r.setVars(req.Payload)
+		r.propagate(t, req.Payload)
 	}
 	r.fire(t, ev)
 	return r.finish(), nil

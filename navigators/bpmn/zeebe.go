@@ -10,13 +10,15 @@ import (
 // Zeebe (Camunda 8) extension elements. What the navigator reads:
 //
 //   - zeebe:ioMapping: input mappings are evaluated when a task's token
-//     becomes ready and set on the token as local variables (steps see
-//     them as .token.NAME, FEEL expressions at the task by name); output
-//     mappings are evaluated over the step's output when the task
-//     completes (or when an event or other element is left) and assigned
-//     to process variables with Decision.Set. A source starting with "="
-//     is FEEL; any other source is a static string, as in Zeebe. A dotted
-//     target (a.b) sets an entry of a context.
+//     becomes ready (a sub-process's when it starts) and set on the token
+//     as local variables (steps see them as .token.NAME, FEEL expressions
+//     inside by name); output mappings are evaluated over the step's
+//     output when the task completes (or when an event or other element
+//     is left) and their targets propagated as Zeebe does (vars.go): a
+//     task with output mappings writes only their targets; one without
+//     merges its step's whole result. A source starting with "=" is FEEL;
+//     any other source is a static string, as in Zeebe. A dotted target
+//     (a.b) sets an entry of a context.
 //   - zeebe:taskDefinition: its type is the node's sdk.Node.Type, which
 //     pipelines may bind a step to ([steps.TYPE]).
 //   - zeebe:taskHeaders: static key/values, on the ready token as
@@ -105,8 +107,8 @@ func (l *loader) zeebeMappings(e *xelem, n *node) {
 			mp.static = src
 		}
 		if io.local == "input" {
-			if n.k != kTask {
-				l.problem(io.line, n.elem(), "zeebe:input mappings are supported on tasks only")
+			if n.k != kTask && n.k != kSubProcess {
+				l.problem(io.line, n.elem(), "zeebe:input mappings are supported on tasks and sub-processes only")
 				continue
 			}
 			if reservedAttrs[path[0]] || path[0] == "" {
@@ -115,6 +117,10 @@ func (l *loader) zeebeMappings(e *xelem, n *node) {
 			}
 			n.inMaps = append(n.inMaps, mp)
 			n.io.Inputs = appendName(n.io.Inputs, path[0])
+			if n.locals == nil {
+				n.locals = map[string]bool{}
+			}
+			n.locals[path[0]] = true
 			continue
 		}
 		n.outMaps = append(n.outMaps, mp)
@@ -222,7 +228,10 @@ func (r *run) inputs(t *tok) bool {
 }
 
 // outputs evaluates n's output mappings over output (a step's output, or
-// nil) and the token's local variables, and assigns their targets.
+// nil) and the token's local variables, and assigns their targets, from
+// the activity's flow scope outward (see propagate). As in Zeebe, a
+// step's result is then local to the activity: the mappings alone decide
+// what the process sees.
 func (r *run) outputs(t *tok, output map[string]any) {
 	n := t.n
 	if len(n.outMaps) == 0 {
@@ -244,7 +253,7 @@ func (r *run) outputs(t *tok, output map[string]any) {
 			r.failf(n, "", "zeebe:output %s: %v", mp.target, err)
 			return
 		}
-		r.setVar(mp.path, v, output)
+		r.assign(t, mp.path, v, output)
 	}
 }
 

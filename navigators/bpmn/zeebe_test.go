@@ -179,7 +179,7 @@ func TestZeebeProblems(t *testing.T) {
 			`t.bpmn:4: serviceTask "t": zeebe:input target "flow": the name is reserved for the navigator's token attributes`},
 		{"input on an event", doc(`<process id="p">
   <intermediateThrowEvent id="t"><extensionElements><zeebe:ioMapping><zeebe:input source="=a" target="x"/></zeebe:ioMapping></extensionElements></intermediateThrowEvent>
-</process>`), `t.bpmn:4: intermediateThrowEvent "t": zeebe:input mappings are supported on tasks only`},
+</process>`), `t.bpmn:4: intermediateThrowEvent "t": zeebe:input mappings are supported on tasks and sub-processes only`},
 		{"dynamic task type", task(`<zeebe:taskDefinition type="=kind"/>`),
 			`t.bpmn:4: serviceTask "t": zeebe:taskDefinition type "=kind": expressions are not supported (bind steps by a fixed type)`},
 		{"task definition on an event", doc(`<process id="p">

@@ -677,9 +677,11 @@ type callNode struct {
 func (n *callNode) eval(e *env, f *frame) any {
 	var fn *Function
 	if n.bi != nil {
-		if v, ok := e.lookup(f, n.fn.(*refNode).name); ok {
-			fn, _ = v.(*Function)
-		} else {
+		// A function of the same name shadows the built-in; any other
+		// value does not (variables and functions are apart, as in
+		// Camunda's FEEL: a variable called count leaves count() alone).
+		v, _ := e.lookup(f, n.fn.(*refNode).name)
+		if fn, _ = v.(*Function); fn == nil {
 			return n.callBuiltin(e, f, n.bi)
 		}
 	} else {

@@ -241,6 +241,24 @@ func TestNumber(t *testing.T) {
 	}
 }
 
+// TestCalls: the functions an expression calls that neither FEEL nor the
+// expression defines.
+func TestCalls(t *testing.T) {
+	x := feel.MustParse(`is defined(x) and count(l) > 0 and {f: function(y) y + 1, r: f(1)}.r = 2 and lenght(s) > sumOf(l)`)
+	if got := strings.Join(x.Calls(), ","); got != "lenght,sumOf" {
+		t.Errorf("Calls() = %q, want lenght,sumOf", got)
+	}
+}
+
+// TestBuiltinNotShadowedByData: a variable holding data under a
+// built-in's name leaves the built-in callable.
+func TestBuiltinNotShadowedByData(t *testing.T) {
+	v, err := feel.MustParse(`count([1, 2]) + count`).Eval(map[string]any{"count": 10})
+	if err != nil || feel.Format(v) != "12" {
+		t.Errorf("count([1, 2]) + count with count = 10: got %v, %v; want 12", feel.Format(v), err)
+	}
+}
+
 func TestNames(t *testing.T) {
 	x := feel.MustParse(`amount > limit and count(for i in items return i.price) > 0 and {a: 1, b: a + other}.b > 0 and list[price > 3] != null and string length(name) > 2`)
 	got := strings.Join(x.Names(), ",")
@@ -250,13 +268,21 @@ func TestNames(t *testing.T) {
 }
 
 // TestRefs: Refs keeps what Names leaves out (names bound inside the
-// expression, names in filters, built-in function names), so it never
-// misses a variable: here price, which Names takes for a field of list's
-// items, may as well be a variable of the scope.
+// expression, names in filters), so it never misses a variable: here
+// price, which Names takes for a field of list's items, may as well be a
+// variable of the scope. A called built-in (count, string length, not) is
+// no variable; the same name used as a value (count > 1) is.
 func TestRefs(t *testing.T) {
-	x := feel.MustParse(`amount > limit and count(for i in items return i.price) > 0 and {a: 1, b: a + other}.b > 0 and list[price > 3] != null and string length(name) > 2`)
+	x := feel.MustParse(`amount > limit and count(for i in items return i.price) > 0 and {a: 1, b: a + other}.b > 0 and list[price > 3] != null and string length(name) > 2 and not(done)`)
 	got := strings.Join(x.Refs(), ",")
-	if want := "a,amount,count,i,items,limit,list,name,other,price,string length"; got != want {
+	if want := "a,amount,done,i,items,limit,list,name,other,price"; got != want {
+		t.Errorf("Refs() = %s, want %s", got, want)
+	}
+	if got := strings.Join(feel.MustParse(`count > 1 and count([1]) = 1`).Refs(), ","); got != "count" {
+		t.Errorf("Refs() of a built-in's name used as a value = %q, want count", got)
+	}
+	got = strings.Join(x.Refs(), ",")
+	if want := "a,amount,done,i,items,limit,list,name,other,price"; got != want {
 		t.Errorf("Refs() = %s, want %s", got, want)
 	}
 	for _, n := range x.Names() {

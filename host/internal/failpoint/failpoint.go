@@ -66,6 +66,10 @@ const (
 	// EvolveEpoch: an offline evolution is about to start an epoch; the
 	// epochs before it are checkpointed.
 	EvolveEpoch = "evolve.epoch.start"
+	// StoreMigrate: the store is building its indexes from its records (a
+	// store of an older layout, or an interrupted import); a batch of
+	// tasks is summarized, the layout not yet recorded.
+	StoreMigrate = "store.migrate.batch"
 )
 
 var (

@@ -556,7 +556,7 @@ func (l *loader) gate(i int, g Gate) {
 		if l.res == nil {
 			return
 		}
-		kind, cfg, ok := l.res.Plugin(g.Use)
+		kind, _, ok := l.res.Plugin(g.Use)
 		if !ok {
 			names := append(sortedKeys(BuiltinGates), l.res.Names(sdk.KindGate)...)
 			l.add(append(path, "use"), "unknown gate %q%s", g.Use, suggest.Hint(g.Use, names))
@@ -566,16 +566,31 @@ func (l *loader) gate(i int, g Gate) {
 			l.add(append(path, "use"), "plugin %q is a %s, not a gate", g.Use, kind)
 			return
 		}
-		fields = nil
-		for _, f := range cfg {
-			fields = append(fields, schema.Field{Name: f.Name, Type: configType(f.Type), Required: f.Required})
-		}
-		if len(cfg) == 0 {
-			return // a plugin that declares no config takes whatever it is given
-		}
+		l.pluginConfig(g.Use, g.Config, path...)
+		return
 	}
 	c := &schema.Checker{File: l.c.File, Index: l.c.Index}
 	c.Check(g.Config, &schema.Block{Fields: fields}, path)
+	l.c.Append(c.Problems()...)
+}
+
+// pluginConfig checks a plugin's config block against the fields the
+// plugin declares (path is where its keys are); a plugin that declares
+// none takes whatever it is given.
+func (l *loader) pluginConfig(name string, config map[string]any, path ...string) {
+	if l.res == nil {
+		return
+	}
+	_, cfg, _ := l.res.Plugin(name)
+	if len(cfg) == 0 {
+		return
+	}
+	var fields []schema.Field
+	for _, f := range cfg {
+		fields = append(fields, schema.Field{Name: f.Name, Type: configType(f.Type), Required: f.Required})
+	}
+	c := &schema.Checker{File: l.c.File, Index: l.c.Index}
+	c.Check(config, &schema.Block{Fields: fields}, path)
 	l.c.Append(c.Problems()...)
 }
 

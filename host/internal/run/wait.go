@@ -447,7 +447,10 @@ func (e *exec) holds(ev string, now time.Time) bool {
 		return false
 	}
 	env := e.st.Nav.Env
-	scope := make(map[string]any, len(env.Vars)+3)
+	scope := make(map[string]any, len(env.Input)+len(env.Vars)+3)
+	for k, v := range env.Input { // start variables are process variables (Zeebe)
+		scope[k] = v
+	}
 	for k, v := range env.Vars {
 		scope[k] = v
 	}

@@ -43,19 +43,21 @@ func (s *Server) metrics(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	rows := map[[3]string]*MetricRow{}
-	err = s.opts.Store.EachTask(ctx, store.Query{Pipeline: qv.Get("pipeline"), Since: since, Limit: limit}, func(t *store.Task) error {
-		tree, err := s.opts.Store.Tree(ctx, t.ID)
-		if err != nil {
-			return err
-		}
-		key := [3]string{t.Created.UTC().Format("2006-01-02"), t.Pipeline, t.Strategy.Version}
+	// Task summaries, not whole tasks: the store keeps what a row needs
+	// (status, rewards, latencies, provider calls' usage) beside each task.
+	err = s.opts.Store.EachSummary(ctx, store.Query{Pipeline: qv.Get("pipeline"), Since: since, Limit: limit}, func(t *store.TaskSummary) error {
+		key := [3]string{t.Created.UTC().Format("2006-01-02"), t.Pipeline, t.Version}
 		row := rows[key]
 		if row == nil {
 			row = &MetricRow{Day: key[0], Pipeline: key[1], Strategy: key[2]}
 			rows[key] = row
 		}
 		row.Tasks++
-		mean, rewarded := meanReward(tree.Rewards)
+		rewarded := t.Rewards > 0
+		var mean float64
+		if rewarded {
+			mean = t.RewardSum / float64(t.Rewards)
+		}
 		switch t.Status {
 		case store.StatusCompleted:
 			row.Completed++
@@ -69,23 +71,19 @@ func (s *Server) metrics(r *http.Request) (int, any, error) {
 			row.MeanReward += mean // a sum until the end
 			row.Rewarded++
 		}
-		for _, ex := range tree.Executions {
-			if ex.Execution.Mode != "" && ex.Execution.Mode != "live" {
+		for _, ex := range t.Executions {
+			if ex.Mode != "" && ex.Mode != "live" {
 				continue
 			}
-			if !ex.Execution.Ended.IsZero() {
-				row.MeanLatencyMS += float64(ex.Execution.Ended.Sub(ex.Execution.Started).Microseconds()) / 1000
+			if ex.Ended {
+				row.MeanLatencyMS += float64(ex.Latency.Microseconds()) / 1000
 				row.latencies++
 			}
 			// Provider calls carry usage and cost; the run's root span
 			// repeats their totals, so only calls are summed.
-			for _, sp := range ex.Spans {
-				in, call := sp.Attributes[store.AttrGenAIUsageInputTokens]
-				if !call {
-					continue
-				}
-				row.Tokens += in.Int() + sp.Attributes[store.AttrGenAIUsageOutputTokens].Int()
-				row.CostUSD += sp.Attributes["sextant.cost_usd"].Float()
+			for _, c := range ex.Calls {
+				row.Tokens += c.Tokens
+				row.CostUSD += c.CostUSD
 			}
 		}
 		return nil

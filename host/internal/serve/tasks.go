@@ -86,17 +86,6 @@ func queryInt(q url.Values, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
-func meanReward(rs []store.Reward) (float64, bool) {
-	if len(rs) == 0 {
-		return 0, false
-	}
-	sum := 0.0
-	for _, r := range rs {
-		sum += r.Value
-	}
-	return sum / float64(len(rs)), true
-}
-
 func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	ctx := r.Context()
 	qv := r.URL.Query()
@@ -126,20 +115,29 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	rewards := map[string][]store.Reward{}
+	// The rewards' count and sum come from the task's summary: one read
+	// per task listed, whatever the number of rewards.
+	type stats struct {
+		n   int
+		sum float64
+	}
+	rewards := map[string]stats{}
 	var readErr error
 	q.Match = func(t *store.Task) bool {
-		rs, err := s.opts.Store.Rewards(ctx, t.ID)
+		n, sum, err := s.opts.Store.RewardStats(ctx, t.ID)
 		if err != nil {
 			readErr = err
 			return false
 		}
-		rewards[t.ID] = rs
+		rewards[t.ID] = stats{n, sum}
 		if lo == nil && hi == nil {
 			return true
 		}
-		m, ok := meanReward(rs)
-		return ok && (lo == nil || m >= *lo) && (hi == nil || m <= *hi)
+		if n == 0 {
+			return false
+		}
+		m := sum / float64(n)
+		return (lo == nil || m >= *lo) && (hi == nil || m <= *hi)
 	}
 	tasks, next, err := s.opts.Store.TaskPage(ctx, q)
 	if err == nil {
@@ -150,8 +148,10 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	}
 	page := TaskPage{Tasks: []TaskRow{}, NextCursor: next}
 	for _, t := range tasks {
-		row := TaskRow{Task: t, Rewards: len(rewards[t.ID])}
-		if m, ok := meanReward(rewards[t.ID]); ok {
+		st := rewards[t.ID]
+		row := TaskRow{Task: t, Rewards: st.n}
+		if st.n > 0 {
+			m := st.sum / float64(st.n)
 			row.MeanReward = &m
 		}
 		page.Tasks = append(page.Tasks, row)

@@ -88,7 +88,13 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		if err := setTaskIndexes(txn, t); err != nil {
 			return err
 		}
+		if err := s.setTaskDerived(txn, t); err != nil {
+			return err
+		}
 		if err := txn.Set(execKey(t.ID, e.ID), eval); err != nil {
+			return err
+		}
+		if err := txn.Set(sumExecKey(t.ID, e.ID), sumExecValue(e)); err != nil {
 			return err
 		}
 		failpoint.Hit(failpoint.CheckpointCommit)

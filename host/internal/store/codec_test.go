@@ -62,10 +62,10 @@ func TestLayoutVersion(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".sextant")
 	s, err := Open(ctx, dir, testConfig())
 	must(t, err)
-	rawSet(t, s, keyMeta, append([]byte{1}, `{"layout":2}`...))
+	rawSet(t, s, keyMeta, append([]byte{1}, `{"layout":3}`...))
 	must(t, s.Close())
 	_, err = Open(ctx, dir, testConfig())
-	wantErr(t, err, "open store "+dir+": key layout 2 is not supported by this sextant (it reads layout 1): unsupported schema version")
+	wantErr(t, err, "open store "+dir+": key layout 3 is not supported by this sextant (it reads layout 2): unsupported schema version")
 }
 
 func TestValueJSON(t *testing.T) {

@@ -17,7 +17,7 @@
 // ascending scan lists newest first.
 //
 //	key                                   value
-//	m/meta                                {layout}: the key layout version (1)
+//	m/meta                                {layout}: the key layout version (2)
 //	t/<task>/a                            Task
 //	t/<task>/e/<exec>                     Execution
 //	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>
@@ -28,12 +28,22 @@
 //	x/pipe/<pipeline>\x00<inv:8><task>    (empty) index: tasks of a pipeline
 //	x/tag/<tag>\x00<inv:8><task>          (empty) index: tasks with a tag
 //	x/rtag/<tag>\x00<task>                (empty) index: tasks with a reward with a tag
+//	x/status/<status>\x00<inv:8><task>     (empty) index: tasks in a status (derived)
+//	x/pstat/<pipeline>\x00<status>\x00<inv:8><task>  (empty) index: a pipeline's tasks in a status (derived)
+//	x/sum/<task>/…                        a task's summary for lists and metrics (derived, summary.go)
+//	m/derive                              (present while derived keys are rebuilt)
 //	r/<hash>                              Recording, by canonical request hash
 //	g/<name>/<version>                    StrategyRecord
 //	c/<collection>/<key>                  a Collection value (replay results, comparisons, …)
 //
 // Sub-keys under t/<task>/ use letters that sort in the order Tree reads
 // them: the task, its executions, links, checkpoints, rewards, spans.
+//
+// Derived keys are written in the same transaction as the records they
+// follow, so lists by status and metrics read them instead of whole
+// tasks; Export leaves them out and Import (and so Salvage) builds them
+// from what it writes. A store of layout 1 has none: its readers read the
+// records, and the first writer to open it builds them (see summary.go).
 //
 // # Values
 //

@@ -281,9 +281,32 @@ func (s *Store) Import(ctx context.Context, r io.Reader, name string) (Counts, e
 	if _, err := rs.Seek(start, io.SeekStart); err != nil {
 		return Counts{}, fmt.Errorf("import %s: %w", name, err)
 	}
+	// The batch is not one transaction: m/derive marks the derived keys
+	// incomplete until they are rebuilt for every task the input touches,
+	// so that a crash part-way leaves them to the next writer's Open.
+	if err := s.markDeriving(); err != nil {
+		return Counts{}, fmt.Errorf("import %s: %w", name, err)
+	}
 	n, err := im.write(ctx, rs)
 	s.seqs.reset()
-	return n, err
+	ids := make([]string, 0, len(im.tasks)+len(im.taskRefs))
+	for id := range im.tasks {
+		ids = append(ids, id)
+	}
+	for id := range im.taskRefs {
+		if im.tasks[id] == 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	derr := s.rederive(context.WithoutCancel(ctx), ids)
+	if derr == nil {
+		derr = s.setLayout()
+	}
+	if derr != nil {
+		derr = fmt.Errorf("import %s: build indexes: %w", name, derr)
+	}
+	return n, errors.Join(err, derr)
 }
 
 type importer struct {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,6 +32,9 @@ func TestHelperProcess(t *testing.T) {
 		log = slog.New(slog.NewTextHandler(os.Stdout, nil))
 	}
 	cfg := NewConfig().WithLogger(log).WithSyncCheckpoints(os.Getenv("SEXTANT_STORE_NOSYNC") == "")
+	if n, err := strconv.Atoi(os.Getenv("SEXTANT_STORE_MIGRATE_BATCH")); err == nil {
+		migrateBatch = n
+	}
 	s, err := Open(ctx, dir, cfg)
 	if err != nil {
 		fmt.Println("error:", err)

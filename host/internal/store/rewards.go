@@ -47,11 +47,11 @@ func (s *Store) AddReward(ctx context.Context, r *Reward) error {
 				return err
 			}
 		}
+		last, err := lastSeq(txn, rewardPrefix(r.Task))
+		if err != nil {
+			return err
+		}
 		if r.Seq == 0 {
-			last, err := lastSeq(txn, rewardPrefix(r.Task))
-			if err != nil {
-				return err
-			}
 			r.Seq = last + 1
 		}
 		val, err := s.encode(r)
@@ -63,7 +63,10 @@ func (s *Store) AddReward(ctx context.Context, r *Reward) error {
 				return err
 			}
 		}
-		return txn.Set(rewardKey(r.Task, r.Seq), val)
+		if err := txn.Set(rewardKey(r.Task, r.Seq), val); err != nil {
+			return err
+		}
+		return setRewardSum(ctx, txn, r, last)
 	})
 	if err != nil {
 		return fmt.Errorf("add reward to task %q: %w", r.Task, err)

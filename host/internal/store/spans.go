@@ -69,6 +69,9 @@ func (s *Store) putExecution(ctx context.Context, e *Execution, create bool) err
 				return err
 			}
 		}
+		if err := txn.Set(sumExecKey(e.Task, e.ID), sumExecValue(e)); err != nil {
+			return err
+		}
 		return txn.Set(key, val)
 	})
 	if err != nil {
@@ -313,7 +316,7 @@ func (s *Store) encodeSpans(spans []Span, kvs []kv) ([]kv, error) {
 		// which nothing writes to again.
 		kvs = append(kvs, kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]})
 	}
-	return kvs, nil
+	return usageKVs(spans, kvs), nil
 }
 
 func checkSpan(sp *Span) error {
@@ -570,6 +573,9 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 				return err
 			}
 			if err := txn.Set(execKey(c.Task, c.Execution), val); err != nil {
+				return err
+			}
+			if err := txn.Set(sumExecKey(c.Task, c.Execution), sumExecValue(&ex)); err != nil {
 				return err
 			}
 			ended = ex.Status == StatusCompleted || ex.Status == StatusFailed

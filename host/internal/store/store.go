@@ -30,9 +30,11 @@ var (
 )
 
 // layoutVersion is the key layout described in doc.go. It is kept in
-// m/meta so that a future layout change can migrate, and an old binary
-// refuses a newer layout instead of misreading it.
-const layoutVersion = 1
+// m/meta so that a layout change can migrate, and an old binary refuses a
+// newer layout instead of misreading it (or writing without keeping the
+// derived keys). Layout 2 added the derived keys (summary.go); a writer
+// migrates a store of layout 1 at Open.
+const layoutVersion = 2
 
 // Config holds the options of Open. The zero Config is the default:
 // durable checkpoints, the built-in redaction patterns, the wall clock,
@@ -86,6 +88,7 @@ type Store struct {
 	red     *Redactor
 	ro      bool
 	noSync  bool
+	indexed bool // the derived keys (summary.go) are complete: use them
 	ids     idGen
 	syncer  syncer
 	seqs    seqCounters
@@ -147,7 +150,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.db = db
-	if err := s.checkMeta(); err != nil {
+	if err := s.checkMeta(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -364,12 +367,24 @@ var testBadgerOptions func(badger.Options) badger.Options
 // leave garbage in the value log, which gcLoop reclaims.
 const valueThreshold = 64
 
-func (s *Store) checkMeta() error {
-	type meta struct {
-		Layout int `json:"layout"`
-	}
-	var m meta
+// storeMeta is the value of m/meta.
+type storeMeta struct {
+	Layout int `json:"layout"`
+}
+
+// checkMeta reads the store's layout. A writer migrates a store of
+// layout 1 (no derived keys) and finishes an interrupted rebuild of the
+// derived keys (m/derive set); a reader of such a store reads the records
+// instead of the derived keys (s.indexed false).
+func (s *Store) checkMeta(ctx context.Context) error {
+	var m storeMeta
+	deriving := false
 	err := s.db.View(func(txn *badger.Txn) error {
+		if _, err := txn.Get([]byte(keyDerive)); err == nil {
+			deriving = true
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
 		it, err := txn.Get([]byte(keyMeta))
 		if err != nil {
 			return err
@@ -381,19 +396,26 @@ func (s *Store) checkMeta() error {
 		if s.ro {
 			return nil // an empty store someone opened but never wrote
 		}
-		val, err := s.encode(meta{Layout: layoutVersion})
-		if err != nil {
-			return err
-		}
-		if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyMeta), val) }); err != nil {
+		if err := s.setLayout(); err != nil { // a new store: nothing to derive
 			return fmt.Errorf("open store %s: %w", s.dir, err)
 		}
+		s.indexed = true
 		return nil
 	case err != nil:
 		return fmt.Errorf("open store %s: %w", s.dir, err)
-	case m.Layout != layoutVersion:
+	case m.Layout != layoutVersion && m.Layout != 1:
 		return fmt.Errorf("open store %s: key layout %d is not supported by this sextant (it reads layout %d): %w", s.dir, m.Layout, layoutVersion, ErrSchemaVersion)
+	case m.Layout == layoutVersion && !deriving:
+		s.indexed = true
+		return nil
+	case s.ro:
+		return nil // read the records; the next writer builds the indexes
 	}
+	s.log.Info("building the store's indexes (once)", "layout", m.Layout)
+	if err := s.rebuildDerived(ctx); err != nil {
+		return fmt.Errorf("open store %s: build indexes: %w", s.dir, err)
+	}
+	s.indexed = true
 	return nil
 }
 

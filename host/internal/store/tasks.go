@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -47,7 +49,10 @@ func (s *Store) CreateTask(ctx context.Context, t *Task) error {
 		if err := txn.Set(key, val); err != nil {
 			return err
 		}
-		return setTaskIndexes(txn, t)
+		if err := setTaskIndexes(txn, t); err != nil {
+			return err
+		}
+		return s.setTaskDerived(txn, t)
 	})
 	if err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
@@ -170,10 +175,16 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 		if err := deleteTaskIndexes(txn, &old); err != nil {
 			return err
 		}
+		if err := deleteTaskDerived(txn, &old); err != nil {
+			return err
+		}
 		if err := txn.Set(taskKey(id), val); err != nil {
 			return err
 		}
-		return setTaskIndexes(txn, &t)
+		if err := setTaskIndexes(txn, &t); err != nil {
+			return err
+		}
+		return s.setTaskDerived(txn, &t)
 	})
 	if err != nil {
 		return fmt.Errorf("update task %q: %w", id, err)
@@ -291,13 +302,53 @@ var ErrBadCursor = errors.New("bad cursor")
 // read because the store is damaged is added to skipped and the scan goes
 // on; so is an index that a damaged table may have held part of.
 func (s *Store) eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after []byte, skipped *[]*DamageError, fn func(*Task, string) error) error {
-	// Walk the most selective index; filter on the rest. Every index
-	// key ends in <inv:8><task>, newest first, so a cursor (that suffix)
-	// and the time bounds work on each.
+	n := 0
+	return s.walkIndex(ctx, txn, q, after, skipped, func(id string, _ time.Time, suffix []byte) error {
+		var t Task
+		if err := get(txn, taskKey(id), &t); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil // an index entry racing a rewrite
+			}
+			if d := taskDamage(id, err); d != nil {
+				*skipped = append(*skipped, d)
+				return nil
+			}
+			return fmt.Errorf("task %q: %w", id, err)
+		}
+		if (q.Pipeline != "" && t.Pipeline != q.Pipeline) ||
+			(q.Status != "" && t.Status != q.Status) ||
+			(q.Tag != "" && !slices.Contains(t.Tags, q.Tag)) ||
+			(q.Match != nil && !q.Match(&t)) {
+			return nil
+		}
+		if err := fn(&t, base64.RawURLEncoding.EncodeToString(suffix)); err != nil {
+			return err
+		}
+		n++
+		if q.Limit > 0 && n >= q.Limit {
+			return errStop
+		}
+		return nil
+	})
+}
+
+// walkIndex calls fn with the id, created time and index key suffix
+// (<inv:8><task>, the cursor) of each task the most selective index for q
+// lists, newest first, from after on, within q's time bounds, and with a
+// reward tagged q.RewardTag if set. The index may list more than q
+// selects: fn filters on the rest.
+func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after []byte, skipped *[]*DamageError, fn func(id string, created time.Time, suffix []byte) error) error {
+	// Every index key ends in <inv:8><task>, newest first, so a cursor
+	// (that suffix) and the time bounds work on each. The status indexes
+	// are derived keys: used only when complete (s.indexed).
 	var prefix []byte
 	switch {
 	case q.Tag != "":
 		prefix = fieldIndexPrefix(pTag, q.Tag)
+	case q.Status != "" && q.Pipeline != "" && s.indexed:
+		prefix = pipeStatusPrefix(q.Pipeline, q.Status)
+	case q.Status != "" && s.indexed:
+		prefix = fieldIndexPrefix(pStatus, string(q.Status))
 	case q.Pipeline != "":
 		prefix = fieldIndexPrefix(pPipe, q.Pipeline)
 	default:
@@ -325,7 +376,6 @@ func (s *Store) eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after
 	if !q.Since.IsZero() {
 		stopInv = invTime(q.Since)
 	}
-	n := 0
 	for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -338,7 +388,8 @@ func (s *Store) eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after
 		if len(suffix) <= 8 {
 			continue
 		}
-		if stopInv != 0 && binary.BigEndian.Uint64(suffix) > stopInv {
+		inv := binary.BigEndian.Uint64(suffix)
+		if stopInv != 0 && inv > stopInv {
 			return nil // older than Since, and so is the rest
 		}
 		id := string(suffix[8:])
@@ -355,29 +406,9 @@ func (s *Store) eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after
 				continue
 			}
 		}
-		var t Task
-		if err := get(txn, taskKey(id), &t); err != nil {
-			if errors.Is(err, ErrNotFound) {
-				continue // an index entry racing a rewrite
-			}
-			if d := taskDamage(id, err); d != nil {
-				*skipped = append(*skipped, d)
-				continue
-			}
-			return fmt.Errorf("task %q: %w", id, err)
-		}
-		if (q.Pipeline != "" && t.Pipeline != q.Pipeline) ||
-			(q.Status != "" && t.Status != q.Status) ||
-			(q.Tag != "" && !slices.Contains(t.Tags, q.Tag)) ||
-			(q.Match != nil && !q.Match(&t)) {
-			continue
-		}
-		if err := fn(&t, base64.RawURLEncoding.EncodeToString(suffix)); err != nil {
+		created := time.Unix(0, int64(math.MaxUint64-inv)).UTC()
+		if err := fn(id, created, suffix); err != nil {
 			return err
-		}
-		n++
-		if q.Limit > 0 && n >= q.Limit {
-			return errStop
 		}
 	}
 	return nil

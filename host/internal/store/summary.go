@@ -1,0 +1,834 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
+)
+
+// Derived keys answer lists and metrics without reading whole tasks:
+// status indexes and a small summary of each task. Every write that
+// changes what they derive from writes them in its own transaction (a
+// task's status, its executions' end, its rewards, its spans' usage), so
+// they are never behind the records; Import and the migration of a store
+// of layout 1 build them from the records (rebuildDerived), with
+// m/derive set meanwhile so that a crash part-way is finished at the
+// next writer's Open and readers do not trust them until then.
+//
+//	x/status/<status>\x00<inv:8><task>             (empty) index: tasks in a status
+//	x/pstat/<pipeline>\x00<status>\x00<inv:8><task> (empty) index: a pipeline's tasks in a status
+//	x/sum/<task>/a                                 {status, pipeline, version}
+//	x/sum/<task>/e/<exec>                          {mode, latency_us}: one per execution
+//	x/sum/<task>/r                                 {n, sum}: the task's rewards
+//	x/sum/<task>/u/<exec>/<seq:8>                  {calls}: usage of provider-call spans, seq first
+const (
+	pStatus     = "x/status/"
+	pPipeStatus = "x/pstat/"
+	pSum        = "x/sum/"
+	keyDerive   = "m/derive"
+)
+
+// Sub-keys beneath x/sum/<task>/, in the order a summary is read.
+const (
+	sumTask   = 'a'
+	sumExec   = 'e'
+	sumReward = 'r'
+	sumUsage  = 'u'
+)
+
+// derivedPrefixes are the key ranges rebuildDerived replaces whole.
+var derivedPrefixes = []string{pStatus, pPipeStatus, pSum}
+
+func sumPrefix(task string) []byte {
+	b := make([]byte, 0, len(pSum)+len(task)+40)
+	b = append(b, pSum...)
+	b = append(b, task...)
+	return append(b, '/')
+}
+
+func sumTaskKey(task string) []byte   { return append(sumPrefix(task), sumTask) }
+func sumRewardKey(task string) []byte { return append(sumPrefix(task), sumReward) }
+
+func sumExecKey(task, exec string) []byte {
+	return append(append(sumPrefix(task), sumExec, '/'), exec...)
+}
+
+func sumUsageKey(task, exec string, seq uint64) []byte {
+	b := append(append(sumPrefix(task), sumUsage, '/'), exec...)
+	return binary.BigEndian.AppendUint64(append(b, '/'), seq)
+}
+
+func statusIndexKey(st Status, created time.Time, task string) []byte {
+	return fieldIndexKey(pStatus, string(st), created, task)
+}
+
+func pipeStatusPrefix(pipeline string, st Status) []byte {
+	b := append([]byte(pPipeStatus), pipeline...)
+	b = append(b, 0)
+	b = append(b, st...)
+	return append(b, 0)
+}
+
+func pipeStatusKey(pipeline string, st Status, created time.Time, task string) []byte {
+	b := binary.BigEndian.AppendUint64(pipeStatusPrefix(pipeline, st), invTime(created))
+	return append(b, task...)
+}
+
+// TaskSummary is what lists and metrics need of a task, read from its
+// derived keys (or, in a store that has none, from its records).
+type TaskSummary struct {
+	ID       string
+	Pipeline string
+	// Version is the version of the strategy the task ran under.
+	Version string
+	Status  Status
+	Created time.Time
+	// Rewards counts the task's rewards; RewardSum adds their values in
+	// the order they were given.
+	Rewards    int
+	RewardSum  float64
+	Executions []ExecutionSummary // in id order
+}
+
+// ExecutionSummary is what metrics need of an execution.
+type ExecutionSummary struct {
+	ID   string
+	Mode string // "replay" for a replay, "" for a live run
+	// Ended says the execution has ended; Latency is then its wall time
+	// (Ended - Started), to the microsecond.
+	Ended   bool
+	Latency time.Duration
+	// Calls are the usage of its provider-call spans (those with
+	// gen_ai.usage.input_tokens), in sequence order.
+	Calls []CallUsage
+}
+
+// CallUsage is the usage of one provider call.
+type CallUsage struct {
+	Seq     uint64
+	Tokens  int64   // input plus output tokens
+	CostUSD float64 // sextant.cost_usd
+}
+
+// callUsage reports a span's usage, if it is a provider call.
+func callUsage(sp *Span) (CallUsage, bool) {
+	in, ok := sp.Attributes[AttrGenAIUsageInputTokens]
+	if !ok {
+		return CallUsage{}, false
+	}
+	cost := sp.Attributes[attrCostUSD].Float()
+	if math.IsNaN(cost) || math.IsInf(cost, 0) {
+		cost = 0
+	}
+	return CallUsage{Seq: sp.Seq, Tokens: in.Int() + sp.Attributes[AttrGenAIUsageOutputTokens].Int(), CostUSD: cost}, true
+}
+
+// attrCostUSD is the cost the proxy and the run engine put on a call span.
+const attrCostUSD = "sextant.cost_usd"
+
+// The stored forms. Numbers only, but for the task's: those need no
+// redaction and are written without reflection.
+type sumTaskVal struct {
+	Status   Status `json:"status"`
+	Pipeline string `json:"pipeline"`
+	Version  string `json:"version,omitempty"`
+}
+
+func (s *Store) sumTaskValue(t *Task) ([]byte, error) {
+	return s.encode(sumTaskVal{Status: t.Status, Pipeline: t.Pipeline, Version: t.Strategy.Version})
+}
+
+// sumExecValue is {"mode":…,"latency_us":…}: mode only when not live,
+// latency only once the execution ended.
+func sumExecValue(e *Execution) []byte {
+	b := append(make([]byte, 0, 48), schemaVersion, '{')
+	if e.Mode != "" && e.Mode != "live" {
+		b = append(b, `"mode":`...)
+		b = strconv.AppendQuote(b, e.Mode)
+	}
+	if !e.Ended.IsZero() {
+		if len(b) > 2 {
+			b = append(b, ',')
+		}
+		b = append(b, `"latency_us":`...)
+		b = strconv.AppendInt(b, e.Ended.Sub(e.Started).Microseconds(), 10)
+	}
+	return append(b, '}')
+}
+
+func sumRewardValue(n int, sum float64) ([]byte, error) {
+	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return nil, invalidf("the sum of the task's rewards, %v, is not a finite number", sum)
+	}
+	b := append(make([]byte, 0, 40), schemaVersion)
+	b = append(b, `{"n":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, `,"sum":`...)
+	b = appendNumber(b, sum)
+	return append(b, '}'), nil
+}
+
+// sumUsageValue is {"calls":[[seq,tokens,cost],…]}.
+func sumUsageValue(calls []CallUsage) []byte {
+	b := append(make([]byte, 0, 16+len(calls)*24), schemaVersion)
+	b = append(b, `{"calls":[`...)
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendUint(b, c.Seq, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, c.Tokens, 10)
+		b = append(b, ',')
+		b = appendNumber(b, c.CostUSD)
+		b = append(b, ']')
+	}
+	return append(b, "]}"...)
+}
+
+// appendNumber writes a finite f in the shortest form that reads back
+// as f.
+func appendNumber(b []byte, f float64) []byte {
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// setTaskDerived writes a task's summary and status index entries.
+func (s *Store) setTaskDerived(txn setter, t *Task) error {
+	val, err := s.sumTaskValue(t)
+	if err != nil {
+		return err
+	}
+	if err := txn.Set(sumTaskKey(t.ID), val); err != nil {
+		return err
+	}
+	if err := txn.Set(statusIndexKey(t.Status, t.Created, t.ID), nil); err != nil {
+		return err
+	}
+	return txn.Set(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil)
+}
+
+// deleteTaskDerived removes the status index entries of a task as it was.
+func deleteTaskDerived(txn *badger.Txn, t *Task) error {
+	if err := txn.Delete(statusIndexKey(t.Status, t.Created, t.ID)); err != nil {
+		return err
+	}
+	return txn.Delete(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID))
+}
+
+// usageKVs are the usage entries of a burst of encoded spans: one per
+// run of spans of the same execution that holds provider calls, keyed by
+// the run's first call. Writing the same spans again writes the same
+// entries; readers drop a call listed twice (readSummary).
+func usageKVs(spans []Span, kvs []kv) []kv {
+	var calls []CallUsage
+	flush := func(sp *Span) {
+		if len(calls) > 0 {
+			kvs = append(kvs, kv{sumUsageKey(sp.Task, sp.Execution, calls[0].Seq), sumUsageValue(calls)})
+			calls = calls[:0]
+		}
+	}
+	for i := range spans {
+		sp := &spans[i]
+		if i > 0 && (sp.Task != spans[i-1].Task || sp.Execution != spans[i-1].Execution) {
+			flush(&spans[i-1])
+		}
+		if c, ok := callUsage(sp); ok {
+			calls = append(calls, c)
+		}
+	}
+	if len(spans) > 0 {
+		flush(&spans[len(spans)-1])
+	}
+	return kvs
+}
+
+// setRewardSum updates the task's reward count and sum for reward r,
+// just added: seq r.Seq, after the rewards up to last. A reward added
+// after the last adds to the stored sum, in the order the rewards are
+// given, as a reader adding them up would; any other (a rewritten seq, or
+// no stored sum) sums them all again.
+func setRewardSum(ctx context.Context, txn *badger.Txn, r *Reward, last uint64) error {
+	var cur struct {
+		N   int     `json:"n"`
+		Sum float64 `json:"sum"`
+	}
+	key := sumRewardKey(r.Task)
+	err := get(txn, key, &cur)
+	switch {
+	case err == nil && r.Seq > last:
+		cur.N++
+		cur.Sum += r.Value
+	case err == nil || errors.Is(err, ErrNotFound):
+		cur.N, cur.Sum = 0, 0
+		// The scan sees this transaction's pending write of r.
+		err = scanTxn(ctx, txn, rewardPrefix(r.Task), func(k, v []byte) error {
+			var rw Reward
+			if err := decode(k, v, &rw); err != nil {
+				return err
+			}
+			cur.N++
+			cur.Sum += rw.Value
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	val, err := sumRewardValue(cur.N, cur.Sum)
+	if err != nil {
+		return err
+	}
+	return txn.Set(key, val)
+}
+
+// summarizer builds a TaskSummary from a task's records, read in key order.
+type summarizer struct {
+	ts      TaskSummary
+	found   bool
+	started map[string]int // execution → index in ts.Executions
+}
+
+func (z *summarizer) reset(id string) {
+	z.ts = TaskSummary{ID: id}
+	z.found = false
+	clear(z.started)
+}
+
+// wants reports whether the record under sub is one summaries read.
+func (z *summarizer) wants(sub []byte) bool {
+	switch sub[0] {
+	case subTask, subExec, subReward, subSpan:
+		return true
+	}
+	return false
+}
+
+// add takes one record of the task: sub is its key from <sub> on.
+func (z *summarizer) add(key, sub, val []byte) error {
+	switch sub[0] {
+	case subTask:
+		var t Task
+		if err := decode(key, val, &t); err != nil {
+			return err
+		}
+		z.found = true
+		z.ts.Pipeline, z.ts.Version, z.ts.Status, z.ts.Created = t.Pipeline, t.Strategy.Version, t.Status, t.Created
+	case subExec:
+		var e Execution
+		if err := decode(key, val, &e); err != nil {
+			return err
+		}
+		if z.started == nil {
+			z.started = map[string]int{}
+		}
+		z.started[e.ID] = len(z.ts.Executions)
+		z.ts.Executions = append(z.ts.Executions, execSummary(&e))
+	case subReward:
+		var r Reward
+		if err := decode(key, val, &r); err != nil {
+			return err
+		}
+		z.ts.Rewards++
+		z.ts.RewardSum += r.Value
+	case subSpan:
+		if !bytes.Contains(val, []byte(AttrGenAIUsageInputTokens)) {
+			return nil // not a call: no need to decode it
+		}
+		sp, err := decodeSpan(key, val)
+		if err != nil {
+			return err
+		}
+		i, ok := z.started[sp.Execution]
+		if !ok {
+			return nil // a staged span of an execution not yet written
+		}
+		if c, ok := callUsage(&sp); ok {
+			z.ts.Executions[i].Calls = append(z.ts.Executions[i].Calls, c)
+		}
+	}
+	return nil
+}
+
+func execSummary(e *Execution) ExecutionSummary {
+	es := ExecutionSummary{ID: e.ID, Ended: !e.Ended.IsZero()}
+	if e.Mode != "live" {
+		es.Mode = e.Mode
+	}
+	if es.Ended {
+		es.Latency = e.Ended.Sub(e.Started).Truncate(time.Microsecond)
+	}
+	return es
+}
+
+// summarizeTxn reads a task's summary from its records.
+func summarizeTxn(ctx context.Context, txn *badger.Txn, id string) (*TaskSummary, error) {
+	var z summarizer
+	z.reset(id)
+	err := scanTxnSkip(ctx, txn, taskPrefix(id), func(key []byte) bool {
+		_, sub, ok := parseTaskSub(key)
+		return !ok || !z.wants(sub)
+	}, func(key, val []byte) error {
+		_, sub, _ := parseTaskSub(key)
+		return z.add(key, sub, val)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !z.found {
+		return nil, ErrNotFound
+	}
+	ts := z.ts
+	return &ts, nil
+}
+
+// derivedKVs are the derived keys of a task with summary ts.
+func (s *Store) derivedKVs(ts *TaskSummary, kvs []kv) ([]kv, error) {
+	t := Task{ID: ts.ID, Pipeline: ts.Pipeline, Status: ts.Status, Created: ts.Created, Strategy: StrategyRef{Version: ts.Version}}
+	val, err := s.sumTaskValue(&t)
+	if err != nil {
+		return nil, err
+	}
+	kvs = append(kvs,
+		kv{sumTaskKey(ts.ID), val},
+		kv{statusIndexKey(ts.Status, ts.Created, ts.ID), nil},
+		kv{pipeStatusKey(ts.Pipeline, ts.Status, ts.Created, ts.ID), nil})
+	for i := range ts.Executions {
+		es := &ts.Executions[i]
+		e := Execution{Mode: es.Mode}
+		if es.Ended {
+			e.Started = time.Unix(0, 0)
+			e.Ended = e.Started.Add(es.Latency)
+		}
+		kvs = append(kvs, kv{sumExecKey(ts.ID, es.ID), sumExecValue(&e)})
+		if len(es.Calls) > 0 {
+			kvs = append(kvs, kv{sumUsageKey(ts.ID, es.ID, es.Calls[0].Seq), sumUsageValue(es.Calls)})
+		}
+	}
+	if ts.Rewards > 0 {
+		val, err := sumRewardValue(ts.Rewards, ts.RewardSum)
+		if err != nil {
+			return nil, err
+		}
+		kvs = append(kvs, kv{sumRewardKey(ts.ID), val})
+	}
+	return kvs, nil
+}
+
+// readSummary reads a task's summary from its derived keys, using it, an
+// iterator over pSum; created is the task's created time (from an index
+// key). A task without a stored summary is summarized from its records.
+func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id string, created time.Time) (*TaskSummary, error) {
+	prefix := sumPrefix(id)
+	ts := &TaskSummary{ID: id, Created: created}
+	found := false
+	var usage []kv
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		item := it.Item()
+		key := item.Key()
+		sub := key[len(prefix):]
+		err := item.Value(func(val []byte) error {
+			switch sub[0] {
+			case sumTask:
+				var v sumTaskVal
+				if err := decode(key, val, &v); err != nil {
+					return err
+				}
+				found = true
+				ts.Status, ts.Pipeline, ts.Version = v.Status, v.Pipeline, v.Version
+			case sumExec:
+				var v struct {
+					Mode      string `json:"mode"`
+					LatencyUS *int64 `json:"latency_us"`
+				}
+				if err := decodeNumbers(key, val, &v); err != nil {
+					return err
+				}
+				es := ExecutionSummary{ID: string(sub[2:]), Mode: v.Mode}
+				if v.LatencyUS != nil {
+					es.Ended, es.Latency = true, time.Duration(*v.LatencyUS)*time.Microsecond
+				}
+				ts.Executions = append(ts.Executions, es)
+			case sumReward:
+				var v struct {
+					N   int     `json:"n"`
+					Sum float64 `json:"sum"`
+				}
+				if err := decodeNumbers(key, val, &v); err != nil {
+					return err
+				}
+				ts.Rewards, ts.RewardSum = v.N, v.Sum
+			case sumUsage:
+				usage = append(usage, kv{item.KeyCopy(nil), bytes.Clone(val)})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, asDamage(item.KeyCopy(nil), err)
+		}
+	}
+	if !found {
+		return summarizeTxn(ctx, txn, id)
+	}
+	for _, u := range usage {
+		sub := u.k[len(prefix)+2:]
+		exec := string(sub[:len(sub)-9])
+		i := slices.IndexFunc(ts.Executions, func(es ExecutionSummary) bool { return es.ID == exec })
+		if i < 0 {
+			continue // a staged span of an execution not yet written
+		}
+		var v struct {
+			Calls [][3]json.Number `json:"calls"`
+		}
+		if err := decodeNumbers(u.k, u.v, &v); err != nil {
+			return nil, err
+		}
+		es := &ts.Executions[i]
+		for _, c := range v.Calls {
+			seq, err1 := strconv.ParseUint(string(c[0]), 10, 64)
+			tok, err2 := c[1].Int64()
+			cost, err3 := c[2].Float64()
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return nil, &DamageError{Task: id, Err: fmt.Errorf("decode %s: %w", printableKey(u.k), err)}
+			}
+			es.Calls = append(es.Calls, CallUsage{Seq: seq, Tokens: tok, CostUSD: cost})
+		}
+	}
+	for i := range ts.Executions {
+		es := &ts.Executions[i]
+		if !slices.IsSortedFunc(es.Calls, func(a, b CallUsage) int { return cmpSeq(a.Seq, b.Seq) }) || hasDupSeq(es.Calls) {
+			// Spans written again, or bursts out of order: one call per seq.
+			slices.SortStableFunc(es.Calls, func(a, b CallUsage) int { return cmpSeq(a.Seq, b.Seq) })
+			es.Calls = slices.CompactFunc(es.Calls, func(a, b CallUsage) bool { return a.Seq == b.Seq })
+		}
+	}
+	return ts, nil
+}
+
+func cmpSeq(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func hasDupSeq(calls []CallUsage) bool {
+	for i := 1; i < len(calls); i++ {
+		if calls[i].Seq == calls[i-1].Seq {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeNumbers is decode for the derived values, which hold numbers.
+func decodeNumbers(key, val []byte, v any) error {
+	js, err := unseal(key, val)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(js, v); err != nil {
+		return &DamageError{Key: printableKey(key), Err: fmt.Errorf("decode %s: %w", printableKey(key), err)}
+	}
+	return nil
+}
+
+// EachSummary calls fn with the summary of each task matching q, newest
+// first: its status, pipeline, strategy version, rewards' count and sum,
+// executions' latencies and provider calls' usage, read from the derived
+// keys without reading the task's records (in a store written before
+// them, from the records). q.Match is not supported: it takes a Task.
+// Damaged tasks are skipped and reported at the end (a *SkippedError),
+// as EachTask reports them.
+func (s *Store) EachSummary(ctx context.Context, q Query, fn func(*TaskSummary) error) error {
+	if q.Match != nil {
+		return fmt.Errorf("list task summaries: a query with Match needs whole tasks (EachTask)")
+	}
+	if q.Status != "" && !q.Status.Valid() {
+		return fmt.Errorf("list task summaries: unknown status %q", q.Status)
+	}
+	var skipped []*DamageError
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		var it *badger.Iterator
+		if s.indexed {
+			opts := badger.DefaultIteratorOptions
+			opts.PrefetchValues = false
+			opts.Prefix = []byte(pSum)
+			it = txn.NewIterator(opts)
+			defer it.Close()
+		}
+		n := 0
+		return s.walkIndex(ctx, txn, q, nil, &skipped, func(id string, created time.Time, _ []byte) error {
+			var ts *TaskSummary
+			var err error
+			if it != nil {
+				ts, err = readSummary(ctx, txn, it, id, created)
+			} else {
+				ts, err = summarizeTxn(ctx, txn, id)
+			}
+			if err != nil {
+				if errors.Is(err, ErrNotFound) {
+					return nil // an index entry racing a rewrite
+				}
+				if d := taskDamage(id, err); d != nil {
+					skipped = append(skipped, d)
+					return nil
+				}
+				return fmt.Errorf("task %q: %w", id, err)
+			}
+			if (q.Pipeline != "" && ts.Pipeline != q.Pipeline) || (q.Status != "" && ts.Status != q.Status) {
+				return nil
+			}
+			if err := fn(ts); err != nil {
+				return err
+			}
+			if n++; q.Limit > 0 && n >= q.Limit {
+				return errStop
+			}
+			return nil
+		})
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("list task summaries: %w", err)
+	}
+	if len(skipped) > 0 {
+		return &SkippedError{Op: "list task summaries", Skipped: skipped}
+	}
+	return nil
+}
+
+// RewardStats returns the count and the sum of a task's rewards, from its
+// summary (or, in a store written before summaries, its rewards). A task
+// without rewards, or unknown, has none.
+func (s *Store) RewardStats(ctx context.Context, task string) (n int, sum float64, err error) {
+	if err := validID("task id", task); err != nil {
+		return 0, 0, fmt.Errorf("read rewards: %w", err)
+	}
+	err = s.view(ctx, func(txn *badger.Txn) error {
+		if s.indexed {
+			var v struct {
+				N   int     `json:"n"`
+				Sum float64 `json:"sum"`
+			}
+			err := get(txn, sumRewardKey(task), &v)
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			n, sum = v.N, v.Sum
+			return err
+		}
+		return scanTxn(ctx, txn, rewardPrefix(task), func(key, val []byte) error {
+			var r Reward
+			if err := decode(key, val, &r); err != nil {
+				return err
+			}
+			n++
+			sum += r.Value
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read rewards of task %q: %w", task, err)
+	}
+	return n, sum, nil
+}
+
+// migrateBatch is how many tasks rebuildDerived summarizes between two
+// passes of its failpoint (tests make it small).
+var migrateBatch = 4096
+
+// rebuildDerived replaces every derived key with keys built from the
+// records. m/derive is set first and cleared (with the layout set to the
+// current one) last, in one transaction, so an interrupted rebuild is
+// redone whole at the next writer's Open and readers meanwhile do not use
+// the derived keys. A task whose records cannot be read is left without
+// a summary (readers then read its records, and report the damage).
+func (s *Store) rebuildDerived(ctx context.Context) error {
+	if err := s.markDeriving(); err != nil {
+		return err
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	// Keys of an earlier, interrupted rebuild, or of writes by a sextant
+	// that did not keep them, may be wrong: none is kept.
+	for _, p := range derivedPrefixes {
+		err := s.db.View(func(txn *badger.Txn) error {
+			opts := badger.DefaultIteratorOptions
+			opts.PrefetchValues = false
+			opts.Prefix = []byte(p)
+			it := txn.NewIterator(opts)
+			defer it.Close()
+			for it.Seek([]byte(p)); it.ValidForPrefix([]byte(p)); it.Next() {
+				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var z summarizer
+	var kvs []kv
+	tasks, damaged := 0, 0
+	cur, bad := "", false
+	finish := func() error {
+		if cur == "" {
+			return nil
+		}
+		if bad || !z.found {
+			damaged++
+			return nil
+		}
+		var err error
+		if kvs, err = s.derivedKVs(&z.ts, kvs[:0]); err != nil {
+			return err
+		}
+		for _, e := range kvs {
+			if err := wb.Set(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		if tasks++; tasks%migrateBatch == 0 {
+			migrateHook()
+		}
+		return nil
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = []byte(pTask)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek([]byte(pTask)); it.ValidForPrefix([]byte(pTask)); it.Next() {
+			item := it.Item()
+			id, sub, ok := parseTaskSub(item.Key())
+			if !ok {
+				continue
+			}
+			if id != cur {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := finish(); err != nil {
+					return err
+				}
+				cur, bad = id, false
+				z.reset(id)
+			}
+			if bad || !z.wants(sub) {
+				continue
+			}
+			var ferr error
+			if err := item.Value(func(val []byte) error { ferr = z.add(item.Key(), sub, val); return nil }); err != nil || ferr != nil {
+				s.log.Warn("task left without a summary: a record does not read", "task", id, "err", errors.Join(err, ferr))
+				bad = true
+			}
+		}
+		return finish()
+	})
+	if err != nil {
+		return err
+	}
+	if err := wb.Flush(); err != nil {
+		return err
+	}
+	if err := s.setLayout(); err != nil {
+		return err
+	}
+	s.log.Info("store indexes built", "tasks", tasks, "unreadable", damaged)
+	return nil
+}
+
+// migrateHook marks a batch of rebuildDerived (crash tests stop there).
+func migrateHook() { failpoint.Hit(failpoint.StoreMigrate) }
+
+// markDeriving sets m/derive: the derived keys are being rebuilt.
+func (s *Store) markDeriving() error {
+	val := append([]byte{schemaVersion}, "{}"...)
+	if err := s.updateOnce(func(txn *badger.Txn) error { return txn.Set([]byte(keyDerive), val) }); err != nil {
+		return err
+	}
+	return s.db.Sync()
+}
+
+// setLayout records the current layout, with every derived key in place.
+func (s *Store) setLayout() error {
+	val, err := s.encode(storeMeta{Layout: layoutVersion})
+	if err != nil {
+		return err
+	}
+	err = s.updateOnce(func(txn *badger.Txn) error {
+		if err := txn.Set([]byte(keyMeta), val); err != nil {
+			return err
+		}
+		return txn.Delete([]byte(keyDerive))
+	})
+	if err != nil {
+		return err
+	}
+	return s.db.Sync()
+}
+
+// rederive rebuilds the derived keys of the given tasks from their
+// records (after an import wrote records of them in a batch).
+func (s *Store) rederive(ctx context.Context, ids []string) error {
+	s.wmu.RLock() // no snapshot between two of its commits
+	defer s.wmu.RUnlock()
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	var kvs []kv
+	for _, id := range ids {
+		err := s.view(ctx, func(txn *badger.Txn) error {
+			opts := badger.DefaultIteratorOptions
+			opts.PrefetchValues = false
+			opts.Prefix = sumPrefix(id)
+			it := txn.NewIterator(opts)
+			defer it.Close()
+			for it.Seek(opts.Prefix); it.ValidForPrefix(opts.Prefix); it.Next() {
+				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+					return err
+				}
+			}
+			ts, err := summarizeTxn(ctx, txn, id)
+			if errors.Is(err, ErrNotFound) {
+				kvs = kvs[:0] // records of a task not written (an import that failed part-way)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			kvs, err = s.derivedKVs(ts, kvs[:0])
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("task %q: %w", id, err)
+		}
+		for _, e := range kvs {
+			if err := wb.Set(e.k, e.v); err != nil {
+				return err
+			}
+		}
+	}
+	return wb.Flush()
+}
