@@ -49,6 +49,10 @@ func (r *run) activateTask(t *tok) {
 		r.rest(t, sdk.Waiting, waitTriggers(t))
 		return
 	}
+	if n.script != nil {
+		r.runScript(t)
+		return
+	}
 	r.rest(t, sdk.Ready, hostTriggers(t))
 }
 

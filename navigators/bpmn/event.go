@@ -299,7 +299,12 @@ func (r *run) fire(w *tok, ev *node) {
 		r.kill(w)
 		r.push(opSignal, r.newTok(ev, s))
 	case ev == w.n && w.n.k == kTask && w.attr(attrMsgWait) != nil:
-		// the message arrived: now the host runs the task
+		// the message arrived: now the host runs the task (the navigator
+		// a script task)
+		if w.n.script != nil {
+			r.runScript(w)
+			break
+		}
 		r.rest(w, sdk.Ready, hostTriggers(w))
 	case ev == w.n && w.n.k == kReceiveTask:
 		r.activityDone(w, nil)

@@ -120,6 +120,8 @@ type node struct {
 	locals          map[string]bool // variables local to a token here: its input mapping targets
 	headers         map[string]any  // zeebe:taskHeaders (shared, never mutated)
 	taskType        string          // zeebe:taskDefinition type
+	script          *cond           // zeebe:script expression: the navigator runs the task
+	resultVar       string          // zeebe:script resultVariable
 
 	// Precomputed token triggers (shared, never mutated).
 	waitTriggers  []string // a token resting here: own id (if it waits) + boundary events

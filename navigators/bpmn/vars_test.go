@@ -3,6 +3,7 @@ package bpmn
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +46,7 @@ func TestZeebeVariables(t *testing.T) {
 			t.Run("start variables", func(t *testing.T) { startVariables(t, tr.nv()) })
 			t.Run("sub-process locals", func(t *testing.T) { subProcessLocals(t, tr.nv()) })
 			t.Run("multi-instance locals", func(t *testing.T) { multiInstanceLocals(t, tr.nv()) })
+			t.Run("script task", func(t *testing.T) { scriptTask(t, tr.nv()) })
 		})
 	}
 }
@@ -160,5 +162,30 @@ func multiInstanceLocals(t *testing.T, nv sdk.Navigator) {
 	}
 	if got, want := fmt.Sprint(st.Env.Vars), "map[items:[1 2 3] results:[2 4 6] seen:true]"; got != want {
 		t.Errorf("vars %s, want %s", got, want)
+	}
+}
+
+// scriptTask: a zeebe:script task runs in the navigator (no step, no
+// ready token): its value is written to its result variable, which the
+// gateway after it reads.
+func scriptTask(t *testing.T, nv sdk.Navigator) {
+	src := strings.Replace(ioDoc(""), `<serviceTask id="score"><extensionElements></extensionElements></serviceTask>`,
+		`<scriptTask id="score"><extensionElements><zeebe:script expression="=sum(for i in items return i.points)" resultVariable="riskScore"/></extensionElements></scriptTask>`, 1)
+	r := loadString(t, nv, src)
+	for _, n := range r.Nodes {
+		if n.ID == "score" && (n.Step || !slices.Equal(n.Outputs, []string{"riskScore"})) {
+			t.Errorf("script task summary %+v, want no step and output riskScore", n)
+		}
+	}
+	items := []any{map[string]any{"points": 4}, map[string]any{"points": 3}}
+	st, ds := walk(t, nv, r, map[string]any{"items": items}, func([]sdk.Token) int { return 0 }, func(tk sdk.Token) sdk.Outcome {
+		t.Errorf("token %s at %s was handed to the host", tk.ID, tk.Node)
+		return sdk.Outcome{Status: sdk.OK}
+	})
+	if len(ds) != 1 || !ds[0].Complete || !strings.Contains(tracePath(ds), "enter:h") {
+		t.Errorf("the script's 7 > 5 should take the high flow in one call: %s", tracePath(ds))
+	}
+	if got := fmt.Sprint(st.Env.Vars["riskScore"]); got != "7" {
+		t.Errorf("riskScore = %s, want 7", got)
 	}
 }

@@ -25,6 +25,10 @@ import (
 //     .token.headers.KEY.
 //   - zeebe:loopCharacteristics, zeebe:calledElement: see multi and
 //     callee.
+//   - zeebe:script (on a script task): its FEEL expression is evaluated by
+//     the navigator when the task is reached, no step runs, and the value
+//     is written to resultVariable (through the output mappings when
+//     there are some), as Zeebe does.
 //   - zeebe:subscription (on a message): its correlationKey is parsed as
 //     FEEL.
 //   - Tasklist metadata that has no effect on where execution goes
@@ -32,7 +36,7 @@ import (
 //     zeebe:taskSchedule, zeebe:priorityDefinition, zeebe:userTask,
 //     zeebe:properties) is accepted.
 //
-// Any other zeebe: element (zeebe:calledDecision, zeebe:script,
+// Any other zeebe: element (zeebe:calledDecision,
 // zeebe:executionListeners, zeebe:taskListeners, ...) is a problem with the
 // element and its line: sextant would otherwise run something other than
 // what the diagram says.
@@ -164,6 +168,8 @@ func (l *loader) zeebeExtension(e *xelem, n *node) {
 			return
 		}
 		n.headers = h
+	case e.local == "script":
+		l.zeebeScript(e, n)
 	case e.local == "calledElement" && n.k == kCallActivity:
 		// read by resolve
 	case zeebeAccepted[e.local]:
@@ -313,4 +319,44 @@ func copyMap(v any) map[string]any {
 		m[k] = x
 	}
 	return m
+}
+
+// zeebeScript reads a script task's zeebe:script: Zeebe's FEEL script
+// task, which the navigator runs itself.
+func (l *loader) zeebeScript(e *xelem, n *node) {
+	if n.tag != "scriptTask" {
+		l.problem(e.line, n.elem(), "zeebe:script is only allowed on script tasks")
+		return
+	}
+	src := strings.TrimSpace(e.attr("expression"))
+	res := strings.TrimSpace(e.attr("resultVariable"))
+	switch {
+	case src == "":
+		l.problem(e.line, n.elem(), "zeebe:script: missing expression")
+		return
+	case res == "":
+		l.problem(e.line, n.elem(), "zeebe:script: missing resultVariable (the variable the expression's value is written to)")
+		return
+	case !isIdent(res):
+		l.problem(e.line, n.elem(), "zeebe:script resultVariable %q: not a variable name", res)
+		return
+	}
+	c := l.expr(e.line, n.elem(), "zeebe:script expression", src)
+	if c == nil {
+		return
+	}
+	n.script, n.resultVar, n.step = c, res, false
+	n.io.Outputs = appendName(n.io.Outputs, res)
+}
+
+// runScript runs script task t: its expression's value becomes its result
+// variable, and the task completes as if a step had returned it.
+func (r *run) runScript(t *tok) {
+	n := t.n
+	v, err := n.script.value(r.evalEnv(t, nil))
+	if err != nil {
+		r.failf(n, "", "zeebe:script %q: %v", n.script.src, err)
+		return
+	}
+	r.activityDone(t, map[string]any{n.resultVar: v})
 }

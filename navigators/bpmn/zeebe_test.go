@@ -160,9 +160,15 @@ func TestZeebeProblems(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"called decision", task(`<zeebe:calledDecision decisionId="d" resultVariable="r"/>`),
 			`t.bpmn:4: serviceTask "t": zeebe:calledDecision is not supported`},
-		{"script", doc(`<process id="p">
-  <scriptTask id="t"><extensionElements><zeebe:script expression="=1" resultVariable="r"/></extensionElements></scriptTask>
-</process>`), `t.bpmn:4: scriptTask "t": zeebe:script is not supported`},
+		{"script without result variable", doc(`<process id="p">
+  <scriptTask id="t"><extensionElements><zeebe:script expression="=1"/></extensionElements></scriptTask>
+</process>`), `t.bpmn:4: scriptTask "t": zeebe:script: missing resultVariable (the variable the expression's value is written to)`},
+		{"script on a service task", doc(`<process id="p">
+  <serviceTask id="t"><extensionElements><zeebe:script expression="=1" resultVariable="r"/></extensionElements></serviceTask>
+</process>`), `t.bpmn:4: serviceTask "t": zeebe:script is only allowed on script tasks`},
+		{"script syntax", doc(`<process id="p">
+  <scriptTask id="t"><extensionElements><zeebe:script expression="=1 +" resultVariable="r"/></extensionElements></scriptTask>
+</process>`), `t.bpmn:4: scriptTask "t": zeebe:script expression "=1 +": unexpected end of expression (column 5)`},
 		{"execution listeners", doc(`<process id="p"><extensionElements>
   <zeebe:executionListeners/></extensionElements>
   <task id="t"/>
