@@ -165,14 +165,19 @@ func (l *loader) load() (*Model, error) {
 	// Every name the model declares may appear in its expressions; FEEL
 	// needs the ones with spaces and keywords declared.
 	var names []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
 	var walk func(e *elem)
 	walk = func(e *elem) {
-		if n := e.attr("name"); n != "" && namespaces[e.space] {
-			names = append(names, n)
+		if namespaces[e.space] {
+			add(e.attr("name"))
 		}
-		if n := e.attr("iteratorVariable"); n != "" {
-			names = append(names, n)
-		}
+		add(e.attr("iteratorVariable"))
 		if id := e.attr("id"); id != "" && namespaces[e.space] {
 			l.byID[id] = e
 		}

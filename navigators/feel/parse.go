@@ -35,6 +35,8 @@ type parser struct {
 	// special are declared names the lexer reads as one token because
 	// they hold operator characters (Pre-bureau, Approved/Declined).
 	special []string
+	// shared holds the names of a WithNames option, built once.
+	shared *parser
 }
 
 // static multi-word names and their word prefixes, built once.
@@ -46,8 +48,13 @@ var staticSet, staticPrefixes = func() (map[string]bool, map[string]bool) {
 	return p.names, p.prefixes
 }()
 
-func (p *parser) isName(n string) bool   { return staticSet[n] || p.names[n] }
-func (p *parser) isPrefix(n string) bool { return staticPrefixes[n] || p.prefixes[n] }
+func (p *parser) isName(n string) bool {
+	return staticSet[n] || p.names[n] || p.shared != nil && p.shared.names[n]
+}
+
+func (p *parser) isPrefix(n string) bool {
+	return staticPrefixes[n] || p.prefixes[n] || p.shared != nil && p.shared.prefixes[n]
+}
 
 // Option configures parsing.
 type Option func(*parser)
@@ -60,14 +67,31 @@ type Option func(*parser)
 // the characters DMN allows in names besides letters (`-`, `/`, `+`, `*`,
 // `.`): written in full, it is read as the name, not as an operation.
 func WithNames(names ...string) Option {
+	// The set is built once, here, and shared by every Parse given this
+	// option: a DMN model parses thousands of expressions with the same
+	// names.
+	set := &parser{names: map[string]bool{}, prefixes: map[string]bool{}}
+	for _, n := range names {
+		set.addName(n)
+		if isSpecialName(n) && !slices.Contains(set.special, n) {
+			set.special = append(set.special, n)
+		}
+	}
+	// Longest first, so that "a-b-c" wins over "a-b".
+	sort.SliceStable(set.special, func(i, j int) bool { return len(set.special[i]) > len(set.special[j]) })
 	return func(p *parser) {
-		for _, n := range names {
+		if p.shared == nil && len(p.special) == 0 {
+			p.shared, p.special = set, set.special
+			return
+		}
+		for n := range set.names {
 			p.addName(n)
-			if isSpecialName(n) && !slices.Contains(p.special, n) {
+		}
+		for _, n := range set.special {
+			if !slices.Contains(p.special, n) {
 				p.special = append(p.special, n)
 			}
 		}
-		// Longest first, so that "a-b-c" wins over "a-b".
 		sort.SliceStable(p.special, func(i, j int) bool { return len(p.special[i]) > len(p.special[j]) })
 	}
 }
