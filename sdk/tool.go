@@ -29,6 +29,16 @@ type ToolCallRequest struct {
 	Config map[string]any `json:"config,omitempty"`
 }
 
+// The Config keys the host fills when the tool source's block names a data
+// file ([tools.NAME] data = "FILE"): the file's text, read once by the
+// host, so that a plugin with no filesystem (a wasm module) can serve a
+// table or a document; and its path as written, slash-separated, for
+// messages and to tell formats apart.
+const (
+	ToolConfigData     = "data"
+	ToolConfigDataFile = "data_file"
+)
+
 // ToolResult is what a tool call returns to the model.
 type ToolResult struct {
 	// Content is the text the model is shown.

@@ -9,5 +9,6 @@ import (
 	_ "github.com/sextant-dev/sextant/navigators/dag"
 	_ "github.com/sextant-dev/sextant/plugins/anthropic"
 	_ "github.com/sextant-dev/sextant/plugins/openai"
+	_ "github.com/sextant-dev/sextant/plugins/records"
 	_ "github.com/sextant-dev/sextant/plugins/script"
 )

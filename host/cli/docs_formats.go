@@ -69,7 +69,8 @@ const scriptIntro = "The `script` provider answers from a rules file, so a pipel
 	"[default]\nreply = \"I don't know\"\n```\n\n" +
 	"A rule can answer with tool calls (`[[rule.tool_calls]]`), so that a step offering tools\n" +
 	"runs offline; `when` and the templates then also see `rounds` (rounds of tool calls since\n" +
-	"the last user message), `results` (their tool results: `name`, `content`, `is_error`) and\n" +
+	"the last user message), `results` (their tool results: `name`, `content`, `is_error`, and\n" +
+	"`json`, the content decoded when it is JSON: `results[0].json.status == \"lost\"`) and\n" +
 	"`tools` (the offered tools' names), so one rule calls and the next answers from the result:\n\n" +
 	"```toml\n[[rule]]\nstep = \"research\"\nwhen = 'rounds == 0'\n[[rule.tool_calls]]\nname = \"get_weather\"\n" +
 	"arguments = '{\"city\": \"{{ .input.city }}\"}'\n\n[[rule]]\nstep = \"research\"\n" +

@@ -29,9 +29,9 @@
 // that a step offering tools runs offline. The conditions and templates
 // then also see .rounds (how many rounds of tool calls the conversation
 // holds since the last user message), .results (those rounds' tool
-// results: name, content, is_error) and .tools (the offered tools'
-// names), which lets one rule call a tool and the next answer from its
-// result:
+// results: name, content, is_error, and json, the content decoded when it
+// is JSON) and .tools (the offered tools' names), which lets one rule call
+// a tool and the next answer from its result:
 //
 //	[[rule]]
 //	step = "research"
@@ -39,6 +39,11 @@
 //	[[rule.tool_calls]]
 //	name = "get_weather"
 //	arguments = '{"city": "{{ .input.city }}"}'
+//
+//	[[rule]]
+//	step = "research"
+//	when = 'results[0].json.temperature > 30'
+//	reply = 'It is hot: {{ (index .results 0).json.temperature }} degrees.'
 //
 //	[[rule]]
 //	step = "research"
@@ -300,7 +305,11 @@ func toolRounds(ms []sdk.Message) (round int, results []any) {
 				names[c.ID] = c.Name
 			}
 		case "tool":
-			results = append(results, map[string]any{"id": m.ToolCallID, "name": names[m.ToolCallID], "content": m.Content, "is_error": m.IsError})
+			var v any
+			if json.Unmarshal([]byte(m.Content), &v) != nil {
+				v = nil // not JSON: .json is empty
+			}
+			results = append(results, map[string]any{"id": m.ToolCallID, "name": names[m.ToolCallID], "content": m.Content, "is_error": m.IsError, "json": v})
 		}
 	}
 	return round, results

@@ -127,3 +127,41 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestToolResultJSON: a result whose content is JSON is also decoded, so
+// that a rule's condition and its arguments can use its fields; a result
+// that is not JSON has none.
+func TestToolResultJSON(t *testing.T) {
+	const rules = `
+[[rule]]
+step = "s"
+when = 'results[0].json.status == "lost" && results[0].json.total >= 40'
+[[rule.tool_calls]]
+name = "get_time"
+arguments = '{"amount": {{ (index .results 0).json.total }}}'
+
+[[rule]]
+step = "s"
+reply = 'no json: {{ (index .results 0).json }}'
+`
+	ask := func(content string) *sdk.ChatResponse {
+		t.Helper()
+		resp, err := sdktest.Wire(New()).Chat(context.Background(), &sdk.ChatRequest{Step: "s", Tools: offered,
+			Messages: []sdk.Message{{Role: "user", Content: "?"}, {Role: "assistant", ToolCalls: []sdk.ToolCall{{ID: "c", Name: "get_weather"}}},
+				{Role: "tool", ToolCallID: "c", Content: content}},
+			Config: map[string]any{ConfigRules: rules}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if r := ask(`{"status":"lost","total":42.5}`); len(r.ToolCalls) != 1 || string(r.ToolCalls[0].Arguments) != `{"amount":42.5}` {
+		t.Errorf("JSON result: %+v", r)
+	}
+	if r := ask(`{"status":"lost","total":12}`); r.Text != "no json: map[status:lost total:12]" {
+		t.Errorf("JSON result under the threshold: %q", r.Text)
+	}
+	if r := ask(`lost`); r.Text != "no json: <no value>" {
+		t.Errorf("plain result: %q", r.Text)
+	}
+}

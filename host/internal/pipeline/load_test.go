@@ -19,12 +19,15 @@ import (
 type staticResolver struct{}
 
 var installed = map[string]sdk.Kind{"bpmn": sdk.KindNavigator, "chain": sdk.KindNavigator, "script": sdk.KindProvider,
-	"openai": sdk.KindProvider, "pii-gate": sdk.KindGate}
+	"openai": sdk.KindProvider, "pii-gate": sdk.KindGate, "records": sdk.KindTool}
 
 func (staticResolver) Plugin(name string) (sdk.Kind, []sdk.ConfigField, bool) {
 	k, ok := installed[name]
-	if name == "pii-gate" {
+	switch name {
+	case "pii-gate":
 		return k, []sdk.ConfigField{{Name: "patterns", Type: "list"}}, true
+	case "records":
+		return k, []sdk.ConfigField{{Name: "key", Type: "string"}, {Name: "kinds", Type: "list"}}, true
 	}
 	return k, nil, ok
 }

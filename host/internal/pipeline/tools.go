@@ -29,7 +29,11 @@ type ToolSource struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	Use     string            `json:"use,omitempty"`
 	Config  map[string]any    `json:"config,omitempty"`
-	Timeout Duration          `json:"timeout,omitempty"`
+	// Data is a file, relative to the pipeline, whose text the host sends
+	// a tool plugin in its config (sdk.ToolConfigData), so that a plugin
+	// without a filesystem (wasm) can serve a table or a document.
+	Data    string   `json:"data,omitempty"`
+	Timeout Duration `json:"timeout,omitempty"`
 	// MaxResult is the largest result a call may return ("1MiB").
 	MaxResult string `json:"max_result,omitempty"`
 	// Replay, Idempotent and Confirm override what the tools' own
@@ -76,6 +80,7 @@ var toolBlock = &schema.Block{Name: "tool source", Fields: []schema.Field{
 	{Name: "headers", Type: schema.StringMap, Doc: "http: header name = environment variable holding its value (e.g. Authorization = \"MCP_TOKEN\")"},
 	{Name: "use", Type: schema.String, Doc: "tool plugin name (kind tool)"},
 	{Name: "config", Type: schema.Table, Block: &schema.Block{Open: true}, Doc: "plugin: settings sent with every call"},
+	{Name: "data", Type: schema.String, Doc: "plugin: a file, relative to the pipeline, whose text is sent with every call in config.data (its name in config.data_file): a table or document the plugin serves, also from a wasm sandbox"},
 	{Name: "timeout", Type: schema.Duration, Default: "30s", Bound: schema.Positive, Doc: "per-call deadline (also for starting the source and listing its tools)"},
 	{Name: "max_result", Type: schema.Size, Default: "1MiB", Doc: "largest result a call may return; a larger one fails the call"},
 	{Name: "replay", Type: schema.String, Enum: []string{ReplayRecorded, ReplayLive}, Doc: "live: a replay with on_miss = live may execute these tools on a miss (default: live for tools annotated readOnlyHint, else recorded)"},
@@ -87,7 +92,7 @@ var toolBlock = &schema.Block{Name: "tool source", Fields: []schema.Field{
 var toolFields = map[string][]string{
 	ToolStdio:  {"command", "args", "env", "dir"},
 	ToolHTTP:   {"url", "headers"},
-	ToolPlugin: {"use", "config"},
+	ToolPlugin: {"use", "config", "data"},
 }
 
 var (
@@ -152,7 +157,17 @@ func (l *loader) tools(p *Pipeline) {
 				}
 			}
 		case ToolPlugin:
-			l.plugin(src.Use, sdk.KindTool, "tools", name, "use")
+			if l.plugin(src.Use, sdk.KindTool, "tools", name, "use") {
+				l.pluginConfig(src.Use, src.Config, at("config")...)
+			}
+			if src.Data != "" {
+				l.fileExists(p, src.Data, at("data")...)
+				for _, k := range []string{sdk.ToolConfigData, sdk.ToolConfigDataFile} {
+					if _, ok := src.Config[k]; ok {
+						l.add(at("config", k), "is set by the host from data: rename it")
+					}
+				}
+			}
 		}
 	}
 }

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -104,6 +106,47 @@ tool_choice = "auto"`, `max_turns = 3`,
 			}
 			if len(got) != len(c.want) {
 				t.Errorf("got %d problems, want %d:\n%s", len(got), len(c.want), err)
+			}
+		})
+	}
+}
+
+// TestLoadToolData: a plugin source's data file must exist, its config is
+// checked against the keys the plugin declares, and the keys the host
+// fills from data cannot be set by hand.
+func TestLoadToolData(t *testing.T) {
+	src := strings.Replace(toolsGood, "[tools.files]\ncommand = \"node\"\nargs = [\"server.js\", \".\"]\nenv = [\"NODE_ENV=production\", \"GITHUB_TOKEN\"]\n",
+		"[tools.files]\nuse = \"records\"\ndata = \"orders.toml\"\nconfig = { kinds = [\"refund\"] }\n", 1)
+	if src == toolsGood {
+		t.Fatal("fixture lacks the files source")
+	}
+	load := func(doc string, withData bool) error {
+		path := setup(t, doc)
+		if withData {
+			if err := os.WriteFile(filepath.Join(filepath.Dir(path), "orders.toml"), []byte("[[record]]\nid = 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(context.Background(), path, staticResolver{}, Options{Getenv: func(string) (string, bool) { return "", false }})
+		return err
+	}
+	if err := load(src, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, from, to string
+		data           bool
+		want           string
+	}{
+		{"no data file", "", "", false, `pipeline.toml:17: tools.files.data: orders.toml: no such file`},
+		{"unknown config key", `kinds = ["refund"]`, `kindz = ["refund"]`, true, `pipeline.toml:18: tools.files.config.kindz: unknown key (did you mean "kinds"?)`},
+		{"config.data by hand", `kinds = ["refund"]`, `kinds = ["refund"], data = "x"`, true, `tools.files.config.data: is set by the host from data: rename it`},
+		{"data on a stdio source", `url = "http://127.0.0.1:3001/mcp"`, "url = \"http://127.0.0.1:3001/mcp\"\ndata = \"orders.toml\"", true, `tools.web.data: http sources do not take data (it is for plugin sources)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := load(strings.Replace(src, c.from, c.to, 1), c.data)
+			if !errors.Is(err, sdk.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
 			}
 		})
 	}

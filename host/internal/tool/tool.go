@@ -18,11 +18,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -179,13 +181,45 @@ func (s *Set) dial(ctx context.Context, name string, cfg pipeline.ToolSource) (S
 		if s.open == nil {
 			return nil, fmt.Errorf("tool plugin %q: no plugin registry", cfg.Use)
 		}
+		config, err := s.pluginConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
 		t, closeFn, err := s.open(ctx, cfg.Use)
 		if err != nil {
 			return nil, err
 		}
-		return &pluginSource{t: t, close: closeFn, config: cfg.Config}, nil
+		return &pluginSource{t: t, close: closeFn, config: config}, nil
 	}
 	return nil, fmt.Errorf("unknown transport")
+}
+
+// MaxData bounds a plugin source's data file, which travels with every
+// call: a table or document, not a database.
+const MaxData = 16 << 20
+
+// pluginConfig is the config sent with a plugin source's calls: its block's
+// config and, when it names a data file, that file's text and path. The
+// file is read once, when the source starts.
+func (s *Set) pluginConfig(cfg pipeline.ToolSource) (map[string]any, error) {
+	if cfg.Data == "" {
+		return cfg.Config, nil
+	}
+	path := filepath.FromSlash(cfg.Data)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.dir, path)
+	}
+	b, err := readfile.Read(path, MaxData)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	out := make(map[string]any, len(cfg.Config)+2)
+	for k, v := range cfg.Config {
+		out[k] = v
+	}
+	out[sdk.ToolConfigData] = string(b)
+	out[sdk.ToolConfigDataFile] = filepath.ToSlash(cfg.Data)
+	return out, nil
 }
 
 // ErrBadArguments marks a call whose arguments fail the tool's schema.
