@@ -161,7 +161,7 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 		return err
 	}
 	defer cleanup()
-	opts := evolve.Options{Seed: uint64(cfg.Seed)}
+	opts := evolve.Options{Seed: uint64(cfg.Seed), MinFidelity: p.Replay.MinFidelity}
 	gates, closeGates, err := evolve.GateChain(ctx, reg, p, opts)
 	if err != nil {
 		return err
@@ -188,6 +188,9 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 		fmt.Fprintf(a.stdout, " (%d self-replays skipped: a call had no recording)", self.Skipped)
 	}
 	fmt.Fprintln(a.stdout)
+	for _, r := range round.Baseline.Reasons {
+		fmt.Fprintf(a.stdout, "  %s\n", r)
+	}
 	cands := round.Candidates
 	if len(cands) == 0 {
 		fmt.Fprintln(a.stdout, "no mutator proposed a candidate:")

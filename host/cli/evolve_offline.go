@@ -49,7 +49,7 @@ func (a *app) evolveOffline(ctx context.Context, loaded *run.Loaded, reg *plugin
 		defer cleanup()
 		rc = c
 	}
-	opts := evolve.Options{Seed: uint64(cfg.Seed)}
+	opts := evolve.Options{Seed: uint64(cfg.Seed), MinFidelity: p.Replay.MinFidelity}
 	gates, closeGates, err := evolve.GateChain(ctx, reg, p, opts)
 	if err != nil {
 		return err
@@ -81,6 +81,9 @@ func (a *app) evolveOffline(ctx context.Context, loaded *run.Loaded, reg *plugin
 	}
 	self := res.Baseline.Self
 	fmt.Fprintf(a.stdout, "baseline %s: %d tasks replayed, fidelity %.1f%%\n", base.Metadata.Version, res.Baseline.Tasks, 100*self.Fidelity())
+	for _, r := range res.Baseline.Reasons {
+		fmt.Fprintf(a.stdout, "  %s\n", r)
+	}
 	cands := res.Candidates
 	a.printCandidates(cands, metric)
 	if len(cands) == 0 {

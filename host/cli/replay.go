@@ -811,7 +811,7 @@ func buildIdentity() string { return identity() }
 // writes the reports and returns the verdict's exit status.
 func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipeline, strategies []*strategy.Strategy,
 	results []replay.Result, seed int64, specs []string, to *verdictTo) error {
-	opts := evolve.Options{Seed: uint64(seed)}
+	opts := evolve.Options{Seed: uint64(seed), MinFidelity: p.Replay.MinFidelity}
 	var cand *strategy.Strategy
 	var gates []evolve.GateSpec
 	if len(strategies) > 1 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
@@ -124,7 +125,6 @@ func (l *loader) conditionalDef(d *xelem, n *node) {
 
 var (
 	isoWeeks = regexp.MustCompile(`^P\d{1,6}W$`)
-	cronExpr = regexp.MustCompile(`^(\S+\s+){4,6}\S+$`)
 	isoZone  = regexp.MustCompile(`^(.*?[0-9])(Z|[+-]\d{2}:?\d{2})?\[([A-Za-z_+\-/0-9]+)\]$`)
 
 	feelDuration = feel.MustParse(`duration(v)`)
@@ -139,7 +139,8 @@ func isExpr(v string) bool {
 // checkTimer validates a timer value as Zeebe reads it: an ISO 8601
 // duration (PT30S, P1DT2H), date-time (2026-01-02T15:04:05Z, also with a
 // [Region/City] zone) or repetition (R3/PT10M, R/PT1H,
-// R2/2026-01-02T00:00:00Z/P1D), a cron expression for cycles, or a FEEL
+// R2/2026-01-02T00:00:00Z/P1D), a cron expression for cycles (cron.go),
+// or a FEEL
 // expression (=...), which is parsed here and evaluated when the timer
 // starts.
 func checkTimer(kind, v string) (*cond, error) {
@@ -159,11 +160,18 @@ func checkTimer(kind, v string) (*cond, error) {
 			return nil, fmt.Errorf("not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)")
 		}
 	case "timeCycle":
-		if cronExpr.MatchString(v) {
-			return nil, fmt.Errorf("cron cycles are not supported; write an ISO 8601 repetition (like R/P1D, R3/PT10M or R/2026-01-05T09:00:00Z/P1D)")
+		if isCron(v) {
+			c, err := parseCron(v)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := c.next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)); !ok {
+				return nil, fmt.Errorf("the cron cycle matches no date")
+			}
+			return nil, nil
 		}
 		if !isCycle(v) {
-			return nil, fmt.Errorf("not an ISO 8601 repetition (like R3/PT10M)")
+			return nil, fmt.Errorf("not an ISO 8601 repetition (like R3/PT10M) or a cron expression (like 0 0 9-17 * * MON-FRI)")
 		}
 	}
 	return nil, nil

@@ -180,7 +180,7 @@ func TestLoadProblems(t *testing.T) {
   <intermediateCatchEvent id="t4"><timerEventDefinition><timeDuration>=a-</timeDuration></timerEventDefinition></intermediateCatchEvent>
 </process>`), "bad.bpmn:4: intermediateCatchEvent \"t1\": timeDuration \"10 minutes\": not an ISO 8601 duration (like PT30S)\n" +
 			"bad.bpmn:5: intermediateCatchEvent \"t2\": timeDate \"tomorrow\": not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)\n" +
-			"bad.bpmn:6: intermediateCatchEvent \"t3\": timeCycle \"often\": not an ISO 8601 repetition (like R3/PT10M)\n" +
+			"bad.bpmn:6: intermediateCatchEvent \"t3\": timeCycle \"often\": not an ISO 8601 repetition (like R3/PT10M) or a cron expression (like 0 0 9-17 * * MON-FRI)\n" +
 			"bad.bpmn:7: intermediateCatchEvent \"t4\": timeDuration \"=a-\": unexpected end of expression (column 4)"},
 		{"call activity", doc(`<process id="p">
   <callActivity id="c1" calledElement="elsewhere"/>

@@ -225,6 +225,7 @@ func TestTimerValues(t *testing.T) {
 		{"timeDate", `=date and time("2026-01-02T00:00:00Z")`},
 		{"timeCycle", "R3/PT10M"}, {"timeCycle", "R/PT1H"}, {"timeCycle", "R2/2026-01-02T00:00:00Z/P1D"}, {"timeCycle", "R/PT1H/2026-01-02T00:00:00Z"},
 		{"timeCycle", "=cycle(duration(\"PT1H\"))"},
+		{"timeCycle", "0 0 9-17 * * MON-FRI"}, {"timeCycle", "0 */15 * ? * *"}, {"timeCycle", "@daily"}, {"timeCycle", "0 0 0 29 2 MON"},
 	}
 	for _, g := range good {
 		if _, err := New().Load(context.Background(), &sdk.LoadRequest{Name: "t.bpmn", Routine: []byte(timer(g.kind, g.v))}); err != nil {
@@ -235,9 +236,13 @@ func TestTimerValues(t *testing.T) {
 		{"timeDuration", "PT", `not an ISO 8601 duration (like PT30S)`},
 		{"timeDuration", "10 minutes", `not an ISO 8601 duration (like PT30S)`},
 		{"timeDate", "2026-13-02T15:04:05Z", `not an ISO 8601 date-time (like 2026-01-02T15:04:05Z)`},
-		{"timeCycle", "R3/10M", `not an ISO 8601 repetition (like R3/PT10M)`},
-		{"timeCycle", "Rx/PT1M", `not an ISO 8601 repetition (like R3/PT10M)`},
-		{"timeCycle", "0 0 9-17 * * MON-FRI", `cron cycles are not supported; write an ISO 8601 repetition (like R/P1D, R3/PT10M or R/2026-01-05T09:00:00Z/P1D)`},
+		{"timeCycle", "R3/10M", `not an ISO 8601 repetition (like R3/PT10M) or a cron expression (like 0 0 9-17 * * MON-FRI)`},
+		{"timeCycle", "Rx/PT1M", `not an ISO 8601 repetition (like R3/PT10M) or a cron expression (like 0 0 9-17 * * MON-FRI)`},
+		{"timeCycle", "0 9-17 * * MON-FRI", `a cron cycle has six fields (second minute hour day-of-month month day-of-week, like 0 0 9-17 * * MON-FRI), got 5`},
+		{"timeCycle", "0 0 25 * * *", `cron hour "25": "25" is not a value from 0 to 23`},
+		{"timeCycle", "0 0 9 L * *", `cron day of month "L": L, W and # are not supported`},
+		{"timeCycle", "0 0 9 * * MON#2", `cron day of week "MON#2": L, W and # are not supported`},
+		{"timeCycle", "0 0 0 30 2 *", `the cron cycle matches no date`},
 		{"timeDuration", "=duration(", `unexpected end of expression (column 11)`},
 	}
 	for _, b := range bad {

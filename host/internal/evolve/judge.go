@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
@@ -130,6 +131,12 @@ type Judgment struct {
 	// Own are the baseline's own metrics when there is no candidate (a
 	// self-replay).
 	Own []sdk.Metric
+	// MinFidelity is the least fidelity the verdict accepts.
+	MinFidelity float64
+	// Reasons say why the verdict is what it is beyond the gates: a
+	// fidelity below MinFidelity with the first divergences, or why no
+	// self-replay could measure it.
+	Reasons []string
 }
 
 // ExitCode is the process exit code of the verdict (DESIGN §7).
@@ -156,16 +163,71 @@ func Judge(ctx context.Context, results []replay.Result, base, cand *strategy.St
 			j.Own = Compare(base, base, own, j.Self.Fidelity(), opts).Metrics
 		}
 	}
-	if len(j.Self.Divergences) > 0 {
+	j.MinFidelity = opts.minFidelity()
+	switch {
+	case j.Self.Counted > 0 && j.Self.Fidelity() < j.MinFidelity:
+		// A broken determinism is a regression whatever the gates say.
 		j.Ruling = combine(j.Ruling, sdk.Fail)
+		j.Reasons = fidelityReasons(j.Self, fmt.Sprintf("is below min_fidelity %s", percent(j.MinFidelity)))
+	case j.Self.Counted > 0 && len(j.Self.Divergences) > 0:
+		j.Reasons = fidelityReasons(j.Self, fmt.Sprintf("meets min_fidelity %s", percent(j.MinFidelity)))
+	case j.Self.Counted == 0 && base != nil && j.Tasks > 0:
+		what := "fidelity not measured"
+		if cand != nil {
+			what += " (a min-fidelity gate fails closed)"
+		}
+		why := fmt.Sprintf("none of the %d tasks was recorded under %s %s (hash %s…)", j.Tasks, base.Metadata.Name, base.Metadata.Version, shortHash(base.Hash()))
+		if j.Self.Skipped > 0 {
+			why = fmt.Sprintf("all %d were skipped by on_miss = skip (a call had no recording)", j.Self.Skipped)
+		}
+		j.Reasons = []string{fmt.Sprintf("no self-replay counted: %s, so %s", why, what)}
 	}
 	return j
 }
+
+// maxReasonDivergences is how many tasks' first divergences a fidelity
+// reason names.
+const maxReasonDivergences = 3
+
+// fidelityReasons are a fidelity's summary (verdict says how it compares
+// with the minimum) and the first divergences of the first unfaithful
+// tasks, in the manner of Temporal's non-determinism error.
+func fidelityReasons(s SelfReplays, verdict string) []string {
+	bad := s.Counted - s.Reproduced
+	out := []string{fmt.Sprintf("fidelity %s %s: %d of %d self-replays left their recorded trace",
+		percent(s.Fidelity()), verdict, bad, s.Counted)}
+	for i, d := range s.Divergences {
+		if i == maxReasonDivergences {
+			out = append(out, fmt.Sprintf("… and %d more", len(s.Divergences)-i))
+			break
+		}
+		at := ""
+		if d.Node != "" {
+			at = " at step " + d.Node
+		}
+		out = append(out, fmt.Sprintf("task %s%s: expected %s, got %s", d.Task, at, oneLine(d.Expected), oneLine(d.Got)))
+	}
+	return out
+}
+
+// percent writes a share as a percentage with one decimal, or more when
+// one would round a share below 1 up to 100%.
+func percent(f float64) string {
+	s := strconv.FormatFloat(100*f, 'f', 1, 64)
+	if f < 1 && s == "100.0" {
+		s = strconv.FormatFloat(100*f, 'f', -1, 64)
+	}
+	return s + "%"
+}
+
+
+
 
 // Report renders the judgment as a report of pipeline.
 func (j *Judgment) Report(pipeline string) *report.Report {
 	r := &report.Report{Pipeline: pipeline, Baseline: strategyRef(j.Baseline), Tasks: j.Tasks,
 		Fidelity: j.Self.Fidelity(), Skipped: j.Self.Skipped, Divergences: j.Self.Divergences,
+		SelfReplays: j.Self.Counted, MinFidelity: j.MinFidelity, Reasons: j.Reasons,
 		Ruling: j.Ruling, ExitCode: j.ExitCode()}
 	if j.Candidate == nil {
 		r.Own = j.Own

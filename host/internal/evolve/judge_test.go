@@ -74,3 +74,68 @@ func mustBuiltin(t *testing.T, name string) sdk.Gate {
 	}
 	return g
 }
+
+// TestJudgeMinFidelity: the verdict fails when the fidelity is below
+// min_fidelity, naming the first divergences of the first unfaithful
+// tasks; at or above it, the divergences are reported and the verdict
+// stands; without a counted self-replay the reason says why.
+func TestJudgeMinFidelity(t *testing.T) {
+	base := baseline()
+	var results []replay.Result
+	for i := range 10 {
+		r := replay.Result{Task: fmt.Sprintf("t%02d", i), Hash: base.Hash(), SelfReplay: true, Reproduced: i >= 4}
+		if i < 4 {
+			r.Divergence = &replay.Divergence{Node: "classify", Expected: "call e3e3396a2a13", Got: fmt.Sprintf("call\n%d", i)}
+		}
+		results = append(results, r)
+	}
+	at := func(m float64) *float64 { return &m }
+	for _, tc := range []struct {
+		name    string
+		min     *float64
+		ruling  sdk.Ruling
+		reasons []string
+	}{
+		{"default is every self-replay", nil, sdk.Fail, []string{
+			"fidelity 60.0% is below min_fidelity 100.0%: 4 of 10 self-replays left their recorded trace",
+			"task t00 at step classify: expected call e3e3396a2a13, got call 0",
+			"task t01 at step classify: expected call e3e3396a2a13, got call 1",
+			"task t02 at step classify: expected call e3e3396a2a13, got call 2",
+			"… and 1 more",
+		}},
+		{"below", at(0.7), sdk.Fail, []string{
+			"fidelity 60.0% is below min_fidelity 70.0%: 4 of 10 self-replays left their recorded trace",
+			"task t00 at step classify: expected call e3e3396a2a13, got call 0",
+			"task t01 at step classify: expected call e3e3396a2a13, got call 1",
+			"task t02 at step classify: expected call e3e3396a2a13, got call 2",
+			"… and 1 more",
+		}},
+		{"at", at(0.6), sdk.Pass, []string{
+			"fidelity 60.0% meets min_fidelity 60.0%: 4 of 10 self-replays left their recorded trace",
+			"task t00 at step classify: expected call e3e3396a2a13, got call 0",
+			"task t01 at step classify: expected call e3e3396a2a13, got call 1",
+			"task t02 at step classify: expected call e3e3396a2a13, got call 2",
+			"… and 1 more",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := Judge(context.Background(), results, base, nil, nil, Options{MinFidelity: tc.min})
+			if j.Ruling != tc.ruling || fmt.Sprint(j.Reasons) != fmt.Sprint(tc.reasons) {
+				t.Fatalf("ruling %s, reasons\n%q\nwant %s\n%q", j.Ruling, j.Reasons, tc.ruling, tc.reasons)
+			}
+			r := j.Report("p")
+			if fmt.Sprint(r.Reasons) != fmt.Sprint(tc.reasons) || r.SelfReplays != 10 || r.ExitCode != ExitCode(tc.ruling) {
+				t.Fatalf("report %+v", r)
+			}
+		})
+	}
+	t.Run("no self-replay", func(t *testing.T) {
+		other := []replay.Result{{Task: "a", Hash: base.Hash()}, {Task: "b", Hash: base.Hash()}}
+		j := Judge(context.Background(), other, base, nil, nil, Options{})
+		want := fmt.Sprintf("no self-replay counted: none of the 2 tasks was recorded under %s %s (hash %s…), so fidelity not measured",
+			base.Metadata.Name, base.Metadata.Version, base.Hash()[:12])
+		if j.Ruling != sdk.Pass || len(j.Reasons) != 1 || j.Reasons[0] != want {
+			t.Fatalf("ruling %s, reasons %q\nwant %q", j.Ruling, j.Reasons, want)
+		}
+	})
+}

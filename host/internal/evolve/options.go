@@ -26,6 +26,10 @@ type Options struct {
 	Resamples int
 	// Seed seeds the bootstrap's PCG generator. Every seed is valid.
 	Seed uint64
+	// MinFidelity is the least share of counted self-replays that must
+	// reproduce their trace for the verdict not to fail ([replay]
+	// min_fidelity); nil means 1, every one.
+	MinFidelity *float64
 }
 
 // Validate reports options that Compare would refuse.
@@ -35,6 +39,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("confidence %v is not in (0, 1)", o.Confidence)
 	case o.Resamples < 0:
 		return fmt.Errorf("resamples %d is negative", o.Resamples)
+	case o.MinFidelity != nil && !(*o.MinFidelity >= 0 && *o.MinFidelity <= 1):
+		return fmt.Errorf("min fidelity %v is not in [0, 1]", *o.MinFidelity)
 	}
 	return nil
 }
@@ -52,4 +58,12 @@ func (o Options) withDefaults() Options {
 		o.Resamples = DefaultResamples
 	}
 	return o
+}
+
+// minFidelity is MinFidelity, 1 when unset.
+func (o Options) minFidelity() float64 {
+	if o.MinFidelity == nil {
+		return 1
+	}
+	return *o.MinFidelity
 }

@@ -291,6 +291,9 @@ func (l *loader) validate(p *Pipeline) {
 	if t := p.Evolve.DedupThreshold; t > 1 {
 		l.add([]string{"evolve", "dedup_threshold"}, "%v is not a similarity: want 0 (never merge) to 1 (merge only identical word sets)", t)
 	}
+	if m := p.Replay.MinFidelity; m != nil && *m > 1 {
+		l.add([]string{"replay", "min_fidelity"}, "%v is not a share of self-replays: want 0 to 1", *m)
+	}
 	if p.Replay.Dataset != "" {
 		l.fileExists(p, p.Replay.Dataset, "replay", "dataset")
 	}

@@ -115,6 +115,10 @@ type Replay struct {
 	// MaxLiveCostUSD caps the cost of calls sent live (on_miss = live)
 	// in one replay; 0 means no cap.
 	MaxLiveCostUSD float64 `json:"max_live_cost_usd,omitempty"`
+	// MinFidelity is the least share of self-replays that must reproduce
+	// their trace for a verdict not to fail; nil (a pipeline not made by
+	// Load) means 1.
+	MinFidelity *float64 `json:"min_fidelity,omitempty"`
 }
 
 // Evolve is the [evolve] block.

@@ -166,10 +166,6 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 		return fmt.Errorf("replay: max live cost %v is negative", cfg.MaxLiveCostUSD)
 	}
 	cfg.live = &liveSpend{}
-	ids, err := selectTasks(ctx, cfg)
-	if err != nil {
-		return err
-	}
 	prepare, release := cfg.Prepare, func(ctx context.Context, prep *run.Prepared) { prep.Close(ctx) }
 	if cfg.Pool != nil {
 		prepare, release = cfg.Pool.Prepare, cfg.Pool.release
@@ -197,6 +193,10 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 		}
 	}()
 	score, err := compileScore(workers[0].prep)
+	if err != nil {
+		return err
+	}
+	ids, err := selectTasks(ctx, cfg, newRecordedCheck(cfg, workers[0].prep))
 	if err != nil {
 		return err
 	}
@@ -297,7 +297,7 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 
 // selectTasks lists the ids to replay: the pipeline's tasks in id order,
 // this shard's, sampled. Only ids are kept (a few bytes per task).
-func selectTasks(ctx context.Context, cfg Config) ([]string, error) {
+func selectTasks(ctx context.Context, cfg Config, check *recordedCheck) ([]string, error) {
 	type cand struct {
 		id, stratum string
 		rank        uint64
@@ -312,10 +312,14 @@ func selectTasks(ctx context.Context, cfg Config) ([]string, error) {
 		if t.Status != store.StatusCompleted {
 			return nil // only finished tasks have a whole trace to replay
 		}
+		check.task(t)
 		all = append(all, cand{id: t.ID, stratum: stratum(t.Tags, cfg.StratifyBy), rank: rank(t.ID, cfg.Seed)})
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := check.err(); err != nil {
 		return nil, err
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })

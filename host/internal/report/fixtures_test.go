@@ -16,6 +16,9 @@ func passingReport() *Report {
 		Candidate: Strategy{Name: "triage", Version: "1.3.0", Hash: "1a0b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"},
 		Tasks:     120,
 		Fidelity:  1,
+		// Every self-replay reproduced: no reason beyond the gates.
+		SelfReplays: 120,
+		MinFidelity: 1,
 		Metrics: []sdk.Metric{
 			{Name: "success", Kind: "binary", Baseline: 0.8166666666666667, Candidate: 0.875, Effect: 0.05833333333333335,
 				CILow: 0.016666666666666666, CIHigh: 0.1, Confidence: 0.95, P: 0.0078125, N: 120, HigherIsBetter: true},
@@ -50,6 +53,15 @@ func failingReport() *Report {
 		Candidate: Strategy{Name: "triage", Version: "1.3.0-rc.1", Hash: "77aa00bb11cc22dd33ee44ff5566778899aabbccddeeff00112233445566778899"},
 		Tasks:     200,
 		Fidelity:  0.985,
+		// Three of 200 self-replays diverged, below min_fidelity.
+		SelfReplays: 200,
+		MinFidelity: 0.99,
+		Reasons: []string{
+			"fidelity 98.5% is below min_fidelity 99.0%: 3 of 200 self-replays left their recorded trace",
+			`task t-044 at step route|escalate: expected gateway took flow <urgent>, got gateway took flow <normal> & stopped`,
+			`task t-101 at step reply: expected step completed, got step timed out`,
+			"task t-190 at step classify: expected call provider \"default\" model gpt-x hash 4f1e, got call provider \"default\" model gpt-y hash 9a0c",
+		},
 		Divergences: []Divergence{
 			{Task: "t-190", Node: "classify", Expected: `call provider "default" model gpt-x hash 4f1e`, Got: `call provider "default" model gpt-y hash 9a0c`},
 			{Task: "t-044", Node: "route|escalate", Expected: "gateway took flow <urgent>", Got: "gateway took flow <normal> & stopped"},

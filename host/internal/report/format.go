@@ -213,7 +213,25 @@ func verdictSummary(r *Report) string {
 	if n := len(r.Regressed); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s regressed", n, plural(n, "task", "tasks")))
 	}
+	if fidelityFailed(r) {
+		parts = append(parts, fmt.Sprintf("fidelity %s below min_fidelity %s", percent(r.Fidelity), percent(r.MinFidelity)))
+	}
 	return strings.Join(parts, ", ")
+}
+
+// fidelityFailed reports whether the self-replays' fidelity failed the
+// verdict: some were counted and too few reproduced.
+func fidelityFailed(r *Report) bool {
+	return r.SelfReplays > 0 && r.Fidelity < r.MinFidelity
+}
+
+// fidelityText is the fidelity as a percentage, or n/a when no self-replay
+// was counted.
+func fidelityText(r *Report) string {
+	if r.SelfReplays == 0 && r.Fidelity == 0 {
+		return "n/a"
+	}
+	return percent(r.Fidelity)
 }
 
 func plural(n int, one, many string) string {

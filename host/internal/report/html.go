@@ -50,6 +50,7 @@ type htmlView struct {
 	Candidate    htmlStrategy
 	Tasks        int
 	Fidelity     string
+	Reasons      []string
 	Metrics      []htmlMetric
 	Forest       htmlChart
 	Gates        []htmlGate
@@ -136,7 +137,8 @@ func htmlModel(r *Report) htmlView {
 		Baseline:     htmlStrategy{r.Baseline.Name, r.Baseline.Version, r.Baseline.Hash, shortHash(r.Baseline.Hash)},
 		Candidate:    htmlStrategy{r.Candidate.Name, r.Candidate.Version, r.Candidate.Hash, shortHash(r.Candidate.Hash)},
 		Tasks:        r.Tasks,
-		Fidelity:     percent(r.Fidelity),
+		Fidelity:     fidelityText(r),
+		Reasons:      r.Reasons,
 		Regressed:    sortedTasks(r.Regressed),
 		Flipped:      sortedFlips(r.Flipped),
 		Divergences:  sortedDivergences(r.Divergences),

@@ -28,7 +28,9 @@ const JSONSchemaVersion = 1
 //
 // The top-level fields are schema_version, pipeline, ruling, exit_code,
 // baseline, candidate, tasks (how many tasks were replayed), fidelity (the
-// fraction of self-replays that reproduced their trace), metrics, gates,
+// fraction of self-replays that reproduced their trace; 0 when none was
+// counted), skipped, self_replays (how many counted), min_fidelity, reasons
+// (why the verdict is what it is beyond the gates), metrics, gates,
 // regressed, flipped and divergences.
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
@@ -50,6 +52,9 @@ type jsonReport struct {
 	Tasks         int              `json:"tasks"`
 	Fidelity      num              `json:"fidelity"`
 	Skipped       int              `json:"skipped,omitempty"`
+	SelfReplays   int              `json:"self_replays"`
+	MinFidelity   num              `json:"min_fidelity"`
+	Reasons       []string         `json:"reasons"`
 	Metrics       []jsonMetric     `json:"metrics"`
 	Gates         []jsonGate       `json:"gates"`
 	Regressed     []string         `json:"regressed"`
@@ -120,6 +125,9 @@ func toJSON(r *Report) jsonReport {
 		Tasks:         r.Tasks,
 		Fidelity:      num(r.Fidelity),
 		Skipped:       r.Skipped,
+		SelfReplays:   r.SelfReplays,
+		MinFidelity:   num(r.MinFidelity),
+		Reasons:       append([]string{}, r.Reasons...),
 		Metrics:       make([]jsonMetric, 0, len(r.Metrics)),
 		Gates:         make([]jsonGate, 0, len(r.Gates)),
 		Regressed:     append([]string{}, sortedTasks(r.Regressed)...),

@@ -41,19 +41,23 @@ const (
 //     verdict passed (the drop is within the gates' tolerance) or waits for
 //     review, the task is a passing case whose <system-out> says it
 //     regressed: reported, without contradicting the verdict.
-//   - A diverged self-replay is a <failure> (a divergence fails the
-//     verdict). A failing verdict with no failing gate or task gets a
-//     "verdict" case with the failure, so failures > 0 whenever the exit
-//     code is 1.
+//   - A fidelity below min_fidelity is a failing "fidelity" case in the
+//     gates suite whose text is the report's Reasons, and each diverged
+//     self-replay is then a <failure>; with the fidelity at or above
+//     min_fidelity a divergence is a passing case whose <system-out> says
+//     so. A failing verdict with no failing gate or task gets a "verdict"
+//     case with the failure, so failures > 0 whenever the exit code is 1.
 //   - A report that contradicts itself (a failed gate, a gate with an
-//     unknown ruling or a divergence, but an exit code other than 1) is an
+//     unknown ruling or a fidelity below min_fidelity, but an exit code
+//     other than 1) is an
 //     error: the writer does not pick a side.
 //   - <testsuites> carries no skipped attribute (the Jenkins xunit schema
 //     rejects it); each suite has its own.
 //   - Every time attribute is "0" and there is no timestamp or hostname, so
 //     the same replay gives the same file.
 //   - The gates suite carries <properties>: pipeline, baseline, candidate,
-//     tasks, fidelity, skipped self-replays, ruling and exit code.
+//     tasks, fidelity, skipped self-replays, counted self-replays,
+//     min_fidelity, ruling and exit code.
 func WriteJUnit(w io.Writer, r *Report) error {
 	doc, err := toJUnit(r)
 	if err != nil {
@@ -130,6 +134,8 @@ func toJUnit(r *Report) (junitSuites, error) {
 			{"tasks", strconv.Itoa(r.Tasks)},
 			{"fidelity", general(r.Fidelity)},
 			{"skipped_self_replays", strconv.Itoa(r.Skipped)},
+			{"self_replays", strconv.Itoa(r.SelfReplays)},
+			{"min_fidelity", general(r.MinFidelity)},
 			{"ruling", string(r.Ruling)},
 			{"exit_code", strconv.Itoa(r.ExitCode)},
 		}},
@@ -199,18 +205,34 @@ func toJUnit(r *Report) (junitSuites, error) {
 		tasks.Cases = append(tasks.Cases, c)
 		tasks.Tests++
 	}
-	for _, d := range sortedDivergences(r.Divergences) {
+	unfaithful := fidelityFailed(r)
+	if unfaithful {
 		if !failed {
-			return junitSuites{}, fmt.Errorf("self-replay of %s diverged but the exit code is %d", d.Task, r.ExitCode)
+			return junitSuites{}, fmt.Errorf("fidelity %s is below min_fidelity %s but the exit code is %d", percent(r.Fidelity), percent(r.MinFidelity), r.ExitCode)
 		}
+		msg := fmt.Sprintf("fidelity %s is below min_fidelity %s", percent(r.Fidelity), percent(r.MinFidelity))
+		if len(r.Reasons) > 0 {
+			msg = r.Reasons[0]
+		}
+		gates.Cases = append(gates.Cases, junitCase{Name: "fidelity", Classname: JUnitGatesClass, Time: "0",
+			Failure: &junitMessage{Message: msg, Type: "fidelity", Text: strings.Join(r.Reasons, "\n")}})
+		gates.Tests++
+		gates.Failures++
+	}
+	for _, d := range sortedDivergences(r.Divergences) {
 		text := fmt.Sprintf("expected %s, got %s", d.Expected, d.Got)
 		if d.Node != "" {
 			text = "at " + d.Node + ": " + text
 		}
-		tasks.Cases = append(tasks.Cases, junitCase{Name: d.Task + " self-replay", Classname: taskClass, Time: "0",
-			Failure: &junitMessage{Message: "the replay under the recorded strategy left the recorded trace", Type: "divergence", Text: text}})
+		c := junitCase{Name: d.Task + " self-replay", Classname: taskClass, Time: "0"}
+		if unfaithful {
+			c.Failure = &junitMessage{Message: "the replay under the recorded strategy left the recorded trace", Type: "divergence", Text: text}
+			tasks.Failures++
+		} else {
+			c.SystemOut = fmt.Sprintf("diverged %s; fidelity %s meets min_fidelity %s", text, percent(r.Fidelity), percent(r.MinFidelity))
+		}
+		tasks.Cases = append(tasks.Cases, c)
 		tasks.Tests++
-		tasks.Failures++
 	}
 	if failed && gates.Failures+tasks.Failures == 0 {
 		gates.Cases = append(gates.Cases, junitCase{Name: "verdict", Classname: JUnitGatesClass, Time: "0",

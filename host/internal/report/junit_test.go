@@ -151,7 +151,7 @@ func TestJUnitStructure(t *testing.T) {
 		gates, gateFailures, gateSkipped, tasks int
 	}{
 		{"pass", passingReport(), 3, 0, 0, 0},
-		{"fail", failingReport(), 5, 2, 1, 26 + 3},
+		{"fail", failingReport(), 6, 3, 1, 26 + 3}, // the fidelity case fails too
 		{"empty", &Report{}, 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,13 +305,13 @@ func TestJUnitAgreesWithVerdict(t *testing.T) {
 	}
 }
 
-// TestJUnitContradiction: a report whose gates or divergences contradict
+// TestJUnitContradiction: a report whose gates or fidelity contradict
 // its exit code is refused, not written with one side picked.
 func TestJUnitContradiction(t *testing.T) {
 	for _, r := range []*Report{
 		{Pipeline: "p", Ruling: sdk.Pass, Gates: []GateResult{{Name: "g", Ruling: sdk.Fail}}},
 		{Pipeline: "p", Ruling: sdk.Review, ExitCode: 3, Gates: []GateResult{{Name: "g", Ruling: "maybe"}}},
-		{Pipeline: "p", Ruling: sdk.Pass, Divergences: []Divergence{{Task: "t"}}},
+		{Pipeline: "p", Ruling: sdk.Pass, Divergences: []Divergence{{Task: "t"}}, SelfReplays: 1, MinFidelity: 1},
 	} {
 		var b strings.Builder
 		if err := WriteJUnit(&b, r); err == nil || !strings.Contains(err.Error(), "but the exit code is") {

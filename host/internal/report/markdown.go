@@ -37,7 +37,13 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	p("| | Strategy |\n|---|---|\n")
 	p("| Baseline | %s |\n", mdStrategy(r.Baseline))
 	p("| Candidate | %s |\n\n", mdStrategy(r.Candidate))
-	p("%d tasks replayed, fidelity %s.\n\n", r.Tasks, percent(r.Fidelity))
+	p("%d tasks replayed, fidelity %s.\n\n", r.Tasks, fidelityText(r))
+	for _, reason := range r.Reasons {
+		p("- %s\n", mdText(reason))
+	}
+	if len(r.Reasons) > 0 {
+		p("\n")
+	}
 
 	p("### Metrics\n\n")
 	if len(r.Metrics) == 0 {

@@ -37,6 +37,19 @@ type Report struct {
 	// Divergences are the first divergences of self-replays that did not
 	// reproduce their trace, one per task.
 	Divergences []Divergence
+	// SelfReplays is the number of self-replays counted in Fidelity. With
+	// none (and Fidelity 0) the fidelity was not measured: it renders as
+	// n/a, and Reasons say why.
+	SelfReplays int
+	// MinFidelity is the least fidelity the verdict accepts ([replay]
+	// min_fidelity): below it, with a self-replay counted, the verdict
+	// failed.
+	MinFidelity float64
+	// Reasons say why the verdict is what it is beyond the gates: a
+	// fidelity below MinFidelity and the first divergences of the first
+	// unfaithful tasks, or why no self-replay was counted. Rendered in
+	// every format, in the order given.
+	Reasons []string
 	// Metrics are the paired comparisons, one per metric.
 	Metrics []sdk.Metric
 	// Gates are the verdicts of the gate chain, in chain order.

@@ -100,7 +100,7 @@ func (t *textWriter) render(r *Report) {
 		{"pipeline", pipeline},
 		{"baseline", strategyLabel(r.Baseline)},
 		{"candidate", strategyLabel(r.Candidate)},
-		{"tasks", fmt.Sprintf("%d replayed, fidelity %s%s", r.Tasks, percent(r.Fidelity), skippedNote(r.Skipped))},
+		{"tasks", fmt.Sprintf("%d replayed, fidelity %s%s", r.Tasks, fidelityText(r), skippedNote(r.Skipped))},
 	}, nil, nil)
 	t.printf("\n")
 
@@ -162,6 +162,13 @@ func (t *textWriter) render(r *Report) {
 			}
 			t.printf("  %s at %s: expected %s, got %s\n", d.Task, d.Node,
 				truncate(d.Expected, 60), truncate(d.Got, 60))
+		}
+	}
+
+	if len(r.Reasons) > 0 {
+		t.printf("\n%s\n", r.Reasons[0])
+		for _, reason := range r.Reasons[1:] {
+			t.printf("  %s\n", reason)
 		}
 	}
 

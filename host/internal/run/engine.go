@@ -86,6 +86,8 @@ type Runner struct {
 	ref store.StrategyRef
 	// stateless journals (replay) are never resumed: no state to encode.
 	stateless bool
+	// rules are the providers' rules hashes a started task records.
+	rules map[string]string
 
 	compiled *Compiled
 	unpriced sync.Map // models already warned about
@@ -175,6 +177,9 @@ func NewRunner(cfg Config) *Runner {
 	if sl, ok := cfg.Journal.(interface{ Stateless() bool }); ok {
 		r.stateless = sl.Stateless()
 	}
+	if !r.stateless { // a replay writes no task: nothing to record them in
+		r.rules = cfg.Providers.RulesHashes()
+	}
 	return r
 }
 
@@ -263,6 +268,9 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	ref := r.ref
 	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
 		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start}
+	if !r.stateless {
+		task.Routine, task.Rules = r.cfg.Routine.Hash, r.rules
+	}
 	execID := in.Execution
 	if execID == "" {
 		execID = s.NewID()

@@ -320,6 +320,9 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		if err != nil {
 			a := e.r.cfg.Providers.CallAttributes(provider, &full, nil)
 			a[store.AttrErrorType] = store.String(ErrorType(err))
+			// The request's hash names the call a replay asked for and
+			// found no recording of (its divergence's "got").
+			a["sextant.request_hash"] = store.String(hash)
 			sp := store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
 				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}}
 			res.Spans = append(res.Spans, sp)

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	"github.com/sextant-dev/sextant/navigators/feel"
+	"github.com/sextant-dev/sextant/navigators/bpmn"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -244,106 +243,18 @@ func (e *exec) timerDef(t sdk.Token, ev string) string {
 	return ""
 }
 
-var (
-	feelAfter    = feel.MustParse(`now() + duration(v)`)
-	feelDate     = feel.MustParse(`date and time(v)`)
-	feelDuration = feel.MustParse(`duration(v)`)
-)
-
 // timerDue is when a timer defined as def ("timeDuration PT5M",
-// "timeDate 2026-…", "timeCycle R3/PT10M") first fires, counted from now.
-// A cycle fires first after one interval (or at its start date).
-func timerDue(def string, now time.Time) (time.Time, error) {
-	kind, v, _ := strings.Cut(strings.TrimSpace(def), " ")
-	v = strings.TrimSpace(v)
-	after := func(d string) (time.Time, error) {
-		x, err := feelAfter.EvalAt(map[string]any{"v": d}, now)
-		if err != nil {
-			return time.Time{}, err
-		}
-		dt, ok := x.(feel.DateTime)
-		if !ok {
-			return time.Time{}, fmt.Errorf("%s %q: not an ISO 8601 duration", kind, d)
-		}
-		return dt.Time(), nil
-	}
-	switch kind {
-	case "timeDuration":
-		return after(v)
-	case "timeDate":
-		x, err := feelDate.EvalAt(map[string]any{"v": v}, now)
-		if err != nil {
-			return time.Time{}, err
-		}
-		dt, ok := x.(feel.DateTime)
-		if !ok {
-			return time.Time{}, fmt.Errorf("timeDate %q: not an ISO 8601 date and time", v)
-		}
-		return dt.Time(), nil
-	case "timeCycle":
-		parts := strings.Split(v, "/")
-		if len(parts) < 2 || !strings.HasPrefix(parts[0], "R") {
-			return time.Time{}, fmt.Errorf("timeCycle %q: only ISO 8601 repetitions (R3/PT10M) run live, not cron", v)
-		}
-		if len(parts) == 3 && !strings.HasPrefix(parts[1], "P") {
-			start, err := timerDue("timeDate "+parts[1], now)
-			if err != nil {
-				return time.Time{}, err
-			}
-			if start.After(now) {
-				return start, nil
-			}
-			// A past start: the next repetition after now.
-			x, err := feelDuration.EvalAt(map[string]any{"v": parts[2]}, now)
-			if err != nil {
-				return time.Time{}, err
-			}
-			if d, ok := x.(feel.DaysTime); ok && d.Duration() > 0 {
-				n := now.Sub(start)/d.Duration() + 1
-				return start.Add(n * d.Duration()), nil
-			}
-		}
-		return after(parts[1]) // R/interval or R/interval/end
-	}
-	return time.Time{}, fmt.Errorf("timer %q: want timeDuration, timeDate or timeCycle", def)
-}
+// "timeDate 2026-…", "timeCycle R3/PT10M", "timeCycle 0 0 9 * * MON")
+// first fires, counted from now. The BPMN navigator reads the timer
+// language (ISO 8601 and Zeebe's cron), so the run engine has none of its
+// own.
+func timerDue(def string, now time.Time) (time.Time, error) { return bpmn.TimerDue(def, now) }
 
-// cycleNext is when a cycle timer (def "timeCycle R3/PT10M") that fell
-// due at due and has fired fires times fires next: one interval later,
-// while repetitions are left (R alone repeats forever) and before the
-// cycle's end (R3/PT10M/2026-…). ok is false when it fires no more, or
-// def is not a cycle.
+// cycleNext is when a cycle timer that fell due at due and has fired
+// fires times fires next; ok is false when it fires no more (see
+// bpmn.CycleNext).
 func cycleNext(def string, due time.Time, fires int) (time.Time, bool) {
-	kind, v, _ := strings.Cut(strings.TrimSpace(def), " ")
-	parts := strings.Split(strings.TrimSpace(v), "/")
-	if kind != "timeCycle" || len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "R") {
-		return time.Time{}, false
-	}
-	if n := parts[0][1:]; n != "" {
-		reps, err := strconv.Atoi(n)
-		if err != nil || fires >= reps {
-			return time.Time{}, false
-		}
-	}
-	interval := parts[len(parts)-1]
-	var end time.Time
-	if len(parts) == 3 && strings.HasPrefix(parts[1], "P") { // R/interval/end
-		interval = parts[1]
-		e, err := timerDue("timeDate "+parts[2], due)
-		if err != nil {
-			return time.Time{}, false
-		}
-		end = e
-	}
-	x, err := feelAfter.EvalAt(map[string]any{"v": interval}, due)
-	if err != nil {
-		return time.Time{}, false
-	}
-	dt, ok := x.(feel.DateTime)
-	if !ok || !dt.Time().After(due) || !end.IsZero() && dt.Time().After(end) {
-		return time.Time{}, false
-	}
-	return dt.Time(), true
+	return bpmn.CycleNext(def, due, fires)
 }
 
 // token finds the run's token id.

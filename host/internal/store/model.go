@@ -55,6 +55,12 @@ type Task struct {
 	Status   Status          `json:"status"`
 	Created  time.Time       `json:"created"`
 	Strategy StrategyRef     `json:"strategy,omitzero"`
+	// Routine is the hex sha256 of the routine the task ran, and Rules
+	// that of each scripted provider's rules file, by provider block:
+	// replay tells a file changed since the recording from a run that
+	// diverged by them. Tasks recorded before they were kept have none.
+	Routine string            `json:"routine_hash,omitempty"`
+	Rules   map[string]string `json:"rules_hashes,omitempty"`
 	// Start is the start event the run began at when not the routine's
 	// default one (a BPMN message start event: `sextant run --message`).
 	Start string `json:"start,omitempty"`
