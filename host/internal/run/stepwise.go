@@ -100,10 +100,13 @@ type Stepper struct {
 
 // NewStepper returns a stepper for the prepared pipeline: cfg gives the
 // logger and hooks (its Store and Journal are not used), rec the
-// recordings.
+// recordings. The pipeline's tool sources are the prepared ones: each
+// starts on a worker's first call that uses it, and the tool calls'
+// started markers, results and tool lists go to rec, so a call retried on
+// another worker is answered from its recording as in a resumed local run.
 func (p *Prepared) NewStepper(cfg Config, rec Recorder) *Stepper {
-	cfg.Pipeline, cfg.Navigator, cfg.Routine, cfg.Strategy, cfg.Providers, cfg.Prices =
-		p.Pipeline, p.Navigator, p.Routine, p.Strategy, p.Providers, p.Prices
+	cfg.Pipeline, cfg.Navigator, cfg.Routine, cfg.Strategy, cfg.Providers, cfg.Prices, cfg.Tools =
+		p.Pipeline, p.Navigator, p.Routine, p.Strategy, p.Providers, p.Prices, p.Tools
 	if cfg.Compiled == nil {
 		cfg.Compiled = &Compiled{}
 	}

@@ -32,6 +32,7 @@ import (
 	_ "github.com/sextant-dev/sextant/navigators/chain"
 	_ "github.com/sextant-dev/sextant/navigators/dag"
 	_ "github.com/sextant-dev/sextant/plugins/openai"
+	_ "github.com/sextant-dev/sextant/plugins/records"
 	_ "github.com/sextant-dev/sextant/plugins/script"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -205,14 +206,16 @@ func shape(t testing.TB, res *run.Result, tree *store.Tree) string {
 	return b.String()
 }
 
-// TestExamplesOnTemporal runs every input of the three example pipelines
-// on a dev server with two workers and checks each run lands in the store
-// with the same result and spans as a local run.
+// TestExamplesOnTemporal runs every input of the example pipelines on a
+// dev server with two workers and checks each run lands in the store with
+// the same result and spans as a local run: the support agent's tool
+// calls, a person's approval of one, and their recordings included.
 func TestExamplesOnTemporal(t *testing.T) {
 	files := map[string]string{
 		"email-triage":     "../../../pipelines/email-triage/pipeline.toml",
 		"research-report":  "../../../pipelines/research-report/pipeline.toml",
 		"answer-and-learn": "../../../pipelines/answer-and-learn/pipeline.toml",
+		"support-agent":    "../../../pipelines/support-agent/pipeline.toml",
 	}
 	var all []string
 	for _, f := range files {
@@ -222,7 +225,7 @@ func TestExamplesOnTemporal(t *testing.T) {
 	cl := startCluster(t, nil, 2, all...)
 	ctx := context.Background()
 	answers := map[string]any{"answer": "yes"}
-	for _, name := range []string{"email-triage", "research-report", "answer-and-learn"} {
+	for _, name := range []string{"email-triage", "research-report", "answer-and-learn", "support-agent"} {
 		inputs, _ := filepath.Glob(filepath.Join(filepath.Dir(files[name]), "inputs", "*.json"))
 		if len(inputs) == 0 {
 			t.Fatalf("%s: no inputs", name)
