@@ -155,6 +155,36 @@ Conditions, Zeebe input/output mappings and timer expressions are FEEL (see
 documentation, lanes, diagrams) are read and ignored; any other element is refused with
 its id and line.
 
+### Variables
+
+Variables behave as in Zeebe (Camunda 8), so a diagram from Camunda Modeler reads the
+names its conditions and mappings name:
+
+- **The start input's variables are process variables.** With input
+  ` + "`{\"order\": {\"amount\": 120}}`" + `, ` + "`=order.amount > 100`" + ` holds; ` + "`=input.order.amount`" + ` reads the
+  same value. A process variable of the same name, once written, wins.
+- **A step's result merges into the process**, as a Zeebe job's variables do: a step of a
+  task with no output mappings that returns ` + "`{\"riskScore\": 6}`" + ` makes ` + "`=riskScore in [5..10]`" + `
+  true. With ` + "`zeebe:output`" + ` mappings, the mappings alone decide what is written
+  (` + "`<zeebe:output source=\"=s\" target=\"riskScore\"/>`" + ` writes riskScore, not s). A result
+  that is not a JSON object (an llm step's text) writes no variable by name.
+- **The step's view stays:** the whole result is also the variable named after the step
+  (` + "`vars.score`" + `, ` + "`{{ .vars.score.riskScore }}`" + ` in templates), so ` + "`vars.STEP.NAME`" + ` and ` + "`NAME`" + `
+  hold the same value after a task without output mappings.
+- **Local scopes.** ` + "`zeebe:input`" + ` mappings create local variables of their task or
+  sub-process (steps see a task's as ` + "`.token.NAME`" + `). Each instance of a multi-instance
+  activity holds its ` + "`inputElement`" + `, ` + "`loopCounter`" + ` and, when ` + "`outputElement`" + ` is a variable
+  (` + "`=result`" + `), that variable; ` + "`outputCollection`" + ` is written when the activity completes.
+  Written variables propagate as in Zeebe: from the activity's flow scope outward into the
+  nearest scope holding that name, else into the process; expressions see the innermost.
+- **` + "`zeebe:script`" + `** on a script task is evaluated by the navigator; its value goes to
+  ` + "`resultVariable`" + ` (through output mappings when there are some).
+- **No silent default.** A condition that gives null (a misspelt or unset variable) or
+  anything but a boolean stops the run at the flow's ` + "`FILE:LINE`" + `, as Zeebe raises an
+  incident; it is never counted as false.
+- **Timers:** ISO 8601 durations, dates and repetitions, FEEL expressions, and Zeebe's cron
+  cycles (Spring's six fields in UTC: ` + "`0 0 9-17 * * MON-FRI`" + `; L, W and # are refused).
+
 | element | supported | what the navigator does |
 |---|---|---|
 `)

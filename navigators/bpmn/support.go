@@ -24,7 +24,11 @@ type Element struct {
 func Elements() []Element {
 	var out []Element
 	for tag := range taskTags {
-		out = append(out, Element{tag, true, "runs the pipeline's [steps.ID] (or the step bound by its zeebe:taskDefinition type)"})
+		note := "runs the pipeline's [steps.ID] (or the step bound by its zeebe:taskDefinition type)"
+		if tag == "scriptTask" {
+			note += "; with zeebe:script, the navigator evaluates its FEEL expression into resultVariable and no step runs"
+		}
+		out = append(out, Element{tag, true, note})
 	}
 	for tag, why := range unsupportedNodes {
 		out = append(out, Element{tag, false, why})
@@ -37,10 +41,10 @@ func Elements() []Element {
 		Element{"callActivity", true, "calls another process of the same file"},
 		Element{"startEvent", true, "none, message, timer, signal, conditional; error/escalation/compensation in event sub-processes"},
 		Element{"endEvent", true, "none, terminate, error, escalation, message, signal, compensation, cancel"},
-		Element{"intermediateCatchEvent", true, "message, timer, signal, conditional, link"},
+		Element{"intermediateCatchEvent", true, "message, timer (ISO 8601 or Zeebe's cron cycles), signal, conditional, link"},
 		Element{"intermediateThrowEvent", true, "none, message, signal, escalation, compensation, link"},
 		Element{"boundaryEvent", true, "interrupting or not: message, timer, signal, error, escalation, conditional, compensation, cancel"},
-		Element{"exclusiveGateway", true, "FEEL conditions on outgoing flows; default flow"},
+		Element{"exclusiveGateway", true, "FEEL conditions on outgoing flows; default flow; a condition that gives null or another non-boolean stops the run (an incident)"},
 		Element{"parallelGateway", true, "fork and join"},
 		Element{"inclusiveGateway", true, "every flow whose condition holds; the join waits for the tokens that can still arrive"},
 		Element{"eventBasedGateway", true, "the first of its events to happen wins"},
