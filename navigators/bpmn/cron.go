@@ -79,7 +79,7 @@ func cronField(s string, into *[61]bool, lo, hi int, names []string, offset int,
 		s = "*"
 	}
 	if strings.Contains(s, "#") || names == nil && strings.ContainsAny(s, "LW") {
-		return fmt.Errorf("L, W and # are not supported")
+		return fmt.Errorf("the special characters L, W and # are not supported")
 	}
 	for _, part := range strings.Split(s, ",") {
 		rng, step, hasStep := strings.Cut(part, "/")

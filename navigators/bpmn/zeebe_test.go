@@ -240,8 +240,8 @@ func TestTimerValues(t *testing.T) {
 		{"timeCycle", "Rx/PT1M", `not an ISO 8601 repetition (like R3/PT10M) or a cron expression (like 0 0 9-17 * * MON-FRI)`},
 		{"timeCycle", "0 9-17 * * MON-FRI", `a cron cycle has six fields (second minute hour day-of-month month day-of-week, like 0 0 9-17 * * MON-FRI), got 5`},
 		{"timeCycle", "0 0 25 * * *", `cron hour "25": "25" is not a value from 0 to 23`},
-		{"timeCycle", "0 0 9 L * *", `cron day of month "L": L, W and # are not supported`},
-		{"timeCycle", "0 0 9 * * MON#2", `cron day of week "MON#2": L, W and # are not supported`},
+		{"timeCycle", "0 0 9 L * *", `cron day of month "L": the special characters L, W and # are not supported`},
+		{"timeCycle", "0 0 9 * * MON#2", `cron day of week "MON#2": the special characters L, W and # are not supported`},
 		{"timeCycle", "0 0 0 30 2 *", `the cron cycle matches no date`},
 		{"timeDuration", "=duration(", `unexpected end of expression (column 11)`},
 	}
