@@ -70,7 +70,11 @@ Exit status: 0 a candidate was promoted (or none improved and none failed),
 			if cmd.Flags().Changed("epochs") && epochs < 1 {
 				return usageErr(fmt.Errorf("--epochs: %d: want at least 1", epochs))
 			}
-			return a.evolve(cmd.Context(), args[0], &f, evolveRun{mutators: mutators, dryRun: dryRun, at: when, adapter: adapter, epochs: epochs})
+			er := evolveRun{mutators: mutators, dryRun: dryRun, at: when, adapter: adapter, epochs: epochs}
+			if cmd.Flags().Changed("seed") {
+				er.seed = &f.seed
+			}
+			return a.evolve(cmd.Context(), args[0], &f, er)
 		},
 	}
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "evaluate candidates but promote, queue and archive nothing")
@@ -79,6 +83,7 @@ Exit status: 0 a candidate was promoted (or none improved and none failed),
 	c.Flags().StringVar(&adapter, "adapter", "", "round (one round of the mutators) or offline (ACE epochs); default: [evolve] adapter")
 	c.Flags().IntVar(&epochs, "epochs", 0, "offline adapter: passes over the recorded tasks (default: [evolve] epochs)")
 	f.add(c)
+	c.Flags().Lookup("seed").Usage = "seed of the sample, the bootstrap and every seeded mutator (default: [replay] seed for the sample and bootstrap, [evolve] seed for the mutators)"
 	a.addTelemetryFlag(c)
 	return c
 }
@@ -90,6 +95,17 @@ type evolveRun struct {
 	at       time.Time
 	adapter  string
 	epochs   int
+	// seed is --seed when given: it seeds the mutators too.
+	seed *int64
+}
+
+// mutatorSeed is the seed of the seeded mutators (exploratory): --seed
+// when given, else [evolve] seed.
+func (er evolveRun) mutatorSeed(p *pipeline.Pipeline) uint64 {
+	if er.seed != nil {
+		return uint64(*er.seed)
+	}
+	return uint64(p.Evolve.Seed)
 }
 
 func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolveRun) error {
@@ -174,7 +190,7 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 	if len(names) == 0 {
 		names = []string{evolve.MutatorGreedy, evolve.MutatorConservative, evolve.MutatorExploratory, evolve.MutatorCurate}
 	}
-	mo := evolve.MutateOptions{At: at, Metric: metric, Seed: uint64(p.Evolve.Seed)}
+	mo := evolve.MutateOptions{At: at, Metric: metric, Seed: er.mutatorSeed(p)}
 	round, err := evolve.Round(ctx, evolve.RoundConfig{Replay: rc, Baseline: base, Gates: gates, Options: opts,
 		Metric: metric, Mutators: names, Taken: func(v string) bool { return taken[v] }, NewMutator: func(name string, failures []evolve.Failure) (evolve.Mutator, error) {
 			return a.mutator(name, mo, prep, failures)

@@ -56,7 +56,7 @@ func (a *app) evolveOffline(ctx context.Context, loaded *run.Loaded, reg *plugin
 	}
 	defer closeGates()
 	metric := p.Evolve.Metric
-	mo := evolve.MutateOptions{At: er.at, Metric: metric, Seed: uint64(p.Evolve.Seed)}
+	mo := evolve.MutateOptions{At: er.at, Metric: metric, Seed: er.mutatorSeed(p)}
 	oc := evolve.OfflineConfig{Replay: rc, Baseline: base, Gates: gates, Options: opts, Metric: metric, Epochs: er.epochs,
 		Hygiene: strategy.Hygiene{PruneHarmful: p.Evolve.PruneHarmful, DedupThreshold: p.Evolve.DedupThreshold},
 		At:      er.at, Checkpoints: st, Key: p.Name,
