@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
@@ -209,9 +210,17 @@ func printTree(w io.Writer, t *store.Tree, calls []*store.Recording) {
 			if len(calls) > 0 {
 				indent := strings.Repeat("  ", depth+3)
 				if v, ok := sp.Attributes["sextant.recording"]; ok {
+					// A tool call's person's decisions come before its result.
+					for _, what := range []string{"confirm", "retry"} {
+						if r := byHash[store.ToolApprovalKey(v.Str(), what)]; r != nil {
+							printCall(w, indent, r)
+						}
+					}
 					if r := byHash[v.Str()]; r != nil {
 						printCall(w, indent, r)
 					}
+				} else if sp.Attributes[store.AttrGenAIOperationName].Str() == "execute_tool" {
+					printRefusedCall(w, indent, sp)
 				}
 				if v, ok := sp.Attributes["sextant.node"]; ok && sp.Attributes["sextant.step.kind"].Str() == "human" {
 					for _, r := range humans[v.Str()] {
@@ -229,6 +238,7 @@ func printTree(w io.Writer, t *store.Tree, calls []*store.Recording) {
 			walk(r, 0)
 		}
 	}
+	printToolRecords(w, calls, byHash)
 	if len(t.Rewards) > 0 {
 		fmt.Fprintln(w, "\nrewards:")
 		for _, r := range t.Rewards {
@@ -241,22 +251,106 @@ func printTree(w io.Writer, t *store.Tree, calls []*store.Recording) {
 	}
 }
 
-// printCall prints what a recording holds: a chat's messages and reply, or
-// the question put to a person and the answer.
-func printCall(w io.Writer, indent string, r *store.Recording) {
-	block := func(label, text string) {
+// printToolRecords prints the tool recordings no span points at: the
+// tools each source listed for the task, and calls that started and have
+// no result (the run stopped during them).
+func printToolRecords(w io.Writer, calls []*store.Recording, byHash map[string]*store.Recording) {
+	var rest []*store.Recording
+	for _, r := range calls {
+		switch r.Kind {
+		case store.RecordToolList:
+			rest = append(rest, r)
+		case store.RecordToolStarted:
+			var m struct{ Call string }
+			if json.Unmarshal(r.Response, &m) != nil || byHash[m.Call] == nil {
+				rest = append(rest, r)
+			}
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ntool recordings:")
+	for _, r := range rest {
+		printCall(w, "  ", r)
+	}
+}
+
+// printRefusedCall prints a tool call no tool ran for (not offered, bad
+// arguments, blocked by policy), from its span.
+func printRefusedCall(w io.Writer, indent string, sp store.Span) {
+	block := blockPrinter(w, indent)
+	name := sp.Attributes[run.AttrGenAIToolName].Str()
+	if src := sp.Attributes["sextant.tool.source"].Str(); src != "" {
+		name = src + "." + name
+	}
+	block("tool", fmt.Sprintf("%s(%s)", name, sp.Attributes[run.AttrGenAIToolCallArguments].Str()))
+	block("error", strings.TrimPrefix(sp.Attributes[run.AttrGenAIToolCallResult].Str(), "error: "))
+}
+
+// blockPrinter returns a printer of labelled, indented text blocks.
+func blockPrinter(w io.Writer, indent string) func(label, text string) {
+	return func(label, text string) {
 		lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 		fmt.Fprintf(w, "%s%s: %s\n", indent, label, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(w, "%s%*s  %s\n", indent, len(label), "", l)
 		}
 	}
+}
+
+// toolCall is a call as show prints it: source.tool(arguments), with its
+// occurrence when the task made the same call before.
+func toolCall(q store.ToolRequest) string {
+	s := fmt.Sprintf("%s.%s(%s)", q.Source, q.Tool, q.Arguments)
+	if q.N > 1 {
+		s += fmt.Sprintf(" #%d", q.N)
+	}
+	return s
+}
+
+// printCall prints what a recording holds: a chat's messages and reply
+// (with the tool calls the model made), the question put to a person and
+// the answer, or a tool call, its started marker or a source's tool list.
+func printCall(w io.Writer, indent string, r *store.Recording) {
+	block := blockPrinter(w, indent)
 	switch r.Kind {
 	case store.RecordHuman:
 		var q struct{ Prompt string }
 		_ = json.Unmarshal(r.Request, &q)
 		block("asked", q.Prompt)
 		block("answer", string(r.Response))
+	case store.RecordTool:
+		var q store.ToolRequest
+		var res sdk.ToolResult
+		if json.Unmarshal(r.Request, &q) != nil || json.Unmarshal(r.Response, &res) != nil {
+			block("request", string(r.Request))
+			block("response", string(r.Response))
+			return
+		}
+		block("tool", toolCall(q))
+		label := "result"
+		if res.IsError {
+			label = "error"
+		}
+		block(label, res.Content)
+		if len(res.Structured) > 0 {
+			block("structured", string(res.Structured))
+		}
+	case store.RecordToolStarted:
+		var q store.ToolRequest
+		_ = json.Unmarshal(r.Request, &q)
+		block("started", toolCall(q)+" — no result was recorded: the run stopped during the call")
+	case store.RecordToolList:
+		var q struct{ Source string }
+		var specs []sdk.ToolSpec
+		_ = json.Unmarshal(r.Request, &q)
+		_ = json.Unmarshal(r.Response, &specs)
+		names := make([]string, len(specs))
+		for i, sp := range specs {
+			names[i] = sp.Name
+		}
+		block("tools of "+q.Source, strings.Join(names, ", "))
 	default:
 		var req sdk.ChatRequest
 		var resp sdk.ChatResponse
@@ -266,9 +360,19 @@ func printCall(w io.Writer, indent string, r *store.Recording) {
 			return
 		}
 		for _, m := range req.Messages {
-			block(m.Role, m.Content)
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				block(m.Role, m.Content)
+			}
+			for _, c := range m.ToolCalls {
+				block(m.Role+" calls", fmt.Sprintf("%s(%s)", c.Name, c.Arguments))
+			}
 		}
-		block("reply", resp.Text)
+		if resp.Text != "" || len(resp.ToolCalls) == 0 {
+			block("reply", resp.Text)
+		}
+		for _, c := range resp.ToolCalls {
+			block("calls", fmt.Sprintf("%s(%s)", c.Name, c.Arguments))
+		}
 	}
 }
 

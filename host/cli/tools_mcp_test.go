@@ -168,6 +168,14 @@ func TestToolsMCP(t *testing.T) {
 	if code != -int(syscall.SIGKILL) || calls("t3/") != 0 {
 		t.Fatalf("the failpoint did not kill the run before the call: exit %d, %d calls\n%s", code, calls("t3/"), out)
 	}
+	// show --full names the interrupted call and the tools listed.
+	out, _ = sextant(nil, "show", "t3", "--full")
+	for _, w := range []string{"\ntool recordings:\n", "  tools of files: ", "read_text_file",
+		`  started: files.read_text_file({"path":"` + filepath.Join(root, "t3") + `/hello.txt"}) — no result was recorded: the run stopped during the call`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("show --full lacks %q:\n%s", w, out)
+		}
+	}
 	out, code = sextant(nil, "resume", "t3")
 	if code != 3 || !strings.Contains(out, `tool call files.read_text_file({"path":"`+filepath.Join(root, "t3")+`/hello.txt"}) started before the run stopped and has no result; it is not idempotent`) {
 		t.Fatalf("resume: exit %d, want 3 showing the call\n%s", code, out)
