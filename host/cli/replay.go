@@ -221,6 +221,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	}
 	// Progress on stderr, on a terminal only (never in CI logs).
 	progress := report.NewProgress(a.stderr, 0, isTerminal(a.stderr))
+	rc.OnSelected = func(n int) { progress.SetTotal(n * len(strategies)) }
 	tasks := map[string]struct{}{}
 	outputs := map[string]json.RawMessage{}
 	err = replay.Run(ctx, rc, func(r replay.Result) error {

@@ -86,6 +86,10 @@ type Config struct {
 	// "live") may cost in this replay, priced as runs price them; the
 	// replay fails once they cost more. 0 means no cap.
 	MaxLiveCostUSD float64
+	// OnSelected, when set, is told how many tasks the replay selected
+	// (sampled, this shard's) before the first is replayed: progress
+	// reporting's total is that times len(Strategies).
+	OnSelected func(tasks int)
 	// OnSpans, when set, is given each replayed execution's spans as
 	// they are recorded (live telemetry; see run.Config.OnSpans). A
 	// result served from the cache runs nothing and exports nothing.
@@ -199,6 +203,9 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	ids, err := selectTasks(ctx, cfg, newRecordedCheck(cfg, workers[0].prep))
 	if err != nil {
 		return err
+	}
+	if cfg.OnSelected != nil {
+		cfg.OnSelected(len(ids))
 	}
 	if cfg.Cache != nil {
 		if cfg.Plugins == nil {

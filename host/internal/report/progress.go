@@ -51,6 +51,19 @@ func newProgress(w io.Writer, total int, enabled bool, now func() time.Time) *Pr
 	return &Progress{w: w, total: max(total, 0), enabled: enabled, now: now, start: now()}
 }
 
+// SetTotal sets the count the bar goes up to, once the caller knows it
+// (a replay knows its tasks only after sampling them). Before anything is
+// counted it also restarts the clock, so that the rate and the ETA measure
+// the work, not what preceded it.
+func (p *Progress) SetTotal(total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = max(total, 0)
+	if p.n == 0 {
+		p.start = p.now()
+	}
+}
+
 // Add counts n more finished items and redraws if enough time has passed
 // since the last redraw or the total is reached. Add after Done does
 // nothing.

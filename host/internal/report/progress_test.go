@@ -133,3 +133,26 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestProgressSetTotal: a bar started without a total shows done/total,
+// the rate and the ETA once told the total, measured from then.
+func TestProgressSetTotal(t *testing.T) {
+	var b bytes.Buffer
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	p := newProgress(&b, 0, true, clk.now)
+	clk.advance(5 * time.Second) // sampling and opening plugins: not replay time
+	p.SetTotal(200)
+	clk.advance(2 * time.Second)
+	p.Add(50)
+	want := "\r[#######.......................]  50/200   25%  25.0/s  eta 6s"
+	if b.String() != want {
+		t.Fatalf("draw:\n got %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	clk.advance(6 * time.Second)
+	p.Add(150)
+	p.Done()
+	if want := "\r[##############################]  200/200  100%  25.0/s\n"; !strings.HasSuffix(b.String(), want) {
+		t.Fatalf("last draw:\n got %q\nwant it to end in %q", b.String(), want)
+	}
+}
