@@ -174,8 +174,8 @@ type Decision struct {
 // strategy file dir/<name>-<version>.toml (strategy.WriteFile: a file
 // appears complete or not at all and is never overwritten) and records
 // the version in the store with its lineage, content hash, author
-// "sextant evolve", time at and the Evidence as JSON. It returns the
-// file's path.
+// "sextant evolve" (the reviewer, for an approval), time at and the
+// Evidence as JSON. It returns the file's path.
 //
 // Only a candidate the gate chain passed is promoted; one waiting for
 // review is promoted by Approve. The candidate must be the one that was
@@ -252,9 +252,13 @@ func promote(ctx context.Context, st *store.Store, dir string, s *strategy.Strat
 			return "", fmt.Errorf("%s: %w", what, err)
 		}
 	}
+	author := Author
+	if review != nil { // the lineage names who decided, not the tool
+		author = review.By
+	}
 	rec := &store.StrategyRecord{
 		Name: s.Metadata.Name, Version: s.Metadata.Version, Parent: s.Metadata.ParentVersion,
-		Hash: s.Hash(), Author: Author, Created: at.UTC(), Evidence: ev,
+		Hash: s.Hash(), Author: author, Created: at.UTC(), Evidence: ev,
 	}
 	if err := st.PutStrategy(ctx, rec); err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)

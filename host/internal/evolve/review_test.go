@@ -193,7 +193,7 @@ func TestApprove(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Decision{ID: e.ID(), Status: "approved", By: "alice", At: tDecided, Note: "checked the flipped tasks"}
-	if rec.Author != "sextant evolve" || rec.Hash != e.Strategy.Hash() || !rec.Created.Equal(tDecided) ||
+	if rec.Author != "alice" || rec.Hash != e.Strategy.Hash() || !rec.Created.Equal(tDecided) ||
 		ev.Review == nil || *ev.Review != want || ev.Gates.Ruling != sdk.Review || ev.Mutator != "curate" {
 		t.Errorf("record %+v, evidence %+v", rec, ev)
 	}

@@ -46,9 +46,13 @@ type Routine struct {
 	File      string `json:"file"`
 }
 
-// StrategyRef is the [strategy] block.
+// StrategyRef is the [strategy] block. File is the strategy the pipeline
+// starts with; once a version is promoted (sextant promote, evolve,
+// review approve) runs follow the pipeline's live version instead, unless
+// Pin keeps them on File.
 type StrategyRef struct {
 	File string `json:"file"`
+	Pin  bool   `json:"pin,omitempty"`
 }
 
 // Provider is one [providers.NAME] block.

@@ -105,7 +105,8 @@ var (
 			{Name: "file", Type: schema.String, Required: true, Doc: "routine file, relative to the pipeline"},
 		}}},
 		{Name: "strategy", Type: schema.Table, Doc: "the strategy the pipeline runs under; without it the pipeline runs under an empty one (no parameters, constraints or playbook), and evolve and gate refuse it", Block: &schema.Block{Fields: []schema.Field{
-			{Name: "file", Type: schema.String, Required: true, Doc: "strategy TOML, relative to the pipeline"},
+			{Name: "file", Type: schema.String, Required: true, Doc: "strategy TOML, relative to the pipeline: the live version until one is promoted (sextant promote, evolve, review approve), which runs then use"},
+			{Name: "pin", Type: schema.Bool, Default: false, Doc: "run file always, whatever version is live (promotions are still recorded)"},
 		}}},
 		{Name: "providers", Type: schema.TableMap, Block: providerBlock, Doc: "named providers"},
 		{Name: "tools", Type: schema.TableMap, Block: toolBlock, Doc: "named tool sources: MCP servers (stdio or streamable HTTP) and tool plugins, offered by llm steps (docs/reference/tools.md)"},
