@@ -44,6 +44,7 @@ const formatIndex = `- [strategy.md](strategy.md): every key of a strategy file
 - [expressions.md](expressions.md): FEEL and expr-lang, where each is used, ` + "`sextant expr`" + `
 - [templates.md](templates.md): the two template forms, what each template sees
 - [script-provider.md](script-provider.md): the offline provider's rules file (` + "`responses.toml`" + `)
+- [tools.md](tools.md): tools for llm steps (` + "`[tools.NAME]`" + `): MCP servers, tool plugins, the ` + "`records`" + ` plugin; the loop, recording and replay, crashes, strategy constraints on calls
 - JSON Schemas for editors: [pipeline](pipeline.schema.json), [strategy](strategy.schema.json),
   [project](project.schema.json), [script rules](script-provider.schema.json),
   [DAG routine](dag.schema.json), [chain routine](chain.schema.json)
