@@ -154,4 +154,3 @@ func pipelineDir() (string, error) {
 	}
 	return "", fmt.Errorf("run from the repository root (cannot find pipelines/support-agent)")
 }
-
