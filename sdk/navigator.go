@@ -57,11 +57,25 @@ type LoadRequest struct {
 	// Name is the file name used in problem positions.
 	Name    string `json:"name"`
 	Routine []byte `json:"routine"`
+	// Decisions are the DMN models the routine's business rule tasks call
+	// (a pipeline's [routine] decisions), in the order given. A navigator
+	// that calls none ignores them.
+	Decisions []File `json:"decisions,omitempty"`
+}
+
+// File is a named file's content.
+type File struct {
+	// Name is the file name used in problem positions.
+	Name string `json:"name"`
+	Data []byte `json:"data"`
 }
 
 // Routine summarises a loaded routine.
 type Routine struct {
-	// Hash is the hex sha256 of the routine bytes; requests refer to it.
+	// Hash is the hex sha256 of the routine bytes, or, when the request
+	// carried Decisions, of the routine and every decision file (names and
+	// bytes), so that a changed model is another routine. Requests refer
+	// to it.
 	Hash string `json:"hash"`
 	// ID is the routine's own id (the BPMN process id, the DAG or chain name).
 	ID    string `json:"id"`
@@ -97,6 +111,16 @@ type Expression struct {
 	// What says which of the element's expressions it is, e.g. condition.
 	What string `json:"what,omitempty"`
 	Text string `json:"text"`
+	// Names, when the navigator reports them, are the variables the
+	// expression reads that neither it nor the routine binds (not its
+	// roots such as input and vars, not a local such as a multi-instance
+	// loopCounter): each must be a start input's variable or be written
+	// by a step, a node's Outputs or a delivery. A check such as sextant
+	// routine validate warns about the others (a misspelt name).
+	Names []string `json:"names,omitempty"`
+	// Unknown lists the functions the expression calls that its language
+	// does not have (a misspelt built-in): it would give null at run time.
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // Node describes one routine node.

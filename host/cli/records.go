@@ -70,8 +70,8 @@ func (a *app) runsCommand() *cobra.Command {
 			for _, t := range tasks {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s", t.ID, t.Status, t.Pipeline, t.Strategy.Version,
 					t.Created.UTC().Format(time.RFC3339), strings.Join(t.Tags, ","))
-				if len(t.Waits) > 0 { // no trailing blanks on the other lines
-					fmt.Fprintf(w, "\t%s", waitsSummary(t.Waits))
+				if d := taskDetail(&t); d != "" { // no trailing blanks on the other lines
+					fmt.Fprintf(w, "\t%s", d)
 				}
 				fmt.Fprintln(w)
 			}
@@ -82,7 +82,7 @@ func (a *app) runsCommand() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline (by name)")
-	c.Flags().StringVar(&status, "status", "", "only tasks in this status (running, waiting, completed, failed)")
+	c.Flags().StringVar(&status, "status", "", "only tasks in this status (running, waiting, completed, failed, cancelled, incident, interrupted)")
 	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
 	c.Flags().StringVar(&rewardTag, "reward-tag", "", "only tasks with a reward tagged so (sextant feedback --tag)")
 	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
@@ -178,6 +178,7 @@ func printTree(w io.Writer, t *store.Tree, calls []*store.Recording) {
 	for _, wt := range t.Task.Waits {
 		fmt.Fprintf(w, "waiting for %s\n", wt)
 	}
+	printOperated(w, &t.Task)
 	if len(t.Task.Input) > 0 {
 		fmt.Fprintf(w, "input: %s\n", clip(string(t.Task.Input), 200))
 	}
@@ -510,7 +511,8 @@ func (a *app) exportCommand() *cobra.Command {
 		Long: `export writes the store to stdout: JSONL (one record per line; sextant import
 reads it back exactly — how a dataset moves into a repo and into CI), or OTLP
 JSON for Jaeger, Tempo and other OpenTelemetry backends, with the GenAI
-attribute names on LLM spans.`,
+attribute names on LLM spans. Cancelled tasks are left out unless --status
+cancelled asks for them.`,
 		Example: `  sextant export > dataset.jsonl
   sextant export --format otlp --pipeline email-triage > traces.json`,
 		Args: cobra.NoArgs,
@@ -518,6 +520,9 @@ attribute names on LLM spans.`,
 			q, err := query(pipe, status, tag, limit)
 			if err != nil {
 				return err
+			}
+			if q.Status == "" {
+				q.Match = notCancelled // a cancelled run is no example to learn from
 			}
 			if format != "jsonl" && format != "otlp" {
 				return usageErr(fmt.Errorf("--format: %q is not jsonl or otlp", format))

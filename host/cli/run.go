@@ -54,10 +54,14 @@ final output (what [score] reads as output) is printed when the run
 completes. --log-level debug traces plugin loading, every step and every
 provider call (model, tokens, latency, recording hit).
 
-Exit status: 0 completed, 1 failed, 2 invalid pipeline or input, 3 waiting for a
-person (continue with sextant resume TASK --set answer=…), a timer or retry
-(sextant resume TASK once due), a message (sextant send) or a signal
-(sextant signal).`,
+SIGINT or SIGTERM cancels the run (status cancelled, reason "interrupted by
+signal"); a second signal ends the process at once, leaving the run
+interrupted for sextant resume.
+
+Exit status: 0 completed, 1 failed or cancelled, 2 invalid pipeline or input,
+3 waiting for a person (continue with sextant resume TASK --set answer=…), a
+timer or retry (sextant resume TASK once due), a message (sextant send) or a
+signal (sextant signal), or stopped in an incident (sextant retry TASK).`,
 		Example: `  sextant run pipelines/email-triage/pipeline.toml --input pipelines/email-triage/inputs/invoice.json
   echo '{"subject":"hi"}' | sextant run pipeline.toml --input - --tag smoke --json`,
 		Args: cobra.ExactArgs(1),
@@ -114,6 +118,8 @@ person (continue with sextant resume TASK --set answer=…), a timer or retry
 				return a.report(res, asJSON, loc)
 			}
 			defer s.Close()
+			ctx, stopOperate := a.operated(ctx, s)
+			defer stopOperate()
 			clk, err := a.clock()
 			if err != nil {
 				return err
@@ -214,6 +220,8 @@ run again, and provider calls answered before it are served from their recording
 				}
 				return a.report(res, asJSON, tr.loc)
 			}
+			ctx, stopOperate := a.operated(ctx, tr.s)
+			defer stopOperate()
 			res, err := tr.runner.Resume(ctx, args[0], answers)
 			if err != nil {
 				return notFound(err)
@@ -430,13 +438,7 @@ func (a *app) report(res *run.Result, asJSON bool, loc storeLoc) error {
 		}
 		a.printWaits(res.Waits)
 	}
-	switch res.Status {
-	case store.StatusFailed:
-		return withCode(ExitFailed, errors.New("run failed: "+res.Error))
-	case store.StatusWaiting:
-		return withCode(ExitWaiting, errSilent)
-	}
-	return nil
+	return a.reportStatus(res, loc)
 }
 
 // messageStart finds the start event of routine r that message starts

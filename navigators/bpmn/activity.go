@@ -53,6 +53,10 @@ func (r *run) activateTask(t *tok) {
 		r.runScript(t)
 		return
 	}
+	if n.decision != nil {
+		r.runDecision(t)
+		return
+	}
 	r.rest(t, sdk.Ready, hostTriggers(t))
 }
 

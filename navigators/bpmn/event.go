@@ -305,6 +305,10 @@ func (r *run) fire(w *tok, ev *node) {
 			r.runScript(w)
 			break
 		}
+		if w.n.decision != nil {
+			r.runDecision(w)
+			break
+		}
 		r.rest(w, sdk.Ready, hostTriggers(w))
 	case ev == w.n && w.n.k == kReceiveTask:
 		r.activityDone(w, nil)

@@ -1,8 +1,6 @@
 package bpmn
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,6 +21,7 @@ type loader struct {
 	file  string
 	probs []sdk.Problem
 	m     *model
+	dmn   []dmnFile // the decision files business rule tasks may call
 
 	messages    map[string]*xelem
 	msgKeys     map[string]*cond // message id -> zeebe:subscription correlationKey
@@ -38,8 +37,10 @@ type loader struct {
 	participants   map[string]*xelem
 	procExecutable map[string]bool
 	rejected       map[string]bool // ids of elements already reported unsupported
-	// exprs are the expressions written in the routine, for the summary.
-	exprs []sdk.Expression
+	// exprs are the expressions written in the routine, for the summary,
+	// and exprConds each one's parsed form.
+	exprs     []sdk.Expression
+	exprConds []*cond
 }
 
 type pendingFlow struct {
@@ -72,8 +73,14 @@ func (l *loader) expr(line int, el, what, src string) *cond {
 		l.problem(line, el, "%s %q: %v", what, src, err)
 		return nil
 	}
-	l.exprs = append(l.exprs, sdk.Expression{Element: el, Line: line, What: what, Text: src})
+	l.listExpr(sdk.Expression{Element: el, Line: line, What: what, Text: src}, c)
 	return c
+}
+
+// listExpr lists expression e, parsed as c, in the summary.
+func (l *loader) listExpr(e sdk.Expression, c *cond) {
+	l.exprs = append(l.exprs, e)
+	l.exprConds = append(l.exprConds, c)
 }
 
 // note records the variables expression c may read for Routine.Reads:
@@ -98,8 +105,9 @@ func (l *loader) problem(line int, element, format string, args ...any) {
 	l.probs = append(l.probs, sdk.Problem{File: l.file, Line: line, Element: element, Message: fmt.Sprintf(format, args...)})
 }
 
-// load parses and validates data. It never panics on any input.
-func load(name string, data []byte) (m *model, err error) {
+// load parses and validates data, whose business rule tasks call
+// decisions of files. It never panics on any input.
+func load(name string, data []byte, files []dmnFile, hash string) (m *model, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m = nil
@@ -108,6 +116,7 @@ func load(name string, data []byte) (m *model, err error) {
 	}()
 	l := &loader{
 		file:         name,
+		dmn:          files,
 		messages:     map[string]*xelem{},
 		msgKeys:      map[string]*cond{},
 		signals:      map[string]*xelem{},
@@ -119,8 +128,7 @@ func load(name string, data []byte) (m *model, err error) {
 		procExecutable: map[string]bool{},
 		rejected:       map[string]bool{},
 	}
-	sum := sha256.Sum256(data)
-	l.m = &model{hash: hex.EncodeToString(sum[:]), file: name, byID: map[string]*node{}, flows: map[string]*flow{}}
+	l.m = &model{hash: hash, file: name, byID: map[string]*node{}, flows: map[string]*flow{}}
 	root, line, perr := parseXML(data)
 	if perr != nil {
 		l.problem(line, "", "invalid XML: %v", perr)

@@ -81,7 +81,7 @@ func (l *loader) timerDef(d *xelem, n *node) {
 		} else if c != nil {
 			l.note(c)
 			n.timerExpr = c
-			l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: t.line, What: t.local, Text: v})
+			l.listExpr(sdk.Expression{Element: n.elem(), Line: t.line, What: t.local, Text: v}, c)
 		}
 		n.timer = t.local + " " + v
 		n.timerKind = t.local

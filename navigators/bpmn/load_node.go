@@ -210,6 +210,10 @@ func (l *loader) extensions(x *xelem, n *node) {
 		switch {
 		case e.space == nsZeebe:
 			l.zeebeExtension(e, n)
+			if n.decision != nil && n.taskType != "" {
+				l.problem(e.line, n.elem(), "zeebe:calledDecision and zeebe:taskDefinition: a business rule task either calls a decision or runs a job, not both")
+				n.decision = nil
+			}
 		case e.space == nsCamunda && e.local == "inputOutput":
 			for _, io := range e.kids {
 				switch io.local {

@@ -121,7 +121,8 @@ type node struct {
 	headers         map[string]any  // zeebe:taskHeaders (shared, never mutated)
 	taskType        string          // zeebe:taskDefinition type
 	script          *cond           // zeebe:script expression: the navigator runs the task
-	resultVar       string          // zeebe:script resultVariable
+	resultVar       string          // zeebe:script or zeebe:calledDecision resultVariable
+	decision        *calledDecision // zeebe:calledDecision: the navigator evaluates the decision
 
 	// Precomputed token triggers (shared, never mutated).
 	waitTriggers  []string // a token resting here: own id (if it waits) + boundary events

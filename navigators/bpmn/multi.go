@@ -120,9 +120,9 @@ func (r *run) instanceDone(it *tok, output map[string]any) {
 	body.setAttr(attrMIDone, done)
 	if mi.completion != nil {
 		ok, err := mi.completion.test(r.evalEnv(it, map[string]any{
-			"nrOfInstances":          count,
-			"nrOfCompletedInstances": done,
-			"nrOfActiveInstances":    started - done,
+			miCounters[0]: count,
+			miCounters[1]: done,
+			miCounters[2]: started - done,
 		}))
 		if err != nil {
 			r.failf(n, "", "completionCondition %q: %v", mi.completion.src, err)
@@ -161,3 +161,7 @@ func (r *run) finishMI(body *tok, outs []any) {
 	r.sendMessages(n)
 	r.push(opExit, body)
 }
+
+// miCounters are the names a completion condition sees besides the
+// variables: the instances, those completed, those still active.
+var miCounters = [3]string{"nrOfInstances", "nrOfCompletedInstances", "nrOfActiveInstances"}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sextant-dev/sextant/navigators/dmn"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -20,13 +21,16 @@ const Version = "0.1.0"
 type Navigator struct {
 	mu       sync.RWMutex
 	routines map[string]*model
+	models   map[string]*dmn.Model // decision files, by dmnKey
 	last     atomic.Pointer[model] // the most recently used routine
 }
 
 var _ sdk.Navigator = (*Navigator)(nil)
 
 // New returns a BPMN navigator with an empty routine cache.
-func New() *Navigator { return &Navigator{routines: map[string]*model{}} }
+func New() *Navigator {
+	return &Navigator{routines: map[string]*model{}, models: map[string]*dmn.Model{}}
+}
 
 func init() { sdk.Register(New()) }
 
@@ -51,7 +55,11 @@ func (nv *Navigator) Load(ctx context.Context, req *sdk.LoadRequest) (_ *sdk.Rou
 	if name == "" {
 		name = "routine.bpmn"
 	}
-	m, err := load(name, req.Routine)
+	files, err := nv.decisionFiles(req.Decisions)
+	if err != nil {
+		return nil, err
+	}
+	m, err := load(name, req.Routine, files, routineHash(req.Routine, req.Decisions))
 	if err != nil {
 		return nil, err
 	}

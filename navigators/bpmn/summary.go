@@ -24,6 +24,7 @@ func (l *loader) summary() {
 	if m.main == nil {
 		m.main = m.procs[0]
 	}
+	l.exprNames()
 	r := &sdk.Routine{Hash: m.hash, ID: m.main.id, Expressions: l.exprs, Reads: l.reads.Reads()}
 	ordered := append([]*node{m.main}, m.procs...)
 	done := map[*node]bool{}
@@ -82,3 +83,41 @@ func (n *node) eventDef() *sdk.EventDef {
 }
 
 func (l *loader) executable(p *node) bool { return l.procExecutable[p.id] }
+
+// exprNames fills in each expression's Names and Unknown: the variables it
+// reads that the routine binds nowhere, and the functions FEEL lacks. The
+// routine's own names are counted wherever they are bound (a
+// flow-insensitive view: a local of one sub-process hides a typo of the
+// same name elsewhere), so a check warns only about names nothing in the
+// routine could give.
+func (l *loader) exprNames() {
+	bound := map[string]bool{"input": true, "vars": true, "strategy": true, "token": true}
+	for _, n := range l.m.byID {
+		for name := range n.locals {
+			bound[name] = true
+		}
+		if mi := n.mi; mi != nil {
+			bound[attrLoopCounter] = true
+			bound[mi.element] = true
+			bound[mi.outLocal] = true
+			if mi.completion != nil {
+				for _, name := range miCounters {
+					bound[name] = true
+				}
+			}
+		}
+	}
+	for i, c := range l.exprConds {
+		if c == nil {
+			continue
+		}
+		calls := c.x.Calls()
+		var names []string
+		for _, name := range c.x.Names() {
+			if !bound[name] && !hasString(calls, name) {
+				names = append(names, name)
+			}
+		}
+		l.exprs[i].Names, l.exprs[i].Unknown = names, calls
+	}
+}

@@ -25,8 +25,11 @@ func Elements() []Element {
 	var out []Element
 	for tag := range taskTags {
 		note := "runs the pipeline's [steps.ID] (or the step bound by its zeebe:taskDefinition type)"
-		if tag == "scriptTask" {
+		switch tag {
+		case "scriptTask":
 			note += "; with zeebe:script, the navigator evaluates its FEEL expression into resultVariable and no step runs"
+		case "businessRuleTask":
+			note += "; with zeebe:calledDecision, the navigator evaluates the DMN decision (from the pipeline's [routine] decisions) with the variables in scope into resultVariable and no step runs"
 		}
 		out = append(out, Element{tag, true, note})
 	}

@@ -29,6 +29,8 @@ import (
 //     the navigator when the task is reached, no step runs, and the value
 //     is written to resultVariable (through the output mappings when
 //     there are some), as Zeebe does.
+//   - zeebe:calledDecision (on a business rule task): the navigator
+//     evaluates the DMN decision itself, no step runs (see dmn.go).
 //   - zeebe:subscription (on a message): its correlationKey is parsed as
 //     FEEL.
 //   - Tasklist metadata that has no effect on where execution goes
@@ -36,8 +38,7 @@ import (
 //     zeebe:taskSchedule, zeebe:priorityDefinition, zeebe:userTask,
 //     zeebe:properties) is accepted.
 //
-// Any other zeebe: element (zeebe:calledDecision,
-// zeebe:executionListeners, zeebe:taskListeners, ...) is a problem with the
+// Any other zeebe: element (zeebe:executionListeners, zeebe:taskListeners, ...) is a problem with the
 // element and its line: sextant would otherwise run something other than
 // what the diagram says.
 
@@ -106,7 +107,7 @@ func (l *loader) zeebeMappings(e *xelem, n *node) {
 				continue
 			}
 			mp.src = c
-			l.exprs = append(l.exprs, sdk.Expression{Element: n.elem(), Line: io.line, What: what + " " + target, Text: src})
+			l.listExpr(sdk.Expression{Element: n.elem(), Line: io.line, What: what + " " + target, Text: src}, c)
 		} else {
 			mp.static = src
 		}
@@ -170,6 +171,8 @@ func (l *loader) zeebeExtension(e *xelem, n *node) {
 		n.headers = h
 	case e.local == "script":
 		l.zeebeScript(e, n)
+	case e.local == "calledDecision":
+		l.zeebeDecision(e, n)
 	case e.local == "calledElement" && n.k == kCallActivity:
 		// read by resolve
 	case zeebeAccepted[e.local]:
@@ -197,7 +200,7 @@ func (l *loader) zeebeElsewhere(x *xelem, elem string) {
 						break
 					}
 					l.msgKeys[x.attr("id")] = c
-					l.exprs = append(l.exprs, sdk.Expression{Element: elem, Line: z.line, What: "correlationKey", Text: key})
+					l.listExpr(sdk.Expression{Element: elem, Line: z.line, What: "correlationKey", Text: key}, c)
 				}
 			case zeebeAccepted[z.local]:
 			default:

@@ -159,7 +159,7 @@ func TestZeebeProblems(t *testing.T) {
 	}
 	tests := []struct{ name, src, want string }{
 		{"called decision", task(`<zeebe:calledDecision decisionId="d" resultVariable="r"/>`),
-			`t.bpmn:4: serviceTask "t": zeebe:calledDecision is not supported`},
+			`t.bpmn:4: serviceTask "t": zeebe:calledDecision is only allowed on business rule tasks`},
 		{"script without result variable", doc(`<process id="p">
   <scriptTask id="t"><extensionElements><zeebe:script expression="=1"/></extensionElements></scriptTask>
 </process>`), `t.bpmn:4: scriptTask "t": zeebe:script: missing resultVariable (the variable the expression's value is written to)`},

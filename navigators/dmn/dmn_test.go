@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sextant-dev/sextant/navigators/dmn"
 	"github.com/sextant-dev/sextant/navigators/feel"
@@ -280,3 +281,42 @@ func matches(pattern, s string) bool {
 }
 
 func regexpMust(p string) *regexp.Regexp { return regexp.MustCompile(p) }
+
+// TestEvaluateVars: a process engine's call sees every variable by name,
+// behind the decision's requirements; Evaluate keeps to the requirements.
+func TestEvaluateVars(t *testing.T) {
+	m, err := dmn.Parse("v.dmn", []byte(header+`<inputData id="x" name="x"><variable name="x" typeRef="number"/></inputData>
+<decision id="D" name="Doubled"><informationRequirement><requiredInput href="#x"/></informationRequirement>
+<literalExpression><text>x + (if score = null then 0 else score)</text></literalExpression></decision>
+</definitions>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]any{"x": 1, "score": 10}
+	for _, c := range []struct {
+		name string
+		eval func() (any, error)
+		want string
+	}{
+		{"Evaluate", func() (any, error) { return m.Evaluate(context.Background(), "D", vars) }, "1"},
+		{"EvaluateVars", func() (any, error) { return m.EvaluateVars(context.Background(), "Doubled", vars, time.Time{}) }, "11"},
+		{"EvaluateVars shadowed", func() (any, error) {
+			return m.EvaluateVars(context.Background(), "D", map[string]any{"x": "one", "score": 1}, time.Time{})
+		}, "error"},
+	} {
+		v, err := c.eval()
+		got := feel.Format(v)
+		if err != nil {
+			got = "error"
+			if !errors.Is(err, dmn.ErrType) {
+				t.Errorf("%s: %v, want ErrType", c.name, err)
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s = %s, want %s", c.name, got, c.want)
+		}
+	}
+	if !m.Has("D") || !m.Has("Doubled") || m.Has("x") || m.Has("E") {
+		t.Errorf("Has: D %v, Doubled %v, x %v, E %v; want true, true, false, false", m.Has("D"), m.Has("Doubled"), m.Has("x"), m.Has("E"))
+	}
+}

@@ -28,6 +28,27 @@ func (m *Model) Evaluate(ctx context.Context, name string, inputs map[string]any
 // EvaluateAt is Evaluate with a fixed clock: today() and now() read at (a
 // zero at reads the wall clock once).
 func (m *Model) EvaluateAt(ctx context.Context, name string, inputs map[string]any, at time.Time) (any, error) {
+	return m.evaluate(ctx, name, inputs, at, false)
+}
+
+// EvaluateVars is EvaluateAt as a process engine calls a decision (a
+// Zeebe business rule task): vars are every variable the caller sees, and
+// each decision sees them by name behind the names its requirements bring,
+// so an input expression may read a variable the model declares no input
+// data for, as Camunda's engine lets it. Input data take their values
+// from vars as from EvaluateAt's inputs.
+func (m *Model) EvaluateVars(ctx context.Context, name string, vars map[string]any, at time.Time) (any, error) {
+	return m.evaluate(ctx, name, vars, at, true)
+}
+
+// Has reports whether the model has a decision or decision service called
+// name, by name or id.
+func (m *Model) Has(name string) bool {
+	_, ok := m.byName[name]
+	return ok
+}
+
+func (m *Model) evaluate(ctx context.Context, name string, inputs map[string]any, at time.Time, open bool) (any, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -42,9 +63,12 @@ func (m *Model) EvaluateAt(ctx context.Context, name string, inputs map[string]a
 	switch x := v.(type) {
 	case *decision:
 		r := m.newRun(ctx, s, inputs)
+		if open {
+			r.open = varScope(inputs)
+		}
 		return r.decide(x)
 	case *service:
-		return m.evalService(ctx, s, x, inputs, false)
+		return m.evalService(ctx, s, x, inputs, false, open)
 	}
 	return nil, nil
 }
@@ -81,6 +105,21 @@ type run struct {
 	// lenient: inputs are arguments of an invocation, and one that does
 	// not conform to its type is null rather than an error.
 	lenient bool
+	// open, when set, is every variable of the caller (EvaluateVars):
+	// decisions see them behind their requirements.
+	open feel.Scope
+}
+
+// varScope is a caller's variables as FEEL names (EvaluateVars).
+type varScope map[string]any
+
+// Lookup implements feel.Scope.
+func (v varScope) Lookup(name string) (any, bool) {
+	x, ok := v[name]
+	if !ok {
+		return nil, false
+	}
+	return feel.Value(x), true
 }
 
 type slot struct {
@@ -167,7 +206,7 @@ func (r *run) decide(d *decision) (any, error) {
 	var v any
 	if d.expr != nil {
 		var err error
-		v, err = d.expr.eval(r.s, &scope{names: d.names, vals: vals})
+		v, err = d.expr.eval(r.s, &scope{parent: r.open, names: d.names, vals: vals})
 		if err != nil {
 			return nil, decisionErr(r.m.file, d, err)
 		}
@@ -193,9 +232,12 @@ func decisionErr(file string, d *decision, err error) error {
 // output decisions are evaluated, and the result is the one output's
 // value or a context of them. called says a FEEL invocation passed the
 // inputs: then they are arguments, not checked as model inputs.
-func (m *Model) evalService(ctx context.Context, s *feel.Session, svc *service, inputs map[string]any, called bool) (any, error) {
+func (m *Model) evalService(ctx context.Context, s *feel.Session, svc *service, inputs map[string]any, called, open bool) (any, error) {
 	r := m.newRun(ctx, s, inputs)
 	r.lenient = called
+	if open {
+		r.open = varScope(inputs)
+	}
 	r.fixed = make(map[*decision]any, len(svc.inDec))
 	for _, d := range svc.inDec {
 		v := inputs[d.name]

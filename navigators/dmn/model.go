@@ -646,7 +646,7 @@ func (l *loader) loadService(el *elem, s *service) error {
 		for i, a := range args {
 			in[s.paramList[i]] = a
 		}
-		return l.m.evalService(context.Background(), sess, s, in, true)
+		return l.m.evalService(context.Background(), sess, s, in, true, false)
 	})
 	return nil
 }

@@ -217,6 +217,8 @@ type Result struct {
 	// Cited are the playbook bullets the run's replies cited, in order of
 	// first citation (strategy.Cited): what feedback on the task tags.
 	Cited []string `json:"cited,omitempty"`
+	// Incident is where and why a run in status incident stopped.
+	Incident *store.Incident `json:"incident,omitempty"`
 }
 
 // Question is a person's pending decision.
@@ -261,13 +263,18 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if id == "" {
 		id = s.NewID()
 	}
+	ctx, untrack, err := track(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer untrack()
 	input, err := json.Marshal(orEmpty(in.Input))
 	if err != nil {
 		return nil, fmt.Errorf("encode input: %w", err)
 	}
 	ref := r.ref
 	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
-		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start}
+		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start, Owner: leaseOf(s)}
 	if !r.stateless {
 		task.Routine, task.Rules = r.cfg.Routine.Hash, r.rules
 	}
@@ -297,7 +304,11 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 		}
 		startErr = fmt.Errorf("start: %w", startErr)
 	} else {
+		initial := e.st.Nav
 		startErr = e.apply(ctx, navCall{what: "start"}, d)
+		if inc := e.incidentOf(startErr, "", nil); inc != nil {
+			e.st.Nav, startErr = initial, inc // retry starts again
+		}
 	}
 	if err := e.begin(ctx, execution); err != nil {
 		return nil, err
@@ -356,15 +367,23 @@ func PipelineOf(ctx context.Context, s *store.Store, taskID string) (string, err
 // the steps waiting for a person (`sextant resume TASK --set k=v`); timers
 // that are due fire.
 func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]any) (*Result, error) {
+	ctx, untrack, err := track(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	defer untrack()
 	e, res, err := r.load(ctx, taskID)
 	if e == nil {
 		return res, err
+	}
+	if err := e.inIncident(); err != nil {
+		return nil, err
 	}
 	e.answers = answers
 	if len(answers) > 0 && len(e.st.Waiting) == 0 {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "task %s is not waiting for an answer; drop --set", taskID)
 	}
-	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
+	if err := r.claim(ctx, taskID, store.StatusWaiting, store.StatusInterrupted); err != nil {
 		return nil, err
 	}
 	return e.drive(ctx)
@@ -374,6 +393,11 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 // A delivery the task does not wait for is an error (ErrNoWaiter) naming
 // what it waits for; nothing is written then.
 func (r *Runner) Deliver(ctx context.Context, taskID string, d Delivery) (*Result, error) {
+	ctx, untrack, err := track(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	defer untrack()
 	e, res, err := r.load(ctx, taskID)
 	if e == nil {
 		if err == nil {
@@ -381,12 +405,15 @@ func (r *Runner) Deliver(ctx context.Context, taskID string, d Delivery) (*Resul
 		}
 		return nil, err
 	}
+	if err := e.inIncident(); err != nil {
+		return nil, err
+	}
 	e.syncWaits()
 	if len(e.match(d)) == 0 {
 		return nil, &NoWaiterError{Task: taskID, Kind: d.Kind, Name: d.Name, Key: d.Key, Waits: e.waits()}
 	}
 	e.delivery = &d
-	if err := r.cfg.Store.SetTaskStatus(ctx, taskID, store.StatusRunning); err != nil {
+	if err := r.claim(ctx, taskID, store.StatusWaiting, store.StatusInterrupted); err != nil {
 		return nil, err
 	}
 	return e.drive(ctx)
@@ -410,7 +437,7 @@ func (r *Runner) load(ctx context.Context, taskID string) (*exec, *Result, error
 		return nil, nil, fmt.Errorf("task %s has no checkpoint to resume from", taskID)
 	}
 	switch st := last.Execution.Status; st {
-	case store.StatusCompleted, store.StatusFailed:
+	case store.StatusCompleted, store.StatusFailed, store.StatusCancelled:
 		if tree.Task.Status == st {
 			return nil, nil, sdk.Errorf(sdk.CodeInvalid, "task %s already %s; nothing to resume", taskID, st)
 		}
@@ -493,6 +520,9 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 	// a navigator call) failed because of the timeout limit: say so.
 	finish := func(err error) (*Result, error) {
 		e.drain()
+		if c := cancelOf(parent); c != nil {
+			return e.cancelled(ctx, c)
+		}
 		if err != nil && ctx.Err() != nil && parent.Err() == nil {
 			err = fmt.Errorf("%w: timeout %s", ErrLimit, lim.Timeout.Std())
 		}
@@ -501,8 +531,14 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 	defer e.stopSteppers()
 	defer e.drain() // steps still running when the run returns early
 	for {
+		if c := cancelOf(parent); c != nil {
+			return finish(c) // before anything a cancelled step returned is handed over
+		}
 		if err := e.handOverBatches(ctx); err != nil {
 			return finish(err)
+		}
+		if e.replaying() {
+			e.applySets(ctx)
 		}
 		e.dropGone()
 		if e.completed() {
@@ -548,6 +584,9 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		}
 		if len(e.st.Waiting) > 0 || e.waitsForEvents() {
 			if slept, err := e.sleep(parent); err != nil {
+				if c := cancelOf(parent); c != nil {
+					return e.cancelled(ctx, c)
+				}
 				return nil, err
 			} else if slept {
 				arm()
@@ -633,7 +672,9 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 		node := e.tokenNode(id)
 		spans := e.number(res.Spans)
 		e.st.Trace = append(e.st.Trace, TraceOf(spans)...)
-		e.st.Steps++
+		if !res.Handed { // handed over before an incident: counted then
+			e.st.Steps++
+		}
 		e.st.Tokens += res.Tokens
 		e.st.CostUSD += res.CostUSD
 		for _, id := range res.Cited {
@@ -641,17 +682,31 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 				e.st.Cited = append(e.st.Cited, id)
 			}
 		}
-		if err := e.assignOutput(id, node, res.Outcome); err != nil {
-			return err
+		if !res.Handed { // else assigned before an incident, and maybe changed by retry --set since
+			if err := e.assignOutput(id, node, res.Outcome); err != nil {
+				return err
+			}
 		}
 		res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
+		before := e.st.Nav
 		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: id, Outcome: res.Outcome})
 		delete(e.st.Done, id)
 		if err != nil {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
 		}
-		if err := e.apply(ctx, navCall{"next after step", node}, d); err != nil {
-			if res.Outcome.Status == sdk.Failed {
+		err = e.apply(ctx, navCall{"next after step", node}, d)
+		if inc := e.incidentOf(err, id, res); inc != nil {
+			e.afterStep(inc, id, res, before)
+			if e.retried(ctx) { // a replay retries as the recorded run did
+				if err := e.checkpoint(ctx, spans...); err != nil {
+					return err
+				}
+				continue
+			}
+			err = inc
+		}
+		if err != nil {
+			if res.Outcome.Status == sdk.Failed && !errors.As(err, new(*incidentError)) {
 				err = fmt.Errorf("%w (step %q: %s)", err, node, res.Err)
 			}
 			// The step's spans are part of the record even when the routine fails.
@@ -769,7 +824,7 @@ func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
 			e.st.Complete = true
 		}
 		if d.Fault != nil {
-			return fmt.Errorf("routine failed at %q: %s", d.Fault.Node, d.Fault.Message)
+			return &faultError{d.Fault}
 		}
 		if d.Choice == nil {
 			return nil
@@ -889,8 +944,11 @@ func (e *exec) tokenSummary() string {
 }
 
 // finish records the end of the execution: completed when err is nil,
-// failed otherwise.
+// failed otherwise (or stopped in an incident, see incident.go).
 func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
+	if inc := (*incidentError)(nil); errors.As(runErr, &inc) {
+		return e.incident(ctx, inc)
+	}
 	status, msg := store.StatusCompleted, ""
 	if runErr != nil {
 		status, msg = store.StatusFailed, runErr.Error()

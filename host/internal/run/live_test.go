@@ -10,6 +10,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // TestConditionClock: today() and now() in a BPMN condition read the
@@ -89,7 +90,8 @@ func TestInboxDeliveries(t *testing.T) {
 // TestCorrelationKey: a message's zeebe:subscription correlationKey is
 // evaluated when the token starts waiting; only a delivery with that key
 // (or none, by task) reaches it, and a key that is not a string or a
-// number leaves the wait unreachable by name, with the reason.
+// number stops the run in an incident that says why (a delivery is then
+// refused, naming sextant retry).
 func TestCorrelationKey(t *testing.T) {
 	ctx := context.Background()
 	prep := prepare(t, "testdata/live/keyed.toml")
@@ -100,7 +102,7 @@ func TestCorrelationKey(t *testing.T) {
 	}{
 		{"string", map[string]any{"orderId": "o-42"}, `message "paid" (correlation o-42) at payment`},
 		{"number", map[string]any{"orderId": 42}, `message "paid" (correlation 42) at payment`},
-		{"null", nil, `message "paid" at payment: correlationKey "=input.orderId": gave null, want a string or a number`},
+		{"null", nil, `keyed.bpmn:9: payment: correlationKey "=input.orderId": gave null, want a string or a number`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			st := openStore(t)
@@ -109,15 +111,18 @@ func TestCorrelationKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Status != store.StatusWaiting || waitsText(res.Waits) != tt.want {
-				t.Fatalf("got %s waits %q, want %q (error %q)", res.Status, waitsText(res.Waits), tt.want, res.Error)
-			}
 			if tt.input == nil {
+				if res.Status != store.StatusIncident || res.Error != tt.want || res.Incident == nil || res.Incident.Kind != run.IncidentCorrelation {
+					t.Fatalf("got %s %q %+v, want an incident %q", res.Status, res.Error, res.Incident, tt.want)
+				}
 				_, err := r.Deliver(ctx, "k1", run.Delivery{Kind: store.WaitMessage, Name: "paid"})
-				if !errors.Is(err, run.ErrNoWaiter) {
-					t.Fatalf("a message to a wait with no key: %v, want ErrNoWaiter", err)
+				if !errors.Is(err, sdk.ErrInvalid) || !strings.Contains(err.Error(), "sextant retry k1") {
+					t.Fatalf("a message to a task in an incident: %v, want it refused, naming retry", err)
 				}
 				return
+			}
+			if res.Status != store.StatusWaiting || waitsText(res.Waits) != tt.want {
+				t.Fatalf("got %s waits %q, want %q (error %q)", res.Status, waitsText(res.Waits), tt.want, res.Error)
 			}
 			key := res.Waits[0].Correlation
 			_, err = r.Deliver(ctx, "k1", run.Delivery{Kind: store.WaitMessage, Name: "paid", Key: key + "x"})

@@ -63,6 +63,9 @@ type stepResult struct {
 	Err string `json:"err,omitempty"`
 	// Cited are the playbook bullets the step's reply cited.
 	Cited []string `json:"cited,omitempty"`
+	// Handed marks an outcome handed over once already, kept by an
+	// incident to be handed over again on retry (incident.go).
+	Handed bool `json:"handed,omitempty"`
 }
 
 // actionRecord is what an action step decided and why.

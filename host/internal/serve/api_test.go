@@ -116,7 +116,7 @@ func TestAPI(t *testing.T) {
 	}
 	var pipes struct{ Pipelines []struct{ Name, File string } }
 	e.do("GET", "/api/v1/pipelines", nil).want(t, 200).json(t, &pipes)
-	if len(pipes.Pipelines) != 3 || pipes.Pipelines[0].Name != "answer-and-learn" {
+	if len(pipes.Pipelines) != 4 || pipes.Pipelines[0].Name != "answer-and-learn" {
 		t.Fatalf("pipelines %+v", pipes)
 	}
 
@@ -142,6 +142,8 @@ func TestAPI(t *testing.T) {
 	if tk, err := e.store.Task(ctx, "bg-1"); err != nil || tk.Status != store.StatusCompleted {
 		t.Fatalf("background run: %v %+v", err, tk)
 	}
+
+	operateAPI(t, e)
 
 	// Answer the waiting step.
 	var resumed runResult

@@ -29,7 +29,7 @@ func (s *Server) apiRoutes() []route {
 		{Method: "GET", Path: "/api/v1/tasks", ID: "listTasks", Summary: "Tasks, newest first, filtered and paged by cursor",
 			Query: []param{
 				{"pipeline", "string", "pipeline name"},
-				{"status", "string", "running, waiting, completed or failed"},
+				{"status", "string", "running, waiting, completed, failed, cancelled, incident or interrupted"},
 				{"tag", "string", "a task tag"},
 				{"reward_tag", "string", "a tag of one of the task's rewards"},
 				{"since", "string", "created at or after (RFC 3339)"},
@@ -42,6 +42,9 @@ func (s *Server) apiRoutes() []route {
 		{Method: "GET", Path: "/api/v1/tasks/{id}", ID: "getTask", Summary: "A task with its executions (span trees), rewards and recordings (prompts and responses)", Response: "TaskDetail", Status: 200, handle: s.getTask},
 		{Method: "POST", Path: "/api/v1/runs", ID: "startRun", Summary: "Start a run of a pipeline; with wait=false answer 202 at once", Body: "RunRequest", Response: "RunResult", Status: 200, handle: s.startRun},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/resume", ID: "resumeTask", Summary: "Continue a task: answer its waiting human step, fire due timers, or resume it after a crash", Body: "ResumeRequest", Response: "RunResult", Status: 200, handle: s.resumeTask},
+		{Method: "POST", Path: "/api/v1/tasks/{id}/cancel", ID: "cancelTask", Summary: "Cancel a task: its run in progress ends (steps in flight are abandoned), or a task no process runs ends at once; 409 when it has ended", Body: "CancelRequest", Response: "RunResult", Status: 200, handle: s.cancelTask},
+		{Method: "POST", Path: "/api/v1/tasks/{id}/retry", ID: "retryTask", Summary: "Continue a task stopped in an incident from the element that stopped it, after assigning vars; 409 when it is in no incident", Body: "VarsRequest", Response: "RunResult", Status: 200, handle: s.retryTask},
+		{Method: "POST", Path: "/api/v1/tasks/{id}/vars", ID: "setVars", Summary: "Assign variables of a waiting task or one in an incident, recorded for replay; 409 in any other status", Body: "VarsRequest", Response: "RunResult", Status: 200, handle: s.setVars},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/messages", ID: "sendMessage", Summary: "Deliver a message to a waiting task, or to its run in progress", Body: "MessageRequest", Response: "RunResult", Status: 200, handle: s.sendMessage},
 		{Method: "POST", Path: "/api/v1/signals", ID: "broadcastSignal", Summary: "Broadcast a signal to every waiting task that waits for it", Body: "SignalRequest", Response: "SignalResult", Status: 200, handle: s.broadcastSignal},
 		{Method: "POST", Path: "/api/v1/tasks/{id}/rewards", ID: "addReward", Summary: "Add a reward (feedback) to a task or one of its spans", Body: "RewardRequest", Response: "Reward", Status: http.StatusCreated, handle: s.addReward},

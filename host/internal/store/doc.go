@@ -18,6 +18,7 @@
 //
 //	key                                   value
 //	m/meta                                {layout}: the key layout version (2)
+//	m/lease                               {pid, host, started}: the lease of the last writer (lease.go)
 //	t/<task>/a                            Task
 //	t/<task>/e/<exec>                     Execution
 //	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>

@@ -17,15 +17,29 @@ const (
 	StatusWaiting   Status = "waiting" // paused at a human step
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"
+	// StatusCancelled: a person (sextant cancel, the API) or a signal
+	// ended the run; Task.Cancelled says who and why.
+	StatusCancelled Status = "cancelled"
+	// StatusIncident: the run stopped where it cannot go on without a
+	// person (sextant retry); Task.Incident says where and why.
+	StatusIncident Status = "incident"
+	// StatusInterrupted is never stored: it is how a running task whose
+	// owner process is gone reads (see Lease). sextant resume continues it.
+	StatusInterrupted Status = "interrupted"
 )
 
-// Valid reports whether s is one of the four known statuses.
+// Valid reports whether s is one of the known statuses.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusRunning, StatusWaiting, StatusCompleted, StatusFailed:
+	case StatusRunning, StatusWaiting, StatusCompleted, StatusFailed, StatusCancelled, StatusIncident, StatusInterrupted:
 		return true
 	}
 	return false
+}
+
+// Ended reports whether s is final: nothing continues a task in it.
+func (s Status) Ended() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
 }
 
 // ParseStatus checks a status given by a user (for example `sextant runs --status`).
@@ -33,7 +47,7 @@ func ParseStatus(s string) (Status, error) {
 	if st := Status(s); st.Valid() {
 		return st, nil
 	}
-	return "", fmt.Errorf("unknown status %q (want running, waiting, completed or failed)", s)
+	return "", fmt.Errorf("unknown status %q (want running, waiting, completed, failed, cancelled, incident or interrupted)", s)
 }
 
 // StrategyRef names the strategy version a task or execution ran under.
@@ -68,6 +82,13 @@ type Task struct {
 	// status), so that listing tasks and broadcasting a signal need not
 	// decode checkpoints.
 	Waits []Wait `json:"waits,omitempty"`
+	// Owner is the lease of the process running the task (running only):
+	// a running task whose owner is gone reads as interrupted.
+	Owner *Lease `json:"owner,omitempty"`
+	// Incident is where and why a task in status incident stopped.
+	Incident *Incident `json:"incident,omitempty"`
+	// Cancelled says who cancelled a cancelled task, and why.
+	Cancelled *Cancellation `json:"cancelled,omitempty"`
 }
 
 // The kinds of Wait.

@@ -97,6 +97,11 @@ type Store struct {
 	closed  bool
 	stopGC  chan struct{}
 	gcDone  chan struct{}
+
+	// lease is a writer's own lease, or a reader's writer's (lease.go);
+	// fromWriter: the reader's snapshot was made by a live writer.
+	lease      *Lease
+	fromWriter bool
 }
 
 // Open opens (creating if needed, unless read-only) the store in dir.
@@ -151,6 +156,10 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	}
 	s.db = db
 	if err := s.checkMeta(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.openLease(s.fromWriter); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -283,6 +292,7 @@ func (s *Store) tryOpenSnapshot(ctx context.Context, dir string) (_ *badger.DB, 
 	}
 	s.snap = sn
 	s.lost = lost
+	s.fromWriter = writer != nil
 	return db, false, nil
 }
 

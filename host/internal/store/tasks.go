@@ -72,7 +72,7 @@ func checkTask(t *Task) error {
 			return err
 		}
 	}
-	if !t.Status.Valid() {
+	if !t.Status.Valid() || t.Status == StatusInterrupted {
 		return fmt.Errorf("task %q: unknown status %q", t.ID, t.Status)
 	}
 	if len(t.Input) > 0 && !json.Valid(t.Input) {
@@ -139,6 +139,7 @@ func (s *Store) Task(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read task %q: %w", id, err)
 	}
+	s.effective(&t)
 	return &t, nil
 }
 
@@ -202,6 +203,10 @@ func (s *Store) SetTaskStatus(ctx context.Context, id string, st Status) error {
 		if st != StatusWaiting {
 			t.Waits = nil
 		}
+		if st == StatusRunning {
+			t.Owner = s.Lease() // whoever sets a task running runs it
+		}
+		settled(t)
 		return nil
 	})
 }
@@ -211,6 +216,7 @@ func (s *Store) SetTaskWaiting(ctx context.Context, id string, waits []Wait) err
 	return s.UpdateTask(ctx, id, func(t *Task) error {
 		t.Status = StatusWaiting
 		t.Waits = waits
+		settled(t)
 		return nil
 	})
 }
@@ -315,6 +321,7 @@ func (s *Store) eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after
 			}
 			return fmt.Errorf("task %q: %w", id, err)
 		}
+		s.effective(&t)
 		if (q.Pipeline != "" && t.Pipeline != q.Pipeline) ||
 			(q.Status != "" && t.Status != q.Status) ||
 			(q.Tag != "" && !slices.Contains(t.Tags, q.Tag)) ||
@@ -342,6 +349,9 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 	// (that suffix) and the time bounds work on each. The status indexes
 	// are derived keys: used only when complete (s.indexed).
 	var prefix []byte
+	if q.Status == StatusInterrupted {
+		q.Status = StatusRunning // stored so; the lease tells them apart (lease.go)
+	}
 	switch {
 	case q.Tag != "":
 		prefix = fieldIndexPrefix(pTag, q.Tag)

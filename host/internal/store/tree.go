@@ -26,6 +26,7 @@ func (s *Store) Tree(ctx context.Context, id string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read task %q: %w", id, err)
 	}
+	s.effective(&tr.Task)
 	return tr, nil
 }
 
@@ -48,6 +49,7 @@ func (s *Store) Head(ctx context.Context, id string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read task %q: %w", id, err)
 	}
+	s.effective(&tr.Task)
 	return tr, nil
 }
 
