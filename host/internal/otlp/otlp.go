@@ -57,8 +57,18 @@ const DefaultMaxConcurrent = 4
 const MaxSpanCostUSD = 1_000_000
 
 // AttrTask, on a span or its resource, names the task the span belongs to
-// (a valid task id); without it a trace is its own task.
-const AttrTask = "sextant.task"
+// (a valid task id); without it a trace is its own task. AttrExecution on
+// a span names its execution (else its trace id is), AttrSpanSeq its
+// sequence number, and AttrPipeline on the resource the task's pipeline
+// (else service.name is): sextant's own export, posted back, is the same
+// task, execution and spans. The receiver keeps them in the span's place,
+// not among its attributes.
+const (
+	AttrTask      = store.AttrTask
+	AttrExecution = store.AttrExecution
+	AttrSpanSeq   = store.AttrSpanSeq
+	AttrPipeline  = store.AttrPipeline
+)
 
 // Config is what the receiver needs.
 type Config struct {
@@ -342,8 +352,8 @@ type execKey struct{ task, exec string }
 func (h *Handler) Store(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (int, error) {
 	var spans []store.Span
 	type execInfo struct {
-		pipeline   string
-		start, end time.Time
+		pipeline, trace string
+		start, end      time.Time
 	}
 	execs := map[execKey]*execInfo{}
 	var order []execKey
@@ -352,6 +362,10 @@ func (h *Handler) Store(ctx context.Context, req *coltracepb.ExportTraceServiceR
 		service := "otlp"
 		if v, ok := res["service.name"]; ok && v.Str() != "" {
 			service = v.Str()
+		}
+		pipeline := service
+		if v, ok := res[AttrPipeline]; ok && v.Str() != "" {
+			pipeline = v.Str()
 		}
 		for j, ss := range rs.GetScopeSpans() {
 			for k, sp := range ss.GetSpans() {
@@ -363,7 +377,7 @@ func (h *Handler) Store(ctx context.Context, req *coltracepb.ExportTraceServiceR
 				key := execKey{task: out.Task, exec: out.Execution}
 				info := execs[key]
 				if info == nil {
-					info = &execInfo{pipeline: service, start: out.Start, end: out.End}
+					info = &execInfo{pipeline: pipeline, trace: out.TraceID, start: out.Start, end: out.End}
 					execs[key] = info
 					order = append(order, key)
 				}
@@ -393,7 +407,7 @@ func (h *Handler) Store(ctx context.Context, req *coltracepb.ExportTraceServiceR
 		if err != nil && !errors.Is(err, store.ErrExists) {
 			return 0, err
 		}
-		err = st.CreateExecution(ctx, &store.Execution{Task: key.task, ID: key.exec, TraceID: key.exec, Mode: "live",
+		err = st.CreateExecution(ctx, &store.Execution{Task: key.task, ID: key.exec, TraceID: info.trace, Mode: "live",
 			Status: store.StatusCompleted, Started: info.start, Ended: info.end})
 		if err != nil && !errors.Is(err, store.ErrExists) {
 			return 0, err
@@ -453,23 +467,43 @@ func (h *Handler) convert(sp *tracepb.Span, res store.Attributes, service string
 	if len(a) == 0 {
 		a = store.Attributes{}
 	}
-	task := "otel-" + trace
+	task, named := "otel-"+trace, false
 	for _, src := range []store.Attributes{a, res} {
 		if v, ok := src[AttrTask]; ok && v.Str() != "" {
 			if !validID(v.Str()) {
 				return out, fmt.Errorf("attribute %s %q is not a task id (letters, digits, ._:+- and at most 128)", AttrTask, v.Str())
 			}
-			task = v.Str()
+			task, named = v.Str(), true
 			break
 		}
 	}
-	if _, ok := a["service.name"]; !ok {
+	exec := trace
+	if v, ok := a[AttrExecution]; ok {
+		if !validID(v.Str()) {
+			return out, fmt.Errorf("attribute %s %q is not an execution id (letters, digits, ._:+- and at most 128)", AttrExecution, v.Str())
+		}
+		exec = v.Str()
+	}
+	var seq uint64
+	if v, ok := a[AttrSpanSeq]; ok {
+		if v.Kind() != store.KindInt || v.Int() < 1 || v.Int() > math.MaxInt32 {
+			return out, fmt.Errorf("attribute %s: want a positive integer", AttrSpanSeq)
+		}
+		seq = uint64(v.Int())
+	}
+	// The identity is the span's place in the store, not an attribute.
+	delete(a, AttrTask)
+	delete(a, AttrExecution)
+	delete(a, AttrSpanSeq)
+	// A span of sextant's own (it names its task, from service sextant)
+	// keeps its attributes as they were; another service's is marked.
+	if _, ok := a["service.name"]; !ok && !(named && service == "sextant") {
 		a["service.name"] = store.String(service)
 	}
 	if err := h.genAI(a); err != nil {
 		return out, err
 	}
-	out = store.Span{Task: task, Execution: trace, TraceID: trace, SpanID: sid, ParentSpanID: parent,
+	out = store.Span{Task: task, Execution: exec, Seq: seq, TraceID: trace, SpanID: sid, ParentSpanID: parent,
 		Name: sp.GetName(), Kind: kind, Start: start, End: end, Attributes: a}
 	switch sp.GetStatus().GetCode() {
 	case tracepb.Status_STATUS_CODE_OK:

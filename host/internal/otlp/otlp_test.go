@@ -1,11 +1,14 @@
 package otlp_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -174,5 +177,89 @@ func TestBadPayloads(t *testing.T) {
 	}
 	if len(ts) != 0 {
 		t.Errorf("%d tasks written by bad payloads, want none", len(ts))
+	}
+}
+
+// TestOwnExportRoundTrip: sextant's own OTLP file export, posted to the
+// receiver, gives back the same tasks: each task's spans under its own id
+// and execution (not split into a task per trace), and the receiver's
+// store exports the very same document.
+func TestOwnExportRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	src, err := store.Open(ctx, t.TempDir(), store.NewConfig().WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	data, err := os.ReadFile("../../../pipelines/email-triage/dataset.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Import(ctx, bytes.NewReader(data), "dataset.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	q := store.Query{Limit: 30}
+	var sent bytes.Buffer
+	n, err := src.ExportOTLP(ctx, &sent, store.OTLPOptions{Query: q})
+	if err != nil || n == 0 {
+		t.Fatalf("export: %d spans, %v", n, err)
+	}
+
+	dst, srv := receiver(t)
+	resp, err := http.Post(srv.URL+otlp.Route, "application/json", bytes.NewReader(sent.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST: %s %s", resp.Status, body)
+	}
+
+	var back bytes.Buffer
+	if _, err := dst.ExportOTLP(ctx, &back, store.OTLPOptions{Query: q}); err != nil {
+		t.Fatal(err)
+	}
+	if sent.String() != back.String() {
+		a, b := sent.String(), back.String()
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		t.Fatalf("the export posted back differs at byte %d:\nsent %s\nback %s", i, a[max(0, i-200):min(len(a), i+200)], b[max(0, i-200):min(len(b), i+200)])
+	}
+	// Same tasks, each with its one recorded execution and pipeline.
+	var tasks int
+	err = src.EachTask(ctx, q, func(want *store.Task) error {
+		tasks++
+		wt, err := src.Tree(ctx, want.ID)
+		if err != nil {
+			return err
+		}
+		got, err := dst.Tree(ctx, want.ID)
+		if err != nil {
+			return fmt.Errorf("task %s not received: %w", want.ID, err)
+		}
+		if got.Task.Pipeline != want.Pipeline || len(got.Executions) != len(wt.Executions) {
+			return fmt.Errorf("task %s: pipeline %q, %d executions; want %q, %d", want.ID, got.Task.Pipeline, len(got.Executions), want.Pipeline, len(wt.Executions))
+		}
+		for i, e := range got.Executions {
+			w := wt.Executions[i]
+			if e.Execution.ID != w.Execution.ID || e.Execution.TraceID != w.Execution.TraceID || len(e.Spans) != len(w.Spans) {
+				return fmt.Errorf("task %s: execution %s (trace %s, %d spans), want %s (trace %s, %d spans)", want.ID,
+					e.Execution.ID, e.Execution.TraceID, len(e.Spans), w.Execution.ID, w.Execution.TraceID, len(w.Spans))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var received int
+	if err := dst.EachTask(ctx, store.Query{}, func(*store.Task) error { received++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if tasks != 30 || received != tasks {
+		t.Fatalf("sent %d tasks, the receiver holds %d", tasks, received)
 	}
 }

@@ -25,6 +25,32 @@ import (
 // hex ids, protojson writes base64), and the part of the shape used here
 // is a dozen fields that have been stable since OTLP 1.0.
 
+// The attributes that say which task, execution and place in it a span
+// has, in every OTLP sextant writes (the file export and live telemetry)
+// and reads (the /v1/traces receiver): one vocabulary, so that sextant's
+// own export posted back is the same task. Each is set once per span,
+// over any stored attribute of the same name.
+const (
+	AttrPipeline  = "sextant.pipeline"  // resource: the task's pipeline
+	AttrTask      = "sextant.task"      // span and resource: the task id
+	AttrExecution = "sextant.execution" // span: the execution id
+	AttrSpanSeq   = "sextant.span.seq"  // span: its sequence number in the execution
+)
+
+// IdentityAttributes returns a's attributes with sp's identity (task,
+// execution, sequence number) set over any of the same name; a itself is
+// not changed.
+func IdentityAttributes(sp *Span, a Attributes) Attributes {
+	out := make(Attributes, len(a)+3)
+	maps.Copy(out, a)
+	out[AttrTask] = String(sp.Task)
+	out[AttrExecution] = String(sp.Execution)
+	if sp.Seq > 0 {
+		out[AttrSpanSeq] = Int(int64(sp.Seq))
+	}
+	return out
+}
+
 // OTLPOptions selects what ExportOTLP writes.
 type OTLPOptions struct {
 	Query Query // which tasks
@@ -96,7 +122,8 @@ var (
 // ExportOTLP writes the spans of the selected tasks as one OTLP JSON
 // document: one resourceSpans per task (service.name "sextant", the
 // pipeline and task id as resource attributes), its executions' spans in
-// sequence order. LLM spans carry the OpenTelemetry GenAI attribute names
+// sequence order, each with its task, execution and sequence number
+// (AttrTask, AttrExecution, AttrSpanSeq). LLM spans carry the OpenTelemetry GenAI attribute names
 // (see ChatSpanAttributes); spans written with only the deprecated
 // gen_ai.system get gen_ai.provider.name too.
 func (s *Store) ExportOTLP(ctx context.Context, w io.Writer, opt OTLPOptions) (spans int, err error) {
@@ -117,8 +144,8 @@ func (s *Store) ExportOTLP(ctx context.Context, w io.Writer, opt OTLPOptions) (s
 			rs := otlpResourceSpans{
 				Resource: otlpResource{Attributes: []otlpKV{
 					kvString("service.name", "sextant"),
-					kvString("sextant.pipeline", t.Pipeline),
-					kvString("sextant.task.id", t.ID),
+					kvString(AttrPipeline, t.Pipeline),
+					kvString(AttrTask, t.ID),
 				}},
 				ScopeSpans: []otlpScopeSpans{{Scope: otlpScope{Name: "github.com/sextant-dev/sextant"}}},
 			}
@@ -176,11 +203,10 @@ func toOTLP(sp *Span, legacy bool) otlpSpan {
 		EndTimeUnixNano:   strconv.FormatInt(end.UnixNano(), 10),
 	}
 	// Write the current GenAI name, and the deprecated one only if asked.
-	attrs := sp.Attributes
+	attrs := IdentityAttributes(sp, sp.Attributes)
 	provider, hasProvider := attrs[AttrGenAIProviderName]
 	system, hasSystem := attrs[AttrGenAISystem]
 	if hasProvider || hasSystem {
-		attrs = maps.Clone(attrs)
 		if !hasProvider {
 			provider = system
 			attrs[AttrGenAIProviderName] = provider
@@ -192,10 +218,6 @@ func toOTLP(sp *Span, legacy bool) otlpSpan {
 		}
 	}
 	o.Attributes = otlpAttrs(attrs)
-	o.Attributes = append(o.Attributes,
-		kvString("sextant.execution.id", sp.Execution),
-		otlpKV{Key: "sextant.span.seq", Value: anyOf(Int(int64(sp.Seq)))},
-	)
 	for _, l := range sp.Links {
 		o.Links = append(o.Links, otlpLink{TraceID: l.TraceID, SpanID: l.SpanID, Attributes: otlpAttrs(l.Attributes)})
 	}

@@ -73,7 +73,8 @@ func TestExportOTLP(t *testing.T) {
 		"gen_ai.operation.name":      "chat",
 		"gen_ai.usage.input_tokens":  "int:40",
 		"gen_ai.usage.output_tokens": "int:9",
-		"sextant.execution.id":       "e1",
+		"sextant.execution":          "e1",
+		"sextant.task":               "task-c", // the newest first
 		"sextant.span.seq":           "int:2",
 	}
 	for k, want := range checks {

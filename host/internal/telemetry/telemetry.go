@@ -226,9 +226,9 @@ func (x *Exporter) convert(ctx context.Context, spans []store.Span) []sdktrace.R
 				stub.Parent = p
 			}
 		}
-		stub.Attributes = attributes(sp.Attributes, x.cfg.Content)
-		stub.Attributes = append(stub.Attributes, attribute.String("sextant.task", sp.Task),
-			attribute.String("sextant.execution", sp.Execution))
+		// The identity attributes are set over stored ones of the same
+		// name (a run's root span stores its task): one key, one value.
+		stub.Attributes = attributes(store.IdentityAttributes(sp, sp.Attributes), x.cfg.Content)
 		_, has := sp.Attributes[store.AttrGenAIInputMessages]
 		if x.cfg.Content && !has {
 			stub.Attributes = append(stub.Attributes, x.content(ctx, sp)...)

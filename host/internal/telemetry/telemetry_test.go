@@ -1,6 +1,7 @@
 package telemetry_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,9 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sextant-dev/sextant/host/internal/otlp"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
@@ -110,8 +115,36 @@ func TestExportFromRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recv := httptest.NewServer(h)
+	// Every span that arrives is checked for a key written twice (the
+	// root span stores its task; the exporter must not add it again).
+	var dupKeys sync.Map
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		var req coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			t.Errorf("export is not OTLP protobuf: %v", err)
+		}
+		for _, rs := range req.GetResourceSpans() {
+			for _, ss := range rs.GetScopeSpans() {
+				for _, sp := range ss.GetSpans() {
+					seen := map[string]bool{}
+					for _, kv := range sp.GetAttributes() {
+						if seen[kv.GetKey()] {
+							dupKeys.Store(sp.GetName()+": "+kv.GetKey(), true)
+						}
+						seen[kv.GetKey()] = true
+					}
+				}
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
 	defer recv.Close()
+	defer dupKeys.Range(func(k, _ any) bool { t.Errorf("key written twice: %s", k); return true })
 
 	entries, err := plugin.Discover(nil, sdk.Registered())
 	if err != nil {
@@ -147,16 +180,21 @@ func TestExportFromRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The spans carry sextant.task: the receiver files them under
-		// the same task id, one execution per trace.
+		// The spans carry sextant.task and sextant.execution: the
+		// receiver files them under the same task and execution.
 		tree, err := recvStore.Tree(ctx, res.Task)
 		if err != nil {
 			t.Fatalf("exported trace not received: %v", err)
 		}
 		byName := map[string]store.Span{}
 		for _, e := range tree.Executions {
-			if e.Execution.ID != ex.TraceID {
-				t.Errorf("received execution %s, want the trace %s", e.Execution.ID, ex.TraceID)
+			if e.Execution.ID != res.Execution || e.Execution.TraceID != ex.TraceID {
+				t.Errorf("received execution %s (trace %s), want %s (trace %s)", e.Execution.ID, e.Execution.TraceID, res.Execution, ex.TraceID)
+			}
+			for _, sp := range e.Spans {
+				if _, ok := sp.Attributes[store.AttrTask]; ok {
+					t.Errorf("span %q keeps %s among its attributes", sp.Name, store.AttrTask)
+				}
 			}
 			for _, sp := range e.Spans {
 				byName[sp.Name] = sp
