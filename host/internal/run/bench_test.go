@@ -110,6 +110,7 @@ func benchmarkLargeInput(b *testing.B) {
 	r := prep.Runner(run.Config{Store: st})
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
 		res, err := r.Start(ctx, run.Input{Input: input})
 		if err != nil || res.Status != store.StatusCompleted || res.Steps != 6 {
@@ -117,6 +118,9 @@ func benchmarkLargeInput(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	if cpu >= 0 {
+		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	}
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		c.Updated = s.Now()
 	}
 	c.Updated = c.Updated.UTC()
-	tval, err := s.encode(t)
+	tkvs, err := s.encodeTask(t, nil)
 	if err != nil {
 		return where(err)
 	}
@@ -75,14 +75,13 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		return where(err)
 	}
 	err = s.update(ctx, func(txn *badger.Txn) error {
-		key := taskKey(t.ID)
-		if ok, err := exists(txn, key); err != nil || ok {
+		if ok, err := exists(txn, taskKey(t.ID)); err != nil || ok {
 			if ok {
 				return ErrExists
 			}
 			return err
 		}
-		if err := txn.Set(key, tval); err != nil {
+		if err := setTask(txn, t.ID, tkvs, false, false); err != nil {
 			return err
 		}
 		if err := setTaskIndexes(txn, t); err != nil {

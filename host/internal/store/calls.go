@@ -97,7 +97,7 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			return where(err)
 		}
 	}
-	tval, err := s.encode(t)
+	tkvs, err := s.encodeTask(t, nil)
 	if err != nil {
 		return where(err)
 	}
@@ -122,7 +122,7 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			return err
 		}
 		if !ok {
-			if err := txn.Set(key, tval); err != nil {
+			if err := setTask(txn, t.ID, tkvs, false, false); err != nil {
 				return err
 			}
 			if err := setTaskIndexes(txn, t); err != nil {

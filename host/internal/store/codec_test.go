@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -62,10 +63,10 @@ func TestLayoutVersion(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".sextant")
 	s, err := Open(ctx, dir, testConfig())
 	must(t, err)
-	rawSet(t, s, keyMeta, append([]byte{1}, `{"layout":3}`...))
+	rawSet(t, s, keyMeta, append([]byte{1}, fmt.Sprintf(`{"layout":%d}`, layoutVersion+1)...))
 	must(t, s.Close())
 	_, err = Open(ctx, dir, testConfig())
-	wantErr(t, err, "open store "+dir+": key layout 3 is not supported by this sextant (it reads layout 2): unsupported schema version")
+	wantErr(t, err, fmt.Sprintf("open store %s: key layout %d is not supported by this sextant (it reads layout %d): unsupported schema version", dir, layoutVersion+1, layoutVersion))
 }
 
 func TestValueJSON(t *testing.T) {

@@ -17,9 +17,11 @@
 // ascending scan lists newest first.
 //
 //	key                                   value
-//	m/meta                                {layout}: the key layout version (2)
+//	m/meta                                {layout}: the key layout version (3)
 //	m/lease                               {pid, host, started}: the lease of the last writer (lease.go)
-//	t/<task>/a                            Task
+//	t/<task>/a                            Task (its input and truth too, unless they are large)
+//	t/<task>/b/input                      a large task's input (JSON), written once (body.go)
+//	t/<task>/b/truth                      a large task's truth (JSON)
 //	t/<task>/e/<exec>                     Execution
 //	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>
 //	t/<task>/k/<exec>                     Checkpoint: the execution's latest run state
@@ -38,13 +40,15 @@
 //	c/<collection>/<key>                  a Collection value (replay results, comparisons, …)
 //
 // Sub-keys under t/<task>/ use letters that sort in the order Tree reads
-// them: the task, its executions, links, checkpoints, rewards, spans.
+// them: the task, its body, executions, links, checkpoints, rewards,
+// spans.
 //
 // Derived keys are written in the same transaction as the records they
 // follow, so lists by status and metrics read them instead of whole
 // tasks; Export leaves them out and Import (and so Salvage) builds them
-// from what it writes. A store of layout 1 has none: its readers read the
-// records, and the first writer to open it builds them (see summary.go).
+// from what it writes. A store of an older layout (1 had none) is read
+// from its records, and the first writer to open it builds them again
+// (see summary.go).
 //
 // # Values
 //

@@ -106,10 +106,32 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opt ExportOptions) (Cou
 // lines, and its recording links to hashes, counting them in n.
 func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints bool, lines []byte, hashes []string, n *Counts) ([]byte, []string, error) {
 	var line []byte
+	// The task's line waits for its body keys, which follow its record
+	// (body.go): head is the record, body its fields.
+	var head []byte
+	var body [][]byte
+	flushTask := func() error {
+		if head == nil {
+			return nil
+		}
+		js, err := spliceBody(head, body)
+		if err != nil {
+			return &DamageError{Task: id, Err: err}
+		}
+		lines = append(spliceType(lines, "task", js), '\n')
+		n.Tasks++
+		head, body = nil, nil
+		return nil
+	}
 	err := scanTxn(ctx, txn, taskPrefix(id), func(key, val []byte) error {
 		_, sub, ok := parseTaskSub(key)
 		if !ok {
 			return fmt.Errorf("bad key %s", printableKey(key))
+		}
+		if sub[0] != subBody {
+			if err := flushTask(); err != nil {
+				return err
+			}
 		}
 		if sub[0] == subLink {
 			hashes = append(hashes, string(sub[2:]))
@@ -122,8 +144,18 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 		line = line[:0]
 		switch sub[0] {
 		case subTask:
-			line = spliceType(line, "task", js)
-			n.Tasks++
+			head = bytes.Clone(js)
+			return nil
+		case subBody:
+			f := bodyField(sub)
+			if f == "" {
+				return fmt.Errorf("unknown key %s", printableKey(key))
+			}
+			if head == nil {
+				return &DamageError{Task: id, Err: fmt.Errorf("%s without its task record", printableKey(key))}
+			}
+			body = append(body, append(append(appendJSONString(nil, f), ':'), js...))
+			return nil
 		case subExec:
 			line = spliceType(line, "execution", js)
 			n.Executions++
@@ -156,6 +188,9 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 		lines = append(lines, line...)
 		return nil
 	})
+	if err == nil {
+		err = flushTask()
+	}
 	return lines, hashes, err
 }
 
@@ -656,11 +691,11 @@ func (im *importer) decode(line []byte, first bool) (*record, error) {
 		if err := checkTask(t); err != nil {
 			return nil, err
 		}
-		val, err := s.encode(t)
+		kvs, err := s.encodeTask(t, nil)
 		if err != nil {
 			return nil, fmt.Errorf("task %q: %w", t.ID, err)
 		}
-		rec.kvs = []kv{{taskKey(t.ID), val}}
+		rec.kvs = kvs
 		rec.task = t
 	case "execution":
 		var l executionLine

@@ -35,10 +35,11 @@ type rule struct {
 	name    string
 	maxHint int // the length of the longest hint
 	re      *regexp.Regexp
-	repl    []byte    // template for ReplaceAll; nil means use group or value
-	value   valueFunc // reads the secret after a match of re (a name and its separator)
-	group   int       // user rules: index of the "secret" group, or 0 for the whole match
-	hints   [][]byte  // lower-case substrings one of which must occur; none means always run
+	repl    []byte      // template for ReplaceAll; nil means use group or value
+	value   valueFunc   // reads the secret after a match of re (a name and its separator)
+	confirm confirmFunc // whether an occurrence of a hint can be in an anchor (windowed rules)
+	group   int         // user rules: index of the "secret" group, or 0 for the whole match
+	hints   [][]byte    // lower-case substrings one of which must occur; none means always run
 	user    bool
 }
 
@@ -71,6 +72,7 @@ const wordStart = `(^|[^A-Za-z0-9_]|\\[nrtbf])`
 var builtinRules = []struct {
 	name, re, repl string
 	value          valueFunc
+	confirm        confirmFunc
 	hints          []string
 }{{
 	name:  "private key",
@@ -79,10 +81,11 @@ var builtinRules = []struct {
 	hints: []string{"private key-----"},
 }, {
 	// Header lines in text: "Authorization: Bearer …", "x-api-key: …".
-	name:  "secret header",
-	re:    `(?i)` + wordStart + `((?:proxy-)?authorization|x-api-key|x-goog-api-key|api-key)[ \t]{0,16}:`,
-	value: headerValue,
-	hints: []string{"authoriz", "api-key"},
+	name:    "secret header",
+	re:      `(?i)` + wordStart + `((?:proxy-)?authorization|x-api-key|x-goog-api-key|api-key)[ \t]{0,16}:`,
+	value:   headerValue,
+	confirm: confirmHeader,
+	hints:   []string{"authoriz", "api-key"},
 }, {
 	name:  "secret query parameter",
 	re:    `(?i)[?&](?:api[-_]?key|key|access[-_]?token|token|sig|signature)=`,
@@ -93,25 +96,28 @@ var builtinRules = []struct {
 	// inside a JSON document that is itself a JSON string:
 	// {"db_password":"…"}, {\"token\":\"…\"}, {'secret': '…'}, and its
 	// value a string, a number or an array of them.
-	name:  "secret field",
-	re:    `(?i)(\\{0,15}["'])(` + secretName + `)(\\{0,15}["'])[ \t]{0,16}:[ \t]{0,16}`,
-	value: fieldValue,
-	hints: secretEndings(`"`, `\`, `'`),
+	name:    "secret field",
+	re:      `(?i)(\\{0,15}["'])(` + secretName + `)(\\{0,15}["'])[ \t]{0,16}:[ \t]{0,16}`,
+	value:   fieldValue,
+	confirm: confirmField,
+	hints:   secretEndings(`"`, `\`, `'`),
 }, {
 	// Text assignments: password=…, aws_secret_access_key = "…" (TOML),
 	// password: … (YAML, headers, also with the value on the next,
 	// indented line), X-Auth-Token: Bearer …, --password=….
-	name:  "secret assignment",
-	re:    `(?i)(?:^|[^A-Za-z0-9_.-]|\\[nrtbf])(` + secretName + `)[ \t]{0,16}(?::=|[:=])`,
-	value: assignedValue,
-	hints: secretEndings(":", "=", " ", "\t"),
+	name:    "secret assignment",
+	re:      `(?i)(?:^|[^A-Za-z0-9_.-]|\\[nrtbf])(` + secretName + `)[ \t]{0,16}(?::=|[:=])`,
+	value:   assignedValue,
+	confirm: confirmAssignment,
+	hints:   secretEndings(":", "=", " ", "\t"),
 }, {
 	// Command-line flags: --password hunter2, -api-key "…", and the same
 	// in an argument list: ["--token", "…"].
-	name:  "secret flag",
-	re:    `(?i)(?:^|[^A-Za-z0-9_.-]|\\[nrtbf])(--?` + secretName + `)(?:[ \t]|(\\{0,15}")[ \t]{0,16},[ \t]{0,16})`,
-	value: flagValue,
-	hints: secretEndings(" ", "\t", `"`, `\`),
+	name:    "secret flag",
+	re:      `(?i)(?:^|[^A-Za-z0-9_.-]|\\[nrtbf])(--?` + secretName + `)(?:[ \t]|(\\{0,15}")[ \t]{0,16},[ \t]{0,16})`,
+	value:   flagValue,
+	confirm: confirmFlag,
+	hints:   secretEndings(" ", "\t", `"`, `\`),
 }, {
 	// scheme://user:password@host keeps the user and the host.
 	name:  "url password",
@@ -119,41 +125,48 @@ var builtinRules = []struct {
 	value: urlPassword,
 	hints: []string{"://"},
 }, {
-	name:  "bearer token",
-	re:    `(?i)` + wordStart + `bearer[ \t]{1,16}`,
-	value: tokenAfter(16, 0, isTokenByte),
-	hints: []string{"bearer"},
+	name:    "bearer token",
+	re:      `(?i)` + wordStart + `bearer[ \t]{1,16}`,
+	value:   tokenAfter(16, 0, isTokenByte),
+	confirm: wordStartAfter(6),
+	hints:   []string{"bearer"},
 }, {
 	// OpenAI (sk-, sk-proj-) and Anthropic (sk-ant-) keys.
-	name:  "sk- key",
-	re:    wordStart + `sk-`,
-	value: wholeToken(16, 0, false, isKeyByte),
-	hints: []string{"sk-"},
+	name:    "sk- key",
+	re:      wordStart + `sk-`,
+	value:   wholeToken(16, 0, false, isKeyByte),
+	confirm: wordStartAfter(3),
+	hints:   []string{"sk-"},
 }, {
-	name:  "aws access key",
-	re:    wordStart + `(?:AKIA|ASIA)`,
-	value: wholeToken(16, 16, true, isUpperOrDigit),
-	hints: []string{"akia", "asia"},
+	name:    "aws access key",
+	re:      wordStart + `(?:AKIA|ASIA)`,
+	value:   wholeToken(16, 16, true, isUpperOrDigit),
+	confirm: wordStartAfter(4),
+	hints:   []string{"akia", "asia"},
 }, {
-	name:  "github token",
-	re:    wordStart + `gh[pousr]_`,
-	value: wholeToken(30, 0, false, isAlnum),
-	hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
+	name:    "github token",
+	re:      wordStart + `gh[pousr]_`,
+	value:   wholeToken(30, 0, false, isAlnum),
+	confirm: wordStartAfter(4),
+	hints:   []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
 }, {
-	name:  "github fine-grained token",
-	re:    wordStart + `github_pat_`,
-	value: wholeToken(22, 0, false, isWordByte),
-	hints: []string{"github_pat_"},
+	name:    "github fine-grained token",
+	re:      wordStart + `github_pat_`,
+	value:   wholeToken(22, 0, false, isWordByte),
+	confirm: wordStartAfter(11),
+	hints:   []string{"github_pat_"},
 }, {
-	name:  "slack token",
-	re:    wordStart + `xox[abposr]-`,
-	value: wholeToken(10, 0, false, func(c byte) bool { return isAlnum(c) || c == '-' }),
-	hints: []string{"xox"},
+	name:    "slack token",
+	re:      wordStart + `xox[abposr]-`,
+	value:   wholeToken(10, 0, false, func(c byte) bool { return isAlnum(c) || c == '-' }),
+	confirm: wordStartAfter(3),
+	hints:   []string{"xox"},
 }, {
-	name:  "google api key",
-	re:    wordStart + `AIza`,
-	value: wholeToken(35, 35, false, isKeyByte),
-	hints: []string{"aiza"},
+	name:    "google api key",
+	re:      wordStart + `AIza`,
+	value:   wholeToken(35, 35, false, isKeyByte),
+	confirm: wordStartAfter(4),
+	hints:   []string{"aiza"},
 }}
 
 // secretNameEndings are the lower-case words one of which ends every
@@ -202,7 +215,7 @@ func DefaultRedactor() *Redactor {
 func NewRedactor(patterns ...string) (*Redactor, error) {
 	r := &Redactor{patterns: append([]string(nil), patterns...)}
 	for _, b := range builtinRules {
-		ru := rule{name: b.name, re: regexp.MustCompile(b.re), repl: []byte(b.repl), value: b.value}
+		ru := rule{name: b.name, re: regexp.MustCompile(b.re), repl: []byte(b.repl), value: b.value, confirm: b.confirm}
 		for _, h := range b.hints {
 			ru.hints = append(ru.hints, []byte(h))
 			ru.maxHint = max(ru.maxHint, len(h))
@@ -278,7 +291,7 @@ func (r *Redactor) redact(b []byte, mode textMode) ([]byte, *rule) {
 		return out, nil
 	}
 	var blame *rule
-	var windows [][]span // of the windowed rules still to run, for out as it is
+	var hits []ruleHits // of the windowed rules still to run, for out as it is
 	for i := range r.rules {
 		ru := &r.rules[i]
 		if i < 64 && run&(1<<i) == 0 {
@@ -287,10 +300,10 @@ func (r *Redactor) redact(b []byte, mode textMode) ([]byte, *rule) {
 		var next []byte
 		var ed []edit
 		if r.windowed&(1<<i) != 0 {
-			if windows == nil {
-				windows = r.windows(out, run&r.windowed&^(1<<i-1))
+			if hits == nil {
+				hits = r.hits(out, run&r.windowed&^(1<<i-1))
 			}
-			next, ed = ru.replaceWindows(out, windows[i])
+			next, ed = ru.replaceWindows(out, ru.windowsOf(out, &hits[i]))
 		} else {
 			if !ru.re.Match(out) {
 				continue
@@ -301,13 +314,13 @@ func (r *Redactor) redact(b []byte, mode textMode) ([]byte, *rule) {
 			// run was computed before any replacement, but one only
 			// removes text or puts [REDACTED] in, which holds no hint,
 			// so it stays a superset of the rules that can match; the
-			// windows of the rules still to run move with the text.
+			// hits of the rules still to run move with the text.
 			if ed != nil {
-				for j := i + 1; j < len(windows); j++ {
-					windows[j] = remapWindows(windows[j], ed, next)
+				for j := i + 1; j < len(hits); j++ {
+					hits[j].remap(ed, next)
 				}
 			} else {
-				windows = nil
+				hits = nil
 			}
 			if ru.user && blame == nil {
 				blame = ru

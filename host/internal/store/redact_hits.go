@@ -22,10 +22,18 @@ const (
 	windowFwd  = 64 // what an anchor holds after its hint: a closing quote run, blanks, ':'
 )
 
-// windows returns, for each rule in mask, the windows of b in which its
-// expression is to be run, in order and disjoint.
-func (r *Redactor) windows(b []byte, mask uint64) [][]span {
-	regs := make([][]span, len(r.rules))
+// ruleHits are where a windowed rule is to run: its windows, or, for a
+// rule with a confirm function, the ends of its hints' occurrences, which
+// become windows when the rule runs (windowsOf), on the text as the
+// rules before it left it.
+type ruleHits struct {
+	windows []span
+	ends    []int
+}
+
+// hits returns the hits of each rule in mask in b.
+func (r *Redactor) hits(b []byte, mask uint64) []ruleHits {
+	regs := make([]ruleHits, len(r.rules))
 	h := r.hints
 	nclass := uint32(h.nclass)
 	s := uint32(0)
@@ -37,10 +45,49 @@ func (r *Redactor) windows(b []byte, mask uint64) [][]span {
 		}
 		for rules := h.out[s/nclass] & mask; rules != 0; rules &= rules - 1 {
 			j := bits.TrailingZeros64(rules)
-			regs[j] = addWindow(regs[j], b, i+1-r.rules[j].maxHint, i+1)
+			if ru := &r.rules[j]; ru.confirm != nil {
+				regs[j].ends = append(regs[j].ends, i+1)
+			} else {
+				regs[j].windows = addWindow(regs[j].windows, b, i+1-ru.maxHint, i+1)
+			}
 		}
 	}
 	return regs
+}
+
+// windowsOf returns the windows of b in which ru's expression is to run,
+// in order and disjoint: its windows, or those of the occurrences its
+// confirm function accepts.
+func (ru *rule) windowsOf(b []byte, h *ruleHits) []span {
+	if ru.confirm == nil {
+		return h.windows
+	}
+	var ws []span
+	for _, end := range h.ends {
+		if ru.confirm(b, end) {
+			ws = addWindow(ws, b, end-ru.maxHint, end)
+		}
+	}
+	return ws
+}
+
+// remap moves the hits of a text to where they are once ed has been
+// made (into nb). An occurrence whose last byte an edit replaced ends
+// where the edit does, so that a window there still looks.
+func (h *ruleHits) remap(ed []edit, nb []byte) {
+	h.windows = remapWindows(h.windows, ed, nb)
+	k, delta := 0, 0
+	for i, p := range h.ends {
+		for k < len(ed) && ed[k].hi <= p-1 {
+			delta += len(ed[k].repl) - (ed[k].hi - ed[k].lo)
+			k++
+		}
+		if k < len(ed) && ed[k].lo <= p-1 {
+			h.ends[i] = ed[k].lo + delta + len(ed[k].repl)
+		} else {
+			h.ends[i] = p + delta
+		}
+	}
 }
 
 // addWindow adds the window around a hint that ends at end (and begins at

@@ -32,9 +32,12 @@ var (
 // layoutVersion is the key layout described in doc.go. It is kept in
 // m/meta so that a layout change can migrate, and an old binary refuses a
 // newer layout instead of misreading it (or writing without keeping the
-// derived keys). Layout 2 added the derived keys (summary.go); a writer
-// migrates a store of layout 1 at Open.
-const layoutVersion = 2
+// derived keys). Layout 2 added the derived keys (summary.go); layout 3
+// keeps a large task body under keys of its own (body.go), which an older
+// sextant would read as a task without input. A writer migrates an older
+// store at Open by building its derived keys again; its records read as
+// they are.
+const layoutVersion = 3
 
 // Config holds the options of Open. The zero Config is the default:
 // durable checkpoints, the built-in redaction patterns, the wall clock,
@@ -413,7 +416,7 @@ func (s *Store) checkMeta(ctx context.Context) error {
 		return nil
 	case err != nil:
 		return fmt.Errorf("open store %s: %w", s.dir, err)
-	case m.Layout != layoutVersion && m.Layout != 1:
+	case m.Layout < 1 || m.Layout > layoutVersion:
 		return fmt.Errorf("open store %s: key layout %d is not supported by this sextant (it reads layout %d): %w", s.dir, m.Layout, layoutVersion, ErrSchemaVersion)
 	case m.Layout == layoutVersion && !deriving:
 		s.indexed = true

@@ -34,19 +34,18 @@ func (s *Store) CreateTask(ctx context.Context, t *Task) error {
 	if err := checkTask(t); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}
-	val, err := s.encode(t)
+	kvs, err := s.encodeTask(t, nil)
 	if err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
 	}
 	err = s.update(ctx, func(txn *badger.Txn) error {
-		key := taskKey(t.ID)
-		if ok, err := exists(txn, key); err != nil || ok {
+		if ok, err := exists(txn, taskKey(t.ID)); err != nil || ok {
 			if ok {
 				return ErrExists
 			}
 			return err
 		}
-		if err := txn.Set(key, val); err != nil {
+		if err := setTask(txn, t.ID, kvs, false, false); err != nil {
 			return err
 		}
 		if err := setTaskIndexes(txn, t); err != nil {
@@ -135,7 +134,7 @@ func (s *Store) Task(ctx context.Context, id string) (*Task, error) {
 		return nil, fmt.Errorf("read task %q: %w", id, d)
 	}
 	var t Task
-	err := s.view(ctx, func(txn *badger.Txn) error { return get(txn, taskKey(id), &t) })
+	err := s.view(ctx, func(txn *badger.Txn) error { return getTask(txn, id, &t) })
 	if err != nil {
 		return nil, fmt.Errorf("read task %q: %w", id, err)
 	}
@@ -156,6 +155,12 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 		if err := get(txn, taskKey(id), &old); err != nil {
 			return err
 		}
+		// The body is carried over, not checked: it is written again
+		// only if fn changed it.
+		hadBody, err := readBody(txn, &old, false)
+		if err != nil {
+			return err
+		}
 		t := old
 		t.Tags = slices.Clone(old.Tags)
 		if err := fn(&t); err != nil {
@@ -169,7 +174,7 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 		if err := checkTask(&t); err != nil {
 			return err
 		}
-		val, err := s.encode(&t)
+		kvs, keep, err := s.encodeTaskUpdate(&t, &old, hadBody)
 		if err != nil {
 			return err
 		}
@@ -179,7 +184,7 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 		if err := deleteTaskDerived(txn, &old); err != nil {
 			return err
 		}
-		if err := txn.Set(taskKey(id), val); err != nil {
+		if err := setTask(txn, id, kvs, hadBody, keep); err != nil {
 			return err
 		}
 		if err := setTaskIndexes(txn, &t); err != nil {
@@ -311,7 +316,7 @@ func (s *Store) eachTaskTxn(ctx context.Context, txn *badger.Txn, q Query, after
 	n := 0
 	return s.walkIndex(ctx, txn, q, after, skipped, func(id string, _ time.Time, suffix []byte) error {
 		var t Task
-		if err := get(txn, taskKey(id), &t); err != nil {
+		if err := getTask(txn, id, &t); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return nil // an index entry racing a rewrite
 			}

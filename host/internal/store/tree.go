@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -84,6 +85,19 @@ func readTreeOpt(ctx context.Context, txn *badger.Txn, id string, bodies bool) (
 		case subTask:
 			found = true
 			return decode(key, val, &tr.Task)
+		case subBody:
+			raw, err := bodyValue(key, bytes.Clone(val), true)
+			if err != nil {
+				return err
+			}
+			switch bodyField(sub) {
+			case bodyInput:
+				tr.Task.Input = raw
+			case bodyTruth:
+				tr.Task.Truth = raw
+			default:
+				return fmt.Errorf("unknown key %s", printableKey(key))
+			}
 		case subExec:
 			var e Execution
 			if err := decode(key, val, &e); err != nil {
