@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -15,22 +16,84 @@ import (
 // over real HTTP (keep-alive connections, 4×GOMAXPROCS parallel clients):
 // each request is read, put in canonical form, hashed and answered with
 // its recording's bytes; a replaying proxy stores nothing by default.
+// static-baseline is the floor beside it: a plain net/http handler that
+// reads the same bodies and answers each with the same recorded bytes
+// and headers, from a map, with the same client. proxy-record forwards
+// the same bodies live to a local fake upstream and records each call
+// (a task, an execution, a span and a recording), beside
+// forward-baseline, a plain net/http handler that forwards them to the
+// same upstream and copies its answer back. The rows' ratios are what
+// the proxy costs; their absolute figures move with the machine.
 func BenchmarkServe(b *testing.B) {
+	bodies := chatBodies()
+	b.Run("static-baseline", func(b *testing.B) {
+		up := newUpstream(b)
+		_, ps := serverConfig(b, up)
+		live := serve(b, ps.live(openStore(b, b.TempDir())))
+		answers := make(map[string][]byte, len(bodies))
+		var ct string
+		for _, body := range bodies {
+			resp, answer := post(b, live.URL+proxy.RouteChatCompletions, body, nil)
+			if resp.StatusCode != 200 {
+				b.Fatalf("record: %d %s", resp.StatusCode, answer)
+			}
+			answers[body], ct = answer, resp.Header.Get("Content-Type")
+		}
+		static := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, err := io.ReadAll(r.Body)
+			answer, ok := answers[string(body)]
+			if err != nil || !ok {
+				http.Error(w, "unknown body", http.StatusNotFound)
+				return
+			}
+			h := w.Header()
+			h.Set("Content-Type", ct)
+			h.Set("Content-Length", fmt.Sprint(len(answer)))
+			h.Set(proxy.HeaderRecorded, "true")
+			_, _ = w.Write(answer)
+		}))
+		b.Cleanup(static.Close)
+		replayBench(b, static.URL+proxy.RouteChatCompletions, bodies)
+	})
 	b.Run("proxy-replay", func(b *testing.B) {
 		up := newUpstream(b)
 		_, ps := serverConfig(b, up)
 		st := openStore(b, b.TempDir())
-		live := serve(b, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
-		const distinct = 16
-		bodies := make([]string, distinct)
-		for i := range bodies {
-			bodies[i] = fmt.Sprintf(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Answer briefly."},{"role":"user","content":"question %d: %s"}]}`, i, strings.Repeat("x", 200))
-			if resp, body := post(b, live.URL+proxy.RouteChatCompletions, bodies[i], nil); resp.StatusCode != 200 {
-				b.Fatalf("record: %d %s", resp.StatusCode, body)
+		live := serve(b, ps.live(st))
+		for _, body := range bodies {
+			if resp, answer := post(b, live.URL+proxy.RouteChatCompletions, body, nil); resp.StatusCode != 200 {
+				b.Fatalf("record: %d %s", resp.StatusCode, answer)
 			}
 		}
 		up.Close()
 		replayBench(b, serve(b, proxy.Config{Store: st, Replay: true}).URL+proxy.RouteChatCompletions, bodies)
+	})
+	b.Run("forward-baseline", func(b *testing.B) {
+		up := newUpstream(b)
+		tr := &http.Transport{MaxIdleConnsPerHost: 64}
+		b.Cleanup(tr.CloseIdleConnections)
+		client := &http.Client{Transport: tr}
+		fwd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			req, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, up.URL+"/v1/chat/completions", r.Body)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer sk-upstream")
+			resp, err := client.Do(req)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+			w.WriteHeader(resp.StatusCode)
+			_, _ = io.Copy(w, resp.Body)
+		}))
+		b.Cleanup(fwd.Close)
+		liveBench(b, fwd.URL+proxy.RouteChatCompletions, bodies)
+	})
+	b.Run("proxy-record", func(b *testing.B) {
+		up := newUpstream(b)
+		_, ps := serverConfig(b, up)
+		liveBench(b, serve(b, ps.live(openStore(b, b.TempDir()))).URL+proxy.RouteChatCompletions, bodies)
 	})
 	// proxy-replay-tools: a replayed chat completion whose request carries
 	// tools (and a tool result) and whose recorded answer calls a tool.
@@ -56,10 +119,30 @@ func BenchmarkServe(b *testing.B) {
 	})
 }
 
+// chatBodies are the chat completions every row asks: distinct
+// questions of a typical size.
+func chatBodies() []string {
+	const distinct = 16
+	bodies := make([]string, distinct)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Answer briefly."},{"role":"user","content":"question %d: %s"}]}`, i, strings.Repeat("x", 200))
+	}
+	return bodies
+}
+
 // replayBench posts bodies to url from 4×GOMAXPROCS parallel clients
 // (agents' test suites run many at once) over keep-alive connections,
 // each answer a 200 from a recording.
 func replayBench(b *testing.B, url string, bodies []string) {
+	parallelBench(b, url, bodies, true)
+}
+
+// liveBench is replayBench for answers from an upstream.
+func liveBench(b *testing.B, url string, bodies []string) {
+	parallelBench(b, url, bodies, false)
+}
+
+func parallelBench(b *testing.B, url string, bodies []string, replayed bool) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	client := &http.Client{Transport: tr}
 	b.Cleanup(tr.CloseIdleConnections)
@@ -79,7 +162,7 @@ func replayBench(b *testing.B, url string, bodies []string) {
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != 200 || resp.Header.Get(proxy.HeaderRecorded) != "true" {
+			if resp.StatusCode != 200 || replayed && resp.Header.Get(proxy.HeaderRecorded) != "true" {
 				b.Errorf("status %d, recorded %q", resp.StatusCode, resp.Header.Get(proxy.HeaderRecorded))
 				return
 			}

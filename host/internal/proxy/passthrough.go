@@ -742,9 +742,21 @@ func (p *Proxy) replayRaw(w http.ResponseWriter, r *http.Request, c *rawCall) {
 	rc := p.newRawRecord(c, "replay")
 	t0 := time.Now()
 	hash := c.hash
-	rec, err := st.Recording(ctx, hash)
-	var body []byte
-	var env recorded
+	var (
+		rec  *store.Recording
+		body []byte
+		env  recorded
+		bad  errNotPassThrough
+	)
+	cached, err := p.replays.get(ctx, st, hash)
+	switch {
+	case errors.As(err, &bad):
+		c.rt.writeError(w, &failure{status: http.StatusInternalServerError, class: "internal", code: "bad_recording",
+			msg: fmt.Sprintf("recording %s is not a pass-through recording: %v", hash[:16], bad.err)})
+		return
+	case err == nil:
+		rec, env, body = cached.rec, cached.env, cached.body
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		// Recorded in the other mode: a stream answers a whole call with
 		// the answer its events assemble to, a whole answer a streamed
@@ -783,14 +795,6 @@ func (p *Proxy) replayRaw(w http.ResponseWriter, r *http.Request, c *rawCall) {
 	case err != nil:
 		c.rt.writeError(w, &failure{status: http.StatusInternalServerError, class: "internal", code: "store_error", msg: err.Error()})
 		return
-	}
-	if body == nil {
-		if err := json.Unmarshal(rec.Response, &env); err != nil || env.Status == 0 {
-			c.rt.writeError(w, &failure{status: http.StatusInternalServerError, class: "internal", code: "bad_recording",
-				msg: fmt.Sprintf("recording %s is not a pass-through recording: %v", hash[:16], err)})
-			return
-		}
-		body = env.bytes()
 	}
 	if rc.task == "" {
 		rc.task = rec.Task

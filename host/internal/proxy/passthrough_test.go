@@ -429,3 +429,42 @@ func newScanner(b []byte) *bufio.Scanner {
 	sc.Buffer(nil, 1<<20)
 	return sc
 }
+
+// TestReplayRecordingReplaced: a replaying proxy answers with the
+// recording as it is now, not as it was when it last replayed it: a
+// recording replaced (a live call recorded it anew) answers the next
+// replay with its new bytes.
+func TestReplayRecordingReplaced(t *testing.T) {
+	up := newUpstream(t)
+	_, ps := serverConfig(t, up)
+	st := openStore(t, t.TempDir())
+	live := serve(t, ps.live(st))
+	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"what is 2+2?"}]}`
+	resp, first := post(t, live.URL+proxy.RouteChatCompletions, body, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("record: %d %s", resp.StatusCode, first)
+	}
+	hash := resp.Header.Get(proxy.HeaderHash)
+	replay := serve(t, proxy.Config{Store: st, Replay: true})
+	for range 2 {
+		if r, b := post(t, replay.URL+proxy.RouteChatCompletions, body, nil); r.StatusCode != 200 || !bytes.Equal(b, first) {
+			t.Fatalf("replay: %d %s, want the recorded %s", r.StatusCode, b, first)
+		}
+	}
+	ctx := context.Background()
+	rec, err := st.Recording(ctx, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Response = bytes.Replace(rec.Response, []byte("The answer is 4."), []byte("The answer is 5."), 1)
+	if err := st.PutRecording(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Replace(first, []byte("The answer is 4."), []byte("The answer is 5."), 1)
+	if bytes.Equal(want, first) {
+		t.Fatalf("the recorded answer %s does not say 4", first)
+	}
+	if r, b := post(t, replay.URL+proxy.RouteChatCompletions, body, nil); r.StatusCode != 200 || !bytes.Equal(b, want) {
+		t.Fatalf("replay after the recording was replaced: %d %s, want %s", r.StatusCode, b, want)
+	}
+}

@@ -136,6 +136,8 @@ type Proxy struct {
 	log    *slog.Logger
 	scrub  *scrubber
 	client *http.Client
+	// replays keeps the recordings replays answer with, decoded.
+	replays replayCache
 }
 
 // New returns a proxy over cfg.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -163,4 +164,52 @@ func (s *Store) Recording(ctx context.Context, hash string) (*Recording, error) 
 		return nil, fmt.Errorf("read recording %s: %w", hash, err)
 	}
 	return &r, nil
+}
+
+// RecordingStamp returns a stamp of the recording stored under hash that
+// changes whenever the recording is replaced (its commit's version), or
+// ErrNotFound. A reader that keeps what it decoded from a recording (a
+// replaying proxy) checks that its copy is current without reading the
+// recording again.
+func (s *Store) RecordingStamp(ctx context.Context, hash string) (uint64, error) {
+	_, stamp, err := s.recordingStamped(ctx, hash, false)
+	return stamp, err
+}
+
+// RecordingWithStamp is Recording with the recording's stamp
+// (RecordingStamp), read together.
+func (s *Store) RecordingWithStamp(ctx context.Context, hash string) (*Recording, uint64, error) {
+	return s.recordingStamped(ctx, hash, true)
+}
+
+func (s *Store) recordingStamped(ctx context.Context, hash string, read bool) (*Recording, uint64, error) {
+	if err := validID("recording hash", hash); err != nil {
+		return nil, 0, fmt.Errorf("read recording: %w", err)
+	}
+	key := recordingKey(hash)
+	var r *Recording
+	var stamp uint64
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		it, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return asDamage(key, err)
+		}
+		stamp = it.Version()
+		if !read {
+			return nil
+		}
+		r = &Recording{}
+		var derr error
+		if err := it.Value(func(val []byte) error { derr = decode(key, val, r); return nil }); err != nil {
+			return asDamage(key, err)
+		}
+		return derr
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read recording %s: %w", hash, err)
+	}
+	return r, stamp, nil
 }
