@@ -306,7 +306,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	} else {
 		initial := e.st.Nav
 		startErr = e.apply(ctx, navCall{what: "start"}, d)
-		if inc := e.incidentOf(startErr, "", nil); inc != nil {
+		if inc := e.incidentOf(startErr, "", nil, nil); inc != nil {
 			e.st.Nav, startErr = initial, inc // retry starts again
 		}
 	}
@@ -695,7 +695,7 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
 		}
 		err = e.apply(ctx, navCall{"next after step", node}, d)
-		if inc := e.incidentOf(err, id, res); inc != nil {
+		if inc := e.incidentOf(err, id, res, &before); inc != nil {
 			e.afterStep(inc, id, res, before)
 			if e.retried(ctx) { // a replay retries as the recorded run did
 				if err := e.checkpoint(ctx, spans...); err != nil {

@@ -49,11 +49,24 @@ func (e *incidentError) Error() string { return "incident at " + e.node + ": " +
 // incidentOf turns what a navigator call answered into an incident, when
 // it is one: err from apply, or a decision that left a token waiting
 // for a message whose correlation key did not evaluate. res is the step
-// whose outcome was handed over (nil at the start); tok its token.
-func (e *exec) incidentOf(err error, tok string, res *stepResult) *incidentError {
+// whose outcome was handed over (nil at the start); tok its token, as it
+// was before the call in before.
+func (e *exec) incidentOf(err error, tok string, res *stepResult, before *sdk.State) *incidentError {
 	var fe *faultError
 	if err != nil {
-		if !errors.As(err, &fe) || fe.f.Code != "" {
+		if !errors.As(err, &fe) {
+			return nil
+		}
+		if res != nil && res.Outcome.Status == sdk.Failed {
+			t := tokenIn(before, tok)
+			if t == nil || t.Attempt == 0 {
+				return nil // a step with no retries fails the run, as it always did
+			}
+			// Whatever the navigator calls it (a DAG's task_failed), a
+			// failure after retries that nothing handles waits for a person.
+			return &incidentError{node: t.Node, kind: IncidentRetries, msg: fmt.Sprintf("retries used up (%d): %s", t.Attempt, res.Err)}
+		}
+		if fe.f.Code != "" {
 			return nil // an error the routine throws (a BPMN error end event) fails the run
 		}
 		node := fe.f.Node
@@ -61,11 +74,6 @@ func (e *exec) incidentOf(err error, tok string, res *stepResult) *incidentError
 			node = e.tokenNode(tok)
 		}
 		switch {
-		case res != nil && res.Outcome.Status == sdk.Failed:
-			if e.attempt(tok) == 0 {
-				return nil // a step with no retries fails the run, as it always did
-			}
-			return &incidentError{node: e.tokenNode(tok), kind: IncidentRetries, msg: "retries used up: " + res.Err}
 		case strings.Contains(fe.f.Message, "condition"):
 			return &incidentError{node: node, kind: IncidentCondition, msg: fe.f.Message}
 		}
@@ -96,14 +104,17 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// attempt is the retry count of token id's step.
-func (e *exec) attempt(id string) int {
-	for _, t := range e.st.Nav.Tokens {
-		if t.ID == id {
-			return t.Attempt
+// tokenIn is token id in st, or nil.
+func tokenIn(st *sdk.State, id string) *sdk.Token {
+	if st == nil {
+		return nil
+	}
+	for i := range st.Tokens {
+		if st.Tokens[i].ID == id {
+			return &st.Tokens[i]
 		}
 	}
-	return 0
+	return nil
 }
 
 // afterStep is what handOverOf does when the navigator call after token
@@ -213,7 +224,7 @@ func (r *Runner) Retry(ctx context.Context, taskID string, sets map[string]any) 
 		}
 		initial := e.st.Nav
 		err = e.apply(ctx, navCall{what: "start"}, d)
-		if inc := e.incidentOf(err, "", nil); inc != nil {
+		if inc := e.incidentOf(err, "", nil, nil); inc != nil {
 			e.st.Nav = initial
 			return e.incident(ctx, inc)
 		}
