@@ -128,6 +128,9 @@ type Judgment struct {
 	Ruling sdk.Ruling
 	// Regressed and Improved are the tasks whose success flipped.
 	Regressed, Improved []string
+	// ToolCalls are the flipped tasks' tool calls, by task (see
+	// SetToolCalls); nil when no flipped task made one.
+	ToolCalls map[string]FlipCalls
 	// Own are the baseline's own metrics when there is no candidate (a
 	// self-replay).
 	Own []sdk.Metric
@@ -158,6 +161,7 @@ func Judge(ctx context.Context, results []replay.Result, base, cand *strategy.St
 		j.Chain = Evaluate(ctx, j.Comparison, gates)
 		j.Ruling = j.Chain.Ruling
 		j.Regressed, j.Improved = Flips(j.Comparison.Tasks)
+		j.SetToolCalls(toolCallsOf(results))
 	} else if base != nil {
 		if own := Pair(results, base, base); len(own) > 0 {
 			j.Own = Compare(base, base, own, j.Self.Fidelity(), opts).Metrics
@@ -220,9 +224,6 @@ func percent(f float64) string {
 	return s + "%"
 }
 
-
-
-
 // Report renders the judgment as a report of pipeline.
 func (j *Judgment) Report(pipeline string) *report.Report {
 	r := &report.Report{Pipeline: pipeline, Baseline: strategyRef(j.Baseline), Tasks: j.Tasks,
@@ -240,10 +241,14 @@ func (j *Judgment) Report(pipeline string) *report.Report {
 	}
 	r.Regressed = j.Regressed
 	for _, t := range j.Regressed {
-		r.Flipped = append(r.Flipped, report.Flip{Task: t, Metric: MetricSuccessRate, From: "pass", To: "fail"})
+		fc := j.ToolCalls[t]
+		r.Flipped = append(r.Flipped, report.Flip{Task: t, Metric: MetricSuccessRate, From: "pass", To: "fail",
+			Baseline: reportCalls(fc.Baseline), Candidate: reportCalls(fc.Candidate)})
 	}
 	for _, t := range j.Improved {
-		r.Flipped = append(r.Flipped, report.Flip{Task: t, Metric: MetricSuccessRate, From: "fail", To: "pass"})
+		fc := j.ToolCalls[t]
+		r.Flipped = append(r.Flipped, report.Flip{Task: t, Metric: MetricSuccessRate, From: "fail", To: "pass",
+			Baseline: reportCalls(fc.Baseline), Candidate: reportCalls(fc.Candidate)})
 	}
 	return r
 }

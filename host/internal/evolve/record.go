@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -39,13 +40,18 @@ type Verdict struct {
 }
 
 // TaskVerdict is one task's outcome under the baseline and the candidate,
-// with their outputs when the task flipped (and the outputs were kept).
+// with their outputs and tool calls when the task flipped (and they were
+// kept).
 type TaskVerdict struct {
 	sdk.TaskOutcome
 	// Flip is "regressed" (pass → fail), "improved" (fail → pass) or "".
 	Flip            string          `json:"flip,omitempty"`
 	BaselineOutput  json.RawMessage `json:"baseline_output,omitempty"`
 	CandidateOutput json.RawMessage `json:"candidate_output,omitempty"`
+	// BaselineToolCalls and CandidateToolCalls are a flipped task's tool
+	// calls under each strategy (Judgment.ToolCalls).
+	BaselineToolCalls  []run.ToolCall `json:"baseline_tool_calls,omitempty"`
+	CandidateToolCalls []run.ToolCall `json:"candidate_tool_calls,omitempty"`
 }
 
 // The flips of a TaskVerdict.
@@ -86,6 +92,9 @@ func NewVerdict(j *Judgment, command, pipeline, id string, at time.Time, output 
 		if tv.Flip != "" && output != nil {
 			tv.BaselineOutput, _ = output(t.Task, j.Comparison.Baseline.Hash)
 			tv.CandidateOutput, _ = output(t.Task, j.Comparison.Candidate.Hash)
+		}
+		if fc, ok := j.ToolCalls[t.Task]; ok && tv.Flip != "" {
+			tv.BaselineToolCalls, tv.CandidateToolCalls = fc.Baseline, fc.Candidate
 		}
 		v.Tasks = append(v.Tasks, tv)
 	}

@@ -136,6 +136,9 @@ type Result struct {
 	Output map[string]any `json:"output,omitempty"`
 	// Cited are the playbook bullets the replay's replies cited.
 	Cited []string `json:"cited,omitempty"`
+	// ToolCalls are the replay's tool calls, in order, as its spans tell
+	// them: what a flipped task shows beside the other strategy's.
+	ToolCalls []run.ToolCall `json:"tool_calls,omitempty"`
 	// SelfReplay is set when the strategy is the one the task was recorded
 	// under; Reproduced then says whether the trace matched exactly.
 	SelfReplay bool        `json:"self_replay,omitempty"`
@@ -594,6 +597,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		res.Skipped = true
 	}
 	got := run.TraceOf(j.spans)
+	res.ToolCalls = run.ToolCallsOf(j.spans)
 	if res.SelfReplay {
 		res.Divergence = diverge(recorded, got)
 		res.Reproduced = res.Divergence == nil

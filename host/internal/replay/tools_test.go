@@ -156,6 +156,34 @@ func TestReplayNeverExecutesTools(t *testing.T) {
 	if got := k.calls.Load(); got != live {
 		t.Fatalf("the replay executed %d tool calls", got-live)
 	}
+	for _, r := range res {
+		i := strings.TrimPrefix(r.Task, "task-")
+		if len(r.ToolCalls) != 2 || r.ToolCalls[0] != (run.ToolCall{Source: "kit", Tool: "add", Arguments: `{"a":` + i + `,"b":40}`, Decision: "recorded", Result: fmt.Sprint(40 + int(i[0]-'0'))}) ||
+			r.ToolCalls[1].Tool != "echo" || r.ToolCalls[1].Arguments != `{"note":"adding"}` || r.ToolCalls[1].Error != "" {
+			t.Errorf("%s: tool calls %+v", r.Task, r.ToolCalls)
+		}
+	}
+
+	// A candidate that forbids echo: its replays tell the call blocked, and
+	// the model (the script provider, reached under on_miss = live) answers
+	// on; the baseline's calls are as recorded.
+	cand := base.Clone()
+	cand.Metadata.Version = "1.1.0"
+	cand.Constraints.NeverExecute = []string{"tool:kit.echo"}
+	res = replayAll(t, replay.Config{Prepare: prepare, Source: src, Pipeline: "agent", Strategies: []*strategy.Strategy{base, cand},
+		OnMiss: replay.MissLive, Workers: 1, Logger: quiet})
+	for _, r := range res {
+		if r.Hash != cand.Hash() {
+			continue
+		}
+		if len(r.ToolCalls) != 2 || r.ToolCalls[0].Decision != "recorded" || r.ToolCalls[1].Decision != "blocked" ||
+			!strings.HasPrefix(r.ToolCalls[1].Error, `error: blocked by policy: `) || r.ToolCalls[1].Result != "" || r.Outcome.Violations != 1 {
+			t.Errorf("%s under the candidate: %+v", r.Task, r)
+		}
+	}
+	if got := k.calls.Load(); got != live {
+		t.Fatalf("the replay executed %d tool calls", got-live)
+	}
 
 	// The same agent with its tools from a source of another name: its
 	// calls and lists were never recorded under that name. fail names what

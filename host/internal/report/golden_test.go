@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -17,6 +18,7 @@ var fixtures = []struct {
 }{
 	{"pass", passingReport},
 	{"fail", failingReport},
+	{"tools", toolsReport},
 }
 
 var goldenFormats = []struct {
@@ -88,7 +90,7 @@ func TestWritersLeaveReportAlone(t *testing.T) {
 				t.Fatal("report changed")
 			}
 			for i := range r.Flipped {
-				if r.Flipped[i] != before.Flipped[i] {
+				if !reflect.DeepEqual(r.Flipped[i], before.Flipped[i]) {
 					t.Fatalf("Flipped[%d] changed: %v, was %v", i, r.Flipped[i], before.Flipped[i])
 				}
 			}

@@ -20,8 +20,9 @@ var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
 // WriteHTML writes one self-contained HTML file: inline CSS, inline SVG
 // charts, no scripts, fonts, images or links, so it opens offline and as a
 // CI artifact. It shows the verdict, a forest plot of every metric's effect
-// with its CI, the gates, a bar chart and a table of flipped tasks, the
-// regressed tasks and the divergences. All text is escaped by html/template.
+// with its CI, the gates, a bar chart and a table of flipped tasks, their
+// tool calls (baseline beside candidate), the regressed tasks and the
+// divergences. All text is escaped by html/template.
 //
 // # Notes
 //
@@ -57,7 +58,12 @@ type htmlView struct {
 	Regressed    []string
 	FlipChart    htmlChart
 	Flipped      []Flip
-	Divergences  []Divergence
+	// ToolFlips are the flipped tasks' tool calls, side by side, of
+	// ToolFlipsTotal flipped tasks with calls; MoreTools are left out.
+	ToolFlips      []htmlToolFlip
+	ToolFlipsTotal int
+	MoreTools      int
+	Divergences    []Divergence
 }
 
 type htmlStrategy struct {
@@ -159,6 +165,8 @@ func htmlModel(r *Report) htmlView {
 		})
 	}
 	v.FlipChart = flipChart(groupFlips(r.Flipped))
+	v.ToolFlips, v.MoreTools = htmlToolFlips(r.Flipped)
+	v.ToolFlipsTotal = len(v.ToolFlips) + v.MoreTools
 	return v
 }
 

@@ -31,7 +31,10 @@ const JSONSchemaVersion = 1
 // fraction of self-replays that reproduced their trace; 0 when none was
 // counted), skipped, self_replays (how many counted), min_fidelity, reasons
 // (why the verdict is what it is beyond the gates), metrics, gates,
-// regressed, flipped and divergences.
+// regressed, flipped and divergences. A flipped task that made tool calls
+// lists them under baseline_tool_calls and candidate_tool_calls (source,
+// tool, arguments, decision, and result or error); these keys are absent
+// for a task that made none.
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -94,6 +97,9 @@ type jsonFlip struct {
 	Metric string `json:"metric"`
 	From   string `json:"from"`
 	To     string `json:"to"`
+	// The task's tool calls, when it made any: absent otherwise.
+	BaselineToolCalls  []jsonToolCall `json:"baseline_tool_calls,omitempty"`
+	CandidateToolCalls []jsonToolCall `json:"candidate_tool_calls,omitempty"`
 }
 
 type jsonDivergence struct {
@@ -155,7 +161,8 @@ func toJSON(r *Report) jsonReport {
 		out.Gates = append(out.Gates, jg)
 	}
 	for _, f := range sortedFlips(r.Flipped) {
-		out.Flipped = append(out.Flipped, jsonFlip(f))
+		out.Flipped = append(out.Flipped, jsonFlip{Task: f.Task, Metric: f.Metric, From: f.From, To: f.To,
+			BaselineToolCalls: jsonCalls(f.Baseline), CandidateToolCalls: jsonCalls(f.Candidate)})
 	}
 	for _, d := range sortedDivergences(r.Divergences) {
 		out.Divergences = append(out.Divergences, jsonDivergence(d))

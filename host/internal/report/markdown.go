@@ -15,8 +15,9 @@ const (
 
 // WriteMarkdown writes a GitHub-flavoured Markdown summary that fits
 // $GITHUB_STEP_SUMMARY: the verdict, the strategies compared, a metrics
-// table, a gates table, and the regressed, flipped and divergent tasks,
-// each list capped with a count of the rest.
+// table, a gates table, the regressed and flipped tasks, the flipped
+// tasks' tool calls (a table per task, baseline beside candidate) and the
+// divergent tasks, each list capped with a count of the rest.
 //
 // # Notes
 //
@@ -111,6 +112,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		p("\n")
 	}
+	mdToolCalls(&b, r)
 
 	if ds := sortedDivergences(r.Divergences); len(ds) > 0 {
 		p("### Divergences (%d)\n\nSelf-replays that left their recorded trace.\n\n", len(ds))

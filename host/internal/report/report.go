@@ -105,4 +105,8 @@ type Flip struct {
 	Metric string
 	From   string
 	To     string
+	// Baseline and Candidate are the task's tool calls under each
+	// strategy, in the order made, when it made any (and they were kept):
+	// every format but JUnit shows them side by side.
+	Baseline, Candidate []ToolCall
 }

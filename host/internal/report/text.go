@@ -40,8 +40,9 @@ const (
 
 // WriteText writes the terminal summary: the strategies compared, a table of
 // metrics (baseline, candidate, effect, CI, p, n), the gates with their
-// ruling and first reason, divergences, regressed and flipped tasks, and a
-// final verdict line. Without WithColor(true) it writes no escape sequences.
+// ruling and first reason, divergences, regressed and flipped tasks, the
+// tool calls of the first flipped tasks that made any (baseline beside
+// candidate), and a final verdict line. Without WithColor(true) it writes no escape sequences.
 func WriteText(w io.Writer, r *Report, opts ...Option) error {
 	var o textOptions
 	for _, opt := range opts {
@@ -201,6 +202,7 @@ func (t *textWriter) render(r *Report) {
 		}
 		flush()
 	}
+	t.toolCalls(r)
 
 	verdict := fmt.Sprintf("verdict: %s (exit %d)", rulingWord(r.Ruling), r.ExitCode)
 	t.printf("\n%s: %s\n", t.paint(ansiBold+rulingColor(r.Ruling), verdict), verdictSummary(r))
