@@ -143,8 +143,6 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("background run: %v %+v", err, tk)
 	}
 
-	operateAPI(t, e)
-
 	// Answer the waiting step.
 	var resumed runResult
 	e.do("POST", "/api/v1/tasks/"+inv.Task+"/resume", map[string]any{"answers": map[string]any{"answer": "yes"}}).want(t, 200).json(t, &resumed)
@@ -374,6 +372,7 @@ func TestAPI(t *testing.T) {
 
 	importTasks(t, e)
 	badInput(t, e, inv.Task, span)
+	operateAPI(t, e)
 }
 
 // importTasks: a JSONL export of another store is imported all or
