@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,6 +22,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
@@ -224,7 +224,6 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	rc.OnSelected = func(n int) { progress.SetTotal(n * len(strategies)) }
 	tasks := map[string]struct{}{}
 	outputs := map[string]json.RawMessage{}
-	calls := map[string][]run.ToolCall{}
 	err = replay.Run(ctx, rc, func(r replay.Result) error {
 		progress.Add(1)
 		tasks[r.Task] = struct{}{}
@@ -237,19 +236,16 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 				return err
 			}
 		}
-		// Judging needs the outcome, not the task's output, tags and tool
-		// calls: keep each result small, so 100 000 tasks fit in a bounded
-		// heap. The stored verdict and the reports show flipped tasks'
-		// outputs and tool calls: keep them (outputs clipped) up to a bound.
+		// Judging needs the outcome, not the task's output and tags: keep
+		// each result small, so 100 000 tasks fit in a bounded heap. The
+		// stored verdict shows flipped tasks' outputs: keep them clipped,
+		// up to a bound.
 		if len(strategies) > 1 && len(outputs) < maxKeptOutputs {
 			if b, ok := evolve.ClipOutput(r.Output); ok {
 				outputs[r.Task+"\x00"+r.Hash] = b
 			}
 		}
-		if len(strategies) > 1 && len(r.ToolCalls) > 0 && len(calls) < maxKeptOutputs {
-			calls[r.Task+"\x00"+r.Hash] = r.ToolCalls
-		}
-		r.Output, r.Tags, r.ToolCalls = nil, nil, nil
+		r.Output, r.Tags = nil, nil
 		if shards == 0 {
 			results = append(results, r)
 		}
@@ -280,7 +276,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if needCandidate {
 		command = "gate"
 	}
-	return a.judge(ctx, reg, p, strategies, results, cfg.Seed, f.reports, &verdictTo{store: &f.store, command: command, outputs: outputs, calls: calls})
+	return a.judge(ctx, reg, p, strategies, results, cfg.Seed, f.reports, &verdictTo{store: &f.store, command: command, outputs: outputs})
 }
 
 // maxKeptOutputs bounds the replay outputs kept for a stored verdict.
@@ -292,7 +288,6 @@ type verdictTo struct {
 	store   *storeFlags
 	command string
 	outputs map[string]json.RawMessage // task \x00 strategy hash → output
-	calls   map[string][]run.ToolCall  // task \x00 strategy hash → tool calls
 }
 
 // saveVerdict records j in the pipeline's store, through the server that
@@ -705,13 +700,22 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 		}
 		return s, once(func() { s.Close() }), nil
 	}
-	data, err := os.ReadFile(dataset)
+	// Streamed, never held whole: hashed in one pass, imported (a JSONL
+	// file, which Import reads line by line) in another.
+	data, err := readfile.Open(dataset, readfile.MaxDataset)
 	if err != nil {
 		return nil, nil, withInvalid(fmt.Errorf("dataset: %w", err))
 	}
-	sum := sha256.Sum256(data)
-	dir := filepath.Join(cacheBase(), "datasets", hex.EncodeToString(sum[:12]))
+	defer data.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, data); err != nil {
+		return nil, nil, withInvalid(fmt.Errorf("dataset: %w", err))
+	}
+	dir := filepath.Join(cacheBase(), "datasets", hex.EncodeToString(h.Sum(nil)[:12]))
 	if _, err := os.Stat(filepath.Join(dir, ".imported")); err != nil {
+		if _, err := data.Seek(0, io.SeekStart); err != nil {
+			return nil, nil, fmt.Errorf("dataset: %w", err)
+		}
 		if err := a.importDataset(ctx, dataset, data, dir); err != nil {
 			return nil, nil, err
 		}
@@ -727,7 +731,7 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 // once (shards on one machine) may all import it: each imports into a
 // directory of its own and renames it into place; the first rename wins and
 // the others use the winner's (the same data).
-func (a *app) importDataset(ctx context.Context, name string, data []byte, dir string) error {
+func (a *app) importDataset(ctx context.Context, name string, data io.ReadSeeker, dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
@@ -740,7 +744,7 @@ func (a *app) importDataset(ctx context.Context, name string, data []byte, dir s
 	if err != nil {
 		return err
 	}
-	if _, err := s.Import(ctx, bytes.NewReader(data), name); err != nil {
+	if _, err := s.Import(ctx, data, name); err != nil {
 		s.Close()
 		return withInvalid(err)
 	}
@@ -830,9 +834,6 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 		defer closeGates()
 	}
 	j := evolve.Judge(ctx, results, strategies[0], cand, gates, opts)
-	if to != nil && to.calls != nil {
-		j.SetToolCalls(func(task, hash string) []run.ToolCall { return to.calls[task+"\x00"+hash] })
-	}
 	if cand != nil && to != nil {
 		if err := a.saveVerdict(ctx, to, p, j); err != nil {
 			a.logger.Warn("the verdict is not recorded in the store", "err", err)

@@ -25,7 +25,7 @@ const (
 	// MaxInput bounds a run's input or truth file: large documents are
 	// real inputs, but the whole input is held in memory as values.
 	MaxInput = 64 << 20
-	// MaxDataset bounds a dataset (JSONL of recorded tasks) read whole.
+	// MaxDataset bounds a dataset (JSONL of recorded tasks).
 	MaxDataset = 1 << 30
 )
 
@@ -50,6 +50,21 @@ func Read(path string, limit int64) ([]byte, error) {
 		return nil, tooLarge(path, size, limit)
 	}
 	return ReadAll(path, f, limit)
+}
+
+// Open opens the regular file at path for a caller that streams it (a
+// JSONL dataset), refusing it as Read would: not a regular file, or more
+// than limit bytes. The caller closes it.
+func Open(path string, limit int64) (*os.File, error) {
+	f, size, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	if size > limit {
+		f.Close()
+		return nil, tooLarge(path, size, limit)
+	}
+	return f, nil
 }
 
 // Prefix returns at most n bytes of the regular file at path, and no

@@ -2,6 +2,7 @@ package readfile
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -40,15 +41,28 @@ func TestRead(t *testing.T) {
 			if tc.path == fifo && !haveFIFO {
 				t.Skip("no named pipes here")
 			}
-			b, err := Read(tc.path, tc.limit)
-			if tc.want == "" {
-				if err != nil || string(b) != `{"a":1}` {
-					t.Fatalf("got %q, %v", b, err)
+			// Read, and Open for a caller that streams: the same checks.
+			for _, read := range []func() ([]byte, error){
+				func() ([]byte, error) { return Read(tc.path, tc.limit) },
+				func() ([]byte, error) {
+					f, err := Open(tc.path, tc.limit)
+					if err != nil {
+						return nil, err
+					}
+					defer f.Close()
+					return io.ReadAll(f)
+				},
+			} {
+				b, err := read()
+				if tc.want == "" {
+					if err != nil || string(b) != `{"a":1}` {
+						t.Fatalf("got %q, %v", b, err)
+					}
+					continue
 				}
-				return
-			}
-			if err == nil || err.Error() != tc.want || !errors.Is(err, tc.is) {
-				t.Fatalf("got %v, want %s", err, tc.want)
+				if err == nil || err.Error() != tc.want || !errors.Is(err, tc.is) {
+					t.Fatalf("got %v, want %s", err, tc.want)
+				}
 			}
 		})
 	}
