@@ -224,6 +224,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	rc.OnSelected = func(n int) { progress.SetTotal(n * len(strategies)) }
 	tasks := map[string]struct{}{}
 	outputs := map[string]json.RawMessage{}
+	calls := map[string][]run.ToolCall{}
 	err = replay.Run(ctx, rc, func(r replay.Result) error {
 		progress.Add(1)
 		tasks[r.Task] = struct{}{}
@@ -236,16 +237,19 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 				return err
 			}
 		}
-		// Judging needs the outcome, not the task's output and tags: keep
-		// each result small, so 100 000 tasks fit in a bounded heap. The
-		// stored verdict shows flipped tasks' outputs: keep them clipped,
-		// up to a bound.
+		// Judging needs the outcome, not the task's output, tags and tool
+		// calls: keep each result small, so 100 000 tasks fit in a bounded
+		// heap. The stored verdict and the reports show flipped tasks'
+		// outputs and tool calls: keep them (outputs clipped) up to a bound.
 		if len(strategies) > 1 && len(outputs) < maxKeptOutputs {
 			if b, ok := evolve.ClipOutput(r.Output); ok {
 				outputs[r.Task+"\x00"+r.Hash] = b
 			}
 		}
-		r.Output, r.Tags = nil, nil
+		if len(strategies) > 1 && len(r.ToolCalls) > 0 && len(calls) < maxKeptOutputs {
+			calls[r.Task+"\x00"+r.Hash] = r.ToolCalls
+		}
+		r.Output, r.Tags, r.ToolCalls = nil, nil, nil
 		if shards == 0 {
 			results = append(results, r)
 		}
@@ -276,7 +280,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	if needCandidate {
 		command = "gate"
 	}
-	return a.judge(ctx, reg, p, strategies, results, cfg.Seed, f.reports, &verdictTo{store: &f.store, command: command, outputs: outputs})
+	return a.judge(ctx, reg, p, strategies, results, cfg.Seed, f.reports, &verdictTo{store: &f.store, command: command, outputs: outputs, calls: calls})
 }
 
 // maxKeptOutputs bounds the replay outputs kept for a stored verdict.
@@ -288,6 +292,7 @@ type verdictTo struct {
 	store   *storeFlags
 	command string
 	outputs map[string]json.RawMessage // task \x00 strategy hash → output
+	calls   map[string][]run.ToolCall  // task \x00 strategy hash → tool calls
 }
 
 // saveVerdict records j in the pipeline's store, through the server that
@@ -834,6 +839,9 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 		defer closeGates()
 	}
 	j := evolve.Judge(ctx, results, strategies[0], cand, gates, opts)
+	if to != nil && to.calls != nil {
+		j.SetToolCalls(func(task, hash string) []run.ToolCall { return to.calls[task+"\x00"+hash] })
+	}
 	if cand != nil && to != nil {
 		if err := a.saveVerdict(ctx, to, p, j); err != nil {
 			a.logger.Warn("the verdict is not recorded in the store", "err", err)
