@@ -180,9 +180,20 @@ names its conditions and mappings name:
   nearest scope holding that name, else into the process; expressions see the innermost.
 - **` + "`zeebe:script`" + `** on a script task is evaluated by the navigator; its value goes to
   ` + "`resultVariable`" + ` (through output mappings when there are some).
+- **Business rule tasks.** ` + "`<zeebe:calledDecision decisionId=\"risk-level\" resultVariable=\"level\"/>`" + `
+  evaluates the DMN decision of that id from the pipeline's ` + "`[routine] decisions = [\"rules.dmn\"]`" + `
+  (` + "`--decisions`" + ` for ` + "`routine validate`" + ` and ` + "`simulate`" + `); no step runs. As in Zeebe the
+  decision sees every variable visible at the task by name (input data it does not declare
+  included), and its result goes to ` + "`resultVariable`" + ` (through output mappings when there
+  are some). An id no file has, or two files have, is a load error at the task's line; a
+  failed evaluation (two UNIQUE rules match, an input of the wrong type) stops the run at
+  the task's ` + "`FILE:LINE`" + `. Decisions are evaluated by sextant's own DMN engine (` + "`sextant decide`" + `).
 - **No silent default.** A condition that gives null (a misspelt or unset variable) or
   anything but a boolean stops the run at the flow's ` + "`FILE:LINE`" + `, as Zeebe raises an
-  incident; it is never counted as false.
+  incident; it is never counted as false. Before a run,
+  ` + "`sextant routine validate --pipeline P --input sample.json`" + ` warns about a name that no
+  input, step, script, decision or mapping writes, and about a function FEEL lacks
+  (` + "`--strict`" + ` makes warnings fail).
 - **Timers:** ISO 8601 durations, dates and repetitions, FEEL expressions, and Zeebe's cron
   cycles (Spring's six fields in UTC: ` + "`0 0 9-17 * * MON-FRI`" + `; L, W and # are refused).
 

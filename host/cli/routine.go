@@ -13,7 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -50,11 +52,20 @@ func guessNavigator(path string, data []byte) (string, error) {
 	return "", usageErr(fmt.Errorf("%s: cannot tell which navigator reads this file; pass --navigator", path))
 }
 
-// loadRoutine opens the navigator and loads the routine at path.
-func (a *app) loadRoutine(ctx context.Context, path, navigator string) (sdk.Navigator, *sdk.Routine, func(), error) {
+// loadRoutine opens the navigator and loads the routine at path, with the
+// decision files its business rule tasks call.
+func (a *app) loadRoutine(ctx context.Context, path, navigator string, decisions []string) (sdk.Navigator, *sdk.Routine, func(), error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, nil, withInvalid(fmt.Errorf("%s: %w", path, errors.Unwrap(err)))
+	}
+	var files []sdk.File
+	for _, d := range decisions {
+		b, err := readfile.Read(d, readfile.MaxRoutine)
+		if err != nil {
+			return nil, nil, nil, withInvalid(fmt.Errorf("--decisions: %s: %w", d, errors.Unwrap(err)))
+		}
+		files = append(files, sdk.File{Name: d, Data: b})
 	}
 	if navigator == "" {
 		if navigator, err = guessNavigator(path, data); err != nil {
@@ -75,7 +86,7 @@ func (a *app) loadRoutine(ctx context.Context, path, navigator string) (sdk.Navi
 		closer()
 		return nil, nil, nil, usageErr(fmt.Errorf("--navigator: plugin %q is a %s, not a navigator", navigator, h.Entry.Kind))
 	}
-	r, err := nav.Load(ctx, &sdk.LoadRequest{Name: path, Routine: data})
+	r, err := nav.Load(ctx, &sdk.LoadRequest{Name: path, Routine: data, Decisions: files})
 	if err != nil {
 		closer()
 		return nil, nil, nil, err
@@ -84,18 +95,46 @@ func (a *app) loadRoutine(ctx context.Context, path, navigator string) (sdk.Navi
 }
 
 func (a *app) routineValidateCommand() *cobra.Command {
-	var navigator string
-	var asJSON bool
+	var navigator, pipelineFile, inputFile string
+	var decisions []string
+	var asJSON, strict bool
 	c := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check routines and print every problem with its position",
 		Long: `validate loads each routine with its navigator (BPMN by extension; DAG or chain
 by the tables the TOML declares; --navigator to choose) and prints every
-problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.`,
+problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.
+--decisions names the DMN files a BPMN routine's business rule tasks call;
+--pipeline checks the pipeline's routine with its navigator and decisions.
+
+It also warns, on stderr as FILE:LINE: ELEMENT: warning: MESSAGE, about a
+function an expression calls that does not exist and, given a sample start
+input (--input), about a name an expression reads that neither the input nor
+a step, script task, business rule task or mapping writes (a misspelt
+variable). What steps write comes from --pipeline: an expr step its set keys,
+an action step its action, decision, reason and confidence; an llm step with
+json output or a human step may write anything, and then names are not
+checked. Warnings leave the exit status 0 unless --strict.`,
 		Example: `  sextant routine validate order.bpmn
+  sextant routine validate --decisions rules.dmn order.bpmn
+  sextant routine validate --pipeline pipeline.toml --input inputs/big.json --strict
   sextant routine validate --navigator dag research.toml`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case pipelineFile == "" && len(args) == 0:
+				return usageErr(fmt.Errorf("validate: name routine FILEs or --pipeline FILE"))
+			case pipelineFile != "" && len(args) > 0:
+				return usageErr(fmt.Errorf("validate: give routine FILEs or --pipeline, not both"))
+			case pipelineFile != "" && (navigator != "" || len(decisions) > 0):
+				return usageErr(fmt.Errorf("validate: --navigator and --decisions come from the pipeline with --pipeline"))
+			}
+			var input map[string]any
+			if inputFile != "" {
+				var err error
+				if input, err = a.readInput(inputFile, nil); err != nil {
+					return err
+				}
+			}
 			type result struct {
 				File  string `json:"file"`
 				OK    bool   `json:"ok"`
@@ -104,11 +143,14 @@ problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.`,
 				// run's variables (absent: any of them).
 				Reads    *sdk.Reads    `json:"reads,omitempty"`
 				Problems []sdk.Problem `json:"problems,omitempty"`
+				Warnings []sdk.Problem `json:"warnings,omitempty"`
+				// Unchecked says why names were not checked against --input.
+				Unchecked string `json:"unchecked,omitempty"`
 			}
 			var results []result
 			var errs []error
-			for _, path := range args {
-				_, r, closer, err := a.loadRoutine(cmd.Context(), path, navigator)
+			warned := false
+			check := func(path string, r *sdk.Routine, p *pipeline.Pipeline, err error) {
 				if err != nil {
 					errs = append(errs, err)
 					res := result{File: path}
@@ -120,19 +162,40 @@ problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.`,
 						res.Problems = []sdk.Problem{{File: path, Message: err.Error()}}
 					}
 					results = append(results, res)
-					continue
+					return
 				}
-				closer()
-				results = append(results, result{File: path, OK: true, Nodes: len(r.Nodes), Reads: r.Reads})
+				warns, unchecked := routineWarnings(r, path, p, input)
+				warned = warned || len(warns) > 0
+				results = append(results, result{File: path, OK: true, Nodes: len(r.Nodes), Reads: r.Reads, Warnings: warns, Unchecked: unchecked})
 				if !asJSON {
 					fmt.Fprintf(a.stdout, "%s: ok (%d nodes)\n", path, len(r.Nodes))
+					printWarnings(a.stderr, warns)
+					if unchecked != "" {
+						fmt.Fprintf(a.stderr, "%s: names not checked against --input: %s\n", path, unchecked)
+					}
 				}
+			}
+			if pipelineFile != "" {
+				l, err := a.loadPipeline(cmd.Context(), pipelineFile)
+				if err != nil {
+					check(pipelineFile, nil, nil, err)
+				} else {
+					l.Close(context.WithoutCancel(cmd.Context()))
+					check(l.Pipeline.Path(l.Pipeline.Routine.File), l.Routine, l.Pipeline, nil)
+				}
+			}
+			for _, path := range args {
+				_, r, closer, err := a.loadRoutine(cmd.Context(), path, navigator, decisions)
+				if err == nil {
+					closer()
+				}
+				check(path, r, nil, err)
 			}
 			if asJSON {
 				if err := writeJSON(a.stdout, results); err != nil {
 					return err
 				}
-				if len(errs) > 0 {
+				if len(errs) > 0 || strict && warned {
 					return withCode(ExitInvalid, errSilent)
 				}
 				return nil
@@ -140,17 +203,37 @@ problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.`,
 			if len(errs) > 0 {
 				return withInvalid(errors.Join(errs...))
 			}
+			if strict && warned {
+				return withInvalid(errors.New("validate --strict: the routine has warnings"))
+			}
 			return nil
 		},
 	}
 	c.Flags().StringVar(&navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
+	c.Flags().StringSliceVar(&decisions, "decisions", nil, "DMN files the routine's business rule tasks call (repeatable, or comma-separated)")
+	c.Flags().StringVar(&pipelineFile, "pipeline", "", "check this pipeline's routine, with its navigator, decisions and steps")
+	c.Flags().StringVar(&inputFile, "input", "", "a sample start input (a JSON object file, or - for stdin): warn about names nothing writes")
+	c.Flags().BoolVar(&strict, "strict", false, "exit 2 when there are warnings")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	return c
 }
 
+// loadPipeline loads and validates the pipeline at path and its routine,
+// opening no provider.
+func (a *app) loadPipeline(ctx context.Context, path string) (*run.Loaded, error) {
+	if err := needFile("pipeline", path); err != nil {
+		return nil, err
+	}
+	reg, err := a.registry(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	return run.Load(ctx, path, reg, a.logger)
+}
+
 func (a *app) routineSimulateCommand() *cobra.Command {
 	var navigator, strategyFile, pipelineFile, inputFile string
-	var sets, chooses, triggers []string
+	var sets, chooses, triggers, decisions []string
 	var asJSON bool
 	var maxSteps int
 	c := &cobra.Command{
@@ -165,7 +248,9 @@ without conditions takes. --set values are JSON when they parse, else strings.
 Conditions see vars (--set), input (--input, a JSON object) and strategy
 (--strategy, a strategy file: strategy.parameters.NAME). --pipeline takes
 the routine, its navigator and the strategy from a pipeline file instead of
-FILE; --strategy then replaces the pipeline's strategy.
+FILE; --strategy then replaces the pipeline's strategy. --decisions names
+the DMN files a BPMN routine's business rule tasks call (a pipeline's own
+[routine] decisions with --pipeline).
 
 It prints enter:<id> each time a token arrives at a node and exit:<id> each
 time one leaves it, then completed, waiting:<id>,... or error:<message>.
@@ -182,8 +267,8 @@ or strategy.`,
 				return usageErr(fmt.Errorf("simulate: name a routine FILE or --pipeline FILE"))
 			case pipelineFile != "" && len(args) > 0:
 				return usageErr(fmt.Errorf("simulate: give a routine FILE or --pipeline, not both"))
-			case pipelineFile != "" && navigator != "":
-				return usageErr(fmt.Errorf("simulate: --navigator comes from the pipeline with --pipeline"))
+			case pipelineFile != "" && (navigator != "" || len(decisions) > 0):
+				return usageErr(fmt.Errorf("simulate: --navigator and --decisions come from the pipeline with --pipeline"))
 			}
 			vars, err := parseSets(sets)
 			if err != nil {
@@ -223,7 +308,7 @@ or strategy.`,
 				}
 			} else {
 				var closer func()
-				if nav, r, closer, err = a.loadRoutine(cmd.Context(), args[0], navigator); err != nil {
+				if nav, r, closer, err = a.loadRoutine(cmd.Context(), args[0], navigator, decisions); err != nil {
 					return err
 				}
 				defer closer()
@@ -247,6 +332,7 @@ or strategy.`,
 		},
 	}
 	c.Flags().StringVar(&navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
+	c.Flags().StringSliceVar(&decisions, "decisions", nil, "DMN files the routine's business rule tasks call (repeatable, or comma-separated)")
 	c.Flags().StringVar(&strategyFile, "strategy", "", "strategy file whose values conditions see as strategy.*")
 	c.Flags().StringVar(&pipelineFile, "pipeline", "", "take the routine, navigator and strategy from this pipeline")
 	c.Flags().StringVar(&inputFile, "input", "", "JSON object conditions see as input.* (a file, or - for stdin)")

@@ -129,3 +129,14 @@ func (x *Expr) Calls() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Builtins returns the names of FEEL's built-in functions, sorted: what a
+// check suggests for a function Calls reports.
+func Builtins() []string {
+	out := make([]string, 0, len(builtins))
+	for name := range builtins {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -31,8 +31,9 @@ type Resolver interface {
 	Plugin(name string) (kind sdk.Kind, config []sdk.ConfigField, ok bool)
 	// Names lists installed plugins of kind k.
 	Names(k sdk.Kind) []string
-	// LoadRoutine loads the routine file with the named navigator.
-	LoadRoutine(ctx context.Context, navigator, file string) (*sdk.Routine, error)
+	// LoadRoutine loads the routine file with the named navigator, and
+	// with the decision files its business rule tasks call.
+	LoadRoutine(ctx context.Context, navigator, file string, decisions []sdk.File) (*sdk.Routine, error)
 }
 
 // Options tune Load.
@@ -241,6 +242,42 @@ func (l *loader) fileExists(p *Pipeline, rel string, path ...string) bool {
 	return true
 }
 
+// decisions reads the routine's decision files ([routine] decisions); a
+// file that cannot be read is a problem at the key.
+func (l *loader) decisions(p *Pipeline) ([]sdk.File, bool) {
+	ok := true
+	var out []sdk.File
+	for _, rel := range p.Routine.Decisions {
+		f, err := p.decision(rel)
+		if err != nil {
+			l.add([]string{"routine", "decisions"}, "%s: %v", rel, errors.Unwrap(err))
+			ok = false
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, ok
+}
+
+// Decisions reads the routine's decision files ([routine] decisions), in
+// order, named by their paths.
+func (p *Pipeline) Decisions() ([]sdk.File, error) {
+	var out []sdk.File
+	for _, rel := range p.Routine.Decisions {
+		f, err := p.decision(rel)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func (p *Pipeline) decision(rel string) (sdk.File, error) {
+	data, err := readfile.Read(p.Path(rel), readfile.MaxRoutine)
+	return sdk.File{Name: p.Path(rel), Data: data}, err
+}
+
 func (l *loader) validate(p *Pipeline) {
 	// Routine and strategy files.
 	routineOK := l.fileExists(p, p.Routine.File, "routine", "file")
@@ -268,8 +305,9 @@ func (l *loader) validate(p *Pipeline) {
 
 	// Routine nodes vs steps.
 	var routine *sdk.Routine
-	if routineOK && navOK && l.res != nil {
-		r, err := l.res.LoadRoutine(l.ctx, p.Routine.Navigator, p.Path(p.Routine.File))
+	decisions, decisionsOK := l.decisions(p)
+	if routineOK && navOK && decisionsOK && l.res != nil {
+		r, err := l.res.LoadRoutine(l.ctx, p.Routine.Navigator, p.Path(p.Routine.File), decisions)
 		if err != nil {
 			l.add([]string{"routine", "file"}, "%s", indent(err))
 		} else {

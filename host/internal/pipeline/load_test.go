@@ -42,7 +42,7 @@ func (staticResolver) Names(k sdk.Kind) []string {
 	return out
 }
 
-func (staticResolver) LoadRoutine(_ context.Context, nav, file string) (*sdk.Routine, error) {
+func (staticResolver) LoadRoutine(_ context.Context, nav, file string, _ []sdk.File) (*sdk.Routine, error) {
 	return &sdk.Routine{Nodes: []sdk.Node{
 		{ID: "start", Kind: "startEvent"},
 		{ID: "classify", Kind: "serviceTask", Step: true, Line: 7},
@@ -151,6 +151,11 @@ func TestLoadErrors(t *testing.T) {
 			`:3: routine.navigator: unknown navigator "bpnm" (did you mean "bpmn"?)`,
 			`:4: routine.file: missing.bpmn: no such file`,
 			`:36: gates[1].use: unknown gate "pii-gat" (did you mean "pii-gate"?)`}},
+		{"decision file missing or not a file", func(s string) string {
+			return strings.Replace(s, `file = "r.bpmn"`, `file = "r.bpmn"`+"\ndecisions = [\"s.toml\", \"rules.dmn\", \".\"]", 1)
+		}, []string{
+			`:5: routine.decisions: rules.dmn: no such file or directory`,
+			`:5: routine.decisions: .: not a regular file (a directory)`}},
 		{"step fields for another kind", func(s string) string {
 			return strings.Replace(s, `question = "Go ahead?"`, `question = "Go ahead?"`+"\nprompt = \"x\"", 1)
 		}, []string{`:26: steps.confirm.prompt: human steps do not take prompt`}},
@@ -304,5 +309,38 @@ func TestSpecDocumented(t *testing.T) {
 	}
 	if n < 50 {
 		t.Fatalf("walked only %d keys", n)
+	}
+}
+
+// decisionResolver records the decision files the loader hands over.
+type decisionResolver struct {
+	staticResolver
+	got *[]sdk.File
+}
+
+func (d decisionResolver) LoadRoutine(ctx context.Context, nav, file string, decisions []sdk.File) (*sdk.Routine, error) {
+	*d.got = decisions
+	return d.staticResolver.LoadRoutine(ctx, nav, file, decisions)
+}
+
+// TestDecisions: [routine] decisions are read relative to the pipeline,
+// in order, and reach the navigator's load with their paths as names.
+func TestDecisions(t *testing.T) {
+	path := setup(t, strings.Replace(good, `file = "r.bpmn"`, `file = "r.bpmn"`+"\ndecisions = [\"b.dmn\", \"sub/a.dmn\"]", 1))
+	dir := filepath.Dir(path)
+	os.WriteFile(filepath.Join(dir, "b.dmn"), []byte("<b/>"), 0o644)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "a.dmn"), []byte("<a/>"), 0o644)
+	var got []sdk.File
+	p, err := Load(context.Background(), path, decisionResolver{got: &got}, Options{Getenv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != filepath.Join(dir, "b.dmn") || string(got[0].Data) != "<b/>" || got[1].Name != filepath.Join(dir, "sub", "a.dmn") || string(got[1].Data) != "<a/>" {
+		t.Fatalf("the navigator got %+v", got)
+	}
+	again, err := p.Decisions()
+	if err != nil || len(again) != 2 || again[1].Name != got[1].Name {
+		t.Fatalf("Decisions() = %+v, %v", again, err)
 	}
 }

@@ -44,6 +44,9 @@ type Pipeline struct {
 type Routine struct {
 	Navigator string `json:"navigator"`
 	File      string `json:"file"`
+	// Decisions are the DMN files the routine's business rule tasks
+	// call, relative to the pipeline.
+	Decisions []string `json:"decisions,omitempty"`
 }
 
 // StrategyRef is the [strategy] block. File is the strategy the pipeline

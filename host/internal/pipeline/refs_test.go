@@ -52,8 +52,8 @@ type routineResolver struct {
 	param string // the strategy parameter the condition names
 }
 
-func (rr routineResolver) LoadRoutine(ctx context.Context, nav, file string) (*sdk.Routine, error) {
-	r, _ := staticResolver{}.LoadRoutine(ctx, nav, file)
+func (rr routineResolver) LoadRoutine(ctx context.Context, nav, file string, decisions []sdk.File) (*sdk.Routine, error) {
+	r, _ := staticResolver{}.LoadRoutine(ctx, nav, file, decisions)
 	r.Nodes[1].Outputs = []string{"label"}
 	r.Expressions = []sdk.Expression{
 		{Element: `sequenceFlow "f_sure"`, Line: 51, What: "condition", Text: "=vars.classify.confidence >= strategy.parameters." + rr.param},

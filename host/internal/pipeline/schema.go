@@ -103,6 +103,7 @@ var (
 		{Name: "routine", Type: schema.Table, Required: true, Doc: "the workflow the navigator walks", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "navigator", Type: schema.String, Required: true, Doc: "navigator plugin: bpmn, dag, chain or a third-party one"},
 			{Name: "file", Type: schema.String, Required: true, Doc: "routine file, relative to the pipeline"},
+			{Name: "decisions", Type: schema.StringList, Doc: "DMN files the routine's business rule tasks call (BPMN zeebe:calledDecision), relative to the pipeline"},
 		}}},
 		{Name: "strategy", Type: schema.Table, Doc: "the strategy the pipeline runs under; without it the pipeline runs under an empty one (no parameters, constraints or playbook), and evolve and gate refuse it", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "file", Type: schema.String, Required: true, Doc: "strategy TOML, relative to the pipeline: the live version until one is promoted (sextant promote, evolve, review approve), which runs then use"},

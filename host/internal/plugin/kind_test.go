@@ -91,7 +91,7 @@ func TestOpenKindRefusesOtherKinds(t *testing.T) {
 				t.Errorf("OpenKind(%s) = %v, %v; want %q", k, h, err, want)
 			}
 		}
-		_, err := reg.LoadRoutine(ctx, "wat-gate", "routine.bpmn")
+		_, err := reg.LoadRoutine(ctx, "wat-gate", "routine.bpmn", nil)
 		if want := `plugin "wat-gate" is a gate, not a navigator`; err == nil || err.Error() != want {
 			t.Errorf("LoadRoutine = %v, want %q", err, want)
 		}

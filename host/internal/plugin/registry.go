@@ -278,8 +278,9 @@ func (r *Registry) Plugin(name string) (sdk.Kind, []sdk.ConfigField, bool) {
 }
 
 // LoadRoutine opens the navigator called navigator and loads the routine
-// file with it, for validation. The navigator is closed again.
-func (r *Registry) LoadRoutine(ctx context.Context, navigator, file string) (*sdk.Routine, error) {
+// file (and the decision files it calls) with it, for validation. The
+// navigator is closed again.
+func (r *Registry) LoadRoutine(ctx context.Context, navigator, file string, decisions []sdk.File) (*sdk.Routine, error) {
 	h, err := r.OpenKind(ctx, navigator, sdk.KindNavigator, Grant{})
 	if err != nil {
 		return nil, err
@@ -293,5 +294,5 @@ func (r *Registry) LoadRoutine(ctx context.Context, navigator, file string) (*sd
 	if err != nil {
 		return nil, err
 	}
-	return nav.Load(ctx, &sdk.LoadRequest{Name: file, Routine: data})
+	return nav.Load(ctx, &sdk.LoadRequest{Name: file, Routine: data, Decisions: decisions})
 }

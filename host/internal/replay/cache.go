@@ -147,6 +147,11 @@ func fingerprint(p *pipeline.Pipeline, reg *plugin.Registry, version string) (st
 	if err := file("routine", p.Path(p.Routine.File)); err != nil {
 		return "", err
 	}
+	for _, d := range p.Routine.Decisions { // a business rule task's result
+		if err := file("decision "+d, p.Path(d)); err != nil {
+			return "", err
+		}
+	}
 	names := []string{p.Routine.Navigator}
 	providers := make([]string, 0, len(p.Providers))
 	for n, pr := range p.Providers {

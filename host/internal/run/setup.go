@@ -77,6 +77,8 @@ type Loaded struct {
 	reg     *plugin.Registry
 	logger  *slog.Logger
 	routine []byte // the routine file, read once
+	// decisions are the routine's decision files, read once with it.
+	decisions []sdk.File
 
 	mu  sync.Mutex
 	nav *plugin.Handle // the validating navigator, until an Open takes it
@@ -112,7 +114,11 @@ func Load(ctx context.Context, path string, reg *plugin.Registry, logger *slog.L
 		}
 	}
 	if l.nav == nil { // a Resolver that did not load the routine: load it now
-		if err := res.load(ctx, p.Routine.Navigator, p.Path(p.Routine.File)); err != nil {
+		decisions, err := p.Decisions()
+		if err != nil {
+			return nil, err
+		}
+		if err := res.load(ctx, p.Routine.Navigator, p.Path(p.Routine.File), decisions); err != nil {
 			return nil, err
 		}
 	}
@@ -127,14 +133,14 @@ type keepingResolver struct {
 	l *Loaded
 }
 
-func (r *keepingResolver) LoadRoutine(ctx context.Context, navigator, file string) (*sdk.Routine, error) {
-	if err := r.load(ctx, navigator, file); err != nil {
+func (r *keepingResolver) LoadRoutine(ctx context.Context, navigator, file string, decisions []sdk.File) (*sdk.Routine, error) {
+	if err := r.load(ctx, navigator, file, decisions); err != nil {
 		return nil, err
 	}
 	return r.l.Routine, nil
 }
 
-func (r *keepingResolver) load(ctx context.Context, navigator, file string) error {
+func (r *keepingResolver) load(ctx context.Context, navigator, file string, decisions []sdk.File) error {
 	h, err := r.OpenKind(ctx, navigator, sdk.KindNavigator, plugin.Grant{})
 	if err != nil {
 		return err
@@ -149,14 +155,14 @@ func (r *keepingResolver) load(ctx context.Context, navigator, file string) erro
 		h.Close(context.WithoutCancel(ctx))
 		return err
 	}
-	routine, err := nav.Load(ctx, &sdk.LoadRequest{Name: file, Routine: data})
+	routine, err := nav.Load(ctx, &sdk.LoadRequest{Name: file, Routine: data, Decisions: decisions})
 	if err != nil {
 		h.Close(context.WithoutCancel(ctx))
 		return err
 	}
 	r.l.Close(context.WithoutCancel(ctx)) // a second load replaces the first
 	r.l.mu.Lock()
-	r.l.nav, r.l.routine, r.l.Routine = h, data, routine
+	r.l.nav, r.l.routine, r.l.decisions, r.l.Routine = h, data, decisions, routine
 	r.l.mu.Unlock()
 	return nil
 }
@@ -232,7 +238,7 @@ func (l *Loaded) Open(ctx context.Context, opts ...PrepareOption) (*Prepared, er
 		if err != nil {
 			return nil, fmt.Errorf("routine.navigator: %w", err)
 		}
-		if out.Routine, err = nav.Load(ctx, &sdk.LoadRequest{Name: p.Path(p.Routine.File), Routine: l.routine}); err != nil {
+		if out.Routine, err = nav.Load(ctx, &sdk.LoadRequest{Name: p.Path(p.Routine.File), Routine: l.routine, Decisions: l.decisions}); err != nil {
 			return nil, err
 		}
 		out.Navigator = nav
