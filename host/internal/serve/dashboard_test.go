@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -56,8 +59,9 @@ func artifacts(t *testing.T) string {
 // the review. Then an agent records a call through the server's proxy
 // and exports spans with the OpenTelemetry Go SDK to its /v1/traces: the
 // proxy's task page shows the prompt and the reply, the exported trace's
-// task page its spans with their tokens. Screenshots of each page go to
-// the artifacts folder.
+// task page its spans with their tokens. Last, a tool-using agent's
+// task pages and comparison show its tool calls (toolDashboard).
+// Screenshots of each page go to the artifacts folder.
 func TestDashboard(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
@@ -236,7 +240,120 @@ func TestDashboard(t *testing.T) {
 			t.Fatalf("the OTLP task's waterfall lacks %q:\n%s", want, spans)
 		}
 	}
+	toolDashboard(t, e, run, shot)
 	t.Logf("screenshots in %s", out)
+}
+
+// toolDashboard runs tasks of a tool-using agent (pipelines/support-agent)
+// into e's store: a refund (two calls, recorded) and an account closing
+// (blocked by never_execute). The refund's waterfall has an execute_tool
+// span per call whose detail shows the call's arguments and result from
+// its recording; the closing's shows the blocked call from its span. A
+// real replay of both under the candidate that forbids refunds flips the
+// refund, and its comparison shows the two strategies' calls side by
+// side.
+func toolDashboard(t *testing.T, e *env, browse func(string, ...chromedp.Action), shot func(string) chromedp.Action) {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(e.pipelines, "support-agent")
+	for _, in := range []struct {
+		id    string
+		input map[string]any
+		truth string
+	}{
+		{"agent-lost", readJSON(t, filepath.Join(dir, "inputs", "lost.json")), `{"action":"refund"}`},
+		{"agent-close", map[string]any{"order": "A1001", "message": "Please close my account"}, `{"action":"escalate"}`},
+	} {
+		var r runResult
+		e.do("POST", "/api/v1/runs", map[string]any{"pipeline": "support-agent", "id": in.id, "input": in.input, "truth": json.RawMessage(in.truth)}).want(t, 200).json(t, &r)
+		if r.Status != "completed" {
+			t.Fatalf("support-agent run %s: %+v", in.id, r)
+		}
+	}
+
+	// detailOf is the text of the detail under the span named name.
+	detailOf := func(name string) string {
+		return `(() => { const row = [...document.querySelectorAll(".waterfall .span-row")].find((r) => r.querySelector(".span-name").textContent.trim() === ` +
+			strconv.Quote(name) + `); return row ? row.nextElementSibling.innerText : "no span " + ` + strconv.Quote(name) + `; })()`
+	}
+	var fall, get, submit string
+	browse("open a tool-using task",
+		chromedp.Navigate(e.base+"/#/task/agent-lost"),
+		chromedp.WaitVisible(`.waterfall .span-detail .tool-arguments pre`, chromedp.ByQuery),
+		chromedp.Text(`.waterfall`, &fall, chromedp.ByQuery),
+		chromedp.Evaluate(detailOf("execute_tool get"), &get),
+		chromedp.Evaluate(detailOf("execute_tool submit"), &submit),
+		shot("task-tools"))
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, c := range []struct{ want, text string }{
+		{"execute_tool get", fall}, {"execute_tool submit", fall}, {`reply Let me look that order up. → get({"id":"A1001"})`, fall},
+		{"tool call shop.get · executed", get}, {`arguments { "id": "A1001" }`, get}, {`"status":"lost"`, get},
+		{"tool call shop.submit · executed", submit}, {`"kind": "refund"`, submit}, {`"amount": 64.9`, submit},
+		{"result filed refund request REQ-", submit}, {`structured { "request": "REQ-`, submit},
+	} {
+		if !strings.Contains(flat(c.text), c.want) {
+			t.Fatalf("the tool-using task's page lacks %q:\n%s", c.want, c.text)
+		}
+	}
+	var blocked string
+	browse("open a task whose tool call was blocked",
+		chromedp.Navigate(e.base+"/#/task/agent-close"),
+		chromedp.WaitVisible(`.waterfall .span-detail .tool-error pre`, chromedp.ByQuery),
+		chromedp.Evaluate(detailOf("execute_tool submit"), &blocked),
+		shot("task-tools-blocked"))
+	if !strings.Contains(blocked, `"kind": "close_account"`) || !strings.Contains(flat(blocked), "tool call shop.submit · blocked") ||
+		!strings.Contains(flat(blocked), "} blocked by policy error: blocked by policy: ") ||
+		!strings.Contains(blocked, `matches "tool:shop.submit(kind=close_account)" in constraints.never_execute`) {
+		t.Fatalf("the blocked call's detail:\n%s", blocked)
+	}
+
+	base, err := strategy.Load(filepath.Join(dir, "strategies", "support-policy.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand, err := strategy.Load(filepath.Join(dir, "candidates", "refunds-by-people.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []replay.Result
+	prep := func(ctx context.Context) (*run.Prepared, error) {
+		return prepare(ctx, filepath.Join(dir, "pipeline.toml"))
+	}
+	err = replay.Run(ctx, replay.Config{Prepare: prep, Source: e.store, Pipeline: "support-agent", Strategies: []*strategy.Strategy{base, cand}, OnMiss: replay.MissLive, Workers: 1, Logger: quiet()},
+		func(r replay.Result) error { results = append(results, r); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := evolve.Judge(ctx, results, base, cand, nil, evolve.Options{Seed: 1})
+	if !slices.Equal(j.Regressed, []string{"agent-lost"}) || len(j.ToolCalls["agent-lost"].Candidate) != 2 {
+		t.Fatalf("judging the support agent's replays: regressed %v, tool calls %+v", j.Regressed, j.ToolCalls)
+	}
+	v, err := evolve.NewVerdict(j, "gate", "support-agent", "", time.Now(), func(task, hash string) (json.RawMessage, bool) {
+		for _, r := range results {
+			if r.Task == task && r.Hash == hash {
+				return evolve.ClipOutput(r.Output)
+			}
+		}
+		return nil, false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved evolve.Verdict
+	e.do("POST", "/api/v1/comparisons", v).want(t, 201).json(t, &saved)
+	var calls string
+	browse("open the tool-using comparison",
+		chromedp.Navigate(e.base+"/#/comparison/"+saved.ID),
+		chromedp.WaitVisible(`.flipped[data-task="agent-lost"] table.tool-calls`, chromedp.ByQuery),
+		chromedp.Text(`.flipped[data-task="agent-lost"] table.tool-calls`, &calls, chromedp.ByQuery),
+		shot("comparison-tools"))
+	for _, want := range []string{"baseline 1.0.0 tool calls", "candidate 1.1.0 tool calls", `shop.get({"id":"A1001"})`,
+		`shop.submit({"details":{"amount":64.9,"currency":"EUR"},"id":"A1001","kind":"refund","note":"parcel lost by GLS"})`,
+		"filed refund request REQ-", `blocked by policy: matches "tool:shop.submit(kind=refund)" in constraints.never_execute`} {
+		if !strings.Contains(strings.ToLower(calls), strings.ToLower(want)) { // headers are in capitals (CSS)
+			t.Fatalf("the flipped task's tool calls lack %q:\n%s", want, calls)
+		}
+	}
 }
 
 // exportSpans exports a small agent trace with the OpenTelemetry Go SDK

@@ -25,6 +25,7 @@ import (
 	_ "github.com/sextant-dev/sextant/navigators/bpmn"
 	_ "github.com/sextant-dev/sextant/navigators/chain"
 	_ "github.com/sextant-dev/sextant/navigators/dag"
+	_ "github.com/sextant-dev/sextant/plugins/records"
 	_ "github.com/sextant-dev/sextant/plugins/script"
 )
 

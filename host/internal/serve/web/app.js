@@ -222,11 +222,15 @@ function spanDetail(s, calls, humans) {
   const c = rec && calls[rec];
   if (c && c.kind === "chat") {
     const req = c.request || {};
-    for (const m of req.messages || []) parts.push(h("div", { class: "prompt" }, h("strong", {}, m.role), h("pre", {}, m.content)));
+    // A message or reply that calls tools shows its calls under its text.
+    const withCalls = (text, calls) => [text || "", ...(calls || []).map((tc) => "→ " + tc.name + "(" + JSON.stringify(tc.arguments) + ")")].filter(Boolean).join("\n");
+    for (const m of req.messages || []) parts.push(h("div", { class: "prompt" }, h("strong", {}, m.role), h("pre", {}, withCalls(m.content, m.tool_calls))));
     const resp = c.response || {};
-    parts.push(h("div", { class: "response" }, h("strong", {}, "reply"), h("pre", {}, resp.text !== undefined ? resp.text : prettyJSON(resp))));
+    parts.push(h("div", { class: "response" }, h("strong", {}, "reply"), h("pre", {}, resp.text !== undefined || resp.tool_calls ? withCalls(resp.text, resp.tool_calls) : prettyJSON(resp))));
     if (c.latency_ns) parts.push(h("p", { class: "muted" }, "recorded latency " + fmtMs(c.latency_ns / 1e6)));
   }
+  const tool = attr(s, "gen_ai.operation.name") === "execute_tool";
+  if (tool) parts.push(...toolDetail(s, c && c.kind === "tool" ? c : null));
   if (attr(s, "sextant.step.kind") === "human") {
     for (const hc of humans) {
       const q = hc.request || {};
@@ -237,10 +241,34 @@ function spanDetail(s, calls, humans) {
   }
   const attrs = Object.entries(s.attributes || {}).map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, prettyJSON(v))));
   parts.push(h("details", {}, h("summary", {}, "attributes (" + attrs.length + ")"), h("table", {}, h("tbody", {}, attrs))));
-  if (s.status && s.status.message) parts.push(h("div", { class: "error-box" }, s.status.message));
+  if (s.status && s.status.message && !tool) parts.push(h("div", { class: "error-box" }, s.status.message));
   const el = h("div", { class: "span-detail" }, parts);
-  if (c) el.dataset.call = "1";
+  if (c || tool) el.dataset.call = "1";
   return el;
+}
+
+// toolDetail shows a tool call: from its recording when it has one (the
+// arguments and result whole), else from its span (a call refused,
+// blocked or declined before any tool ran).
+function toolDetail(s, c) {
+  const req = c ? c.request || {} : {};
+  const resp = c ? c.response || {} : null;
+  const source = c ? req.source : attr(s, "sextant.tool.source");
+  const name = c ? req.tool : attr(s, "gen_ai.tool.name");
+  const decision = attr(s, "sextant.tool.decision") || "";
+  let args = c ? req.arguments : attr(s, "gen_ai.tool.call.arguments");
+  if (typeof args === "string") { try { args = JSON.parse(args); } catch (e) { /* shown as written */ } }
+  const failed = resp ? !!resp.is_error : !!(s.status && s.status.code === "error");
+  const text = resp ? (resp.content || prettyJSON(resp.structured)) : attr(s, "gen_ai.tool.call.result") || "";
+  const label = decision === "blocked" ? "blocked by policy" : decision === "declined" ? "declined" : failed ? "error" : "result";
+  const parts = [
+    h("div", { class: "tool-call" }, h("strong", {}, "tool call"), " ", h("code", {}, (source ? source + "." : "") + (name || "")), h("span", { class: "muted" }, " · " + decision)),
+    h("div", { class: "tool-arguments" }, h("strong", {}, "arguments"), h("pre", {}, prettyJSON(args))),
+    h("div", { class: failed ? "tool-error" : "tool-result" }, h("strong", {}, label), h("pre", {}, text)),
+  ];
+  if (resp && resp.content && resp.structured !== undefined) parts.push(h("div", { class: "tool-structured" }, h("strong", {}, "structured"), h("pre", {}, prettyJSON(resp.structured))));
+  if (c && c.latency_ns) parts.push(h("p", { class: "muted" }, "recorded latency " + fmtMs(c.latency_ns / 1e6)));
+  return parts;
 }
 
 function rewardsSection(id, d) {
@@ -312,6 +340,33 @@ function forestPlot(metrics) {
   return g;
 }
 
+// callOutcome is what came of a tool call, as the reports say it.
+function callOutcome(x) {
+  if (x.decision === "blocked") {
+    const why = (x.error || "").replace(/^error: blocked by policy: /, "");
+    const call = (x.source ? x.source + "." : "") + x.tool + "(" + x.arguments + ") ";
+    return "blocked by policy" + (why && why !== x.error ? ": " + (why.startsWith(call) ? why.slice(call.length) : why) : "");
+  }
+  if (x.decision === "declined") return "declined by a person";
+  return x.error || x.result || "";
+}
+
+// flipCalls puts a flipped task's tool calls side by side: the i-th call
+// of the baseline beside the i-th of the candidate.
+function flipCalls(t, c) {
+  const b = t.baseline_tool_calls || [], k = t.candidate_tool_calls || [];
+  if (!b.length && !k.length) return null;
+  const cell = (x) => x
+    ? h("td", { class: "call-" + (x.decision === "blocked" || x.decision === "declined" ? "blocked" : x.error ? "error" : "ok") },
+      h("code", {}, (x.source ? x.source + "." : "") + x.tool + "(" + x.arguments + ")"), h("div", { class: "outcome" }, callOutcome(x)))
+    : h("td", { class: "muted" }, "-");
+  const rows = [];
+  for (let i = 0; i < Math.max(b.length, k.length); i++) rows.push(h("tr", {}, h("td", {}, i + 1), cell(b[i]), cell(k[i])));
+  return h("table", { class: "tool-calls" },
+    h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "baseline " + c.baseline.version + " tool calls"), h("th", {}, "candidate " + c.candidate.version + " tool calls"))),
+    h("tbody", {}, rows));
+}
+
 async function comparisonPage(id) {
   let v;
   try { v = await api("GET", "/comparisons/" + encodeURIComponent(id)); } catch (err) { show(h("h1", {}, "Comparison"), errorBox(err)); return; }
@@ -328,7 +383,8 @@ async function comparisonPage(id) {
     h("div", {}, h("a", { href: "#/task/" + encodeURIComponent(t.task) }, t.task), " ", h("span", { class: "flip-" + t.flip }, t.flip)),
     h("div", { class: "side-by-side" },
       h("div", { class: "baseline-output" }, h("strong", {}, "baseline " + c.baseline.version + (t.baseline.success ? " (pass)" : " (fail)")), h("pre", {}, prettyJSON(t.baseline_output) || "(output not kept)")),
-      h("div", { class: "candidate-output" }, h("strong", {}, "candidate " + c.candidate.version + (t.candidate.success ? " (pass)" : " (fail)")), h("pre", {}, prettyJSON(t.candidate_output) || "(output not kept)")))));
+      h("div", { class: "candidate-output" }, h("strong", {}, "candidate " + c.candidate.version + (t.candidate.success ? " (pass)" : " (fail)")), h("pre", {}, prettyJSON(t.candidate_output) || "(output not kept)"))),
+    flipCalls(t, c)));
   const tasks = h("details", {}, h("summary", {}, "all " + (v.tasks || []).length + " tasks"),
     h("table", {}, h("thead", {}, h("tr", {}, ["task", "baseline", "candidate", "flip"].map((x) => h("th", {}, x)))),
       h("tbody", {}, (v.tasks || []).map((t) => h("tr", {}, h("td", {}, t.task), h("td", {}, t.baseline.success ? "pass" : "fail"), h("td", {}, t.candidate.success ? "pass" : "fail"), h("td", {}, t.flip || ""))))));
