@@ -72,6 +72,14 @@ type advanceInput struct {
 	Now      time.Time         `json:"now"`
 }
 
+// cancelInput is what the Cancel local activity gets.
+type cancelInput struct {
+	Pipeline  string         `json:"pipeline"`
+	Snapshot  run.Snapshot   `json:"snapshot"`
+	Cancelled *run.Cancelled `json:"cancelled"`
+	Now       time.Time      `json:"now"`
+}
+
 // stepInput is what the step activity gets.
 type stepInput struct {
 	Pipeline string         `json:"pipeline"`
@@ -123,6 +131,16 @@ func (a *activities) Advance(ctx context.Context, in advanceInput) (*run.Progres
 	return p, nonRetryable(err)
 }
 
+// Cancel ends a cancelled run: its record says who cancelled it and why.
+func (a *activities) Cancel(ctx context.Context, in cancelInput) (*run.Progress, error) {
+	s, err := a.stepper(in.Pipeline, in.Snapshot.Task.Strategy.Hash)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Cancel(ctx, in.Snapshot, in.Cancelled, in.Now)
+	return p, nonRetryable(err)
+}
+
 // Step runs one step, heartbeating so that a dead worker's step moves to
 // another worker within the heartbeat timeout.
 func (a *activities) Step(ctx context.Context, in stepInput) (*run.StepOutcome, error) {
@@ -149,10 +167,12 @@ func (a *activities) beat(ctx context.Context) func() {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// The first beat waits a period: the SDK sends a first heartbeat
+		// at once, a server write that a step shorter than the period
+		// (most) does not need; the timeout counts from the start anyway.
 		t := time.NewTicker(a.heartbeat)
 		defer t.Stop()
 		for {
-			activity.RecordHeartbeat(ctx)
 			select {
 			case <-done:
 				return
@@ -160,6 +180,7 @@ func (a *activities) beat(ctx context.Context) func() {
 				return
 			case <-t.C:
 			}
+			activity.RecordHeartbeat(ctx)
 		}
 	}()
 	return func() { close(done); wg.Wait() }
