@@ -72,14 +72,6 @@ type advanceInput struct {
 	Now      time.Time         `json:"now"`
 }
 
-// cancelInput is what the Cancel local activity gets.
-type cancelInput struct {
-	Pipeline  string         `json:"pipeline"`
-	Snapshot  run.Snapshot   `json:"snapshot"`
-	Cancelled *run.Cancelled `json:"cancelled"`
-	Now       time.Time      `json:"now"`
-}
-
 // stepInput is what the step activity gets.
 type stepInput struct {
 	Pipeline string         `json:"pipeline"`
@@ -128,16 +120,6 @@ func (a *activities) Advance(ctx context.Context, in advanceInput) (*run.Progres
 		return nil, err
 	}
 	p, err := s.Advance(ctx, in.Snapshot, in.Outcomes, in.Delivery, in.Answers, in.Now)
-	return p, nonRetryable(err)
-}
-
-// Cancel ends a cancelled run: its record says who cancelled it and why.
-func (a *activities) Cancel(ctx context.Context, in cancelInput) (*run.Progress, error) {
-	s, err := a.stepper(in.Pipeline, in.Snapshot.Task.Strategy.Hash)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.Cancel(ctx, in.Snapshot, in.Cancelled, in.Now)
 	return p, nonRetryable(err)
 }
 
