@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/otlp"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/proxy"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/serve"
@@ -79,7 +82,9 @@ OpenTelemetry.`,
 				return err
 			}
 			if !ok {
-				loc = storeLoc{".sextant", fromCwd}
+				if loc, err = a.pipelinesStore(pipelines); err != nil {
+					return withInvalid(err)
+				}
 			}
 			if err := checkLimitFlags(lim); err != nil {
 				return usageErr(err)
@@ -217,4 +222,51 @@ func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, 
 	h[otlp.Route] = recv
 	maps.Copy(h, serve.SinkHandlers(s)) // Temporal workers write through these (sextant worker --store-url)
 	return h, closeAll, nil
+}
+
+// pipelinesStore is the store serve holds when nothing names one (no
+// --store, $SEXTANT_STORE or sextant.toml): the one store every pipeline
+// under dir writes to, else ./.sextant, with a note naming the stores the
+// pipelines write to and how to serve one of them. Files under dir that
+// are not pipelines are named in notes and skipped.
+func (a *app) pipelinesStore(dir string) (storeLoc, error) {
+	cwd := storeLoc{".sextant", fromCwd}
+	if dir == "" {
+		return cwd, nil
+	}
+	found, err := serve.DiscoverPipelines(dir)
+	if err != nil {
+		return storeLoc{}, err
+	}
+	for _, f := range found.Skipped {
+		fmt.Fprintf(a.stderr, "note: --pipelines: %s\n", f)
+	}
+	var stores []string
+	seen := map[string]bool{}
+	wd, _ := os.Getwd()
+	for _, p := range found.Pipelines {
+		d, err := filepath.Abs(pipelineStore(p))
+		if err != nil {
+			return storeLoc{}, err
+		}
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		// Shown as the user would type it: relative to here when below it.
+		if rel, err := filepath.Rel(wd, d); err == nil && wd != "" && !strings.HasPrefix(rel, "..") {
+			d = rel
+		}
+		stores = append(stores, d)
+	}
+	switch len(stores) {
+	case 0:
+		return cwd, nil
+	case 1:
+		return storeLoc{stores[0], fromPipeline}, nil
+	}
+	sort.Strings(stores)
+	fmt.Fprintf(a.stderr, "note: the pipelines under %s write to %d stores (%s); serving ./.sextant: pass --store DIR (or store = \"DIR\" in %s) to serve the one their runs are in\n",
+		dir, len(stores), strings.Join(stores, ", "), project.FileName)
+	return cwd, nil
 }

@@ -61,9 +61,6 @@ func ToolCallsOf(spans []store.Span) []ToolCall {
 // a span keeps the arguments as the model ordered them, and a clipped or
 // non-JSON text is shown as it is.
 func canonicalText(args string) string {
-	if !json.Valid([]byte(args)) {
-		return args
-	}
 	b, err := tool.Canonical(json.RawMessage(args))
 	if err != nil {
 		return args

@@ -30,8 +30,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -255,36 +253,15 @@ func Loopback(addr string) (bool, error) {
 
 // loadPipelines indexes the pipelines under dir by name.
 func (s *Server) loadPipelines(dir string) error {
-	var files []string
-	for _, pat := range []string{"*/pipeline.toml", "*.toml"} {
-		m, err := filepath.Glob(filepath.Join(dir, pat))
-		if err != nil {
-			return err
-		}
-		files = append(files, m...)
+	found, err := DiscoverPipelines(dir)
+	if err != nil {
+		return err
 	}
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("serve: --pipelines: %w", err)
+	for _, f := range found.Skipped {
+		s.opts.Logger.Debug("--pipelines: " + f)
 	}
-	var problems []string
-	for _, f := range files {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			return err
-		}
-		p, err := pipeline.Load(context.Background(), abs, nil, pipeline.Options{})
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		if prev, dup := s.pipelines[p.Name]; dup {
-			problems = append(problems, fmt.Sprintf("%s: pipeline %q again (also %s)", f, p.Name, prev.File))
-			continue
-		}
+	for _, p := range found.Pipelines {
 		s.pipelines[p.Name] = p
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("serve: --pipelines %s:\n%s", dir, strings.Join(problems, "\n"))
 	}
 	return nil
 }
