@@ -186,13 +186,15 @@ func (s *Store) StageSpans(ctx context.Context, spans []Span) error {
 // spanChunk, pipelined transactions of that size for a longer one.
 func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
 	if len(spans) <= spanChunk {
-		kvs, err := s.encodeSpans(spans, nil)
+		buf := getSpanBuf()
+		kvs, err := s.encodeSpansInto(spans, nil, buf)
 		if err == nil {
 			err = s.writeKVs(ctx, kvs)
 		}
 		if err != nil {
 			return fmt.Errorf("write spans: %w", err)
 		}
+		spanBufs.Put(buf)
 		return nil
 	}
 	var (
@@ -216,7 +218,8 @@ func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
 			break
 		}
 		var err error
-		if kvs, err = s.encodeSpans(spans[off:min(off+spanChunk, len(spans))], kvs[:0]); err != nil {
+		buf := getSpanBuf()
+		if kvs, err = s.encodeSpansInto(spans[off:min(off+spanChunk, len(spans))], kvs[:0], buf); err != nil {
 			fail(err)
 			break
 		}
@@ -235,6 +238,8 @@ func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
 		txn.CommitWith(func(err error) {
 			if err != nil {
 				fail(err)
+			} else {
+				spanBufs.Put(buf) // Badger has copied the chunk
 			}
 			wg.Done()
 		})
@@ -289,10 +294,33 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span) error {
 	return nil
 }
 
+// spanBufs recycles the buffers a burst of spans is encoded into, once
+// the burst's commit is done: Badger has then copied its keys and values
+// into its logs and memtable. A chunk's buffer is about 130 KiB, which
+// allocating (and zeroing) anew for every chunk costs as much as
+// encoding a tenth of its spans.
+var spanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512*spanChunk+256); return &b }}
+
+// getSpanBuf returns an empty buffer from spanBufs.
+func getSpanBuf() *[]byte {
+	b := spanBufs.Get().(*[]byte)
+	*b = (*b)[:0]
+	return b
+}
+
 // encodeSpans encodes and redacts checked spans, appending their keys
 // and values to kvs. Keys and values share one buffer.
 func (s *Store) encodeSpans(spans []Span, kvs []kv) ([]kv, error) {
 	buf := make([]byte, 0, 512*len(spans)+256)
+	return s.encodeSpansInto(spans, kvs, &buf)
+}
+
+// encodeSpansInto is encodeSpans into *bufp, which it leaves holding the
+// buffer's last array (the keys and values of kvs are in it, or in
+// arrays it outgrew).
+func (s *Store) encodeSpansInto(spans []Span, kvs []kv, bufp *[]byte) ([]kv, error) {
+	buf := *bufp
+	defer func() { *bufp = buf }()
 	for i := range spans {
 		sp := &spans[i]
 		start := len(buf)
