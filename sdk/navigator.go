@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Navigator walks a routine (a BPMN diagram, a DAG, a chain). It keeps no
@@ -429,6 +431,31 @@ type Decision struct {
 	Fault    *Fault `json:"fault,omitempty"`
 	// Trace lists the enter/exit events this step produced, in order.
 	Trace []Event `json:"trace,omitempty"`
+
+	// room is memory the navigator reserved for Apply's result (see
+	// ReserveApply). owner is d itself until an Apply takes the room, so a
+	// copy of d, whose address differs, never writes there too.
+	room  []Token
+	owner unsafe.Pointer
+}
+
+// ReserveApply gives Apply room for the tokens of the state it returns: the
+// first Apply on d whose result fits in room builds it there instead of
+// allocating. A navigator that knows how many tokens the applied state
+// holds can allocate that room together with its answer. room must be
+// memory nothing else holds; it is used at most once, and never by a copy
+// of d. It changes nothing on the wire.
+func (d *Decision) ReserveApply(room []Token) {
+	d.room = room[:0:len(room)]
+	d.owner = unsafe.Pointer(d)
+}
+
+// takeRoom claims d's reserved room when it holds n tokens.
+func (d *Decision) takeRoom(n int) []Token {
+	if n == 0 || d.owner == nil || cap(d.room) < n || !atomic.CompareAndSwapPointer(&d.owner, unsafe.Pointer(d), nil) {
+		return nil
+	}
+	return d.room[:0:n]
 }
 
 // Apply applies d to s as the host does, returning the new state. It is
@@ -436,33 +463,51 @@ type Decision struct {
 // the host does.
 func (d *Decision) Apply(s State) State {
 	out := s
-	if len(d.Remove) > 0 {
-		drop := make(map[string]bool, len(d.Remove))
+	var drop map[string]bool
+	if len(d.Remove) > maxScanRemove {
+		drop = make(map[string]bool, len(d.Remove))
 		for _, id := range d.Remove {
 			drop[id] = true
 		}
-		kept := make([]Token, 0, len(s.Tokens))
-		for _, t := range s.Tokens {
-			if !drop[t.ID] {
-				kept = append(kept, t)
-			}
-		}
-		out.Tokens = kept
-	} else {
-		out.Tokens = append([]Token(nil), s.Tokens...)
 	}
-	for _, t := range d.Add {
-		replaced := false
-		for i := range out.Tokens {
-			if out.Tokens[i].ID == t.ID {
-				out.Tokens[i] = t
-				replaced = true
-				break
+	// Count the tokens first, so that the new state is allocated once.
+	n := 0
+	for i := range s.Tokens {
+		if !d.removed(s.Tokens[i].ID, drop) {
+			n++
+		}
+	}
+	for j := range d.Add {
+		if !d.replaces(j, s.Tokens, drop) {
+			n++
+		}
+	}
+	if n > 0 || len(d.Remove) > 0 {
+		toks := d.takeRoom(n)
+		if toks == nil {
+			toks = make([]Token, 0, n)
+		}
+		for _, t := range s.Tokens {
+			if !d.removed(t.ID, drop) {
+				toks = append(toks, t)
 			}
 		}
-		if !replaced {
-			out.Tokens = append(out.Tokens, t)
+		for _, t := range d.Add {
+			replaced := false
+			for i := range toks {
+				if toks[i].ID == t.ID {
+					toks[i] = t
+					replaced = true
+					break
+				}
+			}
+			if !replaced {
+				toks = append(toks, t)
+			}
 		}
+		out.Tokens = toks
+	} else {
+		out.Tokens = nil
 	}
 	if d.Seq > out.Seq {
 		out.Seq = d.Seq
@@ -481,4 +526,39 @@ func (d *Decision) Apply(s State) State {
 		out.Env.Vars = vars
 	}
 	return out
+}
+
+// maxScanRemove is how many removed ids Apply looks up by scanning; more
+// go into a map.
+const maxScanRemove = 8
+
+// removed reports whether Apply drops the token with id; drop holds
+// d.Remove when it is long.
+func (d *Decision) removed(id string, drop map[string]bool) bool {
+	if drop != nil {
+		return drop[id]
+	}
+	for _, r := range d.Remove {
+		if r == id {
+			return true
+		}
+	}
+	return false
+}
+
+// replaces reports whether d.Add[j] replaces a token rather than adding
+// one: a token of toks that stays, or an earlier added token, has its id.
+func (d *Decision) replaces(j int, toks []Token, drop map[string]bool) bool {
+	id := d.Add[j].ID
+	for i := range toks {
+		if toks[i].ID == id && !d.removed(id, drop) {
+			return true
+		}
+	}
+	for _, a := range d.Add[:j] {
+		if a.ID == id {
+			return true
+		}
+	}
+	return false
 }

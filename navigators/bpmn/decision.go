@@ -2,40 +2,125 @@ package bpmn
 
 import "github.com/sextant-dev/sextant/sdk"
 
-// decisionBuf holds a decision and room for its usual slices, so that a
-// typical call allocates its answer once.
-type decisionBuf struct {
-	d     sdk.Decision
-	trace [8]sdk.Event
-	rm    [2]string
-	add   [2]sdk.Token
+// answerMem hands out the memory of answers: fresh arrays, carved in
+// exact sizes and never handed out twice, so a decision shares nothing
+// with any other decision or with the run that built it. Carving from
+// chunks makes most calls allocate nothing of their own; the price is that
+// an answer the caller keeps also keeps the rest of its chunks alive (a few
+// kilobytes at most). It lives in the pooled run: what is left of a chunk
+// serves the next calls.
+type answerMem struct {
+	decisions []sdk.Decision
+	events    []sdk.Event
+	tokens    []sdk.Token
+	strings   []string
 }
 
-// decision turns the run into the delta the host applies.
-func (r *run) decision() *sdk.Decision {
-	if r.buf == nil {
-		r.buf = new(decisionBuf)
+// Chunk sizes, in elements: each fills one of the runtime's size classes
+// (2304, 2048, 4096 and 512 bytes). A request for more than half a chunk
+// gets its own array, so that one large answer does not waste most of a
+// chunk.
+const (
+	chunkDecisions = 16
+	chunkEvents    = 64
+	chunkTokens    = 36
+	chunkStrings   = 32
+)
+
+// carve returns the first n elements of *chunk (a new chunk of size when
+// fewer are left) with no room to append, and drops them from *chunk.
+func carve[T any](chunk *[]T, n, size int) []T {
+	if n > size/2 {
+		return make([]T, n)
 	}
-	buf := r.buf
-	d := &buf.d
-	d.Trace, d.Set = r.trace, r.set
+	if n > len(*chunk) {
+		*chunk = make([]T, size)
+	}
+	out := (*chunk)[:n:n]
+	*chunk = (*chunk)[n:]
+	return out
+}
+
+func (m *answerMem) decision() *sdk.Decision {
+	return &carve(&m.decisions, 1, chunkDecisions)[0]
+}
+
+// traceRoom is where a call writes its trace: the free part of the events
+// chunk, which the decision then carves (trace) instead of copying the
+// events there. A trace that outgrows it moves to an array of its own.
+func (m *answerMem) traceRoom() []sdk.Event {
+	if len(m.events) < chunkEvents/8 {
+		m.events = make([]sdk.Event, chunkEvents)
+	}
+	return m.events[:0]
+}
+
+// trace hands over the events of a call written at tr.
+func (m *answerMem) trace(tr []sdk.Event) []sdk.Event {
+	if len(tr) == 0 {
+		return nil
+	}
+	if n := len(tr); len(m.events) >= n && &tr[0] == &m.events[0] {
+		out := m.events[:n:n]
+		m.events = m.events[n:]
+		return out
+	}
+	return tr[:len(tr):len(tr)] // append moved it to an array of its own
+}
+
+// decision turns the run into the delta the host applies. Everything it
+// holds is fresh memory (answerMem) or shared with the model and the
+// request, never the run's scratch.
+func (r *run) decision() *sdk.Decision {
 	r.seal()
+	adds, removes, live := 0, 0, 0
+	r.waiting = r.waiting[:0]
+	for _, t := range r.toks {
+		if t.dead {
+			if t.orig {
+				removes++
+			}
+			continue
+		}
+		live++
+		if !t.orig || t.dirty {
+			adds++
+		}
+		if t.status == sdk.Parked && !hasString(r.waiting, t.n.id) {
+			r.waiting = append(r.waiting, t.n.id)
+		}
+	}
+	mem := &r.mem
+	d := mem.decision()
+	// The decision's memory is zeroed: storing nil pointers would only
+	// feed the GC's write barrier.
+	if r.set != nil {
+		d.Set = r.set
+	}
 	if r.fault != nil {
 		d.Fault = r.fault
 	}
-	r.reserve(buf)
-	live := 0
-	var waiting []string
+	d.Seq = r.seq
+	d.Complete = live == 0 && r.fault == nil
+	if len(r.trace) > 0 {
+		d.Trace = mem.trace(r.trace)
+	}
+	if len(r.waiting) > 0 {
+		d.Waiting = carve(&mem.strings, len(r.waiting), chunkStrings)
+		copy(d.Waiting, r.waiting)
+	}
+	if removes > 0 {
+		d.Remove = carve(&mem.strings, removes, chunkStrings)[:0]
+	}
+	if adds > 0 {
+		d.Add = carve(&mem.tokens, adds, chunkTokens)[:0]
+	}
 	for _, t := range r.toks {
 		if t.dead {
 			if t.orig {
 				d.Remove = append(d.Remove, t.id)
 			}
 			continue
-		}
-		live++
-		if t.status == sdk.Parked && !hasString(waiting, t.n.id) {
-			waiting = append(waiting, t.n.id)
 		}
 		if d.Choice == nil && t.attr(attrChoice) != nil {
 			d.Choice = r.choice(t)
@@ -44,9 +129,11 @@ func (r *run) decision() *sdk.Decision {
 			d.Add = append(d.Add, r.token(t))
 		}
 	}
-	d.Waiting = waiting
-	d.Seq = r.seq
-	d.Complete = live == 0 && r.fault == nil
+	if live > 0 {
+		// Applied to the request's state, the decision leaves exactly the
+		// live tokens: the host's Apply builds them here.
+		d.ReserveApply(carve(&mem.tokens, live, chunkTokens))
+	}
 	return d
 }
 
@@ -72,33 +159,6 @@ func (r *run) seal() {
 		}
 		r.seq++
 		t.id = tokenID(r.seq)
-	}
-}
-
-// reserve gives the decision in buf room for its added and removed
-// tokens: buf's own arrays when they are large enough.
-func (r *run) reserve(buf *decisionBuf) {
-	d := &buf.d
-	adds, removes := 0, 0
-	for _, t := range r.toks {
-		switch {
-		case t.dead && t.orig:
-			removes++
-		case !t.dead && (!t.orig || t.dirty):
-			adds++
-		}
-	}
-	switch {
-	case adds > len(buf.add):
-		d.Add = make([]sdk.Token, 0, adds)
-	case adds > 0:
-		d.Add = buf.add[:0:adds]
-	}
-	switch {
-	case removes > len(buf.rm):
-		d.Remove = make([]string, 0, removes)
-	case removes > 0:
-		d.Remove = buf.rm[:0:removes]
 	}
 }
 

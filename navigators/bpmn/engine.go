@@ -82,14 +82,16 @@ type run struct {
 	q      []job
 	qh     int
 	jobs   int
-	trace  []sdk.Event
+	trace  []sdk.Event // written in place in the answer's memory (answerMem.traceRoom)
 	set    map[string]any
 	fault  *sdk.Fault
 	arena  []tok
 	used   int
-	buf    *decisionBuf
 	envVal sdk.Env // a copy, so that the request does not escape
 	sc     scope   // reused by every evaluation of the call
+
+	waiting []string  // scratch for the decision
+	mem     answerMem // the memory decisions are carved from
 }
 
 // arenaSize is how many tokens a pooled run holds without allocating.
@@ -101,23 +103,39 @@ var runPool = sync.Pool{New: func() any {
 	return &run{toks: make([]*tok, 0, arenaSize), q: make([]job, 0, 64), arena: make([]tok, arenaSize)}
 }}
 
-// release returns r to the pool. The decision built from r must not share
-// anything with it (trace and set are handed over, never reused).
+// release returns r to the pool. The decision built from r shares nothing
+// with it: set is handed over and never reused, and the rest is copied into
+// memory carved for the decision alone.
+//
+// It resets the fields one by one rather than assigning a fresh run: a
+// struct copy with pointers runs the GC's write barrier over every pointer
+// slot of the run while a collection is marking, which made release one of
+// the costliest steps of a call.
+//
+// What the pooled run still points to (the last request's env and tokens,
+// in envVal, sc and the arena) stays reachable until the next call
+// overwrites it or a collection empties the pool; clearing it here would
+// cost more barriers than it saves.
 func (r *run) release() {
-	*r = run{toks: r.toks[:0], q: r.q[:0], arena: r.arena}
-	r.env = &r.envVal
+	if r.set != nil || r.fault != nil {
+		r.set, r.fault = nil, nil
+	}
+	r.toks, r.q, r.qh, r.jobs, r.used, r.seq = r.toks[:0], r.q[:0], 0, 0, 0, 0
+	r.trace, r.waiting = nil, r.waiting[:0]
 	runPool.Put(r)
 }
 
-// alloc returns a zeroed token, from the arena while it lasts.
-func (r *run) alloc() *tok {
+// alloc returns a token holding v, from the arena while it lasts.
+func (r *run) alloc(v tok) *tok {
 	if r.used < len(r.arena) {
 		t := &r.arena[r.used]
-		*t = tok{}
+		*t = v
 		r.used++
 		return t
 	}
-	return &tok{}
+	t := new(tok)
+	*t = v
+	return t
 }
 
 // newRun rebuilds the engine tokens of st.
@@ -125,6 +143,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 	r := runPool.Get().(*run)
 	r.envVal = st.Env
 	r.m, r.env, r.seq = m, &r.envVal, st.Seq
+	r.trace = r.mem.traceRoom()
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
 		n := m.byID[s.Node]
@@ -136,8 +155,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token at %q has no id", s.Node)
 		}
-		t := r.alloc()
-		*t = tok{id: s.ID, n: n, status: s.Status, triggers: s.Triggers, attrs: s.Attrs, attempt: s.Attempt, delay: s.DelayMS, orig: true}
+		t := r.alloc(tok{id: s.ID, n: n, status: s.Status, triggers: s.Triggers, attrs: s.Attrs, attempt: s.Attempt, delay: s.DelayMS, orig: true})
 		if len(t.attrs) > 0 {
 			switch t.attrs[attrMI] {
 			case "body":
@@ -206,17 +224,12 @@ func (r *run) push(o op, t *tok) { r.q = append(r.q, job{op: o, t: t}) }
 func (r *run) pushN(o op, t *tok, n *node) { r.q = append(r.q, job{op: o, t: t, n: n}) }
 
 func (r *run) emit(typ sdk.EventType, n *node) {
-	if r.trace == nil {
-		r.buf = new(decisionBuf)
-		r.trace = r.buf.trace[:0]
-	}
 	r.trace = append(r.trace, sdk.Event{Type: typ, Node: n.id})
 }
 
 // newTok creates a moving token at n in scope.
 func (r *run) newTok(n *node, scope *tok) *tok {
-	t := r.alloc()
-	t.n, t.scope, t.dirty = n, scope, true
+	t := r.alloc(tok{n: n, scope: scope, dirty: true})
 	if scope != nil {
 		scope.kids++
 	}
@@ -307,44 +320,61 @@ func (r *run) settle() {
 	}
 }
 
+// drain runs the queue. A job whose only work is to queue one more job
+// (crossing a flow, a start signal) hands it back instead; when nothing
+// else is queued, that job would run next anyway, so it runs at once
+// without passing through the queue (every write into the queue pays the
+// GC's write barrier while a collection marks).
 func (r *run) drain() {
 	for r.qh < len(r.q) && r.fault == nil {
 		j := r.q[r.qh]
 		r.qh++
-		r.jobs++
-		if r.jobs > maxJobs {
-			n := j.n
-			if j.t != nil {
-				n = j.t.n
+		for {
+			r.jobs++
+			if r.jobs > maxJobs {
+				n := j.n
+				if j.t != nil {
+					n = j.t.n
+				}
+				r.failf(n, "", "the routine loops without reaching a task or a wait state (more than %d steps in one move)", maxJobs)
+				return
 			}
-			r.failf(n, "", "the routine loops without reaching a task or a wait state (more than %d steps in one move)", maxJobs)
-			return
+			next, ok := r.do(j)
+			if !ok {
+				break
+			}
+			if r.qh < len(r.q) || r.fault != nil {
+				r.q = append(r.q, next)
+				break
+			}
+			j = next
 		}
-		r.do(j)
 	}
 	r.q = r.q[:0]
 	r.qh = 0
 }
 
-func (r *run) do(j job) {
+// do runs job j. When j's only follow-up is one more job, do returns it
+// rather than queueing it (see drain).
+func (r *run) do(j job) (job, bool) {
 	t := j.t
 	if t != nil && t.dead {
-		return
+		return job{}, false
 	}
 	switch j.op {
+	case opFlowIn:
+		return job{op: opFlowOut, t: t}, true
+	case opFlowOut:
+		t.n = t.flow.dst
+		return job{op: opEnter, t: t}, true
+	case opSignal:
+		return job{op: opExit, t: t}, true
 	case opEnter:
 		r.enter(t)
 	case opExit:
 		r.exit(t, nil, false)
 	case opChosen:
 		r.exit(t, j.flows, true)
-	case opFlowIn:
-		r.push(opFlowOut, t)
-	case opFlowOut:
-		t.n = t.flow.dst
-		r.push(opEnter, t)
-	case opSignal:
-		r.push(opExit, t)
 	case opComplete:
 		r.complete(t)
 	case opFire:
@@ -354,15 +384,15 @@ func (r *run) do(j job) {
 	case opStartInst:
 		r.startInstance(j.n)
 	case opCatchSub:
-		if j.n.interrupting && t.interrupted() {
-			return
+		if !j.n.interrupting || !t.interrupted() {
+			r.fireEventSub(t, j.n)
 		}
-		r.fireEventSub(t, j.n)
 	case opCatchBnd:
 		r.fireBoundary(t, j.n)
 	case opCancel:
 		r.cancel(t)
 	}
+	return job{}, false
 }
 
 // enter handles a token arriving at its node.

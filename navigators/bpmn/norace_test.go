@@ -1,0 +1,5 @@
+//go:build !race
+
+package bpmn
+
+const raceEnabled = false
