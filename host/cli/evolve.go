@@ -97,6 +97,9 @@ type evolveRun struct {
 	epochs   int
 	// seed is --seed when given: it seeds the mutators too.
 	seed *int64
+	// configured is the pipeline as configured (evolve runs a copy that
+	// follows its live version).
+	configured *pipeline.Pipeline
 }
 
 // mutatorSeed is the seed of the seeded mutators (exploratory): --seed
@@ -122,6 +125,10 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 		return err
 	}
 	defer loaded.Close(context.WithoutCancel(ctx))
+	// Candidates derive from the live version, which the winner replaces.
+	if er.configured, err = a.followLiveLoaded(ctx, loaded, f.store.dir); err != nil {
+		return err
+	}
 	prep, err := loaded.Open(ctx, run.WithoutCredentials())
 	if err != nil {
 		return err
@@ -136,8 +143,8 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 		return err
 	}
 	for _, v := range promoted {
-		fmt.Fprintf(a.stdout, "note: %s was already promoted from %s, which the pipeline still runs (point [strategy] file in %s at %s)\n",
-			v, base.Metadata.Version, p.File, filepath.Join(filepath.Dir(p.Strategy.File), base.Metadata.Name+"-"+v+".toml"))
+		fmt.Fprintf(a.stdout, "note: %s was already promoted from %s, which is live (sextant promote %s %s makes it live)\n",
+			v, base.Metadata.Version, p.File, v)
 	}
 	cfg, err := a.replayConfig(p, f)
 	if err != nil {
@@ -257,7 +264,9 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 	case settled.Winner != nil:
 		fmt.Fprintf(a.stdout, "promoted %s %s (%s) → %s\n", settled.Winner.Strategy.Metadata.Name, settled.Winner.Strategy.Metadata.Version,
 			settled.Winner.Mutator, settled.Path)
-		fmt.Fprintf(a.stdout, "point [strategy] file in %s at it to run it\n", p.File)
+		if err := a.settleLive(ctx, st, er.configured, settled, base.Metadata.Version, at); err != nil {
+			return err
+		}
 	case len(settled.Reviews) > 0:
 		for _, rv := range settled.Reviews {
 			fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s%s\n", rv.ID, rv.Mutator, rv.ID, loc.flag())
@@ -322,7 +331,7 @@ func (a *app) reviewCommand() *cobra.Command {
   sextant review approve 4b2e979dbf70 --by ana --note "checked the flipped tasks"`,
 	}
 	var status string
-	var listJSON bool
+	var listJSON, showCandidate bool
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List review requests (pending by default)",
@@ -356,7 +365,7 @@ func (a *app) reviewCommand() *cobra.Command {
 			return w.Flush()
 		},
 	}
-	list.Flags().StringVar(&status, "status", "pending", "pending, approved, rejected or all")
+	list.Flags().StringVar(&status, "status", "pending", "pending, approved, rejected, superseded or all")
 	list.Flags().BoolVar(&listJSON, "json", false, "machine-readable output")
 	show := &cobra.Command{
 		Use:     "show ID",
@@ -373,9 +382,14 @@ func (a *app) reviewCommand() *cobra.Command {
 			if err != nil {
 				return notFound(err)
 			}
+			if showCandidate {
+				_, err := fmt.Fprint(a.stdout, r.Candidate)
+				return err
+			}
 			return writeJSON(a.stdout, r)
 		},
 	}
+	show.Flags().BoolVar(&showCandidate, "candidate", false, "print only the candidate strategy (TOML), e.g. to gate it again")
 	var by, note, dir string
 	decide := func(approve bool) func(cmd *cobra.Command, args []string) error {
 		return func(cmd *cobra.Command, args []string) error {
@@ -387,16 +401,7 @@ func (a *app) reviewCommand() *cobra.Command {
 			now := time.Now().UTC().Truncate(time.Second)
 			var r *evolve.ReviewRequest
 			if approve {
-				d := dir
-				if d == "" && sf.pipeline != "" {
-					if p, err := pipeline.Load(cmd.Context(), sf.pipeline, nil, pipeline.Options{}); err == nil {
-						d = filepath.Dir(p.Path(p.Strategy.File))
-					}
-				}
-				if d == "" {
-					return usageErr(errors.New("approve needs --pipeline (or --dir) to know where the strategy file goes"))
-				}
-				r, err = evolve.Approve(cmd.Context(), st, d, args[0], by, note, now)
+				r, err = a.approveLive(cmd.Context(), st, &sf, dir, args[0], by, note, now)
 			} else {
 				r, err = evolve.Reject(cmd.Context(), st, args[0], by, note, now)
 			}

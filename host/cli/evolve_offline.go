@@ -113,7 +113,9 @@ func (a *app) evolveOffline(ctx context.Context, loaded *run.Loaded, reg *plugin
 	case settled.Winner != nil:
 		fmt.Fprintf(a.stdout, "promoted %s %s (%s) → %s\n", settled.Winner.Strategy.Metadata.Name, settled.Winner.Strategy.Metadata.Version,
 			settled.Winner.Mutator, settled.Path)
-		fmt.Fprintf(a.stdout, "point [strategy] file in %s at it to run it\n", p.File)
+		if err := a.settleLive(ctx, st, er.configured, settled, base.Metadata.Version, er.at); err != nil {
+			return err
+		}
 	case len(settled.Reviews) > 0:
 		for _, rv := range settled.Reviews {
 			fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s%s\n", rv.ID, rv.Mutator, rv.ID, loc.flag())

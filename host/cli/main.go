@@ -76,6 +76,7 @@ recorded tasks to decide whether a new strategy version may replace the old one.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 	root.AddCommand(a.versionCommand(), a.pluginsCommand(), a.routineCommand(), a.runCommand(), a.resumeCommand(), a.sendCommand(), a.signalCommand(), a.runsCommand(), a.showCommand(), a.feedbackCommand(), a.exportCommand(), a.importCommand(), a.strategyCommand(), a.replayCommand(), a.gateCommand(), a.mergeCommand(), a.evolveCommand(), a.reviewCommand(), a.serveCommand(), a.workerCommand(), a.exprCommand(), a.initCommand(), a.docsCommand(), a.storeCommand())
 	root.AddCommand(a.decideCommand())
+	root.AddCommand(a.promoteCommand(), a.rollbackCommand())
 	root.AddCommand(a.operateCommands()...)
 	for _, c := range root.Commands() {
 		requireExamples(c)

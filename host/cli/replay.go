@@ -166,6 +166,9 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 		return err
 	}
 	defer loaded.Close(context.WithoutCancel(ctx))
+	if _, err := a.followLiveLoaded(ctx, loaded, f.store.dir); err != nil {
+		return err
+	}
 	p := loaded.Pipeline
 	strategies := []*strategy.Strategy{loaded.Strategy}
 	files := []string{p.Path(p.Strategy.File)}

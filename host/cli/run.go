@@ -144,6 +144,9 @@ signal (sextant signal), or stopped in an incident (sextant retry TASK).`,
 				defer func() { s.Handle(deliverOp, nil) }()
 				defer close(ended)
 			}
+			if err := a.followLive(ctx, s, prep); err != nil {
+				return err
+			}
 			online := prep.Pipeline.Evolve.Online
 			base := prep.Strategy
 			if online {
@@ -285,6 +288,7 @@ func (a *app) openTaskRun(ctx context.Context, sf *storeFlags, task string) (*ta
 		return nil, err
 	}
 	a.onlineTaskStrategy(ctx, s, prep, task)
+	a.taskStrategy(ctx, s, prep, task)
 	exp, err := a.telemetry(ctx, s)
 	if err != nil {
 		prep.Close(context.WithoutCancel(ctx))

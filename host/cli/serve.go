@@ -114,7 +114,7 @@ OpenTelemetry.`,
 			srv, err := serve.New(serve.Options{Store: s, Pipelines: pipelines, Addr: addr, Token: token, Logger: a.logger, Version: version,
 				AllowHosts: allowHosts, Limits: lim,
 				Handlers: handlers,
-				Prepare:  func(ctx context.Context, path string) (*run.Prepared, error) { return a.prepare(ctx, path) }})
+				Prepare:  a.servePrepare(s)})
 			if err != nil {
 				s.Close()
 				if fresh {

@@ -21,7 +21,7 @@ func (a *app) strategyCommand() *cobra.Command {
 		Example: `  sextant strategy validate strategies/email-handler.toml
   sextant strategy diff strategies/email-handler.toml candidates/email-handler-2.1.0.toml`,
 	}
-	c.AddCommand(a.strategyShowCommand(), a.strategyValidateCommand(), a.strategyDiffCommand(), a.strategyLogCommand())
+	c.AddCommand(a.strategyShowCommand(), a.strategyValidateCommand(), a.strategyDiffCommand(), a.strategyLogCommand(), a.strategyLiveCommand())
 	return c
 }
 
@@ -212,7 +212,10 @@ func (a *app) strategyLogCommand() *cobra.Command {
 			for _, r := range recs {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Version, r.Parent, r.Hash[:min(12, len(r.Hash))], r.Author, r.Created.UTC().Format(time.RFC3339))
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			return a.printLiveIn(cmd.Context(), s, args[0])
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")

@@ -19,7 +19,10 @@ import (
 // A pipeline's live strategy version is the one its runs use. The store
 // collection CollLive holds it under the pipeline's name, with every move
 // that led there. Before any move the pipeline's configured [strategy]
-// file is live, so a pipeline no one promoted runs as it always did.
+// file is live, so a pipeline no one promoted runs as it always did; a
+// pipeline configured with another file (or whose file was edited) since
+// the last move runs that file until the next move, since editing the
+// configuration is a deployment too.
 // Moves are Promote-the-version (MoveLive), a rollback, an evolution's
 // winner and an approved review (ApproveLive); each is a compare-and-swap
 // on the version its caller read, so of two operators moving it at once
@@ -64,9 +67,26 @@ type LiveVersion struct {
 
 // liveRecord is what CollLive stores under a pipeline's name.
 type liveRecord struct {
-	Pipeline string        `json:"pipeline"`
-	Current  LiveVersion   `json:"current"`
-	History  []LiveVersion `json:"history"` // oldest first; the last is Current
+	Pipeline string      `json:"pipeline"`
+	Current  LiveVersion `json:"current"`
+	// Configured is the pipeline's [strategy] file when Current was made
+	// live: a pipeline configured with another file (or an edited one)
+	// since runs that, until the next move.
+	Configured LiveVersion   `json:"configured"`
+	History    []LiveVersion `json:"history"` // oldest first; the last is Current
+}
+
+// reconfigured is rec as it stands with conf as the pipeline's
+// configured strategy: unchanged, or, when conf is not the file it was
+// recorded with, conf live (the configuration is a deployment of its own).
+func (rec liveRecord) reconfigured(conf LiveVersion) liveRecord {
+	if rec.Configured.Hash == conf.Hash && rec.Configured.File == conf.File {
+		return rec
+	}
+	conf.From = rec.Current.Version
+	rec.Current, rec.Configured = conf, conf
+	rec.History = append(slices.Clip(rec.History), conf)
+	return rec
 }
 
 // Live is a pipeline's live version as commands show it.
@@ -119,6 +139,7 @@ func GetLive(ctx context.Context, st *store.Store, p *pipeline.Pipeline) (*Live,
 		}
 		switch rec, err := c.Get(ctx, p.Name); {
 		case err == nil:
+			rec = rec.reconfigured(conf)
 			out.Live, out.History = rec.Current, rec.History
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, fmt.Errorf("live version of %s: %w", p.Name, err)
@@ -202,7 +223,7 @@ func MoveLive(ctx context.Context, st *store.Store, p *pipeline.Pipeline, m Move
 			return nil, invalid(what, fmt.Sprintf("nothing to roll back to: %s %s has been live since it was configured (name a version)", cur.Live.Name, cur.Live.Version))
 		}
 	}
-	to, err := resolveVersion(ctx, st, p, cur.Configured, version)
+	to, err := resolveVersion(ctx, st, p, cur, version)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -214,17 +235,15 @@ func MoveLive(ctx context.Context, st *store.Store, p *pipeline.Pipeline, m Move
 	conf := cur.Configured
 	_, err = c.Update(ctx, p.Name, func(rec liveRecord, found bool) (liveRecord, error) {
 		if !found {
-			rec = liveRecord{Pipeline: p.Name, Current: conf}
+			rec = liveRecord{Pipeline: p.Name, Current: conf, Configured: conf, History: []LiveVersion{conf}}
 		}
+		rec = rec.reconfigured(conf)
 		if m.Expect != "" && rec.Current.Version != m.Expect {
 			return rec, fmt.Errorf("%s: %w: %s is live now (%s by %s at %s), not %s; read it again and decide",
 				what, ErrLiveMoved, rec.Current.Version, rec.Current.Action, rec.Current.By, rec.Current.At.Format(time.RFC3339), m.Expect)
 		}
 		if rec.Current.Name == to.Name && rec.Current.Version == to.Version && rec.Current.Hash == to.Hash {
 			return rec, errUnchanged
-		}
-		if !found {
-			rec.History = []LiveVersion{conf}
 		}
 		to.From = rec.Current.Version
 		rec.Current = to
@@ -250,14 +269,25 @@ func invalid(what, msg string) error {
 }
 
 // resolveVersion finds version of the configured strategy: the configured
-// file itself, or a recorded version whose file lies beside it.
-func resolveVersion(ctx context.Context, st *store.Store, p *pipeline.Pipeline, conf LiveVersion, version string) (LiveVersion, error) {
+// file itself, a version live before whose file still has the hash it had
+// (a file configured earlier), or a recorded version whose file lies
+// beside the configured one.
+func resolveVersion(ctx context.Context, st *store.Store, p *pipeline.Pipeline, cur *Live, version string) (LiveVersion, error) {
+	conf := cur.Configured
 	if version == conf.Version {
 		return conf, nil
 	}
+	for _, h := range slices.Backward(cur.History) {
+		if h.Name != conf.Name || h.Version != version || h.Action != MoveConfigured {
+			continue
+		}
+		if s, err := strategy.Load(p.Path(filepath.FromSlash(h.File))); err == nil && s.Hash() == h.Hash {
+			return LiveVersion{Name: h.Name, Version: h.Version, Hash: h.Hash, File: h.File}, nil
+		}
+	}
 	rec, err := st.Strategy(ctx, conf.Name, version)
 	if errors.Is(err, store.ErrNotFound) || (err != nil && errors.Is(err, store.ErrInvalid)) {
-		known, kerr := knownVersions(ctx, st, conf)
+		known, kerr := knownVersions(ctx, st, cur)
 		if kerr != nil {
 			return LiveVersion{}, kerr
 		}
@@ -281,13 +311,20 @@ func resolveVersion(ctx context.Context, st *store.Store, p *pipeline.Pipeline, 
 	return LiveVersion{Name: conf.Name, Version: version, Hash: rec.Hash, File: filepath.ToSlash(rel)}, nil
 }
 
-// knownVersions lists the versions that can be made live, oldest first.
-func knownVersions(ctx context.Context, st *store.Store, conf LiveVersion) ([]string, error) {
+// knownVersions lists the versions that can be made live: the configured
+// one, those configured before, then the recorded ones, oldest first.
+func knownVersions(ctx context.Context, st *store.Store, cur *Live) ([]string, error) {
+	conf := cur.Configured
 	log, err := st.StrategyLog(ctx, conf.Name)
 	if err != nil {
 		return nil, err
 	}
 	out := []string{conf.Version}
+	for _, h := range cur.History {
+		if h.Action == MoveConfigured && h.Name == conf.Name && !slices.Contains(out, h.Version) {
+			out = append(out, h.Version)
+		}
+	}
 	for _, r := range log {
 		if !slices.Contains(out, r.Version) {
 			out = append(out, r.Version)
@@ -374,8 +411,8 @@ func (e *StaleError) Error() string {
 func (e *StaleError) Is(target error) bool { return target == ErrStale || target == sdk.ErrInvalid }
 
 // ApproveLive approves the pending review request id as Approve does
-// (the strategy file beside p's configured one, or in dir when not "")
-// and makes the candidate p's live version, superseding its siblings.
+// (the strategy file beside p's configured one; dir, when not "", must
+// be that directory) and makes the candidate p's live version, superseding its siblings.
 // A candidate whose parent is not the live version is refused with a
 // *StaleError and nothing changes; the live version moving between the
 // check and the move is ErrLiveMoved, and then the candidate is recorded
@@ -395,8 +432,10 @@ func ApproveLive(ctx context.Context, st *store.Store, p *pipeline.Pipeline, dir
 	if cur.Live.Name == r.Baseline.Name && (cur.Live.Version != r.Baseline.Version || cur.Live.Hash != r.Baseline.Hash) {
 		return nil, nil, &StaleError{ID: r.ID, Pipeline: p.Name, Parent: LiveVersion{Name: r.Baseline.Name, Version: r.Baseline.Version, Hash: r.Baseline.Hash}, Live: cur.Live}
 	}
-	if dir == "" {
-		dir = filepath.Dir(p.Path(p.Strategy.File))
+	if conf := filepath.Dir(p.Path(p.Strategy.File)); dir == "" {
+		dir = conf
+	} else if filepath.Clean(dir) != filepath.Clean(conf) {
+		return nil, nil, invalid("approve review "+r.ID, fmt.Sprintf("a live version's file lies beside the configured strategy, in %s, not %s", conf, dir))
 	}
 	done, err := Approve(ctx, st, dir, r.ID, by, note, at)
 	if err != nil {

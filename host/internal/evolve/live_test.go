@@ -277,3 +277,66 @@ func TestApproveLive(t *testing.T) {
 		}
 	})
 }
+
+// A pipeline configured with another strategy file since the last move
+// runs that file: editing the configuration is a deployment too.
+func TestLiveReconfigured(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	p := livePipeline(t)
+	dir := filepath.Join(p.Dir, "strategies")
+	if _, err := Promote(ctx, st, dir, sibling(t, "2.1.0", "greedy", map[string]float64{"response_speed": 0.85}, false), tPromote); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MoveLive(ctx, st, p, Move{Version: "2.1.0", Action: MovePromote, By: "ana@host", At: tMove}); err != nil {
+		t.Fatal(err)
+	}
+	edited := baseline()
+	edited.Metadata.Version = "2.0.1"
+	edited.Parameters["autonomy_level"] = 0.65
+	if err := edited.WriteFile(filepath.Join(dir, "email-handler-2.0.1.toml")); err != nil {
+		t.Fatal(err)
+	}
+	p.Strategy.File = "strategies/email-handler-2.0.1.toml"
+	l, err := GetLive(ctx, st, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Live.Version != "2.0.1" || l.Live.Action != MoveConfigured || l.Live.From != "2.1.0" || l.Runs.Version != "2.0.1" || len(l.History) != 3 {
+		t.Fatalf("live %+v", l)
+	}
+	// the next move starts from it: a rollback goes back to 2.1.0
+	l, err = MoveLive(ctx, st, p, Move{Action: MoveRollback, By: "bob@host", At: tMove.Add(time.Hour), Expect: "2.0.1"})
+	if err != nil || l.Live.Version != "2.1.0" || l.Live.From != "2.0.1" || len(l.History) != 4 {
+		t.Fatalf("%+v, %v", l, err)
+	}
+}
+
+// A version configured earlier can be rolled back to while its file is
+// unchanged.
+func TestLiveRollbackToEarlierConfiguration(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	p := livePipeline(t)
+	dir := filepath.Join(p.Dir, "strategies")
+	if _, err := Promote(ctx, st, dir, sibling(t, "2.1.0", "greedy", map[string]float64{"response_speed": 0.85}, false), tPromote); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MoveLive(ctx, st, p, Move{Version: "2.1.0", Action: MovePromote, By: "ana@host", At: tMove}); err != nil {
+		t.Fatal(err)
+	}
+	edited := baseline()
+	edited.Metadata.Version = "2.0.1"
+	if err := edited.WriteFile(filepath.Join(dir, "next.toml")); err != nil {
+		t.Fatal(err)
+	}
+	p.Strategy.File = "strategies/next.toml"
+	l, err := MoveLive(ctx, st, p, Move{Version: "2.0.0", Action: MoveRollback, By: "bob@host", At: tMove.Add(time.Hour)})
+	if err != nil || l.Live.Version != "2.0.0" || l.Live.File != "strategies/email-handler.toml" || l.Runs.Version != "2.0.0" {
+		t.Fatalf("%+v, %v", l, err)
+	}
+	_, err = MoveLive(ctx, st, p, Move{Version: "1.0.0", Action: MoveRollback, By: "bob@host", At: tMove.Add(time.Hour)})
+	if err == nil || !strings.Contains(err.Error(), "only 2.0.1, 2.0.0, 2.1.0 can be made live") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -525,6 +525,8 @@ func badInput(t *testing.T, e *env, task, span string) {
 	if vs, _ := evolve.ListVerdicts(ctx, e.store, ""); len(vs) != 1 {
 		t.Fatalf("bad input wrote comparisons: %d", len(vs))
 	}
+
+	liveAPI(t, e)
 }
 
 // checkCovered fails unless the requests made reached every route of the

@@ -197,10 +197,10 @@ func (s *Server) listReviews(r *http.Request) (int, any, error) {
 	case "", "pending":
 		want = evolve.ReviewPending
 	case "all":
-	case string(evolve.ReviewApproved), string(evolve.ReviewRejected):
+	case string(evolve.ReviewApproved), string(evolve.ReviewRejected), string(evolve.ReviewSuperseded):
 		want = evolve.ReviewStatus(st)
 	default:
-		return 0, nil, badRequest("status: %q is not pending, approved, rejected or all", st)
+		return 0, nil, badRequest("status: %q is not pending, approved, rejected, superseded or all", st)
 	}
 	rs, err := evolve.ListReviews(r.Context(), s.opts.Store, want)
 	if err != nil {
@@ -255,7 +255,10 @@ func (s *Server) decide(r *http.Request, approve bool) (int, any, error) {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: CodeConflict,
 			Message: "review " + rv.ID + ": pipeline " + rv.Pipeline + " is not one of the server's (--pipelines), so it does not know where the strategy file goes; approve with sextant review approve --pipeline FILE"}
 	}
-	rv, err = evolve.Approve(r.Context(), s.opts.Store, filepath.Dir(p.Path(p.Strategy.File)), rv.ID, d.By, d.Note, now)
+	rv, _, err = evolve.ApproveLive(r.Context(), s.opts.Store, p, "", rv.ID, d.By, d.Note, now)
+	if errors.Is(err, evolve.ErrStale) || errors.Is(err, evolve.ErrLiveMoved) {
+		return 0, nil, &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error()}
+	}
 	if err != nil {
 		return 0, nil, err
 	}

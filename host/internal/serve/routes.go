@@ -26,6 +26,9 @@ func (s *Server) apiRoutes() []route {
 	return []route{
 		{Method: "GET", Path: "/api/v1/openapi.json", ID: "openapi", Summary: "This OpenAPI 3 document", Response: "Object", Status: 200, handle: s.openAPI},
 		{Method: "GET", Path: "/api/v1/pipelines", ID: "listPipelines", Summary: "The pipelines the server may run (--pipelines)", Response: "PipelineList", Status: 200, handle: s.listPipelines},
+		{Method: "GET", Path: "/api/v1/pipelines/{name}/live", ID: "getLive", Summary: "The pipeline's live strategy version (what its runs use), the configured one and every move", Response: "Live", Status: 200, handle: s.getLive},
+		{Method: "POST", Path: "/api/v1/pipelines/{name}/promote", ID: "promoteLive", Summary: "Make a recorded version live; 400 for an unknown version, 409 when expect is not the live version", Body: "LiveMove", Response: "Live", Status: 200, handle: s.promoteLive},
+		{Method: "POST", Path: "/api/v1/pipelines/{name}/rollback", ID: "rollbackLive", Summary: "Make an earlier version live (without version: the one live before); 400 for an unknown version, 409 when expect is not the live version", Body: "LiveMove", Response: "Live", Status: 200, handle: s.rollbackLive},
 		{Method: "GET", Path: "/api/v1/tasks", ID: "listTasks", Summary: "Tasks, newest first, filtered and paged by cursor",
 			Query: []param{
 				{"pipeline", "string", "pipeline name"},
@@ -62,9 +65,9 @@ func (s *Server) apiRoutes() []route {
 		{Method: "GET", Path: "/api/v1/comparisons/{id}", ID: "getComparison", Summary: "One judged replay with per-task baseline-vs-candidate outcomes and the flipped tasks' outputs", Response: "Verdict", Status: 200, handle: s.getComparison},
 		{Method: "POST", Path: "/api/v1/comparisons", ID: "saveComparison", Summary: "Store a judged replay (how the CLI records one while the server holds the store)", Body: "Verdict", Response: "Verdict", Status: http.StatusCreated, handle: s.saveComparison},
 		{Method: "GET", Path: "/api/v1/reviews", ID: "listReviews", Summary: "The review queue, oldest first",
-			Query: []param{{"status", "string", "pending (default), approved, rejected or all"}}, Response: "ReviewList", Status: 200, handle: s.listReviews},
+			Query: []param{{"status", "string", "pending (default), approved, rejected, superseded or all"}}, Response: "ReviewList", Status: 200, handle: s.listReviews},
 		{Method: "GET", Path: "/api/v1/reviews/{id}", ID: "getReview", Summary: "One review request: the candidate, its evidence and verdicts", Response: "Review", Status: 200, handle: s.getReview},
-		{Method: "POST", Path: "/api/v1/reviews/{id}/approve", ID: "approveReview", Summary: "Approve a candidate: promote it beside its pipeline's strategy", Body: "Decision", Response: "Review", Status: 200, handle: s.approveReview},
+		{Method: "POST", Path: "/api/v1/reviews/{id}/approve", ID: "approveReview", Summary: "Approve a candidate: promote it beside its pipeline's strategy and make it live; 409 when its parent is no longer live", Body: "Decision", Response: "Review", Status: 200, handle: s.approveReview},
 		{Method: "POST", Path: "/api/v1/reviews/{id}/reject", ID: "rejectReview", Summary: "Reject a candidate", Body: "Decision", Response: "Review", Status: 200, handle: s.rejectReview},
 		{Method: "GET", Path: "/api/v1/metrics", ID: "metrics", Summary: "Success, reward, tokens, cost and latency per day, pipeline and strategy version",
 			Query:    []param{{"pipeline", "string", "pipeline name"}, {"since", "string", "created at or after (RFC 3339)"}, {"limit", "integer", "at most this many recent tasks (default 2000, max 20000)"}},

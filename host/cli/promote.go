@@ -1,0 +1,421 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/serve"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
+)
+
+// The live strategy version of a pipeline (evolve.GetLive): what its runs
+// use. sextant strategy live shows it, promote and rollback move it, and
+// run, replay, gate, evolve and serve's runs follow it.
+
+func (a *app) strategyLiveCommand() *cobra.Command {
+	var asJSON bool
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "live PIPELINE",
+		Short: "Show the pipeline's live strategy version (what its runs use) and every move",
+		Long: `live shows the strategy version the pipeline's runs use and how it got
+there. Before any promotion the pipeline's [strategy] file is live; sextant
+promote, sextant rollback, an evolution's winner and an approved review move
+it, each recorded with who (user@host, or the API client), when and why.
+A pipeline with [strategy] pin = true runs its file whatever is live.`,
+		Example: `  sextant strategy live pipelines/email-triage/pipeline.toml
+  sextant strategy live pipeline.toml --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			p, loc, err := a.livePipeline(ctx, args[0], &sf)
+			if err != nil {
+				return err
+			}
+			var st *store.Store
+			if _, err := os.Stat(loc.dir); err == nil {
+				if st, err = a.openStoreWith(ctx, loc.dir, readStore, p); err != nil {
+					return err
+				}
+				defer st.Close()
+			}
+			l, err := evolve.GetLive(ctx, st, p)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, l)
+			}
+			a.printLive(l, p)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	c.Flags().StringVar(&sf.dir, "store", "", storeHelp)
+	return c
+}
+
+func (a *app) promoteCommand() *cobra.Command {
+	return a.moveCommand(evolve.MovePromote, &cobra.Command{
+		Use:   "promote PIPELINE VERSION",
+		Short: "Make a promoted strategy version the pipeline's live one",
+		Long: `promote makes VERSION of the pipeline's strategy live: the next runs (sextant
+run, serve, and the baseline of replay, gate and evolve) use it. VERSION is
+the configured [strategy] file's version or one evolve or an approved review
+recorded, whose file beside the configured one still has its recorded hash.
+The move is recorded with who (user@host), when and why (--reason); see
+sextant strategy live. Pending review candidates that are siblings of VERSION
+(derived from the same parent) are marked superseded.
+
+Exit status: 0 promoted (or live already), 2 unknown version or bad input
+(nothing changes), 1 another operator moved the live version meanwhile.`,
+		Example: `  sextant promote pipelines/email-triage/pipeline.toml 2.2.0 --reason "canary at 100% for a week"`,
+		Args:    cobra.ExactArgs(2),
+	})
+}
+
+func (a *app) rollbackCommand() *cobra.Command {
+	return a.moveCommand(evolve.MoveRollback, &cobra.Command{
+		Use:   "rollback PIPELINE [VERSION]",
+		Short: "Make an earlier strategy version the pipeline's live one",
+		Long: `rollback makes the version that was live before the current one live again
+(or VERSION: the configured file's version or any recorded one). A second
+rollback without VERSION undoes the first. The move is recorded with who,
+when and why (--reason).
+
+Exit status: 0 rolled back, 2 unknown version or nothing to roll back to
+(nothing changes), 1 another operator moved the live version meanwhile.`,
+		Example: `  sextant rollback pipelines/email-triage/pipeline.toml --reason "complaints about 2.2.0"
+  sextant rollback pipelines/email-triage/pipeline.toml 2.0.0`,
+		Args: cobra.RangeArgs(1, 2),
+	})
+}
+
+// moveCommand completes promote or rollback.
+func (a *app) moveCommand(action string, c *cobra.Command) *cobra.Command {
+	var reason string
+	var sf storeFlags
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		p, loc, err := a.livePipeline(ctx, args[0], &sf)
+		if err != nil {
+			return err
+		}
+		m := evolve.Move{Action: action, By: operator(), Reason: reason, At: time.Now().UTC().Truncate(time.Second)}
+		if len(args) > 1 {
+			m.Version = args[1]
+		}
+		if _, err := os.Stat(loc.dir); errors.Is(err, os.ErrNotExist) {
+			// No store: nothing was ever recorded, so only the configured
+			// version is known, and it is live already.
+			l, err := evolve.GetLive(ctx, nil, p)
+			if err != nil {
+				return err
+			}
+			if m.Version != l.Live.Version {
+				return withInvalid(fmt.Errorf("%s %s: no store at %s, so nothing was promoted: only the configured %s %s can be live", action, p.Name, loc.dir, l.Live.Name, l.Live.Version))
+			}
+			fmt.Fprintf(a.stdout, "%s: %s %s is live already\n", p.Name, l.Live.Name, l.Live.Version)
+			return nil
+		}
+		st, err := a.openStoreWith(ctx, loc.dir, updateStore, p)
+		if err != nil {
+			return a.moveViaServer(ctx, loc, err, p, m)
+		}
+		defer st.Close()
+		before, err := evolve.GetLive(ctx, st, p)
+		if err != nil {
+			return err
+		}
+		m.Expect = before.Live.Version
+		l, err := evolve.MoveLive(ctx, st, p, m)
+		if err != nil {
+			return err
+		}
+		a.printMoved(before, l, p)
+		return nil
+	}
+	c.Flags().StringVar(&reason, "reason", "", "why (recorded with the move)")
+	c.Flags().StringVar(&sf.dir, "store", "", storeHelp)
+	return c
+}
+
+// moveViaServer moves the live version through the sextant serve that
+// holds the store (openErr, from opening it, says whether one does),
+// expecting the live version it reads first: an operator who moved it in
+// between makes this one fail (409) rather than be silently undone.
+func (a *app) moveViaServer(ctx context.Context, loc storeLoc, openErr error, p *pipeline.Pipeline, m evolve.Move) error {
+	srv, err := serve.ViaServer(loc.dir, openErr)
+	if err != nil {
+		return err
+	}
+	before, err := srv.Live(ctx, p.Name)
+	if err != nil {
+		return apiErr(fmt.Errorf("%s %s through sextant serve at %s: %w", m.Action, p.Name, srv.URL(), err))
+	}
+	l, err := srv.MoveLive(ctx, p.Name, m.Action == evolve.MoveRollback, serve.LiveMove{Version: m.Version, Reason: m.Reason, By: m.By, Expect: before.Live.Version})
+	if err != nil {
+		return apiErr(fmt.Errorf("%s %s through sextant serve at %s: %w", m.Action, p.Name, srv.URL(), err))
+	}
+	a.printMoved(before, l, p)
+	return nil
+}
+
+// livePipeline loads the pipeline file (without plugins: no run) and
+// finds its store.
+func (a *app) livePipeline(ctx context.Context, path string, sf *storeFlags) (*pipeline.Pipeline, storeLoc, error) {
+	if err := needFile("pipeline", path); err != nil {
+		return nil, storeLoc{}, err
+	}
+	p, err := pipeline.Load(ctx, path, nil, pipeline.Options{})
+	if err != nil {
+		return nil, storeLoc{}, err
+	}
+	loc, err := sf.locate(p)
+	if err != nil {
+		return nil, storeLoc{}, err
+	}
+	return p, loc, nil
+}
+
+func (a *app) printMoved(before, l *evolve.Live, p *pipeline.Pipeline) {
+	v := l.Live
+	if before.Live.Version == v.Version && before.Live.Hash == v.Hash {
+		fmt.Fprintf(a.stdout, "%s: %s %s is live already\n", p.Name, v.Name, v.Version)
+	} else {
+		fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s; %s by %s)\n", p.Name, v.Name, v.Version, v.From, v.Action, v.By)
+	}
+	a.printPinned(l, p)
+}
+
+// printPinned says when the pipeline's runs do not use the live version.
+func (a *app) printPinned(l *evolve.Live, p *pipeline.Pipeline) {
+	switch {
+	case l.Pinned && l.Runs != l.Live:
+		fmt.Fprintf(a.stdout, "note: %s pins its strategy ([strategy] pin = true): runs keep using %s %s until the pin is removed\n", p.File, l.Runs.Name, l.Runs.Version)
+	case l.Runs != l.Live:
+		fmt.Fprintf(a.stdout, "note: %s now configures strategy %s, so runs use it, not the live %s %s\n", p.File, l.Runs.Name, l.Live.Name, l.Live.Version)
+	}
+}
+
+func (a *app) printLive(l *evolve.Live, p *pipeline.Pipeline) {
+	v := l.Live
+	fmt.Fprintf(a.stdout, "%s: %s %s is live (%s, hash %s)\n", l.Pipeline, v.Name, v.Version, v.File, shortID(v.Hash))
+	if v.Action == evolve.MoveConfigured {
+		fmt.Fprintf(a.stdout, "as configured in %s: nothing promoted yet\n", p.File)
+	} else {
+		fmt.Fprintf(a.stdout, "since %s: %s by %s", v.At.Format(time.RFC3339), v.Action, v.By)
+		if v.Reason != "" {
+			fmt.Fprintf(a.stdout, ": %s", v.Reason)
+		}
+		fmt.Fprintln(a.stdout)
+	}
+	a.printPinned(l, p)
+	if len(l.History) == 0 {
+		return
+	}
+	fmt.Fprintln(a.stdout)
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "AT\tACTION\tVERSION\tFROM\tBY\tREASON")
+	for _, h := range l.History {
+		at := "-"
+		if !h.At.IsZero() {
+			at = h.At.Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", at, h.Action, h.Version, dash(h.From), dash(h.By), h.Reason)
+	}
+	w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func shortID(h string) string { return h[:min(12, len(h))] }
+
+// operator names the person at this terminal as user@host, as every move
+// of a live version records it.
+func operator() string {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return name + "@" + host
+}
+
+// followLive switches prep, about to start a run, to the pipeline's live
+// strategy version (evolve.RunStrategy), read from s.
+func (a *app) followLive(ctx context.Context, s *store.Store, prep *run.Prepared) error {
+	p, err := a.liveFor(ctx, s, prep.Pipeline)
+	if err != nil || p == nil {
+		return err
+	}
+	prep.Pipeline, prep.Strategy = p.pipe, p.strategy
+	return nil
+}
+
+// followLiveLoaded switches loaded (for replay, gate or evolve) to the
+// pipeline's live version, read from the store dir (when there is one),
+// and returns the pipeline as configured: what moves of the live version
+// need.
+func (a *app) followLiveLoaded(ctx context.Context, loaded *run.Loaded, dir string) (*pipeline.Pipeline, error) {
+	conf := loaded.Pipeline
+	if conf.Strategy.File == "" {
+		return conf, nil
+	}
+	loc, err := (&storeFlags{dir: dir}).locate(conf)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(loc.dir); err != nil {
+		return conf, nil // no store: nothing promoted, the configured file is live
+	}
+	s, err := a.openStoreWith(ctx, loc.dir, readStore, conf)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	p, err := a.liveFor(ctx, s, conf)
+	if err != nil || p == nil {
+		return conf, err
+	}
+	loaded.Pipeline, loaded.Strategy = p.pipe, p.strategy
+	return conf, nil
+}
+
+type following struct {
+	pipe     *pipeline.Pipeline
+	strategy *strategy.Strategy
+}
+
+// liveFor is the pipeline conf switched to its live version: a copy whose
+// [strategy] file is the live one, with that strategy; nil when the
+// configured file is what runs.
+func (a *app) liveFor(ctx context.Context, s *store.Store, conf *pipeline.Pipeline) (*following, error) {
+	if conf.Strategy.File == "" || conf.Strategy.Pin {
+		return nil, nil
+	}
+	st, file, err := evolve.RunStrategy(ctx, s, conf)
+	if err != nil {
+		return nil, withInvalid(err)
+	}
+	if filepath.Clean(file) == filepath.Clean(conf.Strategy.File) {
+		return nil, nil
+	}
+	cp := *conf
+	cp.Strategy.File = file
+	a.logger.Info("following the live strategy version", "pipeline", conf.Name, "strategy", st.Metadata.Name, "version", st.Metadata.Version, "file", file)
+	return &following{pipe: &cp, strategy: st}, nil
+}
+
+// settleLive makes an evolution's winner the live version of conf (the
+// pipeline as configured), expecting base, the version it was derived
+// from, to be live still.
+func (a *app) settleLive(ctx context.Context, st *store.Store, conf *pipeline.Pipeline, settled *evolve.Settlement, base string, at time.Time) error {
+	w := settled.Winner.Strategy.Metadata
+	l, err := evolve.MoveLive(ctx, st, conf, evolve.Move{Version: w.Version, Action: evolve.MoveEvolve, By: operator(),
+		Reason: fmt.Sprintf("evolve: %s candidate %s", settled.Winner.Mutator, settled.Winner.ID()), At: at, Expect: base})
+	if err != nil {
+		return fmt.Errorf("%w (the version is recorded: sextant promote %s %s makes it live)", err, conf.File, w.Version)
+	}
+	fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s)\n", conf.Name, w.Name, w.Version, l.Live.From)
+	a.printPinned(l, conf)
+	return nil
+}
+
+// approveLive approves review id and makes its candidate the live version
+// of the pipeline given by --pipeline; a candidate whose parent is no
+// longer live is refused with the commands that judge it again.
+func (a *app) approveLive(ctx context.Context, st *store.Store, sf *storeFlags, dir, id, by, note string, now time.Time) (*evolve.ReviewRequest, error) {
+	if sf.pipeline == "" {
+		return nil, usageErr(errors.New("approve needs --pipeline: the approved candidate becomes that pipeline's live strategy version"))
+	}
+	p, err := pipeline.Load(ctx, sf.pipeline, nil, pipeline.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("--pipeline: %w", err)
+	}
+	r, l, err := evolve.ApproveLive(ctx, st, p, dir, id, by, note, now)
+	var se *evolve.StaleError
+	if errors.As(err, &se) {
+		return nil, withInvalid(fmt.Errorf("%w\njudge it against the live version: sextant review show %s --candidate > candidate.toml && sextant gate %s --candidate candidate.toml\n(or reject it: sextant review reject %s --pipeline %s --by %s)",
+			err, se.ID, shellQuote(p.File), se.ID, shellQuote(p.File), shellQuote(by)))
+	}
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s)\n", p.Name, l.Live.Name, l.Live.Version, l.Live.From)
+	a.printPinned(l, p)
+	return r, nil
+}
+
+// servePrepare is sextant serve's Options.Prepare: its runs follow each
+// pipeline's live version in the store s it holds.
+func (a *app) servePrepare(s *store.Store) func(ctx context.Context, path string) (*run.Prepared, error) {
+	return func(ctx context.Context, path string) (*run.Prepared, error) {
+		prep, err := a.prepare(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.followLive(ctx, s, prep); err != nil {
+			prep.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+		return prep, nil
+	}
+}
+
+// taskStrategy switches prep, about to continue task, to the strategy
+// version the task started under when the live version has moved since
+// (a run never changes strategy half-way): the configured file or a
+// promoted version beside it, with the task's recorded hash.
+func (a *app) taskStrategy(ctx context.Context, s *store.Store, prep *run.Prepared, task string) {
+	p := prep.Pipeline
+	t, err := s.Task(ctx, task)
+	if err != nil || p.Strategy.File == "" || t.Strategy.Hash == "" || t.Strategy.Hash == prep.Strategy.Hash() || t.Strategy.Name != prep.Strategy.Metadata.Name {
+		return // the engine reports a missing task or another strategy
+	}
+	rel := filepath.Join(filepath.Dir(p.Strategy.File), t.Strategy.Name+"-"+t.Strategy.Version+".toml")
+	for _, f := range []string{p.Strategy.File, rel} {
+		if st, err := strategy.Load(p.Path(f)); err == nil && st.Hash() == t.Strategy.Hash {
+			cp := *p
+			cp.Strategy.File = f
+			prep.Pipeline, prep.Strategy = &cp, st
+			return
+		}
+	}
+}
+
+// printLiveIn prints, under strategy log, where a version of the strategy
+// name is live (sextant strategy live PIPELINE shows the moves).
+func (a *app) printLiveIn(ctx context.Context, s *store.Store, name string) error {
+	ls, err := evolve.LiveFor(ctx, s, name)
+	if err != nil {
+		return err
+	}
+	for _, l := range ls {
+		fmt.Fprintf(a.stdout, "live in %s: %s (%s by %s)\n", l.Pipeline, l.Live.Version, l.Live.Action, l.Live.By)
+	}
+	return nil
+}
