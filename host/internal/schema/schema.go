@@ -84,6 +84,30 @@ type Block struct {
 	Fields []Field
 	// Open blocks accept keys they do not declare (plugin configuration).
 	Open bool
+	// Variants, when set, adds keys by the value of one of the block's
+	// own keys: a [[gates]] entry takes the options of the gate its use
+	// names. Check does not apply them (the loader checks the case it
+	// resolves, as it must also resolve plugins); Walk, Doc and the JSON
+	// Schema read them, so the reference and the loader share one table.
+	Variants *Variants
+}
+
+// Variants declares the extra keys of a block by the value of its key Key.
+// A value with a case takes the block's fields and the case's, and no
+// other; a value without one (a plugin's name) keeps the block as it is.
+type Variants struct {
+	Key   string
+	Cases map[string][]Field
+}
+
+// Names returns the case values in order.
+func (v *Variants) Names() []string {
+	out := make([]string, 0, len(v.Cases))
+	for k := range v.Cases {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Lookup returns the field called name.
@@ -509,10 +533,14 @@ type Key struct {
 	// gates[].use.
 	Path  string
 	Field Field
+	// When is the variant the key belongs to, as TOML: use = "budget";
+	// empty for a key every block of its kind takes.
+	When string
 }
 
 // Walk calls fn for every key b declares, depth first in declaration
-// order, with its full path under prefix ("" at the top). Reference docs
+// order, with its full path under prefix ("" at the top); a block's
+// variant keys follow its own, by case name. Reference docs
 // and JSON Schemas are generated from it.
 func Walk(b *Block, prefix string, fn func(Key)) {
 	for _, f := range b.Fields {
@@ -530,6 +558,18 @@ func Walk(b *Block, prefix string, fn func(Key)) {
 				sub = key + "[]"
 			}
 			Walk(f.Block, sub, fn)
+		}
+	}
+	if v := b.Variants; v != nil {
+		for _, name := range v.Names() {
+			when := fmt.Sprintf("%s = %q", v.Key, name)
+			for _, f := range v.Cases[name] {
+				key := f.Name
+				if prefix != "" {
+					key = prefix + "." + f.Name
+				}
+				fn(Key{Path: key, Field: f, When: when})
+			}
 		}
 	}
 }
@@ -555,7 +595,11 @@ func Doc(b *Block, prefix string) string {
 		if f.Bound != Unbounded {
 			enum += " " + f.Bound.String()
 		}
-		fmt.Fprintf(&sb, "%-32s %s%s%s%s  %s\n", k.Path, f.Type, enum, req, def, f.Doc)
+		when := ""
+		if k.When != "" {
+			when = " (" + k.When + ")"
+		}
+		fmt.Fprintf(&sb, "%-32s %s%s%s%s  %s%s\n", k.Path, f.Type, enum, req, def, f.Doc, when)
 	})
 	return sb.String()
 }
