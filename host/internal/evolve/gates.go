@@ -83,26 +83,10 @@ var _ sdk.Gate = (*builtinGate)(nil)
 
 func (g *builtinGate) Describe() sdk.Info {
 	info := sdk.Info{Name: g.name, Kind: sdk.KindGate, Version: BuiltinVersion, API: sdk.APIVersion, Description: g.doc}
-	for _, f := range pipeline.BuiltinGates[g.name] {
-		info.Config = append(info.Config, sdk.ConfigField{Name: f.Name, Type: configType(f.Type), Default: f.Default, Doc: f.Doc})
+	if fs := pipeline.BuiltinGates[g.name]; len(fs) > 0 {
+		info.Config = schema.ToConfig(fs)
 	}
 	return info
-}
-
-func configType(t schema.Type) string {
-	switch t {
-	case schema.Int, schema.Number:
-		return "number"
-	case schema.Bool:
-		return "bool"
-	case schema.Duration:
-		return "duration"
-	case schema.StringList:
-		return "list"
-	case schema.Table, schema.TableMap, schema.TableArray, schema.StringMap:
-		return "table"
-	}
-	return "string"
 }
 
 // Check judges c. It never modifies c.

@@ -19,7 +19,9 @@ var adapterNames = []string{"round", "offline"}
 var mutatorNames = []string{"greedy", "conservative", "exploratory", "curate"}
 
 // BuiltinGates declares the gates the host implements and the keys each
-// reads from its [[gates]] block.
+// reads from its [[gates]] block: the loader checks a built-in gate's
+// block with them, and gateBlock's Variants hand the same table to the
+// reference and the JSON Schema.
 var BuiltinGates = map[string][]schema.Field{
 	"delta-bound": nil,
 	"cooldown":    nil,
@@ -84,7 +86,7 @@ var (
 	}}
 	gateBlock = &schema.Block{Name: "gate", Open: true, Fields: []schema.Field{
 		{Name: "use", Type: schema.String, Required: true, Doc: "built-in gate or gate plugin"},
-	}}
+	}, Variants: &schema.Variants{Key: "use", Cases: BuiltinGates}}
 	grantBlock = &schema.Block{Name: "plugin grant", Fields: []schema.Field{
 		{Name: "allow_http", Type: schema.StringList, Doc: "host:port pairs the plugin may reach"},
 		{Name: "timeout", Type: schema.Duration, Bound: schema.Positive, Doc: "per-call deadline"},
