@@ -26,6 +26,17 @@ const (
 	ConfigAPIKey = "api_key"
 )
 
+// The Config keys through which a provider receives the rules file a
+// pipeline's provider block names (`rules = "…"`): the scripted provider's
+// answers. A provider that takes none ignores them.
+const (
+	// ConfigRules holds the rules file's text.
+	ConfigRules = "rules_toml"
+	// ConfigRulesFile holds the rules file's name, slash-separated, for
+	// the positions of problems in it.
+	ConfigRulesFile = "rules_file"
+)
+
 // Message is one chat message.
 type Message struct {
 	Role    string `json:"role"` // system | user | assistant | tool

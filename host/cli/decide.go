@@ -11,8 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/navigators/dmn"
-	"github.com/sextant-dev/sextant/navigators/feel"
+	"github.com/sextant-dev/sextant/host/internal/builtins"
 )
 
 func (a *app) decideCommand() *cobra.Command {
@@ -48,14 +47,13 @@ with the file, line and element.`,
 			if err != nil {
 				return withInvalid(err)
 			}
-			m, err := dmn.ParseFile(args[0])
+			m, err := builtins.ParseDMNFile(args[0])
 			if err != nil {
 				return withInvalid(err)
 			}
 			v, err := m.Evaluate(cmd.Context(), decision, inputs)
 			if err != nil {
-				var me *dmn.Error
-				if errors.As(err, &me) || errors.Is(err, dmn.ErrNoDecision) || errors.Is(err, dmn.ErrType) {
+				if builtins.DMNInvalid(err) {
 					return withInvalid(err)
 				}
 				return err
@@ -82,7 +80,7 @@ func readDecideInput(arg string, stdin io.Reader) (map[string]any, error) {
 		name = arg
 		if arg == "-" {
 			name = "stdin"
-			data, err = io.ReadAll(io.LimitReader(stdin, dmn.MaxSize+1))
+			data, err = io.ReadAll(io.LimitReader(stdin, builtins.DMNMaxSize+1))
 		} else {
 			data, err = os.ReadFile(arg)
 		}
@@ -90,8 +88,8 @@ func readDecideInput(arg string, stdin io.Reader) (map[string]any, error) {
 			return nil, fmt.Errorf("--input: %w", err)
 		}
 	}
-	if len(data) > dmn.MaxSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, dmn.MaxSize)
+	if len(data) > builtins.DMNMaxSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, builtins.DMNMaxSize)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -139,10 +137,10 @@ func jsonErr(name string, data []byte, off int64, err error) error {
 
 func (a *app) printDecideResult(v any, asJSON bool) error {
 	if !asJSON {
-		_, err := fmt.Fprintln(a.stdout, feel.Format(v))
+		_, err := fmt.Fprintln(a.stdout, builtins.FormatFEEL(v))
 		return err
 	}
-	out, err := feel.MarshalJSON(v)
+	out, err := builtins.FEELJSON(v)
 	if err != nil {
 		return err
 	}

@@ -5,19 +5,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sextant-dev/sextant/host/internal/builtins"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
-	"github.com/sextant-dev/sextant/navigators/bpmn"
-	"github.com/sextant-dev/sextant/navigators/chain"
-	"github.com/sextant-dev/sextant/navigators/dag"
-	"github.com/sextant-dev/sextant/plugins/script"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
 // The reference pages of the file formats other than the pipeline: each
 // generated from the declaration its loader reads (strategy.Spec, the
-// navigators' and the script provider's key tables, bpmn.Elements), and
+// navigators' and the script provider's key tables, builtins.BPMNElements), and
 // for expressions and templates from the tables below, whose every key
 // TestDocKeysExist finds in the pipeline's declaration.
 
@@ -77,13 +74,13 @@ const scriptIntro = "The `script` provider answers from a rules file, so a pipel
 	"arguments = '{\"city\": \"{{ .input.city }}\"}'\n\n[[rule]]\nstep = \"research\"\n" +
 	"reply = 'It is {{ (index .results 0).content }}.'\n```"
 
-// scriptRulesSpec is the rules file's declaration, from script.RuleKeys
-// (and script.ToolCallKeys for each rule's [[rule.tool_calls]]).
+// scriptRulesSpec is the rules file's declaration, from builtins.ScriptRuleKeys
+// (and builtins.ScriptToolCallKeys for each rule's [[rule.tool_calls]]).
 func scriptRulesSpec() *schema.Block {
-	fields := configFields(script.RuleKeys)
+	fields := configFields(builtins.ScriptRuleKeys)
 	for i := range fields {
 		if fields[i].Name == "tool_calls" {
-			fields[i].Type, fields[i].Block = schema.TableArray, &schema.Block{Fields: configFields(script.ToolCallKeys)}
+			fields[i].Type, fields[i].Block = schema.TableArray, &schema.Block{Fields: configFields(builtins.ScriptToolCallKeys)}
 		}
 	}
 	return &schema.Block{Name: "rules", Fields: []schema.Field{
@@ -94,9 +91,9 @@ func scriptRulesSpec() *schema.Block {
 
 func dagRoutineSpec() *schema.Block {
 	var fields []schema.Field
-	for _, f := range configFields(dag.RoutineKeys) {
+	for _, f := range configFields(builtins.DAGRoutineKeys) {
 		if f.Name == "tasks" {
-			f.Type, f.Block = schema.TableMap, &schema.Block{Fields: configFields(dag.TaskKeys)}
+			f.Type, f.Block = schema.TableMap, &schema.Block{Fields: configFields(builtins.DAGTaskKeys)}
 		}
 		fields = append(fields, f)
 	}
@@ -105,7 +102,7 @@ func dagRoutineSpec() *schema.Block {
 
 func chainRoutineSpec() *schema.Block {
 	var steps []schema.Field
-	for _, f := range configFields(chain.StepKeys) {
+	for _, f := range configFields(builtins.ChainStepKeys) {
 		if f.Name == "chain" {
 			// A sub-chain's steps have these same keys; the declaration
 			// does not recurse, so editors accept any keys there.
@@ -114,7 +111,7 @@ func chainRoutineSpec() *schema.Block {
 		steps = append(steps, f)
 	}
 	var fields []schema.Field
-	for _, f := range configFields(chain.RoutineKeys) {
+	for _, f := range configFields(builtins.ChainRoutineKeys) {
 		if f.Name == "steps" {
 			f.Type, f.Block = schema.TableArray, &schema.Block{Fields: steps}
 		}
@@ -200,7 +197,7 @@ names its conditions and mappings name:
 | element | supported | what the navigator does |
 |---|---|---|
 `)
-	for _, el := range bpmn.Elements() {
+	for _, el := range builtins.BPMNElements() {
 		yes := "yes"
 		if !el.Supported {
 			yes = "**refused**"

@@ -12,7 +12,7 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/navigators/feel"
+	"github.com/sextant-dev/sextant/host/internal/builtins"
 )
 
 func (a *app) exprCommand() *cobra.Command {
@@ -90,7 +90,7 @@ func (a *app) evalFEEL(src string, vars map[string]any, asJSON bool) error {
 	for k := range vars {
 		names = append(names, k)
 	}
-	x, err := feel.Parse(src, feel.WithNames(names...))
+	x, err := builtins.ParseFEEL(src, names...)
 	if err != nil {
 		return withInvalid(fmt.Errorf("expr:%w", err))
 	}
@@ -99,10 +99,10 @@ func (a *app) evalFEEL(src string, vars map[string]any, asJSON bool) error {
 		return fmt.Errorf("evaluate: %w", err)
 	}
 	if !asJSON {
-		fmt.Fprintln(a.stdout, feel.Format(v))
+		fmt.Fprintln(a.stdout, builtins.FormatFEEL(v))
 		return nil
 	}
-	out, err := feel.MarshalJSON(v)
+	out, err := builtins.FEELJSON(v)
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sextant-dev/sextant/host/internal/builtins"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
-	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -25,7 +25,7 @@ func routineWarnings(r *sdk.Routine, file string, p *pipeline.Pipeline, input ma
 	}
 	for _, e := range r.Expressions {
 		for _, fn := range e.Unknown {
-			warn(e, "%s %q calls %s(), which is not a function%s", what(e), e.Text, fn, suggest.Hint(fn, feel.Builtins()))
+			warn(e, "%s %q calls %s(), which is not a function%s", what(e), e.Text, fn, suggest.Hint(fn, builtins.FEELBuiltins()))
 		}
 	}
 	if input == nil {

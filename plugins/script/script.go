@@ -77,12 +77,13 @@ import (
 // Name is the provider's plugin name.
 const Name = "script"
 
-// ConfigRules is the Config key holding the rules file's text.
-const ConfigRules = "rules_toml"
+// ConfigRules is the Config key holding the rules file's text
+// (sdk.ConfigRules, which the host fills from a block's rules file).
+const ConfigRules = sdk.ConfigRules
 
 // ConfigRulesFile is the Config key holding the rules file's name (for
-// error positions).
-const ConfigRulesFile = "rules_file"
+// error positions; sdk.ConfigRulesFile).
+const ConfigRulesFile = sdk.ConfigRulesFile
 
 // Provider answers from rules. It caches parsed rule sets by content hash.
 type Provider struct {
@@ -92,7 +93,10 @@ type Provider struct {
 	Sleep func(context.Context, time.Duration) error
 }
 
-var _ sdk.Provider = (*Provider)(nil)
+var (
+	_ sdk.Provider     = (*Provider)(nil)
+	_ sdk.RulesChecker = (*Provider)(nil)
+)
 
 // New returns a script provider.
 func New() *Provider { return &Provider{cache: map[[32]byte]*ruleSet{}, Sleep: sleep} }
@@ -335,6 +339,13 @@ func (p *Provider) rules(file, text string) (*ruleSet, error) {
 
 // typeError matches BurntSushi/toml's error for a value of the wrong type.
 var typeError = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+// CheckRules implements sdk.RulesChecker: the host checks a pipeline's
+// rules file when it loads the pipeline.
+func (p *Provider) CheckRules(file string, data []byte) error {
+	_, err := ParseRules(file, data)
+	return err
+}
 
 // ParseRules parses and checks a rules file; every problem is reported,
 // positioned at the line of the key it is about.

@@ -42,10 +42,10 @@ type Options struct {
 	Getenv func(string) (string, bool)
 	// CheckStrategy validates the strategy file; nil skips the check.
 	CheckStrategy func(path string) error
-	// CheckRules validates a provider's rules file (rules = "…"); nil
-	// skips the check. Problems in the file are reported at its own
-	// file:line, as a strategy's are.
-	CheckRules func(path string) error
+	// CheckRules validates a provider's rules file (rules = "…") for the
+	// plugin the block uses; nil skips the check. Problems in the file
+	// are reported at its own file:line, as a strategy's are.
+	CheckRules func(use, path string) error
 }
 
 // Load reads, interpolates, decodes and validates the pipeline at path.
@@ -376,7 +376,7 @@ func (l *loader) providers(p *Pipeline) {
 			}
 		}
 		if pr.Rules != "" && l.fileExists(p, pr.Rules, "providers", name, "rules") && l.opts.CheckRules != nil {
-			if err := l.opts.CheckRules(p.Path(pr.Rules)); err != nil {
+			if err := l.opts.CheckRules(pr.Use, p.Path(pr.Rules)); err != nil {
 				l.fileProblems(err, pr.Rules, "rules", "providers", name, "rules")
 			}
 		}

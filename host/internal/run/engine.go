@@ -19,7 +19,6 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/host/internal/tool"
-	"github.com/sextant-dev/sextant/navigators/feel"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -76,6 +75,9 @@ type Config struct {
 	// is committed (ids filled in), in commit order: live telemetry
 	// exports them. It must not block.
 	OnSpans func(spans []store.Span)
+	// Events reads the routine's timer definitions and conditions; nil
+	// finds it by sdk.EventSemantics's rule (Prepared finds it once).
+	Events sdk.EventSemantics
 }
 
 // Runner executes tasks of one pipeline and records them durably.
@@ -93,8 +95,10 @@ type Runner struct {
 	unpriced sync.Map // models already warned about
 	// decisions checks every navigator decision before it is applied.
 	decisions decisions
-	// conditions are the conditional events' conditions, parsed once.
-	conditions map[string]*feel.Expr
+	// events reads timer definitions and conditions (Config.Events).
+	events sdk.EventSemantics
+	// conditions are the conditional events' conditions, compiled once.
+	conditions map[string]func(sdk.Env) (bool, error)
 }
 
 // Compiled caches parsed templates and compiled expressions. Runners of the
@@ -159,11 +163,19 @@ func NewRunner(cfg Config) *Runner {
 	if r.compiled == nil {
 		r.compiled = &Compiled{}
 	}
+	r.events = cfg.Events
+	if r.events == nil && needsEvents(cfg.Routine) {
+		r.events = eventSemantics(cfg.Navigator, cfg.Pipeline.Routine.Navigator)
+	}
 	for _, n := range cfg.Routine.Nodes {
 		if d := n.Event; d != nil && d.Type == sdk.EventConditional && d.Condition != "" {
-			if x, err := feel.Parse(d.Condition); err == nil {
+			if r.events == nil {
+				cfg.Logger.Warn("no builtin navigator reads conditions; the conditional event fires only when named", "event", n.ID)
+				continue
+			}
+			if x, err := r.events.Condition(d.Condition); err == nil {
 				if r.conditions == nil {
-					r.conditions = map[string]*feel.Expr{}
+					r.conditions = map[string]func(sdk.Env) (bool, error){}
 				}
 				r.conditions[n.ID] = x
 			} else {

@@ -13,7 +13,6 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/host/internal/tool"
-	"github.com/sextant-dev/sextant/plugins/script"
 	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/tomlpos"
 )
@@ -29,6 +28,10 @@ type Prepared struct {
 	// Tools are the pipeline's tool sources, each started on first use
 	// (nil when it declares none).
 	Tools *tool.Set
+	// Events reads the routine's timer definitions and conditions
+	// (sdk.EventSemantics); nil when the routine has neither or no
+	// builtin navigator reads them.
+	Events sdk.EventSemantics
 
 	handles []*plugin.Handle
 }
@@ -98,7 +101,7 @@ func Load(ctx context.Context, path string, reg *plugin.Registry, logger *slog.L
 		st, err := strategy.Load(f)
 		l.Strategy = st
 		return err
-	}, CheckRules: checkRules})
+	}, CheckRules: rulesChecker(reg)})
 	if err != nil {
 		l.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -250,6 +253,9 @@ func (l *Loaded) Open(ctx context.Context, opts ...PrepareOption) (*Prepared, er
 	}
 	out.Providers, out.Prices = ps.Providers, ps.Prices
 	out.Tools = openTools(p, l.reg, l.logger)
+	if needsEvents(out.Routine) {
+		out.Events = eventSemantics(out.Navigator, p.Routine.Navigator)
+	}
 	ok = true
 	return out, nil
 }
@@ -363,23 +369,33 @@ func providerConfig(p *pipeline.Pipeline, spec pipeline.Provider) (map[string]an
 		if err != nil {
 			return nil, fmt.Errorf("provider rules: %w", errors.Unwrap(err))
 		}
-		cfg[script.ConfigRules] = string(b)
-		cfg[script.ConfigRulesFile] = filepath.ToSlash(path)
+		cfg[sdk.ConfigRules] = string(b)
+		cfg[sdk.ConfigRulesFile] = filepath.ToSlash(path)
 	}
 	return cfg, nil
 }
 
-// checkRules reads and checks the scripted provider's rules file at path
-// when the pipeline is loaded, so that a mistake in it (a wrong type, a
-// bad expression) stops the run before a task exists instead of failing
-// the first step that asks the provider.
-func checkRules(path string) error {
-	b, err := readfile.Prefix(path, tomlpos.MaxSize+1)
-	if err != nil {
-		return sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read rules: %v", errors.Unwrap(err))})
+// rulesChecker checks a provider block's rules file at path when the
+// pipeline is loaded, so that a mistake in it (a wrong type, a bad
+// expression) stops the run before a task exists instead of failing the
+// first step that asks the provider. The block's plugin (use) checks it
+// when it is a builtin that implements sdk.RulesChecker (the scripted
+// provider); any other sees its rules at its first call.
+func rulesChecker(reg *plugin.Registry) func(use, path string) error {
+	return func(use, path string) error {
+		var c sdk.RulesChecker
+		if e, ok := reg.Lookup(use); ok {
+			c, _ = e.Builtin.(sdk.RulesChecker)
+		}
+		if c == nil {
+			return nil
+		}
+		b, err := readfile.Prefix(path, tomlpos.MaxSize+1)
+		if err != nil {
+			return sdk.Invalid(sdk.Problem{File: path, Message: fmt.Sprintf("read rules: %v", errors.Unwrap(err))})
+		}
+		return c.CheckRules(filepath.ToSlash(path), b)
 	}
-	_, err = script.ParseRules(filepath.ToSlash(path), b)
-	return err
 }
 
 // zeroGrant reports whether g grants nothing: then the navigator that
@@ -410,6 +426,6 @@ func sortedNames(m map[string]pipeline.Provider) []string {
 func (p *Prepared) Runner(cfg Config) *Runner {
 	cfg.Pipeline, cfg.Navigator, cfg.Routine, cfg.Strategy, cfg.Providers, cfg.Prices =
 		p.Pipeline, p.Navigator, p.Routine, p.Strategy, p.Providers, p.Prices
-	cfg.Tools = p.Tools
+	cfg.Tools, cfg.Events = p.Tools, p.Events
 	return NewRunner(cfg)
 }

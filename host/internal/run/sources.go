@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	"github.com/sextant-dev/sextant/plugins/script"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // RulesHashes are the hex sha256 of each scripted provider's rules text,
@@ -17,7 +17,7 @@ func (p *Providers) RulesHashes() map[string]string {
 	}
 	var out map[string]string
 	for name, pr := range p.byName {
-		text, ok := pr.Config[script.ConfigRules].(string)
+		text, ok := pr.Config[sdk.ConfigRules].(string)
 		if !ok {
 			continue
 		}

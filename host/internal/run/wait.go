@@ -10,7 +10,6 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	"github.com/sextant-dev/sextant/navigators/bpmn"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -164,7 +163,7 @@ func (e *exec) syncWaits() {
 			}
 			if w.Kind == store.WaitTimer && w.Error == "" {
 				def := e.timerDef(t, ev)
-				due, err := timerDue(def, clock())
+				due, err := e.r.timerDue(def, clock())
 				if err != nil {
 					w.Error = err.Error()
 				}
@@ -241,20 +240,6 @@ func (e *exec) timerDef(t sdk.Token, ev string) string {
 		return d.Timer
 	}
 	return ""
-}
-
-// timerDue is when a timer defined as def ("timeDuration PT5M",
-// "timeDate 2026-…", "timeCycle R3/PT10M", "timeCycle 0 0 9 * * MON")
-// first fires, counted from now. The BPMN navigator reads the timer
-// language (ISO 8601 and Zeebe's cron), so the run engine has none of its
-// own.
-func timerDue(def string, now time.Time) (time.Time, error) { return bpmn.TimerDue(def, now) }
-
-// cycleNext is when a cycle timer that fell due at due and has fired
-// fires times fires next; ok is false when it fires no more (see
-// bpmn.CycleNext).
-func cycleNext(def string, due time.Time, fires int) (time.Time, bool) {
-	return bpmn.CycleNext(def, due, fires)
 }
 
 // token finds the run's token id.
@@ -349,25 +334,19 @@ func (e *exec) interrupting(ev string) bool {
 }
 
 // holds evaluates the condition of conditional event ev over the run's
-// variables (by name, and as input, vars and strategy, as BPMN conditions
-// see them). It runs whenever the variables may have changed: on the
-// token's arrival and after every step and delivery.
+// variables, as the routine's navigator reads it (sdk.EventSemantics). It
+// runs whenever the variables may have changed: on the token's arrival
+// and after every step and delivery. A condition that fails to evaluate
+// does not hold.
 func (e *exec) holds(ev string, now time.Time) bool {
 	x := e.r.conditions[ev]
 	if x == nil {
 		return false
 	}
 	env := e.st.Nav.Env
-	scope := make(map[string]any, len(env.Input)+len(env.Vars)+3)
-	for k, v := range env.Input { // start variables are process variables (Zeebe)
-		scope[k] = v
-	}
-	for k, v := range env.Vars {
-		scope[k] = v
-	}
-	scope["input"], scope["vars"], scope["strategy"] = orEmpty(env.Input), orEmpty(env.Vars), orEmpty(env.Strategy)
-	v, err := x.EvalAt(scope, now)
-	return err == nil && v == true
+	env.Now = now
+	ok, err := x(env)
+	return err == nil && ok
 }
 
 // eventStep is the recording name of the events fired at event node ev.
@@ -424,7 +403,7 @@ func (e *exec) fireAs(ctx context.Context, w store.Wait, vars map[string]any, na
 		cur.Fires++
 		next, ok := time.Time{}, false
 		if t, found := e.token(cur.Token); found && cur.Kind == store.WaitTimer {
-			next, ok = cycleNext(e.timerDef(t, cur.Event), cur.Due, cur.Fires)
+			next, ok = e.r.cycleNext(e.timerDef(t, cur.Event), cur.Due, cur.Fires)
 		}
 		if ok {
 			cur.Due = next

@@ -7,6 +7,12 @@ import (
 
 func TestTimerDue(t *testing.T) {
 	now := time.Date(2026, 1, 31, 9, 0, 0, 0, time.UTC)
+	// The run engine links no timer language: it reads timers through
+	// the builtin navigator found by name (the tests link bpmn).
+	r := &Runner{events: eventSemantics(nil, "bpmn")}
+	if r.events == nil {
+		t.Fatal("no registered navigator implements sdk.EventSemantics")
+	}
 	for _, tt := range []struct {
 		name, def, want, err string
 	}{
@@ -25,7 +31,7 @@ func TestTimerDue(t *testing.T) {
 		{"no kind", "PT2S", "", `timer "PT2S": want timeDuration, timeDate or timeCycle`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := timerDue(tt.def, now)
+			got, err := r.timerDue(tt.def, now)
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
 					t.Fatalf("err %v, want %q", err, tt.err)
