@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/sextant-dev/sextant/host/internal/readfile"
+	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
 	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/tomlpos"
@@ -19,6 +21,33 @@ import (
 
 // ManifestFile is the name of a plugin's manifest inside its folder.
 const ManifestFile = "plugin.toml"
+
+// ManifestSpec is the declaration of plugin.toml: ParseManifest checks a
+// manifest with it (unknown keys, types, allowed values), and the
+// reference page and JSON Schema are generated from it. What a
+// declaration cannot say (one transport, a semantic version, an artifact
+// inside the folder) ParseManifest checks after.
+var ManifestSpec = &schema.Block{Name: "plugin manifest", Fields: []schema.Field{
+	{Name: "name", Type: schema.String, Required: true, Doc: "the plugin's unique name: lowercase words joined by - or _"},
+	{Name: "kind", Type: schema.String, Required: true, Enum: []string{string(sdk.KindNavigator), string(sdk.KindProvider), string(sdk.KindGate), string(sdk.KindTool)}, Doc: "what the plugin is"},
+	{Name: "version", Type: schema.String, Required: true, Doc: "the plugin's semantic version, e.g. 1.2.3"},
+	{Name: "api", Type: schema.Int, Required: true, Doc: fmt.Sprintf("the plugin protocol version it speaks (this host speaks %d)", sdk.APIVersion)},
+	{Name: "description", Type: schema.String, Doc: "one line for `sextant plugins list`"},
+	{Name: "wasm", Type: schema.Table, Doc: "a WebAssembly plugin (exactly one of [wasm] and [process])", Block: &schema.Block{Fields: []schema.Field{
+		{Name: "file", Type: schema.String, Doc: "the .wasm module, relative to the plugin folder and inside it (required in [wasm])"},
+		{Name: "sha256", Type: schema.String, Doc: "hex sha256 of the file; set, a changed file is refused"},
+	}}},
+	{Name: "process", Type: schema.Table, Doc: "a plugin run as a subprocess (exactly one of [wasm] and [process])", Block: &schema.Block{Fields: []schema.Field{
+		{Name: "command", Type: schema.String, Doc: "the executable, relative to the plugin folder (required in [process])"},
+		{Name: "args", Type: schema.StringList, Doc: "extra arguments for the executable"},
+		{Name: "sha256", Type: schema.String, Doc: "hex sha256 of the executable; set, a changed file is refused"},
+		{Name: "allow_outside", Type: schema.Bool, Default: false, Doc: "let command name a program outside the plugin folder (an absolute path, .., a symlink out)"},
+	}}},
+	{Name: "requests", Type: schema.Table, Doc: "capabilities the plugin asks for; a pipeline's [plugins.NAME] must grant them", Block: &schema.Block{Fields: []schema.Field{
+		{Name: "http", Type: schema.StringList, Doc: "host or host:port the plugin calls (*.example.com for subdomains)"},
+		{Name: "memory", Type: schema.Size, Doc: "memory it needs, e.g. 64MiB"},
+	}}},
+}}
 
 // Manifest is a decoded plugin.toml.
 type Manifest struct {
@@ -137,29 +166,13 @@ func ParseManifest(path string, data []byte) (*Manifest, error) {
 	if err != nil {
 		return nil, sdk.Invalid(tomlProblem(path, err))
 	}
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return nil, sdk.Invalid(tomlProblem(path, err))
+	}
 	var probs []sdk.Problem
 	add := func(key, format string, args ...any) {
 		probs = append(probs, sdk.Problem{File: path, Line: ix.Line(strings.Split(key, ".")...), Element: key, Message: fmt.Sprintf(format, args...)})
-	}
-	known := []string{"name", "kind", "version", "api", "description", "wasm", "process", "requests"}
-	for _, k := range md.Undecoded() {
-		key := k.String()
-		last := k[len(k)-1]
-		var hint string
-		switch len(k) {
-		case 1:
-			hint = suggest.Hint(last, known)
-		default:
-			switch k[0] {
-			case "wasm":
-				hint = suggest.Hint(last, []string{"file", "sha256"})
-			case "process":
-				hint = suggest.Hint(last, []string{"command", "args", "sha256", "allow_outside"})
-			case "requests":
-				hint = suggest.Hint(last, []string{"http", "memory"})
-			}
-		}
-		add(key, "unknown key%s", hint)
 	}
 	if m.Name == "" {
 		add("name", "missing (every plugin needs a unique name)")
@@ -230,10 +243,42 @@ func ParseManifest(path string, data []byte) (*Manifest, error) {
 			add("requests.memory", "%v", err)
 		}
 	}
-	if err := sdk.Invalid(probs...); err != nil {
+	if err := sdk.Invalid(withSchema(path, ix, raw, probs)...); err != nil {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// withSchema merges what ManifestSpec finds (unknown keys, types, allowed
+// values) with the checks above, ordered by line: for a key both report,
+// the message above, which says what to write, replaces the schema's.
+func withSchema(path string, ix *tomlpos.Index, raw map[string]any, own []sdk.Problem) []sdk.Problem {
+	c := &schema.Checker{File: path, Index: ix}
+	c.Check(raw, ManifestSpec, nil)
+	byKey := map[string]int{}
+	for i, p := range own {
+		if _, seen := byKey[p.Element]; !seen {
+			byKey[p.Element] = i
+		}
+	}
+	var out []sdk.Problem
+	used := make([]bool, len(own))
+	for _, p := range c.Problems() {
+		if i, ok := byKey[p.Element]; ok {
+			if !used[i] {
+				out, used[i] = append(out, own[i]), true
+			}
+			continue
+		}
+		out = append(out, p)
+	}
+	for i, p := range own {
+		if !used[i] {
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
 }
 
 // outside says why the artifact path value (as written in the manifest)
@@ -299,23 +344,6 @@ func tomlProblem(path string, err error) sdk.Problem {
 	return sdk.Problem{File: path, Message: strings.TrimPrefix(err.Error(), "toml: ")}
 }
 
-// ParseSize parses sizes such as "64MiB", "512KiB", "1GiB", "1048576".
-func ParseSize(s string) (uint64, error) {
-	units := []struct {
-		suffix string
-		mult   uint64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
-	t := strings.TrimSpace(s)
-	mult := uint64(1)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseUint(t, 10, 64)
-	if err != nil || n == 0 {
-		return 0, fmt.Errorf("%q is not a size (want e.g. 64MiB)", s)
-	}
-	return n * mult, nil
-}
+// ParseSize parses sizes such as "64MiB", "512KiB", "1GiB", "1048576"
+// (schema.ParseSize: the manifest's memory is a schema.Size).
+func ParseSize(s string) (uint64, error) { return schema.ParseSize(s) }

@@ -55,6 +55,12 @@ func TestParseManifest(t *testing.T) {
 			`:10: requests.memory: "lots" is not a size (want e.g. 64MiB)`}},
 		{"unknown nested key", "name = \"g\"\nkind = \"gate\"\nversion = \"1.0.0\"\napi = 1\n[wasm]\nfile = \"g.wasm\"\nsha = \"x\"\n",
 			[]string{`:7: wasm.sha: unknown key (did you mean "sha256"?)`}},
+		{"misspelt key and kind", "nmae = \"g\"\nkind = \"gaet\"\nversion = \"1.0.0\"\napi = 1\n[wasm]\nfile = \"g.wasm\"\n[process]\nallow_outisde = true\n", []string{
+			"name: missing (every plugin needs a unique name)",
+			`:1: nmae: unknown key (did you mean "name"?)`,
+			`:2: kind: unknown kind "gaet" (did you mean "gate"?)`,
+			":7: process: both [wasm] and [process]; a plugin has one transport",
+			`:8: process.allow_outisde: unknown key (did you mean "allow_outside"?)`}},
 		{"wrong type", "name = \"g\"\nkind = \"gate\"\nversion = \"1.0.0\"\napi = \"one\"\n",
 			[]string{`:4: api: incompatible types: TOML value has type string; destination has type integer`}},
 	}
