@@ -41,8 +41,10 @@ func applyByHand(d *sdk.Decision, s sdk.State) []sdk.Token {
 
 // TestApplyAgreesWithTheRule: random states and decisions (ids that repeat,
 // adds that replace kept tokens and each other, removes past the scanning
-// limit) give the tokens the rule gives, in memory of exactly their size, with or without reserved room, and
-// leave the input alone.
+// limit) give the tokens the rule gives, in memory of exactly their size,
+// with or without reserved room (and with the added tokens written inside
+// it, where the state would hold them or elsewhere), and leave the input
+// and the decision's added tokens alone.
 func TestApplyAgreesWithTheRule(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	id := func() string { return fmt.Sprintf("t%d", rng.IntN(12)) }
@@ -60,10 +62,24 @@ func TestApplyAgreesWithTheRule(t *testing.T) {
 		}
 		before := append([]sdk.Token(nil), s.Tokens...)
 		want := applyByHand(d, s)
-		if i%2 == 1 {
+		switch i % 3 {
+		case 1:
 			d.ReserveApply(make([]sdk.Token, rng.IntN(8)))
+		case 2:
+			// The added tokens written inside the room: at its end after the
+			// tokens the state keeps (in place), or anywhere else.
+			room := make([]sdk.Token, len(d.Add)+rng.IntN(8))
+			at := rng.IntN(len(room) - len(d.Add) + 1)
+			inRoom := room[at : at+len(d.Add) : at+len(d.Add)]
+			copy(inRoom, d.Add)
+			d.Add = inRoom
+			d.ReserveApply(room)
 		}
+		addBefore := append([]sdk.Token(nil), d.Add...)
 		got := d.Apply(s).Tokens
+		if len(d.Add)+len(addBefore) > 0 && !reflect.DeepEqual(d.Add, addBefore) {
+			t.Fatalf("case %d: Apply changed d.Add: %v, was %v", i, d.Add, addBefore)
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d: state %v, remove %v, add %v:\n got %v\nwant %v", i, s.Tokens, d.Remove, d.Add, got, want)
 		}
@@ -115,5 +131,26 @@ func TestApplyUsesReservedRoomOnce(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("Apply with room allocates %.0f times, want 0", allocs)
+	}
+}
+
+// TestApplyKeepsAddedTokensInPlace: a navigator that wrote its added tokens
+// at the end of the room, after the tokens the state keeps, gets a state
+// built around them without a copy or an allocation; the state's added
+// tokens are the decision's.
+func TestApplyKeepsAddedTokensInPlace(t *testing.T) {
+	s := sdk.State{Tokens: []sdk.Token{{ID: "t1", Node: "a"}, {ID: "t2", Node: "b"}}}
+	room := make([]sdk.Token, 3)
+	d := &sdk.Decision{Remove: []string{"t2"}, Add: room[1:3:3]}
+	d.Add[0], d.Add[1] = sdk.Token{ID: "t3", Node: "c"}, sdk.Token{ID: "t4", Node: "d"}
+	allocs := testing.AllocsPerRun(100, func() {
+		d.ReserveApply(room)
+		got := d.Apply(s).Tokens
+		if len(got) != 3 || got[0].ID != "t1" || got[1].ID != "t3" || got[2].ID != "t4" || &got[1] != &d.Add[0] {
+			t.Fatalf("tokens %v", got)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Apply allocates %.0f times, want 0", allocs)
 	}
 }

@@ -445,6 +445,13 @@ type Decision struct {
 // holds can allocate that room together with its answer. room must be
 // memory nothing else holds; it is used at most once, and never by a copy
 // of d. It changes nothing on the wire.
+//
+// A navigator may also write the tokens it adds where the applied state
+// will hold them: d.Add the last len(d.Add) tokens of room, after as many
+// tokens as the state keeps. Apply then leaves them in place (when every
+// added token is new to the state and the state keeps that many), and the
+// returned state's added tokens are d.Add's own memory; otherwise it
+// allocates as if there were no room.
 func (d *Decision) ReserveApply(room []Token) {
 	d.room = room[:0:len(room)]
 	d.owner = unsafe.Pointer(d)
@@ -458,9 +465,27 @@ func (d *Decision) takeRoom(n int) []Token {
 	return d.room[:0:n]
 }
 
+// addIn reports whether d.Add lies in room[:n] (a room claimed for n
+// tokens), and whether exactly as its last len(d.Add) tokens.
+func (d *Decision) addIn(room []Token, n int) (overlaps, atEnd bool) {
+	if len(d.Add) == 0 || cap(room) == 0 {
+		return false, false
+	}
+	size := unsafe.Sizeof(Token{})
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(room)))
+	hi := lo + uintptr(cap(room))*size
+	a := uintptr(unsafe.Pointer(unsafe.SliceData(d.Add)))
+	b := a + uintptr(len(d.Add))*size
+	if b <= lo || a >= hi {
+		return false, false
+	}
+	return true, len(d.Add) <= n && &room[:n][n-len(d.Add)] == &d.Add[0]
+}
+
 // Apply applies d to s as the host does, returning the new state. It is
 // exported so that sdktest and navigator authors apply decisions exactly as
-// the host does.
+// the host does. Apply never changes s; the state it returns may share
+// d.Add's memory (see ReserveApply).
 func (d *Decision) Apply(s State) State {
 	out := s
 	var drop map[string]bool
@@ -471,19 +496,29 @@ func (d *Decision) Apply(s State) State {
 		}
 	}
 	// Count the tokens first, so that the new state is allocated once.
-	n := 0
+	kept, added := 0, 0
 	for i := range s.Tokens {
 		if !d.removed(s.Tokens[i].ID, drop) {
-			n++
+			kept++
 		}
 	}
 	for j := range d.Add {
 		if !d.replaces(j, s.Tokens, drop) {
-			n++
+			added++
 		}
 	}
+	n := kept + added
 	if n > 0 || len(d.Remove) > 0 {
 		toks := d.takeRoom(n)
+		inPlace := false
+		if overlaps, atEnd := d.addIn(toks, n); overlaps {
+			// Either the added tokens are already where the state holds
+			// them, or building there would overwrite d.Add.
+			inPlace = atEnd && added == len(d.Add)
+			if !inPlace {
+				toks = nil
+			}
+		}
 		if toks == nil {
 			toks = make([]Token, 0, n)
 		}
@@ -492,17 +527,21 @@ func (d *Decision) Apply(s State) State {
 				toks = append(toks, t)
 			}
 		}
-		for _, t := range d.Add {
-			replaced := false
-			for i := range toks {
-				if toks[i].ID == t.ID {
-					toks[i] = t
-					replaced = true
-					break
+		if inPlace {
+			toks = toks[:n]
+		} else {
+			for _, t := range d.Add {
+				replaced := false
+				for i := range toks {
+					if toks[i].ID == t.ID {
+						toks[i] = t
+						replaced = true
+						break
+					}
 				}
-			}
-			if !replaced {
-				toks = append(toks, t)
+				if !replaced {
+					toks = append(toks, t)
+				}
 			}
 		}
 		out.Tokens = toks

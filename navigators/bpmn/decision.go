@@ -73,7 +73,7 @@ func (m *answerMem) trace(tr []sdk.Event) []sdk.Event {
 // request, never the run's scratch.
 func (r *run) decision() *sdk.Decision {
 	r.seal()
-	adds, removes, live := 0, 0, 0
+	adds, dirty, removes, live := 0, 0, 0, 0
 	r.waiting = r.waiting[:0]
 	for _, t := range r.toks {
 		if t.dead {
@@ -85,6 +85,9 @@ func (r *run) decision() *sdk.Decision {
 		live++
 		if !t.orig || t.dirty {
 			adds++
+		}
+		if t.orig && t.dirty {
+			dirty++
 		}
 		if t.status == sdk.Parked && !hasString(r.waiting, t.n.id) {
 			r.waiting = append(r.waiting, t.n.id)
@@ -112,7 +115,18 @@ func (r *run) decision() *sdk.Decision {
 	if removes > 0 {
 		d.Remove = carve(&mem.strings, removes, chunkStrings)[:0]
 	}
-	if adds > 0 {
+	// Applied to the request's state, the decision leaves exactly the live
+	// tokens: the host's Apply builds them in room.
+	var room []sdk.Token
+	if live > 0 {
+		room = carve(&mem.tokens, live, chunkTokens)
+	}
+	switch {
+	case adds > 0 && dirty == 0:
+		// Every added token is new, so Apply appends them all after the
+		// tokens the state keeps: write them there, once.
+		d.Add = room[live-adds : live-adds : live]
+	case adds > 0:
 		d.Add = carve(&mem.tokens, adds, chunkTokens)[:0]
 	}
 	for _, t := range r.toks {
@@ -130,9 +144,7 @@ func (r *run) decision() *sdk.Decision {
 		}
 	}
 	if live > 0 {
-		// Applied to the request's state, the decision leaves exactly the
-		// live tokens: the host's Apply builds them here.
-		d.ReserveApply(carve(&mem.tokens, live, chunkTokens))
+		d.ReserveApply(room)
 	}
 	return d
 }
