@@ -15,12 +15,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/schema"
 )
 
 // The reference docs are generated from the declarations they describe —
-// the pipeline and project schemas (schema.Walk) and the cobra commands —
+// the pipeline, project, serve and plugin-manifest schemas (schema.Walk)
+// and the cobra commands —
 // by the hidden `sextant docs DIR` (go generate ./host/cli). TestDocsFresh
 // fails when the committed docs/reference differs from what it writes.
 
@@ -67,6 +69,10 @@ func referenceDocs(root *cobra.Command) map[string][]byte {
 		"project.md":           []byte(schemaPage("Project file", project.FileName, projectIntro, project.Spec)),
 		"pipeline.schema.json": jsonSchema("sextant pipeline", pipeline.Spec),
 		"project.schema.json":  jsonSchema("sextant project file (sextant.toml)", project.Spec),
+		"plugin-manifest.md":   []byte(schemaPage("Plugin manifest", plugin.ManifestFile, manifestIntro, plugin.ManifestSpec)),
+		"plugin.schema.json":   jsonSchema("sextant plugin manifest (plugin.toml)", plugin.ManifestSpec),
+		"serve.md":             []byte(schemaPage("Server file", "serve.toml", serveIntro, pipeline.ServerSpec)),
+		"serve.schema.json":    jsonSchema("sextant serve file (serve.toml)", pipeline.ServerSpec),
 	}
 	for name, b := range formatDocs() {
 		files[name] = b
@@ -84,6 +90,18 @@ with exit status 2. Defaults are applied from this same declaration.
 NAME stands for a name you choose (a step id, a provider name); [] for an
 element of an array of tables.`
 
+const manifestIntro = "A plugin folder holds `plugin.toml`, which says what the plugin is and where its code is.\n" +
+	"`sextant plugins list` and every command that loads plugins read it; each problem is reported\n" +
+	"as `plugin.toml:LINE: key: message` and the plugin is refused. Beyond these keys the host checks\n" +
+	"that exactly one of `[wasm]` and `[process]` is present, that `version` is a semantic version,\n" +
+	"that `api` is the one it speaks, and that the artifact exists inside the folder (and matches\n" +
+	"`sha256` when pinned)."
+
+const serveIntro = "`sextant serve --config serve.toml` configures the server without a pipeline: the\n" +
+	"recording proxy's upstreams and the HTTP API. Its `[providers.NAME]`, `[plugins.NAME]` and\n" +
+	"`[prices.MODEL]` blocks take a pipeline's keys (see [pipeline.md](pipeline.md)). Every key is\n" +
+	"checked at load, as a pipeline's are (`serve.toml:LINE: key: message`, exit status 2)."
+
 const projectIntro = "`sextant.toml` is found by walking up from the working directory, as git\n" +
 	"finds `.git`. It tells every command run in its directory or below where the\n" +
 	"store is (see the store rule in the README). Paths are relative to the file."
@@ -94,6 +112,8 @@ func referenceIndex(root *cobra.Command) string {
 	b.WriteString("# Reference\n\n")
 	b.WriteString("- [pipeline.md](pipeline.md): every key of a pipeline file, with type, default, bounds\n")
 	b.WriteString("- [project.md](project.md): `sextant.toml`, the project file\n")
+	b.WriteString("- [plugin-manifest.md](plugin-manifest.md): `plugin.toml`, a plugin folder's manifest ([JSON Schema](plugin.schema.json))\n")
+	b.WriteString("- [serve.md](serve.md): `serve.toml`, the server's file, `sextant serve --config` ([JSON Schema](serve.schema.json))\n")
 	b.WriteString(formatIndex)
 	fmt.Fprintf(&b, "- [cli/%s](cli/%s): every command, one page each\n", pageName(root), pageName(root))
 	b.WriteString(`
@@ -131,6 +151,14 @@ schema = { path = "docs/reference/dag.schema.json" }
 [[rule]]
 include = ["pipelines/**/*.chain.toml"]
 schema = { path = "docs/reference/chain.schema.json" }
+
+[[rule]]
+include = ["**/plugin.toml"]
+schema = { path = "docs/reference/plugin.schema.json" }
+
+[[rule]]
+include = ["**/serve.toml"]
+schema = { path = "docs/reference/serve.schema.json" }
 ` + "```" + `
 
 VS Code with Even Better TOML reads both (the ` + "`#:schema`" + ` line and ` + "`.taplo.toml`" + ` at the
@@ -164,7 +192,11 @@ func schemaPage(title, file, intro string, spec *schema.Block) string {
 		if f.Block != nil && f.Block.Open {
 			allowed = append(allowed, "other keys passed through")
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Path, f.Type, def, strings.Join(allowed, ", "), mdCell(f.Doc))
+		doc := mdCell(f.Doc)
+		if k.When != "" {
+			doc = "with `" + k.When + "`: " + doc
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Path, f.Type, def, strings.Join(allowed, ", "), doc)
 	})
 	return b.String()
 }
@@ -214,7 +246,34 @@ func blockSchema(b *schema.Block) map[string]any {
 	if len(required) > 0 {
 		s["required"] = required
 	}
+	if v := b.Variants; v != nil {
+		s["allOf"] = variantSchemas(b, v)
+	}
 	return s
+}
+
+// variantSchemas closes an open block for each of its variants, as the
+// loader does: a [[gates]] entry whose use names a built-in gate takes
+// that gate's options and no other key, and one naming a plugin stays open.
+func variantSchemas(b *schema.Block, v *schema.Variants) []any {
+	var out []any
+	for _, name := range v.Names() {
+		props := map[string]any{}
+		for _, f := range b.Fields {
+			props[f.Name] = map[string]any{}
+		}
+		for _, f := range v.Cases[name] {
+			props[f.Name] = fieldSchema(f)
+		}
+		out = append(out, map[string]any{
+			"if": map[string]any{
+				"properties": map[string]any{v.Key: map[string]any{"const": name}},
+				"required":   []string{v.Key},
+			},
+			"then": map[string]any{"properties": props, "additionalProperties": false},
+		})
+	}
+	return out
 }
 
 func fieldSchema(f schema.Field) map[string]any {
