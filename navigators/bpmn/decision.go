@@ -1,6 +1,10 @@
 package bpmn
 
-import "github.com/sextant-dev/sextant/sdk"
+import (
+	"unsafe"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
 
 // answerMem hands out the memory of answers: fresh arrays, carved in
 // exact sizes and never handed out twice, so a decision shares nothing
@@ -16,15 +20,15 @@ type answerMem struct {
 	strings   []string
 }
 
-// Chunk sizes, in elements: each fills one of the runtime's size classes
-// (2304, 2048, 4096 and 512 bytes). A request for more than half a chunk
-// gets its own array, so that one large answer does not waste most of a
-// chunk.
+// Chunk sizes, in elements: as many as fit in one of the runtime's size
+// classes (2688, 2048, 4096 and 512 bytes), so that little of a chunk is
+// rounding. A request for more than half a chunk gets its own array, so
+// that one large answer does not waste most of a chunk.
 const (
-	chunkDecisions = 16
-	chunkEvents    = 64
-	chunkTokens    = 36
-	chunkStrings   = 32
+	chunkDecisions = 2688 / int(unsafe.Sizeof(sdk.Decision{}))
+	chunkEvents    = 2048 / int(unsafe.Sizeof(sdk.Event{}))
+	chunkTokens    = 4096 / int(unsafe.Sizeof(sdk.Token{}))
+	chunkStrings   = 512 / int(unsafe.Sizeof(""))
 )
 
 // carve returns the first n elements of *chunk (a new chunk of size when
