@@ -111,4 +111,7 @@ type TaskResult struct {
 	Tokens        int     `json:"tokens"`
 	CostUSD       float64 `json:"cost_usd"`
 	Confidence    float64 `json:"confidence"`
+	// Rewards are the task's mean rewards on named dimensions (feedback
+	// with --reward NAME=X), compared as the metrics "reward.NAME".
+	Rewards map[string]float64 `json:"rewards,omitempty"`
 }

@@ -2645,6 +2645,9 @@ func (d *decoder) decTaskOutcome(v *TaskOutcome) error {
 
 func (e *encoder) encTaskResult(v *TaskResult) {
 	n := 8
+	if len(v.Rewards) > 0 {
+		n++
+	}
 	e.mapHeader(n)
 	e.b = append(e.b, 0xa7, 's', 'u', 'c', 'c', 'e', 's', 's')
 	e.bool(bool(v.Success))
@@ -2662,6 +2665,18 @@ func (e *encoder) encTaskResult(v *TaskResult) {
 	e.float(float64(v.CostUSD))
 	e.b = append(e.b, 0xaa, 'c', 'o', 'n', 'f', 'i', 'd', 'e', 'n', 'c', 'e')
 	e.float(float64(v.Confidence))
+	if len(v.Rewards) > 0 {
+		e.b = append(e.b, 0xa7, 'r', 'e', 'w', 'a', 'r', 'd', 's')
+		if v.Rewards == nil {
+			e.null()
+		} else {
+			e.mapHeader(len(v.Rewards))
+			for k1, v1 := range v.Rewards {
+				e.str(k1)
+				e.float(float64(v1))
+			}
+		}
+	}
 }
 
 func (d *decoder) decTaskResult(v *TaskResult) error {
@@ -2738,6 +2753,32 @@ func (d *decoder) decTaskResult(v *TaskResult) error {
 					return at("confidence", err)
 				}
 				v.Confidence = f
+			}
+		case "rewards":
+			if d.null() {
+				v.Rewards = nil
+			} else {
+				n, null, err := d.mapHeader()
+				if err != nil || null {
+					return at("rewards", err)
+				}
+				m1 := make(map[string]float64, n)
+				for range n {
+					k1, err := d.str()
+					if err != nil {
+						return at("rewards", err)
+					}
+					var v1 float64
+					if !d.null() {
+						f, err := d.float()
+						if err != nil {
+							return at("rewards", atKey(k1, err))
+						}
+						v1 = f
+					}
+					m1[k1] = v1
+				}
+				v.Rewards = m1
 			}
 		default:
 			if err := d.skip(); err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 )
 
 func (a *app) runsCommand() *cobra.Command {
-	var pipe, status, tag, rewardTag string
+	var pipe, status, tag, rewardTag, minRewardFlag string
 	var limit int
 	var asJSON bool
 	var sf storeFlags
@@ -32,7 +33,8 @@ func (a *app) runsCommand() *cobra.Command {
 		Short: "List recorded tasks, newest first",
 		Example: `  sextant runs --store pipelines/email-triage/.sextant
   sextant runs --status waiting --tag smoke --limit 20 --json
-  sextant runs --reward-tag wrong-tone`,
+  sextant runs --reward-tag wrong-tone
+  sextant runs --min-reward safety=0.5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q, err := query(pipe, status, tag, limit)
@@ -40,16 +42,33 @@ func (a *app) runsCommand() *cobra.Command {
 				return err
 			}
 			q.RewardTag = rewardTag
+			var s *store.Store
+			var filterErr error
+			if minRewardFlag != "" {
+				dim, lo, err := parseReward(minRewardFlag)
+				if err != nil {
+					return usageErr(fmt.Errorf("--min-reward: %w", err))
+				}
+				q.Match = func(t *store.Task) bool {
+					ok, err := meanRewardAtLeast(cmd.Context(), s, t.ID, dim, lo)
+					if err != nil && filterErr == nil {
+						filterErr = err
+					}
+					return ok
+				}
+			}
 			loc, err := a.locateTask(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}
-			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
-			if err != nil {
+			if s, err = a.openStore(cmd.Context(), loc.dir, readStore); err != nil {
 				return err
 			}
 			defer s.Close()
 			tasks, err := s.Tasks(cmd.Context(), q)
+			if err == nil && filterErr != nil {
+				return filterErr
+			}
 			// Past damage the list goes on; the error, which says
 			// what was left out, comes after it (exit 1).
 			damaged := err
@@ -85,6 +104,7 @@ func (a *app) runsCommand() *cobra.Command {
 	c.Flags().StringVar(&status, "status", "", "only tasks in this status (running, waiting, completed, failed, cancelled, incident, interrupted)")
 	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
 	c.Flags().StringVar(&rewardTag, "reward-tag", "", "only tasks with a reward tagged so (sextant feedback --tag)")
+	c.Flags().StringVar(&minRewardFlag, "min-reward", "", "only tasks whose mean reward is at least X; NAME=X for a named dimension")
 	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	sf.add(c, false)
@@ -422,12 +442,12 @@ const (
 )
 
 func (a *app) feedbackCommand() *cobra.Command {
-	var span, note, reward string
+	var span, note string
 	var asJSON bool
-	var tags []string
+	var tags, rewards []string
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "feedback TASK --reward X",
+		Use:   "feedback TASK --reward [NAME=]X",
 		Short: "Attach a reward to a task or one of its spans",
 		Long: `feedback records a reward on a task (or one span of it). A task succeeds in
 replay when its rewards' mean is above 0 (unless [score] decides).
@@ -438,36 +458,54 @@ bullets the task's run cited are counted helpful (reward > 0), harmful (< 0)
 or neutral (0), and — when the pipeline has no [score] success, so its runs
 could not learn when they ended — the run's curator delta ([evolve] delta) is
 applied; the result is recorded as the next strategy version, which the next
-run uses.`,
+run uses.
+
+A reward may name a dimension (--reward safety=1): each is kept, listed
+(sextant runs --min-reward safety=0.5), charted (/api/v1/metrics) and
+gated on (metric = "reward.safety") on its own; the unnamed one is the one
+success is decided by. Several --reward flags are stored together or not
+at all.`,
 		Example: `  sextant feedback 01JD3K… --reward 1 --tag correct
+  sextant feedback 01JD3K… --reward helpfulness=0.8 --reward safety=1
   sextant feedback 01JD3K… --span 3f2a9c0d1b2e4f56 --reward -0.5 --note "wrong tone"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := strconv.ParseFloat(reward, 64)
-			if err != nil || reward == "" || math.IsNaN(v) {
-				return usageErr(fmt.Errorf("--reward: %q is not a number", reward))
-			}
-			if v < minReward || v > maxReward {
-				return usageErr(fmt.Errorf("--reward: %s is out of range: want %g (bad) to %g (good)", reward, minReward, maxReward))
+			var rs []*store.Reward
+			seen := map[string]bool{}
+			for _, reward := range rewards {
+				dim, v, err := parseReward(reward)
+				if err != nil {
+					return usageErr(fmt.Errorf("--reward: %w", err))
+				}
+				if seen[dim] {
+					return usageErr(fmt.Errorf("--reward: dimension %q given twice", dim))
+				}
+				seen[dim] = true
+				rs = append(rs, &store.Reward{Task: args[0], SpanID: span, Dimension: dim, Value: v, Tags: tags, Note: note})
 			}
 			loc, err := a.locateTask(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}
-			r := &store.Reward{Task: args[0], SpanID: span, Value: v, Tags: tags, Note: note}
 			s, err := a.openStore(cmd.Context(), loc.dir, updateStore)
 			if err != nil {
 				srv, verr := serve.ViaServer(loc.dir, err)
 				if verr != nil {
 					return verr
 				}
-				if r, err = srv.AddReward(cmd.Context(), r); err != nil {
+				if rs, err = srv.AddRewards(cmd.Context(), rs); err != nil {
 					return apiErr(err)
 				}
 			} else {
 				defer s.Close()
-				if err := s.AddReward(cmd.Context(), r); err != nil {
+				if err := s.AddRewards(cmd.Context(), rs); err != nil {
 					return withInvalid(err) // an unknown task, execution or span
+				}
+			}
+			v, learn := 0.0, false
+			for _, r := range rs {
+				if r.Dimension == "" {
+					v, learn = r.Value, true
 				}
 			}
 			if sf.pipeline != "" && s == nil {
@@ -476,21 +514,31 @@ run uses.`,
 				if p, err := pipeline.Load(cmd.Context(), sf.pipeline, nil, pipeline.Options{}); err == nil && p.Evolve.Online {
 					fmt.Fprintf(a.stderr, "note: the reward went through sextant serve, which holds the store; online learning did not run (it needs the store to itself)\n")
 				}
-			} else if sf.pipeline != "" {
-				// An online pipeline learns from the feedback at once.
+			} else if sf.pipeline != "" && learn {
+				// An online pipeline learns from the feedback (its unnamed
+				// dimension) at once.
 				if err := a.learnFromFeedback(cmd.Context(), s, sf.pipeline, args[0], v); err != nil {
 					return err
 				}
 			}
 			if asJSON {
-				return writeJSON(a.stdout, r)
+				if len(rs) == 1 {
+					return writeJSON(a.stdout, rs[0])
+				}
+				return writeJSON(a.stdout, rs)
 			}
-			fmt.Fprintf(a.stdout, "reward #%d %+g on task %s\n", r.Seq, r.Value, r.Task)
+			for _, r := range rs {
+				if r.Dimension != "" {
+					fmt.Fprintf(a.stdout, "reward #%d %s %+g on task %s\n", r.Seq, r.Dimension, r.Value, r.Task)
+					continue
+				}
+				fmt.Fprintf(a.stdout, "reward #%d %+g on task %s\n", r.Seq, r.Value, r.Task)
+			}
 			return nil
 		},
 	}
 	c.ValidArgsFunction = a.completeTasks(&sf)
-	c.Flags().StringVar(&reward, "reward", "", "reward from -1 (bad) to 1 (good); a task succeeds when its rewards' mean is above 0 (required)")
+	c.Flags().StringArrayVar(&rewards, "reward", nil, "reward from -1 (bad) to 1 (good), optionally on a named dimension (safety=1; repeatable); a task succeeds when its unnamed rewards' mean is above 0 (required)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	c.Flags().StringVar(&span, "span", "", "span id the reward is about")
 	c.Flags().StringArrayVar(&tags, "tag", nil, "tag (repeatable)")
@@ -498,6 +546,41 @@ run uses.`,
 	sf.add(c, true)
 	_ = c.MarkFlagRequired("reward")
 	return c
+}
+
+// meanRewardAtLeast reports whether the task's mean reward on dimension
+// dim ("" the unnamed one) is at least lo; a task without such rewards
+// is not.
+func meanRewardAtLeast(ctx context.Context, s *store.Store, task, dim string, lo float64) (bool, error) {
+	if dim == "" {
+		n, sum, err := s.RewardStats(ctx, task)
+		return err == nil && n > 0 && sum/float64(n) >= lo, err
+	}
+	dims, err := s.DimensionStats(ctx, task)
+	if err != nil {
+		return false, err
+	}
+	d, ok := dims[dim]
+	return ok && d.Mean() >= lo, nil
+}
+
+// parseReward reads a --reward value: X, or NAME=X for a named dimension.
+func parseReward(s string) (dim string, v float64, err error) {
+	num := s
+	if name, val, ok := strings.Cut(s, "="); ok {
+		if err := store.ValidDimension(name); err != nil {
+			return "", 0, err
+		}
+		dim, num = name, val
+	}
+	v, err = strconv.ParseFloat(num, 64)
+	if err != nil || num == "" || math.IsNaN(v) {
+		return "", 0, fmt.Errorf("%q is not a number", s)
+	}
+	if v < minReward || v > maxReward {
+		return "", 0, fmt.Errorf("%s is out of range: want %g (bad) to %g (good)", s, minReward, maxReward)
+	}
+	return dim, v, nil
 }
 
 func (a *app) exportCommand() *cobra.Command {

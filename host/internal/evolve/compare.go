@@ -2,7 +2,9 @@ package evolve
 
 import (
 	"cmp"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -18,6 +20,11 @@ const (
 	MetricSteps         = "steps"               // mean steps per task
 	MetricTokens        = "tokens"              // mean tokens per task
 	MetricCostUSD       = "cost_usd"            // mean cost per task, in USD
+	// MetricRewardPrefix names the metrics of named reward dimensions:
+	// "reward.safety" is the mean of the tasks' safety rewards (a task
+	// without one counts 0, neutral). Compare reports one per dimension
+	// any task has, after the others, by name.
+	MetricRewardPrefix = "reward."
 )
 
 // The metric kinds of sdk.Metric.Kind.
@@ -60,11 +67,42 @@ func lookupMetric(name string) (metricDef, bool) {
 			return d, true
 		}
 	}
+	if dim, ok := strings.CutPrefix(name, MetricRewardPrefix); ok && dim != "" {
+		return dimensionDef(dim), true
+	}
 	return metricDef{}, false
 }
 
+// dimensionDef is the metric of a named reward dimension.
+func dimensionDef(dim string) metricDef {
+	return metricDef{MetricRewardPrefix + dim, false, true, func(r sdk.TaskResult) float64 { return r.Rewards[dim] }, 3}
+}
+
+// withDimensions returns metricDefs and the metric of every named reward
+// dimension in tasks, by name.
+func withDimensions(tasks []sdk.TaskOutcome) []metricDef {
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		for name := range t.Baseline.Rewards {
+			seen[name] = true
+		}
+		for name := range t.Candidate.Rewards {
+			seen[name] = true
+		}
+	}
+	if len(seen) == 0 {
+		return metricDefs
+	}
+	defs := slices.Clip(metricDefs)
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
+		defs = append(defs, dimensionDef(name))
+	}
+	return defs
+}
+
 // Compare builds the comparison gates judge: both strategies' refs, their
-// diff, every metric of MetricNames in that order, and the tasks sorted by
+// diff, every metric of MetricNames in that order (then one per named
+// reward dimension, MetricRewardPrefix), and the tasks sorted by
 // id. fidelity is the share of self-replays that reproduced their trace.
 // Config is left empty; Evaluate fills it per gate.
 //
@@ -78,7 +116,7 @@ func Compare(baseline, candidate *strategy.Strategy, tasks []sdk.TaskOutcome, fi
 		Baseline:  baseline.Ref(),
 		Candidate: candidate.Ref(),
 		Diff:      strategy.Diff(baseline, candidate).SDK(),
-		Metrics:   computeMetrics(sorted, metricDefs, opts),
+		Metrics:   computeMetrics(sorted, withDimensions(sorted), opts),
 		Tasks:     sorted,
 		Fidelity:  fidelity,
 	}

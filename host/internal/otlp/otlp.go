@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -351,6 +352,7 @@ type execKey struct{ task, exec string }
 // when any span is bad. It returns how many spans were stored.
 func (h *Handler) Store(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (int, error) {
 	var spans []store.Span
+	var rewards []*store.Reward
 	type execInfo struct {
 		pipeline, trace string
 		start, end      time.Time
@@ -371,6 +373,9 @@ func (h *Handler) Store(ctx context.Context, req *coltracepb.ExportTraceServiceR
 			for k, sp := range ss.GetSpans() {
 				where := fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", i, j, k)
 				out, err := h.convert(sp, res, service)
+				if err == nil {
+					err = spanRewards(&out, &rewards)
+				}
 				if err != nil {
 					return 0, &badPayload{msg: where + ": " + err.Error()}
 				}
@@ -417,7 +422,49 @@ func (h *Handler) Store(ctx context.Context, req *coltracepb.ExportTraceServiceR
 	if err := st.AppendSpans(ctx, spans); err != nil {
 		return 0, err
 	}
+	if len(rewards) > 0 {
+		if err := st.AddRewards(ctx, rewards); err != nil {
+			return 0, err
+		}
+	}
 	return len(spans), nil
+}
+
+// AttrReward on a span is a reward on its task, aimed at the span, from
+// -1 (bad) to 1 (good): AttrReward itself the unnamed dimension,
+// AttrReward+".NAME" the dimension NAME (sextant feedback --reward
+// NAME=X). The attributes stay on the span as sent.
+const AttrReward = "sextant.reward"
+
+// spanRewards appends the rewards sp's attributes carry, checked.
+func spanRewards(sp *store.Span, out *[]*store.Reward) error {
+	for _, k := range slices.Sorted(maps.Keys(sp.Attributes)) {
+		dim, ok := strings.CutPrefix(k, AttrReward)
+		if !ok || (dim != "" && dim[0] != '.') {
+			continue
+		}
+		dim = strings.TrimPrefix(dim, ".")
+		if k != AttrReward {
+			if err := store.ValidDimension(dim); err != nil {
+				return fmt.Errorf("attribute %s: %w", k, err)
+			}
+		}
+		v := sp.Attributes[k]
+		var f float64
+		switch v.Kind() {
+		case store.KindFloat:
+			f = v.Float()
+		case store.KindInt:
+			f = float64(v.Int())
+		default:
+			return fmt.Errorf("attribute %s: want a number from -1 to 1", k)
+		}
+		if !(f >= -1 && f <= 1) { // NaN too
+			return fmt.Errorf("attribute %s: %v is out of range: want -1 (bad) to 1 (good)", k, f)
+		}
+		*out = append(*out, &store.Reward{Task: sp.Task, SpanID: sp.SpanID, Dimension: dim, Value: f, Created: sp.End})
+	}
+	return nil
 }
 
 var kinds = map[tracepb.Span_SpanKind]store.SpanKind{

@@ -480,9 +480,11 @@ func (w *worker) task(ctx context.Context, id string, sc *score) ([]Result, erro
 		}
 	}
 	recorded := recordedTrace(tree)
-	var rewards []float64
+	var rewards []float64 // the unnamed dimension's
 	for _, r := range tree.Rewards {
-		rewards = append(rewards, r.Value)
+		if r.Dimension == "" {
+			rewards = append(rewards, r.Value)
+		}
 	}
 	digest := ""
 	if w.cfg.Cache != nil {
@@ -629,6 +631,13 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		o.Reward = mean(rewards)
 	case o.Success:
 		o.Reward = 1
+	}
+	// Named dimensions are the feedback given; a replay cannot change it.
+	for name, d := range store.Dimensions(tree.Rewards) {
+		if o.Rewards == nil {
+			o.Rewards = map[string]float64{}
+		}
+		o.Rewards[name] = d.Mean()
 	}
 	res.Outcome = o
 	// A skipped result is not cached (the next replay may have the

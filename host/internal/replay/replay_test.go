@@ -141,7 +141,7 @@ func TestCandidateReplay(t *testing.T) {
 		if b.Task != c.Task || b.Strategy != "2.0.0" || c.Strategy != "2.1.0" || c.SelfReplay || c.Misses != 0 {
 			t.Fatalf("pair %d: %+v / %+v", i, b, c)
 		}
-		if b.Outcome != c.Outcome {
+		if !reflect.DeepEqual(b.Outcome, c.Outcome) {
 			changed++
 		}
 	}

@@ -164,14 +164,46 @@ func (c *Client) send(ctx context.Context, method, path, ctype string, body io.R
 
 // AddReward adds a reward to a task (POST /api/v1/tasks/{id}/rewards).
 func (c *Client) AddReward(ctx context.Context, r *store.Reward) (*store.Reward, error) {
-	v := r.Value
-	var out store.Reward
-	err := c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(r.Task)+"/rewards",
-		RewardRequest{Value: &v, SpanID: r.SpanID, Execution: r.Execution, Tags: r.Tags, Note: r.Note}, &out)
+	rs, err := c.AddRewards(ctx, []*store.Reward{r})
 	if err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return rs[0], nil
+}
+
+// AddRewards adds rewards to one task, on distinct dimensions, in one
+// request (POST /api/v1/tasks/{id}/rewards): all of them or none. They
+// must share the task, span, execution, tags and note of the first.
+func (c *Client) AddRewards(ctx context.Context, rs []*store.Reward) ([]*store.Reward, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	r := rs[0]
+	req := RewardRequest{SpanID: r.SpanID, Execution: r.Execution, Tags: r.Tags, Note: r.Note}
+	for _, x := range rs {
+		if x.Dimension == "" {
+			v := x.Value
+			req.Value = &v
+			continue
+		}
+		if req.Dimensions == nil {
+			req.Dimensions = map[string]float64{}
+		}
+		req.Dimensions[x.Dimension] = x.Value
+	}
+	path := "/api/v1/tasks/" + url.PathEscape(r.Task) + "/rewards"
+	if req.Dimensions == nil {
+		var out store.Reward
+		if err := c.do(ctx, http.MethodPost, path, req, &out); err != nil {
+			return nil, err
+		}
+		return []*store.Reward{&out}, nil
+	}
+	var out RewardsResponse
+	if err := c.do(ctx, http.MethodPost, path, req, &out); err != nil {
+		return nil, err
+	}
+	return out.Rewards, nil
 }
 
 // Run starts a run of one of the server's pipelines and waits for it

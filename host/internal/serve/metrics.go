@@ -22,13 +22,23 @@ type MetricRow struct {
 	SuccessRate float64 `json:"success_rate"`
 	Rewarded    int     `json:"rewarded"`
 	MeanReward  float64 `json:"mean_reward"`
-	Tokens      int64   `json:"tokens"`
-	CostUSD     float64 `json:"cost_usd"`
+	// Dimensions are the named reward dimensions (sextant feedback
+	// --reward safety=1): per dimension, the tasks rewarded on it and the
+	// mean of their mean rewards.
+	Dimensions map[string]*DimensionRow `json:"dimensions,omitempty"`
+	Tokens     int64                    `json:"tokens"`
+	CostUSD    float64                  `json:"cost_usd"`
 	// MeanLatencyMS is the mean wall time of the tasks' live executions
 	// that ended.
 	MeanLatencyMS float64 `json:"mean_latency_ms"`
 
 	latencies int
+}
+
+// DimensionRow is one named reward dimension of a MetricRow.
+type DimensionRow struct {
+	Rewarded   int     `json:"rewarded"`
+	MeanReward float64 `json:"mean_reward"`
 }
 
 func (s *Server) metrics(r *http.Request) (int, any, error) {
@@ -71,6 +81,24 @@ func (s *Server) metrics(r *http.Request) (int, any, error) {
 			row.MeanReward += mean // a sum until the end
 			row.Rewarded++
 		}
+		// Named dimensions are not in the summary: the task's rewards
+		// are read (a seek and a handful of records).
+		dims, err := s.opts.Store.DimensionStats(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		for name, d := range dims {
+			if row.Dimensions == nil {
+				row.Dimensions = map[string]*DimensionRow{}
+			}
+			dr := row.Dimensions[name]
+			if dr == nil {
+				dr = &DimensionRow{}
+				row.Dimensions[name] = dr
+			}
+			dr.Rewarded++
+			dr.MeanReward += d.Mean() // a sum until the end
+		}
 		for _, ex := range t.Executions {
 			if ex.Mode != "" && ex.Mode != "live" {
 				continue
@@ -98,6 +126,9 @@ func (s *Server) metrics(r *http.Request) (int, any, error) {
 		}
 		if row.Rewarded > 0 {
 			row.MeanReward /= float64(row.Rewarded)
+		}
+		for _, dr := range row.Dimensions {
+			dr.MeanReward /= float64(dr.Rewarded)
 		}
 		if row.latencies > 0 {
 			row.MeanLatencyMS /= float64(row.latencies)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -206,13 +208,24 @@ func (s *Server) getRecording(r *http.Request) (int, any, error) {
 	return 200, rec, nil
 }
 
-// RewardRequest is the body of POST /api/v1/tasks/{id}/rewards.
+// RewardRequest is the body of POST /api/v1/tasks/{id}/rewards: a value
+// (the unnamed dimension), rewards on named dimensions, or both — stored
+// together or not at all.
 type RewardRequest struct {
-	Value     *float64 `json:"value"`
-	SpanID    string   `json:"span_id,omitempty"`
-	Execution string   `json:"execution,omitempty"`
-	Tags      []string `json:"tags,omitempty"`
-	Note      string   `json:"note,omitempty"`
+	Value *float64 `json:"value,omitempty"`
+	// Dimensions are rewards by dimension name (helpfulness, safety, …).
+	Dimensions map[string]float64 `json:"dimensions,omitempty"`
+	SpanID     string             `json:"span_id,omitempty"`
+	Execution  string             `json:"execution,omitempty"`
+	Tags       []string           `json:"tags,omitempty"`
+	Note       string             `json:"note,omitempty"`
+}
+
+// RewardsResponse answers a RewardRequest with dimensions: every reward
+// stored, the unnamed one first, then by dimension name. A request
+// without dimensions is answered with its one reward.
+type RewardsResponse struct {
+	Rewards []*store.Reward `json:"rewards"`
 }
 
 func (s *Server) addReward(r *http.Request) (int, any, error) {
@@ -221,23 +234,39 @@ func (s *Server) addReward(r *http.Request) (int, any, error) {
 	if err := decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
-	if req.Value == nil {
-		return 0, nil, badRequest("value: required, from %g (bad) to %g (good)", minReward, maxReward)
+	if req.Value == nil && len(req.Dimensions) == 0 {
+		return 0, nil, badRequest("value: required (or dimensions), from %g (bad) to %g (good)", minReward, maxReward)
 	}
-	if v := *req.Value; v < minReward || v > maxReward {
-		return 0, nil, badRequest("value: %g is out of range: want %g (bad) to %g (good)", v, minReward, maxReward)
+	if v := req.Value; v != nil && (*v < minReward || *v > maxReward) {
+		return 0, nil, badRequest("value: %g is out of range: want %g (bad) to %g (good)", *v, minReward, maxReward)
 	}
 	if len(req.Note) > 4096 {
 		return 0, nil, badRequest("note: longer than 4096 bytes")
 	}
-	rw := &store.Reward{Task: id, SpanID: req.SpanID, Execution: req.Execution, Value: *req.Value, Tags: req.Tags, Note: req.Note}
-	if err := s.opts.Store.AddReward(r.Context(), rw); err != nil {
+	var rs []*store.Reward
+	if req.Value != nil {
+		rs = append(rs, &store.Reward{Task: id, SpanID: req.SpanID, Execution: req.Execution, Value: *req.Value, Tags: req.Tags, Note: req.Note})
+	}
+	for _, name := range slices.Sorted(maps.Keys(req.Dimensions)) {
+		v := req.Dimensions[name]
+		if err := store.ValidDimension(name); err != nil {
+			return 0, nil, badRequest("dimensions: %v", err)
+		}
+		if v < minReward || v > maxReward || math.IsNaN(v) {
+			return 0, nil, badRequest("dimensions.%s: %g is out of range: want %g (bad) to %g (good)", name, v, minReward, maxReward)
+		}
+		rs = append(rs, &store.Reward{Task: id, SpanID: req.SpanID, Execution: req.Execution, Dimension: name, Value: v, Tags: req.Tags, Note: req.Note})
+	}
+	if err := s.opts.Store.AddRewards(r.Context(), rs); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return 0, nil, notFound("%v", err)
 		}
 		return 0, nil, err
 	}
-	return http.StatusCreated, rw, nil
+	if len(req.Dimensions) == 0 {
+		return http.StatusCreated, rs[0], nil
+	}
+	return http.StatusCreated, RewardsResponse{Rewards: rs}, nil
 }
 
 // RunRequest is the body of POST /api/v1/runs.

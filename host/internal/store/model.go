@@ -237,10 +237,14 @@ type Span struct {
 
 // Reward is feedback on a task, optionally aimed at one span of it.
 type Reward struct {
-	Task      string    `json:"task"`
-	Seq       uint64    `json:"seq"` // assigned by the store, per task
-	Execution string    `json:"execution,omitempty"`
-	SpanID    string    `json:"span_id,omitempty"`
+	Task      string `json:"task"`
+	Seq       uint64 `json:"seq"` // assigned by the store, per task
+	Execution string `json:"execution,omitempty"`
+	SpanID    string `json:"span_id,omitempty"`
+	// Dimension names what the reward measures (helpfulness, safety, …);
+	// empty is the unnamed dimension, the one replay scores success by and
+	// the task summary counts. See ValidDimension.
+	Dimension string    `json:"dimension,omitempty"`
 	Value     float64   `json:"value"`
 	Tags      []string  `json:"tags,omitempty"`
 	Note      string    `json:"note,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -17,61 +18,87 @@ import (
 // unset. A reward aimed at a span (SpanID) or an execution must name one
 // of the task's.
 func (s *Store) AddReward(ctx context.Context, r *Reward) error {
-	if err := checkReward(r); err != nil {
-		return fmt.Errorf("add reward: %w", err)
+	return s.AddRewards(ctx, []*Reward{r})
+}
+
+// AddRewards stores several rewards, as AddReward does, in one
+// transaction: all of them or none (one feedback on several dimensions).
+func (s *Store) AddRewards(ctx context.Context, rs []*Reward) error {
+	for _, r := range rs {
+		if err := checkReward(r); err != nil {
+			return fmt.Errorf("add reward: %w", err)
+		}
 	}
+	now := s.Now()
+	s.rewards.Lock()
+	defer s.rewards.Unlock()
+	done := make([]Reward, len(rs))
+	err := s.update(ctx, func(txn *badger.Txn) error {
+		for i, r := range rs {
+			var err error
+			if done[i], err = s.addReward(ctx, txn, *r, now); err != nil {
+				return fmt.Errorf("add reward to task %q: %w", r.Task, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, r := range rs {
+		*r = done[i]
+	}
+	return nil
+}
+
+// addReward writes r in txn and returns it as written (sequence number
+// and created time set); the caller's reward changes only once the
+// transaction commits, so a retried transaction starts afresh.
+func (s *Store) addReward(ctx context.Context, txn *badger.Txn, r Reward, now time.Time) (Reward, error) {
 	if r.Created.IsZero() {
-		r.Created = s.Now()
+		r.Created = now
 	}
 	r.Created = r.Created.UTC()
 	r.Tags = normTags(r.Tags)
-	s.rewards.Lock()
-	defer s.rewards.Unlock()
-	err := s.update(ctx, func(txn *badger.Txn) error {
-		if ok, err := exists(txn, taskKey(r.Task)); err != nil || !ok {
-			if err == nil {
-				err = fmt.Errorf("task %q: %w", r.Task, ErrNotFound)
-			}
-			return err
+	if ok, err := exists(txn, taskKey(r.Task)); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("task %q: %w", r.Task, ErrNotFound)
 		}
-		if r.Execution != "" {
-			if ok, err := exists(txn, execKey(r.Task, r.Execution)); err != nil || !ok {
-				if err == nil {
-					err = fmt.Errorf("execution %q: %w", r.Execution, ErrNotFound)
-				}
-				return err
-			}
-		}
-		if r.SpanID != "" {
-			if err := findSpan(ctx, txn, r.Task, r.SpanID); err != nil {
-				return err
-			}
-		}
-		last, err := lastSeq(txn, rewardPrefix(r.Task))
-		if err != nil {
-			return err
-		}
-		if r.Seq == 0 {
-			r.Seq = last + 1
-		}
-		val, err := s.encode(r)
-		if err != nil {
-			return err
-		}
-		for _, tag := range r.Tags {
-			if err := txn.Set(rewardTagKey(tag, r.Task), nil); err != nil {
-				return err
-			}
-		}
-		if err := txn.Set(rewardKey(r.Task, r.Seq), val); err != nil {
-			return err
-		}
-		return setRewardSum(ctx, txn, r, last)
-	})
-	if err != nil {
-		return fmt.Errorf("add reward to task %q: %w", r.Task, err)
+		return r, err
 	}
-	return nil
+	if r.Execution != "" {
+		if ok, err := exists(txn, execKey(r.Task, r.Execution)); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("execution %q: %w", r.Execution, ErrNotFound)
+			}
+			return r, err
+		}
+	}
+	if r.SpanID != "" {
+		if err := findSpan(ctx, txn, r.Task, r.SpanID); err != nil {
+			return r, err
+		}
+	}
+	last, err := lastSeq(txn, rewardPrefix(r.Task))
+	if err != nil {
+		return r, err
+	}
+	if r.Seq == 0 {
+		r.Seq = last + 1
+	}
+	val, err := s.encode(&r)
+	if err != nil {
+		return r, err
+	}
+	for _, tag := range r.Tags {
+		if err := txn.Set(rewardTagKey(tag, r.Task), nil); err != nil {
+			return r, err
+		}
+	}
+	if err := txn.Set(rewardKey(r.Task, r.Seq), val); err != nil {
+		return r, err
+	}
+	return r, setRewardSum(ctx, txn, &r, last)
 }
 
 func checkReward(r *Reward) error {
@@ -85,6 +112,11 @@ func checkReward(r *Reward) error {
 	}
 	if r.SpanID != "" {
 		if err := validHexID("span id", r.SpanID, 8); err != nil {
+			return err
+		}
+	}
+	if r.Dimension != "" {
+		if err := ValidDimension(r.Dimension); err != nil {
 			return err
 		}
 	}
@@ -163,4 +195,66 @@ func (s *Store) Rewards(ctx context.Context, task string) ([]Reward, error) {
 		return nil, fmt.Errorf("read rewards of task %q: %w", task, err)
 	}
 	return out, nil
+}
+
+// ValidDimension checks a reward dimension's name: a letter, then letters,
+// digits, '_' or '-', at most 64 bytes — a name that reads the same in a
+// flag (--reward safety=1), a gate metric (reward.safety), an OTLP
+// attribute (sextant.reward.safety) and a JSON key.
+func ValidDimension(name string) error {
+	if name == "" || len(name) > 64 {
+		return invalidf("reward dimension %q: want 1 to 64 bytes", name)
+	}
+	for i, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-'):
+		default:
+			return invalidf("reward dimension %q: want a letter, then letters, digits, '_' or '-'", name)
+		}
+	}
+	return nil
+}
+
+// DimensionStat is the count and the sum of one dimension's rewards.
+type DimensionStat struct {
+	N   int     `json:"n"`
+	Sum float64 `json:"sum"`
+}
+
+// Mean is the dimension's mean reward (0 without rewards).
+func (d DimensionStat) Mean() float64 {
+	if d.N == 0 {
+		return 0
+	}
+	return d.Sum / float64(d.N)
+}
+
+// Dimensions adds up rewards per named dimension (the unnamed one is
+// left out: the task summary keeps it). Nil when none is named.
+func Dimensions(rewards []Reward) map[string]DimensionStat {
+	var out map[string]DimensionStat
+	for _, r := range rewards {
+		if r.Dimension == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]DimensionStat{}
+		}
+		d := out[r.Dimension]
+		d.N++
+		d.Sum += r.Value
+		out[r.Dimension] = d
+	}
+	return out
+}
+
+// DimensionStats reads a task's named reward dimensions from its reward
+// records (a task has few), for listing filters and metrics.
+func (s *Store) DimensionStats(ctx context.Context, task string) (map[string]DimensionStat, error) {
+	rs, err := s.Rewards(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	return Dimensions(rs), nil
 }

@@ -30,7 +30,7 @@ import (
 //	x/pstat/<pipeline>\x00<status>\x00<inv:8><task> (empty) index: a pipeline's tasks in a status
 //	x/sum/<task>/a                                 {status, pipeline, version}
 //	x/sum/<task>/e/<exec>                          {mode, latency_us}: one per execution
-//	x/sum/<task>/r                                 {n, sum}: the task's rewards
+//	x/sum/<task>/r                                 {n, sum}: the task's unnamed rewards
 //	x/sum/<task>/u/<exec>/<seq:8>                  {calls}: usage of provider-call spans, seq first
 const (
 	pStatus     = "x/status/"
@@ -94,8 +94,8 @@ type TaskSummary struct {
 	Version string
 	Status  Status
 	Created time.Time
-	// Rewards counts the task's rewards; RewardSum adds their values in
-	// the order they were given.
+	// Rewards counts the task's rewards of the unnamed dimension;
+	// RewardSum adds their values in the order they were given.
 	Rewards    int
 	RewardSum  float64
 	Executions []ExecutionSummary // in id order
@@ -264,6 +264,9 @@ func setRewardSum(ctx context.Context, txn *badger.Txn, r *Reward, last uint64) 
 		N   int     `json:"n"`
 		Sum float64 `json:"sum"`
 	}
+	if r.Dimension != "" {
+		return nil // the summary counts the unnamed dimension only
+	}
 	key := sumRewardKey(r.Task)
 	err := get(txn, key, &cur)
 	switch {
@@ -275,7 +278,7 @@ func setRewardSum(ctx context.Context, txn *badger.Txn, r *Reward, last uint64) 
 		// The scan sees this transaction's pending write of r.
 		err = scanTxn(ctx, txn, rewardPrefix(r.Task), func(k, v []byte) error {
 			var rw Reward
-			if err := decode(k, v, &rw); err != nil {
+			if err := decode(k, v, &rw); err != nil || rw.Dimension != "" {
 				return err
 			}
 			cur.N++
@@ -339,7 +342,7 @@ func (z *summarizer) add(key, sub, val []byte) error {
 		z.ts.Executions = append(z.ts.Executions, execSummary(&e))
 	case subReward:
 		var r Reward
-		if err := decode(key, val, &r); err != nil {
+		if err := decode(key, val, &r); err != nil || r.Dimension != "" {
 			return err
 		}
 		z.ts.Rewards++
@@ -616,7 +619,8 @@ func (s *Store) EachSummary(ctx context.Context, q Query, fn func(*TaskSummary) 
 	return nil
 }
 
-// RewardStats returns the count and the sum of a task's rewards, from its
+// RewardStats returns the count and the sum of a task's rewards of the
+// unnamed dimension (see DimensionStats for the others), from its
 // summary (or, in a store written before summaries, its rewards). A task
 // without rewards, or unknown, has none.
 func (s *Store) RewardStats(ctx context.Context, task string) (n int, sum float64, err error) {
@@ -638,7 +642,7 @@ func (s *Store) RewardStats(ctx context.Context, task string) (n int, sum float6
 		}
 		return scanTxn(ctx, txn, rewardPrefix(task), func(key, val []byte) error {
 			var r Reward
-			if err := decode(key, val, &r); err != nil {
+			if err := decode(key, val, &r); err != nil || r.Dimension != "" {
 				return err
 			}
 			n++
