@@ -87,13 +87,13 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		if err := setTaskIndexes(txn, t); err != nil {
 			return err
 		}
-		if err := s.setTaskDerived(txn, t); err != nil {
+		if err := s.setTaskDerived(txn, t, nil); err != nil {
 			return err
 		}
 		if err := txn.Set(execKey(t.ID, e.ID), eval); err != nil {
 			return err
 		}
-		if err := txn.Set(sumExecKey(t.ID, e.ID), sumExecValue(e)); err != nil {
+		if err := txn.Set(sumExecKey(sumPrefix(t.Created, t.ID), e.ID), sumExecValue(e)); err != nil {
 			return err
 		}
 		failpoint.Hit(failpoint.CheckpointCommit)

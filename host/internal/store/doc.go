@@ -17,7 +17,7 @@
 // ascending scan lists newest first.
 //
 //	key                                   value
-//	m/meta                                {layout}: the key layout version (3)
+//	m/meta                                {layout}: the key layout version (4)
 //	m/lease                               {pid, host, started}: the lease of the last writer (lease.go)
 //	t/<task>/a                            Task (its input and truth too, unless they are large)
 //	t/<task>/b/input                      a large task's input (JSON), written once (body.go)
@@ -33,7 +33,9 @@
 //	x/rtag/<tag>\x00<task>                (empty) index: tasks with a reward with a tag
 //	x/status/<status>\x00<inv:8><task>     (empty) index: tasks in a status (derived)
 //	x/pstat/<pipeline>\x00<status>\x00<inv:8><task>  (empty) index: a pipeline's tasks in a status (derived)
-//	x/sum/<task>/…                        a task's summary for lists and metrics (derived, summary.go)
+//	x/sat/<task>                          where the task's summary is (derived, summary.go)
+//	x/sum/<inv:8><task>/…                 a task's summary for lists and metrics (derived)
+//	x/spend/<task>/…                      usage of spans staged before their task (derived)
 //	m/derive                              (present while derived keys are rebuilt)
 //	r/<hash>                              Recording, by canonical request hash
 //	g/<name>/<version>                    StrategyRecord

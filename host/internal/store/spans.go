@@ -69,8 +69,12 @@ func (s *Store) putExecution(ctx context.Context, e *Execution, create bool) err
 				return err
 			}
 		}
-		if err := txn.Set(sumExecKey(e.Task, e.ID), sumExecValue(e)); err != nil {
+		if p, ok, err := sumAt(txn, e.Task); err != nil {
 			return err
+		} else if ok {
+			if err := txn.Set(sumExecKey(p, e.ID), sumExecValue(e)); err != nil {
+				return err
+			}
 		}
 		return txn.Set(key, val)
 	})
@@ -224,10 +228,12 @@ func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
 			break
 		}
 		txn := s.db.NewTransaction(true)
+		err = placeUsage(txn, kvs)
 		for _, e := range kvs {
-			if err = txn.Set(e.k, e.v); err != nil {
+			if err != nil {
 				break
 			}
+			err = txn.Set(e.k, e.v)
 		}
 		if err != nil {
 			txn.Discard()
@@ -422,6 +428,9 @@ func (s *Store) writeKVs(ctx context.Context, kvs []kv) error {
 	defer s.wmu.RUnlock()
 	txn := s.db.NewTransaction(true)
 	defer func() { txn.Discard() }()
+	if err := placeUsage(txn, kvs); err != nil {
+		return err
+	}
 	for _, e := range kvs {
 		err := txn.Set(e.k, e.v)
 		if errors.Is(err, badger.ErrTxnTooBig) {
@@ -603,8 +612,12 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 			if err := txn.Set(execKey(c.Task, c.Execution), val); err != nil {
 				return err
 			}
-			if err := txn.Set(sumExecKey(c.Task, c.Execution), sumExecValue(&ex)); err != nil {
+			if p, ok, err := sumAt(txn, c.Task); err != nil {
 				return err
+			} else if ok {
+				if err := txn.Set(sumExecKey(p, c.Execution), sumExecValue(&ex)); err != nil {
+					return err
+				}
 			}
 			ended = ex.Status == StatusCompleted || ex.Status == StatusFailed
 		} else if len(spans) == 0 { // checkSpans checked the execution otherwise
@@ -614,6 +627,9 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 				}
 				return err
 			}
+		}
+		if err := placeUsage(txn, kvs); err != nil {
+			return err
 		}
 		for _, e := range kvs {
 			if err := txn.Set(e.k, e.v); err != nil {

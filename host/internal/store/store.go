@@ -34,10 +34,11 @@ var (
 // newer layout instead of misreading it (or writing without keeping the
 // derived keys). Layout 2 added the derived keys (summary.go); layout 3
 // keeps a large task body under keys of its own (body.go), which an older
-// sextant would read as a task without input. A writer migrates an older
+// sextant would read as a task without input; layout 4 keys the task
+// summaries by created time. A writer migrates an older
 // store at Open by building its derived keys again; its records read as
 // they are.
-const layoutVersion = 3
+const layoutVersion = 4
 
 // Config holds the options of Open. The zero Config is the default:
 // durable checkpoints, the built-in redaction patterns, the wall clock,

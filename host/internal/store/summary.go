@@ -22,20 +22,32 @@ import (
 // changes what they derive from writes them in its own transaction (a
 // task's status, its executions' end, its rewards, its spans' usage), so
 // they are never behind the records; Import and the migration of a store
-// of layout 1 build them from the records (rebuildDerived), with
+// of an older layout build them from the records (rebuildDerived), with
 // m/derive set meanwhile so that a crash part-way is finished at the
 // next writer's Open and readers do not trust them until then.
 //
+// Summaries are keyed by the task's created time, as the task indexes
+// are, so that metrics over the newest tasks read them in one forward
+// scan beside the index instead of a seek per task; x/sat/<task> records
+// where a task's summary is, for the writes that know only the task id.
+// Usage of spans staged before their task is written waits under
+// x/spend/ until the task is created (adoptPending).
+//
 //	x/status/<status>\x00<inv:8><task>             (empty) index: tasks in a status
 //	x/pstat/<pipeline>\x00<status>\x00<inv:8><task> (empty) index: a pipeline's tasks in a status
-//	x/sum/<task>/a                                 {status, pipeline, version}
-//	x/sum/<task>/e/<exec>                          {mode, latency_us}: one per execution
-//	x/sum/<task>/r                                 {n, sum}: the task's unnamed rewards
-//	x/sum/<task>/u/<exec>/<seq:8>                  {calls}: usage of provider-call spans, seq first
+//	x/sat/<task>                                   <inv:8> in decimal: where the task's summary is
+//	x/sum/<inv:8><task>/a                          {status, pipeline, version}
+//	x/sum/<inv:8><task>/e/<exec>                   {mode, latency_us}: one per execution
+//	x/sum/<inv:8><task>/r                          {n, sum}: the task's unnamed rewards
+//	x/sum/<inv:8><task>/u/<exec>/<seq:8>           {calls}: usage of provider-call spans, seq first
+//	x/spend/<task>                                 (empty) the task has usage waiting for it
+//	x/spend/<task>/<exec>/<seq:8>                  {calls}: usage of spans staged before their task
 const (
 	pStatus     = "x/status/"
 	pPipeStatus = "x/pstat/"
 	pSum        = "x/sum/"
+	pSumAt      = "x/sat/"
+	pSumPending = "x/spend/"
 	keyDerive   = "m/derive"
 )
 
@@ -48,25 +60,182 @@ const (
 )
 
 // derivedPrefixes are the key ranges rebuildDerived replaces whole.
-var derivedPrefixes = []string{pStatus, pPipeStatus, pSum}
+var derivedPrefixes = []string{pStatus, pPipeStatus, pSumAt, pSum, pSumPending}
 
-func sumPrefix(task string) []byte {
-	b := make([]byte, 0, len(pSum)+len(task)+40)
-	b = append(b, pSum...)
+// sumPrefix is x/sum/<inv:8><task>/, where the summary of the task
+// created then is.
+func sumPrefix(created time.Time, task string) []byte {
+	return sumPrefixInv(invTime(created), task)
+}
+
+func sumPrefixInv(inv uint64, task string) []byte {
+	b := make([]byte, 0, len(pSum)+8+len(task)+40)
+	b = binary.BigEndian.AppendUint64(append(b, pSum...), inv)
 	b = append(b, task...)
 	return append(b, '/')
 }
 
-func sumTaskKey(task string) []byte   { return append(sumPrefix(task), sumTask) }
-func sumRewardKey(task string) []byte { return append(sumPrefix(task), sumReward) }
+// The keys beneath a summary's prefix p (sumPrefix). They append to a
+// copy of p.
+func sumTaskKey(p []byte) []byte   { return append(slices.Clip(p), sumTask) }
+func sumRewardKey(p []byte) []byte { return append(slices.Clip(p), sumReward) }
 
-func sumExecKey(task, exec string) []byte {
-	return append(append(sumPrefix(task), sumExec, '/'), exec...)
+func sumExecKey(p []byte, exec string) []byte {
+	return append(append(slices.Clip(p), sumExec, '/'), exec...)
 }
 
-func sumUsageKey(task, exec string, seq uint64) []byte {
-	b := append(append(sumPrefix(task), sumUsage, '/'), exec...)
+func sumUsageKey(p []byte, exec string, seq uint64) []byte {
+	b := append(append(slices.Clip(p), sumUsage, '/'), exec...)
 	return binary.BigEndian.AppendUint64(append(b, '/'), seq)
+}
+
+func sumAtKey(task string) []byte { return append([]byte(pSumAt), task...) }
+
+func sumAtValue(created time.Time) []byte {
+	return strconv.AppendUint([]byte{schemaVersion}, invTime(created), 10)
+}
+
+func pendingMarkKey(task string) []byte { return append([]byte(pSumPending), task...) }
+
+func pendingPrefix(task string) []byte {
+	return append(append([]byte(pSumPending), task...), '/')
+}
+
+// pendingUsageKey is where usageKVs puts usage: placeUsage moves it
+// beneath the task's summary, or leaves it waiting for its task.
+func pendingUsageKey(task, exec string, seq uint64) []byte {
+	b := append(append(pendingPrefix(task), exec...), '/')
+	return binary.BigEndian.AppendUint64(b, seq)
+}
+
+// sumAt returns the prefix of a task's summary, and false if the task
+// has none (it is not written, or was left without one as unreadable).
+func sumAt(txn *badger.Txn, task string) ([]byte, bool, error) {
+	key := sumAtKey(task)
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var p []byte
+	err = item.Value(func(val []byte) error {
+		js, err := unseal(key, val)
+		if err != nil {
+			return err
+		}
+		inv, err := strconv.ParseUint(string(js), 10, 64)
+		if err != nil {
+			return &DamageError{Task: task, Key: printableKey(key), Err: fmt.Errorf("decode %s: %w", printableKey(key), err)}
+		}
+		p = sumPrefixInv(inv, task)
+		return nil
+	})
+	return p, err == nil, err
+}
+
+// placeUsage moves the usage entries of kvs (usageKVs) beneath their
+// tasks' summaries, in txn, which is to write them; the usage of a task
+// without a summary yet (staged spans) stays pending, marked so that the
+// task's creation adopts it. Reading x/sat/<task> in txn makes a commit
+// racing the task's creation a conflict rather than a lost entry.
+func placeUsage(txn *badger.Txn, kvs []kv) error {
+	var (
+		task       string
+		prefix     []byte
+		looked, ok bool
+	)
+	for i := range kvs {
+		k := kvs[i].k
+		if !bytes.HasPrefix(k, []byte(pSumPending)) {
+			continue
+		}
+		rest := k[len(pSumPending):]
+		slash := bytes.IndexByte(rest, '/')
+		if slash < 0 {
+			continue
+		}
+		if !looked || string(rest[:slash]) != task {
+			task, looked = string(rest[:slash]), true
+			var err error
+			if prefix, ok, err = sumAt(txn, task); err != nil {
+				return err
+			}
+			if !ok {
+				if err := txn.Set(pendingMarkKey(task), nil); err != nil {
+					return err
+				}
+			}
+		}
+		if ok {
+			nk := append(append(slices.Clip(prefix), sumUsage, '/'), rest[slash+1:]...)
+			kvs[i].k = nk
+		}
+	}
+	return nil
+}
+
+// adoptPending moves usage staged before the task was written beneath
+// its summary at p.
+func adoptPending(txn *badger.Txn, task string, p []byte) error {
+	mark := pendingMarkKey(task)
+	if ok, err := exists(txn, mark); err != nil || !ok {
+		return err
+	}
+	prefix := pendingPrefix(task)
+	var moved []kv
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefix
+	it := txn.NewIterator(opts)
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		item := it.Item()
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		moved = append(moved, kv{item.KeyCopy(nil), v})
+	}
+	it.Close()
+	for _, e := range moved {
+		if err := txn.Delete(e.k); err != nil {
+			return err
+		}
+		nk := append(append(slices.Clip(p), sumUsage, '/'), e.k[len(prefix):]...)
+		if err := txn.Set(nk, e.v); err != nil {
+			return err
+		}
+	}
+	return txn.Delete(mark)
+}
+
+// moveSummary moves the summary of a task whose created time changed
+// from old to p.
+func moveSummary(txn *badger.Txn, old, p []byte) error {
+	var moved []kv
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = old
+	it := txn.NewIterator(opts)
+	for it.Seek(old); it.ValidForPrefix(old); it.Next() {
+		item := it.Item()
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		moved = append(moved, kv{item.KeyCopy(nil), v})
+	}
+	it.Close()
+	for _, e := range moved {
+		if err := txn.Delete(e.k); err != nil {
+			return err
+		}
+		if err := txn.Set(append(slices.Clip(p), e.k[len(old):]...), e.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func statusIndexKey(st Status, created time.Time, task string) []byte {
@@ -204,13 +373,39 @@ func appendNumber(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
-// setTaskDerived writes a task's summary and status index entries.
-func (s *Store) setTaskDerived(txn setter, t *Task) error {
+// setTaskDerived writes a task's summary and status index entries; old
+// is the task as it was, nil for a task created in txn. x/sat/<task> is
+// written only when the summary moves, so that status changes do not
+// conflict with span bursts, which read it (placeUsage).
+func (s *Store) setTaskDerived(txn *badger.Txn, t, old *Task) error {
 	val, err := s.sumTaskValue(t)
 	if err != nil {
 		return err
 	}
-	if err := txn.Set(sumTaskKey(t.ID), val); err != nil {
+	p := sumPrefix(t.Created, t.ID)
+	switch {
+	case old == nil:
+		if err := txn.Set(sumAtKey(t.ID), sumAtValue(t.Created)); err != nil {
+			return err
+		}
+		if err := adoptPending(txn, t.ID, p); err != nil {
+			return err
+		}
+	case invTime(old.Created) != invTime(t.Created):
+		op, ok, err := sumAt(txn, t.ID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := moveSummary(txn, op, p); err != nil {
+				return err
+			}
+		}
+		if err := txn.Set(sumAtKey(t.ID), sumAtValue(t.Created)); err != nil {
+			return err
+		}
+	}
+	if err := txn.Set(sumTaskKey(p), val); err != nil {
 		return err
 	}
 	if err := txn.Set(statusIndexKey(t.Status, t.Created, t.ID), nil); err != nil {
@@ -229,13 +424,13 @@ func deleteTaskDerived(txn *badger.Txn, t *Task) error {
 
 // usageKVs are the usage entries of a burst of encoded spans: one per
 // run of spans of the same execution that holds provider calls, keyed by
-// the run's first call. Writing the same spans again writes the same
+// the run's first call, under x/spend/ until placeUsage places them. Writing the same spans again writes the same
 // entries; readers drop a call listed twice (readSummary).
 func usageKVs(spans []Span, kvs []kv) []kv {
 	var calls []CallUsage
 	flush := func(sp *Span) {
 		if len(calls) > 0 {
-			kvs = append(kvs, kv{sumUsageKey(sp.Task, sp.Execution, calls[0].Seq), sumUsageValue(calls)})
+			kvs = append(kvs, kv{pendingUsageKey(sp.Task, sp.Execution, calls[0].Seq), sumUsageValue(calls)})
 			calls = calls[:0]
 		}
 	}
@@ -267,8 +462,12 @@ func setRewardSum(ctx context.Context, txn *badger.Txn, r *Reward, last uint64) 
 	if r.Dimension != "" {
 		return nil // the summary counts the unnamed dimension only
 	}
-	key := sumRewardKey(r.Task)
-	err := get(txn, key, &cur)
+	p, ok, err := sumAt(txn, r.Task)
+	if err != nil || !ok {
+		return err // no summary: readers add up the records
+	}
+	key := sumRewardKey(p)
+	err = get(txn, key, &cur)
 	switch {
 	case err == nil && r.Seq > last:
 		cur.N++
@@ -405,8 +604,10 @@ func (s *Store) derivedKVs(ts *TaskSummary, kvs []kv) ([]kv, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := sumPrefix(ts.Created, ts.ID)
 	kvs = append(kvs,
-		kv{sumTaskKey(ts.ID), val},
+		kv{sumAtKey(ts.ID), sumAtValue(ts.Created)},
+		kv{sumTaskKey(p), val},
 		kv{statusIndexKey(ts.Status, ts.Created, ts.ID), nil},
 		kv{pipeStatusKey(ts.Pipeline, ts.Status, ts.Created, ts.ID), nil})
 	for i := range ts.Executions {
@@ -416,9 +617,9 @@ func (s *Store) derivedKVs(ts *TaskSummary, kvs []kv) ([]kv, error) {
 			e.Started = time.Unix(0, 0)
 			e.Ended = e.Started.Add(es.Latency)
 		}
-		kvs = append(kvs, kv{sumExecKey(ts.ID, es.ID), sumExecValue(&e)})
+		kvs = append(kvs, kv{sumExecKey(p, es.ID), sumExecValue(&e)})
 		if len(es.Calls) > 0 {
-			kvs = append(kvs, kv{sumUsageKey(ts.ID, es.ID, es.Calls[0].Seq), sumUsageValue(es.Calls)})
+			kvs = append(kvs, kv{sumUsageKey(p, es.ID, es.Calls[0].Seq), sumUsageValue(es.Calls)})
 		}
 	}
 	if ts.Rewards > 0 {
@@ -426,56 +627,84 @@ func (s *Store) derivedKVs(ts *TaskSummary, kvs []kv) ([]kv, error) {
 		if err != nil {
 			return nil, err
 		}
-		kvs = append(kvs, kv{sumRewardKey(ts.ID), val})
+		kvs = append(kvs, kv{sumRewardKey(p), val})
 	}
 	return kvs, nil
 }
 
 // readSummary reads a task's summary from its derived keys, using it, an
 // iterator over pSum; created is the task's created time (from an index
-// key). A task without a stored summary is summarized from its records.
+// key). Summaries are in index order, so a walk of the time index finds
+// the iterator already at the next task's summary and need not seek. A
+// task without a stored summary is summarized from its records.
 func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id string, created time.Time) (*TaskSummary, error) {
-	prefix := sumPrefix(id)
+	prefix := sumPrefix(created, id)
 	ts := &TaskSummary{ID: id, Created: created}
 	found := false
-	var usage []kv
-	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+	if !it.Valid() || !bytes.HasPrefix(it.Item().Key(), prefix) {
+		it.Seek(prefix)
+	}
+	for ; it.ValidForPrefix(prefix); it.Next() {
 		item := it.Item()
 		key := item.Key()
 		sub := key[len(prefix):]
 		err := item.Value(func(val []byte) error {
 			switch sub[0] {
 			case sumTask:
-				var v sumTaskVal
-				if err := decode(key, val, &v); err != nil {
-					return err
+				v, ok := sumTaskVal{}, false
+				if js, err := unseal(key, val); err == nil {
+					v, ok = parseSumTask(js)
+				}
+				if !ok {
+					if err := decode(key, val, &v); err != nil {
+						return err
+					}
 				}
 				found = true
 				ts.Status, ts.Pipeline, ts.Version = v.Status, v.Pipeline, v.Version
 			case sumExec:
-				var v struct {
-					Mode      string `json:"mode"`
-					LatencyUS *int64 `json:"latency_us"`
+				es := ExecutionSummary{ID: string(sub[2:])}
+				ok := false
+				if js, err := unseal(key, val); err == nil {
+					es.Mode, es.Latency, es.Ended, ok = parseSumExec(js)
 				}
-				if err := decodeNumbers(key, val, &v); err != nil {
-					return err
-				}
-				es := ExecutionSummary{ID: string(sub[2:]), Mode: v.Mode}
-				if v.LatencyUS != nil {
-					es.Ended, es.Latency = true, time.Duration(*v.LatencyUS)*time.Microsecond
+				if !ok {
+					var v struct {
+						Mode      string `json:"mode"`
+						LatencyUS *int64 `json:"latency_us"`
+					}
+					if err := decodeNumbers(key, val, &v); err != nil {
+						return err
+					}
+					es.Mode = v.Mode
+					if v.LatencyUS != nil {
+						es.Ended, es.Latency = true, time.Duration(*v.LatencyUS)*time.Microsecond
+					}
 				}
 				ts.Executions = append(ts.Executions, es)
 			case sumReward:
-				var v struct {
-					N   int     `json:"n"`
-					Sum float64 `json:"sum"`
+				ok := false
+				if js, err := unseal(key, val); err == nil {
+					ts.Rewards, ts.RewardSum, ok = parseSumReward(js)
 				}
-				if err := decodeNumbers(key, val, &v); err != nil {
-					return err
+				if !ok {
+					var v struct {
+						N   int     `json:"n"`
+						Sum float64 `json:"sum"`
+					}
+					if err := decodeNumbers(key, val, &v); err != nil {
+						return err
+					}
+					ts.Rewards, ts.RewardSum = v.N, v.Sum
 				}
-				ts.Rewards, ts.RewardSum = v.N, v.Sum
 			case sumUsage:
-				usage = append(usage, kv{item.KeyCopy(nil), bytes.Clone(val)})
+				// Executions sort before usage (e < u): each is known here.
+				exec := sub[2 : len(sub)-9]
+				i := slices.IndexFunc(ts.Executions, func(es ExecutionSummary) bool { return es.ID == string(exec) })
+				if i < 0 {
+					return nil // a staged span of an execution not yet written
+				}
+				return addUsage(id, key, val, &ts.Executions[i])
 			}
 			return nil
 		})
@@ -486,30 +715,6 @@ func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id s
 	if !found {
 		return summarizeTxn(ctx, txn, id)
 	}
-	for _, u := range usage {
-		sub := u.k[len(prefix)+2:]
-		exec := string(sub[:len(sub)-9])
-		i := slices.IndexFunc(ts.Executions, func(es ExecutionSummary) bool { return es.ID == exec })
-		if i < 0 {
-			continue // a staged span of an execution not yet written
-		}
-		var v struct {
-			Calls [][3]json.Number `json:"calls"`
-		}
-		if err := decodeNumbers(u.k, u.v, &v); err != nil {
-			return nil, err
-		}
-		es := &ts.Executions[i]
-		for _, c := range v.Calls {
-			seq, err1 := strconv.ParseUint(string(c[0]), 10, 64)
-			tok, err2 := c[1].Int64()
-			cost, err3 := c[2].Float64()
-			if err := errors.Join(err1, err2, err3); err != nil {
-				return nil, &DamageError{Task: id, Err: fmt.Errorf("decode %s: %w", printableKey(u.k), err)}
-			}
-			es.Calls = append(es.Calls, CallUsage{Seq: seq, Tokens: tok, CostUSD: cost})
-		}
-	}
 	for i := range ts.Executions {
 		es := &ts.Executions[i]
 		if !slices.IsSortedFunc(es.Calls, func(a, b CallUsage) int { return cmpSeq(a.Seq, b.Seq) }) || hasDupSeq(es.Calls) {
@@ -519,6 +724,34 @@ func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id s
 		}
 	}
 	return ts, nil
+}
+
+// addUsage adds the calls of usage entry key (value val) to es.
+func addUsage(task string, key, val []byte, es *ExecutionSummary) error {
+	js, err := unseal(key, val)
+	if err != nil {
+		return err
+	}
+	var ok bool
+	if es.Calls, ok = parseSumUsage(js, es.Calls); ok {
+		return nil
+	}
+	var v struct {
+		Calls [][3]json.Number `json:"calls"`
+	}
+	if err := decodeNumbers(key, val, &v); err != nil {
+		return err
+	}
+	for _, c := range v.Calls {
+		seq, err1 := strconv.ParseUint(string(c[0]), 10, 64)
+		tok, err2 := c[1].Int64()
+		cost, err3 := c[2].Float64()
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return &DamageError{Task: task, Err: fmt.Errorf("decode %s: %w", printableKey(key), err)}
+		}
+		es.Calls = append(es.Calls, CallUsage{Seq: seq, Tokens: tok, CostUSD: cost})
+	}
+	return nil
 }
 
 func cmpSeq(a, b uint64) int {
@@ -633,7 +866,11 @@ func (s *Store) RewardStats(ctx context.Context, task string) (n int, sum float6
 				N   int     `json:"n"`
 				Sum float64 `json:"sum"`
 			}
-			err := get(txn, sumRewardKey(task), &v)
+			p, ok, err := sumAt(txn, task)
+			if err != nil || !ok {
+				return err
+			}
+			err = get(txn, sumRewardKey(p), &v)
 			if errors.Is(err, ErrNotFound) {
 				return nil
 			}
@@ -804,15 +1041,35 @@ func (s *Store) rederive(ctx context.Context, ids []string) error {
 	var kvs []kv
 	for _, id := range ids {
 		err := s.view(ctx, func(txn *badger.Txn) error {
-			opts := badger.DefaultIteratorOptions
-			opts.PrefetchValues = false
-			opts.Prefix = sumPrefix(id)
-			it := txn.NewIterator(opts)
-			defer it.Close()
-			for it.Seek(opts.Prefix); it.ValidForPrefix(opts.Prefix); it.Next() {
-				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+			var prefixes [][]byte
+			if p, ok, err := sumAt(txn, id); err != nil {
+				return err
+			} else if ok {
+				prefixes = append(prefixes, p)
+				if err := wb.Delete(sumAtKey(id)); err != nil {
 					return err
 				}
+			}
+			if ok, err := exists(txn, pendingMarkKey(id)); err != nil {
+				return err
+			} else if ok {
+				prefixes = append(prefixes, pendingPrefix(id))
+				if err := wb.Delete(pendingMarkKey(id)); err != nil {
+					return err
+				}
+			}
+			for _, p := range prefixes {
+				opts := badger.DefaultIteratorOptions
+				opts.PrefetchValues = false
+				opts.Prefix = p
+				it := txn.NewIterator(opts)
+				for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+					if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+						it.Close()
+						return err
+					}
+				}
+				it.Close()
 			}
 			ts, err := summarizeTxn(ctx, txn, id)
 			if errors.Is(err, ErrNotFound) {

@@ -74,6 +74,13 @@ func writeMix(t *testing.T, s *Store) {
 	must(t, s.PutExecution(ctx, &Execution{Task: "m5", ID: "e9", Status: StatusCompleted, Started: t0, Ended: t0.Add(time.Second)}))
 	// Begin writes a task and its execution at once.
 	must(t, s.Begin(ctx, &Task{ID: "m6", Pipeline: "a"}, &Execution{ID: "e1"}, &Checkpoint{Step: 0}))
+	// Spans staged before their task is written (a run on Temporal): their
+	// usage waits for the task's creation.
+	must(t, s.StageSpans(ctx, []Span{callSpan("m7", "e1", 1, 3, 4, 0.5), callSpan("m7", "e1", 2, 5, 6, 0.125)}))
+	must(t, s.Begin(ctx, &Task{ID: "m7", Pipeline: "b"}, &Execution{ID: "e1"}, &Checkpoint{Step: 0}))
+	// A task whose created time changes: its summary moves.
+	must(t, s.UpdateTask(ctx, "m1", func(t *Task) error { t.Created = t.Created.Add(-time.Hour); return nil }))
+	must(t, s.AddReward(ctx, &Reward{Task: "m1", Value: 0.5}))
 }
 
 // derivedKeys returns every derived key and its value.
@@ -173,8 +180,8 @@ func TestDerivedKeysFollowWrites(t *testing.T) {
 	// What the summaries say, spelled out for a few tasks.
 	sums := map[string]*TaskSummary{}
 	must(t, s.EachSummary(ctx, Query{}, func(ts *TaskSummary) error { sums[ts.ID] = ts; return nil }))
-	if len(sums) != 7 {
-		t.Fatalf("%d summaries, want 7", len(sums))
+	if len(sums) != 8 {
+		t.Fatalf("%d summaries, want 8", len(sums))
 	}
 	m0 := sums["m0"]
 	if m0.Status != StatusCompleted || m0.Pipeline != "a" || m0.Version != "1.0" || m0.Rewards != 0 ||
@@ -190,6 +197,12 @@ func TestDerivedKeysFollowWrites(t *testing.T) {
 	}
 	if m5 := sums["m5"]; len(m5.Executions) != 2 || len(m5.Executions[1].Calls) != 2 || m5.Executions[1].Calls[1].CostUSD != 0.25 {
 		t.Errorf("m5: %+v", m5)
+	}
+	if m7 := sums["m7"]; len(m7.Executions) != 1 || len(m7.Executions[0].Calls) != 2 || m7.Executions[0].Calls[1].Tokens != 11 {
+		t.Errorf("m7 (staged before its task): %+v", m7)
+	}
+	if m1 := sums["m1"]; m1.Rewards != 2 || len(m1.Executions) != 1 || len(m1.Executions[0].Calls) != 3 {
+		t.Errorf("m1 (created time changed): %+v", m1)
 	}
 
 	// Lists by status and by pipeline and status walk their indexes.

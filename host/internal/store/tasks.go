@@ -51,7 +51,7 @@ func (s *Store) CreateTask(ctx context.Context, t *Task) error {
 		if err := setTaskIndexes(txn, t); err != nil {
 			return err
 		}
-		return s.setTaskDerived(txn, t)
+		return s.setTaskDerived(txn, t, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
@@ -190,7 +190,7 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 		if err := setTaskIndexes(txn, &t); err != nil {
 			return err
 		}
-		return s.setTaskDerived(txn, &t)
+		return s.setTaskDerived(txn, &t, &old)
 	})
 	if err != nil {
 		return fmt.Errorf("update task %q: %w", id, err)
