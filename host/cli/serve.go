@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/otlp"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/proxy"
@@ -45,10 +46,11 @@ replays with per-task outcomes, and the review queue.
 It listens on loopback unless --addr says otherwise; any other address needs
 a bearer token in $SEXTANT_SERVE_TOKEN, which every request must then send
 (Authorization: Bearer TOKEN). It answers only requests addressed to
-localhost, an IP address or a name given with --allow-host (403 otherwise,
-which stops DNS rebinding), and bounds connections per client and slow
-clients (--max-conns, --max-conns-per-ip, --read-timeout, --write-timeout,
---idle-timeout). While it runs, sextant run (of a pipeline it
+localhost, an IP address or a name given with --allow-host or in --config's
+allow_hosts (both count; 403 otherwise, which stops DNS rebinding), and
+bounds connections per client and slow clients (--max-conns,
+--max-conns-per-ip, --read-timeout, --write-timeout, --idle-timeout).
+While it runs, sextant run (of a pipeline it
 serves), feedback, resume, send, signal, import and review approve|reject on
 its store go through its API, gate, replay and merge record their verdict
 through it, reads (runs, show, export, review list) use the store's snapshots
@@ -102,7 +104,7 @@ OpenTelemetry.`,
 				return err
 			}
 			defer s.Close()
-			handlers, closeHandlers, err := a.serveHandlers(ctx, s, config, proxyMode{replay: replay, recordReplays: recordReplays, token: token})
+			handlers, fileHosts, closeHandlers, err := a.serveHandlers(ctx, s, config, proxyMode{replay: replay, recordReplays: recordReplays, token: token})
 			if err != nil {
 				s.Close()
 				if fresh {
@@ -112,7 +114,7 @@ OpenTelemetry.`,
 			}
 			defer closeHandlers(context.WithoutCancel(ctx))
 			srv, err := serve.New(serve.Options{Store: s, Pipelines: pipelines, Addr: addr, Token: token, Logger: a.logger, Version: version,
-				AllowHosts: allowHosts, Limits: lim,
+				AllowHosts: append(allowHosts, fileHosts...), Limits: lim, // the union: either may name a host
 				Handlers: handlers,
 				Prepare:  a.servePrepare(s)})
 			if err != nil {
@@ -143,10 +145,10 @@ OpenTelemetry.`,
 	}
 	c.Flags().StringVar(&addr, "addr", serve.DefaultAddr, "address to listen on (anything but loopback needs $"+serve.TokenEnv+")")
 	c.Flags().StringVar(&pipelines, "pipelines", "", "directory of pipelines the API may run (DIR/NAME/pipeline.toml, DIR/*.toml)")
-	c.Flags().StringVar(&config, "config", "", "server configuration (serve.toml): the proxy's [providers.NAME] blocks, [prices], [proxy] replay")
+	c.Flags().StringVar(&config, "config", "", "server configuration (serve.toml): the proxy's [providers.NAME] blocks, [prices], [proxy] replay, allow_hosts")
 	c.Flags().BoolVar(&replay, "replay", false, "the proxy answers from recordings only and never calls upstream")
 	c.Flags().BoolVar(&recordReplays, "record-replays", false, "store each replayed proxy call as a replay execution of its task (by default a replay stores nothing)")
-	c.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "a name clients reach the server by, besides localhost and IP addresses (repeatable); other Host headers get 403")
+	c.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "a name clients reach the server by, besides localhost and IP addresses (repeatable; added to --config's allow_hosts); other Host headers get 403")
 	c.Flags().IntVar(&lim.MaxConns, "max-conns", serve.DefaultMaxConns, "most connections open at once (1/8 of them kept for loopback clients)")
 	c.Flags().IntVar(&lim.MaxConnsPerIP, "max-conns-per-ip", serve.DefaultMaxConnsPerIP, "most connections open at once from one client other than loopback (IPv6: per /64)")
 	c.Flags().DurationVar(&lim.ReadTimeout, "read-timeout", serve.DefaultReadTimeout, "longest a client may take to send a request body")
@@ -188,26 +190,28 @@ type proxyMode struct {
 // proxy (its providers from config) and the OTLP/HTTP receiver. Spans the
 // proxy records are exported live when telemetry is on; spans received over
 // OTLP are not exported again.
-func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, mode proxyMode) (map[string]http.Handler, func(context.Context), error) {
+func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, mode proxyMode) (map[string]http.Handler, []string, func(context.Context), error) {
 	var reg *plugin.Registry
 	if config != "" {
 		if err := needFile("config", config); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var err error
 		if reg, err = a.registry(filepath.Dir(config)); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	exp, err := a.telemetry(ctx, s)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	var allowHosts []string
 	px, closeProviders, err := proxy.Open(ctx, proxy.OpenOptions{Config: config, Registry: reg, Store: s, Replay: mode.replay,
-		RecordReplays: mode.recordReplays, Secrets: []string{mode.token}, Logger: a.logger, OnSpans: exp.Spans})
+		RecordReplays: mode.recordReplays, Secrets: []string{mode.token}, Logger: a.logger, OnSpans: exp.Spans,
+		OnConfig: func(srv *pipeline.Server) { allowHosts = srv.AllowHosts }})
 	if err != nil {
 		a.shutdownTelemetry(ctx, exp)
-		return nil, nil, withInvalid(err)
+		return nil, nil, nil, withInvalid(err)
 	}
 	closeAll := func(ctx context.Context) {
 		closeProviders(ctx)
@@ -216,12 +220,12 @@ func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, 
 	recv, err := otlp.NewHandler(otlp.Config{Store: s, Prices: run.DefaultPrices(), Logger: a.logger})
 	if err != nil {
 		closeAll(ctx)
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	h := px.Handlers()
 	h[otlp.Route] = recv
 	maps.Copy(h, serve.SinkHandlers(s)) // Temporal workers write through these (sextant worker --store-url)
-	return h, closeAll, nil
+	return h, allowHosts, closeAll, nil
 }
 
 // pipelinesStore is the store serve holds when nothing names one (no

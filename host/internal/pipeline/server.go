@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"unicode/utf8"
 
+	"github.com/sextant-dev/sextant/host/internal/hostname"
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/sdk"
 	"github.com/sextant-dev/sextant/sdk/tomlpos"
@@ -20,6 +22,10 @@ type Server struct {
 	// blocks (Name is the proxy's task label); the rest is empty.
 	Pipeline *Pipeline
 	Proxy    Proxy
+	// AllowHosts are the names clients reach the server by, besides
+	// localhost and IP addresses (allow_hosts), checked and in the form
+	// hostname.Canon gives; --allow-host adds to them.
+	AllowHosts []string
 }
 
 // Proxy is the [proxy] block of serve.toml.
@@ -35,6 +41,7 @@ type Proxy struct {
 
 // ServerSpec is the declaration of serve.toml.
 var ServerSpec = &schema.Block{Name: "server", Fields: []schema.Field{
+	{Name: "allow_hosts", Type: schema.StringList, Doc: "names clients reach the server by, besides localhost and IP addresses (as --allow-host; the server answers to the names of both); other Host headers get 403"},
 	{Name: "proxy", Type: schema.Table, Doc: "the recording proxy (/v1/chat/completions, /v1/responses, /v1/embeddings, /v1/messages)", Block: &schema.Block{Fields: []schema.Field{
 		{Name: "name", Type: schema.String, Default: "proxy", Doc: "pipeline name of the tasks the proxy records"},
 		{Name: "replay", Type: schema.Bool, Default: false, Doc: "answer every call from recordings and never call upstream (a miss is an error)"},
@@ -84,6 +91,20 @@ func LoadServer(ctx context.Context, path string, res Resolver, opts Options) (*
 		}
 		if v, ok := raw["record_replays"].(bool); ok {
 			srv.Proxy.RecordReplays = v
+		}
+	}
+	if raw, ok := l.raw["allow_hosts"].([]any); ok {
+		for i, v := range raw {
+			s, ok := v.(string)
+			if !ok {
+				continue // the schema check reported it
+			}
+			n, err := hostname.Check(s)
+			if err != nil {
+				l.add([]string{"allow_hosts", strconv.Itoa(i)}, "%q: %v", s, err)
+				continue
+			}
+			srv.AllowHosts = append(srv.AllowHosts, n)
 		}
 	}
 	if probs := l.c.Problems(); len(probs) > 0 {

@@ -31,6 +31,9 @@ type OpenOptions struct {
 	Secrets []string
 	Logger  *slog.Logger
 	OnSpans func(spans []store.Span)
+	// OnConfig, if set, gets the loaded server configuration: the
+	// blocks that are not the proxy's (allow_hosts) are the caller's.
+	OnConfig func(*pipeline.Server)
 }
 
 // Open loads the server configuration (every problem at once, as
@@ -49,6 +52,9 @@ func Open(ctx context.Context, o OpenOptions) (*Proxy, func(context.Context), er
 		srv, err := pipeline.LoadServer(ctx, o.Config, o.Registry, pipeline.Options{})
 		if err != nil {
 			return nil, nil, err
+		}
+		if o.OnConfig != nil {
+			o.OnConfig(srv)
 		}
 		cfg.Replay = cfg.Replay || srv.Proxy.Replay
 		cfg.RecordReplays = cfg.RecordReplays || srv.Proxy.RecordReplays
