@@ -9,7 +9,6 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 // The reference pages of the file formats other than the pipeline: each
@@ -77,10 +76,10 @@ const scriptIntro = "The `script` provider answers from a rules file, so a pipel
 // scriptRulesSpec is the rules file's declaration, from builtins.ScriptRuleKeys
 // (and builtins.ScriptToolCallKeys for each rule's [[rule.tool_calls]]).
 func scriptRulesSpec() *schema.Block {
-	fields := configFields(builtins.ScriptRuleKeys)
+	fields := schema.FromConfig(builtins.ScriptRuleKeys)
 	for i := range fields {
 		if fields[i].Name == "tool_calls" {
-			fields[i].Type, fields[i].Block = schema.TableArray, &schema.Block{Fields: configFields(builtins.ScriptToolCallKeys)}
+			fields[i].Type, fields[i].Block = schema.TableArray, &schema.Block{Fields: schema.FromConfig(builtins.ScriptToolCallKeys)}
 		}
 	}
 	return &schema.Block{Name: "rules", Fields: []schema.Field{
@@ -91,9 +90,9 @@ func scriptRulesSpec() *schema.Block {
 
 func dagRoutineSpec() *schema.Block {
 	var fields []schema.Field
-	for _, f := range configFields(builtins.DAGRoutineKeys) {
+	for _, f := range schema.FromConfig(builtins.DAGRoutineKeys) {
 		if f.Name == "tasks" {
-			f.Type, f.Block = schema.TableMap, &schema.Block{Fields: configFields(builtins.DAGTaskKeys)}
+			f.Type, f.Block = schema.TableMap, &schema.Block{Fields: schema.FromConfig(builtins.DAGTaskKeys)}
 		}
 		fields = append(fields, f)
 	}
@@ -102,7 +101,7 @@ func dagRoutineSpec() *schema.Block {
 
 func chainRoutineSpec() *schema.Block {
 	var steps []schema.Field
-	for _, f := range configFields(builtins.ChainStepKeys) {
+	for _, f := range schema.FromConfig(builtins.ChainStepKeys) {
 		if f.Name == "chain" {
 			// A sub-chain's steps have these same keys; the declaration
 			// does not recurse, so editors accept any keys there.
@@ -111,28 +110,13 @@ func chainRoutineSpec() *schema.Block {
 		steps = append(steps, f)
 	}
 	var fields []schema.Field
-	for _, f := range configFields(builtins.ChainRoutineKeys) {
+	for _, f := range schema.FromConfig(builtins.ChainRoutineKeys) {
 		if f.Name == "steps" {
 			f.Type, f.Block = schema.TableArray, &schema.Block{Fields: steps}
 		}
 		fields = append(fields, f)
 	}
 	return &schema.Block{Name: "chain", Fields: fields}
-}
-
-// configFields turns a plugin's documented keys into schema fields.
-func configFields(cf []sdk.ConfigField) []schema.Field {
-	types := map[string]schema.Type{"string": schema.String, "number": schema.Number, "bool": schema.Bool,
-		"duration": schema.Duration, "list": schema.StringList, "table": schema.Any}
-	out := make([]schema.Field, 0, len(cf))
-	for _, f := range cf {
-		t, ok := types[f.Type]
-		if !ok {
-			t = schema.Any
-		}
-		out = append(out, schema.Field{Name: f.Name, Type: t, Required: f.Required, Default: f.Default, Doc: f.Doc})
-	}
-	return out
 }
 
 func routinesPage(dagSpec, chainSpec *schema.Block) string {
