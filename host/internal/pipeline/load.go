@@ -626,32 +626,10 @@ func (l *loader) pluginConfig(name string, config map[string]any, path ...string
 	if len(cfg) == 0 {
 		return
 	}
-	var fields []schema.Field
-	for _, f := range cfg {
-		fields = append(fields, schema.Field{Name: f.Name, Type: configType(f.Type), Required: f.Required})
-	}
+	fields := schema.FromConfig(cfg)
 	c := &schema.Checker{File: l.c.File, Index: l.c.Index}
 	c.Check(config, &schema.Block{Fields: fields}, path)
 	l.c.Append(c.Problems()...)
-}
-
-// configType maps a plugin's declared config type to a schema type.
-func configType(t string) schema.Type {
-	switch t {
-	case "number":
-		return schema.Number
-	case "bool":
-		return schema.Bool
-	case "duration":
-		return schema.Duration
-	case "list":
-		return schema.StringList
-	case "table":
-		return schema.Table
-	case "string":
-		return schema.String
-	}
-	return schema.Any
 }
 
 // fallbackCycle returns "a → b → a" when fallbacks loop.

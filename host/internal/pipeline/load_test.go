@@ -25,7 +25,7 @@ func (staticResolver) Plugin(name string) (sdk.Kind, []sdk.ConfigField, bool) {
 	k, ok := installed[name]
 	switch name {
 	case "pii-gate":
-		return k, []sdk.ConfigField{{Name: "patterns", Type: "list"}}, true
+		return k, []sdk.ConfigField{{Name: "patterns", Type: "list"}, {Name: "weights", Type: "table"}}, true
 	case "records":
 		return k, []sdk.ConfigField{{Name: "key", Type: "string"}, {Name: "kinds", Type: "list"}}, true
 	}
@@ -213,6 +213,22 @@ func TestLoadErrors(t *testing.T) {
 				t.Fatalf("got:\n%s\nwant:\n%s", got, strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestPluginTableSetting: a plugin setting declared as a table takes any
+// table (its keys are the plugin's) and refuses anything else.
+func TestPluginTableSetting(t *testing.T) {
+	doc := "name = \"m\"\n[routine]\nnavigator = \"bpmn\"\nfile = \"r.bpmn\"\n[providers.default]\nuse = \"script\"\n" +
+		"[steps.classify]\nkind = \"llm\"\nprompt = \"x\"\n[steps.act]\nkind = \"expr\"\nset = { a = \"1\" }\n" +
+		"[steps.confirm]\nkind = \"human\"\nquestion = \"ok?\"\n[[gates]]\nuse = \"pii-gate\"\n"
+	if _, err := Load(context.Background(), setup(t, doc+"weights = { email = 2, phone = { x = 1 } }\n"), staticResolver{}, Options{}); err != nil {
+		t.Fatalf("a table setting: %v", err)
+	}
+	_, err := Load(context.Background(), setup(t, doc+"weights = \"heavy\"\n"), staticResolver{}, Options{})
+	want := fmt.Sprintf(`:%d: gates[0].weights: want table, got string "heavy"`, strings.Count(doc, "\n")+1)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want the table setting refused", err)
 	}
 }
 
