@@ -320,6 +320,7 @@ func (l *loader) validate(p *Pipeline) {
 	// Expressions.
 	l.expression(p.Score.Success, "score", "success")
 	l.expression(p.Score.Reward, "score", "reward")
+	l.assertions(p)
 
 	// Gates and grants.
 	for i, g := range p.Gates {

@@ -109,6 +109,17 @@ type Limits struct {
 type Score struct {
 	Success string `json:"success,omitempty"`
 	Reward  string `json:"reward,omitempty"`
+	// Assert are checks of the output a task must all pass to succeed.
+	Assert []Assertion `json:"assert,omitempty"`
+}
+
+// Assertion is one [[score.assert]] entry.
+type Assertion struct {
+	Type   string `json:"type"` // one of AssertTypes
+	Value  string `json:"value,omitempty"`
+	Schema string `json:"schema,omitempty"` // file, relative to the pipeline
+	Of     string `json:"of,omitempty"`     // expression; default output
+	Name   string `json:"name,omitempty"`   // reward dimension it gives
 }
 
 // Replay is the [replay] block.

@@ -27,12 +27,12 @@ var BuiltinGates = map[string][]schema.Field{
 	"cooldown":    nil,
 	"constraints": nil,
 	"no-regression": {
-		{Name: "metric", Type: schema.String, Default: "success_rate", Doc: "metric that must not drop"},
+		{Name: "metric", Type: schema.String, Default: "success_rate", Doc: "metric that must not drop; reward.NAME is a named reward dimension (feedback --reward NAME=X, or a named [[score.assert]])"},
 		{Name: "confidence", Type: schema.Number, Default: 0.95, Doc: "confidence level of the interval"},
 		{Name: "tolerance", Type: schema.Number, Default: 0.0, Doc: "largest acceptable drop (CI upper bound of the drop)"},
 	},
 	"improvement": {
-		{Name: "metric", Type: schema.String, Default: "success_rate", Doc: "metric that must improve"},
+		{Name: "metric", Type: schema.String, Default: "success_rate", Doc: "metric that must improve; reward.NAME as for no-regression"},
 		{Name: "confidence", Type: schema.Number, Default: 0.95, Doc: "confidence level of the interval"},
 		{Name: "min_effect", Type: schema.Number, Default: 0.0, Doc: "smallest improvement the CI lower bound must clear"},
 	},
@@ -98,6 +98,15 @@ var (
 		{Name: "output", Type: schema.Number, Required: true, Bound: schema.NonNegative, Doc: "USD per million output tokens"},
 	}}
 
+	// assertBlock is one [[score.assert]] entry.
+	assertBlock = &schema.Block{Fields: []schema.Field{
+		{Name: "type", Type: schema.String, Required: true, Enum: AssertTypes, Doc: "contains: the text holds value; regex: the text matches value (RE2); json_schema: the output (JSON) is valid against the schema file; rubric and similar are not supported yet"},
+		{Name: "value", Type: schema.String, Doc: "contains: the substring; regex: the pattern"},
+		{Name: "schema", Type: schema.String, Doc: "json_schema: JSON Schema file, relative to the pipeline"},
+		{Name: "of", Type: schema.String, Doc: "expression over output, truth, input, vars giving what is checked (a string as is, anything else as JSON); default: output"},
+		{Name: "name", Type: schema.String, Doc: "reward dimension the check also gives (1 pass, -1 fail), for reward.NAME gates"},
+	}}
+
 	// Spec is the whole pipeline.toml.
 	Spec = &schema.Block{Name: "pipeline", Fields: []schema.Field{
 		{Name: "name", Type: schema.String, Required: true, Doc: "pipeline name"},
@@ -125,6 +134,7 @@ var (
 		{Name: "score", Type: schema.Table, Doc: "how a finished task is scored", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "success", Type: schema.String, Doc: "expression over output, truth, input, vars: did the task succeed"},
 			{Name: "reward", Type: schema.String, Doc: "expression giving a numeric reward"},
+			{Name: "assert", Type: schema.TableArray, Block: assertBlock, Doc: "checks of the output beside success: a task succeeds only when every one passes"},
 		}}},
 		{Name: "replay", Type: schema.Table, Doc: "how recorded tasks are replayed", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "dataset", Type: schema.String, Doc: "JSONL dataset (default: the store's own tasks)"},

@@ -152,6 +152,13 @@ func fingerprint(p *pipeline.Pipeline, reg *plugin.Registry, version string) (st
 			return "", err
 		}
 	}
+	for _, a := range p.Score.Assert { // a json_schema assertion's verdict
+		if a.Schema != "" {
+			if err := file("assert schema "+a.Schema, p.Path(a.Schema)); err != nil {
+				return "", err
+			}
+		}
+	}
 	names := []string{p.Routine.Navigator}
 	providers := make([]string, 0, len(p.Providers))
 	for n, pr := range p.Providers {

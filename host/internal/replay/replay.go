@@ -419,9 +419,10 @@ func stratum(tags []string, by string) string {
 	return ""
 }
 
-// score holds the compiled [score] expressions.
+// score holds the compiled [score] expressions and assertions.
 type score struct {
 	success, reward *vm.Program
+	asserts         []*assertion
 }
 
 func compileScore(p *run.Prepared) (*score, error) {
@@ -436,6 +437,13 @@ func compileScore(p *run.Prepared) (*score, error) {
 		if s.reward, err = expr.Compile(src); err != nil {
 			return nil, fmt.Errorf("score.reward: %w", err)
 		}
+	}
+	for i, a := range p.Pipeline.Score.Assert {
+		c, err := compileAssertion(p.Pipeline, a)
+		if err != nil {
+			return nil, fmt.Errorf("score.assert.%d: %w", i, err)
+		}
+		s.asserts = append(s.asserts, c)
 	}
 	return &s, nil
 }
@@ -621,6 +629,21 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		o.Success = mean(rewards) > 0
 	default:
 		o.Success = true
+	}
+	// Assertions: every one must pass; a named one is also a reward
+	// dimension (1 pass, -1 fail).
+	for _, a := range sc.asserts {
+		ok := rr.Status == store.StatusCompleted && a.check(env)
+		o.Success = o.Success && ok
+		if a.name != "" {
+			if o.Rewards == nil {
+				o.Rewards = map[string]float64{}
+			}
+			o.Rewards[a.name] = -1
+			if ok {
+				o.Rewards[a.name] = 1
+			}
+		}
 	}
 	switch {
 	case sc.reward != nil:
