@@ -41,6 +41,7 @@ func (a *app) cancelCommand() *cobra.Command {
 	var reason string
 	var asJSON bool
 	var sf storeFlags
+	var tf temporalFlags
 	c := &cobra.Command{
 		Use:   "cancel TASK",
 		Short: "Cancel a run: a running one stops, a waiting one ends",
@@ -52,7 +53,10 @@ tool call in flight is abandoned and not recorded; what the run handed over
 before stays in its record. A task that no process runs (waiting, in an
 incident, interrupted) ends at once. When another process holds the store
 (a sextant run, run --wait or resume, or a sextant serve), the cancel goes
-to it, over the store's socket or through the server's API.
+to it, over the store's socket or through the server's API. With --temporal,
+the run is one on Temporal (sextant run --temporal): its workflow is
+cancelled, a step in flight stops at its next heartbeat, and the workers
+record the task cancelled.
 
 Cancelled tasks are never replayed (only completed ones are) and sextant
 export leaves them out unless asked for with --status cancelled.
@@ -60,12 +64,20 @@ export leaves them out unless asked for with --status cancelled.
 A task that has already ended is an error (exit 2), and so is a task that
 another operator cancels at the same moment: one of the two wins.`,
 		Example: `  sextant cancel 01JD3K… --reason "customer withdrew the request"
-  sextant cancel 01JD3K… --store pipelines/email-triage/.sextant --json`,
+  sextant cancel 01JD3K… --store pipelines/email-triage/.sextant --json
+  sextant cancel 01JD3K… --temporal localhost:7233 --reason "duplicate"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			task := args[0]
 			req := cancelRequest{Task: task, By: store.Operator(), Reason: reason}
+			if tf.addr != "" {
+				res, err := a.cancelOnTemporal(ctx, tf, req)
+				if err != nil {
+					return err
+				}
+				return a.reportCancel(res, asJSON)
+			}
 			loc, err := a.locateTask(ctx, &sf)
 			if err != nil {
 				return err
@@ -90,6 +102,7 @@ another operator cancels at the same moment: one of the two wins.`,
 	c.Flags().StringVar(&reason, "reason", "", "why the task is cancelled (recorded with it)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
 	sf.add(c, true)
+	tf.add(c, false)
 	return c
 }
 

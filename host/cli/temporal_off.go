@@ -29,6 +29,10 @@ func (a *app) resumeOnTemporal(context.Context, temporalFlags, string, map[strin
 	return errNoTemporal
 }
 
+func (a *app) cancelOnTemporal(context.Context, temporalFlags, cancelRequest) (*run.Result, error) {
+	return nil, errNoTemporal
+}
+
 func (a *app) sendOnTemporal(context.Context, temporalFlags, string, run.Delivery, bool) error {
 	return errNoTemporal
 }

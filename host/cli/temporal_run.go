@@ -67,6 +67,16 @@ func (a *app) resumeOnTemporal(ctx context.Context, tf temporalFlags, task strin
 	return a.report(res, asJSON, temporalLoc)
 }
 
+// cancelOnTemporal cancels a run on Temporal; the workers record it.
+func (a *app) cancelOnTemporal(ctx context.Context, tf temporalFlags, req cancelRequest) (*run.Result, error) {
+	c, err := temporal.Dial(ctx, tf.addr, tf.namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return temporal.Cancel(ctx, c, req.Task, run.Cancelled{By: req.By, Reason: req.Reason})
+}
+
 // sendOnTemporal delivers a message to a run and follows it.
 func (a *app) sendOnTemporal(ctx context.Context, tf temporalFlags, task string, d run.Delivery, asJSON bool) error {
 	c, err := temporal.Dial(ctx, tf.addr, tf.namespace)

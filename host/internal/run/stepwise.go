@@ -59,9 +59,9 @@ type Progress struct {
 	NextDue time.Time `json:"next_due,omitzero"`
 }
 
-// Ended reports whether the run completed or failed.
+// Ended reports whether the run completed, failed or was cancelled.
 func (p *Progress) Ended() bool {
-	return p.Result != nil && (p.Result.Status == store.StatusCompleted || p.Result.Status == store.StatusFailed)
+	return p.Result != nil && p.Result.Status.Ended()
 }
 
 // StepOutcome is what RunStep gives back for one token.

@@ -34,7 +34,7 @@ func RecordRun(ctx context.Context, s *store.Store, r *RunRecord) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		task, exec := r.Task, r.Execution
-		task.Status, exec.Status, exec.Error = store.StatusRunning, store.StatusRunning, ""
+		task.Status, exec.Status, exec.Error, task.Cancelled = store.StatusRunning, store.StatusRunning, "", nil
 		c := &store.Checkpoint{Task: task.ID, Execution: exec.ID, Step: 0, State: r.State, Updated: exec.Started}
 		if err := s.Begin(ctx, &task, &exec, c); err != nil {
 			return fmt.Errorf("record run %s: %w", r.Task.ID, err)
@@ -68,8 +68,14 @@ func RecordRun(ctx context.Context, s *store.Store, r *RunRecord) error {
 	if err := s.PutExecution(ctx, &exec); err != nil {
 		return fmt.Errorf("record run %s: %w", r.Task.ID, err)
 	}
-	if r.Task.Status == store.StatusWaiting {
+	switch r.Task.Status {
+	case store.StatusWaiting:
 		return s.SetTaskWaiting(ctx, r.Task.ID, r.Task.Waits)
+	case store.StatusCancelled:
+		return s.UpdateTask(ctx, r.Task.ID, func(t *store.Task) error {
+			t.Status, t.Waits, t.Owner, t.Incident, t.Cancelled = store.StatusCancelled, nil, nil, nil, r.Task.Cancelled
+			return nil
+		})
 	}
 	return s.SetTaskStatus(ctx, r.Task.ID, r.Task.Status)
 }

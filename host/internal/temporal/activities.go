@@ -52,7 +52,7 @@ type activities struct {
 	// alive (a third of the workflow's heartbeat timeout).
 	heartbeat time.Duration
 	// onStep, for tests, is called as a step activity starts.
-	onStep func(task, token string)
+	onStep func(ctx context.Context, task, token string)
 }
 
 // beginInput is what the Begin local activity gets.
@@ -70,6 +70,14 @@ type advanceInput struct {
 	Delivery *run.Delivery     `json:"delivery,omitempty"`
 	Answers  map[string]any    `json:"answers,omitempty"`
 	Now      time.Time         `json:"now"`
+}
+
+// cancelInput is what the Cancel local activity gets.
+type cancelInput struct {
+	Pipeline  string         `json:"pipeline"`
+	Snapshot  run.Snapshot   `json:"snapshot"`
+	Cancelled *run.Cancelled `json:"cancelled"`
+	Now       time.Time      `json:"now"`
 }
 
 // stepInput is what the step activity gets.
@@ -123,6 +131,16 @@ func (a *activities) Advance(ctx context.Context, in advanceInput) (*run.Progres
 	return p, nonRetryable(err)
 }
 
+// Cancel ends a cancelled run: its record says who cancelled it and why.
+func (a *activities) Cancel(ctx context.Context, in cancelInput) (*run.Progress, error) {
+	s, err := a.stepper(in.Pipeline, in.Snapshot.Task.Strategy.Hash)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Cancel(ctx, in.Snapshot, in.Cancelled, in.Now)
+	return p, nonRetryable(err)
+}
+
 // Step runs one step, heartbeating so that a dead worker's step moves to
 // another worker within the heartbeat timeout.
 func (a *activities) Step(ctx context.Context, in stepInput) (*run.StepOutcome, error) {
@@ -131,7 +149,7 @@ func (a *activities) Step(ctx context.Context, in stepInput) (*run.StepOutcome, 
 		return nil, err
 	}
 	if a.onStep != nil {
-		a.onStep(in.Snapshot.Task.ID, in.Token)
+		a.onStep(ctx, in.Snapshot.Task.ID, in.Token)
 	}
 	stop := a.beat(ctx)
 	defer stop()

@@ -79,11 +79,43 @@ func Follow(ctx context.Context, c client.Client, task string, until Until) (*ru
 }
 
 // Result waits for the task's workflow to close and returns the run's
-// result.
+// result (a cancelled run's too: the details of its cancellation).
 func Result(ctx context.Context, c client.Client, task string) (*run.Result, error) {
 	var res *run.Result
-	if err := c.GetWorkflow(ctx, task, "").Get(ctx, &res); err != nil {
+	err := c.GetWorkflow(ctx, task, "").Get(ctx, &res)
+	var ce *temporal.CanceledError
+	if errors.As(err, &ce) && ce.HasDetails() {
+		err = ce.Details(&res)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("task %s: %w", task, err)
+	}
+	return res, nil
+}
+
+// Cancel cancels the task's run, as sextant cancel does a local one: the
+// workflow learns who cancels and why (UpdateCancel), then Temporal
+// cancels it. A waiting run ends at once; a step in flight sees its
+// context end at its next heartbeat, and the run, recorded cancelled once
+// its steps stopped, is what Cancel returns. A run that has ended, or that
+// another operator cancels at the same moment, is invalid input.
+func Cancel(ctx context.Context, c client.Client, task string, by run.Cancelled) (*run.Result, error) {
+	if err := update(ctx, c, task, UpdateCancel, nil, by); err != nil {
+		return nil, err
+	}
+	if err := c.CancelWorkflow(ctx, task, ""); err != nil && !isCompleted(err) {
+		var nf *serviceerror.NotFound
+		if !errors.As(err, &nf) {
+			return nil, fmt.Errorf("cancel task %s: %w", task, err)
+		}
+	}
+	res, err := Result(ctx, c, task)
+	if err != nil {
+		return nil, err
+	}
+	if res.Status != store.StatusCancelled {
+		// The run ended another way before the cancel reached it.
+		return res, sdk.Errorf(sdk.CodeInvalid, "task %s %s before the cancel reached it", task, res.Status)
 	}
 	return res, nil
 }
@@ -166,6 +198,14 @@ func Status(ctx context.Context, c client.Client, task string) (*run.Result, err
 	return res, nil
 }
 
+// endedErr refuses an update to a run whose workflow closed.
+func endedErr(task, update string) error {
+	if update == UpdateCancel {
+		return sdk.Errorf(sdk.CodeInvalid, "task %s has ended on Temporal; nothing to cancel", task)
+	}
+	return sdk.Errorf(sdk.CodeInvalid, "task %s has ended on Temporal; it waits for nothing", task)
+}
+
 // update sends an update and waits for its answer; a refusal by the
 // workflow's validator is invalid input (exit 2).
 func update(ctx context.Context, c client.Client, task, name string, out any, arg any) error {
@@ -183,11 +223,11 @@ func update(ctx context.Context, c client.Client, task, name string, out any, ar
 	case name == UpdateFollow:
 	case errors.As(err, &nf):
 		if _, derr := c.DescribeWorkflowExecution(ctx, task, ""); derr == nil {
-			return sdk.Errorf(sdk.CodeInvalid, "task %s has ended on Temporal; it waits for nothing", task)
+			return endedErr(task, name)
 		}
 		return sdk.Errorf(sdk.CodeInvalid, "task %s: no such run on Temporal", task)
 	case isCompleted(err):
-		return sdk.Errorf(sdk.CodeInvalid, "task %s has ended on Temporal; it waits for nothing", task)
+		return endedErr(task, name)
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -25,8 +26,9 @@ type WorkerOptions struct {
 	// Heartbeat is how often a running step heartbeats (default 2 s; it
 	// must be well under the runs' heartbeat timeout).
 	Heartbeat time.Duration
-	// OnStep, for tests, is called as a step activity starts.
-	OnStep func(task, token string)
+	// OnStep, for tests, is called as a step activity starts, with the
+	// step's context (which ends when the step is cancelled).
+	OnStep func(ctx context.Context, task, token string)
 	// Worker tunes the SDK's worker (concurrency, sticky cache).
 	Worker worker.Options
 	// Replay, when set, runs the shards of replays fanned out on this

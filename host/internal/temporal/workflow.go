@@ -30,6 +30,9 @@ const (
 	// QueryStatus returns the run's result so far (nil before the first
 	// wait or end).
 	QueryStatus = "sextant.status"
+	// UpdateCancel says who cancels the run and why (a run.Cancelled),
+	// before the client asks Temporal to cancel the workflow.
+	UpdateCancel = "sextant.cancel"
 )
 
 // RunInput starts a run; the workflow id is the task id.
@@ -79,6 +82,9 @@ type Carry struct {
 	Progress run.Progress   `json:"progress"`
 	Spans    []store.Span   `json:"spans,omitempty"`
 	Answers  map[string]any `json:"answers,omitempty"`
+	// Cancel is who cancels the run and why, when a cancel was on its
+	// way.
+	Cancel *run.Cancelled `json:"cancel,omitempty"`
 }
 
 // Defaults of RunInput.
@@ -119,6 +125,9 @@ type flow struct {
 	// waiting is set while the run waits (res is then current).
 	waiting bool
 	inbox   []inbound
+	// cancel is who cancels the run and why (UpdateCancel); Temporal's
+	// cancellation of the workflow follows.
+	cancel *run.Cancelled
 }
 
 // Until says which waits end a Follow (besides the run's end).
@@ -187,6 +196,10 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: stepTimeout,
 		HeartbeatTimeout:    heartbeat,
+		// A cancelled run waits for its steps to stop (they learn of it
+		// at their next heartbeat), so nothing a step does lands after
+		// the run was recorded cancelled.
+		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
 			MaximumAttempts: attempts, NonRetryableErrorTypes: []string{errInvalid}},
 	})
@@ -234,16 +247,82 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		spans, spanBytes = nil, 0
 		return nil
 	}
-	if c := in.Carry; c != nil {
-		p, answers = c.Progress, c.Answers
-		hold(c.Spans)
-		in.Carry = nil
-	} else {
+	begin := func() error {
 		exec := workflow.GetInfo(ctx).WorkflowExecution.RunID
 		if err := workflow.ExecuteLocalActivity(lctx, a.Begin, beginInput{Run: in, Execution: exec, Now: workflow.Now(ctx)}).Get(ctx, &p); err != nil {
-			return nil, err
+			return err
 		}
 		hold(p.Spans)
+		return nil
+	}
+	// record writes the ended run into the store, then lets the updates
+	// in progress (a Follow) see its result.
+	record := func() (*run.Result, error) {
+		// The record runs in a local activity, in the workflow task that
+		// saw the run end: no round trip to a worker through the server,
+		// and the spans it carries stay out of the history. Its input is
+		// the history's (steps and navigator calls included), so a retried
+		// workflow task records the same run, which RecordRun takes as
+		// done.
+		rec := workflow.ExecuteLocalActivity(lrctx, a.Record, run.RecordOf(&p, spans))
+		if version < versionLocalRecord {
+			rec = workflow.ExecuteActivity(rctx, recordActivity, run.RecordOf(&p, spans))
+		}
+		if err := rec.Get(ctx, nil); err != nil {
+			return nil, err
+		}
+		f.res, f.ended, f.waiting = p.Result, true, false
+		// Handlers finish whether or not the workflow was cancelled.
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		if err := workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) }); err != nil {
+			return nil, err
+		}
+		if p.Result.Status == store.StatusCancelled {
+			// The workflow closes cancelled, its details the run's result.
+			return nil, temporal.NewCanceledError(p.Result)
+		}
+		return p.Result, nil
+	}
+	// stop is where the run goes when a call fails: when Temporal
+	// cancelled the workflow, the run ends cancelled (whoever UpdateCancel
+	// named, else Temporal itself) and is recorded; otherwise the workflow
+	// fails with err. The rest of the run uses a context disconnected from
+	// the cancelled one, as every call below captures these contexts.
+	stop := func(err error) (*run.Result, error) {
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+		lctx = workflow.WithLocalActivityOptions(ctx, workflow.GetLocalActivityOptions(lctx))
+		rctx = workflow.WithActivityOptions(ctx, workflow.GetActivityOptions(rctx))
+		lrctx = workflow.WithLocalActivityOptions(ctx, workflow.GetLocalActivityOptions(lrctx))
+		if p.Snapshot.Task.ID == "" {
+			// Cancelled before the run began: it begins, to end at once.
+			if err := begin(); err != nil {
+				return nil, err
+			}
+		}
+		if !p.Ended() {
+			c := f.cancel
+			if c == nil {
+				c = &run.Cancelled{By: "temporal", Reason: "the workflow was cancelled through Temporal"}
+			}
+			var next run.Progress
+			ci := cancelInput{Pipeline: in.Pipeline, Snapshot: p.Snapshot, Cancelled: c, Now: workflow.Now(ctx)}
+			if err := workflow.ExecuteLocalActivity(lctx, a.Cancel, ci).Get(ctx, &next); err != nil {
+				return nil, err
+			}
+			p = next
+			hold(p.Spans)
+		}
+		return record()
+	}
+	if c := in.Carry; c != nil {
+		p, answers, f.cancel = c.Progress, c.Answers, c.Cancel
+		hold(c.Spans)
+		in.Carry = nil
+	} else if err := begin(); err != nil {
+		return stop(err)
 	}
 	advance := func(in advanceInput) error {
 		var next run.Progress
@@ -256,11 +335,14 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		return stage(false)
 	}
 	for rounds := 0; !p.Ended(); rounds++ {
+		if ctx.Err() != nil {
+			return stop(ctx.Err())
+		}
 		if w.continueNow(ctx, in, rounds, f) {
 			if err := stage(true); err != nil {
-				return nil, err
+				return stop(err)
 			}
-			in.Carry = &Carry{Progress: p, Spans: spans, Answers: answers}
+			in.Carry = &Carry{Progress: p, Spans: spans, Answers: answers, Cancel: f.cancel}
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 		}
 		if len(p.Batch) > 0 {
@@ -280,9 +362,14 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 					outcomes[i] = run.StepOutcome{Token: p.Batch[i].ID, Fatal: fmt.Sprintf("step %q: %v", p.Batch[i].Node, err)}
 				}
 			}
+			if ctx.Err() != nil {
+				// Cancelled: the steps were cancelled too (and waited
+				// for), their outcomes are dropped.
+				return stop(ctx.Err())
+			}
 			answers = nil
 			if err := advance(advanceInput{Pipeline: in.Pipeline, Outcomes: outcomes, Now: workflow.Now(ctx)}); err != nil {
-				return nil, err
+				return stop(err)
 			}
 			continue
 		}
@@ -295,12 +382,12 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		switch {
 		case p.NextDue.IsZero():
 			if err := workflow.Await(ctx, ready); err != nil {
-				return nil, err
+				return stop(err)
 			}
 		case p.NextDue.After(now):
 			ok, err := workflow.AwaitWithTimeout(ctx, p.NextDue.Sub(now), ready)
 			if err != nil {
-				return nil, err
+				return stop(err)
 			}
 			woke = ok
 		default:
@@ -328,26 +415,14 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 				workflow.GetLogger(ctx).Warn("dropped an inbound delivery", "err", err)
 				continue
 			}
-			return nil, err
+			return stop(err)
 		}
 	}
-	// The record runs in a local activity, in the workflow task that saw
-	// the run end: no round trip to a worker through the server, and the
-	// spans it carries stay out of the history. Its input is the history's
-	// (steps and navigator calls included), so a retried workflow task
-	// records the same run, which RecordRun takes as done.
-	record := workflow.ExecuteLocalActivity(lrctx, a.Record, run.RecordOf(&p, spans))
-	if version < versionLocalRecord {
-		record = workflow.ExecuteActivity(rctx, recordActivity, run.RecordOf(&p, spans))
+	res, err := record()
+	if err != nil {
+		return stop(err)
 	}
-	if err := record.Get(ctx, nil); err != nil {
-		return nil, err
-	}
-	f.res, f.ended, f.waiting = p.Result, true, false
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-		return nil, err
-	}
-	return p.Result, nil
+	return res, nil
 }
 
 // continueNow reports whether the workflow should continue as new now:
@@ -355,7 +430,7 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 // in its inbox and no update running, which the new run would lose.
 func (w *Worker) continueNow(ctx workflow.Context, in RunInput, rounds int, f *flow) bool {
 	due := in.ContinueAfter > 0 && rounds >= in.ContinueAfter || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
-	return rounds > 0 && due && len(f.inbox) == 0 && workflow.AllHandlersFinished(ctx)
+	return rounds > 0 && due && len(f.inbox) == 0 && f.cancel == nil && workflow.AllHandlersFinished(ctx)
 }
 
 // handlers installs the updates and the query.
@@ -405,7 +480,29 @@ func (w *Worker) handlers(ctx workflow.Context, f *flow) error {
 	if err != nil {
 		return err
 	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel,
+		func(ctx workflow.Context, c run.Cancelled) error {
+			f.cancel = &c
+			return nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(c run.Cancelled) error {
+			id := workflow.GetInfo(ctx).WorkflowExecution.ID
+			switch {
+			case c.By == "":
+				return sdk.Errorf(sdk.CodeInvalid, "cancel task %s: say who cancels", id)
+			case f.ended:
+				return sdk.Errorf(sdk.CodeInvalid, "task %s already %s", id, f.res.Status)
+			case f.cancel != nil:
+				return sdk.Errorf(sdk.CodeInvalid, "task %s is being cancelled already (%s)", id, f.cancel)
+			}
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
 	return workflow.SetUpdateHandler(ctx, UpdateFollow, func(ctx workflow.Context, until Until) (*run.Result, error) {
+		// A cancelled run still ends (cancelled) and settles the follow.
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
 		if err := workflow.Await(ctx, func() bool { return f.settled(until) }); err != nil {
 			return nil, err
 		}
