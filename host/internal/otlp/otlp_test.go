@@ -134,6 +134,42 @@ func TestJSON(t *testing.T) {
 	}
 }
 
+// TestRewardAttributes: sextant.reward and sextant.reward.NAME on a span
+// are rewards on its task, aimed at the span, on the unnamed and the named
+// dimension; a look-alike key is only an attribute.
+func TestRewardAttributes(t *testing.T) {
+	st, srv := receiver(t)
+	body := `{"resourceSpans":[{"resource":{"attributes":[{"key":"sextant.task","value":{"stringValue":"run-7"}}]},
+	"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"answer",
+	"startTimeUnixNano":"1544712660000000000","endTimeUnixNano":"1544712661000000000",
+	"attributes":[{"key":"sextant.reward","value":{"intValue":"1"}},{"key":"sextant.reward.safety","value":{"doubleValue":-0.5}},{"key":"sextant.rewarded","value":{"boolValue":true}}]}]}]}]}`
+	resp, err := http.Post(srv.URL+otlp.Route, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	rs, err := st.Rewards(context.Background(), "run-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Dimension != "" || rs[0].Value != 1 || rs[1].Dimension != "safety" || rs[1].Value != -0.5 ||
+		rs[0].SpanID != "eee19b7ec3c1b174" || rs[1].SpanID != "eee19b7ec3c1b174" {
+		t.Fatalf("rewards %+v", rs)
+	}
+	n, sum, err := st.RewardStats(context.Background(), "run-7")
+	if err != nil || n != 1 || sum != 1 {
+		t.Errorf("unnamed stats %d %v %v, want 1 1", n, sum, err)
+	}
+	dims, err := st.DimensionStats(context.Background(), "run-7")
+	if err != nil || len(dims) != 1 || dims["safety"].Mean() != -0.5 {
+		t.Errorf("dimensions %v %v", dims, err)
+	}
+}
+
 // TestBadPayloads: each is a 4xx and writes nothing, even when other
 // spans of the same request are fine.
 func TestBadPayloads(t *testing.T) {
@@ -156,6 +192,9 @@ func TestBadPayloads(t *testing.T) {
 		{"ends first", "application/json", wrap(`{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"5","endTimeUnixNano":"4"}`), 400, "ends before it starts"},
 		{"not hex", "application/json", wrap(`{"traceId":"zz","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"1"}`), 400, "not hex"},
 		{"bad task", "application/json", wrap(`{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"1","attributes":[{"key":"sextant.task","value":{"stringValue":"a/b"}}]}`), 400, "is not a task id"},
+		{"reward out of range", "application/json", wrap(good, `{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"1","attributes":[{"key":"sextant.reward.safety","value":{"doubleValue":1.5}}]}`), 400, "sextant.reward.safety: 1.5 is out of range"},
+		{"reward not a number", "application/json", wrap(good, `{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"1","attributes":[{"key":"sextant.reward","value":{"stringValue":"good"}}]}`), 400, "sextant.reward: want a number"},
+		{"bad dimension", "application/json", wrap(good, `{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","name":"x","startTimeUnixNano":"1","attributes":[{"key":"sextant.reward.9x","value":{"intValue":"1"}}]}`), 400, `reward dimension \"9x\"`},
 		{"text", "text/plain", good, 415, "content type"},
 	}
 	for _, c := range cases {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -249,6 +250,31 @@ func TestAPI(t *testing.T) {
 	e.do("GET", "/api/v1/tasks?max_reward=-0.5", nil).want(t, 200).json(t, &page)
 	if !slices.Equal(page.ids(), []string{runs["refund"].Task}) {
 		t.Fatalf("max_reward -0.5: %v", page.ids())
+	}
+
+	// Rewards on named dimensions: stored together (a bad one refuses
+	// them all), answered as a list, and charted per dimension.
+	meet := runs["meeting"].Task
+	var dimRes serve.RewardsResponse
+	e.do("POST", "/api/v1/tasks/"+meet+"/rewards", map[string]any{"dimensions": map[string]float64{"safety": -0.5, "helpfulness": 1}}).want(t, 201).json(t, &dimRes)
+	if len(dimRes.Rewards) != 2 || dimRes.Rewards[0].Dimension != "helpfulness" || dimRes.Rewards[1].Dimension != "safety" || dimRes.Rewards[1].Seq != 2 {
+		t.Fatalf("dimension rewards %+v", dimRes.Rewards)
+	}
+	e.do("POST", "/api/v1/tasks/"+meet+"/rewards", map[string]any{"dimensions": map[string]float64{"tone": 1, "9x": 1}}).want(t, 400)
+	e.do("POST", "/api/v1/tasks/"+meet+"/rewards", map[string]any{"dimensions": map[string]float64{"tone": 1.5}}).want(t, 400)
+	if rs, err := e.store.Rewards(ctx, meet); err != nil || len(rs) != 2 {
+		t.Fatalf("rewards after refused requests: %d %v", len(rs), err)
+	}
+	var metrics struct{ Metrics []serve.MetricRow }
+	e.do("GET", "/api/v1/metrics?pipeline=email-triage", nil).want(t, 200).json(t, &metrics)
+	var safety *serve.DimensionRow
+	for _, row := range metrics.Metrics {
+		if d := row.Dimensions["safety"]; d != nil {
+			safety = d
+		}
+	}
+	if safety == nil || safety.Rewarded != 1 || safety.MeanReward != -0.5 {
+		t.Fatalf("metrics safety dimension %+v in %+v", safety, metrics.Metrics)
 	}
 
 	// Messages and signals: nothing waits for them here.
