@@ -54,3 +54,18 @@ func TestAddRewardsDimensions(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDimensionStats is the per-task read /api/v1/metrics and
+// runs --min-reward NAME=X make for named dimensions.
+func BenchmarkDimensionStats(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b)
+	must(b, s.CreateTask(ctx, &Task{ID: "t1", Pipeline: "p"}))
+	must(b, s.AddRewards(ctx, []*Reward{{Task: "t1", Value: 1}, {Task: "t1", Dimension: "safety", Value: 1}, {Task: "t1", Dimension: "helpfulness", Value: 0.5}}))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.DimensionStats(ctx, "t1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
