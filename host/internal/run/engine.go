@@ -237,6 +237,8 @@ type Result struct {
 type Question struct {
 	Node     string `json:"node"`
 	Question string `json:"question"`
+	// Options are the answers the step allows (none: any answer).
+	Options []string `json:"options,omitempty"`
 }
 
 // ErrLimit marks a run ended by one of its limits.
@@ -1160,7 +1162,8 @@ func (e *exec) result(st store.Status, msg string) *Result {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		res.Waiting = append(res.Waiting, Question{Node: e.tokenNode(id), Question: e.st.Waiting[id]})
+		node := e.tokenNode(id)
+		res.Waiting = append(res.Waiting, Question{Node: node, Question: e.st.Waiting[id], Options: e.options(node)})
 	}
 	if st == store.StatusWaiting {
 		res.Waits = e.waits()

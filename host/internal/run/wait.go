@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -426,7 +427,8 @@ func (e *exec) waits() []store.Wait {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		out = append(out, store.Wait{Kind: store.WaitHuman, Node: e.tokenNode(id), Token: id, Question: e.st.Waiting[id]})
+		node := e.tokenNode(id)
+		out = append(out, store.Wait{Kind: store.WaitHuman, Node: node, Token: id, Question: e.st.Waiting[id], Options: e.options(node)})
 	}
 	for _, w := range e.st.Events {
 		if !w.Fired {
@@ -434,6 +436,14 @@ func (e *exec) waits() []store.Wait {
 		}
 	}
 	return out
+}
+
+// options are the answers the human step at node allows (none: any).
+func (e *exec) options(node string) []string {
+	if e.r.cfg.Pipeline == nil {
+		return nil
+	}
+	return slices.Clone(e.r.cfg.Pipeline.Steps[node].Options)
 }
 
 // nextDue is the earliest due time of a timer or retry, or zero.

@@ -121,6 +121,9 @@ type Wait struct {
 	Correlation string `json:"correlation,omitempty"`
 	// Question is what a person is asked (WaitHuman).
 	Question string `json:"question,omitempty"`
+	// Options are the answers the person may give (WaitHuman), as the
+	// step's options list them; none means any answer.
+	Options []string `json:"options,omitempty"`
 	// Attempt is the attempt a retry waits to run.
 	Attempt int `json:"attempt,omitempty"`
 	// Error says why a timer cannot be scheduled (a bad definition).

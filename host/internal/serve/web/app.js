@@ -105,7 +105,7 @@ function prettyJSON(v) {
 async function runsPage(params) {
   const form = h("form", { class: "filters", id: "run-filters" },
     h("label", {}, "pipeline", h("input", { name: "pipeline", value: params.get("pipeline") || "" })),
-    h("label", {}, "status", h("select", { name: "status" }, ["", "running", "waiting", "completed", "failed"].map((s) => h("option", { value: s, selected: params.get("status") === s }, s || "any")))),
+    h("label", {}, "status", h("select", { name: "status" }, ["", "running", "waiting", "incident", "interrupted", "completed", "failed", "cancelled"].map((s) => h("option", { value: s, selected: params.get("status") === s }, s || "any")))),
     h("label", {}, "tag", h("input", { name: "tag", value: params.get("tag") || "" })),
     h("label", {}, "reward tag", h("input", { name: "reward_tag", value: params.get("reward_tag") || "" })),
     h("label", {}, "min reward", h("input", { name: "min_reward", type: "number", step: "0.1", min: "-1", max: "1", value: params.get("min_reward") || "" })),
@@ -167,9 +167,11 @@ async function taskPage(id) {
     h("dt", {}, "created"), h("dd", {}, fmtTime(t.created)),
     h("dt", {}, "tags"), h("dd", {}, (t.tags || []).join(", ")),
     h("dt", {}, "input"), h("dd", {}, h("pre", {}, prettyJSON(t.input))),
-    t.waits && t.waits.length ? [h("dt", {}, "waiting for"), h("dd", {}, t.waits.map((w) => w.question || w.name || w.kind).join("; "))] : null);
+    t.waits && t.waits.length ? [h("dt", {}, "waiting for"), h("dd", {}, t.waits.map((w) => questionText(w.question) || w.name || w.kind).join("; "))] : null,
+    t.incident ? [h("dt", {}, "incident"), h("dd", { id: "incident" }, incidentText(t.incident))] : null,
+    t.cancelled ? [h("dt", {}, "cancelled"), h("dd", { id: "cancelled" }, "by " + t.cancelled.by + (t.cancelled.reason ? ": " + t.cancelled.reason : "") + " at " + fmtTime(t.cancelled.at))] : null);
   const execs = d.executions.map((ex) => waterfall(ex, calls, humans));
-  show(h("h1", {}, "Task " + t.id), summary, execs, rewardsSection(t.id, d));
+  show(h("h1", {}, "Task " + t.id), summary, operateSection(t), execs, rewardsSection(t.id, d));
 }
 
 function waterfall(ex, calls, humans) {
@@ -303,6 +305,103 @@ function rewardsSection(id, d) {
   return h("section", {}, h("h2", {}, "Rewards"), list, h("div", { class: "card" }, form, msg));
 }
 
+// ---- operating a task -------------------------------------------------------
+//
+// What sextant resume, cancel and retry do, from the task's page: answer
+// a waiting person's step (a form built from the question and options the
+// run recorded), cancel the task, retry an incident with variables set.
+
+// operator is who acts, as the reviews page asks it; without it the
+// server records the API client.
+function operator() {
+  return localStorage.getItem("sextant-reviewer") || undefined;
+}
+
+// questionText is a recorded question without the CLI's hint.
+function questionText(q) {
+  return (q || "").replace(/ — resume with --set answer=…$/, "");
+}
+
+function incidentText(inc) {
+  return inc.kind + " at " + (inc.position ? inc.position + " " : "") + inc.node + ": " + inc.error;
+}
+
+// parseVars reads NAME=VALUE lines as sextant retry --set does: JSON when
+// it parses, else a string; a value that starts like JSON must be JSON.
+function parseVars(text) {
+  const vars = {};
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (!line) continue;
+    const i = line.indexOf("=");
+    if (i <= 0) throw new Error(JSON.stringify(line) + ": want NAME=VALUE");
+    const name = line.slice(0, i).trim(), value = line.slice(i + 1).trim();
+    try {
+      vars[name] = JSON.parse(value);
+    } catch (e) {
+      if (/^[{["]/.test(value)) throw new Error(name + ": not valid JSON: " + e.message);
+      vars[name] = value;
+    }
+  }
+  return vars;
+}
+
+function operateSection(t) {
+  const msg = h("div", { id: "operate-message" });
+  // act posts an operator's change, then shows the task as it is now.
+  const act = async (path, body, what) => {
+    msg.replaceChildren();
+    try {
+      const r = await api("POST", "/tasks/" + encodeURIComponent(t.id) + path, body);
+      await taskPage(t.id);
+      document.getElementById("operate-message").replaceChildren(h("div", { class: "notice" }, what + ": task " + r.task + " " + r.status + (r.error ? " (" + r.error + ")" : "")));
+    } catch (err) {
+      msg.replaceChildren(errorBox(err));
+    }
+  };
+  const forms = [];
+  for (const w of t.waits || []) {
+    if (w.kind !== "human") continue;
+    const opts = w.options || [];
+    const choice = opts.length
+      ? h("div", { class: "choices" }, opts.map((o, i) => h("label", { class: "choice" }, h("input", { type: "radio", name: "answer", value: o, required: i === 0 }), o)))
+      : h("label", {}, "answer", h("input", { name: "answer", required: true }));
+    const form = h("form", { class: "inline answer-form", "data-node": w.node },
+      h("div", { class: "question" }, h("strong", {}, w.node), " asks: ", questionText(w.question)), choice,
+      h("button", { type: "submit" }, "Answer"));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const answer = new FormData(form).get("answer");
+      act("/resume", { answers: { answer: answer } }, "answered " + w.node);
+    });
+    forms.push(form);
+  }
+  if (t.status === "incident") {
+    const form = h("form", { id: "retry-form", class: "inline" },
+      h("label", {}, "variables to set, one NAME=VALUE a line (JSON when it parses)", h("textarea", { name: "vars", rows: 3, cols: 50, placeholder: "approved=true" })),
+      h("button", { type: "submit" }, "Retry"));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      let vars;
+      try { vars = parseVars(new FormData(form).get("vars")); } catch (err) { msg.replaceChildren(errorBox(err)); return; }
+      act("/retry", { vars: vars }, "retried");
+    });
+    forms.push(form);
+  }
+  if (["running", "waiting", "incident", "interrupted"].includes(t.status)) {
+    const form = h("form", { id: "cancel-form", class: "inline" },
+      h("label", {}, "reason", h("input", { name: "reason", placeholder: "why (recorded with the task)" })),
+      h("button", { type: "submit", class: "danger" }, "Cancel task"));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      act("/cancel", { by: operator(), reason: new FormData(form).get("reason") || undefined }, "cancelled");
+    });
+    forms.push(form);
+  }
+  if (!forms.length) return h("section", { id: "operate" }, msg);
+  return h("section", { id: "operate" }, h("h2", {}, "Operate"), h("div", { class: "card" }, forms, msg));
+}
+
 // ---- comparisons -----------------------------------------------------------
 
 async function comparisonsPage() {
@@ -403,11 +502,55 @@ async function comparisonPage(id) {
 // ---- strategies ------------------------------------------------------------
 
 async function strategiesPage() {
-  let data;
-  try { data = await api("GET", "/strategies"); } catch (err) { show(h("h1", {}, "Strategies"), errorBox(err)); return; }
-  show(h("h1", {}, "Strategies"), h("table", {}, h("thead", {}, h("tr", {}, ["strategy", "versions", "latest"].map((x) => h("th", {}, x)))),
-    h("tbody", {}, data.strategies.length ? data.strategies.map((s) => h("tr", {}, h("td", {}, h("a", { href: "#/strategy/" + encodeURIComponent(s.name) }, s.name)), h("td", {}, s.versions), h("td", {}, s.latest)))
-      : h("tr", {}, h("td", { colspan: 3, class: "muted" }, "no promoted versions yet")))));
+  let data, pipes;
+  try {
+    [data, pipes] = await Promise.all([api("GET", "/strategies"), api("GET", "/pipelines")]);
+  } catch (err) { show(h("h1", {}, "Strategies"), errorBox(err)); return; }
+  show(h("h1", {}, "Strategies"),
+    await liveSection(pipes.pipelines),
+    h("h2", {}, "Recorded versions"),
+    h("table", {}, h("thead", {}, h("tr", {}, ["strategy", "versions", "latest"].map((x) => h("th", {}, x)))),
+      h("tbody", {}, data.strategies.length ? data.strategies.map((s) => h("tr", {}, h("td", {}, h("a", { href: "#/strategy/" + encodeURIComponent(s.name) }, s.name)), h("td", {}, s.versions), h("td", {}, s.latest)))
+        : h("tr", {}, h("td", { colspan: 3, class: "muted" }, "no promoted versions yet")))));
+}
+
+// liveSection shows each served pipeline's live strategy version, with
+// promote (to a recorded version) and roll back, as sextant strategy
+// promote and rollback do; each move names the live version it saw, so a
+// move made meanwhile by someone else is refused, not overwritten.
+async function liveSection(pipelines) {
+  const msg = h("div", { id: "live-message" });
+  const move = (name, verb, body) => async () => {
+    msg.replaceChildren();
+    try {
+      const l = await api("POST", "/pipelines/" + encodeURIComponent(name) + "/" + verb, Object.assign({ by: operator() }, body));
+      await strategiesPage();
+      document.getElementById("live-message").replaceChildren(h("div", { class: "notice" }, name + ": " + l.live.name + " " + l.live.version + " is live (" + l.live.action + ")"));
+    } catch (err) { msg.replaceChildren(errorBox(err)); }
+  };
+  const rows = await Promise.all(pipelines.map(async (p) => {
+    let l;
+    try { l = await api("GET", "/pipelines/" + encodeURIComponent(p.name) + "/live"); } catch (err) {
+      return h("tr", { "data-pipeline": p.name }, h("td", {}, p.name), h("td", { colspan: 3, class: "muted" }, err.message));
+    }
+    const versions = [l.configured.version];
+    try {
+      const log = await api("GET", "/strategies/" + encodeURIComponent(l.configured.name));
+      for (const v of log.versions) if (!versions.includes(v.version)) versions.push(v.version);
+    } catch (err) { /* no recorded versions: the configured one only */ }
+    const pick = h("select", { class: "version", "aria-label": "version to promote" }, versions.map((v) => h("option", { value: v, selected: v === l.live.version }, v)));
+    const lv = l.live;
+    return h("tr", { "data-pipeline": p.name },
+      h("td", {}, p.name),
+      h("td", { class: "live-version" }, h("strong", {}, lv.name + " " + lv.version), " ", h("span", { class: "muted" }, lv.action + (lv.by ? " by " + lv.by : "") + (lv.at ? " " + fmtTime(lv.at) : ""))),
+      h("td", {}, l.pinned ? "pinned to " + l.runs.version : l.runs.version),
+      h("td", {}, pick, " ",
+        h("button", { type: "button", class: "promote", onclick: () => move(p.name, "promote", { version: pick.value, expect: lv.version })() }, "Promote"), " ",
+        h("button", { type: "button", class: "secondary rollback", disabled: (l.history || []).length < 1, onclick: move(p.name, "rollback", { expect: lv.version }) }, "Roll back")));
+  }));
+  return h("section", { id: "live" }, h("h2", {}, "Live versions"),
+    h("table", { id: "live-table" }, h("thead", {}, h("tr", {}, ["pipeline", "live", "runs use", "move"].map((x) => h("th", {}, x)))),
+      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 4, class: "muted" }, "the server runs no pipelines (--pipelines)")))), msg);
 }
 
 async function strategyPage(name) {
