@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,22 +75,33 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("temporaltest: %v", err)
 	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatalf("temporaltest: %v", err)
+	dir := t.TempDir()
+	// The server listens on the port it is given and on ports it derives
+	// from it (its HTTP API); another process may take one of those between
+	// freePort and the server's bind, so a start that lost that race is
+	// tried again on a new port.
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("temporaltest: %v", err)
+		}
+		s := &Server{
+			HostPort:  net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			Namespace: "default",
+			DBFile:    filepath.Join(dir, fmt.Sprintf("temporal-%d.db", attempt)),
+			bin:       bin,
+			port:      port,
+		}
+		err = s.start()
+		if err == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+		s.Stop()
+		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("temporaltest: %v", err)
+		}
 	}
-	s := &Server{
-		HostPort:  net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		Namespace: "default",
-		DBFile:    filepath.Join(t.TempDir(), "temporal.db"),
-		bin:       bin,
-		port:      port,
-	}
-	t.Cleanup(s.Stop)
-	if err := s.start(); err != nil {
-		t.Fatalf("temporaltest: %v", err)
-	}
-	return s
 }
 
 // Restart stops the server and starts it again on the same port and database,
