@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -113,7 +112,7 @@ func (a *app) moveCommand(action string, c *cobra.Command) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		m := evolve.Move{Action: action, By: operator(), Reason: reason, At: time.Now().UTC().Truncate(time.Second)}
+		m := evolve.Move{Action: action, By: store.Operator(), Reason: reason, At: time.Now().UTC().Truncate(time.Second)}
 		if len(args) > 1 {
 			m.Version = args[1]
 		}
@@ -248,23 +247,6 @@ func dash(s string) string {
 
 func shortID(h string) string { return h[:min(12, len(h))] }
 
-// operator names the person at this terminal as user@host, as every move
-// of a live version records it.
-func operator() string {
-	name := os.Getenv("USER")
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	}
-	if name == "" {
-		name = "unknown"
-	}
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "localhost"
-	}
-	return name + "@" + host
-}
-
 // followLive switches prep, about to start a run, to the pipeline's live
 // strategy version (evolve.RunStrategy), read from s.
 func (a *app) followLive(ctx context.Context, s *store.Store, prep *run.Prepared) error {
@@ -335,7 +317,7 @@ func (a *app) liveFor(ctx context.Context, s *store.Store, conf *pipeline.Pipeli
 // from, to be live still.
 func (a *app) settleLive(ctx context.Context, st *store.Store, conf *pipeline.Pipeline, settled *evolve.Settlement, base string, at time.Time) error {
 	w := settled.Winner.Strategy.Metadata
-	l, err := evolve.MoveLive(ctx, st, conf, evolve.Move{Version: w.Version, Action: evolve.MoveEvolve, By: operator(),
+	l, err := evolve.MoveLive(ctx, st, conf, evolve.Move{Version: w.Version, Action: evolve.MoveEvolve, By: store.Operator(),
 		Reason: fmt.Sprintf("evolve: %s candidate %s", settled.Winner.Mutator, settled.Winner.ID()), At: at, Expect: base})
 	if err != nil {
 		return fmt.Errorf("%w (the version is recorded: sextant promote %s %s makes it live)", err, conf.File, w.Version)
