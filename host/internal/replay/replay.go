@@ -139,6 +139,10 @@ type Result struct {
 	// ToolCalls are the replay's tool calls, in order, as its spans tell
 	// them: what a flipped task shows beside the other strategy's.
 	ToolCalls []run.ToolCall `json:"tool_calls,omitempty"`
+	// LatencyMS is how long its calls took: the recorded latency of each
+	// call answered from a recording, the measured one of a call made
+	// live (a replay's own clock stands still).
+	LatencyMS float64 `json:"latency_ms,omitempty"`
 	// SelfReplay is set when the strategy is the one the task was recorded
 	// under; Reproduced then says whether the trace matched exactly.
 	SelfReplay bool        `json:"self_replay,omitempty"`
@@ -608,6 +612,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	}
 	got := run.TraceOf(j.spans)
 	res.ToolCalls = run.ToolCallsOf(j.spans)
+	res.LatencyMS = callLatency(j.spans)
 	if res.SelfReplay {
 		res.Divergence = diverge(recorded, got)
 		res.Reproduced = res.Divergence == nil
@@ -689,6 +694,17 @@ func liveCost(spans []store.Span) float64 {
 		}
 	}
 	return usd
+}
+
+// callLatency sums the latencies the spans of calls carry.
+func callLatency(spans []store.Span) float64 {
+	ms := 0.0
+	for _, sp := range spans {
+		if v, ok := sp.Attributes["sextant.latency_ms"]; ok {
+			ms += v.Float()
+		}
+	}
+	return ms
 }
 
 // liveExecution is the task's latest live execution.
