@@ -144,6 +144,14 @@ func (s *Store) eachStoredTask(ctx context.Context, fn func(id string, d *Damage
 				gone = append(gone, id)
 			}
 		}
+		// Tasks the value logs say lost writes to a lost table: some
+		// may have no record left at all.
+		for _, l := range s.lost {
+			if id, _, ok := parseTaskSub(l.keys.lo); l.exact && ok && !seen[id] {
+				seen[id] = true
+				gone = append(gone, id)
+			}
+		}
 		return nil
 	})
 	if err != nil {

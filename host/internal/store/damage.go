@@ -158,6 +158,9 @@ type lostFile struct {
 	name   string
 	keys   keyRange
 	reason error
+	// exact: keys is one key known to be lost (learned from the value
+	// logs), not a range that may have held some.
+	exact bool
 }
 
 // lostFor returns the damage of a read of the keys under prefix: the

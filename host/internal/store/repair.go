@@ -63,6 +63,7 @@ func repairSnapshot(dir string) ([]lostFile, error) {
 		reason error
 	}
 	var bads []bad
+	var unknown []lostFile
 	ids := make([]uint64, 0, len(manifest))
 	for id := range manifest {
 		ids = append(ids, id)
@@ -117,9 +118,36 @@ func repairSnapshot(dir string) ([]lostFile, error) {
 			}
 			l.keys = keyRange{lo: prev}
 		default:
-			l.keys = keyRange{} // a level-0 table may have held any key
+			// A level-0 table may have held any key: what it held is
+			// learned from the value logs below, once every sound
+			// table is known.
+			unknown = append(unknown, l)
+			continue
 		}
 		lost = append(lost, l)
+	}
+	if len(unknown) > 0 {
+		var paths []string
+		for _, g := range good {
+			paths = append(paths, filepath.Join(dir, table.IDToFilename(g.id)))
+		}
+		keys, ok, err := logEvidence(dir, paths)
+		if err != nil {
+			return nil, fmt.Errorf("read the value logs for what %s held: %w", unknown[0].name, err)
+		}
+		for i, l := range unknown {
+			if !ok {
+				l.keys = keyRange{} // no evidence: every key is suspect
+			} else {
+				l.keys = keyRange{lo: []byte{}, hi: []byte{}} // the file itself; its keys follow
+			}
+			lost = append(lost, l)
+			if i == 0 && ok {
+				for _, k := range keys {
+					lost = append(lost, lostFile{name: l.name, reason: l.reason, keys: keyRange{lo: k, hi: k}, exact: true})
+				}
+			}
+		}
 	}
 	kept := map[uint64]int{}
 	for _, g := range good {
