@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,9 +132,9 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 			return err
 		}
 	}
-	shard, shards, err := resolveShard(f.shard, f.shardTotal, os.Getenv)
+	shard, shards, err := replay.ResolveShard(f.shard, f.shardTotal, os.Getenv)
 	if err != nil {
-		return err
+		return usageErr(err)
 	}
 	if shards > 0 {
 		if f.results == "" {
@@ -206,21 +204,16 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	defer cleanup()
 	rc.Strategies, rc.Shard, rc.Shards = strategies, shard, shards
 	var results []replay.Result
-	var out *bufio.Writer
-	var file *os.File
+	var out *replay.ResultsFile
 	if f.results != "" {
-		if file, err = os.Create(f.results); err != nil {
-			return err
-		}
-		defer file.Close()
-		out = bufio.NewWriter(file)
-		h := resultsHeader{Seed: cfg.Seed, Sample: cfg.Sample, OnMiss: cfg.OnMiss, StratifyBy: cfg.StratifyBy}
+		h := replay.ResultsHeader{Seed: cfg.Seed, Sample: cfg.Sample, OnMiss: cfg.OnMiss, StratifyBy: cfg.StratifyBy}
 		if shards > 0 {
 			h.Shard = fmt.Sprintf("%d/%d", shard+1, shards)
 		}
-		if err := writeResultsHeader(out, path, files, strategies, h); err != nil {
+		if out, err = replay.CreateResults(f.results, path, files, strategies, h); err != nil {
 			return err
 		}
+		defer out.Abort() // no partial results for merge to judge
 	}
 	// Progress on stderr, on a terminal only (never in CI logs).
 	progress := report.NewProgress(a.stderr, 0, isTerminal(a.stderr))
@@ -232,11 +225,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 		progress.Add(1)
 		tasks[r.Task] = struct{}{}
 		if out != nil {
-			b, err := json.Marshal(resultLine{Type: "result", Result: r})
-			if err != nil {
-				return err
-			}
-			if _, err := out.Write(append(b, '\n')); err != nil {
+			if err := out.Add(r); err != nil {
 				return err
 			}
 		}
@@ -260,17 +249,10 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 	})
 	progress.Done()
 	if err != nil {
-		if file != nil {
-			file.Close()
-			os.Remove(f.results) // no partial results for merge to judge
-		}
 		return err
 	}
 	if out != nil {
-		if err := out.Flush(); err != nil {
-			return err
-		}
-		if err := file.Close(); err != nil {
+		if err := out.Commit(); err != nil {
 			return err
 		}
 	}
@@ -380,55 +362,6 @@ func (a *app) replayOver(src *store.Store, loaded *run.Loaded, reg *plugin.Regis
 	return rc
 }
 
-// resultLine is one line of a results file.
-type resultLine struct {
-	Type   string        `json:"type"`
-	Result replay.Result `json:"result"`
-}
-
-// resultsHeader is the first line of a results file: what was replayed
-// and how, so merge can check its inputs belong to one replay.
-type resultsHeader struct {
-	Type       string   `json:"type"`
-	Pipeline   string   `json:"pipeline"`
-	Strategies []string `json:"strategies"` // the strategy files' text, baseline first
-	Shard      string   `json:"shard,omitempty"`
-	Seed       int64    `json:"seed"`
-	Sample     int      `json:"sample"`
-	OnMiss     string   `json:"on_miss"`
-	StratifyBy string   `json:"stratify_by,omitempty"`
-}
-
-// settings is what two results files of one replay must agree on.
-func (h *resultsHeader) settings() string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%s\x00%s", h.Pipeline, strings.Join(h.Strategies, "\x00"), h.Seed, h.Sample, h.OnMiss, h.StratifyBy)
-}
-
-func writeResultsHeader(w io.Writer, pipe string, files []string, strategies []*strategy.Strategy, h resultsHeader) error {
-	abs, err := filepath.Abs(pipe)
-	if err != nil {
-		return err
-	}
-	h.Type, h.Pipeline = "header", abs
-	for i, f := range files {
-		if f == "" { // a pipeline without [strategy] runs under the empty one
-			h.Strategies = append(h.Strategies, string(strategies[i].Encode()))
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		h.Strategies = append(h.Strategies, string(b))
-	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
 func (a *app) mergeCommand() *cobra.Command {
 	var reports []string
 	c := &cobra.Command{
@@ -455,138 +388,19 @@ func (a *app) merge(ctx context.Context, files, reports []string) error {
 	if err := checkReports(reports); err != nil {
 		return err
 	}
-	var header *resultsHeader
-	byKey := map[string]replay.Result{}
-	shardOf := map[int]string{} // shard index → file
-	total := -1
-	for _, f := range files {
-		h, rs, err := readResults(f)
-		if err != nil {
-			return withInvalid(err)
-		}
-		if header == nil {
-			header = h
-		} else if h.settings() != header.settings() {
-			return withInvalid(fmt.Errorf("%s: replayed another pipeline, other strategies or other settings than %s", f, files[0]))
-		}
-		i, n := 0, 0
-		if h.Shard != "" {
-			if i, n, err = parseShard(h.Shard); err != nil {
-				return withInvalid(fmt.Errorf("%s: header: %w", f, err))
-			}
-		}
-		if total >= 0 && n != total {
-			return withInvalid(fmt.Errorf("%s: shard %q does not match %s (shard %d/%d)", f, h.Shard, files[0], i+1, total))
-		}
-		total = n
-		if prev, dup := shardOf[i]; dup && n > 0 {
-			return withInvalid(fmt.Errorf("%s: shard %d/%d again (also %s)", f, i+1, n, prev))
-		}
-		shardOf[i] = f
-		for _, r := range rs {
-			key := r.Task + "\x00" + r.Hash
-			if _, dup := byKey[key]; dup {
-				return withInvalid(fmt.Errorf("%s: task %s replayed twice under %s (overlapping shards?)", f, r.Task, r.Strategy))
-			}
-			byKey[key] = r
-		}
+	m, err := replay.MergeFiles(files)
+	if err != nil {
+		return withInvalid(err)
 	}
-	if total == 0 && len(files) > 1 {
-		return withInvalid(fmt.Errorf("%s: not a shard: merge combines the shards of one sharded replay", files[1]))
-	}
-	for i := 0; i < total; i++ {
-		if _, ok := shardOf[i]; !ok {
-			return withInvalid(fmt.Errorf("shard %d/%d is missing: merge needs every shard to judge the whole", i+1, total))
-		}
-	}
-	var strategies []*strategy.Strategy
-	for i, text := range header.Strategies {
-		st, err := strategy.Parse(fmt.Sprintf("%s: strategy %d", files[0], i+1), []byte(text))
-		if err != nil {
-			return withInvalid(err)
-		}
-		strategies = append(strategies, st)
-	}
-	results := make([]replay.Result, 0, len(byKey))
-	for _, r := range byKey {
-		results = append(results, r)
-	}
-	sortResults(results, strategies)
-	reg, err := a.registry(filepath.Dir(header.Pipeline))
+	reg, err := a.registry(filepath.Dir(m.Header.Pipeline))
 	if err != nil {
 		return err
 	}
-	p, err := pipeline.Load(ctx, header.Pipeline, reg, pipeline.Options{})
+	p, err := pipeline.Load(ctx, m.Header.Pipeline, reg, pipeline.Options{})
 	if err != nil {
 		return err
 	}
-	return a.judge(ctx, reg, p, strategies, results, header.Seed, reports, &verdictTo{store: &storeFlags{}, command: "merge"})
-}
-
-// sortResults orders results as one unsharded replay emits them: by task,
-// then in the order of strategies.
-func sortResults(results []replay.Result, strategies []*strategy.Strategy) {
-	order := map[string]int{}
-	for i, st := range strategies {
-		order[st.Hash()] = i
-	}
-	sort.Slice(results, func(i, j int) bool {
-		if results[i].Task != results[j].Task {
-			return results[i].Task < results[j].Task
-		}
-		return order[results[i].Hash] < order[results[j].Hash]
-	})
-}
-
-func readResults(path string) (*resultsHeader, []replay.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var h *resultsHeader
-	var out []replay.Result
-	for n := 1; sc.Scan(); n++ {
-		var probe struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &probe); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: %v", path, n, err)
-		}
-		switch probe.Type {
-		case "header":
-			if h != nil {
-				return nil, nil, fmt.Errorf("%s:%d: a second header line", path, n)
-			}
-			h = new(resultsHeader)
-			if err := json.Unmarshal(sc.Bytes(), h); err != nil {
-				return nil, nil, fmt.Errorf("%s:%d: %v", path, n, err)
-			}
-			if len(h.Strategies) == 0 {
-				return nil, nil, fmt.Errorf("%s:%d: header names no strategy", path, n)
-			}
-		case "result":
-			if h == nil {
-				return nil, nil, fmt.Errorf("%s:%d: a result before the header line", path, n)
-			}
-			var l resultLine
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				return nil, nil, fmt.Errorf("%s:%d: %v", path, n, err)
-			}
-			out = append(out, l.Result)
-		default:
-			return nil, nil, fmt.Errorf("%s:%d: unknown line type %q", path, n, probe.Type)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if h == nil {
-		return nil, nil, fmt.Errorf("%s: not a results file (no header line)", path)
-	}
-	return h, out, nil
+	return a.judge(ctx, reg, p, m.Strategies, m.Results, m.Header.Seed, reports, &verdictTo{store: &storeFlags{}, command: "merge"})
 }
 
 type effective struct {
@@ -616,76 +430,6 @@ func (a *app) replayConfig(p *pipeline.Pipeline, f *replayFlags) (effective, err
 		}
 	}
 	return e, nil
-}
-
-// parseShard reads "I/N" (1-based) into a 0-based index and the total.
-func parseShard(s string) (int, int, error) {
-	if s == "" {
-		return 0, 0, nil
-	}
-	i, n, ok := strings.Cut(s, "/")
-	a, err1 := strconv.Atoi(i)
-	b, err2 := strconv.Atoi(n)
-	if !ok || err1 != nil || err2 != nil || b < 1 || a < 1 || a > b {
-		return 0, 0, usageErr(fmt.Errorf("--shard %q: want I/N with 1 ≤ I ≤ N, or auto", s))
-	}
-	return a - 1, b, nil
-}
-
-// The environment variables --shard auto reads.
-const (
-	envK8sIndex    = "JOB_COMPLETION_INDEX" // Kubernetes Indexed Job, 0-based
-	envShardTotal  = "SEXTANT_SHARD_TOTAL"  // the total for a Kubernetes Indexed Job (or use --shard-total)
-	envGitLabIndex = "CI_NODE_INDEX"        // GitLab parallel jobs, 1-based
-	envGitLabTotal = "CI_NODE_TOTAL"
-)
-
-// resolveShard turns --shard into a 0-based index and a total (0, 0 for
-// no sharding). "auto" takes them from the CI engine that runs the job: a
-// Kubernetes Indexed Job (JOB_COMPLETION_INDEX, 0-based, with the total
-// from --shard-total or SEXTANT_SHARD_TOTAL) or GitLab's parallel jobs
-// (CI_NODE_INDEX, 1-based, and CI_NODE_TOTAL).
-func resolveShard(flag string, total int, getenv func(string) string) (int, int, error) {
-	if flag != "auto" {
-		if total != 0 {
-			return 0, 0, usageErr(errors.New("--shard-total goes with --shard auto"))
-		}
-		return parseShard(flag)
-	}
-	if idx := getenv(envK8sIndex); idx != "" {
-		i, err := strconv.Atoi(idx)
-		if err != nil || i < 0 {
-			return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%q is not an index (0, 1, …)", envK8sIndex, idx))
-		}
-		n := total
-		if n == 0 {
-			t := getenv(envShardTotal)
-			if t == "" {
-				return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%s but no total: pass --shard-total N (the Job's completions) or set %s", envK8sIndex, idx, envShardTotal))
-			}
-			if n, err = strconv.Atoi(t); err != nil || n < 1 {
-				return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%q is not a positive count", envShardTotal, t))
-			}
-		}
-		if n < 1 || i >= n {
-			return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%d is not below the total %d", envK8sIndex, i, n))
-		}
-		return i, n, nil
-	}
-	if idx := getenv(envGitLabIndex); idx != "" {
-		t := getenv(envGitLabTotal)
-		i, err1 := strconv.Atoi(idx)
-		n, err2 := strconv.Atoi(t)
-		if err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
-			return 0, 0, usageErr(fmt.Errorf("--shard auto: %s=%q and %s=%q: want 1 ≤ index ≤ total", envGitLabIndex, idx, envGitLabTotal, t))
-		}
-		if total != 0 && total != n {
-			return 0, 0, usageErr(fmt.Errorf("--shard auto: --shard-total %d disagrees with %s=%d", total, envGitLabTotal, n))
-		}
-		return i - 1, n, nil
-	}
-	return 0, 0, usageErr(fmt.Errorf("--shard auto: no shard index in the environment: set %s (Kubernetes Indexed Job) with --shard-total or %s, or %s and %s (GitLab parallel jobs), or pass --shard I/N",
-		envK8sIndex, envShardTotal, envGitLabIndex, envGitLabTotal))
 }
 
 // replaySource opens what to replay: a dataset imported once into a cache

@@ -14,9 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/project"
-	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
 
 // The defaults of replay --temporal's namespace and task queue: those of
@@ -55,33 +53,6 @@ func (a *app) checkReplayTemporal(f *replayFlags) error {
 		a.logger.Warn("a replay on Temporal exports no spans (its workers replay): OTEL_EXPORTER_OTLP_ENDPOINT is not used")
 	}
 	return nil
-}
-
-// mergeShardResults puts the shards' results together as sextant merge
-// does: each task under each strategy exactly once, in task order, then
-// strategy order — the order of one unsharded replay.
-func mergeShardResults(shards [][]replay.Result, strategies []*strategy.Strategy) ([]replay.Result, error) {
-	known := map[string]bool{}
-	for _, st := range strategies {
-		known[st.Hash()] = true
-	}
-	seen := map[string]int{}
-	var results []replay.Result
-	for i, rs := range shards {
-		for _, r := range rs {
-			if !known[r.Hash] {
-				return nil, fmt.Errorf("shard %d/%d: task %s replayed under strategy %s, which this replay does not replay", i+1, len(shards), r.Task, r.Hash)
-			}
-			key := r.Task + "\x00" + r.Hash
-			if prev, dup := seen[key]; dup {
-				return nil, fmt.Errorf("shard %d/%d: task %s replayed twice under %s (also in shard %d/%d)", i+1, len(shards), r.Task, r.Strategy, prev+1, len(shards))
-			}
-			seen[key] = i
-			results = append(results, r)
-		}
-	}
-	sortResults(results, strategies)
-	return results, nil
 }
 
 // replayStoreDigest digests the completed tasks of a pipeline in a store

@@ -72,7 +72,7 @@ func (a *app) replayOnTemporal(ctx context.Context, path string, f *replayFlags,
 		}
 		return err
 	}
-	results, err := mergeShardResults(shards, strategies)
+	results, err := replay.MergeShards(shards, strategies)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,122 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sextant-dev/sextant/host/internal/strategy"
+)
+
+// Merged is a sharded replay put back together: what one unsharded replay
+// of the same pipeline, strategies and settings would have produced.
+type Merged struct {
+	// Header is the first file's header: the pipeline (an absolute path),
+	// the strategies' text and the settings, which every file shares.
+	Header *ResultsHeader
+	// Strategies are the header's strategies, parsed, baseline first.
+	Strategies []*strategy.Strategy
+	// Results are every shard's results in the order of one replay.
+	Results []Result
+}
+
+// MergeFiles reads the results files of the shards of one replay and puts
+// them together. It checks that every shard 1..N is there exactly once,
+// that all replayed the same pipeline, strategies and settings, and that
+// no task was replayed twice under one strategy. One file of an unsharded
+// replay merges too, alone. Every error is the input's.
+func MergeFiles(files []string) (*Merged, error) {
+	var header *ResultsHeader
+	byKey := map[string]Result{}
+	shardOf := map[int]string{} // shard index → file
+	total := -1
+	for _, f := range files {
+		h, rs, err := ReadResults(f)
+		if err != nil {
+			return nil, err
+		}
+		if header == nil {
+			header = h
+		} else if h.settings() != header.settings() {
+			return nil, fmt.Errorf("%s: replayed another pipeline, other strategies or other settings than %s", f, files[0])
+		}
+		i, n, err := ParseShard(h.Shard)
+		if err != nil {
+			return nil, fmt.Errorf("%s: header: %w", f, err)
+		}
+		if total >= 0 && n != total {
+			return nil, fmt.Errorf("%s: shard %q does not match %s (shard %d/%d)", f, h.Shard, files[0], i+1, total)
+		}
+		total = n
+		if prev, dup := shardOf[i]; dup && n > 0 {
+			return nil, fmt.Errorf("%s: shard %d/%d again (also %s)", f, i+1, n, prev)
+		}
+		shardOf[i] = f
+		for _, r := range rs {
+			key := r.Task + "\x00" + r.Hash
+			if _, dup := byKey[key]; dup {
+				return nil, fmt.Errorf("%s: task %s replayed twice under %s (overlapping shards?)", f, r.Task, r.Strategy)
+			}
+			byKey[key] = r
+		}
+	}
+	if header == nil {
+		return nil, errors.New("no results file to merge")
+	}
+	if err := complete(files, total, shardOf); err != nil {
+		return nil, err
+	}
+	m := &Merged{Header: header, Results: make([]Result, 0, len(byKey))}
+	for i, text := range header.Strategies {
+		st, err := strategy.Parse(fmt.Sprintf("%s: strategy %d", files[0], i+1), []byte(text))
+		if err != nil {
+			return nil, err
+		}
+		m.Strategies = append(m.Strategies, st)
+	}
+	for _, r := range byKey {
+		m.Results = append(m.Results, r)
+	}
+	SortResults(m.Results, m.Strategies)
+	return m, nil
+}
+
+// complete checks that the files are the shards 0..total-1 of one replay
+// (shardOf, index → file), or one unsharded replay (total 0).
+func complete(files []string, total int, shardOf map[int]string) error {
+	if total == 0 && len(files) > 1 {
+		return fmt.Errorf("%s: not a shard: merge combines the shards of one sharded replay", files[1])
+	}
+	for i := 0; i < total; i++ {
+		if _, ok := shardOf[i]; !ok {
+			return fmt.Errorf("shard %d/%d is missing: merge needs every shard to judge the whole", i+1, total)
+		}
+	}
+	return nil
+}
+
+// MergeShards puts shards' results together as MergeFiles does, for shards
+// replayed in one fanned-out replay (sextant replay --temporal): each task
+// under each strategy exactly once, in task order, then strategy order.
+func MergeShards(shards [][]Result, strategies []*strategy.Strategy) ([]Result, error) {
+	known := map[string]bool{}
+	for _, st := range strategies {
+		known[st.Hash()] = true
+	}
+	seen := map[string]int{}
+	var results []Result
+	for i, rs := range shards {
+		for _, r := range rs {
+			if !known[r.Hash] {
+				return nil, fmt.Errorf("shard %d/%d: task %s replayed under strategy %s, which this replay does not replay", i+1, len(shards), r.Task, r.Hash)
+			}
+			key := r.Task + "\x00" + r.Hash
+			if prev, dup := seen[key]; dup {
+				return nil, fmt.Errorf("shard %d/%d: task %s replayed twice under %s (also in shard %d/%d)", i+1, len(shards), r.Task, r.Strategy, prev+1, len(shards))
+			}
+			seen[key] = i
+			results = append(results, r)
+		}
+	}
+	SortResults(results, strategies)
+	return results, nil
+}
