@@ -131,6 +131,10 @@ type Judgment struct {
 	// ToolCalls are the flipped tasks' tool calls, by task (see
 	// SetToolCalls); nil when no flipped task made one.
 	ToolCalls map[string]FlipCalls
+	// Facts are each compared task's error, latency and output digest
+	// under both strategies, by task: the comparison matrix's cells beyond
+	// the sdk.TaskResult.
+	Facts map[string]PairFacts
 	// Own are the baseline's own metrics when there is no candidate (a
 	// self-replay).
 	Own []sdk.Metric
@@ -162,6 +166,7 @@ func Judge(ctx context.Context, results []replay.Result, base, cand *strategy.St
 		j.Ruling = j.Chain.Ruling
 		j.Regressed, j.Improved = Flips(j.Comparison.Tasks)
 		j.SetToolCalls(toolCallsOf(results))
+		j.Facts = pairFacts(results, base, cand)
 	} else if base != nil {
 		if own := Pair(results, base, base); len(own) > 0 {
 			j.Own = Compare(base, base, own, j.Self.Fidelity(), opts).Metrics
@@ -240,6 +245,7 @@ func (j *Judgment) Report(pipeline string) *report.Report {
 		r.Gates = append(r.Gates, report.GateResult{Name: g.Name, Ruling: g.Ruling, Reasons: g.Reasons, Metrics: g.Metrics})
 	}
 	r.Regressed = j.Regressed
+	r.Matrix = j.matrix()
 	for _, t := range j.Regressed {
 		fc := j.ToolCalls[t]
 		r.Flipped = append(r.Flipped, report.Flip{Task: t, Metric: MetricSuccessRate, From: "pass", To: "fail",

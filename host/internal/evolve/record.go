@@ -52,6 +52,12 @@ type TaskVerdict struct {
 	// calls under each strategy (Judgment.ToolCalls).
 	BaselineToolCalls  []run.ToolCall `json:"baseline_tool_calls,omitempty"`
 	CandidateToolCalls []run.ToolCall `json:"candidate_tool_calls,omitempty"`
+	// BaselineRun and CandidateRun are each replay's error, latency and
+	// output digest (Judgment.Facts); OutputDiffers says the outputs
+	// differ. The dashboard's comparison matrix shows them.
+	BaselineRun   RunFacts `json:"baseline_run,omitzero"`
+	CandidateRun  RunFacts `json:"candidate_run,omitzero"`
+	OutputDiffers bool     `json:"output_differs,omitempty"`
 }
 
 // The flips of a TaskVerdict.
@@ -83,6 +89,9 @@ func NewVerdict(j *Judgment, command, pipeline, id string, at time.Time, output 
 	}
 	for _, t := range j.Comparison.Tasks {
 		tv := TaskVerdict{TaskOutcome: t}
+		if f, ok := j.Facts[t.Task]; ok {
+			tv.BaselineRun, tv.CandidateRun, tv.OutputDiffers = f.Baseline, f.Candidate, f.OutputDiffers()
+		}
 		switch {
 		case regressed[t.Task]:
 			tv.Flip = FlipRegressed

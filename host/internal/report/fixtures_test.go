@@ -103,7 +103,31 @@ func failingReport() *Report {
 	for i := range 4 {
 		r.Flipped = append(r.Flipped, Flip{Task: taskID(i*7 + 5), Metric: "success", From: "fail", To: "pass"})
 	}
+	r.Matrix = failingMatrix()
 	return r
+}
+
+// failingMatrix is failingReport's comparison matrix: its regressed and
+// improved tasks, tasks whose output differs, one replay that failed with
+// an error that needs escaping, and unchanged tasks.
+func failingMatrix() []TaskRow {
+	pass := TaskCell{Pass: true, Score: 1, CostUSD: 0.0021, LatencyMS: 840}
+	fail := TaskCell{Score: -0.5, CostUSD: 0.0019, LatencyMS: 1250}
+	var rows []TaskRow
+	for i := range 26 {
+		rows = append(rows, TaskRow{Task: taskID(i*7 + 3), Baseline: pass, Candidate: fail, OutputDiffers: i%2 == 0})
+	}
+	for i := range 4 {
+		rows = append(rows, TaskRow{Task: taskID(i*7 + 5), Baseline: fail, Candidate: pass, OutputDiffers: true})
+	}
+	broken := fail
+	broken.Error, broken.CostUSD, broken.LatencyMS = `step "reply": provider <default> timed out & gave up`, 0.000004, 30000
+	rows = append(rows,
+		TaskRow{Task: "t-190", Baseline: pass, Candidate: pass, OutputDiffers: true},
+		TaskRow{Task: "t-191", Baseline: fail, Candidate: broken},
+		TaskRow{Task: "t-192", Baseline: pass, Candidate: pass},
+		TaskRow{Task: "t-193", Baseline: fail, Candidate: fail})
+	return rows
 }
 
 func taskID(i int) string {
@@ -119,6 +143,8 @@ func shuffled(r *Report, seed uint64) *Report {
 	c.Divergences = slices.Clone(r.Divergences)
 	c.Flipped = slices.Clone(r.Flipped)
 	c.Regressed = slices.Clone(r.Regressed)
+	c.Matrix = slices.Clone(r.Matrix)
+	rng.Shuffle(len(c.Matrix), func(i, j int) { c.Matrix[i], c.Matrix[j] = c.Matrix[j], c.Matrix[i] })
 	rng.Shuffle(len(c.Divergences), func(i, j int) { c.Divergences[i], c.Divergences[j] = c.Divergences[j], c.Divergences[i] })
 	rng.Shuffle(len(c.Flipped), func(i, j int) { c.Flipped[i], c.Flipped[j] = c.Flipped[j], c.Flipped[i] })
 	rng.Shuffle(len(c.Regressed), func(i, j int) { c.Regressed[i], c.Regressed[j] = c.Regressed[j], c.Regressed[i] })

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -20,9 +19,12 @@ var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
 // WriteHTML writes one self-contained HTML file: inline CSS, inline SVG
 // charts, no scripts, fonts, images or links, so it opens offline and as a
 // CI artifact. It shows the verdict, a forest plot of every metric's effect
-// with its CI, the gates, a bar chart and a table of flipped tasks, their
-// tool calls (baseline beside candidate), the regressed tasks and the
-// divergences. All text is escaped by html/template.
+// with its CI (ForestSVG), the gates, the comparison matrix (every task's
+// result, score, cost and latency under both strategies, filtered to the
+// regressed, improved, differing or failed tasks by CSS alone), a bar
+// chart and a table of flipped tasks, their tool calls (baseline beside
+// candidate), the regressed tasks and the divergences. All text is escaped
+// by html/template.
 //
 // # Notes
 //
@@ -53,8 +55,9 @@ type htmlView struct {
 	Fidelity     string
 	Reasons      []string
 	Metrics      []htmlMetric
-	Forest       htmlChart
+	Forest       template.HTML
 	Gates        []htmlGate
+	Matrix       htmlMatrix
 	Regressed    []string
 	FlipChart    htmlChart
 	Flipped      []Flip
@@ -88,35 +91,23 @@ type htmlGate struct {
 // precomputed, fixed-precision coordinates.
 type htmlChart struct {
 	Width, Height string
-	ZeroX         string
 	LabelX        string // labels end here
-	GuideX1       string // the faint guide line of each forest row
-	GuideX2       string
-	AxisTop       string
-	AxisBottom    string
 	Rows          []htmlRow
 }
 
 type htmlRow struct {
-	Y, TextY     string
-	Label, Title string
-	Text         string
-	Class        string
-	Draw         bool
-	X1, X2, CX   string // forest: CI ends and effect
-	BarX, BarW   string // flip chart
-	TextX        string
+	Y, TextY   string
+	Label      string
+	Text       string
+	Class      string
+	BarX, BarW string
+	TextX      string
 }
 
-// Layout of the charts, in SVG user units.
+// Layout of the flip chart, in SVG user units.
 const (
 	chartWidth  = 760.0
 	labelRight  = 180.0 // labels end here (text-anchor end)
-	plotCentre  = 370.0 // zero line of the forest plot
-	plotHalf    = 170.0 // the largest |value| of a row reaches this far
-	textLeft    = 560.0 // numbers beside each row start here
-	forestRow   = 30.0
-	forestTop   = 24.0
 	barLeft     = 190.0
 	barMaxWidth = 360.0
 	barRow      = 24.0
@@ -157,7 +148,8 @@ func htmlModel(r *Report) htmlView {
 		}
 		v.Metrics = append(v.Metrics, htmlMetric{cells: c, Class: trendClass(c.Trend), Direction: dir})
 	}
-	v.Forest = forest(r.Metrics)
+	v.Forest = ForestSVG(r.Metrics)
+	v.Matrix = htmlMatrixOf(r.Matrix)
 	for _, g := range r.Gates {
 		v.Gates = append(v.Gates, htmlGate{
 			Name: g.Name, Ruling: rulingWord(g.Ruling), Class: classOf(g.Ruling),
@@ -180,43 +172,6 @@ func trendClass(t int) string {
 	return "neutral"
 }
 
-// forest lays out one row per metric: the CI as a line, the effect as a
-// dot, each row scaled so its largest |value| reaches plotHalf.
-func forest(ms []sdk.Metric) htmlChart {
-	h := forestTop + forestRow*float64(len(ms)) + 6
-	ch := htmlChart{
-		Width: coord(chartWidth), Height: coord(h), ZeroX: coord(plotCentre),
-		AxisTop: coord(forestTop - 6), AxisBottom: coord(h - 4),
-		LabelX: coord(labelRight), GuideX1: coord(plotCentre - plotHalf - 10), GuideX2: coord(plotCentre + plotHalf + 10),
-	}
-	for i, m := range ms {
-		c := metricCells(m)
-		y := forestTop + forestRow*(float64(i)+0.5)
-		row := htmlRow{
-			Y: coord(y), TextY: coord(y + 4), Label: m.Name,
-			Text:  c.Effect + " " + c.CI,
-			Class: trendClass(c.Trend), TextX: coord(textLeft),
-		}
-		dir := "lower is better"
-		if m.HigherIsBetter {
-			dir = "higher is better"
-		}
-		row.Title = fmt.Sprintf("%s: %s → %s, effect %s, CI %s, p %s, n %s (%s)",
-			m.Name, c.Baseline, c.Candidate, c.Effect, c.CI, c.P, c.N, dir)
-		lo, hi, eff := round6(m.CILow), round6(m.CIHigh), round6(m.Effect)
-		if finite(lo) && finite(hi) && finite(eff) {
-			scale := max(math.Abs(lo), math.Abs(hi), math.Abs(eff))
-			if scale == 0 {
-				scale = 1
-			}
-			x := func(v float64) string { return coord(plotCentre + v/scale*plotHalf) }
-			row.Draw, row.X1, row.X2, row.CX = true, x(lo), x(hi), x(eff)
-		}
-		ch.Rows = append(ch.Rows, row)
-	}
-	return ch
-}
-
 // flipChart lays out one bar per metric and direction of flip.
 func flipChart(gs []flipGroup) htmlChart {
 	ch := htmlChart{Width: coord(chartWidth), Height: coord(barRow*float64(len(gs)) + 4), LabelX: coord(labelRight)}
@@ -231,8 +186,8 @@ func flipChart(gs []flipGroup) htmlChart {
 			Y: coord(y + 4), TextY: coord(y + 17),
 			Label: g.Metric + ": " + g.From + " → " + g.To,
 			Text:  strconv.Itoa(g.Count),
-			Class: flipClass(g), Draw: true,
-			BarX: coord(barLeft), BarW: coord(w), TextX: coord(barLeft + w + 6),
+			Class: flipClass(g),
+			BarX:  coord(barLeft), BarW: coord(w), TextX: coord(barLeft + w + 6),
 		})
 	}
 	return ch

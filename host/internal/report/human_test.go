@@ -56,12 +56,15 @@ func TestHTMLEscapes(t *testing.T) {
 // TestForestScale: every row is scaled so its largest |value| reaches the
 // edge of the plot, on the side of its sign, around the shared zero.
 func TestForestScale(t *testing.T) {
-	ch := forest([]sdk.Metric{
+	ch := forestModel([]sdk.Metric{
 		{Name: "a", Effect: -0.5, CILow: -1, CIHigh: 0.25},
 		{Name: "b", Effect: 200, CILow: 100, CIHigh: 400},
 		{Name: "zero"},
 	})
-	want := [][3]string{{"200.0", "412.5", "285.0"}, {"412.5", "540.0", "455.0"}, {"370.0", "370.0", "370.0"}}
+	if ch.ZeroX != "242.0" {
+		t.Fatalf("zero line at %s, want 242.0 (8 + 60 + 14 + 150 + 10)", ch.ZeroX)
+	}
+	want := [][3]string{{"92.0", "279.5", "167.0"}, {"279.5", "392.0", "317.0"}, {"242.0", "242.0", "242.0"}}
 	for i, w := range want {
 		r := ch.Rows[i]
 		if got := [3]string{r.X1, r.X2, r.CX}; got != w || !r.Draw {

@@ -71,6 +71,9 @@ type Report struct {
 	// Regressed are the tasks that passed under the baseline and failed
 	// under the candidate.
 	Regressed []string
+	// Matrix is every compared task under both strategies (the HTML
+	// report's comparison matrix), in any order.
+	Matrix []TaskRow `json:",omitempty"`
 }
 
 // Strategy identifies one strategy version.
