@@ -20,7 +20,6 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
-	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
@@ -346,7 +345,7 @@ func (a *app) replaySetup(ctx context.Context, loaded *run.Loaded, reg *plugin.R
 // its workers open their plugins from loaded.
 func (a *app) replayOver(src *store.Store, loaded *run.Loaded, reg *plugin.Registry, cfg effective, prepOpts []run.PrepareOption) replay.Config {
 	p := loaded.Pipeline
-	cache, err := replay.OpenDirCache(filepath.Join(cacheBase(), "replay-cache"))
+	cache, err := replay.OpenDirCache(filepath.Join(replay.CacheDir(), "replay-cache"))
 	if err != nil {
 		a.logger.Warn("replay result cache off", "err", err)
 		cache = nil
@@ -452,88 +451,11 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 		}
 		return s, once(func() { s.Close() }), nil
 	}
-	// Streamed, never held whole: hashed in one pass, imported (a JSONL
-	// file, which Import reads line by line) in another.
-	data, err := readfile.Open(dataset, readfile.MaxDataset)
-	if err != nil {
-		return nil, nil, withInvalid(fmt.Errorf("dataset: %w", err))
-	}
-	defer data.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, data); err != nil {
-		return nil, nil, withInvalid(fmt.Errorf("dataset: %w", err))
-	}
-	dir := filepath.Join(cacheBase(), "datasets", hex.EncodeToString(h.Sum(nil)[:12]))
-	if _, err := os.Stat(filepath.Join(dir, ".imported")); err != nil {
-		if _, err := data.Seek(0, io.SeekStart); err != nil {
-			return nil, nil, fmt.Errorf("dataset: %w", err)
-		}
-		if err := a.importDataset(ctx, dataset, data, dir); err != nil {
-			return nil, nil, err
-		}
-	}
-	s, err := a.openStore(ctx, dir, readStore)
+	s, err := replay.OpenDataset(ctx, dataset, replay.CacheDir(), a.logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	return s, once(func() { s.Close() }), nil
-}
-
-// importDataset imports a dataset into the store dir. Replays started at
-// once (shards on one machine) may all import it: each imports into a
-// directory of its own and renames it into place; the first rename wins and
-// the others use the winner's (the same data).
-func (a *app) importDataset(ctx context.Context, name string, data io.ReadSeeker, dir string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".import-*")
-	if err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	defer os.RemoveAll(tmp) // gone after a successful rename
-	s, err := a.openStore(ctx, tmp, createStore)
-	if err != nil {
-		return err
-	}
-	if _, err := s.Import(ctx, data, name); err != nil {
-		s.Close()
-		return withInvalid(err)
-	}
-	if err := s.Close(); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".imported"), nil, 0o644); err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, ".imported")); serr == nil {
-			return nil // another replay imported it first
-		}
-		// A directory without the marker is a crashed import: replace it.
-		if rerr := os.RemoveAll(dir); rerr != nil {
-			return fmt.Errorf("dataset: %w", err)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			if _, serr := os.Stat(filepath.Join(dir, ".imported")); serr == nil {
-				return nil
-			}
-			return fmt.Errorf("dataset: %w", err)
-		}
-	}
-	return nil
-}
-
-// cacheBase is sextant's cache directory: $SEXTANT_CACHE, else the user
-// cache directory's sextant.
-func cacheBase() string {
-	if d := os.Getenv("SEXTANT_CACHE"); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "sextant")
-	}
-	return filepath.Join(os.TempDir(), "sextant")
 }
 
 // once makes a cleanup safe to call twice (explicitly, then deferred).
