@@ -105,7 +105,12 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 	if err != nil {
 		return where(err)
 	}
-	kvs, err := s.encodeSpans(c.Spans, nil)
+	// The execution is new (the transaction checks): every span is fresh.
+	fresh := make([]bool, len(c.Spans))
+	for i := range fresh {
+		fresh[i] = true
+	}
+	kvs, _, err := s.encodeSpans(c.Spans, fresh, nil)
 	if err != nil {
 		return where(err)
 	}

@@ -17,7 +17,7 @@
 // ascending scan lists newest first.
 //
 //	key                                   value
-//	m/meta                                {layout}: the key layout version (4)
+//	m/meta                                {layout}: the key layout version (5)
 //	m/lease                               {pid, host, started}: the lease of the last writer (lease.go)
 //	t/<task>/a                            Task (its input and truth too, unless they are large)
 //	t/<task>/b/input                      a large task's input (JSON), written once (body.go)
@@ -26,7 +26,7 @@
 //	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>
 //	t/<task>/k/<exec>                     Checkpoint: the execution's latest run state
 //	t/<task>/r/<seq:8>                    Reward
-//	t/<task>/s/<exec>/<seq:8>             Span (task, execution and seq live in the key)
+//	t/<task>/s/<exec>/<seq:8>             Span, or a batch of spans ending at seq (see Values)
 //	x/time/<inv:8><task>                  (empty) index: all tasks, newest first
 //	x/pipe/<pipeline>\x00<inv:8><task>    (empty) index: tasks of a pipeline
 //	x/tag/<tag>\x00<inv:8><task>          (empty) index: tasks with a tag
@@ -60,7 +60,11 @@
 // another version is a *SchemaError (errors.Is ErrSchemaVersion) naming
 // the key, never a half-decoded record. Spans, the hot path, are encoded
 // without reflection (appendSpanBody) into the same JSON that
-// encoding/json would write.
+// encoding/json would write. A span entry holds one span (task,
+// execution and seq live in the key) or, since layout 5, a batch: a JSON
+// array of consecutive spans of the execution, each with its seq, the
+// key's seq being the last. A burst of new spans is written as batches
+// of up to 64; a span written again replaces its copy where it is.
 //
 // Every value passes through the store's Redactor after encoding: the
 // secret never reaches Badger's write-ahead log, tables or value log.

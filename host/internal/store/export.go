@@ -169,18 +169,29 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 			line = spliceType(line, "reward", js)
 			n.Rewards++
 		case subSpan:
-			exec, seq, ok := parseSpanSub(sub)
+			exec, _, ok := parseSpanSub(sub)
 			if !ok {
 				return fmt.Errorf("bad span key %s", printableKey(key))
 			}
-			line = append(line, `{"type":"span","task":"`...)
-			line = append(line, id...)
-			line = append(line, `","execution":"`...)
-			line = append(line, exec...)
-			line = append(line, `","seq":`...)
-			line = strconv.AppendUint(line, seq, 10)
-			line = appendRest(line, js)
-			n.Spans++
+			// A batch is a line per span, as a single span is.
+			start := len(line)
+			err := eachSpanJSON(key, val, func(seq uint64, obj []byte) error {
+				if len(line) > start {
+					line = append(line, '\n')
+				}
+				line = append(line, `{"type":"span","task":"`...)
+				line = append(line, id...)
+				line = append(line, `","execution":"`...)
+				line = append(line, exec...)
+				line = append(line, `","seq":`...)
+				line = strconv.AppendUint(line, seq, 10)
+				line = appendRest(line, obj)
+				n.Spans++
+				return nil
+			})
+			if err != nil {
+				return err
+			}
 		default:
 			return fmt.Errorf("unknown key %s", printableKey(key))
 		}

@@ -140,12 +140,14 @@ func findSpan(ctx context.Context, txn *badger.Txn, task, spanID string) error {
 		if !bytes.Contains(val, needle) {
 			return nil
 		}
-		sp, err := decodeSpan(key, val)
+		spans, err := appendDecodedSpans(nil, key, val)
 		if err != nil {
 			return err
 		}
-		if sp.SpanID == spanID {
-			return errFound
+		for _, sp := range spans {
+			if sp.SpanID == spanID {
+				return errFound
+			}
 		}
 		return nil
 	})

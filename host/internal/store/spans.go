@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,10 +136,11 @@ func (s *Store) AppendSpans(ctx context.Context, spans []Span) error {
 	if s.ro {
 		return fmt.Errorf("write spans: store %s: %w", s.dir, ErrReadOnly)
 	}
-	if err := s.checkSpans(ctx, spans); err != nil {
+	fresh := make([]bool, len(spans))
+	if err := s.checkSpans(ctx, spans, fresh); err != nil {
 		return fmt.Errorf("write spans: %w", err)
 	}
-	return s.writeSpans(ctx, spans)
+	return s.writeSpans(ctx, spans, fresh)
 }
 
 // StageSpans writes spans of an execution that need not be in the store
@@ -180,20 +182,23 @@ func (s *Store) StageSpans(ctx context.Context, spans []Span) error {
 		// on from these.
 		s.seqs.staged(sp.Task, sp.Execution, sp.Seq)
 	}
-	if err := s.writeSpans(ctx, spans); err != nil {
+	// A retried call may have written them before, in batches of
+	// another size: each is rewritten where it is (no fresh spans).
+	if err := s.writeSpans(ctx, spans, nil); err != nil {
 		return fmt.Errorf("stage spans: %w", err)
 	}
 	return nil
 }
 
-// writeSpans writes checked spans: one transaction for a burst of up to
-// spanChunk, pipelined transactions of that size for a longer one.
-func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
+// writeSpans writes checked spans (fresh as checkSpans set it): one
+// transaction for a burst of up to spanChunk, pipelined transactions of
+// that size for a longer one.
+func (s *Store) writeSpans(ctx context.Context, spans []Span, fresh []bool) error {
 	if len(spans) <= spanChunk {
 		buf := getSpanBuf()
-		kvs, err := s.encodeSpansInto(spans, nil, buf)
+		kvs, rewrites, err := s.encodeSpansInto(spans, fresh, nil, buf)
 		if err == nil {
-			err = s.writeKVs(ctx, kvs)
+			err = s.writeSpanKVs(ctx, kvs, rewrites)
 		}
 		if err != nil {
 			return fmt.Errorf("write spans: %w", err)
@@ -213,7 +218,7 @@ func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
 		}
 		mu.Unlock()
 	}
-	var kvs []kv
+	var kvs, rewrites []kv
 	s.wmu.RLock() // until every commit below is done: no snapshot in between
 	defer s.wmu.RUnlock()
 	for off := 0; off < len(spans); off += spanChunk {
@@ -223,7 +228,12 @@ func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
 		}
 		var err error
 		buf := getSpanBuf()
-		if kvs, err = s.encodeSpansInto(spans[off:min(off+spanChunk, len(spans))], kvs[:0], buf); err != nil {
+		end := min(off+spanChunk, len(spans))
+		var chunkFresh []bool
+		if fresh != nil {
+			chunkFresh = fresh[off:end]
+		}
+		if kvs, rewrites, err = s.encodeSpansInto(spans[off:end], chunkFresh, kvs[:0], buf); err != nil {
 			fail(err)
 			break
 		}
@@ -234,6 +244,9 @@ func (s *Store) writeSpans(ctx context.Context, spans []Span) error {
 				break
 			}
 			err = txn.Set(e.k, e.v)
+		}
+		if err == nil {
+			err = rewriteSpans(txn, rewrites)
 		}
 		if err != nil {
 			txn.Discard()
@@ -264,8 +277,10 @@ const spanChunk = 256
 type kv struct{ k, v []byte }
 
 // checkSpans numbers the spans and fills in derived ids, checking on
-// first sight that each execution exists, then checks every span.
-func (s *Store) checkSpans(ctx context.Context, spans []Span) error {
+// first sight that each execution exists, then checks every span. It
+// sets fresh[i] when span i numbers past every span of its execution
+// written so far: only fresh spans are batched (encodeSpansInto).
+func (s *Store) checkSpans(ctx context.Context, spans []Span, fresh []bool) error {
 	var (
 		cur  *execSeq
 		last string
@@ -286,7 +301,7 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span) error {
 			}
 			last = sp.Task + "\x00" + sp.Execution
 		}
-		cur.assign(sp)
+		fresh[i] = cur.assign(sp)
 		if sp.TraceID == "" {
 			sp.TraceID = cur.traceID
 		}
@@ -315,42 +330,79 @@ func getSpanBuf() *[]byte {
 }
 
 // encodeSpans encodes and redacts checked spans, appending their keys
-// and values to kvs. Keys and values share one buffer.
-func (s *Store) encodeSpans(spans []Span, kvs []kv) ([]kv, error) {
+// and values to kvs (and those of spans written before to rewrites, see
+// encodeSpansInto). Keys and values share one buffer.
+func (s *Store) encodeSpans(spans []Span, fresh []bool, kvs []kv) (_, rewrites []kv, _ error) {
 	buf := make([]byte, 0, 512*len(spans)+256)
-	return s.encodeSpansInto(spans, kvs, &buf)
+	return s.encodeSpansInto(spans, fresh, kvs, &buf)
 }
 
 // encodeSpansInto is encodeSpans into *bufp, which it leaves holding the
 // buffer's last array (the keys and values of kvs are in it, or in
-// arrays it outgrew).
-func (s *Store) encodeSpansInto(spans []Span, kvs []kv, bufp *[]byte) ([]kv, error) {
+// arrays it outgrew). Consecutive fresh spans of one execution (up to
+// spanBatch) are one entry, keyed by the last one's seq (see doc.go);
+// a lone span is an entry of its own, keyed by its seq. A span that is
+// not fresh (fresh nil: none is) may sit in a batch already: it goes to
+// rewrites, for rewriteSpans.
+func (s *Store) encodeSpansInto(spans []Span, fresh []bool, kvs []kv, bufp *[]byte) (_, rewrites []kv, _ error) {
 	buf := *bufp
 	defer func() { *bufp = buf }()
-	for i := range spans {
+	for i := 0; i < len(spans); {
 		sp := &spans[i]
-		start := len(buf)
-		buf = spanKeyInto(buf, sp.Task, sp.Execution, sp.Seq)
-		mid := len(buf)
-		buf = append(buf, schemaVersion, '{')
-		var err error
-		if buf, err = appendSpanBody(buf, sp); err != nil {
-			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		n := 1
+		if fresh != nil && fresh[i] {
+			for n < spanBatch && i+n < len(spans) && fresh[i+n] && spans[i+n].Seq > spans[i+n-1].Seq &&
+				spans[i+n].Task == sp.Task && spans[i+n].Execution == sp.Execution {
+				n++
+			}
 		}
-		buf = append(buf, '}')
+		last := &spans[i+n-1]
+		start := len(buf)
+		buf = spanKeyInto(buf, last.Task, last.Execution, last.Seq)
+		mid := len(buf)
+		buf = append(buf, schemaVersion)
+		var err error
+		if n == 1 {
+			buf = append(buf, '{')
+			if buf, err = appendSpanBody(buf, sp); err != nil {
+				return nil, nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+			}
+			buf = append(buf, '}')
+		} else {
+			buf = append(buf, '[')
+			for j := i; j < i+n; j++ {
+				if j > i {
+					buf = append(buf, ',')
+				}
+				buf = append(buf, `{"seq":`...)
+				buf = strconv.AppendUint(buf, spans[j].Seq, 10)
+				buf = append(buf, ',')
+				if buf, err = appendSpanBody(buf, &spans[j]); err != nil {
+					return nil, nil, fmt.Errorf("span %d of execution %q: %w", spans[j].Seq, sp.Execution, err)
+				}
+				buf = append(buf, '}')
+			}
+			buf = append(buf, ']')
+		}
 		js := buf[mid+1:]
 		red, err := s.red.redactJSON(js)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(red) != len(js) || &red[0] != &js[0] { // redacted: a new value
 			buf = append(buf[:mid+1], red...)
 		}
 		// When buf grows it moves; earlier slices keep the old array,
 		// which nothing writes to again.
-		kvs = append(kvs, kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]})
+		e := kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]}
+		if fresh != nil && fresh[i] {
+			kvs = append(kvs, e)
+		} else {
+			rewrites = append(rewrites, e)
+		}
+		i += n
 	}
-	return usageKVs(spans, kvs), nil
+	return usageKVs(spans, kvs), rewrites, nil
 }
 
 func checkSpan(sp *Span) error {
@@ -420,7 +472,11 @@ func checkAttributes(a Attributes) error {
 }
 
 // writeKVs commits key-values in as few transactions as Badger allows.
-func (s *Store) writeKVs(ctx context.Context, kvs []kv) error {
+func (s *Store) writeKVs(ctx context.Context, kvs []kv) error { return s.writeSpanKVs(ctx, kvs, nil) }
+
+// writeSpanKVs is writeKVs that also writes spans to rewrite (see
+// rewriteSpans), in the last transaction.
+func (s *Store) writeSpanKVs(ctx context.Context, kvs, rewrites []kv) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -444,6 +500,9 @@ func (s *Store) writeKVs(ctx context.Context, kvs []kv) error {
 			return err
 		}
 	}
+	if err := rewriteSpans(txn, rewrites); err != nil {
+		return err
+	}
 	return txn.Commit()
 }
 
@@ -457,34 +516,14 @@ func (s *Store) Spans(ctx context.Context, task, exec string) ([]Span, error) {
 	}
 	var out []Span
 	err := s.scan(ctx, spanPrefix(task, exec), func(key, val []byte) error {
-		sp, err := decodeSpan(key, val)
-		if err != nil {
-			return err
-		}
-		out = append(out, sp)
-		return nil
+		var err error
+		out, err = appendDecodedSpans(out, key, val)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read spans of execution %q: %w", exec, err)
 	}
 	return out, nil
-}
-
-func decodeSpan(key, val []byte) (Span, error) {
-	var sp Span
-	task, sub, ok := parseTaskSub(key)
-	if !ok {
-		return sp, fmt.Errorf("bad span key %s", printableKey(key))
-	}
-	exec, seq, ok := parseSpanSub(sub)
-	if !ok {
-		return sp, fmt.Errorf("bad span key %s", printableKey(key))
-	}
-	if err := decode(key, val, &sp); err != nil {
-		return sp, err
-	}
-	sp.Task, sp.Execution, sp.Seq = task, exec, seq
-	return sp, nil
 }
 
 // scan calls fn for every key under prefix, in key order.
@@ -575,12 +614,18 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 	if err != nil {
 		return where(err)
 	}
-	var kvs []kv
+	var kvs, rewrites []kv
 	if len(spans) > 0 {
-		if err := s.checkSpans(ctx, spans); err != nil {
+		var small [8]bool
+		fresh := small[:0]
+		if len(spans) > len(small) {
+			fresh = make([]bool, 0, len(spans))
+		}
+		fresh = fresh[:len(spans)]
+		if err := s.checkSpans(ctx, spans, fresh); err != nil {
 			return where(err)
 		}
-		if kvs, err = s.encodeSpans(spans, nil); err != nil {
+		if kvs, rewrites, err = s.encodeSpans(spans, fresh, nil); err != nil {
 			return where(err)
 		}
 	}
@@ -636,6 +681,9 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 				return err
 			}
 		}
+		if err := rewriteSpans(txn, rewrites); err != nil {
+			return err
+		}
 		failpoint.Hit(failpoint.CheckpointCommit)
 		return txn.Set(checkpointKey(c.Task, c.Execution), val)
 	})
@@ -686,15 +734,21 @@ type execSeq struct {
 	spanBase uint64 // for derived span ids
 }
 
-func (e *execSeq) assign(sp *Span) {
+// assign numbers sp if it has no seq, and reports whether its seq is
+// past every seq of the execution handed out or seen so far.
+func (e *execSeq) assign(sp *Span) bool {
 	e.mu.Lock()
-	if sp.Seq == 0 {
+	defer e.mu.Unlock()
+	switch {
+	case sp.Seq == 0:
 		e.last++
 		sp.Seq = e.last
-	} else if sp.Seq > e.last {
+	case sp.Seq > e.last:
 		e.last = sp.Seq
+	default:
+		return false
 	}
-	e.mu.Unlock()
+	return true
 }
 
 func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*execSeq, error) {

@@ -35,10 +35,16 @@ var (
 // derived keys). Layout 2 added the derived keys (summary.go); layout 3
 // keeps a large task body under keys of its own (body.go), which an older
 // sextant would read as a task without input; layout 4 keys the task
-// summaries by created time. A writer migrates an older
-// store at Open by building its derived keys again; its records read as
-// they are.
-const layoutVersion = 4
+// summaries by created time; layout 5 stores a burst of an execution's
+// spans as one entry (spanbatch.go), which layout 4 would misread. A
+// writer migrates a store of layout 1 to 3 at Open by building its
+// derived keys again, and one of layout 4 by setting the layout (its
+// single-span entries read as they are).
+const layoutVersion = 5
+
+// layoutSpanBatches is the first layout whose span entries may hold
+// batches: derived keys need no rebuild from the layout before it.
+const layoutSpanBatches = 5
 
 // Config holds the options of Open. The zero Config is the default:
 // durable checkpoints, the built-in redaction patterns, the wall clock,
@@ -420,6 +426,17 @@ func (s *Store) checkMeta(ctx context.Context) error {
 	case m.Layout < 1 || m.Layout > layoutVersion:
 		return fmt.Errorf("open store %s: key layout %d is not supported by this sextant (it reads layout %d): %w", s.dir, m.Layout, layoutVersion, ErrSchemaVersion)
 	case m.Layout == layoutVersion && !deriving:
+		s.indexed = true
+		return nil
+	case m.Layout == layoutSpanBatches-1 && !deriving:
+		// Its derived keys are those of this layout, and its spans read
+		// as they are: a writer only marks it, so that an older sextant
+		// refuses the batches it is about to write.
+		if !s.ro {
+			if err := s.setLayout(); err != nil {
+				return fmt.Errorf("open store %s: %w", s.dir, err)
+			}
+		}
 		s.indexed = true
 		return nil
 	case s.ro:

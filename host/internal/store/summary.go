@@ -550,16 +550,18 @@ func (z *summarizer) add(key, sub, val []byte) error {
 		if !bytes.Contains(val, []byte(AttrGenAIUsageInputTokens)) {
 			return nil // not a call: no need to decode it
 		}
-		sp, err := decodeSpan(key, val)
-		if err != nil {
+		spans, err := appendDecodedSpans(nil, key, val)
+		if err != nil || len(spans) == 0 {
 			return err
 		}
-		i, ok := z.started[sp.Execution]
+		i, ok := z.started[spans[0].Execution]
 		if !ok {
 			return nil // a staged span of an execution not yet written
 		}
-		if c, ok := callUsage(&sp); ok {
-			z.ts.Executions[i].Calls = append(z.ts.Executions[i].Calls, c)
+		for j := range spans {
+			if c, ok := callUsage(&spans[j]); ok {
+				z.ts.Executions[i].Calls = append(z.ts.Executions[i].Calls, c)
+			}
 		}
 	}
 	return nil

@@ -124,15 +124,16 @@ func readTreeOpt(ctx context.Context, txn *badger.Txn, id string, bodies bool) (
 			}
 			tr.Rewards = append(tr.Rewards, r)
 		case subSpan:
-			sp, err := decodeSpan(key, val)
+			exec, _, ok := parseSpanSub(sub)
+			if !ok {
+				return fmt.Errorf("bad span key %s", printableKey(key))
+			}
+			i, err := execIndex(exec)
 			if err != nil {
 				return err
 			}
-			i, err := execIndex(sp.Execution)
-			if err != nil {
-				return err
-			}
-			tr.Executions[i].Spans = append(tr.Executions[i].Spans, sp)
+			tr.Executions[i].Spans, err = appendDecodedSpans(tr.Executions[i].Spans, key, val)
+			return err
 		default:
 			return fmt.Errorf("unknown key %s", printableKey(key))
 		}
