@@ -28,6 +28,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/run"
+	scoring "github.com/sextant-dev/sextant/host/internal/score"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -205,6 +206,9 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	}()
 	score, err := compileScore(workers[0].prep)
 	if err != nil {
+		return err
+	}
+	if err := checkProviders(workers[0].prep); err != nil {
 		return err
 	}
 	ids, err := selectTasks(ctx, cfg, newRecordedCheck(cfg, workers[0].prep))
@@ -425,17 +429,16 @@ func stratum(tags []string, by string) string {
 
 // score holds the compiled [score] expressions and assertions.
 type score struct {
-	success, reward *vm.Program
-	asserts         []*assertion
+	success *Success
+	reward  *vm.Program
+	asserts []*assertion
 }
 
 func compileScore(p *run.Prepared) (*score, error) {
 	var s score
 	var err error
-	if src := p.Pipeline.Score.Success; src != "" {
-		if s.success, err = expr.Compile(src, expr.AsBool()); err != nil {
-			return nil, fmt.Errorf("score.success: %w", err)
-		}
+	if s.success, err = CompileSuccess(p.Pipeline.Score.Success); err != nil {
+		return nil, err
 	}
 	if src := p.Pipeline.Score.Reward; src != "" {
 		if s.reward, err = expr.Compile(src); err != nil {
@@ -623,13 +626,12 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	if calls > 0 {
 		o.Confidence = float64(j.hits) / float64(calls)
 	}
-	env := map[string]any{"output": rr.Output, "truth": truth, "input": input, "vars": rr.Output}
+	env := ScoreEnv(rr.Output, truth, input)
 	switch {
 	case rr.Status != store.StatusCompleted:
 		o.Success = false
 	case sc.success != nil:
-		v, err := expr.Run(sc.success, env)
-		o.Success = err == nil && v == true
+		o.Success = sc.success.Of(env)
 	case len(rewards) > 0:
 		o.Success = mean(rewards) > 0
 	default:
@@ -637,17 +639,25 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	}
 	// Assertions: every one must pass; a named one is also a reward
 	// dimension (1 pass, -1 fail).
-	for _, a := range sc.asserts {
-		ok := rr.Status == store.StatusCompleted && a.check(env)
+	// A rubric or similar one gives its score (graded.go).
+	for i, a := range sc.asserts {
+		var ok, graded bool
+		var value float64
+		if scoring.Model(a.typ) {
+			ok, value, graded = modelVerdict(rr, i)
+		} else {
+			ok = rr.Status == store.StatusCompleted && a.check(env)
+			value, graded = -1, true
+			if ok {
+				value = 1
+			}
+		}
 		o.Success = o.Success && ok
-		if a.name != "" {
+		if a.name != "" && graded {
 			if o.Rewards == nil {
 				o.Rewards = map[string]float64{}
 			}
-			o.Rewards[a.name] = -1
-			if ok {
-				o.Rewards[a.name] = 1
-			}
+			o.Rewards[a.name] = value
 		}
 	}
 	switch {
