@@ -14,6 +14,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/project"
+	"github.com/sextant-dev/sextant/host/internal/scaffold"
 	"github.com/sextant-dev/sextant/host/internal/schema"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -95,7 +96,7 @@ func TestShippedFilesMatchSchemas(t *testing.T) {
 	schemas := publishedSchemas(t)
 	root := repoRoot(t)
 	files := map[string][]byte{}
-	for _, dir := range []string{"pipelines", "host/cli/project"} {
+	for _, dir := range []string{"pipelines", "host/internal/scaffold/project"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".toml") {
 				return err
@@ -110,13 +111,14 @@ func TestShippedFilesMatchSchemas(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"navigator", "provider", "gate", "tool"} {
-		rendered, err := renderProject(initParams{Name: "my-" + kind, Kind: kind, API: sdk.APIVersion, Description: "a " + kind + " plugin"}, "example.com/p", sdkFiles{})
+		rendered, err := scaffold.RenderPlugin(scaffold.Plugin{Name: "my-" + kind, Kind: kind, API: sdk.APIVersion,
+			Description: "a " + kind + " plugin", Module: "example.com/p"}, scaffold.SDK{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range rendered {
-			if f.name == plugin.ManifestFile {
-				files["plugins init --kind "+kind+"/plugin.toml"] = f.data
+			if f.Name == plugin.ManifestFile {
+				files["plugins init --kind "+kind+"/plugin.toml"] = f.Data
 			}
 		}
 	}
@@ -151,7 +153,7 @@ func TestSchemaRejectsWhatTheProgramRejects(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	for _, name := range []string{"routine.chain.toml", "strategy.toml", "responses.toml"} {
-		b, err := os.ReadFile(filepath.Join(repoRoot(t), "host/cli/project", name))
+		b, err := os.ReadFile(filepath.Join(repoRoot(t), "host/internal/scaffold/project", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +161,7 @@ func TestSchemaRejectsWhatTheProgramRejects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	base, err := os.ReadFile(filepath.Join(repoRoot(t), "host/cli/project/pipeline.toml"))
+	base, err := os.ReadFile(filepath.Join(repoRoot(t), "host/internal/scaffold/project/pipeline.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}

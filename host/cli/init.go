@@ -1,25 +1,12 @@
 package cli
 
 import (
-	"embed"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
-)
 
-// projectFiles is the project sextant init writes: a pipeline that runs
-// offline at once, with its routine, strategy, scripted answers, inputs, a
-// dataset stub, a CI workflow and the project file.
-//
-//go:embed all:project
-var projectFiles embed.FS
+	"github.com/sextant-dev/sextant/host/internal/scaffold"
+)
 
 func (a *app) initCommand() *cobra.Command {
 	return &cobra.Command{
@@ -44,7 +31,7 @@ names them (exit 2).`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			files, err := writeProject(dir)
+			files, err := scaffold.WriteProject(dir)
 			if err != nil {
 				return err
 			}
@@ -60,58 +47,4 @@ names them (exit 2).`,
 			return nil
 		},
 	}
-}
-
-// writeProject writes the project files into dir, creating it. When any
-// file exists it writes nothing and names every one that does.
-func writeProject(dir string) ([]string, error) {
-	var files []string
-	err := fs.WalkDir(projectFiles, "project", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files = append(files, strings.TrimPrefix(p, "project/"))
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("init: %w", err)
-	}
-	sort.Strings(files)
-	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
-		return nil, withInvalid(fmt.Errorf("init %s: not a directory", dir))
-	}
-	var exist []string
-	for _, f := range files {
-		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f))); err == nil {
-			exist = append(exist, f)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, withInvalid(fmt.Errorf("init %s: %w", dir, err))
-		}
-	}
-	if len(exist) > 0 {
-		return nil, withInvalid(fmt.Errorf("init %s: would overwrite %s; nothing written (init a new or empty directory)", dir, strings.Join(exist, ", ")))
-	}
-	for _, f := range files {
-		data, err := projectFiles.ReadFile(path.Join("project", f))
-		if err != nil {
-			return nil, fmt.Errorf("init: %w", err)
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(f))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, fmt.Errorf("init: %w", err)
-		}
-		// O_EXCL: a file that appeared since the check is not overwritten.
-		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("init: %w", err)
-		}
-		if _, err := out.Write(data); err != nil {
-			out.Close()
-			return nil, fmt.Errorf("init: %w", err)
-		}
-		if err := out.Close(); err != nil {
-			return nil, fmt.Errorf("init: %w", err)
-		}
-	}
-	return files, nil
 }

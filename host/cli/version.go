@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/internal/scaffold"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -79,7 +80,7 @@ func currentVersion() versionInfo {
 // sourceRevision asks git for the commit of the source tree this binary was
 // compiled from; "" when there is none or no git.
 func sourceRevision() (rev, at string, dirty bool) {
-	root := sourceRoot()
+	root := scaffold.SourceRoot()
 	if root == "" {
 		return "", "", false
 	}
