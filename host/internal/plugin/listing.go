@@ -1,0 +1,122 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Listed is one plugin as `sextant plugins list` shows it.
+type Listed struct {
+	Name        string   `json:"name"`
+	Kind        sdk.Kind `json:"kind"`
+	Version     string   `json:"version"`
+	Transport   string   `json:"transport"`
+	Checksum    string   `json:"checksum"`
+	Source      string   `json:"source"`
+	Description string   `json:"description,omitempty"`
+	Shadows     []string `json:"shadows,omitempty"`
+}
+
+func listed(e Entry) Listed {
+	return Listed{Name: e.Name, Kind: e.Kind, Version: e.Version, Transport: e.Transport,
+		Checksum: e.Checksum, Source: e.Source, Description: e.Description, Shadows: e.Shadows}
+}
+
+// List lists the entries of kind ("" for every kind), in search order.
+// It is never nil.
+func List(entries []Entry, kind sdk.Kind) []Listed {
+	rows := []Listed{}
+	for _, e := range entries {
+		if kind == "" || e.Kind == kind {
+			rows = append(rows, listed(e))
+		}
+	}
+	return rows
+}
+
+// WriteList writes rows as the table `sextant plugins list` prints, each
+// source followed by the sources it shadows.
+func WriteList(w io.Writer, rows []Listed) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tTRANSPORT\tCHECKSUM\tSOURCE")
+	for _, r := range rows {
+		src := r.Source
+		if len(r.Shadows) > 0 {
+			src += " (shadows " + strings.Join(r.Shadows, ", ") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Kind, r.Version, r.Transport, r.Checksum, src)
+	}
+	return tw.Flush()
+}
+
+// Inspection is what `sextant plugins inspect` shows of a plugin: its
+// manifest and its own Describe answer (whose description wins).
+type Inspection struct {
+	Listed
+	API      int               `json:"api"`
+	Config   []sdk.ConfigField `json:"config,omitempty"`
+	Requests *Requests         `json:"requests,omitempty"`
+	Artifact string            `json:"artifact,omitempty"`
+	SHA256   string            `json:"sha256,omitempty"`
+}
+
+// Inspect opens the plugin called name over its transport (verifying its
+// checksum first), asks it to describe itself and closes it again.
+func (r *Registry) Inspect(ctx context.Context, name string) (*Inspection, error) {
+	h, err := r.Open(ctx, name, Grant{})
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	info := h.Plugin.Describe()
+	out := &Inspection{Listed: listed(h.Entry), API: info.API, Config: info.Config}
+	out.Description = info.Description
+	if m := h.Entry.Manifest; m != nil {
+		out.Requests = &m.Requests
+		out.Artifact = m.ArtifactPath()
+		out.SHA256 = m.Artifact().SHA256
+	}
+	return out, nil
+}
+
+// WriteText writes the inspection as `sextant plugins inspect` prints it:
+// one field a line, then the config fields the plugin takes.
+func (in *Inspection) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "name:\t%s\nkind:\t%s\nversion:\t%s\napi:\t%d\n", in.Name, in.Kind, in.Version, in.API)
+	fmt.Fprintf(tw, "transport:\t%s\nsource:\t%s\nchecksum:\t%s\n", in.Transport, in.Source, in.Checksum)
+	if in.Description != "" {
+		fmt.Fprintf(tw, "description:\t%s\n", in.Description)
+	}
+	if in.Artifact != "" {
+		fmt.Fprintf(tw, "artifact:\t%s\n", in.Artifact)
+	}
+	if in.Requests != nil && len(in.Requests.HTTP) > 0 {
+		fmt.Fprintf(tw, "requests http:\t%s\n", strings.Join(in.Requests.HTTP, ", "))
+	}
+	if in.Requests != nil && in.Requests.Memory != "" {
+		fmt.Fprintf(tw, "requests memory:\t%s\n", in.Requests.Memory)
+	}
+	if err := tw.Flush(); err != nil || len(in.Config) == 0 {
+		return err
+	}
+	fmt.Fprintln(w, "config:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, f := range in.Config {
+		def := ""
+		if f.Default != nil {
+			def = fmt.Sprintf(" (default %v)", f.Default)
+		}
+		req := ""
+		if f.Required {
+			req = " required"
+		}
+		fmt.Fprintf(tw, "  %s\t%s%s%s\t%s\n", f.Name, f.Type, req, def, f.Doc)
+	}
+	return tw.Flush()
+}
