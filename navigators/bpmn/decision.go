@@ -144,7 +144,8 @@ func (r *run) decision() *sdk.Decision {
 			d.Choice = r.choice(t)
 		}
 		if !t.orig || t.dirty {
-			d.Add = append(d.Add, r.token(t))
+			d.Add = d.Add[:len(d.Add)+1]
+			r.token(&d.Add[len(d.Add)-1], t)
 		}
 	}
 	if live > 0 {
@@ -186,13 +187,19 @@ func (r *run) choice(t *tok) *sdk.Choice {
 	return c
 }
 
-func (r *run) token(t *tok) sdk.Token {
-	st := sdk.Token{ID: t.id, Node: t.n.id, Status: t.status, Triggers: t.triggers, Attempt: t.attempt, DelayMS: t.delay}
+// token writes t into st, fresh (zeroed) memory of the answer, one field
+// at a time: only the fields t sets, and no whole-struct copy, which would
+// go through the runtime's bulk write barrier while a collection marks.
+func (r *run) token(st *sdk.Token, t *tok) {
+	st.ID, st.Node, st.Status = t.id, t.n.id, t.status
+	if t.triggers != nil {
+		st.Triggers = t.triggers
+	}
+	st.Attempt, st.DelayMS = t.attempt, t.delay
 	if t.scope != nil {
 		st.Scope = t.scope.id
 	}
 	if len(t.attrs) > 0 {
 		st.Attrs = t.attrs
 	}
-	return st
 }

@@ -53,22 +53,31 @@ type op uint8
 const (
 	opEnter op = iota
 	opExit
-	opChosen // exit along job.flows
+	opChosen // exit along the job's flows
 	opFlowIn
 	opFlowOut
 	opSignal
 	opComplete
-	opFire      // deliver event job.n to waiting token job.t
-	opMessage   // deliver a message to node job.n
-	opStartInst // start a process instance at job.n
-	opCatchSub  // start event sub-process (start event job.n) in scope job.t
-	opCatchBnd  // fire boundary event job.n on host job.t
-	opCancel    // cancel the transaction of cancel end event job.t
+	opFire      // deliver event node n to waiting token t (see jobAux)
+	opMessage   // deliver a message to node n
+	opStartInst // start a process instance at node n
+	opCatchSub  // start event sub-process (start event n) in scope t
+	opCatchBnd  // fire boundary event n on host t
+	opCancel    // cancel the transaction of cancel end event t
 )
 
+// job is one queued step. It holds no pointer, so that queueing it writes
+// nothing the garbage collector must see: t is the token's index in
+// run.toks plus one (0: none), and aux, when not 0, is one plus the index
+// in run.aux of the node and flows of the rarer jobs that need them.
 type job struct {
-	op    op
-	t     *tok
+	op  op
+	t   int32
+	aux int32
+}
+
+// jobAux is the node and flows of a job (see job).
+type jobAux struct {
 	n     *node
 	flows []*flow
 }
@@ -80,6 +89,7 @@ type run struct {
 	toks   []*tok
 	seq    int64
 	q      []job
+	aux    []jobAux
 	qh     int
 	jobs   int
 	trace  []sdk.Event // written in place in the answer's memory (answerMem.traceRoom)
@@ -121,20 +131,30 @@ func (r *run) release() {
 		r.set, r.fault = nil, nil
 	}
 	r.toks, r.q, r.qh, r.jobs, r.used, r.seq = r.toks[:0], r.q[:0], 0, 0, 0, 0
+	if len(r.aux) > 0 {
+		clear(r.aux)
+		r.aux = r.aux[:0]
+	}
 	r.trace, r.waiting = nil, r.waiting[:0]
 	runPool.Put(r)
 }
 
-// alloc returns a token holding v, from the arena while it lasts.
-func (r *run) alloc(v tok) *tok {
+// slot returns a token of the run, from the arena while it lasts, set to
+// the given fields and bits, appended to r.toks. It stores field by field:
+// copying a whole token into the (heap) arena would go through the
+// runtime's bulk write barrier whenever a collection is marking.
+func (r *run) slot(id string, n *node, status sdk.TokenStatus, scope *tok, triggers []string, attrs map[string]any, bits tokBits) *tok {
+	var t *tok
 	if r.used < len(r.arena) {
-		t := &r.arena[r.used]
-		*t = v
+		t = &r.arena[r.used]
 		r.used++
-		return t
+	} else {
+		t = new(tok)
 	}
-	t := new(tok)
-	*t = v
+	bits.ix = int32(len(r.toks))
+	t.tokBits = bits
+	t.id, t.n, t.status, t.scope, t.flow, t.triggers, t.attrs = id, n, status, scope, nil, triggers, attrs
+	r.toks = append(r.toks, t)
 	return t
 }
 
@@ -146,7 +166,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 	r.trace = r.mem.traceRoom()
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
-		n := m.byID[s.Node]
+		n := m.node(s.Node)
 		if n == nil {
 			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: node %q is not in routine %s", s.ID, s.Node, shortHash(m.hash))
@@ -155,7 +175,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token at %q has no id", s.Node)
 		}
-		t := r.alloc(tok{id: s.ID, n: n, status: s.Status, triggers: s.Triggers, attrs: s.Attrs, attempt: s.Attempt, delay: s.DelayMS, orig: true})
+		t := r.slot(s.ID, n, s.Status, nil, s.Triggers, s.Attrs, tokBits{attempt: s.Attempt, delay: s.DelayMS, orig: true})
 		if len(t.attrs) > 0 {
 			switch t.attrs[attrMI] {
 			case "body":
@@ -167,7 +187,6 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 				t.flow = m.flows[f]
 			}
 		}
-		r.toks = append(r.toks, t)
 	}
 	var byID map[string]*tok
 	if len(st.Tokens) > 16 {
@@ -219,9 +238,33 @@ func (r *run) find(id string) *tok {
 	return nil
 }
 
-func (r *run) push(o op, t *tok) { r.q = append(r.q, job{op: o, t: t}) }
+func (r *run) push(o op, t *tok) { r.q = append(r.q, job{op: o, t: t.ix + 1}) }
 
-func (r *run) pushN(o op, t *tok, n *node) { r.q = append(r.q, job{op: o, t: t, n: n}) }
+// pushN queues a job of t (nil: none) about node n, or along flows.
+func (r *run) pushN(o op, t *tok, n *node, flows []*flow) {
+	r.aux = append(r.aux, jobAux{n: n, flows: flows})
+	j := job{op: o, aux: int32(len(r.aux))}
+	if t != nil {
+		j.t = t.ix + 1
+	}
+	r.q = append(r.q, j)
+}
+
+// jobTok returns the token of j, or nil.
+func (r *run) jobTok(j job) *tok {
+	if j.t == 0 {
+		return nil
+	}
+	return r.toks[j.t-1]
+}
+
+// jobAux returns the node and flows of j.
+func (r *run) jobAux(j job) jobAux {
+	if j.aux == 0 {
+		return jobAux{}
+	}
+	return r.aux[j.aux-1]
+}
 
 func (r *run) emit(typ sdk.EventType, n *node) {
 	r.trace = append(r.trace, sdk.Event{Type: typ, Node: n.id})
@@ -229,11 +272,10 @@ func (r *run) emit(typ sdk.EventType, n *node) {
 
 // newTok creates a moving token at n in scope.
 func (r *run) newTok(n *node, scope *tok) *tok {
-	t := r.alloc(tok{n: n, scope: scope, dirty: true})
+	t := r.slot("", n, "", scope, nil, nil, tokBits{dirty: true})
 	if scope != nil {
 		scope.kids++
 	}
-	r.toks = append(r.toks, t)
 	if len(r.toks) > maxTokens {
 		r.failf(n, "", "more than %d tokens in one instance (a loop that forks without waiting?)", maxTokens)
 	}
@@ -332,9 +374,9 @@ func (r *run) drain() {
 		for {
 			r.jobs++
 			if r.jobs > maxJobs {
-				n := j.n
-				if j.t != nil {
-					n = j.t.n
+				n := r.jobAux(j).n
+				if t := r.jobTok(j); t != nil {
+					n = t.n
 				}
 				r.failf(n, "", "the routine loops without reaching a task or a wait state (more than %d steps in one move)", maxJobs)
 				return
@@ -357,42 +399,50 @@ func (r *run) drain() {
 // do runs job j. When j's only follow-up is one more job, do returns it
 // rather than queueing it (see drain).
 func (r *run) do(j job) (job, bool) {
-	t := j.t
+	t := r.jobTok(j)
 	if t != nil && t.dead {
 		return job{}, false
 	}
 	switch j.op {
 	case opFlowIn:
-		return job{op: opFlowOut, t: t}, true
+		return job{op: opFlowOut, t: j.t}, true
 	case opFlowOut:
 		t.n = t.flow.dst
-		return job{op: opEnter, t: t}, true
+		return job{op: opEnter, t: j.t}, true
 	case opSignal:
-		return job{op: opExit, t: t}, true
+		return job{op: opExit, t: j.t}, true
 	case opEnter:
 		r.enter(t)
 	case opExit:
 		r.exit(t, nil, false)
-	case opChosen:
-		r.exit(t, j.flows, true)
 	case opComplete:
 		r.complete(t)
-	case opFire:
-		r.fire(t, j.n)
-	case opMessage:
-		r.message(j.n)
-	case opStartInst:
-		r.startInstance(j.n)
-	case opCatchSub:
-		if !j.n.interrupting || !t.interrupted() {
-			r.fireEventSub(t, j.n)
-		}
-	case opCatchBnd:
-		r.fireBoundary(t, j.n)
 	case opCancel:
 		r.cancel(t)
+	default:
+		r.doAux(j.op, t, r.jobAux(j))
 	}
 	return job{}, false
+}
+
+// doAux runs the jobs that carry a node or flows.
+func (r *run) doAux(o op, t *tok, a jobAux) {
+	switch o {
+	case opChosen:
+		r.exit(t, a.flows, true)
+	case opFire:
+		r.fire(t, a.n)
+	case opMessage:
+		r.message(a.n)
+	case opStartInst:
+		r.startInstance(a.n)
+	case opCatchSub:
+		if !a.n.interrupting || !t.interrupted() {
+			r.fireEventSub(t, a.n)
+		}
+	case opCatchBnd:
+		r.fireBoundary(t, a.n)
+	}
 }
 
 // enter handles a token arriving at its node.

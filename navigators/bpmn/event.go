@@ -98,13 +98,13 @@ func (r *run) raise(t *tok, ev evKind, key string) bool {
 	for ; s != nil; s = s.scope {
 		if c := containerOf(s); c != nil && !s.interrupted() {
 			if st := findSubStart(c, ev, key); st != nil {
-				r.pushN(opCatchSub, s, st)
+				r.pushN(opCatchSub, s, st, nil)
 				return true
 			}
 		}
 		if isHost(s) && s.status != "" {
 			if b := findBoundary(s.n, ev, key); b != nil {
-				r.pushN(opCatchBnd, s, b)
+				r.pushN(opCatchBnd, s, b, nil)
 				return true
 			}
 		}
@@ -166,13 +166,13 @@ func (r *run) broadcast(key string) {
 			switch w.n.k {
 			case kCatch:
 				if w.n.ev == evSignal && w.n.key == key {
-					r.pushN(opFire, w, w.n)
+					r.pushN(opFire, w, w.n, nil)
 					continue
 				}
 			case kEventGateway:
 				for _, tg := range w.n.targets {
 					if tg.ev == evSignal && tg.key == key {
-						r.pushN(opFire, w, tg)
+						r.pushN(opFire, w, tg, nil)
 						break
 					}
 				}
@@ -183,7 +183,7 @@ func (r *run) broadcast(key string) {
 	}
 	for _, s := range r.m.signalStarts {
 		if s.key == key {
-			r.pushN(opStartInst, nil, s)
+			r.pushN(opStartInst, nil, s, nil)
 		}
 	}
 }
@@ -211,28 +211,28 @@ func (r *run) subscriptions(w *tok, ev evKind, key string) {
 	}
 	for _, s := range subs {
 		if s.interrupting {
-			r.pushN(opCatchSub, w, s)
+			r.pushN(opCatchSub, w, s, nil)
 			return
 		}
 	}
 	for _, b := range bnds {
 		if b.interrupting {
-			r.pushN(opCatchBnd, w, b)
+			r.pushN(opCatchBnd, w, b, nil)
 			return
 		}
 	}
 	for _, s := range subs {
-		r.pushN(opCatchSub, w, s)
+		r.pushN(opCatchSub, w, s, nil)
 	}
 	for _, b := range bnds {
-		r.pushN(opCatchBnd, w, b)
+		r.pushN(opCatchBnd, w, b, nil)
 	}
 }
 
 // sendMessages queues the messages of n's outgoing message flows.
 func (r *run) sendMessages(n *node) {
 	for _, tg := range n.msgOut {
-		r.pushN(opMessage, nil, tg)
+		r.pushN(opMessage, nil, tg, nil)
 	}
 }
 

@@ -116,7 +116,7 @@ func (r *run) gateway(t *tok) {
 	n := t.n
 	if !anyCond(n.out) {
 		if len(n.out) == 1 {
-			r.q = append(r.q, job{op: opChosen, t: t, flows: n.out})
+			r.pushN(opChosen, t, nil, n.out)
 			return
 		}
 		t.setShared(choiceAttrs, attrChoice)
@@ -152,7 +152,7 @@ func (r *run) gateway(t *tok) {
 		}
 		taken = []*flow{n.def}
 	}
-	r.q = append(r.q, job{op: opChosen, t: t, flows: taken})
+	r.pushN(opChosen, t, nil, taken)
 }
 
 // outgoing selects the flows a non-gateway node leaves by: every flow

@@ -232,6 +232,7 @@ func (l *loader) definitions(root *xelem) {
 	if len(l.probs) > 0 {
 		return
 	}
+	l.m.internIDs()
 	l.precompute()
 	l.summary()
 }

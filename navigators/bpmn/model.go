@@ -1,6 +1,10 @@
 package bpmn
 
 import (
+	"encoding/binary"
+	"slices"
+	"unsafe"
+
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -175,6 +179,53 @@ type model struct {
 	byID    map[string]*node
 	flows   map[string]*flow
 	routine *sdk.Routine
+	// ids holds every node id, each after its node's index in nodes (4
+	// bytes, little endian); the nodes' ids are views into it (see node).
+	ids   []byte
+	nodes []*node
 	// signal catchers: start events of top-level processes that a signal starts.
 	signalStarts []*node
+}
+
+// internIDs moves every node id into one buffer, each id preceded by its
+// node's index, so that node finds the node of an id the navigator handed
+// out (a token's Node) from the id's address, without hashing it.
+func (m *model) internIDs() {
+	ids := make([]string, 0, len(m.byID))
+	size := 0
+	for id := range m.byID {
+		ids = append(ids, id)
+		size += 4 + len(id)
+	}
+	slices.Sort(ids)
+	buf := make([]byte, 0, size)
+	m.nodes = make([]*node, len(ids))
+	for i, id := range ids {
+		n := m.byID[id]
+		m.nodes[i] = n
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(i))
+		start := len(buf)
+		buf = append(buf, id...)
+		n.id = unsafe.String(&buf[start], len(id))
+	}
+	m.ids = buf
+}
+
+// node returns the node with id, or nil. An id whose bytes lie in m.ids
+// at the start of a node's id is that node's, which the index stored in
+// front of it confirms; any other id (read back from JSON, built by the
+// caller) is looked up by value.
+func (m *model) node(id string) *node {
+	if len(id) > 0 && len(m.ids) > 0 {
+		off := uintptr(unsafe.Pointer(unsafe.StringData(id))) - uintptr(unsafe.Pointer(unsafe.SliceData(m.ids)))
+		if off >= 4 && off < uintptr(len(m.ids)) {
+			i := binary.LittleEndian.Uint32(m.ids[off-4 : off])
+			if int(i) < len(m.nodes) {
+				if n := m.nodes[i]; unsafe.StringData(n.id) == unsafe.StringData(id) && len(n.id) == len(id) {
+					return n
+				}
+			}
+		}
+	}
+	return m.byID[id]
 }

@@ -165,7 +165,7 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 			return nil, err
 		}
 		t.delAttr(attrChoice)
-		r.q = append(r.q, job{op: opChosen, t: t, flows: flows})
+		r.pushN(opChosen, t, nil, flows)
 	case t.status == sdk.Ready:
 		switch out.Status {
 		case sdk.OK, sdk.Skipped, "":

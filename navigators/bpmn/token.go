@@ -10,7 +10,9 @@ import (
 // multi-instance activity.
 type tokKind uint8
 
-// tok is the engine's view of one token.
+// tok is the engine's view of one token. Its pointer-free fields are
+// grouped in tokBits, so that a reused slot is reset with one plain copy
+// plus one store per pointer (see run.slot).
 type tok struct {
 	id       string
 	n        *node
@@ -19,11 +21,17 @@ type tok struct {
 	flow     *flow // flow crossed, or arrived on
 	triggers []string
 	attrs    map[string]any
+	tokBits
+}
+
+// tokBits are the fields of a token that hold no pointer.
+type tokBits struct {
 	ownAttrs bool // attrs is a private copy
 	attempt  int
 	delay    int64
 	kind     tokKind
-	kids     int // live tokens whose scope this is
+	kids     int   // live tokens whose scope this is
+	ix       int32 // index in run.toks
 
 	dead, orig, dirty, completing bool
 }
