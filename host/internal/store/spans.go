@@ -625,7 +625,12 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 		if err := s.checkSpans(ctx, spans, fresh); err != nil {
 			return where(err)
 		}
-		if kvs, rewrites, err = s.encodeSpans(spans, fresh, nil); err != nil {
+		// The commit below is done (Badger has copied the entries) before
+		// the buffer goes back.
+		buf := getSpanBuf()
+		defer spanBufs.Put(buf)
+		var few [4]kv
+		if kvs, rewrites, err = s.encodeSpansInto(spans, fresh, few[:0], buf); err != nil {
 			return where(err)
 		}
 	}
