@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
@@ -129,21 +128,11 @@ func (a *app) evolveOffline(ctx context.Context, loaded *run.Loaded, reg *plugin
 // printEpoch prints one line per epoch: the working strategy's metric, the
 // operations made, the candidate's verdict.
 func (a *app) printEpoch(ep evolve.Epoch, epochs int, metric string) {
-	count := map[strategy.Op]int{}
-	for _, d := range ep.Ops {
-		count[d.Op]++
-	}
-	var ops []string
-	for _, op := range []strategy.Op{strategy.OpTag, strategy.OpAdd, strategy.OpUpdate, strategy.OpRemove} {
-		if count[op] > 0 {
-			ops = append(ops, fmt.Sprintf("%d %s", count[op], op))
-		}
-	}
 	line := fmt.Sprintf("epoch %d/%d: %s %.3f", ep.N, epochs, metric, ep.Rate)
-	if len(ops) == 0 {
+	if ops := evolve.OpCounts(ep.Ops); ops == "" {
 		line += "; nothing to change"
 	} else {
-		line += "; " + strings.Join(ops, ", ")
+		line += "; " + ops
 	}
 	if c := ep.Candidate; c != nil {
 		line += fmt.Sprintf(" → candidate %s %s", c.Strategy.Metadata.Version, c.ID())
