@@ -21,13 +21,15 @@ type answerMem struct {
 }
 
 // Chunk sizes, in elements: as many as fit in one of the runtime's size
-// classes (2688, 2048, 4096 and 512 bytes), so that little of a chunk is
-// rounding. A request for more than half a chunk gets its own array, so
-// that one large answer does not waste most of a chunk.
+// classes (6912, 3072, 6912 and 512 bytes), so that little of a chunk is
+// rounding, and classes whose spans hold several chunks (7, 8, 7, 16), so
+// that the allocator fetches a new span rarely. A request for more than
+// half a chunk gets its own array, so that one large answer does not waste
+// most of a chunk.
 const (
-	chunkDecisions = 2688 / int(unsafe.Sizeof(sdk.Decision{}))
-	chunkEvents    = 2048 / int(unsafe.Sizeof(sdk.Event{}))
-	chunkTokens    = 4096 / int(unsafe.Sizeof(sdk.Token{}))
+	chunkDecisions = 6912 / int(unsafe.Sizeof(sdk.Decision{}))
+	chunkEvents    = 3072 / int(unsafe.Sizeof(sdk.Event{}))
+	chunkTokens    = 6912 / int(unsafe.Sizeof(sdk.Token{}))
 	chunkStrings   = 512 / int(unsafe.Sizeof(""))
 )
 
