@@ -120,6 +120,19 @@ type Assertion struct {
 	Schema string `json:"schema,omitempty"` // file, relative to the pipeline
 	Of     string `json:"of,omitempty"`     // expression; default output
 	Name   string `json:"name,omitempty"`   // reward dimension it gives
+	// Provider is the [providers] block a rubric's judge or a similar
+	// check's embeddings come from; Model overrides the block's model.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Prompt is a rubric's user message template (default: the rubric
+	// and the text); Scale its top rating (ratings 1..Scale map to 0..1).
+	Prompt string `json:"prompt,omitempty"`
+	Scale  int    `json:"scale,omitempty"`
+	// Threshold is the score a rubric or similar check needs to pass.
+	Threshold *float64 `json:"threshold,omitempty"`
+	// Reference is a similar check's expression giving the text to
+	// compare with (instead of Value).
+	Reference string `json:"reference,omitempty"`
 }
 
 // Replay is the [replay] block.

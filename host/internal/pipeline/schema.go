@@ -100,11 +100,17 @@ var (
 
 	// assertBlock is one [[score.assert]] entry.
 	assertBlock = &schema.Block{Fields: []schema.Field{
-		{Name: "type", Type: schema.String, Required: true, Enum: AssertTypes, Doc: "contains: the text holds value; regex: the text matches value (RE2); json_schema: the output (JSON) is valid against the schema file; rubric and similar are not supported yet"},
-		{Name: "value", Type: schema.String, Doc: "contains: the substring; regex: the pattern"},
+		{Name: "type", Type: schema.String, Required: true, Enum: AssertTypes, Doc: "contains: the text holds value; regex: the text matches value (RE2); json_schema: the output (JSON) is valid against the schema file; rubric: an LLM judge rates the text against value; similar: the text's embedding is close to a reference's"},
+		{Name: "value", Type: schema.String, Doc: "contains: the substring; regex: the pattern; rubric: the rubric the judge rates against; similar: the reference text"},
 		{Name: "schema", Type: schema.String, Doc: "json_schema: JSON Schema file, relative to the pipeline"},
 		{Name: "of", Type: schema.String, Doc: "expression over output, truth, input, vars giving what is checked (a string as is, anything else as JSON); default: output"},
-		{Name: "name", Type: schema.String, Doc: "reward dimension the check also gives (1 pass, -1 fail), for reward.NAME gates"},
+		{Name: "name", Type: schema.String, Doc: "reward dimension the check also gives (contains, regex, json_schema: 1 pass, -1 fail; rubric, similar: the score), for reward.NAME gates"},
+		{Name: "provider", Type: schema.String, Doc: "rubric: the [providers] block of the judge; similar: the block whose plugin embeds (openai's /embeddings); its calls are recorded with the task"},
+		{Name: "model", Type: schema.String, Doc: "rubric, similar: model asked instead of the provider block's (an embedding model for similar)"},
+		{Name: "prompt", Type: schema.String, Doc: "rubric: the judge's message, a template over output, truth, input, vars, text (what is graded), rubric (value) and scale; default: the rubric and the text"},
+		{Name: "scale", Type: schema.Int, Default: 5, Bound: schema.Positive, Doc: "rubric: the judge rates 1 to scale (at least 2); rating r scores (r-1)/(scale-1), 0 to 1"},
+		{Name: "threshold", Type: schema.Number, Doc: "rubric: the score (0 to 1) a pass needs; similar: the cosine similarity (-1 to 1) a pass needs; required by both"},
+		{Name: "reference", Type: schema.String, Doc: "similar: expression over output, truth, input, vars giving the reference text, instead of value (e.g. truth.reply)"},
 	}}
 
 	// Spec is the whole pipeline.toml.

@@ -39,6 +39,9 @@ func compileAssertion(p *pipeline.Pipeline, a pipeline.Assertion) (*assertion, e
 		if c.schema, err = pipeline.LoadJSONSchema(p.Path(a.Schema)); err != nil {
 			return nil, fmt.Errorf("schema: %w", err)
 		}
+	case pipeline.AssertRubric, pipeline.AssertSimilar:
+		// Graded by the run (graded.go); its "of" is the run's to read.
+		c.of = nil
 	default:
 		// The loader refuses the others; a pipeline built in code
 		// without it gets the same answer.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/run"
+	scoring "github.com/sextant-dev/sextant/host/internal/score"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -205,6 +206,9 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	}()
 	score, err := compileScore(workers[0].prep)
 	if err != nil {
+		return err
+	}
+	if err := checkProviders(workers[0].prep); err != nil {
 		return err
 	}
 	ids, err := selectTasks(ctx, cfg, newRecordedCheck(cfg, workers[0].prep))
@@ -637,17 +641,25 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	}
 	// Assertions: every one must pass; a named one is also a reward
 	// dimension (1 pass, -1 fail).
-	for _, a := range sc.asserts {
-		ok := rr.Status == store.StatusCompleted && a.check(env)
+	// A rubric or similar one gives its score (graded.go).
+	for i, a := range sc.asserts {
+		var ok, graded bool
+		var value float64
+		if scoring.Model(a.typ) {
+			ok, value, graded = modelVerdict(rr, i)
+		} else {
+			ok = rr.Status == store.StatusCompleted && a.check(env)
+			value, graded = -1, true
+			if ok {
+				value = 1
+			}
+		}
 		o.Success = o.Success && ok
-		if a.name != "" {
+		if a.name != "" && graded {
 			if o.Rewards == nil {
 				o.Rewards = map[string]float64{}
 			}
-			o.Rewards[a.name] = -1
-			if ok {
-				o.Rewards[a.name] = 1
-			}
+			o.Rewards[a.name] = value
 		}
 	}
 	switch {

@@ -118,3 +118,36 @@ func TestForestLabels(t *testing.T) {
 		t.Errorf("forest svg: %s", svg)
 	}
 }
+
+// BenchmarkWriteHTMLMatrix renders the HTML report of a 10 000-task
+// comparison: the matrix sorts every row and writes the first 1000.
+func BenchmarkWriteHTMLMatrix(b *testing.B) {
+	r := failingReport()
+	r.Matrix = nil
+	for i := range 10_000 {
+		r.Matrix = append(r.Matrix, TaskRow{Task: fmt.Sprintf("t-%05d", i),
+			Baseline:      TaskCell{Pass: i%7 != 0, Score: 1, CostUSD: 0.002, LatencyMS: 800},
+			Candidate:     TaskCell{Pass: i%5 != 0, Score: 0.5, CostUSD: 0.003, LatencyMS: 1200},
+			OutputDiffers: i%3 == 0})
+	}
+	var buf strings.Builder
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := WriteHTML(&buf, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes/report")
+}
+
+// BenchmarkForestSVG draws the plot of ten metrics.
+func BenchmarkForestSVG(b *testing.B) {
+	ms := failingReport().Metrics
+	ms = append(ms, ms...)
+	ms = append(ms, ms[:2]...)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = ForestSVG(ms)
+	}
+}

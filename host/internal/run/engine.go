@@ -16,6 +16,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/score"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/host/internal/tool"
@@ -231,6 +232,9 @@ type Result struct {
 	Cited []string `json:"cited,omitempty"`
 	// Incident is where and why a run in status incident stopped.
 	Incident *store.Incident `json:"incident,omitempty"`
+	// Graded are the verdicts of the pipeline's model-graded assertions
+	// on a completed run's output (see grade).
+	Graded []score.Graded `json:"graded,omitempty"`
 }
 
 // Question is a person's pending decision.
@@ -967,12 +971,14 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	if inc := (*incidentError)(nil); errors.As(runErr, &inc) {
 		return e.incident(ctx, inc)
 	}
+	graded, scored := e.finishGrade(ctx, &runErr)
 	status, msg := store.StatusCompleted, ""
 	if runErr != nil {
 		status, msg = store.StatusFailed, runErr.Error()
 	}
 	ctx = context.WithoutCancel(ctx)
 	root := e.rootSpan(status, msg)
+	spans := append([]store.Span{root}, scored...)
 	if ce, ok := e.r.cfg.Journal.(checkpointExecutioner); ok {
 		// The last checkpoint and the execution's status are one write;
 		// the task's status follows, as in setStatus.
@@ -981,25 +987,29 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 			return nil, err
 		}
 		ended := e.r.cfg.Clock()
-		if err := ce.CheckpointExecution(ctx, c, func(ex *store.Execution) { e.ended(ex, status, msg, ended) }, root); err != nil {
+		if err := ce.CheckpointExecution(ctx, c, func(ex *store.Execution) { e.ended(ex, status, msg, ended) }, spans...); err != nil {
 			return nil, err
 		}
 		if e.r.cfg.OnSpans != nil {
-			e.r.cfg.OnSpans([]store.Span{root})
+			e.r.cfg.OnSpans(spans)
 		}
 		failpoint.Hit(failpoint.StatusExecution)
 		if err := e.r.cfg.Journal.SetTaskStatus(ctx, e.task.ID, status); err != nil {
 			return nil, err
 		}
-		return e.result(status, msg), nil
+		res := e.result(status, msg)
+		res.Graded = graded
+		return res, nil
 	}
-	if err := e.checkpoint(ctx, root); err != nil {
+	if err := e.checkpoint(ctx, spans...); err != nil {
 		return nil, err
 	}
 	if err := e.setStatus(ctx, status, msg); err != nil {
 		return nil, err
 	}
-	return e.result(status, msg), nil
+	res := e.result(status, msg)
+	res.Graded = graded
+	return res, nil
 }
 
 // checkpointExecutioner is a Journal that commits a checkpoint and its
@@ -1209,7 +1219,7 @@ func TraceOf(spans []store.Span) []string {
 		switch {
 		case strings.HasPrefix(sp.Name, "step "):
 			out = append(out, sp.Name)
-		case sp.Kind == store.SpanClient:
+		case sp.Kind == store.SpanClient && !sp.Attributes[AttrScore].Bool():
 			h := sp.Attributes["sextant.request_hash"].Str()
 			if len(h) > 12 {
 				h = h[:12]

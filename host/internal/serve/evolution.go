@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
@@ -153,6 +154,14 @@ func (s *Server) listComparisons(r *http.Request) (int, any, error) {
 	return 200, map[string]any{"comparisons": vs}, nil
 }
 
+// ComparisonView is GET /api/v1/comparisons/{id}: the stored verdict and
+// its forest plot, drawn by the HTML report's code (report.ForestSVG) so
+// the dashboard and the report show one plot.
+type ComparisonView struct {
+	evolve.Verdict
+	ForestSVG string `json:"forest_svg"`
+}
+
 func (s *Server) getComparison(r *http.Request) (int, any, error) {
 	id := r.PathValue("id")
 	v, err := evolve.GetVerdict(r.Context(), s.opts.Store, id)
@@ -162,7 +171,7 @@ func (s *Server) getComparison(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return 200, v, nil
+	return 200, ComparisonView{Verdict: *v, ForestSVG: string(report.ForestSVG(v.Comparison.Metrics))}, nil
 }
 
 func (s *Server) saveComparison(r *http.Request) (int, any, error) {
@@ -206,10 +215,26 @@ func (s *Server) listReviews(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if rs == nil {
-		rs = []evolve.ReviewRequest{}
+	out := make([]ReviewView, len(rs))
+	for i, rv := range rs {
+		out[i] = reviewView(rv)
 	}
-	return 200, map[string]any{"reviews": rs}, nil
+	return 200, map[string]any{"reviews": out}, nil
+}
+
+// ReviewView is a review request as GET /api/v1/reviews lists it: with
+// the forest plot of its comparison (report.ForestSVG).
+type ReviewView struct {
+	evolve.ReviewRequest
+	ForestSVG string `json:"forest_svg,omitempty"`
+}
+
+func reviewView(rv evolve.ReviewRequest) ReviewView {
+	v := ReviewView{ReviewRequest: rv}
+	if len(rv.Comparison.Metrics) > 0 {
+		v.ForestSVG = string(report.ForestSVG(rv.Comparison.Metrics))
+	}
+	return v
 }
 
 func (s *Server) getReview(r *http.Request) (int, any, error) {

@@ -26,7 +26,7 @@ const (
 // knownKind reports whether k is a recording kind this store keeps.
 func knownKind(k RecordingKind) bool {
 	switch k {
-	case RecordChat, RecordHuman, RecordTool, RecordToolStarted, RecordToolList:
+	case RecordChat, RecordHuman, RecordTool, RecordToolStarted, RecordToolList, RecordEmbed:
 		return true
 	}
 	return false

@@ -1,6 +1,7 @@
 // sextant dashboard: plain JavaScript over the /api/v1 JSON API. Every
 // value from the API is put in the page as text (textContent), never as
-// HTML. Writes send JSON with X-Requested-With, which a cross-site form
+// HTML; the one drawing the server sends, the forest plot (forest_svg),
+// goes through svgOf, which keeps only its drawing elements. Writes send JSON with X-Requested-With, which a cross-site form
 // cannot; the server also checks Sec-Fetch-Site and Origin.
 "use strict";
 
@@ -418,25 +419,68 @@ async function comparisonsPage() {
     h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 6, class: "muted" }, "no judged replays yet (sextant gate records one)")))));
 }
 
-function forestPlot(metrics) {
-  const W = 640, rowH = 28, left = 150, right = 90, top = 10;
-  const H = top + rowH * metrics.length + 24;
-  const lo = Math.min(0, ...metrics.map((m) => m.ci_low)), hi = Math.max(0, ...metrics.map((m) => m.ci_high));
-  const span = hi - lo || 1;
-  const x = (v) => left + (v - lo) / span * (W - left - right);
-  const g = svg("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, class: "forest", role: "img", "aria-label": "forest plot of effects with confidence intervals" });
-  g.append(svg("line", { x1: x(0), x2: x(0), y1: top - 4, y2: H - 20, class: "axis" }));
-  metrics.forEach((m, i) => {
-    const y = top + i * rowH + rowH / 2;
-    const better = m.effect === 0 ? "same" : (m.effect > 0) === m.higher_is_better ? "better" : "worse";
-    g.append(
-      svg("text", { x: 4, y: y + 4 }, m.name),
-      svg("line", { x1: x(m.ci_low), x2: x(m.ci_high), y1: y, y2: y, class: "ci" }),
-      svg("circle", { cx: x(m.effect), cy: y, r: 5, class: "pt-" + better }),
-      svg("text", { x: W - right + 6, y: y + 4 }, (m.effect >= 0 ? "+" : "") + fmtNum(m.effect) + " p=" + fmtNum(m.p, 3)));
-  });
-  g.append(svg("text", { x: x(0) - 4, y: H - 6 }, "0"));
-  return g;
+// svgOf makes a node of an <svg> element the server drew
+// (report.ForestSVG, the HTML report's plot, every text escaped): parsed
+// as an inert document, where nothing runs, and kept only as far as its
+// known drawing elements and attributes go.
+const svgTags = new Set(["svg", "g", "title", "text", "line", "circle", "rect"]);
+function svgOf(markup) {
+  if (!markup) return null;
+  const el = new DOMParser().parseFromString(markup, "text/html").body.firstElementChild;
+  if (!el || el.localName !== "svg") return null;
+  for (const n of [el, ...el.querySelectorAll("*")]) {
+    if (!svgTags.has(n.localName)) { n.remove(); continue; }
+    for (const a of [...n.attributes]) if (a.name.startsWith("on") || a.name.includes("href") || a.name === "style") n.removeAttribute(a.name);
+  }
+  return document.adoptNode(el);
+}
+
+// ---- comparison matrix ------------------------------------------------------
+
+const matrixFilters = [["all", "all"], ["regressed", "regressed"], ["improved", "improved"], ["differs", "different output"], ["error", "errors"]];
+
+// taskKinds are the filters a task of a comparison belongs to.
+function taskKinds(t) {
+  const k = [];
+  if (t.baseline.success && !t.candidate.success) k.push("regressed");
+  else if (!t.baseline.success && t.candidate.success) k.push("improved");
+  if (t.output_differs) k.push("differs");
+  if ((t.baseline_run || {}).error || (t.candidate_run || {}).error) k.push("error");
+  return k;
+}
+
+function matrixCells(r, run) {
+  const result = run && run.error ? "error" : r.success ? "pass" : "fail";
+  return [
+    h("td", { class: "ruling-" + (r.success ? "pass" : "fail"), title: run && run.error ? run.error : null }, result),
+    h("td", { class: "num" }, fmtNum(r.reward, 2)),
+    h("td", { class: "num" }, "$" + fmtNum(r.cost_usd, 4)),
+    h("td", { class: "num" }, run ? fmtMs(run.latency_ms || 0) : "-")];
+}
+
+// matrixSection is every task of a comparison, baseline beside
+// candidate, with filters; the table's data-filter says which is applied.
+function matrixSection(v) {
+  const c = v.comparison;
+  const rows = (v.tasks || []).map((t) => h("tr", { "data-task": t.task, "data-kinds": taskKinds(t).join(" ") },
+    h("td", {}, h("a", { href: "#/task/" + encodeURIComponent(t.task) }, t.task)),
+    matrixCells(t.baseline, t.baseline_run), matrixCells(t.candidate, t.candidate_run),
+    h("td", {}, t.output_differs ? "differs" : t.baseline_run ? "same" : "-")));
+  const has = (row, k) => k === "all" || row.dataset.kinds.split(" ").includes(k);
+  const table = h("table", { id: "matrix", class: "matrix", "data-filter": "all" },
+    h("thead", {},
+      h("tr", {}, h("th", { rowspan: 2 }, "task"), h("th", { colspan: 4 }, "baseline " + c.baseline.version), h("th", { colspan: 4 }, "candidate " + c.candidate.version), h("th", { rowspan: 2 }, "output")),
+      h("tr", {}, ["result", "score", "cost", "latency", "result", "score", "cost", "latency"].map((x) => h("th", {}, x)))),
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 10, class: "muted" }, "no tasks kept"))));
+  const buttons = matrixFilters.map(([k, label]) => h("button", { type: "button", class: "secondary", "data-filter": k, "aria-pressed": String(k === "all"), onclick: () => apply(k) },
+    label + " (" + rows.filter((r) => has(r, k)).length + ")"));
+  function apply(k) {
+    for (const r of rows) r.hidden = !has(r, k);
+    for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.filter === k));
+    table.dataset.filter = k;
+  }
+  return h("section", { id: "matrix-section" }, h("h2", {}, "Tasks (" + rows.length + ")"),
+    h("div", { class: "matrix-filters", role: "group", "aria-label": "show tasks" }, buttons), table);
 }
 
 // callOutcome is what came of a tool call, as the reports say it.
@@ -484,19 +528,16 @@ async function comparisonPage(id) {
       h("div", { class: "baseline-output" }, h("strong", {}, "baseline " + c.baseline.version + (t.baseline.success ? " (pass)" : " (fail)")), h("pre", {}, prettyJSON(t.baseline_output) || "(output not kept)")),
       h("div", { class: "candidate-output" }, h("strong", {}, "candidate " + c.candidate.version + (t.candidate.success ? " (pass)" : " (fail)")), h("pre", {}, prettyJSON(t.candidate_output) || "(output not kept)"))),
     flipCalls(t, c)));
-  const tasks = h("details", {}, h("summary", {}, "all " + (v.tasks || []).length + " tasks"),
-    h("table", {}, h("thead", {}, h("tr", {}, ["task", "baseline", "candidate", "flip"].map((x) => h("th", {}, x)))),
-      h("tbody", {}, (v.tasks || []).map((t) => h("tr", {}, h("td", {}, t.task), h("td", {}, t.baseline.success ? "pass" : "fail"), h("td", {}, t.candidate.success ? "pass" : "fail"), h("td", {}, t.flip || ""))))));
   show(h("h1", {}, "Comparison " + c.baseline.name + " " + c.baseline.version + " → " + c.candidate.version),
     h("dl", { class: "kv card" },
       h("dt", {}, "pipeline"), h("dd", {}, v.pipeline),
       h("dt", {}, "ruling"), h("dd", {}, h("span", { class: "ruling-" + v.ruling }, v.ruling + " (exit " + v.exit_code + ")")),
       h("dt", {}, "tasks"), h("dd", {}, v.replayed + " replayed, fidelity " + fmtNum(c.fidelity * 100, 1) + "%")),
-    h("h2", {}, "Effects (candidate − baseline, with confidence intervals)"), h("div", { class: "card" }, forestPlot(c.metrics || [])),
+    h("h2", {}, "Effects (candidate − baseline, with confidence intervals)"), h("div", { class: "card" }, svgOf(v.forest_svg) || h("p", { class: "muted" }, "no metrics")),
     h("h2", {}, "Gates"), (v.gates && v.gates.gates && v.gates.gates.length) ? gates : h("p", { class: "muted" }, "no gates in the chain"),
     h("h2", {}, "Strategy diff"), h("div", { class: "card" }, diffList),
-    h("h2", {}, "Flipped tasks (" + flipped.length + ")"), flips.length ? flips : h("p", { class: "muted" }, "none"),
-    tasks);
+    matrixSection(v),
+    h("h2", {}, "Flipped tasks (" + flipped.length + ")"), flips.length ? flips : h("p", { class: "muted" }, "none"));
 }
 
 // ---- strategies ------------------------------------------------------------
@@ -591,7 +632,7 @@ async function reviewsPage(params) {
       h("div", {}, h("strong", {}, r.id), " ", h("span", { class: "muted" }, r.pipeline + " · " + (r.mutator || "") + " · " + fmtTime(r.created)), " ", h("span", { class: "status-" + (r.status === "approved" ? "completed" : r.status === "rejected" ? "failed" : "waiting") }, r.status)),
       h("p", {}, (c.baseline ? c.baseline.version : "") + " → " + (c.candidate ? c.candidate.version : "") + ": " + (c.regressed || 0) + " regressed, " + (c.improved || 0) + " improved"),
       h("ul", {}, ((c.diff && c.diff.parameters) || []).map((p) => h("li", {}, p.name + ": " + p.from + " → " + p.to))),
-      c.metrics ? forestPlot(c.metrics) : null,
+      svgOf(r.forest_svg),
       r.status === "pending" ? h("div", {}, h("button", { type: "button", class: "approve", onclick: decide(r.id, "approve") }, "Approve"), " ", h("button", { type: "button", class: "danger reject", onclick: decide(r.id, "reject") }, "Reject")) : null);
   });
   show(h("h1", {}, "Review queue"),
