@@ -1,10 +1,6 @@
 package evolve
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
@@ -32,12 +28,9 @@ func (p PairFacts) OutputDiffers() bool { return p.Baseline.Output != p.Candidat
 
 // runFacts are the facts of r.
 func runFacts(r replay.Result) RunFacts {
-	f := RunFacts{Error: r.Error, LatencyMS: r.LatencyMS}
-	if r.Output != nil {
-		if b, err := json.Marshal(r.Output); err == nil { // encoding/json sorts map keys
-			sum := sha256.Sum256(b)
-			f.Output = hex.EncodeToString(sum[:8])
-		}
+	f := RunFacts{Error: r.Error, LatencyMS: r.LatencyMS, Output: r.OutputDigest}
+	if f.Output == "" {
+		f.Output = replay.OutputDigest(r.Output) // a result made without replay.Run
 	}
 	return f
 }

@@ -15,9 +15,9 @@ import (
 
 // TestJudgmentMatrix judges fixture replay results (a regression with a
 // changed output, an improvement, a candidate replay that failed with an
-// error, an unchanged task, and a task the candidate skipped) and checks
-// the comparison matrix of its report and the facts its stored verdict
-// keeps for the dashboard.
+// error, an unchanged task, a task whose outputs differ, and a task the
+// candidate skipped) and checks the comparison matrix of its report and
+// the facts its stored verdict keeps for the dashboard.
 func TestJudgmentMatrix(t *testing.T) {
 	base := baseline()
 	cand := candidate(base, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), map[string]float64{"user_confirmation": 0.55})
@@ -26,7 +26,8 @@ func TestJudgmentMatrix(t *testing.T) {
 		if err != "" {
 			st = store.StatusFailed
 		}
-		return replay.Result{Task: task, Hash: hash, Status: st, Error: err, Output: out, LatencyMS: ms,
+		// As the CLI keeps them: the output's digest, not the output.
+		return replay.Result{Task: task, Hash: hash, Status: st, Error: err, OutputDigest: replay.OutputDigest(out), LatencyMS: ms,
 			Outcome: sdk.TaskResult{Success: ok, Reward: reward, CostUSD: cost}}
 	}
 	bh, ch := base.Hash(), cand.Hash()
@@ -35,7 +36,13 @@ func TestJudgmentMatrix(t *testing.T) {
 		res("t1", bh, true, 1, 0.002, 800, archive, ""), res("t1", ch, false, -1, 0.003, 1200, reply, ""),
 		res("t2", bh, false, 0, 0.002, 700, reply, ""), res("t2", ch, true, 1, 0.002, 650, reply, ""),
 		res("t3", bh, true, 1, 0.001, 500, archive, ""), res("t3", ch, false, 0, 0, 30000, nil, "step reply: timed out"),
-		res("t4", bh, true, 1, 0.001, 400, map[string]any{"b": 1, "a": 2}, ""), res("t4", ch, true, 1, 0.001, 400, map[string]any{"a": 2, "b": 1}, ""),
+		// Results made by hand carry their outputs: digested by the judge.
+		{Task: "t4", Hash: bh, Status: store.StatusCompleted, LatencyMS: 400, Output: map[string]any{"b": 1, "a": 2},
+			Outcome: sdk.TaskResult{Success: true, Reward: 1, CostUSD: 0.001}},
+		{Task: "t4", Hash: ch, Status: store.StatusCompleted, LatencyMS: 400, Output: map[string]any{"a": 2, "b": 1},
+			Outcome: sdk.TaskResult{Success: true, Reward: 1, CostUSD: 0.001}},
+		{Task: "t6", Hash: bh, Status: store.StatusCompleted, Output: archive, Outcome: sdk.TaskResult{Success: true}},
+		{Task: "t6", Hash: ch, Status: store.StatusCompleted, Output: reply, Outcome: sdk.TaskResult{Success: true}},
 		res("t5", bh, true, 1, 0.001, 400, archive, ""),
 	}
 	skipped := res("t5", ch, true, 1, 0.001, 400, archive, "")
@@ -51,6 +58,7 @@ func TestJudgmentMatrix(t *testing.T) {
 		{Task: "t2", Baseline: cell(false, 0, 0.002, 700, ""), Candidate: cell(true, 1, 0.002, 650, "")},
 		{Task: "t3", Baseline: cell(true, 1, 0.001, 500, ""), Candidate: cell(false, 0, 0, 30000, "step reply: timed out"), OutputDiffers: true},
 		{Task: "t4", Baseline: cell(true, 1, 0.001, 400, ""), Candidate: cell(true, 1, 0.001, 400, "")},
+		{Task: "t6", Baseline: cell(true, 0, 0, 0, ""), Candidate: cell(true, 0, 0, 0, ""), OutputDiffers: true},
 	}
 	if got := j.Report("triage").Matrix; !reflect.DeepEqual(got, want) {
 		t.Fatalf("matrix:\n got %+v\nwant %+v", got, want)

@@ -13,8 +13,9 @@ import (
 )
 
 // TestReplayLatency checks that a replay's latency is the recorded
-// latency of the calls it answered from recordings: the replay's own
-// clock stands still, so nothing else could give it one.
+// latency of the calls it answered from recordings (the replay's own
+// clock stands still, so nothing else could give it one), and that it
+// carries its output's digest.
 func TestReplayLatency(t *testing.T) {
 	ctx := context.Background()
 	src := record(t, 1)
@@ -50,5 +51,8 @@ func TestReplayLatency(t *testing.T) {
 	}
 	if want := 1500.0 * float64(calls); res[0].LatencyMS != want {
 		t.Fatalf("latency %v ms, want %v (%d calls of 1.5 s)", res[0].LatencyMS, want, calls)
+	}
+	if res[0].Output == nil || res[0].OutputDigest != replay.OutputDigest(res[0].Output) || len(res[0].OutputDigest) != 16 {
+		t.Fatalf("output %v, digest %q", res[0].Output, res[0].OutputDigest)
 	}
 }

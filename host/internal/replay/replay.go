@@ -144,6 +144,11 @@ type Result struct {
 	// call answered from a recording, the measured one of a call made
 	// live (a replay's own clock stands still).
 	LatencyMS float64 `json:"latency_ms,omitempty"`
+	// OutputDigest identifies Output (its JSON, keys sorted): equal
+	// digests, equal outputs. It outlives Output, which callers drop to
+	// keep many results small, so a comparison can still tell whether two
+	// replays ended alike.
+	OutputDigest string `json:"output_digest,omitempty"`
 	// SelfReplay is set when the strategy is the one the task was recorded
 	// under; Reproduced then says whether the trace matched exactly.
 	SelfReplay bool        `json:"self_replay,omitempty"`
@@ -617,6 +622,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	got := run.TraceOf(j.spans)
 	res.ToolCalls = run.ToolCallsOf(j.spans)
 	res.LatencyMS = callLatency(j.spans)
+	res.OutputDigest = OutputDigest(rr.Output)
 	if res.SelfReplay {
 		res.Divergence = diverge(recorded, got)
 		res.Reproduced = res.Divergence == nil
@@ -706,6 +712,20 @@ func liveCost(spans []store.Span) float64 {
 		}
 	}
 	return usd
+}
+
+// OutputDigest is the digest of an output (OutputDigest of a Result); ""
+// for none.
+func OutputDigest(out map[string]any) string {
+	if out == nil {
+		return ""
+	}
+	b, err := json.Marshal(out) // encoding/json sorts map keys
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // callLatency sums the latencies the spans of calls carry.
