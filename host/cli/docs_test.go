@@ -133,3 +133,66 @@ func TestDocLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestDocExprExamples runs the sextant expr lines of the expressions.md
+// that sextant docs writes.
+func TestDocExprExamples(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	if code := Run(context.Background(), []string{"docs", dir}, nil, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+		t.Fatalf("sextant docs: exit %d", code)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "expressions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(page), "\n") {
+		if !strings.HasPrefix(line, "sextant expr ") {
+			continue
+		}
+		if i := strings.Index(line, "  #"); i > 0 {
+			line = line[:i]
+		}
+		args := shellWords(line)
+		var stdout, stderr bytes.Buffer
+		if code := Run(context.Background(), args[1:], nil, &stdout, &stderr); code != 0 {
+			t.Errorf("%s: exit %d: %s", line, code, stderr.String())
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no sextant expr examples found")
+	}
+}
+
+// shellWords splits a shell command line with single and double quotes
+// (no escapes, no expansion): enough for the documented examples.
+func shellWords(line string) []string {
+	var out []string
+	var cur strings.Builder
+	in, quote, word := false, rune(0), false
+	for _, r := range line {
+		switch {
+		case in && r == quote:
+			in = false
+		case in:
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			in, quote, word = true, r, true
+		case r == ' ':
+			if word {
+				out = append(out, cur.String())
+				cur.Reset()
+				word = false
+			}
+		default:
+			cur.WriteRune(r)
+			word = true
+		}
+	}
+	if word {
+		out = append(out, cur.String())
+	}
+	return out
+}

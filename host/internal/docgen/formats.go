@@ -1,4 +1,4 @@
-package cli
+package docgen
 
 import (
 	"fmt"
@@ -119,10 +119,8 @@ func chainRoutineSpec() *schema.Block {
 	return &schema.Block{Name: "chain", Fields: fields}
 }
 
-func routinesPage(dagSpec, chainSpec *schema.Block) string {
-	var b strings.Builder
-	b.WriteString(generated)
-	b.WriteString(`# Routines
+// routinesIntro is routines.md up to its table of BPMN elements.
+const routinesIntro = `# Routines
 
 A pipeline's ` + "`[routine]`" + ` names a navigator and a file: ` + "`bpmn`" + ` (BPMN 2.0 XML from Camunda
 Modeler or bpmn.io), ` + "`dag`" + ` (a TOML graph of tasks, Airflow's semantics) or ` + "`chain`" + `
@@ -180,7 +178,12 @@ names its conditions and mappings name:
 
 | element | supported | what the navigator does |
 |---|---|---|
-`)
+`
+
+func routinesPage(dagSpec, chainSpec *schema.Block) string {
+	var b strings.Builder
+	b.WriteString(generated)
+	b.WriteString(routinesIntro)
 	for _, el := range builtins.BPMNElements() {
 		yes := "yes"
 		if !el.Supported {
