@@ -434,17 +434,16 @@ func stratum(tags []string, by string) string {
 
 // score holds the compiled [score] expressions and assertions.
 type score struct {
-	success, reward *vm.Program
-	asserts         []*assertion
+	success *Success
+	reward  *vm.Program
+	asserts []*assertion
 }
 
 func compileScore(p *run.Prepared) (*score, error) {
 	var s score
 	var err error
-	if src := p.Pipeline.Score.Success; src != "" {
-		if s.success, err = expr.Compile(src, expr.AsBool()); err != nil {
-			return nil, fmt.Errorf("score.success: %w", err)
-		}
+	if s.success, err = CompileSuccess(p.Pipeline.Score.Success); err != nil {
+		return nil, err
 	}
 	if src := p.Pipeline.Score.Reward; src != "" {
 		if s.reward, err = expr.Compile(src); err != nil {
@@ -633,13 +632,12 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 	if calls > 0 {
 		o.Confidence = float64(j.hits) / float64(calls)
 	}
-	env := map[string]any{"output": rr.Output, "truth": truth, "input": input, "vars": rr.Output}
+	env := ScoreEnv(rr.Output, truth, input)
 	switch {
 	case rr.Status != store.StatusCompleted:
 		o.Success = false
 	case sc.success != nil:
-		v, err := expr.Run(sc.success, env)
-		o.Success = err == nil && v == true
+		o.Success = sc.success.Of(env)
 	case len(rewards) > 0:
 		o.Success = mean(rewards) > 0
 	default:
