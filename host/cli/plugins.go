@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -42,22 +40,6 @@ func (a *app) registry(pipelineDir string) (*plugin.Registry, error) {
 	return plugin.NewRegistry(entries, append(transportOptions(a.logger), plugin.WithLogger(a.logger))...), nil
 }
 
-type listedPlugin struct {
-	Name        string   `json:"name"`
-	Kind        sdk.Kind `json:"kind"`
-	Version     string   `json:"version"`
-	Transport   string   `json:"transport"`
-	Checksum    string   `json:"checksum"`
-	Source      string   `json:"source"`
-	Description string   `json:"description,omitempty"`
-	Shadows     []string `json:"shadows,omitempty"`
-}
-
-func listed(e plugin.Entry) listedPlugin {
-	return listedPlugin{Name: e.Name, Kind: e.Kind, Version: e.Version, Transport: e.Transport,
-		Checksum: e.Checksum, Source: e.Source, Description: e.Description, Shadows: e.Shadows}
-}
-
 func (a *app) pluginsListCommand() *cobra.Command {
 	var asJSON bool
 	var kind, pipe string
@@ -73,32 +55,9 @@ func (a *app) pluginsListCommand() *cobra.Command {
 				return usageErr(fmt.Errorf("--kind: %q is not navigator, provider, gate or tool", kind))
 			}
 			entries, derr := a.discover(pluginBase(pipe))
-			var rows []listedPlugin
-			for _, e := range entries {
-				if kind == "" || string(e.Kind) == kind {
-					rows = append(rows, listed(e))
-				}
-			}
-			if asJSON {
-				if rows == nil {
-					rows = []listedPlugin{}
-				}
-				if err := writeJSON(a.stdout, rows); err != nil {
-					return err
-				}
-			} else {
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tTRANSPORT\tCHECKSUM\tSOURCE")
-				for _, r := range rows {
-					src := r.Source
-					if len(r.Shadows) > 0 {
-						src += " (shadows " + strings.Join(r.Shadows, ", ") + ")"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Kind, r.Version, r.Transport, r.Checksum, src)
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
+			rows := plugin.List(entries, sdk.Kind(kind))
+			if err := a.emit(asJSON, rows, func(w io.Writer) error { return plugin.WriteList(w, rows) }); err != nil {
+				return err
 			}
 			return derr
 		},
@@ -107,15 +66,6 @@ func (a *app) pluginsListCommand() *cobra.Command {
 	c.Flags().StringVar(&kind, "kind", "", "only plugins of this kind (navigator, provider, gate)")
 	pipelineFlag(c, &pipe)
 	return c
-}
-
-type inspected struct {
-	listedPlugin
-	API      int               `json:"api"`
-	Config   []sdk.ConfigField `json:"config,omitempty"`
-	Requests *plugin.Requests  `json:"requests,omitempty"`
-	Artifact string            `json:"artifact,omitempty"`
-	SHA256   string            `json:"sha256,omitempty"`
 }
 
 func (a *app) pluginsInspectCommand() *cobra.Command {
@@ -133,62 +83,11 @@ asks it to Describe itself, and shows that answer with its manifest.`,
 			if err != nil {
 				return err
 			}
-			h, err := reg.Open(cmd.Context(), args[0], plugin.Grant{})
+			in, err := reg.Inspect(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			defer h.Close(context.WithoutCancel(cmd.Context()))
-			info := h.Plugin.Describe()
-			out := inspected{listedPlugin: listed(h.Entry), API: info.API, Config: info.Config}
-			out.Description = info.Description
-			if m := h.Entry.Manifest; m != nil {
-				out.Requests = &m.Requests
-				out.Artifact = m.ArtifactPath()
-				out.SHA256 = m.Artifact().SHA256
-			}
-			if asJSON {
-				return writeJSON(a.stdout, out)
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "name:\t%s\n", out.Name)
-			fmt.Fprintf(w, "kind:\t%s\n", out.Kind)
-			fmt.Fprintf(w, "version:\t%s\n", out.Version)
-			fmt.Fprintf(w, "api:\t%d\n", out.API)
-			fmt.Fprintf(w, "transport:\t%s\n", out.Transport)
-			fmt.Fprintf(w, "source:\t%s\n", out.Source)
-			fmt.Fprintf(w, "checksum:\t%s\n", out.Checksum)
-			if out.Description != "" {
-				fmt.Fprintf(w, "description:\t%s\n", out.Description)
-			}
-			if out.Artifact != "" {
-				fmt.Fprintf(w, "artifact:\t%s\n", out.Artifact)
-			}
-			if out.Requests != nil && len(out.Requests.HTTP) > 0 {
-				fmt.Fprintf(w, "requests http:\t%s\n", strings.Join(out.Requests.HTTP, ", "))
-			}
-			if out.Requests != nil && out.Requests.Memory != "" {
-				fmt.Fprintf(w, "requests memory:\t%s\n", out.Requests.Memory)
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			if len(out.Config) > 0 {
-				fmt.Fprintln(a.stdout, "config:")
-				w = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				for _, f := range out.Config {
-					def := ""
-					if f.Default != nil {
-						def = fmt.Sprintf(" (default %v)", f.Default)
-					}
-					req := ""
-					if f.Required {
-						req = " required"
-					}
-					fmt.Fprintf(w, "  %s\t%s%s%s\t%s\n", f.Name, f.Type, req, def, f.Doc)
-				}
-				return w.Flush()
-			}
-			return nil
+			return a.emit(asJSON, in, in.WriteText)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
@@ -212,18 +111,6 @@ func pluginBase(pipe string) string {
 	return "."
 }
 
-// verified is one plugin's line in plugins verify --json.
-type verified struct {
-	Name      string `json:"name"`
-	Status    string `json:"status"` // ok or fail
-	Pinned    string `json:"pinned,omitempty"`
-	Transport string `json:"transport,omitempty"`
-	Version   string `json:"version,omitempty"`
-	Checksum  string `json:"checksum,omitempty"`
-	Source    string `json:"source,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
 func (a *app) pluginsVerifyCommand() *cobra.Command {
 	var pin, asJSON bool
 	var pipe string
@@ -237,70 +124,13 @@ of unpinned artifacts into their manifests.`,
 		Example: "  sextant plugins verify\n  sextant plugins verify --pin my-gate\n  sextant plugins verify --pipeline pipelines/email-triage/pipeline.toml --json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			entries, derr := a.discover(pluginBase(pipe))
-			var errs []error
-			if derr != nil {
-				errs = append(errs, derr)
-			}
-			want := map[string]bool{}
-			for _, n := range args {
-				want[n] = true
-			}
 			reg := plugin.NewRegistry(entries, append(transportOptions(a.logger), plugin.WithLogger(a.logger))...)
-			found := map[string]bool{}
-			rows := []verified{}
-			for _, e := range entries {
-				if len(want) > 0 && !want[e.Name] {
-					continue
-				}
-				found[e.Name] = true
-				v := verified{Name: e.Name, Status: "ok", Transport: e.Transport, Version: e.Version, Checksum: e.Checksum, Source: e.Source}
-				if e.Builtin != nil {
-					rows = append(rows, v)
-					continue
-				}
-				if pin && e.Checksum == plugin.ChecksumUnpinned {
-					sum, err := plugin.Pin(e.Manifest)
-					if err != nil {
-						errs = append(errs, err)
-						v.Status, v.Error = "fail", err.Error()
-						rows = append(rows, v)
-						continue
-					}
-					v.Pinned, v.Checksum = sum, plugin.ChecksumOK
-				}
-				h, err := reg.Open(cmd.Context(), e.Name, plugin.Grant{})
-				if err != nil {
-					errs = append(errs, err)
-					v.Status, v.Error = "fail", err.Error()
-					rows = append(rows, v)
-					continue
-				}
-				h.Close(context.WithoutCancel(cmd.Context()))
-				rows = append(rows, v)
+			rows, errs := reg.Verify(cmd.Context(), args, pin)
+			if derr != nil {
+				errs = append([]error{derr}, errs...)
 			}
-			if asJSON {
-				if err := writeJSON(a.stdout, rows); err != nil {
-					return err
-				}
-			} else {
-				for _, v := range rows {
-					switch {
-					case v.Status == "fail":
-						fmt.Fprintf(a.stdout, "FAIL     %s (%s)\n", v.Name, v.Source)
-					case v.Transport == "builtin":
-						fmt.Fprintf(a.stdout, "ok       %s (builtin)\n", v.Name)
-					default:
-						if v.Pinned != "" {
-							fmt.Fprintf(a.stdout, "pinned   %s sha256 %s\n", v.Name, v.Pinned)
-						}
-						fmt.Fprintf(a.stdout, "ok       %s %s %s checksum %s (%s)\n", v.Name, v.Transport, v.Version, v.Checksum, v.Source)
-					}
-				}
-			}
-			for _, n := range args {
-				if !found[n] {
-					errs = append(errs, reg.UnknownError(n, ""))
-				}
+			if err := a.emit(asJSON, rows, func(w io.Writer) error { return plugin.WriteVerified(w, rows) }); err != nil {
+				return err
 			}
 			if len(errs) > 0 {
 				return withInvalid(errors.Join(errs...))
