@@ -2,25 +2,20 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
-	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 func (a *app) runsCommand() *cobra.Command {
@@ -57,11 +52,7 @@ func (a *app) runsCommand() *cobra.Command {
 					return ok
 				}
 			}
-			loc, err := a.locateTask(cmd.Context(), &sf)
-			if err != nil {
-				return err
-			}
-			if s, err = a.openStore(cmd.Context(), loc.dir, readStore); err != nil {
+			if s, err = a.readTaskStore(cmd.Context(), &sf); err != nil {
 				return err
 			}
 			defer s.Close()
@@ -75,26 +66,10 @@ func (a *app) runsCommand() *cobra.Command {
 			if err != nil && !errors.Is(err, store.ErrDamaged) {
 				return err
 			}
-			if asJSON {
-				if tasks == nil {
-					tasks = []store.Task{}
-				}
-				if err := writeJSON(a.stdout, tasks); err != nil {
-					return err
-				}
-				return damaged
+			if tasks == nil {
+				tasks = []store.Task{} // [] in JSON
 			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS\tWAITING FOR")
-			for _, t := range tasks {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s", t.ID, t.Status, t.Pipeline, t.Strategy.Version,
-					t.Created.UTC().Format(time.RFC3339), strings.Join(t.Tags, ","))
-				if d := taskDetail(&t); d != "" { // no trailing blanks on the other lines
-					fmt.Fprintf(w, "\t%s", d)
-				}
-				fmt.Fprintln(w)
-			}
-			if err := w.Flush(); err != nil {
+			if err := a.emit(asJSON, tasks, func(w io.Writer) error { return report.WriteTasks(w, tasks, taskDetail) }); err != nil {
 				return err
 			}
 			return damaged
@@ -136,11 +111,7 @@ func (a *app) showCommand() *cobra.Command {
   sextant show 01JD3K… --json --store pipelines/email-triage/.sextant`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			loc, err := a.locateTask(cmd.Context(), &sf)
-			if err != nil {
-				return err
-			}
-			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
+			s, err := a.readTaskStore(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}
@@ -151,12 +122,8 @@ func (a *app) showCommand() *cobra.Command {
 			}
 			var calls []*store.Recording
 			if full {
-				for _, h := range tree.Recordings {
-					r, err := s.Recording(cmd.Context(), h)
-					if err != nil {
-						return fmt.Errorf("show %s: recording %s: %w", args[0], h, err)
-					}
-					calls = append(calls, r)
+				if calls, err = treeCalls(cmd.Context(), s, tree); err != nil {
+					return err
 				}
 			}
 			if asJSON {
@@ -168,7 +135,7 @@ func (a *app) showCommand() *cobra.Command {
 				}
 				return writeJSON(a.stdout, tree)
 			}
-			printTree(a.stdout, tree, calls)
+			report.WriteTree(a.stdout, tree, report.TreeOptions{Calls: calls, Operated: printOperated})
 			return nil
 		},
 	}
@@ -179,260 +146,89 @@ func (a *app) showCommand() *cobra.Command {
 	return c
 }
 
-func printTree(w io.Writer, t *store.Tree, calls []*store.Recording) {
-	byHash := map[string]*store.Recording{}
-	humans := map[string][]*store.Recording{} // by step
-	for _, r := range calls {
-		byHash[r.Hash] = r
-		if r.Kind == store.RecordHuman {
-			var q struct{ Step string }
-			if json.Unmarshal(r.Request, &q) == nil {
-				humans[q.Step] = append(humans[q.Step], r)
-			}
+// treeCalls reads the recordings a task's runs made or used.
+func treeCalls(ctx context.Context, s *store.Store, tree *store.Tree) ([]*store.Recording, error) {
+	var calls []*store.Recording
+	for _, h := range tree.Recordings {
+		r, err := s.Recording(ctx, h)
+		if err != nil {
+			return nil, fmt.Errorf("show %s: recording %s: %w", tree.Task.ID, h, err)
 		}
+		calls = append(calls, r)
 	}
-	fmt.Fprintf(w, "task %s  %s  pipeline %s  strategy %s %s\n", t.Task.ID, t.Task.Status, t.Task.Pipeline, t.Task.Strategy.Name, t.Task.Strategy.Version)
-	if len(t.Task.Tags) > 0 {
-		fmt.Fprintf(w, "tags: %s\n", strings.Join(t.Task.Tags, ", "))
-	}
-	for _, wt := range t.Task.Waits {
-		fmt.Fprintf(w, "waiting for %s\n", wt)
-	}
-	printOperated(w, &t.Task)
-	if len(t.Task.Input) > 0 {
-		fmt.Fprintf(w, "input: %s\n", clip(string(t.Task.Input), 200))
-	}
-	if len(t.Task.Truth) > 0 {
-		fmt.Fprintf(w, "truth: %s\n", clip(string(t.Task.Truth), 200))
-	}
-	for _, ex := range t.Executions {
-		e := ex.Execution
-		fmt.Fprintf(w, "\nexecution %s  %s  %s", e.ID, e.Mode, e.Status)
-		if e.Error != "" {
-			fmt.Fprintf(w, "  error: %s", e.Error)
-		}
-		fmt.Fprintln(w)
-		children := map[string][]store.Span{}
-		var roots []store.Span
-		ids := map[string]bool{}
-		for _, sp := range ex.Spans {
-			ids[sp.SpanID] = true
-		}
-		for _, sp := range ex.Spans {
-			if sp.ParentSpanID == "" || !ids[sp.ParentSpanID] {
-				roots = append(roots, sp)
-			} else {
-				children[sp.ParentSpanID] = append(children[sp.ParentSpanID], sp)
-			}
-		}
-		var walk func(sp store.Span, depth int)
-		walk = func(sp store.Span, depth int) {
-			fmt.Fprintf(w, "%s%-*s %8s%s\n", strings.Repeat("  ", depth+1), 36-2*depth, sp.Name, dur(sp), spanExtras(sp))
-			if len(calls) > 0 {
-				indent := strings.Repeat("  ", depth+3)
-				if v, ok := sp.Attributes["sextant.recording"]; ok {
-					// A tool call's person's decisions come before its result.
-					for _, what := range []string{"confirm", "retry"} {
-						if r := byHash[store.ToolApprovalKey(v.Str(), what)]; r != nil {
-							printCall(w, indent, r)
-						}
-					}
-					if r := byHash[v.Str()]; r != nil {
-						printCall(w, indent, r)
-					}
-				} else if sp.Attributes[store.AttrGenAIOperationName].Str() == "execute_tool" {
-					printRefusedCall(w, indent, sp)
-				}
-				if v, ok := sp.Attributes["sextant.node"]; ok && sp.Attributes["sextant.step.kind"].Str() == "human" {
-					for _, r := range humans[v.Str()] {
-						printCall(w, indent, r)
-					}
-				}
-			}
-			kids := children[sp.SpanID]
-			sort.SliceStable(kids, func(i, j int) bool { return kids[i].Seq < kids[j].Seq })
-			for _, k := range kids {
-				walk(k, depth+1)
-			}
-		}
-		for _, r := range roots {
-			walk(r, 0)
-		}
-	}
-	printToolRecords(w, calls, byHash)
-	if len(t.Rewards) > 0 {
-		fmt.Fprintln(w, "\nrewards:")
-		for _, r := range t.Rewards {
-			target := ""
-			if r.SpanID != "" {
-				target = " span " + r.SpanID
-			}
-			fmt.Fprintf(w, "  #%d %+g%s %s %s\n", r.Seq, r.Value, target, strings.Join(r.Tags, ","), r.Note)
-		}
-	}
+	return calls, nil
 }
 
-// printToolRecords prints the tool recordings no span points at: the
-// tools each source listed for the task, and calls that started and have
-// no result (the run stopped during them).
-func printToolRecords(w io.Writer, calls []*store.Recording, byHash map[string]*store.Recording) {
-	var rest []*store.Recording
-	for _, r := range calls {
-		switch r.Kind {
-		case store.RecordToolList:
-			rest = append(rest, r)
-		case store.RecordToolStarted:
-			var m struct{ Call string }
-			if json.Unmarshal(r.Response, &m) != nil || byHash[m.Call] == nil {
-				rest = append(rest, r)
-			}
-		}
+// readTaskStore opens for reading the store the command's flags name, or
+// the one found from here.
+func (a *app) readTaskStore(ctx context.Context, sf *storeFlags) (*store.Store, error) {
+	loc, err := a.locateTask(ctx, sf)
+	if err != nil {
+		return nil, err
 	}
-	if len(rest) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\ntool recordings:")
-	for _, r := range rest {
-		printCall(w, "  ", r)
-	}
-}
-
-// printRefusedCall prints a tool call no tool ran for (not offered, bad
-// arguments, blocked by policy), from its span.
-func printRefusedCall(w io.Writer, indent string, sp store.Span) {
-	block := blockPrinter(w, indent)
-	name := sp.Attributes[run.AttrGenAIToolName].Str()
-	if src := sp.Attributes["sextant.tool.source"].Str(); src != "" {
-		name = src + "." + name
-	}
-	block("tool", fmt.Sprintf("%s(%s)", name, sp.Attributes[run.AttrGenAIToolCallArguments].Str()))
-	block("error", strings.TrimPrefix(sp.Attributes[run.AttrGenAIToolCallResult].Str(), "error: "))
-}
-
-// blockPrinter returns a printer of labelled, indented text blocks.
-func blockPrinter(w io.Writer, indent string) func(label, text string) {
-	return func(label, text string) {
-		lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-		fmt.Fprintf(w, "%s%s: %s\n", indent, label, lines[0])
-		for _, l := range lines[1:] {
-			fmt.Fprintf(w, "%s%*s  %s\n", indent, len(label), "", l)
-		}
-	}
-}
-
-// toolCall is a call as show prints it: source.tool(arguments), with its
-// occurrence when the task made the same call before.
-func toolCall(q store.ToolRequest) string {
-	s := fmt.Sprintf("%s.%s(%s)", q.Source, q.Tool, q.Arguments)
-	if q.N > 1 {
-		s += fmt.Sprintf(" #%d", q.N)
-	}
-	return s
-}
-
-// printCall prints what a recording holds: a chat's messages and reply
-// (with the tool calls the model made), the question put to a person and
-// the answer, or a tool call, its started marker or a source's tool list.
-func printCall(w io.Writer, indent string, r *store.Recording) {
-	block := blockPrinter(w, indent)
-	switch r.Kind {
-	case store.RecordHuman:
-		var q struct{ Prompt string }
-		_ = json.Unmarshal(r.Request, &q)
-		block("asked", q.Prompt)
-		block("answer", string(r.Response))
-	case store.RecordTool:
-		var q store.ToolRequest
-		var res sdk.ToolResult
-		if json.Unmarshal(r.Request, &q) != nil || json.Unmarshal(r.Response, &res) != nil {
-			block("request", string(r.Request))
-			block("response", string(r.Response))
-			return
-		}
-		block("tool", toolCall(q))
-		label := "result"
-		if res.IsError {
-			label = "error"
-		}
-		block(label, res.Content)
-		if len(res.Structured) > 0 {
-			block("structured", string(res.Structured))
-		}
-	case store.RecordToolStarted:
-		var q store.ToolRequest
-		_ = json.Unmarshal(r.Request, &q)
-		block("started", toolCall(q)+" — no result was recorded: the run stopped during the call")
-	case store.RecordToolList:
-		var q struct{ Source string }
-		var specs []sdk.ToolSpec
-		_ = json.Unmarshal(r.Request, &q)
-		_ = json.Unmarshal(r.Response, &specs)
-		names := make([]string, len(specs))
-		for i, sp := range specs {
-			names[i] = sp.Name
-		}
-		block("tools of "+q.Source, strings.Join(names, ", "))
-	default:
-		var req sdk.ChatRequest
-		var resp sdk.ChatResponse
-		if json.Unmarshal(r.Request, &req) != nil || json.Unmarshal(r.Response, &resp) != nil {
-			block("request", string(r.Request))
-			block("response", string(r.Response))
-			return
-		}
-		for _, m := range req.Messages {
-			if m.Content != "" || len(m.ToolCalls) == 0 {
-				block(m.Role, m.Content)
-			}
-			for _, c := range m.ToolCalls {
-				block(m.Role+" calls", fmt.Sprintf("%s(%s)", c.Name, c.Arguments))
-			}
-		}
-		if resp.Text != "" || len(resp.ToolCalls) == 0 {
-			block("reply", resp.Text)
-		}
-		for _, c := range resp.ToolCalls {
-			block("calls", fmt.Sprintf("%s(%s)", c.Name, c.Arguments))
-		}
-	}
-}
-
-func dur(sp store.Span) string {
-	if sp.End.IsZero() {
-		return "…"
-	}
-	return sp.End.Sub(sp.Start).Round(time.Microsecond).String()
-}
-
-func spanExtras(sp store.Span) string {
-	var parts []string
-	if v, ok := sp.Attributes[store.AttrGenAIUsageInputTokens]; ok {
-		parts = append(parts, fmt.Sprintf("in %d", v.Int()))
-	}
-	if v, ok := sp.Attributes[store.AttrGenAIUsageOutputTokens]; ok {
-		parts = append(parts, fmt.Sprintf("out %d", v.Int()))
-	}
-	if v, ok := sp.Attributes["sextant.cost_usd"]; ok {
-		parts = append(parts, fmt.Sprintf("$%.4f", v.Float()))
-	}
-	if v, ok := sp.Attributes["sextant.recorded"]; ok && v.Bool() {
-		parts = append(parts, "recorded")
-	}
-	parts = append(parts, "span "+sp.SpanID)
-	if sp.Status.Code == store.CodeError {
-		parts = append(parts, "ERROR: "+sp.Status.Message)
-	}
-	return "  " + strings.Join(parts, "  ")
+	return a.openStore(ctx, loc.dir, readStore)
 }
 
 // clip shortens s to n runes, marking the cut with "…".
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+func clip(s string, n int) string { return report.Clip(s, n) }
+
+func (a *app) exportCommand() *cobra.Command {
+	var format, pipe, status, tag string
+	var limit int
+	var checkpoints, legacy bool
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "export",
+		Short: "Write tasks, executions, spans, rewards and recordings as JSONL or OTLP JSON",
+		Long: `export writes the store to stdout: JSONL (one record per line; sextant import
+reads it back exactly — how a dataset moves into a repo and into CI), or OTLP
+JSON for Jaeger, Tempo and other OpenTelemetry backends, with the GenAI
+attribute names on LLM spans. Cancelled tasks are left out unless --status
+cancelled asks for them.`,
+		Example: `  sextant export > dataset.jsonl
+  sextant export --format otlp --pipeline email-triage > traces.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q, err := query(pipe, status, tag, limit)
+			if err != nil {
+				return err
+			}
+			if q.Status == "" {
+				q.Match = notCancelled // a cancelled run is no example to learn from
+			}
+			if format != "jsonl" && format != "otlp" {
+				return usageErr(fmt.Errorf("--format: %q is not jsonl or otlp", format))
+			}
+			s, err := a.readTaskStore(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if format == "otlp" {
+				_, err = s.ExportOTLP(cmd.Context(), a.stdout, store.OTLPOptions{Query: q, LegacyGenAISystem: legacy})
+				return err
+			}
+			n, err := s.Export(cmd.Context(), a.stdout, store.ExportOptions{Query: q, Checkpoints: checkpoints})
+			if err != nil {
+				return err
+			}
+			a.logger.Info("exported", "tasks", n.Tasks, "executions", n.Executions, "spans", n.Spans, "rewards", n.Rewards, "recordings", n.Recordings)
+			return nil
+		},
 	}
-	return string(r[:n]) + "…"
+	c.Flags().StringVar(&format, "format", "jsonl", "jsonl or otlp")
+	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline")
+	c.Flags().StringVar(&status, "status", "", "only tasks in this status")
+	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
+	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
+	c.Flags().BoolVar(&checkpoints, "checkpoints", false, "include checkpoints (a backup of paused runs)")
+	c.Flags().BoolVar(&legacy, "legacy-genai-system", false, "otlp: also write the deprecated gen_ai.system attribute")
+	sf.add(c, false)
+	return c
 }
+
+// waitsSummary is the first thing a task waits for, and how many more.
+func waitsSummary(ws []store.Wait) string { return report.WaitsSummary(ws) }
 
 // The range of a reward: replay counts a task with rewards as a success
 // when their mean is above 0, and reports the mean as its reward metric.
@@ -583,65 +379,6 @@ func parseReward(s string) (dim string, v float64, err error) {
 	return dim, v, nil
 }
 
-func (a *app) exportCommand() *cobra.Command {
-	var format, pipe, status, tag string
-	var limit int
-	var checkpoints, legacy bool
-	var sf storeFlags
-	c := &cobra.Command{
-		Use:   "export",
-		Short: "Write tasks, executions, spans, rewards and recordings as JSONL or OTLP JSON",
-		Long: `export writes the store to stdout: JSONL (one record per line; sextant import
-reads it back exactly — how a dataset moves into a repo and into CI), or OTLP
-JSON for Jaeger, Tempo and other OpenTelemetry backends, with the GenAI
-attribute names on LLM spans. Cancelled tasks are left out unless --status
-cancelled asks for them.`,
-		Example: `  sextant export > dataset.jsonl
-  sextant export --format otlp --pipeline email-triage > traces.json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := query(pipe, status, tag, limit)
-			if err != nil {
-				return err
-			}
-			if q.Status == "" {
-				q.Match = notCancelled // a cancelled run is no example to learn from
-			}
-			if format != "jsonl" && format != "otlp" {
-				return usageErr(fmt.Errorf("--format: %q is not jsonl or otlp", format))
-			}
-			loc, err := a.locateTask(cmd.Context(), &sf)
-			if err != nil {
-				return err
-			}
-			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if format == "otlp" {
-				_, err = s.ExportOTLP(cmd.Context(), a.stdout, store.OTLPOptions{Query: q, LegacyGenAISystem: legacy})
-				return err
-			}
-			n, err := s.Export(cmd.Context(), a.stdout, store.ExportOptions{Query: q, Checkpoints: checkpoints})
-			if err != nil {
-				return err
-			}
-			a.logger.Info("exported", "tasks", n.Tasks, "executions", n.Executions, "spans", n.Spans, "rewards", n.Rewards, "recordings", n.Recordings)
-			return nil
-		},
-	}
-	c.Flags().StringVar(&format, "format", "jsonl", "jsonl or otlp")
-	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline")
-	c.Flags().StringVar(&status, "status", "", "only tasks in this status")
-	c.Flags().StringVar(&tag, "tag", "", "only tasks with this tag")
-	c.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
-	c.Flags().BoolVar(&checkpoints, "checkpoints", false, "include checkpoints (a backup of paused runs)")
-	c.Flags().BoolVar(&legacy, "legacy-genai-system", false, "otlp: also write the deprecated gen_ai.system attribute")
-	sf.add(c, false)
-	return c
-}
-
 func (a *app) importCommand() *cobra.Command {
 	var sf storeFlags
 	var asJSON bool
@@ -711,15 +448,4 @@ func (a *app) importCommand() *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	sf.add(c, false)
 	return c
-}
-
-// waitsSummary is the first thing a task waits for, and how many more.
-func waitsSummary(ws []store.Wait) string {
-	switch len(ws) {
-	case 0:
-		return ""
-	case 1:
-		return ws[0].String()
-	}
-	return fmt.Sprintf("%s (+%d more)", ws[0], len(ws)-1)
 }
