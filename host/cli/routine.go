@@ -1,24 +1,13 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/internal/pipeline"
-	"github.com/sextant-dev/sextant/host/internal/plugin"
-	"github.com/sextant-dev/sextant/host/internal/readfile"
+	"github.com/sextant-dev/sextant/host/internal/routine"
 	"github.com/sextant-dev/sextant/host/internal/run"
-	"github.com/sextant-dev/sextant/host/internal/strategy"
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 func (a *app) routineCommand() *cobra.Command {
@@ -30,68 +19,6 @@ func (a *app) routineCommand() *cobra.Command {
 	}
 	c.AddCommand(a.routineValidateCommand(), a.routineSimulateCommand())
 	return c
-}
-
-// guessNavigator picks the navigator for a routine file: BPMN by extension,
-// DAG or chain by the tables a TOML file declares.
-func guessNavigator(path string, data []byte) (string, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".bpmn", ".xml":
-		return "bpmn", nil
-	case ".toml":
-		for _, line := range strings.Split(string(data), "\n") {
-			t := strings.TrimSpace(line)
-			switch {
-			case strings.HasPrefix(t, "[tasks"):
-				return "dag", nil
-			case strings.HasPrefix(t, "[[steps"):
-				return "chain", nil
-			}
-		}
-	}
-	return "", usageErr(fmt.Errorf("%s: cannot tell which navigator reads this file; pass --navigator", path))
-}
-
-// loadRoutine opens the navigator and loads the routine at path, with the
-// decision files its business rule tasks call.
-func (a *app) loadRoutine(ctx context.Context, path, navigator string, decisions []string) (sdk.Navigator, *sdk.Routine, func(), error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, nil, withInvalid(fmt.Errorf("%s: %w", path, errors.Unwrap(err)))
-	}
-	var files []sdk.File
-	for _, d := range decisions {
-		b, err := readfile.Read(d, readfile.MaxRoutine)
-		if err != nil {
-			return nil, nil, nil, withInvalid(fmt.Errorf("--decisions: %s: %w", d, errors.Unwrap(err)))
-		}
-		files = append(files, sdk.File{Name: d, Data: b})
-	}
-	if navigator == "" {
-		if navigator, err = guessNavigator(path, data); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	reg, err := a.registry(filepath.Dir(path))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	h, err := reg.Open(ctx, navigator, plugin.Grant{})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	closer := func() { h.Close(context.WithoutCancel(ctx)) }
-	nav, ok := h.Plugin.(sdk.Navigator)
-	if !ok {
-		closer()
-		return nil, nil, nil, usageErr(fmt.Errorf("--navigator: plugin %q is a %s, not a navigator", navigator, h.Entry.Kind))
-	}
-	r, err := nav.Load(ctx, &sdk.LoadRequest{Name: path, Routine: data, Decisions: files})
-	if err != nil {
-		closer()
-		return nil, nil, nil, err
-	}
-	return nav, r, closer, nil
 }
 
 func (a *app) routineValidateCommand() *cobra.Command {
@@ -120,13 +47,9 @@ checked. Warnings leave the exit status 0 unless --strict.`,
   sextant routine validate --pipeline pipeline.toml --input inputs/big.json --strict
   sextant routine validate --navigator dag research.toml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case pipelineFile == "" && len(args) == 0:
-				return usageErr(fmt.Errorf("validate: name routine FILEs or --pipeline FILE"))
-			case pipelineFile != "" && len(args) > 0:
-				return usageErr(fmt.Errorf("validate: give routine FILEs or --pipeline, not both"))
-			case pipelineFile != "" && (navigator != "" || len(decisions) > 0):
-				return usageErr(fmt.Errorf("validate: --navigator and --decisions come from the pipeline with --pipeline"))
+			src := routine.Source{Pipeline: pipelineFile, Files: args, Navigator: navigator, Decisions: decisions}
+			if err := src.Usage("validate", "routine FILEs"); err != nil {
+				return usageErr(err)
 			}
 			var input map[string]any
 			if inputFile != "" {
@@ -135,76 +58,17 @@ checked. Warnings leave the exit status 0 unless --strict.`,
 					return err
 				}
 			}
-			type result struct {
-				File  string `json:"file"`
-				OK    bool   `json:"ok"`
-				Nodes int    `json:"nodes,omitempty"`
-				// Reads is what the navigator says the routine reads of a
-				// run's variables (absent: any of them).
-				Reads    *sdk.Reads    `json:"reads,omitempty"`
-				Problems []sdk.Problem `json:"problems,omitempty"`
-				Warnings []sdk.Problem `json:"warnings,omitempty"`
-				// Unchecked says why names were not checked against --input.
-				Unchecked string `json:"unchecked,omitempty"`
+			results, errs := routine.Validate(cmd.Context(), src, routineLoader{a}, input)
+			if !asJSON {
+				return a.printChecked(results, errs, strict)
 			}
-			var results []result
-			var errs []error
-			warned := false
-			check := func(path string, r *sdk.Routine, p *pipeline.Pipeline, err error) {
-				if err != nil {
-					errs = append(errs, err)
-					res := result{File: path}
-					var e *sdk.Error
-					if errors.As(err, &e) {
-						res.Problems = e.Problems
-					}
-					if len(res.Problems) == 0 {
-						res.Problems = []sdk.Problem{{File: path, Message: err.Error()}}
-					}
-					results = append(results, res)
-					return
-				}
-				warns, unchecked := routineWarnings(r, path, p, input)
-				warned = warned || len(warns) > 0
-				results = append(results, result{File: path, OK: true, Nodes: len(r.Nodes), Reads: r.Reads, Warnings: warns, Unchecked: unchecked})
-				if !asJSON {
-					fmt.Fprintf(a.stdout, "%s: ok (%d nodes)\n", path, len(r.Nodes))
-					printWarnings(a.stderr, warns)
-					if unchecked != "" {
-						fmt.Fprintf(a.stderr, "%s: names not checked against --input: %s\n", path, unchecked)
-					}
-				}
+			if err := writeJSON(a.stdout, results); err != nil {
+				return err
 			}
-			if pipelineFile != "" {
-				l, err := a.loadPipeline(cmd.Context(), pipelineFile)
-				if err != nil {
-					check(pipelineFile, nil, nil, err)
-				} else {
-					l.Close(context.WithoutCancel(cmd.Context()))
-					check(l.Pipeline.Path(l.Pipeline.Routine.File), l.Routine, l.Pipeline, nil)
-				}
-			}
-			for _, path := range args {
-				_, r, closer, err := a.loadRoutine(cmd.Context(), path, navigator, decisions)
-				if err == nil {
-					closer()
-				}
-				check(path, r, nil, err)
-			}
-			if asJSON {
-				if err := writeJSON(a.stdout, results); err != nil {
-					return err
-				}
-				if len(errs) > 0 || strict && warned {
+			for _, res := range results {
+				if !res.OK || strict && len(res.Warnings) > 0 {
 					return withCode(ExitInvalid, errSilent)
 				}
-				return nil
-			}
-			if len(errs) > 0 {
-				return withInvalid(errors.Join(errs...))
-			}
-			if strict && warned {
-				return withInvalid(errors.New("validate --strict: the routine has warnings"))
 			}
 			return nil
 		},
@@ -216,19 +80,6 @@ checked. Warnings leave the exit status 0 unless --strict.`,
 	c.Flags().BoolVar(&strict, "strict", false, "exit 2 when there are warnings")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	return c
-}
-
-// loadPipeline loads and validates the pipeline at path and its routine,
-// opening no provider.
-func (a *app) loadPipeline(ctx context.Context, path string) (*run.Loaded, error) {
-	if err := needFile("pipeline", path); err != nil {
-		return nil, err
-	}
-	reg, err := a.registry(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	return run.Load(ctx, path, reg, a.logger)
 }
 
 func (a *app) routineSimulateCommand() *cobra.Command {
@@ -262,73 +113,28 @@ or strategy.`,
   sextant routine simulate email-triage.bpmn --strategy strategies/email-handler.toml --input inputs/invoice.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case pipelineFile == "" && len(args) == 0:
-				return usageErr(fmt.Errorf("simulate: name a routine FILE or --pipeline FILE"))
-			case pipelineFile != "" && len(args) > 0:
-				return usageErr(fmt.Errorf("simulate: give a routine FILE or --pipeline, not both"))
-			case pipelineFile != "" && (navigator != "" || len(decisions) > 0):
-				return usageErr(fmt.Errorf("simulate: --navigator and --decisions come from the pipeline with --pipeline"))
+			src := routine.Source{Pipeline: pipelineFile, Files: args, Navigator: navigator, Decisions: decisions}
+			if err := src.Usage("simulate", "a routine FILE"); err != nil {
+				return usageErr(err)
 			}
-			vars, err := parseSets(sets)
+			opts, err := a.simOptions(sets, chooses, inputFile, strategyFile)
 			if err != nil {
 				return err
 			}
-			input, err := a.readInput(inputFile, nil)
-			if err != nil {
-				return err
-			}
-			choose := map[string][]string{}
-			for _, c := range chooses {
-				gw, flows, ok := strings.Cut(c, "=")
-				if !ok || gw == "" || flows == "" {
-					return usageErr(fmt.Errorf("--choose %q: want GATEWAY=FLOW[,FLOW]", c))
-				}
-				choose[gw] = append(choose[gw], strings.Split(flows, ",")...)
-			}
-			var strat map[string]any
-			if strategyFile != "" {
-				st, err := strategy.Load(strategyFile)
-				if err != nil {
-					return withInvalid(err)
-				}
-				strat = st.Env()
-			}
-			var nav sdk.Navigator
-			var r *sdk.Routine
-			if pipelineFile != "" {
-				prep, err := a.prepare(cmd.Context(), pipelineFile)
-				if err != nil {
-					return err
-				}
-				defer prep.Close(context.WithoutCancel(cmd.Context()))
-				nav, r = prep.Navigator, prep.Routine
-				if strat == nil {
-					strat = prep.Strategy.Env()
-				}
-			} else {
-				var closer func()
-				if nav, r, closer, err = a.loadRoutine(cmd.Context(), args[0], navigator, decisions); err != nil {
-					return err
-				}
-				defer closer()
-			}
-			res, err := run.Simulate(cmd.Context(), nav, r.Hash, run.SimOptions{Vars: vars, Input: input, Strategy: strat,
-				Choose: choose, Triggers: triggers, MaxSteps: maxSteps, Routine: r})
+			opts.Triggers, opts.MaxSteps = triggers, maxSteps
+			res, err := routine.Simulate(cmd.Context(), src, routineLoader{a}, opts)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				if err := writeJSON(a.stdout, res); err != nil {
-					return err
-				}
+				err = writeJSON(a.stdout, res)
 			} else {
-				fmt.Fprint(a.stdout, res.Text())
+				_, err = fmt.Fprint(a.stdout, res.Text())
 			}
-			if res.Status == run.SimError {
+			if err == nil && res.Status == run.SimError {
 				return withCode(ExitFailed, errSilent)
 			}
-			return nil
+			return err
 		},
 	}
 	c.Flags().StringVar(&navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
@@ -344,45 +150,14 @@ or strategy.`,
 	return c
 }
 
-// parseSets parses k=v pairs; v is JSON when it parses, else a string.
+// parseSets parses NAME=VALUE assignments (--set); a value is JSON when
+// it parses, else a string.
 func parseSets(sets []string) (map[string]any, error) {
-	out := map[string]any{}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return nil, usageErr(fmt.Errorf("--set %q: want NAME=VALUE", s))
-		}
-		var val any
-		dec := json.NewDecoder(bytes.NewReader([]byte(v)))
-		dec.UseNumber()
-		if err := dec.Decode(&val); err == nil && !dec.More() {
-			out[k] = normalizeNumbers(val)
-		} else {
-			out[k] = v
-		}
+	vars, err := routine.ParseSets(sets, routine.Native)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("--set %w", err))
 	}
-	return out, nil
-}
-
-// normalizeNumbers turns json.Number into int64 or float64.
-func normalizeNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		for i := range x {
-			x[i] = normalizeNumbers(x[i])
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = normalizeNumbers(x[k])
-		}
-	}
-	return v
+	return vars, nil
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

@@ -1,117 +1,108 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"sort"
-	"strings"
+	"io"
+	"path/filepath"
 
-	"github.com/sextant-dev/sextant/host/internal/builtins"
-	"github.com/sextant-dev/sextant/host/internal/pipeline"
-	"github.com/sextant-dev/sextant/host/internal/suggest"
+	"github.com/sextant-dev/sextant/host/internal/routine"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
-// routineWarnings are what routine validate warns about in routine r
-// (loaded from file): functions its expressions call that the language
-// lacks, and, when input (a sample start input) is given, names they read
-// that nothing can write: not the input, not a node's declared outputs (a
-// script's, a decision's, a mapping's), not a step's result under the
-// pipeline p. A routine alone cannot tell a misspelt name from a start
-// variable, hence the sample. unchecked says why names were not checked
-// ("" when they were or no sample was given).
-func routineWarnings(r *sdk.Routine, file string, p *pipeline.Pipeline, input map[string]any) (warns []sdk.Problem, unchecked string) {
-	warn := func(e sdk.Expression, format string, args ...any) {
-		warns = append(warns, sdk.Problem{File: file, Line: e.Line, Element: e.Element, Message: fmt.Sprintf(format, args...)})
+// routineLoader loads routines and pipelines for the routine commands as
+// the other commands do: file hints, plugins beside the file.
+type routineLoader struct{ a *app }
+
+var _ routine.Loader = routineLoader{}
+
+func (l routineLoader) Pipeline(ctx context.Context, path string) (*run.Loaded, error) {
+	if err := needFile("pipeline", path); err != nil {
+		return nil, err
 	}
-	for _, e := range r.Expressions {
-		for _, fn := range e.Unknown {
-			warn(e, "%s %q calls %s(), which is not a function%s", what(e), e.Text, fn, suggest.Hint(fn, builtins.FEELBuiltins()))
-		}
+	reg, err := l.a.registry(filepath.Dir(path))
+	if err != nil {
+		return nil, err
 	}
-	if input == nil {
-		return warns, ""
-	}
-	writes, open := routineWrites(r, p, input)
-	if open != "" {
-		return warns, open
-	}
-	known := make([]string, 0, len(writes))
-	for name := range writes {
-		known = append(known, name)
-	}
-	sort.Strings(known)
-	for _, e := range r.Expressions {
-		for _, name := range e.Names {
-			if !writes[name] {
-				warn(e, "%s %q reads %s, which neither the input nor a step, script, decision or mapping writes%s", what(e), e.Text, name, suggest.Hint(name, known))
-			}
-		}
-	}
-	return warns, ""
+	return run.Load(ctx, path, reg, l.a.logger)
 }
 
-func what(e sdk.Expression) string {
-	if e.What == "" {
-		return "expression"
-	}
-	return e.What
+func (l routineLoader) Prepare(ctx context.Context, path string) (*run.Prepared, error) {
+	return l.a.prepare(ctx, path)
 }
 
-// routineWrites are the variables a run of r under p may hold by name:
-// the input's, each node's declared outputs, and each step's result. open
-// names a step whose result may hold any name (then writes is
-// incomplete).
-func routineWrites(r *sdk.Routine, p *pipeline.Pipeline, input map[string]any) (writes map[string]bool, open string) {
-	writes = map[string]bool{}
-	for k := range input {
-		writes[k] = true
+// Routine loads a routine file; a navigator it cannot tell or that is no
+// navigator is a usage mistake.
+func (l routineLoader) Routine(ctx context.Context, path, navigator string, decisions []string) (*routine.Loaded, error) {
+	reg, err := l.a.registry(filepath.Dir(path))
+	if err != nil {
+		return nil, err
 	}
-	for _, n := range r.Nodes {
-		for _, o := range n.Outputs {
-			writes[o] = true
-		}
-		if !n.Step {
+	r, err := routine.Load(ctx, reg, path, navigator, decisions)
+	var ne *routine.NavigatorError
+	if errors.As(err, &ne) {
+		return nil, usageErr(err)
+	}
+	return r, err
+}
+
+// printChecked prints routine validate's results: ok lines on stdout,
+// warnings on stderr, and errs as the error (exit 2), or a refusal when
+// strict and there were warnings.
+func (a *app) printChecked(results []routine.Result, errs []error, strict bool) error {
+	warned := false
+	for _, res := range results {
+		warned = warned || len(res.Warnings) > 0
+		if !res.OK {
 			continue
 		}
-		writes[n.ID] = true // the step's own variable (vars.STEP)
-		if p == nil {
-			return writes, fmt.Sprintf("what step %q sets is not known without --pipeline", n.ID)
-		}
-		st, ok := p.Steps[n.ID]
-		if !ok {
-			continue // the pipeline loader refused it already
-		}
-		switch st.Kind {
-		case pipeline.KindExpr:
-			for k := range st.Set {
-				writes[k] = true
-			}
-		case pipeline.KindAction:
-			for _, k := range []string{"action", "decision", "reason", "confidence"} {
-				writes[k] = true
-			}
-		case pipeline.KindLLM:
-			if st.Output == "json" {
-				return writes, fmt.Sprintf("step %q (llm, output json) may set any variable", n.ID)
-			}
-			// text: the host's {"value": …}, which writes no name
-		case pipeline.KindHuman:
-			return writes, fmt.Sprintf("step %q (human) sets whatever the person answers", n.ID)
-		default:
-			return writes, fmt.Sprintf("step %q (kind %s) may set any variable", n.ID, st.Kind)
+		fmt.Fprintf(a.stdout, "%s: ok (%d nodes)\n", res.File, res.Nodes)
+		printWarnings(a.stderr, res.Warnings)
+		if res.Unchecked != "" {
+			fmt.Fprintf(a.stderr, "%s: names not checked against --input: %s\n", res.File, res.Unchecked)
 		}
 	}
-	return writes, ""
+	if len(errs) > 0 {
+		return withInvalid(errors.Join(errs...))
+	}
+	if strict && warned {
+		return withInvalid(errors.New("validate --strict: the routine has warnings"))
+	}
+	return nil
+}
+
+// simOptions reads routine simulate's variables, input, gateway choices
+// and strategy.
+func (a *app) simOptions(sets, chooses []string, inputFile, strategyFile string) (run.SimOptions, error) {
+	var o run.SimOptions
+	var err error
+	if o.Vars, err = parseSets(sets); err != nil {
+		return o, err
+	}
+	if o.Input, err = a.readInput(inputFile, nil); err != nil {
+		return o, err
+	}
+	if o.Choose, err = routine.ParseChoices(chooses); err != nil {
+		return o, usageErr(fmt.Errorf("--choose %w", err))
+	}
+	if strategyFile != "" {
+		st, err := strategy.Load(strategyFile)
+		if err != nil {
+			return o, withInvalid(err)
+		}
+		o.Strategy = st.Env()
+	}
+	return o, nil
 }
 
 // printWarnings writes warnings to w, one per line, as problems are
 // written, with "warning: " before the message.
-func printWarnings(w interface{ Write([]byte) (int, error) }, warns []sdk.Problem) {
-	var b strings.Builder
+func printWarnings(w io.Writer, warns []sdk.Problem) {
 	for _, p := range warns {
 		p.Message = "warning: " + p.Message
-		b.WriteString(p.String())
-		b.WriteByte('\n')
+		fmt.Fprintln(w, p.String())
 	}
-	fmt.Fprint(w, b.String())
 }
