@@ -65,20 +65,36 @@ func Load(ctx context.Context, path string, res Resolver, opts Options) (*Pipeli
 	}
 	l := &loader{ctx: ctx, res: res, opts: opts,
 		c: &schema.Checker{File: path, Index: ix}}
-	p, ok := l.decode(path, data, Spec)
+	raw, ok := l.parse(data)
 	if !ok {
 		return nil, sdk.Invalid(l.c.Problems()...)
 	}
+	if _, ok := raw[keyOverlay]; ok {
+		return loadOverlay(l, path, raw)
+	}
+	p, ok := l.decode(path, raw, Spec)
+	if !ok {
+		return nil, sdk.Invalid(l.c.Problems()...)
+	}
+	if probs := l.finish(p); len(probs) > 0 {
+		return nil, sdk.Invalid(probs...)
+	}
+	return p, nil
+}
+
+// finish validates a decoded pipeline and, when it has no problem, binds
+// steps to task types.
+func (l *loader) finish(p *Pipeline) []sdk.Problem {
 	l.validate(p)
 	if probs := l.c.Problems(); len(probs) > 0 {
-		return nil, sdk.Invalid(probs...)
+		return probs
 	}
 	// Steps bound by task type also answer to their nodes' ids, which is
 	// how the run looks them up.
 	for node, key := range l.bind {
 		p.Steps[node] = p.Steps[key]
 	}
-	return p, nil
+	return nil
 }
 
 type loader struct {
@@ -93,7 +109,9 @@ type loader struct {
 
 func (l *loader) add(path []string, format string, args ...any) { l.c.Add(path, format, args...) }
 
-func (l *loader) decode(path string, data []byte, spec *schema.Block) (*Pipeline, bool) {
+// parse decodes the TOML document data; a syntax error is a problem at
+// its line.
+func (l *loader) parse(data []byte) (map[string]any, bool) {
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
@@ -110,6 +128,12 @@ func (l *loader) decode(path string, data []byte, spec *schema.Block) (*Pipeline
 		}
 		return nil, false
 	}
+	return raw, true
+}
+
+// decode interpolates, checks and decodes the document raw of the
+// pipeline file path.
+func (l *loader) decode(path string, raw map[string]any, spec *schema.Block) (*Pipeline, bool) {
 	l.raw = raw
 	l.interpolate(raw, nil)
 	l.c.Check(raw, spec, nil)

@@ -38,6 +38,10 @@ type Pipeline struct {
 	// against Dir by Path.
 	File string `json:"-"`
 	Dir  string `json:"-"`
+	// Overlay is the overlay file's path when the pipeline was loaded
+	// from one (a file whose overlay key names the pipeline it changes);
+	// File is then that pipeline, against which paths resolve.
+	Overlay string `json:"-"`
 }
 
 // Routine is the [routine] block.

@@ -117,6 +117,7 @@ var (
 	Spec = &schema.Block{Name: "pipeline", Fields: []schema.Field{
 		{Name: "name", Type: schema.String, Required: true, Doc: "pipeline name"},
 		{Name: "description", Type: schema.String, Doc: "what the pipeline is for"},
+		{Name: keyOverlay, Type: schema.String, Doc: "makes this file an overlay: the pipeline file (relative to this one) whose tables this file's are merged over, key by key; values and arrays of tables replace. Paths resolve as in that pipeline. Use it for a candidate (gate --candidate-pipeline) that changes a model, a prompt, a provider or the routine"},
 		{Name: "routine", Type: schema.Table, Required: true, Doc: "the workflow the navigator walks", Block: &schema.Block{Fields: []schema.Field{
 			{Name: "navigator", Type: schema.String, Required: true, Doc: "navigator plugin: bpmn, dag, chain or a third-party one"},
 			{Name: "file", Type: schema.String, Required: true, Doc: "routine file, relative to the pipeline"},

@@ -72,7 +72,11 @@ func LoadServer(ctx context.Context, path string, res Resolver, opts Options) (*
 		return nil, err
 	}
 	l := &loader{ctx: ctx, res: res, opts: opts, c: &schema.Checker{File: path, Index: ix}}
-	p, ok := l.decode(path, data, ServerSpec)
+	raw, ok := l.parse(data)
+	if !ok {
+		return nil, sdk.Invalid(l.c.Problems()...)
+	}
+	p, ok := l.decode(path, raw, ServerSpec)
 	if !ok {
 		return nil, sdk.Invalid(l.c.Problems()...)
 	}
