@@ -14,6 +14,8 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -70,9 +72,9 @@ Exit status: 0 a candidate was promoted (or none improved and none failed),
 			if cmd.Flags().Changed("epochs") && epochs < 1 {
 				return usageErr(fmt.Errorf("--epochs: %d: want at least 1", epochs))
 			}
-			er := evolveRun{mutators: mutators, dryRun: dryRun, at: when, adapter: adapter, epochs: epochs}
+			er := evolveRun{dryRun: dryRun, ev: evolve.Evolution{Mutators: mutators, At: when, Adapter: adapter, Epochs: epochs}}
 			if cmd.Flags().Changed("seed") {
-				er.seed = &f.seed
+				er.ev.Seed = &f.seed
 			}
 			return a.evolve(cmd.Context(), args[0], &f, er)
 		},
@@ -90,29 +92,14 @@ Exit status: 0 a candidate was promoted (or none improved and none failed),
 
 // evolveRun is what one sextant evolve was asked to do.
 type evolveRun struct {
-	mutators []string
-	dryRun   bool
-	at       time.Time
-	adapter  string
-	epochs   int
-	// seed is --seed when given: it seeds the mutators too.
-	seed *int64
+	dryRun bool
+	ev     evolve.Evolution
 	// configured is the pipeline as configured (evolve runs a copy that
 	// follows its live version).
 	configured *pipeline.Pipeline
 }
 
-// mutatorSeed is the seed of the seeded mutators (exploratory): --seed
-// when given, else [evolve] seed.
-func (er evolveRun) mutatorSeed(p *pipeline.Pipeline) uint64 {
-	if er.seed != nil {
-		return uint64(*er.seed)
-	}
-	return uint64(p.Evolve.Seed)
-}
-
 func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolveRun) error {
-	names, dryRun, at := er.mutators, er.dryRun, er.at
 	if f.shard != "" {
 		return usageErr(errors.New("--shard: an evolution round judges candidates on every task; it cannot be sharded"))
 	}
@@ -134,88 +121,58 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 		return err
 	}
 	defer prep.Close(context.WithoutCancel(ctx))
-	p, base := prep.Pipeline, prep.Strategy
+	p := prep.Pipeline
 	if p.Strategy.File == "" {
 		return needStrategy(p, "evolve derives candidates from the pipeline's strategy")
 	}
-	taken, promoted, err := a.takenVersions(ctx, p, f, base)
+	setup, err := a.evolveSetup(loaded, reg, f, &er)
 	if err != nil {
 		return err
 	}
-	for _, v := range promoted {
-		fmt.Fprintf(a.stdout, "note: %s was already promoted from %s, which is live (sextant promote %s %s makes it live)\n",
-			v, base.Metadata.Version, p.File, v)
-	}
-	cfg, err := a.replayConfig(p, f)
+	taken, err := a.takenVersions(ctx, p, f, prep.Strategy)
 	if err != nil {
 		return err
+	}
+	if er.ev.Adapter == evolve.AdapterOffline {
+		return a.evolveOffline(ctx, setup, prep, f, er)
+	}
+	return a.evolveRound(ctx, setup, prep, f, er, taken)
+}
+
+// evolveSetup resolves the evolution and its replays' settings: [replay]
+// with the flags, on-miss from [evolve] on_miss unless --on-miss says.
+func (a *app) evolveSetup(loaded *run.Loaded, reg *plugin.Registry, f *replayFlags, er *evolveRun) (replay.Setup, error) {
+	p := loaded.Pipeline
+	settings, err := replay.NewSettings(p, f.overrides())
+	if err != nil {
+		return replay.Setup{}, usageErr(err)
 	}
 	if f.onMiss == "" && p.Evolve.OnMiss != "" {
-		cfg.OnMiss = p.Evolve.OnMiss
+		settings.OnMiss = p.Evolve.OnMiss
 	}
-	adapter := p.Evolve.Adapter
-	if er.adapter != "" {
-		adapter = er.adapter
+	if err := er.ev.Resolve(p); err != nil {
+		return replay.Setup{}, usageErr(err)
 	}
-	switch adapter {
-	case "", adapterRound:
-		if er.epochs != 0 {
-			return usageErr(errors.New("--epochs: only the offline adapter has epochs (add --adapter offline)"))
-		}
-	case adapterOffline:
-		if len(names) > 0 {
-			return usageErr(errors.New("--mutator: the offline adapter curates; it runs no mutators"))
-		}
-		if er.epochs == 0 {
-			er.epochs = max(p.Evolve.Epochs, 1)
-		}
-	default:
-		return usageErr(fmt.Errorf("--adapter: %q is not round or offline", adapter))
-	}
-	prepOpts, err := replayCredentials(p, cfg.OnMiss)
-	if err != nil {
-		return err
-	}
-	if adapter == adapterOffline {
-		return a.evolveOffline(ctx, loaded, reg, prep, f, cfg, prepOpts, er)
-	}
-	rc, cleanup, err := a.replaySetup(ctx, loaded, reg, f, cfg, prepOpts)
+	return a.replaySettings(loaded, reg, settings)
+}
+
+// evolveRound runs one round of the mutators and settles its candidates.
+func (a *app) evolveRound(ctx context.Context, setup replay.Setup, prep *run.Prepared, f *replayFlags, er evolveRun, taken map[string]bool) error {
+	p, base := prep.Pipeline, prep.Strategy
+	rc, cleanup, err := a.replaySetup(ctx, setup, f)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	opts := evolve.Options{Seed: uint64(cfg.Seed), MinFidelity: p.Replay.MinFidelity}
-	gates, closeGates, err := evolve.GateChain(ctx, reg, p, opts)
+	round, err := er.ev.Round(ctx, rc, setup.Plugins, prep, taken)
+	if errors.Is(err, evolve.ErrUnknownMutator) {
+		return usageErr(err)
+	}
 	if err != nil {
 		return err
 	}
-	defer closeGates()
-	metric := p.Evolve.Metric
-	if len(names) == 0 {
-		names = p.Evolve.Mutators
-	}
-	if len(names) == 0 {
-		names = []string{evolve.MutatorGreedy, evolve.MutatorConservative, evolve.MutatorExploratory, evolve.MutatorCurate}
-	}
-	mo := evolve.MutateOptions{At: at, Metric: metric, Seed: er.mutatorSeed(p)}
-	round, err := evolve.Round(ctx, evolve.RoundConfig{Replay: rc, Baseline: base, Gates: gates, Options: opts,
-		Metric: metric, Mutators: names, Taken: func(v string) bool { return taken[v] }, NewMutator: func(name string, failures []evolve.Failure) (evolve.Mutator, error) {
-			return a.mutator(name, mo, prep, failures)
-		}})
-	if err != nil {
-		return err
-	}
-	self := round.Baseline.Self
-	fmt.Fprintf(a.stdout, "baseline %s: %d tasks replayed, fidelity %.1f%%", base.Metadata.Version, round.Baseline.Tasks, 100*self.Fidelity())
-	if self.Skipped > 0 {
-		fmt.Fprintf(a.stdout, " (%d self-replays skipped: a call had no recording)", self.Skipped)
-	}
-	fmt.Fprintln(a.stdout)
-	for _, r := range round.Baseline.Reasons {
-		fmt.Fprintf(a.stdout, "  %s\n", r)
-	}
-	cands := round.Candidates
-	if len(cands) == 0 {
+	a.printBaseline(base, round.Baseline, true)
+	if len(round.Candidates) == 0 {
 		fmt.Fprintln(a.stdout, "no mutator proposed a candidate:")
 		for _, r := range round.Rejected {
 			fmt.Fprintf(a.stdout, "  %s: %v\n", r.Mutator, r.Err)
@@ -225,15 +182,10 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 	for _, r := range round.Rejected {
 		fmt.Fprintf(a.stderr, "%s proposed nothing: %v\n", r.Mutator, r.Err)
 	}
-	a.printCandidates(cands, metric)
-	if dryRun {
-		winner, _ := evolve.Select(cands, metric)
-		if winner == nil {
-			fmt.Fprintln(a.stdout, "dry run: no candidate passed its gates")
-		} else {
-			fmt.Fprintf(a.stdout, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
-		}
-		return verdict(evolve.ExitCode(round.Ruling(metric)))
+	a.printCandidates(round.Candidates, p.Evolve.Metric)
+	if er.dryRun {
+		a.printDryRun(round.Candidates, p.Evolve.Metric, "no candidate passed its gates")
+		return verdict(evolve.ExitCode(round.Ruling(p.Evolve.Metric)))
 	}
 	cleanup() // the source may be the pipeline's own store, opened read-only
 	loc, err := (&storeFlags{dir: f.store.dir}).locate(p)
@@ -245,26 +197,21 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 		return err
 	}
 	defer st.Close()
-	dir := filepath.Dir(p.Path(p.Strategy.File))
-	settled, err := evolve.Settle(ctx, st, dir, p.Name, cands, metric, at)
+	return a.settle(ctx, st, loc, er, prep, round.Candidates, "no candidate passed its gates; all archived")
+}
+
+// settle settles an evolution's candidates in st and says how.
+func (a *app) settle(ctx context.Context, st *store.Store, loc storeLoc, er evolveRun, prep *run.Prepared, cands []evolve.Evaluated, none string) error {
+	base := prep.Strategy
+	settled, err := evolve.SettleInto(ctx, st, prep.Pipeline, cands, er.ev.At, a.logger)
 	if err != nil {
 		return err
-	}
-	// Every candidate's comparison is kept for sextant serve to show.
-	for _, c := range cands {
-		v, err := evolve.CandidateVerdict(c, p.Name, st.NewID(), st.Now())
-		if err == nil {
-			err = evolve.SaveVerdict(ctx, st, v)
-		}
-		if err != nil {
-			a.logger.Warn("a candidate's comparison is not recorded in the store", "candidate", c.ID(), "err", err)
-		}
 	}
 	switch {
 	case settled.Winner != nil:
 		fmt.Fprintf(a.stdout, "promoted %s %s (%s) → %s\n", settled.Winner.Strategy.Metadata.Name, settled.Winner.Strategy.Metadata.Version,
 			settled.Winner.Mutator, settled.Path)
-		if err := a.settleLive(ctx, st, er.configured, settled, base.Metadata.Version, at); err != nil {
+		if err := a.settleLive(ctx, st, er.configured, settled, base.Metadata.Version, er.ev.At); err != nil {
 			return err
 		}
 	case len(settled.Reviews) > 0:
@@ -272,29 +219,31 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er evolve
 			fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s%s\n", rv.ID, rv.Mutator, rv.ID, loc.flag())
 		}
 	default:
-		fmt.Fprintln(a.stdout, "no candidate passed its gates; all archived")
+		fmt.Fprintln(a.stdout, none)
 	}
 	return verdict(evolve.ExitCode(settled.Ruling()))
 }
 
-// mutator builds a named mutator; curate talks to the pipeline's default
-// provider (through the run's provider settings: model and config).
-func (a *app) mutator(name string, mo evolve.MutateOptions, prep *run.Prepared, failures []evolve.Failure) (evolve.Mutator, error) {
-	switch name {
-	case evolve.MutatorGreedy:
-		return evolve.Greedy(mo)
-	case evolve.MutatorConservative:
-		return evolve.Conservative(mo)
-	case evolve.MutatorExploratory:
-		return evolve.Exploratory(mo)
-	case evolve.MutatorCurate:
-		pr, ok := prep.Providers.Get("default")
-		if !ok {
-			return nil, withInvalid(fmt.Errorf("%s: the curate mutator needs [providers.default]", prep.Pipeline.File))
-		}
-		return evolve.Curate(pr.Plugin, failures, evolve.CurateOptions{At: mo.At, Model: pr.Model, Config: pr.Config})
+// printBaseline says how the baseline's own replays went.
+func (a *app) printBaseline(base *strategy.Strategy, j *evolve.Judgment, skipped bool) {
+	self := j.Self
+	fmt.Fprintf(a.stdout, "baseline %s: %d tasks replayed, fidelity %.1f%%", base.Metadata.Version, j.Tasks, 100*self.Fidelity())
+	if skipped && self.Skipped > 0 {
+		fmt.Fprintf(a.stdout, " (%d self-replays skipped: a call had no recording)", self.Skipped)
 	}
-	return nil, usageErr(fmt.Errorf("unknown mutator %q (want greedy, conservative, exploratory or curate)", name))
+	fmt.Fprintln(a.stdout)
+	for _, r := range j.Reasons {
+		fmt.Fprintf(a.stdout, "  %s\n", r)
+	}
+}
+
+// printDryRun says what a dry run would promote.
+func (a *app) printDryRun(cands []evolve.Evaluated, metric, none string) {
+	if winner, _ := evolve.Select(cands, metric); winner != nil {
+		fmt.Fprintf(a.stdout, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
+	} else {
+		fmt.Fprintln(a.stdout, "dry run: "+none)
+	}
 }
 
 func (a *app) printCandidates(cands []evolve.Evaluated, metric string) {
@@ -320,6 +269,36 @@ func (a *app) printCandidates(cands []evolve.Evaluated, metric string) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Mutator, c.Strategy.Metadata.Version, c.ID(), effect, ci, c.Result.Ruling, reason)
 	}
 	w.Flush()
+}
+
+// takenVersions are the versions a candidate of base may not take
+// (evolve.Taken), read from the store evolve promotes into (read only,
+// when it exists); it says which were already promoted from base.
+func (a *app) takenVersions(ctx context.Context, p *pipeline.Pipeline, f *replayFlags, base *strategy.Strategy) (map[string]bool, error) {
+	loc, err := (&storeFlags{dir: f.store.dir}).locate(p)
+	if err != nil {
+		return nil, err
+	}
+	var st *store.Store
+	if _, err := os.Stat(loc.dir); err == nil {
+		if st, err = a.openStoreWith(ctx, loc.dir, readStore, p); err != nil {
+			return nil, err
+		}
+		defer st.Close()
+	}
+	taken, promoted, err := evolve.Taken(ctx, st, p, base)
+	for _, v := range promoted {
+		fmt.Fprintf(a.stdout, "note: %s was already promoted from %s, which is live (sextant promote %s %s makes it live)\n",
+			v, base.Metadata.Version, p.File, v)
+	}
+	return taken, err
+}
+
+// needStrategy is the error of a command that cannot work on a pipeline
+// without a [strategy] block: exit 2, at the pipeline file.
+func needStrategy(p *pipeline.Pipeline, why string) error {
+	return sdk.Invalid(sdk.Problem{File: p.File, Line: 1, Element: "strategy",
+		Message: why + `; add [strategy] file = "strategy.toml" (sextant init writes one)`})
 }
 
 func (a *app) reviewCommand() *cobra.Command {
@@ -470,45 +449,4 @@ func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*
 		mode = readStore
 	}
 	return a.openStore(ctx, loc.dir, mode)
-}
-
-// takenVersions are the versions of the base strategy's name that a
-// candidate may not take: recorded in the store evolve promotes into (read
-// only, when it exists) or written beside the strategy file; promoted are
-// the versions already promoted from base itself.
-func (a *app) takenVersions(ctx context.Context, p *pipeline.Pipeline, f *replayFlags, base *strategy.Strategy) (taken map[string]bool, promoted []string, err error) {
-	dir, name := filepath.Dir(p.Path(p.Strategy.File)), base.Metadata.Name
-	loc, err := (&storeFlags{dir: f.store.dir}).locate(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := os.Stat(loc.dir); err != nil {
-		taken, err := evolve.TakenVersions(ctx, nil, dir, name)
-		return taken, nil, err
-	}
-	st, err := a.openStoreWith(ctx, loc.dir, readStore, p)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer st.Close()
-	if taken, err = evolve.TakenVersions(ctx, st, dir, name); err != nil {
-		return nil, nil, err
-	}
-	log, err := st.StrategyLog(ctx, name)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, nil, err
-	}
-	for _, r := range log {
-		if r.Parent == base.Metadata.Version {
-			promoted = append(promoted, r.Version)
-		}
-	}
-	return taken, promoted, nil
-}
-
-// needStrategy is the error of a command that cannot work on a pipeline
-// without a [strategy] block: exit 2, at the pipeline file.
-func needStrategy(p *pipeline.Pipeline, why string) error {
-	return sdk.Invalid(sdk.Problem{File: p.File, Line: 1, Element: "strategy",
-		Message: why + `; add [strategy] file = "strategy.toml" (sextant init writes one)`})
 }

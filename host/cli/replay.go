@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +53,11 @@ func (f *replayFlags) add(c *cobra.Command) {
 	c.Flags().StringArrayVar(&f.reports, "report", nil, "FORMAT=PATH: json, junit, md, html or text; PATH - is stdout (repeatable)")
 	c.Flags().StringVar(&f.results, "results", "", "write per-task results (JSONL) for sextant merge")
 	f.store.add(c, false)
+}
+
+// overrides are the replay settings the flags give.
+func (f *replayFlags) overrides() replay.Overrides {
+	return replay.Overrides{Sample: f.sample, Workers: f.workers, Seed: f.seed, OnMiss: f.onMiss}
 }
 
 func (a *app) replayCommand() *cobra.Command {
@@ -126,24 +130,8 @@ Exit status: 0 pass, 1 a gate failed, 2 invalid input, 3 review needed.`,
 // replayAndJudge replays and, with a candidate, compares and gates; a
 // shard only collects its results for sextant merge.
 func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, needCandidate bool) error {
-	if f.temporal.hostPort != "" {
-		if err := a.checkReplayTemporal(f); err != nil {
-			return err
-		}
-	}
-	shard, shards, err := replay.ResolveShard(f.shard, f.shardTotal, os.Getenv)
+	shard, shards, err := a.checkReplayFlags(f)
 	if err != nil {
-		return usageErr(err)
-	}
-	if shards > 0 {
-		if f.results == "" {
-			return usageErr(errors.New("--shard needs --results FILE: a shard collects results for sextant merge, which judges them"))
-		}
-		if len(f.reports) > 0 {
-			return usageErr(errors.New("--report with --shard: a shard holds part of the tasks; pass --report to sextant merge, which judges the whole"))
-		}
-	}
-	if err := checkReports(f.reports); err != nil {
 		return err
 	}
 	if err := needFile("pipeline", path); err != nil {
@@ -154,129 +142,170 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, n
 			return err
 		}
 	}
-	reg, err := a.registry(filepath.Dir(path))
+	rp, err := a.loadReplay(ctx, path, f, needCandidate)
 	if err != nil {
 		return err
 	}
-	loaded, err := run.Load(ctx, path, reg, a.logger)
-	if err != nil {
-		return err
-	}
-	defer loaded.Close(context.WithoutCancel(ctx))
-	if _, err := a.followLiveLoaded(ctx, loaded, f.store.dir); err != nil {
-		return err
-	}
-	p := loaded.Pipeline
-	strategies := []*strategy.Strategy{loaded.Strategy}
-	files := []string{p.Path(p.Strategy.File)}
-	if p.Strategy.File == "" {
-		if needCandidate {
-			return needStrategy(p, "gate compares a candidate with the pipeline's strategy")
-		}
-		files[0] = "" // the empty strategy: no file
-	}
-	for _, sf := range f.strategies {
-		st, err := strategy.Load(sf)
-		if err != nil {
-			return err
-		}
-		strategies, files = append(strategies, st), append(files, sf)
-	}
-	if needCandidate && len(strategies) < 2 {
-		return usageErr(errors.New("--candidate is required"))
-	}
-	cfg, err := a.replayConfig(p, f)
-	if err != nil {
-		return err
-	}
-	prepOpts, err := replayCredentials(p, cfg.OnMiss)
-	if err != nil {
-		return err
-	}
+	defer rp.setup.Loaded.Close(context.WithoutCancel(ctx))
 	if f.temporal.hostPort != "" {
-		return a.replayOnTemporal(ctx, path, f, loaded, reg, strategies, files, cfg, replayCommandName(needCandidate))
+		return a.replayOnTemporal(ctx, path, f, rp, replayCommandName(needCandidate))
 	}
-	rc, cleanup, err := a.replaySetup(ctx, loaded, reg, f, cfg, prepOpts)
+	rc, cleanup, err := a.replaySetup(ctx, rp.setup, f)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	rc.Strategies, rc.Shard, rc.Shards = strategies, shard, shards
-	var results []replay.Result
-	var out *replay.ResultsFile
-	if f.results != "" {
-		h := replay.ResultsHeader{Seed: cfg.Seed, Sample: cfg.Sample, OnMiss: cfg.OnMiss, StratifyBy: cfg.StratifyBy}
-		if shards > 0 {
-			h.Shard = fmt.Sprintf("%d/%d", shard+1, shards)
+	rc.Strategies, rc.Shard, rc.Shards = rp.strategies, shard, shards
+	kept, err := a.replayInto(ctx, rc, f.results, path, rp, shards)
+	if err != nil {
+		return err
+	}
+	if shards > 0 {
+		fmt.Fprintf(a.stdout, "shard %d/%d: %d tasks replayed under %d strategies, results in %s\n", shard+1, shards, kept.Tasks, len(rp.strategies), f.results)
+		fmt.Fprintf(a.stdout, "no verdict from a shard: judge the whole with sextant merge\n")
+		return nil
+	}
+	return a.judge(ctx, rp.setup.Plugins, rp.setup.Loaded.Pipeline, rp.strategies, kept.Results, rp.setup.Settings.Seed, f.reports,
+		&verdictTo{store: &f.store, command: replayCommandName(needCandidate), kept: kept})
+}
+
+// checkReplayFlags checks the flags of replay and gate before any work,
+// and resolves --shard.
+func (a *app) checkReplayFlags(f *replayFlags) (shard, shards int, err error) {
+	if f.temporal.hostPort != "" {
+		if err := a.checkReplayTemporal(f); err != nil {
+			return 0, 0, err
 		}
-		if out, err = replay.CreateResults(f.results, path, files, strategies, h); err != nil {
-			return err
+	}
+	if shard, shards, err = replay.ResolveShard(f.shard, f.shardTotal, os.Getenv); err != nil {
+		return 0, 0, usageErr(err)
+	}
+	if shards > 0 && f.results == "" {
+		return 0, 0, usageErr(errors.New("--shard needs --results FILE: a shard collects results for sextant merge, which judges them"))
+	}
+	if shards > 0 && len(f.reports) > 0 {
+		return 0, 0, usageErr(errors.New("--report with --shard: a shard holds part of the tasks; pass --report to sextant merge, which judges the whole"))
+	}
+	return shard, shards, checkReports(f.reports)
+}
+
+// replayPlan is what replay or gate replays: the pipeline loaded (the
+// caller closes it), and the strategies, baseline first, with their files
+// ("" for the empty strategy of a pipeline without one).
+type replayPlan struct {
+	setup      replay.Setup
+	strategies []*strategy.Strategy
+	files      []string
+}
+
+// loadReplay loads the pipeline at path (following its live version) and
+// the candidate strategies, and settles the replay's settings.
+func (a *app) loadReplay(ctx context.Context, path string, f *replayFlags, needCandidate bool) (*replayPlan, error) {
+	reg, err := a.registry(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	loaded, err := run.Load(ctx, path, reg, a.logger)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := a.planReplay(ctx, loaded, reg, f, needCandidate)
+	if err != nil {
+		loaded.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return rp, nil
+}
+
+func (a *app) planReplay(ctx context.Context, loaded *run.Loaded, reg *plugin.Registry, f *replayFlags, needCandidate bool) (*replayPlan, error) {
+	if _, err := a.followLiveLoaded(ctx, loaded, f.store.dir); err != nil {
+		return nil, err
+	}
+	p := loaded.Pipeline
+	rp := &replayPlan{strategies: []*strategy.Strategy{loaded.Strategy}, files: []string{p.Path(p.Strategy.File)}}
+	if p.Strategy.File == "" {
+		if needCandidate {
+			return nil, needStrategy(p, "gate compares a candidate with the pipeline's strategy")
+		}
+		rp.files[0] = "" // the empty strategy: no file
+	}
+	for _, sf := range f.strategies {
+		st, err := strategy.Load(sf)
+		if err != nil {
+			return nil, err
+		}
+		rp.strategies, rp.files = append(rp.strategies, st), append(rp.files, sf)
+	}
+	if needCandidate && len(rp.strategies) < 2 {
+		return nil, usageErr(errors.New("--candidate is required"))
+	}
+	settings, err := replay.NewSettings(p, f.overrides())
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	if rp.setup, err = a.replaySettings(loaded, reg, settings); err != nil {
+		return nil, err
+	}
+	return rp, nil
+}
+
+// replaySettings is how this command replays loaded with settings:
+// credentials only for a live replay, the result cache in sextant's cache.
+func (a *app) replaySettings(loaded *run.Loaded, reg *plugin.Registry, settings replay.Settings) (replay.Setup, error) {
+	opts, err := replay.PrepareOptions(loaded.Pipeline, settings.OnMiss)
+	if err != nil {
+		return replay.Setup{}, err
+	}
+	return replay.Setup{Loaded: loaded, Plugins: reg, Settings: settings, Prepare: opts, Version: buildIdentity(),
+		CacheDir: replay.CacheDir(), Logger: a.logger}, nil
+}
+
+// replayInto runs the replay rc, writing its results to the file results
+// when named, with progress on a terminal's stderr (never in CI logs).
+func (a *app) replayInto(ctx context.Context, rc replay.Config, results, path string, rp *replayPlan, shards int) (*evolve.Kept, error) {
+	var out *replay.ResultsFile
+	if results != "" {
+		s := rp.setup.Settings
+		h := replay.ResultsHeader{Seed: s.Seed, Sample: s.Sample, OnMiss: s.OnMiss, StratifyBy: s.StratifyBy}
+		if shards > 0 {
+			h.Shard = fmt.Sprintf("%d/%d", rc.Shard+1, shards)
+		}
+		var err error
+		if out, err = replay.CreateResults(results, path, rp.files, rp.strategies, h); err != nil {
+			return nil, err
 		}
 		defer out.Abort() // no partial results for merge to judge
 	}
-	// Progress on stderr, on a terminal only (never in CI logs).
+	n := len(rc.Strategies)
 	progress := report.NewProgress(a.stderr, 0, isTerminal(a.stderr))
-	rc.OnSelected = func(n int) { progress.SetTotal(n * len(strategies)) }
-	tasks := map[string]struct{}{}
-	outputs := map[string]json.RawMessage{}
-	calls := map[string][]run.ToolCall{}
-	err = replay.Run(ctx, rc, func(r replay.Result) error {
+	rc.OnSelected = func(tasks int) { progress.SetTotal(tasks * n) }
+	kept := &evolve.Kept{Discard: shards > 0}
+	err := replay.Run(ctx, rc, func(r replay.Result) error {
 		progress.Add(1)
-		tasks[r.Task] = struct{}{}
 		if out != nil {
 			if err := out.Add(r); err != nil {
 				return err
 			}
 		}
-		// Judging needs the outcome, not the task's output, tags and tool
-		// calls: keep each result small, so 100 000 tasks fit in a bounded
-		// heap. The stored verdict and the reports show flipped tasks'
-		// outputs and tool calls: keep them (outputs clipped) up to a bound.
-		if len(strategies) > 1 && len(outputs) < maxKeptOutputs {
-			if b, ok := evolve.ClipOutput(r.Output); ok {
-				outputs[r.Task+"\x00"+r.Hash] = b
-			}
-		}
-		if len(strategies) > 1 && len(r.ToolCalls) > 0 && len(calls) < maxKeptOutputs {
-			calls[r.Task+"\x00"+r.Hash] = r.ToolCalls
-		}
-		r.Output, r.Tags, r.ToolCalls = nil, nil, nil
-		if shards == 0 {
-			results = append(results, r)
-		}
+		kept.Add(r, n > 1)
 		return nil
 	})
 	progress.Done()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if out != nil {
-		if err := out.Commit(); err != nil {
-			return err
-		}
+		return kept, out.Commit()
 	}
-	if shards > 0 {
-		fmt.Fprintf(a.stdout, "shard %d/%d: %d tasks replayed under %d strategies, results in %s\n", shard+1, shards, len(tasks), len(strategies), f.results)
-		fmt.Fprintf(a.stdout, "no verdict from a shard: judge the whole with sextant merge\n")
-		return nil
-	}
-	command := "replay"
-	if needCandidate {
-		command = "gate"
-	}
-	return a.judge(ctx, reg, p, strategies, results, cfg.Seed, f.reports, &verdictTo{store: &f.store, command: command, outputs: outputs, calls: calls})
+	return kept, nil
 }
-
-// maxKeptOutputs bounds the replay outputs kept for a stored verdict.
-const maxKeptOutputs = 20000
 
 // verdictTo says where a judgment with a candidate is recorded: the
 // store the storeFlags locate for the pipeline, when it exists.
 type verdictTo struct {
 	store   *storeFlags
 	command string
-	outputs map[string]json.RawMessage // task \x00 strategy hash → output
-	calls   map[string][]run.ToolCall  // task \x00 strategy hash → tool calls
+	kept    *evolve.Kept // nil: no outputs or tool calls kept
 }
 
 // saveVerdict records j in the pipeline's store, through the server that
@@ -289,9 +318,9 @@ func (a *app) saveVerdict(ctx context.Context, to *verdictTo, p *pipeline.Pipeli
 	if _, err := os.Stat(loc.dir); err != nil {
 		return nil
 	}
-	output := func(task, hash string) (json.RawMessage, bool) {
-		b, ok := to.outputs[task+"\x00"+hash]
-		return b, ok
+	output := func(string, string) (json.RawMessage, bool) { return nil, false }
+	if to.kept != nil {
+		output = to.kept.Output
 	}
 	s, err := a.openStore(ctx, loc.dir, updateStore)
 	if err != nil {
@@ -313,18 +342,15 @@ func (a *app) saveVerdict(ctx context.Context, to *verdictTo, p *pipeline.Pipeli
 	return evolve.SaveVerdict(ctx, s, v)
 }
 
-// replaySetup opens what a replay reads (the source) and its result cache,
-// and returns the replay configuration (without strategies).
-//
-// Its workers open their plugins from loaded: the pipeline, strategy and
-// routine are read and validated once per command, not once per worker.
-func (a *app) replaySetup(ctx context.Context, loaded *run.Loaded, reg *plugin.Registry, f *replayFlags, cfg effective, prepOpts []run.PrepareOption) (replay.Config, func(), error) {
-	p := loaded.Pipeline
-	src, cleanup, err := a.replaySource(ctx, p, f)
+// replaySetup opens what a replay reads (the source) and exports its
+// spans when asked, and returns the replay configuration (without
+// strategies) and what closes them.
+func (a *app) replaySetup(ctx context.Context, setup replay.Setup, f *replayFlags) (replay.Config, func(), error) {
+	src, cleanup, err := a.replaySource(ctx, setup.Loaded.Pipeline, f)
 	if err != nil {
 		return replay.Config{}, nil, err
 	}
-	rc := a.replayOver(src, loaded, reg, cfg, prepOpts)
+	rc := setup.Config(src)
 	exp, err := a.telemetry(ctx, src)
 	if err != nil {
 		cleanup()
@@ -341,24 +367,27 @@ func (a *app) replaySetup(ctx context.Context, loaded *run.Loaded, reg *plugin.R
 	return rc, cleanup, nil
 }
 
-// replayOver is the replay configuration over the recorded tasks of src;
-// its workers open their plugins from loaded.
-func (a *app) replayOver(src *store.Store, loaded *run.Loaded, reg *plugin.Registry, cfg effective, prepOpts []run.PrepareOption) replay.Config {
-	p := loaded.Pipeline
-	cache, err := replay.OpenDirCache(filepath.Join(replay.CacheDir(), "replay-cache"))
-	if err != nil {
-		a.logger.Warn("replay result cache off", "err", err)
-		cache = nil
+// replaySource opens what to replay: a dataset imported once into a cache
+// store keyed by its content, or the pipeline's own store, read-only (a
+// replay never writes the tasks it replays, and Badger's writable open
+// maps, and faults in, every value-log file).
+func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayFlags) (*store.Store, func(), error) {
+	var s *store.Store
+	if dataset := replay.DatasetOf(p, f.dataset); dataset != "" {
+		var err error
+		if s, err = replay.OpenDataset(ctx, dataset, replay.CacheDir(), a.logger); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		loc, err := f.store.locate(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if s, err = a.openStoreWith(ctx, loc.dir, readStore, p); err != nil {
+			return nil, nil, err
+		}
 	}
-	rc := replay.Config{Source: src, Pipeline: p.Name, OnMiss: cfg.OnMiss, Workers: cfg.Workers, MaxLiveCostUSD: p.Replay.MaxLiveCostUSD,
-		Sample: cfg.Sample, StratifyBy: cfg.StratifyBy, Seed: cfg.Seed, Logger: a.logger,
-		Plugins: reg, Version: buildIdentity(), Prepare: func(ctx context.Context) (*run.Prepared, error) {
-			return loaded.Open(ctx, prepOpts...)
-		}}
-	if cache != nil {
-		rc.Cache = cache
-	}
-	return rc
+	return s, once(func() { s.Close() }), nil
 }
 
 func (a *app) mergeCommand() *cobra.Command {
@@ -402,62 +431,6 @@ func (a *app) merge(ctx context.Context, files, reports []string) error {
 	return a.judge(ctx, reg, p, m.Strategies, m.Results, m.Header.Seed, reports, &verdictTo{store: &storeFlags{}, command: "merge"})
 }
 
-type effective struct {
-	Sample, Workers int
-	Seed            int64
-	OnMiss          string
-	StratifyBy      string
-}
-
-func (a *app) replayConfig(p *pipeline.Pipeline, f *replayFlags) (effective, error) {
-	e := effective{Sample: p.Replay.Sample, Workers: p.Replay.Workers, Seed: p.Replay.Seed, OnMiss: p.Replay.OnMiss, StratifyBy: p.Replay.StratifyBy}
-	if f.sample >= 0 {
-		e.Sample = f.sample
-	}
-	if f.workers > 0 {
-		e.Workers = f.workers
-	}
-	if f.seed != 0 {
-		e.Seed = f.seed
-	}
-	if f.onMiss != "" {
-		switch f.onMiss {
-		case replay.MissFail, replay.MissSkip, replay.MissLive:
-			e.OnMiss = f.onMiss
-		default:
-			return e, usageErr(fmt.Errorf("--on-miss: %q is not fail, skip or live", f.onMiss))
-		}
-	}
-	return e, nil
-}
-
-// replaySource opens what to replay: a dataset imported once into a cache
-// store keyed by its content, or the pipeline's own store.
-func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayFlags) (*store.Store, func(), error) {
-	dataset := f.dataset
-	if dataset == "" && p.Replay.Dataset != "" {
-		dataset = p.Path(p.Replay.Dataset)
-	}
-	if dataset == "" {
-		// Read-only: a replay never writes the tasks it replays, and Badger's
-		// writable open maps (and faults in) every value-log file.
-		loc, err := f.store.locate(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		s, err := a.openStoreWith(ctx, loc.dir, readStore, p)
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, once(func() { s.Close() }), nil
-	}
-	s, err := replay.OpenDataset(ctx, dataset, replay.CacheDir(), a.logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, once(func() { s.Close() }), nil
-}
-
 // once makes a cleanup safe to call twice (explicitly, then deferred).
 func once(f func()) func() {
 	var done bool
@@ -491,90 +464,43 @@ var identity = sync.OnceValue(func() string {
 // release version, or a hash of the executable for development builds.
 func buildIdentity() string { return identity() }
 
-// judge judges replay results (evolve.Judge), prints the terminal summary,
-// writes the reports and returns the verdict's exit status.
+// judge judges replay results (evolve.JudgeReplay), records a comparison
+// in the store, prints the terminal summary, writes the reports and
+// returns the verdict's exit status.
 func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipeline, strategies []*strategy.Strategy,
 	results []replay.Result, seed int64, specs []string, to *verdictTo) error {
-	opts := evolve.Options{Seed: uint64(seed), MinFidelity: p.Replay.MinFidelity}
-	var cand *strategy.Strategy
-	var gates []evolve.GateSpec
-	if len(strategies) > 1 {
-		cand = strategies[1]
-		var closeGates func()
-		var err error
-		if gates, closeGates, err = evolve.GateChain(ctx, reg, p, opts); err != nil {
-			return err
-		}
-		defer closeGates()
+	var kept *evolve.Kept
+	if to != nil {
+		kept = to.kept
 	}
-	j := evolve.Judge(ctx, results, strategies[0], cand, gates, opts)
-	if to != nil && to.calls != nil {
-		j.SetToolCalls(func(task, hash string) []run.ToolCall { return to.calls[task+"\x00"+hash] })
+	j, r, err := evolve.JudgeReplay(ctx, reg, p, strategies, results, seed, kept)
+	if err != nil {
+		return err
 	}
-	if cand != nil && to != nil {
+	if len(strategies) > 1 && to != nil {
 		if err := a.saveVerdict(ctx, to, p, j); err != nil {
 			a.logger.Warn("the verdict is not recorded in the store", "err", err)
-		}
-	}
-	r := j.Report(p.Name)
-	if cand == nil {
-		for _, g := range p.Gates {
-			r.GatesNotRun = append(r.GatesNotRun, g.Use)
 		}
 	}
 	// A report written to stdout (FORMAT=-) has stdout to itself: the
 	// summary for people goes to stderr.
 	summary := a.stdout
-	for _, spec := range specs {
-		if _, path, _ := report.ParseSpec(spec); path == "-" {
-			summary = a.stderr
-		}
+	if report.ToStdout(specs) {
+		summary = a.stderr
 	}
 	if err := report.WriteText(summary, r, report.WithColor(colour(summary))); err != nil {
 		return err
 	}
-	for _, spec := range specs {
-		format, path, _ := report.ParseSpec(spec)
-		write, err := report.Lookup(format)
-		if err != nil {
-			return usageErr(err)
-		}
-		if path == "-" {
-			if err := write(a.stdout, r); err != nil {
-				return err
-			}
-			continue
-		}
-		file, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := write(file, r); err != nil {
-			file.Close()
-			return err
-		}
-		if err := file.Close(); err != nil {
-			return err
-		}
+	if err := report.WriteSpecs(specs, a.stdout, r); err != nil {
+		return err
 	}
 	return verdict(r.ExitCode)
 }
 
-// checkReports checks --report FORMAT=PATH specs: known formats, and at
-// most one written to stdout (PATH "-").
+// checkReports checks --report FORMAT=PATH specs (report.CheckSpecs).
 func checkReports(specs []string) error {
-	var toStdout []string
-	for _, spec := range specs {
-		_, path, err := report.ParseSpec(spec)
-		if err != nil {
-			return usageErr(fmt.Errorf("--report: %w", err))
-		}
-		if path == "-" {
-			toStdout = append(toStdout, spec)
-		}
-	}
-	if len(toStdout) > 1 {
-		return usageErr(fmt.Errorf("--report: %s all ask for stdout; only one report may go to stdout (-), write the others to files", strings.Join(toStdout, ", ")))
+	if err := report.CheckSpecs(specs); err != nil {
+		return usageErr(err)
 	}
 	return nil
 }
