@@ -28,6 +28,8 @@ type journal struct {
 	// reads, for the result cache.
 	track bool
 	reads map[string]string
+	// record keeps answers fetched live beyond this replay (Config.Record).
+	record *store.Store
 }
 
 var _ run.Journal = (*journal)(nil)
@@ -94,6 +96,11 @@ func (j *journal) Recording(ctx context.Context, key string) (*store.Recording, 
 	}
 	j.mu.Unlock()
 	r, err := j.src.Recording(ctx, key)
+	if err != nil && j.record != nil && j.record != j.src {
+		if kept, kerr := j.record.Recording(ctx, key); kerr == nil {
+			r, err = kept, nil
+		}
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err == nil {
@@ -137,11 +144,15 @@ func (j *journal) answer(ctx context.Context, task, node string, n int) (map[str
 	return a, true
 }
 
-// PutRecording keeps answers fetched live in memory only.
-func (j *journal) PutRecording(_ context.Context, r *store.Recording) error {
+// PutRecording keeps answers fetched live in memory, and in the record
+// store when there is one.
+func (j *journal) PutRecording(ctx context.Context, r *store.Recording) error {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	j.live[r.Hash] = r
+	j.mu.Unlock()
+	if j.record != nil {
+		return j.record.PutRecording(ctx, r)
+	}
 	return nil
 }
 

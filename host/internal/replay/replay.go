@@ -6,7 +6,8 @@
 // 100 000 tasks never holds them all in memory.
 //
 // A replay never writes the tasks it replays; its only writes are cached
-// results, keyed by everything that can change one (see Config.Cache).
+// results, keyed by everything that can change one (see Config.Cache),
+// and, with Config.Record, the answers of calls it made live.
 package replay
 
 import (
@@ -95,6 +96,11 @@ type Config struct {
 	// they are recorded (live telemetry; see run.Config.OnSpans). A
 	// result served from the cache runs nothing and exports nothing.
 	OnSpans func(spans []store.Span)
+	// Record, when set, keeps the answers of calls made live (on_miss =
+	// "live"): they are written to it, and a later replay finds them
+	// there, so the same calls are not made twice. It may be Source
+	// opened writable.
+	Record *store.Store
 	// live is what the live calls cost so far (set by Run).
 	live *liveSpend
 }
@@ -155,8 +161,10 @@ type Result struct {
 	Reproduced bool        `json:"reproduced,omitempty"`
 	Divergence *Divergence `json:"divergence,omitempty"`
 	Misses     int         `json:"misses,omitempty"`
-	Skipped    bool        `json:"skipped,omitempty"`
-	Cached     bool        `json:"-"`
+	// Live are the calls made live for want of a recording.
+	Live    []LiveCall `json:"live,omitempty"`
+	Skipped bool       `json:"skipped,omitempty"`
+	Cached  bool       `json:"-"`
 }
 
 // trimEvery is how many tasks pass between trims of the source store's
@@ -591,7 +599,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		}
 	}
 	j := newJournal(w.cfg.Source, task.Created)
-	j.track = w.cfg.Cache != nil
+	j.track, j.record = w.cfg.Cache != nil, w.cfg.Record
 	providers := w.live
 	if w.cfg.OnMiss != MissLive {
 		providers = recordedOnly(providers)
@@ -619,7 +627,7 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		res.Skipped = true
 	}
 	got := run.TraceOf(j.spans)
-	res.ToolCalls = run.ToolCallsOf(j.spans)
+	res.ToolCalls, res.Live = run.ToolCallsOf(j.spans), LiveCalls(j.spans)
 	res.LatencyMS = callLatency(j.spans)
 	res.OutputDigest = OutputDigest(rr.Output)
 	if res.SelfReplay {
