@@ -46,9 +46,7 @@ func writeCall(w io.Writer, indent string, r *store.Recording) {
 func writeToolCall(block func(label, text string), r *store.Recording) {
 	var q store.ToolRequest
 	var res sdk.ToolResult
-	if json.Unmarshal(r.Request, &q) != nil || json.Unmarshal(r.Response, &res) != nil {
-		block("request", string(r.Request))
-		block("response", string(r.Response))
+	if !decodeCall(block, r, &q, &res) {
 		return
 	}
 	block("tool", toolCall(q))
@@ -65,9 +63,7 @@ func writeToolCall(block func(label, text string), r *store.Recording) {
 func writeChat(block func(label, text string), r *store.Recording) {
 	var req sdk.ChatRequest
 	var resp sdk.ChatResponse
-	if json.Unmarshal(r.Request, &req) != nil || json.Unmarshal(r.Response, &resp) != nil {
-		block("request", string(r.Request))
-		block("response", string(r.Response))
+	if !decodeCall(block, r, &req, &resp) {
 		return
 	}
 	for _, m := range req.Messages {
@@ -84,6 +80,17 @@ func writeChat(block func(label, text string), r *store.Recording) {
 	for _, c := range resp.ToolCalls {
 		block("calls", fmt.Sprintf("%s(%s)", c.Name, c.Arguments))
 	}
+}
+
+// decodeCall decodes r's request and response into req and resp, or
+// writes both raw and reports false.
+func decodeCall(block func(label, text string), r *store.Recording, req, resp any) bool {
+	if json.Unmarshal(r.Request, req) == nil && json.Unmarshal(r.Response, resp) == nil {
+		return true
+	}
+	block("request", string(r.Request))
+	block("response", string(r.Response))
+	return false
 }
 
 // toolCall is a call as show prints it: source.tool(arguments), with its
