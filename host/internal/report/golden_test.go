@@ -19,6 +19,7 @@ var fixtures = []struct {
 	{"pass", passingReport},
 	{"fail", failingReport},
 	{"tools", toolsReport},
+	{"live", liveReport},
 }
 
 var goldenFormats = []struct {

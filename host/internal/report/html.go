@@ -67,6 +67,9 @@ type htmlView struct {
 	ToolFlipsTotal int
 	MoreTools      int
 	Divergences    []Divergence
+	// CandidatePipeline and Live: see Report.
+	CandidatePipeline string
+	Live              *htmlLive
 }
 
 type htmlStrategy struct {
@@ -159,6 +162,10 @@ func htmlModel(r *Report) htmlView {
 	v.FlipChart = flipChart(groupFlips(r.Flipped))
 	v.ToolFlips, v.MoreTools = htmlToolFlips(r.Flipped)
 	v.ToolFlipsTotal = len(v.ToolFlips) + v.MoreTools
+	if c := r.CandidatePipeline; c != nil {
+		v.CandidatePipeline = candidateLabel(c)
+	}
+	v.Live = htmlLiveOf(r.Live)
 	return v
 }
 

@@ -31,7 +31,10 @@ const JSONSchemaVersion = 1
 // fraction of self-replays that reproduced their trace; 0 when none was
 // counted), skipped, self_replays (how many counted), min_fidelity, reasons
 // (why the verdict is what it is beyond the gates), metrics, gates,
-// regressed, flipped and divergences. A flipped task that made tool calls
+// regressed, flipped and divergences; with a candidate pipeline (gate
+// --candidate-pipeline), candidate_pipeline (file, overlay, digest) and
+// live (calls, cost_usd, max_cost_usd, recorded, and steps: step, call,
+// calls, cost_usd, tasks), the calls its replay made live. A flipped task that made tool calls
 // lists them under baseline_tool_calls and candidate_tool_calls (source,
 // tool, arguments, decision, and result or error); these keys are absent
 // for a task that made none.
@@ -63,6 +66,10 @@ type jsonReport struct {
 	Regressed     []string         `json:"regressed"`
 	Flipped       []jsonFlip       `json:"flipped"`
 	Divergences   []jsonDivergence `json:"divergences"`
+	// CandidatePipeline and Live are absent unless the candidate is a
+	// pipeline, and its replay could make calls live.
+	CandidatePipeline *jsonCandidatePipeline `json:"candidate_pipeline,omitempty"`
+	Live              *jsonLive              `json:"live,omitempty"`
 }
 
 type jsonStrategy struct {
@@ -167,5 +174,6 @@ func toJSON(r *Report) jsonReport {
 	for _, d := range sortedDivergences(r.Divergences) {
 		out.Divergences = append(out.Divergences, jsonDivergence(d))
 	}
+	out.CandidatePipeline, out.Live = jsonLiveOf(r)
 	return out
 }

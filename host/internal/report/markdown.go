@@ -37,7 +37,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 
 	p("| | Strategy |\n|---|---|\n")
 	p("| Baseline | %s |\n", mdStrategy(r.Baseline))
-	p("| Candidate | %s |\n\n", mdStrategy(r.Candidate))
+	p("| Candidate | %s |\n", mdStrategy(r.Candidate))
+	if c := r.CandidatePipeline; c != nil {
+		p("| Candidate pipeline | %s |\n", mdText(candidateLabel(c)))
+	}
+	p("\n")
 	p("%d tasks replayed, fidelity %s.\n\n", r.Tasks, fidelityText(r))
 	for _, reason := range r.Reasons {
 		p("- %s\n", mdText(reason))
@@ -45,6 +49,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(r.Reasons) > 0 {
 		p("\n")
 	}
+
+	p("%s", liveMarkdown(r))
 
 	p("### Metrics\n\n")
 	if len(r.Metrics) == 0 {

@@ -74,6 +74,12 @@ type Report struct {
 	// Matrix is every compared task under both strategies (the HTML
 	// report's comparison matrix), in any order.
 	Matrix []TaskRow `json:",omitempty"`
+	// CandidatePipeline is set when the candidate is a pipeline (gate
+	// --candidate-pipeline); Candidate is then the strategy it runs.
+	CandidatePipeline *CandidatePipeline `json:",omitempty"`
+	// Live is what the candidate's replay made live, when it could (nil
+	// otherwise).
+	Live *Live `json:",omitempty"`
 }
 
 // Strategy identifies one strategy version.

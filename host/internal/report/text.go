@@ -97,12 +97,16 @@ func (t *textWriter) render(r *Report) {
 	if pipeline == "" {
 		pipeline = "-"
 	}
-	t.table([]string{"", ""}, [][]string{
+	head := [][]string{
 		{"pipeline", pipeline},
 		{"baseline", strategyLabel(r.Baseline)},
 		{"candidate", strategyLabel(r.Candidate)},
 		{"tasks", fmt.Sprintf("%d replayed, fidelity %s%s", r.Tasks, fidelityText(r), skippedNote(r.Skipped))},
-	}, nil, nil)
+	}
+	if c := r.CandidatePipeline; c != nil {
+		head = append(head[:3], append([][]string{{"", candidateLabel(c)}}, head[3:]...)...)
+	}
+	t.table([]string{"", ""}, head, nil, nil)
 	t.printf("\n")
 
 	if len(r.Metrics) == 0 && len(r.Own) > 0 {
@@ -165,6 +169,8 @@ func (t *textWriter) render(r *Report) {
 				truncate(d.Expected, 60), truncate(d.Got, 60))
 		}
 	}
+
+	t.live(r)
 
 	if len(r.Reasons) > 0 {
 		t.printf("\n%s\n", r.Reasons[0])
