@@ -19,7 +19,12 @@ const toolKey = "sk-upstream-tools-0123456789"
 // with a call to get_weather, one with a tool result with a text quoting
 // it. It speaks chat completions, the Responses API and the Messages
 // API, whole or streamed, and embeddings; it keeps every body it was
-// sent and every body it answered.
+// sent and every body it answered. Its streams are framed as the real
+// servers frame theirs: chunked, each event flushed as it is written,
+// the events the APIs send around the content (Anthropic's ping, the
+// Responses API's in_progress and content parts, chat's [DONE]), and a
+// keep-alive comment inside a chat stream, as OpenAI-compatible gateways
+// send while a model thinks.
 type toolUpstream struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -192,7 +197,8 @@ func chatAnswer(req map[string]any, model string) (any, []string) {
 	usage := map[string]int{"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}
 	var msg map[string]any
 	finish := "stop"
-	events := []string{sseData(head(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}}}))}
+	events := []string{sseData(head(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}}})),
+		": keep-alive\n\n"}
 	if done {
 		text := "The weather in Paris: " + result + "."
 		msg = map[string]any{"role": "assistant", "content": text, "refusal": nil}
@@ -246,15 +252,20 @@ func responsesAnswer(req map[string]any, model string) (any, []string) {
 		seq++
 		return sseNamed(v["type"].(string), v)
 	}
-	events := []string{ev(map[string]any{"type": "response.created", "response": resp("in_progress", []any{})})}
+	events := []string{ev(map[string]any{"type": "response.created", "response": resp("in_progress", []any{})}),
+		ev(map[string]any{"type": "response.in_progress", "response": resp("in_progress", []any{})})}
 	if done {
-		text := item["content"].([]any)[0].(map[string]any)["text"].(string)
+		part := item["content"].([]any)[0].(map[string]any)
+		text := part["text"].(string)
 		events = append(events, ev(map[string]any{"type": "response.output_item.added", "output_index": 0,
 			"item": map[string]any{"type": "message", "id": "msg_tools_2", "status": "in_progress", "role": "assistant", "content": []any{}}}))
+		events = append(events, ev(map[string]any{"type": "response.content_part.added", "item_id": "msg_tools_2", "output_index": 0, "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}}))
 		for _, w := range strings.SplitAfter(text, " ") {
 			events = append(events, ev(map[string]any{"type": "response.output_text.delta", "item_id": "msg_tools_2", "output_index": 0, "content_index": 0, "delta": w}))
 		}
 		events = append(events, ev(map[string]any{"type": "response.output_text.done", "item_id": "msg_tools_2", "output_index": 0, "content_index": 0, "text": text}))
+		events = append(events, ev(map[string]any{"type": "response.content_part.done", "item_id": "msg_tools_2", "output_index": 0, "content_index": 0, "part": part}))
 	} else {
 		events = append(events, ev(map[string]any{"type": "response.output_item.added", "output_index": 0,
 			"item": map[string]any{"type": "function_call", "id": "fc_tools_1", "call_id": "call_weather_1", "name": "get_weather", "arguments": "", "status": "in_progress"}}))
@@ -279,7 +290,8 @@ func messagesAnswer(req map[string]any, model string) (any, []string) {
 	whole := map[string]any{"id": "msg_tools", "type": "message", "role": "assistant", "model": model, "content": []any{block},
 		"stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 40, "output_tokens": 12}}
 	events := []string{sseNamed("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_tools", "type": "message",
-		"role": "assistant", "model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 40, "output_tokens": 1}}})}
+		"role": "assistant", "model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 40, "output_tokens": 1}}}),
+		"event: ping\ndata: {\"type\": \"ping\"}\n\n"}
 	if done {
 		events = append(events, sseNamed("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}}))
 		for _, w := range strings.SplitAfter(block["text"].(string), " ") {

@@ -2,7 +2,8 @@
 // recording proxy: node openai-stream-tools.mjs BASE_URL. The first
 // streamed answer calls get_weather (its arguments arrive in pieces), the
 // second, given the tool's result, answers in text. Prints what the
-// client assembled as one JSON document.
+// client assembled as one JSON document; toolCalls counts the tool's
+// runs.
 import OpenAI from "openai";
 
 const [baseURL] = process.argv.slice(2);
@@ -41,12 +42,17 @@ async function turn(messages) {
   return { id, text, finish, usage, chunks, calls };
 }
 
+const toolCalls = [];
+const getWeather = ({ city }) => {
+  toolCalls.push(city);
+  return city === "Paris" ? "sunny and 21 degrees" : "unknown city";
+};
+
 const messages = [{ role: "user", content: "What is the weather in Paris?" }];
 const first = await turn(messages);
 messages.push({ role: "assistant", content: null, tool_calls: first.calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) });
 for (const c of first.calls) {
-  const { city } = JSON.parse(c.arguments);
-  messages.push({ role: "tool", tool_call_id: c.id, content: city === "Paris" ? "sunny and 21 degrees" : "unknown city" });
+  messages.push({ role: "tool", tool_call_id: c.id, content: getWeather(JSON.parse(c.arguments)) });
 }
 const second = await turn(messages);
-process.stdout.write(JSON.stringify([first, second]));
+process.stdout.write(JSON.stringify({ turns: [first, second], toolCalls }));
