@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/builtins"
+	"github.com/sextant-dev/sextant/host/internal/jsonpos"
 )
 
 func (a *app) decideCommand() *cobra.Command {
@@ -20,22 +21,7 @@ func (a *app) decideCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "decide MODEL.dmn --decision NAME [--input JSON|FILE] [--json]",
 		Short: "Evaluate one decision of a DMN model and print its result",
-		Long: `decide loads a DMN 1.1-1.5 model and evaluates one decision (or decision
-service), by name or id: the decisions it requires first, once each, then
-its decision table, literal expression, context or invocation.
-
---input is a JSON object of input data by name, given inline or as a file
-("-" reads standard input). JSON numbers are exact decimals; a string is a
-date, time or duration where the input's declared type says so. An input
-left out is null.
-
-Without --json the result prints as FEEL text (strings quoted, dates as
-@"2024-01-31"); with --json as JSON (numbers as numbers, dates, times and
-durations as FEEL's string() form, contexts as objects).
-
-Exit status: 0 evaluated; 1 evaluation failed (a hit policy violated, an
-evaluation limit); 2 bad model, bad input or unknown decision, reported
-with the file, line and element.`,
+		Long:  help("decide"),
 		Example: `  sextant decide loan.dmn --decision Approval --input '{"Age": 42, "Risk": "Low"}'
   sextant decide loan.dmn --decision Approval --input applicant.json --json`,
 		Args: cobra.ExactArgs(1),
@@ -95,44 +81,16 @@ func readDecideInput(arg string, stdin io.Reader) (map[string]any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, jsonErr(name, data, dec.InputOffset(), err)
+		return nil, jsonpos.Error(name, data, dec.InputOffset(), err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, jsonErr(name, data, dec.InputOffset(), errors.New("more than one JSON value"))
+		return nil, jsonpos.Error(name, data, dec.InputOffset(), errors.New("more than one JSON value"))
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%s:1:1: want a JSON object of inputs by name", name)
 	}
 	return m, nil
-}
-
-// jsonErr positions a JSON error by line and column.
-func jsonErr(name string, data []byte, off int64, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off = se.Offset
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		off = int64(len(bytes.TrimRight(data, " \t\r\n")))
-	}
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	line, col := 1, 1
-	for _, b := range data[:off] {
-		if b == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
-		}
-	}
-	msg := err.Error()
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		msg = "unexpected end of JSON"
-	}
-	return fmt.Errorf("%s:%d:%d: %s", name, line, col, msg)
 }
 
 func (a *app) printDecideResult(v any, asJSON bool) error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -35,6 +36,10 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
+
+// Is makes an exit-2 error sdk.ErrInvalid, for the layers below that
+// classify errors (a process answering over the store's socket).
+func (e *exitError) Is(target error) bool { return e.code == ExitInvalid && target == sdk.ErrInvalid }
 
 // withCode attaches an exit code to err.
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }
@@ -70,7 +75,8 @@ var cobraUsage = []string{"unknown command", "accepts ", "requires at least", "u
 // cobra's.
 func isUsage(err error) bool {
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var ae *layer.UsageError
+	if errors.As(err, &ue) || errors.As(err, &ae) {
 		return true
 	}
 	msg := err.Error()

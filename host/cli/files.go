@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/sextant-dev/sextant/host/internal/jsonpos"
 	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/suggest"
 )
@@ -101,62 +100,11 @@ func (a *app) readNamed(what, path string, limit int64) ([]byte, error) {
 }
 
 // decodeJSON decodes data, the content of name (a file, or "stdin"), into
-// v. A mistake is invalid input positioned as name:line:column: bytes
-// that are not UTF-8 (which encoding/json would turn into U+FFFD without
-// a word), a syntax error, or a value of the wrong type (want says what
-// was wanted, "a JSON object").
+// v; a mistake is invalid input positioned as name:line:column
+// (jsonpos.Decode).
 func decodeJSON(what, name string, data []byte, v any, want string) error {
-	if !utf8.Valid(data) {
-		off := invalidUTF8(data)
-		line, col := position(data, off)
-		return withInvalid(fmt.Errorf("%s:%d:%d: %s: not UTF-8 (byte 0x%02x at offset %d)", name, line, col, what, data[off], off))
+	if err := jsonpos.Decode(what, name, data, v, want); err != nil {
+		return withInvalid(err)
 	}
-	err := json.Unmarshal(data, v)
-	if err == nil {
-		return nil
-	}
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset - 1 // the offset after the byte at fault
-	case errors.As(err, &te):
-		off = te.Offset - 1
-	}
-	msg := fmt.Sprintf("want %s: %v", want, err)
-	if te != nil {
-		msg = fmt.Sprintf("want %s, got a JSON %s", want, te.Value)
-	} else if se != nil && strings.HasPrefix(se.Error(), "unexpected end of JSON input") {
-		off = int64(len(data))
-	}
-	if off < 0 {
-		return withInvalid(fmt.Errorf("%s: %s: %s", name, what, msg))
-	}
-	line, col := position(data, int(min(off, int64(len(data)))))
-	return withInvalid(fmt.Errorf("%s:%d:%d: %s: %s", name, line, col, what, msg))
-}
-
-// invalidUTF8 is the offset of the first byte of data that is not UTF-8.
-func invalidUTF8(data []byte) int {
-	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(data)
-}
-
-// position is the 1-based line and column (in characters) of offset off
-// in data.
-func position(data []byte, off int) (line, col int) {
-	line, start := 1, 0
-	for i := 0; i < off && i < len(data); i++ {
-		if data[i] == '\n' {
-			line, start = line+1, i+1
-		}
-	}
-	return line, utf8.RuneCount(data[start:min(off, len(data))]) + 1
+	return nil
 }

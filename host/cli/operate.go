@@ -7,35 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/run"
-	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // What an operator does to runs, as Temporal's and Camunda's users do:
-// cancel one. The process that holds the store does it: this one when it
-// can open the store, else the holder — a sextant run (or resume) over the
-// store's socket, which serves cancelOp while its run goes on, or a
-// sextant serve through its API.
-
-// cancelOp is the request kind on the store's socket.
-const cancelOp = "cancel"
-
-// cancelRequest asks the holder of the store to cancel a task.
-type cancelRequest struct {
-	Task   string `json:"task"`
-	By     string `json:"by"`
-	Reason string `json:"reason,omitempty"`
-}
+// cancel one, retry one stopped in an incident, change its variables. The
+// backend that holds the task does it (layer.Open).
 
 func (a *app) cancelCommand() *cobra.Command {
 	var reason string
@@ -45,57 +30,26 @@ func (a *app) cancelCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cancel TASK",
 		Short: "Cancel a run: a running one stops, a waiting one ends",
-		Long: `cancel ends a task for good, in status cancelled, recording who cancelled it
-(user@host) and why (--reason).
-
-A run in progress stops: its steps see their context end, and a provider or
-tool call in flight is abandoned and not recorded; what the run handed over
-before stays in its record. A task that no process runs (waiting, in an
-incident, interrupted) ends at once. When another process holds the store
-(a sextant run, run --wait or resume, or a sextant serve), the cancel goes
-to it, over the store's socket or through the server's API. With --temporal,
-the run is one on Temporal (sextant run --temporal): its workflow is
-cancelled, a step in flight stops at its next heartbeat, and the workers
-record the task cancelled.
-
-Cancelled tasks are never replayed (only completed ones are) and sextant
-export leaves them out unless asked for with --status cancelled.
-
-A task that has already ended is an error (exit 2), and so is a task that
-another operator cancels at the same moment: one of the two wins.`,
+		Long:  help("cancel"),
 		Example: `  sextant cancel 01JD3K… --reason "customer withdrew the request"
   sextant cancel 01JD3K… --store pipelines/email-triage/.sextant --json
   sextant cancel 01JD3K… --temporal localhost:7233 --reason "duplicate"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			task := args[0]
-			req := cancelRequest{Task: task, By: store.Operator(), Reason: reason}
-			if tf.addr != "" {
-				res, err := a.cancelOnTemporal(ctx, tf, req)
-				if err != nil {
-					return err
-				}
-				return a.reportCancel(res, asJSON)
-			}
-			loc, err := a.locateTask(ctx, &sf)
+			b, _, err := a.openTasks(cmd.Context(), &sf, &tf)
 			if err != nil {
 				return err
 			}
-			s, err := a.openStore(ctx, loc.dir, updateStore)
+			defer b.Close()
+			res, err := b.Cancel(cmd.Context(), args[0], run.Cancelled{By: store.Operator(), Reason: reason})
 			if err != nil {
-				res, err := a.cancelHeld(ctx, loc, req, err)
-				if err != nil {
-					return err
-				}
-				return a.reportCancel(res, asJSON)
+				return err
 			}
-			defer s.Close()
-			res, err := run.Cancel(ctx, s, task, &run.Cancelled{By: req.By, Reason: reason})
-			if err != nil {
-				return notFound(err)
+			if asJSON {
+				return writeJSON(a.stdout, res)
 			}
-			return a.reportCancel(res, asJSON)
+			fmt.Fprintf(a.stdout, "task %s %s\n", res.Task, res.Error)
+			return nil
 		},
 	}
 	c.ValidArgsFunction = a.completeTasks(&sf)
@@ -106,106 +60,9 @@ another operator cancels at the same moment: one of the two wins.`,
 	return c
 }
 
-// cancelHeld asks the process holding the store to cancel: a run over
-// the store's socket, a serve through its API; any other holder leaves
-// the lock error.
-func (a *app) cancelHeld(ctx context.Context, loc storeLoc, req cancelRequest, locked error) (*run.Result, error) {
-	var res run.Result
-	err := store.Ask(ctx, loc.dir, cancelOp, req, &res)
-	switch {
-	case errors.Is(err, store.ErrNotServed):
-		srv, err := serve.ViaServer(loc.dir, locked)
-		if err != nil {
-			return nil, err
-		}
-		r, err := srv.Cancel(ctx, req.Task, req.By, req.Reason)
-		if err != nil {
-			return nil, operateAPIErr(fmt.Errorf("cancel through sextant serve at %s: %w", srv.URL(), err))
-		}
-		return r, nil
-	case errors.Is(err, store.ErrInvalid):
-		return nil, withInvalid(err)
-	case err != nil:
-		return nil, fmt.Errorf("cancel through the process holding the store: %w", err)
-	}
-	return &res, nil
-}
-
-// operateAPIErr is an API's refusal of an operator's change: an unknown
-// task, bad input or a conflict (409: the task ended, or another operator
-// acted first) exit 2.
-func operateAPIErr(err error) error {
-	var ae *serve.APIError
-	if errors.As(err, &ae) && ae.Status == 409 {
-		return withInvalid(err)
-	}
-	return apiErr(err)
-}
-
-func (a *app) reportCancel(res *run.Result, asJSON bool) error {
-	if asJSON {
-		return writeJSON(a.stdout, res)
-	}
-	fmt.Fprintf(a.stdout, "task %s %s\n", res.Task, res.Error)
-	return nil
-}
-
-// operated makes a local run an operator can act on: it serves cancelOp
-// on the store's socket while the run goes on (a cancel from another
-// process), and SIGINT or SIGTERM cancel it ("interrupted by signal"; a
-// second signal ends the process at once, leaving the run interrupted).
-// The returned context is the run's; call stop once it has returned.
-func (a *app) operated(ctx context.Context, s *store.Store) (context.Context, func()) {
-	s.Handle(cancelOp, func(ctx context.Context, body json.RawMessage) (any, error) {
-		var req cancelRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, fmt.Errorf("read the cancel request: %w", err)
-		}
-		res, err := run.Cancel(ctx, s, req.Task, &run.Cancelled{By: req.By, Reason: req.Reason})
-		if err != nil {
-			return nil, remoteErr(notFound(err))
-		}
-		return res, nil
-	})
-	ctx, cancel := context.WithCancelCause(ctx)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-sig:
-			signal.Stop(sig) // a second signal is the default: the process ends
-			cancel(&run.Cancelled{By: store.Operator(), Reason: "interrupted by signal"})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(sig)
-		close(done)
-		cancel(nil)
-		s.Handle(cancelOp, nil)
-	}
-}
-
 // operateCommands are the operator's commands.
 func (a *app) operateCommands() []*cobra.Command {
 	return []*cobra.Command{a.cancelCommand(), a.incidentsCommand(), a.retryCommand(), a.setCommand()}
-}
-
-// reportStatus turns a run's status into the exit code (see the README's
-// run status table): 1 failed or cancelled, 3 waiting or in an incident.
-func (a *app) reportStatus(res *run.Result, loc storeLoc) error {
-	switch res.Status {
-	case store.StatusFailed:
-		return withCode(ExitFailed, errors.New("run failed: "+res.Error))
-	case store.StatusCancelled:
-		return withCode(ExitFailed, errors.New("run "+res.Error))
-	case store.StatusWaiting:
-		return withCode(ExitWaiting, errSilent)
-	case store.StatusIncident:
-		return withCode(ExitWaiting, errors.New("incident: "+res.Error))
-	}
-	return nil
 }
 
 // taskDetail is the last column of sextant runs: what a waiting task
@@ -258,12 +115,7 @@ func (a *app) incidentsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "incidents",
 		Short: "List the runs stopped in an incident, waiting for a person",
-		Long: `incidents lists the tasks in status incident, newest first: where each run
-stopped (the routine element, its file:line) and why. A run stops in an
-incident, instead of failing, where it cannot go on without a person: a
-condition that errs or is not a boolean, a message correlation key that is
-null, a step whose retries are used up. sextant retry TASK [--set NAME=VALUE]...
-continues it. (sextant runs --status incident lists the same tasks.)`,
+		Long:  help("incidents"),
 		Example: `  sextant incidents
   sextant incidents --pipeline email-triage --json`,
 		Args: cobra.NoArgs,
@@ -272,51 +124,7 @@ continues it. (sextant runs --status incident lists the same tasks.)`,
 			if err != nil {
 				return err
 			}
-			loc, err := a.locateTask(cmd.Context(), &sf)
-			if err != nil {
-				return err
-			}
-			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			tasks, err := s.Tasks(cmd.Context(), q)
-			damaged := err
-			if err != nil && !errors.Is(err, store.ErrDamaged) {
-				return err
-			}
-			if asJSON {
-				if tasks == nil {
-					tasks = []store.Task{}
-				}
-				if err := writeJSON(a.stdout, tasks); err != nil {
-					return err
-				}
-				return damaged
-			}
-			if len(tasks) == 0 {
-				fmt.Fprintln(a.stdout, "no incidents")
-				return damaged
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TASK\tPIPELINE\tKIND\tWHERE\tERROR")
-			for _, t := range tasks {
-				inc := t.Incident
-				if inc == nil {
-					inc = &store.Incident{}
-				}
-				where := inc.Node
-				if inc.Position != "" {
-					where = inc.Position + " " + inc.Node
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Pipeline, inc.Kind, where, clip(inc.Error, 120))
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "continue: sextant retry TASK [--set NAME=VALUE]...%s\n", loc.flag())
-			return damaged
+			return a.incidents(cmd.Context(), &sf, q, asJSON)
 		},
 	}
 	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline (by name)")
@@ -326,6 +134,55 @@ continues it. (sextant runs --status incident lists the same tasks.)`,
 	return c
 }
 
+// incidents lists the tasks of q, in an incident, with where each stopped.
+func (a *app) incidents(ctx context.Context, sf *storeFlags, q store.Query, asJSON bool) error {
+	loc, err := a.locateTask(ctx, sf)
+	if err != nil {
+		return err
+	}
+	s, err := a.openStore(ctx, loc.dir, readStore)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tasks, err := s.Tasks(ctx, q)
+	damaged := err
+	if err != nil && !errors.Is(err, store.ErrDamaged) {
+		return err
+	}
+	if asJSON {
+		if tasks == nil {
+			tasks = []store.Task{}
+		}
+		if err := writeJSON(a.stdout, tasks); err != nil {
+			return err
+		}
+		return damaged
+	}
+	if len(tasks) == 0 {
+		fmt.Fprintln(a.stdout, "no incidents")
+		return damaged
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TASK\tPIPELINE\tKIND\tWHERE\tERROR")
+	for _, t := range tasks {
+		inc := t.Incident
+		if inc == nil {
+			inc = &store.Incident{}
+		}
+		where := inc.Node
+		if inc.Position != "" {
+			where = inc.Position + " " + inc.Node
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Pipeline, inc.Kind, where, clip(inc.Error, 120))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "continue: sextant retry TASK [--set NAME=VALUE]...%s\n", loc.flag())
+	return damaged
+}
+
 func (a *app) retryCommand() *cobra.Command {
 	var sets []string
 	var asJSON bool
@@ -333,15 +190,7 @@ func (a *app) retryCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "retry TASK",
 		Short: "Continue a run stopped in an incident, from the element that stopped it",
-		Long: `retry continues a task in status incident: --set assigns variables first (the
-value is JSON when it parses, else a string; one that starts like JSON must be
-valid JSON), then the run goes on from the element where it stopped — the
-condition or correlation key is evaluated again, a step whose retries were
-used up runs once more. The assignment is recorded, and a replay of the task
-makes it at the same point. The run ends, waits or stops in an incident again
-as sextant run reports (exit 0, 1 or 3).
-
-A task that is not in an incident is an error (exit 2) and nothing changes.`,
+		Long:  help("retry"),
 		Example: `  sextant retry 01JD3K… --set 'approved=true'
   sextant retry 01JD3K… --set 'customer={"id":"c-17"}' --json`,
 		Args: cobra.ExactArgs(1),
@@ -350,25 +199,9 @@ A task that is not in an incident is an error (exit 2) and nothing changes.`,
 			if err != nil {
 				return err
 			}
-			tr, err := a.openTaskRun(cmd.Context(), &sf, args[0])
-			if err != nil {
-				return err
-			}
-			defer tr.close(cmd.Context())
-			if tr.via != nil {
-				res, err := tr.via.Retry(cmd.Context(), args[0], vars)
-				if err != nil {
-					return operateAPIErr(err)
-				}
-				return a.report(res, asJSON, tr.loc)
-			}
-			ctx, stop := a.operated(cmd.Context(), tr.s)
-			defer stop()
-			res, err := tr.runner.Retry(ctx, args[0], vars)
-			if err != nil {
-				return notFound(err)
-			}
-			return a.report(res, asJSON, tr.loc)
+			return a.continueTask(cmd.Context(), &sf, nil, asJSON, func(ctx context.Context, b layer.Backend) (*run.Result, error) {
+				return b.Retry(ctx, args[0], vars)
+			})
 		},
 	}
 	c.ValidArgsFunction = a.completeTasks(&sf)
@@ -382,16 +215,9 @@ func (a *app) setCommand() *cobra.Command {
 	var asJSON bool
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "set TASK NAME=VALUE...",
-		Short: "Change the variables of a waiting run, or of one stopped in an incident",
-		Long: `set assigns variables of a task that waits (for a person, a timer, a message,
-a signal) or stopped in an incident, without running it: the run sees them
-when it goes on (sextant resume, send, signal, retry). VALUE is JSON when it
-parses, else a string; a value that starts like JSON must be valid JSON. The
-assignment is recorded as an event, and a replay of the task makes it at the
-same point.
-
-A task in any other status is an error (exit 2) and nothing changes.`,
+		Use:     "set TASK NAME=VALUE...",
+		Short:   "Change the variables of a waiting run, or of one stopped in an incident",
+		Long:    help("set"),
 		Example: `  sextant set 01JD3K… priority=2 'customer={"tier":"gold"}'`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -399,18 +225,14 @@ A task in any other status is an error (exit 2) and nothing changes.`,
 			if err != nil {
 				return err
 			}
-			tr, err := a.openTaskRun(cmd.Context(), &sf, args[0])
+			b, _, err := a.openTasks(cmd.Context(), &sf, nil)
 			if err != nil {
 				return err
 			}
-			defer tr.close(cmd.Context())
-			var res *run.Result
-			if tr.via != nil {
-				if res, err = tr.via.Set(cmd.Context(), args[0], vars); err != nil {
-					return operateAPIErr(err)
-				}
-			} else if res, err = tr.runner.Set(cmd.Context(), args[0], vars); err != nil {
-				return notFound(err)
+			defer b.Close()
+			res, err := b.Set(cmd.Context(), args[0], vars)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res)

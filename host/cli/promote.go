@@ -5,18 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/run"
-	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
 
 // The live strategy version of a pipeline (evolve.GetLive): what its runs
@@ -29,11 +27,7 @@ func (a *app) strategyLiveCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "live PIPELINE",
 		Short: "Show the pipeline's live strategy version (what its runs use) and every move",
-		Long: `live shows the strategy version the pipeline's runs use and how it got
-there. Before any promotion the pipeline's [strategy] file is live; sextant
-promote, sextant rollback, an evolution's winner and an approved review move
-it, each recorded with who (user@host, or the API client), when and why.
-A pipeline with [strategy] pin = true runs its file whatever is live.`,
+		Long:  help("strategy-live"),
 		Example: `  sextant strategy live pipelines/email-triage/pipeline.toml
   sextant strategy live pipeline.toml --json`,
 		Args: cobra.ExactArgs(1),
@@ -68,18 +62,9 @@ A pipeline with [strategy] pin = true runs its file whatever is live.`,
 
 func (a *app) promoteCommand() *cobra.Command {
 	return a.moveCommand(evolve.MovePromote, &cobra.Command{
-		Use:   "promote PIPELINE VERSION",
-		Short: "Make a promoted strategy version the pipeline's live one",
-		Long: `promote makes VERSION of the pipeline's strategy live: the next runs (sextant
-run, serve, and the baseline of replay, gate and evolve) use it. VERSION is
-the configured [strategy] file's version or one evolve or an approved review
-recorded, whose file beside the configured one still has its recorded hash.
-The move is recorded with who (user@host), when and why (--reason); see
-sextant strategy live. Pending review candidates that are siblings of VERSION
-(derived from the same parent) are marked superseded.
-
-Exit status: 0 promoted (or live already), 2 unknown version or bad input
-(nothing changes), 1 another operator moved the live version meanwhile.`,
+		Use:     "promote PIPELINE VERSION",
+		Short:   "Make a promoted strategy version the pipeline's live one",
+		Long:    help("promote"),
 		Example: `  sextant promote pipelines/email-triage/pipeline.toml 2.2.0 --reason "canary at 100% for a week"`,
 		Args:    cobra.ExactArgs(2),
 	})
@@ -89,13 +74,7 @@ func (a *app) rollbackCommand() *cobra.Command {
 	return a.moveCommand(evolve.MoveRollback, &cobra.Command{
 		Use:   "rollback PIPELINE [VERSION]",
 		Short: "Make an earlier strategy version the pipeline's live one",
-		Long: `rollback makes the version that was live before the current one live again
-(or VERSION: the configured file's version or any recorded one). A second
-rollback without VERSION undoes the first. The move is recorded with who,
-when and why (--reason).
-
-Exit status: 0 rolled back, 2 unknown version or nothing to roll back to
-(nothing changes), 1 another operator moved the live version meanwhile.`,
+		Long:  help("rollback"),
 		Example: `  sextant rollback pipelines/email-triage/pipeline.toml --reason "complaints about 2.2.0"
   sextant rollback pipelines/email-triage/pipeline.toml 2.0.0`,
 		Args: cobra.RangeArgs(1, 2),
@@ -107,66 +86,44 @@ func (a *app) moveCommand(action string, c *cobra.Command) *cobra.Command {
 	var reason string
 	var sf storeFlags
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := cmd.Context()
-		p, loc, err := a.livePipeline(ctx, args[0], &sf)
-		if err != nil {
-			return err
-		}
 		m := evolve.Move{Action: action, By: store.Operator(), Reason: reason, At: time.Now().UTC().Truncate(time.Second)}
 		if len(args) > 1 {
 			m.Version = args[1]
 		}
-		if _, err := os.Stat(loc.dir); errors.Is(err, os.ErrNotExist) {
-			// No store: nothing was ever recorded, so only the configured
-			// version is known, and it is live already.
-			l, err := evolve.GetLive(ctx, nil, p)
-			if err != nil {
-				return err
-			}
-			if m.Version != l.Live.Version {
-				return withInvalid(fmt.Errorf("%s %s: no store at %s, so nothing was promoted: only the configured %s %s can be live", action, p.Name, loc.dir, l.Live.Name, l.Live.Version))
-			}
-			fmt.Fprintf(a.stdout, "%s: %s %s is live already\n", p.Name, l.Live.Name, l.Live.Version)
-			return nil
-		}
-		st, err := a.openStoreWith(ctx, loc.dir, updateStore, p)
-		if err != nil {
-			return a.moveViaServer(ctx, loc, err, p, m)
-		}
-		defer st.Close()
-		before, err := evolve.GetLive(ctx, st, p)
-		if err != nil {
-			return err
-		}
-		m.Expect = before.Live.Version
-		l, err := evolve.MoveLive(ctx, st, p, m)
-		if err != nil {
-			return err
-		}
-		a.printMoved(before, l, p)
-		return nil
+		return a.move(cmd.Context(), args[0], &sf, m)
 	}
 	c.Flags().StringVar(&reason, "reason", "", "why (recorded with the move)")
 	c.Flags().StringVar(&sf.dir, "store", "", storeHelp)
 	return c
 }
 
-// moveViaServer moves the live version through the sextant serve that
-// holds the store (openErr, from opening it, says whether one does),
-// expecting the live version it reads first: an operator who moved it in
-// between makes this one fail (409) rather than be silently undone.
-func (a *app) moveViaServer(ctx context.Context, loc storeLoc, openErr error, p *pipeline.Pipeline, m evolve.Move) error {
-	srv, err := serve.ViaServer(loc.dir, openErr)
+// move moves the live version of the pipeline at path.
+func (a *app) move(ctx context.Context, path string, sf *storeFlags, m evolve.Move) error {
+	p, loc, err := a.livePipeline(ctx, path, sf)
 	if err != nil {
 		return err
 	}
-	before, err := srv.Live(ctx, p.Name)
-	if err != nil {
-		return apiErr(fmt.Errorf("%s %s through sextant serve at %s: %w", m.Action, p.Name, srv.URL(), err))
+	if _, err := os.Stat(loc.dir); errors.Is(err, os.ErrNotExist) {
+		// No store: nothing was ever recorded, so only the configured
+		// version is known, and it is live already.
+		l, err := evolve.GetLive(ctx, nil, p)
+		if err != nil {
+			return err
+		}
+		if m.Version != l.Live.Version {
+			return withInvalid(fmt.Errorf("%s %s: no store at %s, so nothing was promoted: only the configured %s %s can be live", m.Action, p.Name, loc.dir, l.Live.Name, l.Live.Version))
+		}
+		fmt.Fprintf(a.stdout, "%s: %s %s is live already\n", p.Name, l.Live.Name, l.Live.Version)
+		return nil
 	}
-	l, err := srv.MoveLive(ctx, p.Name, m.Action == evolve.MoveRollback, serve.LiveMove{Version: m.Version, Reason: m.Reason, By: m.By, Expect: before.Live.Version})
+	b, err := a.open(ctx, layer.Target{Store: loc.dir, Pipeline: p})
 	if err != nil {
-		return apiErr(fmt.Errorf("%s %s through sextant serve at %s: %w", m.Action, p.Name, srv.URL(), err))
+		return err
+	}
+	defer b.Close()
+	before, l, err := b.Move(ctx, p, m)
+	if err != nil {
+		return err
 	}
 	a.printMoved(before, l, p)
 	return nil
@@ -247,17 +204,6 @@ func dash(s string) string {
 
 func shortID(h string) string { return h[:min(12, len(h))] }
 
-// followLive switches prep, about to start a run, to the pipeline's live
-// strategy version (evolve.RunStrategy), read from s.
-func (a *app) followLive(ctx context.Context, s *store.Store, prep *run.Prepared) error {
-	p, err := a.liveFor(ctx, s, prep.Pipeline)
-	if err != nil || p == nil {
-		return err
-	}
-	prep.Pipeline, prep.Strategy = p.pipe, p.strategy
-	return nil
-}
-
 // followLiveLoaded switches loaded (for replay, gate or evolve) to the
 // pipeline's live version, read from the store dir (when there is one),
 // and returns the pipeline as configured: what moves of the live version
@@ -279,37 +225,12 @@ func (a *app) followLiveLoaded(ctx context.Context, loaded *run.Loaded, dir stri
 		return nil, err
 	}
 	defer s.Close()
-	p, err := a.liveFor(ctx, s, conf)
+	p, st, err := layer.LiveFor(ctx, s, conf, a.logger)
 	if err != nil || p == nil {
 		return conf, err
 	}
-	loaded.Pipeline, loaded.Strategy = p.pipe, p.strategy
+	loaded.Pipeline, loaded.Strategy = p, st
 	return conf, nil
-}
-
-type following struct {
-	pipe     *pipeline.Pipeline
-	strategy *strategy.Strategy
-}
-
-// liveFor is the pipeline conf switched to its live version: a copy whose
-// [strategy] file is the live one, with that strategy; nil when the
-// configured file is what runs.
-func (a *app) liveFor(ctx context.Context, s *store.Store, conf *pipeline.Pipeline) (*following, error) {
-	if conf.Strategy.File == "" || conf.Strategy.Pin {
-		return nil, nil
-	}
-	st, file, err := evolve.RunStrategy(ctx, s, conf)
-	if err != nil {
-		return nil, withInvalid(err)
-	}
-	if filepath.Clean(file) == filepath.Clean(conf.Strategy.File) {
-		return nil, nil
-	}
-	cp := *conf
-	cp.Strategy.File = file
-	a.logger.Info("following the live strategy version", "pipeline", conf.Name, "strategy", st.Metadata.Name, "version", st.Metadata.Version, "file", file)
-	return &following{pipe: &cp, strategy: st}, nil
 }
 
 // settleLive makes an evolution's winner the live version of conf (the
@@ -327,31 +248,6 @@ func (a *app) settleLive(ctx context.Context, st *store.Store, conf *pipeline.Pi
 	return nil
 }
 
-// approveLive approves review id and makes its candidate the live version
-// of the pipeline given by --pipeline; a candidate whose parent is no
-// longer live is refused with the commands that judge it again.
-func (a *app) approveLive(ctx context.Context, st *store.Store, sf *storeFlags, dir, id, by, note string, now time.Time) (*evolve.ReviewRequest, error) {
-	if sf.pipeline == "" {
-		return nil, usageErr(errors.New("approve needs --pipeline: the approved candidate becomes that pipeline's live strategy version"))
-	}
-	p, err := pipeline.Load(ctx, sf.pipeline, nil, pipeline.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("--pipeline: %w", err)
-	}
-	r, l, err := evolve.ApproveLive(ctx, st, p, dir, id, by, note, now)
-	var se *evolve.StaleError
-	if errors.As(err, &se) {
-		return nil, withInvalid(fmt.Errorf("%w\njudge it against the live version: sextant review show %s --candidate > candidate.toml && sextant gate %s --candidate candidate.toml\n(or reject it: sextant review reject %s --pipeline %s --by %s)",
-			err, se.ID, shellQuote(p.File), se.ID, shellQuote(p.File), shellQuote(by)))
-	}
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s)\n", p.Name, l.Live.Name, l.Live.Version, l.Live.From)
-	a.printPinned(l, p)
-	return r, nil
-}
-
 // servePrepare is sextant serve's Options.Prepare: its runs follow each
 // pipeline's live version in the store s it holds.
 func (a *app) servePrepare(s *store.Store) func(ctx context.Context, path string) (*run.Prepared, error) {
@@ -360,32 +256,11 @@ func (a *app) servePrepare(s *store.Store) func(ctx context.Context, path string
 		if err != nil {
 			return nil, err
 		}
-		if err := a.followLive(ctx, s, prep); err != nil {
+		if err := layer.FollowLive(ctx, s, prep, a.logger); err != nil {
 			prep.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
 		return prep, nil
-	}
-}
-
-// taskStrategy switches prep, about to continue task, to the strategy
-// version the task started under when the live version has moved since
-// (a run never changes strategy half-way): the configured file or a
-// promoted version beside it, with the task's recorded hash.
-func (a *app) taskStrategy(ctx context.Context, s *store.Store, prep *run.Prepared, task string) {
-	p := prep.Pipeline
-	t, err := s.Task(ctx, task)
-	if err != nil || p.Strategy.File == "" || t.Strategy.Hash == "" || t.Strategy.Hash == prep.Strategy.Hash() || t.Strategy.Name != prep.Strategy.Metadata.Name {
-		return // the engine reports a missing task or another strategy
-	}
-	rel := filepath.Join(filepath.Dir(p.Strategy.File), t.Strategy.Name+"-"+t.Strategy.Version+".toml")
-	for _, f := range []string{p.Strategy.File, rel} {
-		if st, err := strategy.Load(p.Path(f)); err == nil && st.Hash() == t.Strategy.Hash {
-			cp := *p
-			cp.Strategy.File = f
-			prep.Pipeline, prep.Strategy = &cp, st
-			return
-		}
 	}
 }
 

@@ -5,183 +5,164 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/run"
-	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	"github.com/sextant-dev/sextant/host/internal/telemetry"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
+// runFlags are sextant run's flags.
+type runFlags struct {
+	inputFile, truthFile, taskID, message string
+	sets, tags                            []string
+	asJSON, wait, progress                bool
+	sf                                    storeFlags
+	tf                                    temporalFlags
+}
+
 func (a *app) runCommand() *cobra.Command {
-	var inputFile, truthFile, taskID, message string
-	var sets, tags []string
-	var asJSON, wait, progress bool
-	var sf storeFlags
-	var tf temporalFlags
+	var f runFlags
 	c := &cobra.Command{
 		Use:   "run PIPELINE",
 		Short: "Run a pipeline on one input and record it",
-		Long: `run loads the pipeline (every problem is reported at once and nothing runs
-when there is any), creates a task from the input, walks the routine with its
-navigator and runs the steps, checkpointing after every step.
-
-With [evolve] online = true (experimental strategies only), the run uses the
-newest version the online adapter recorded, and once it completes with a
-[score] verdict it learns: the playbook bullets its replies cited are counted
-helpful or harmful, its curator's delta ([evolve] delta) is applied, and the
-result is recorded as the next strategy version (printed on stderr).
-
-With --wait, the run stays in the foreground until it ends or waits for a
-person: it sleeps until its timers and retry delays are due, and takes the
-messages and signals that sextant send and sextant signal, run meanwhile,
-hand to it (this process holds the store, so it delivers them).
-
-With --message NAME, the run starts at the routine's message start event
-for that message, as a published message starts a Zeebe process instance;
-the input (--input, --set) is the message's variables.
-
-On a terminal (or with --progress) each step is shown on stderr as it
-finishes: node, kind, duration, tokens and its result in one line. The
-final output (what [score] reads as output) is printed when the run
-completes. --log-level debug traces plugin loading, every step and every
-provider call (model, tokens, latency, recording hit).
-
-SIGINT or SIGTERM cancels the run (status cancelled, reason "interrupted by
-signal"); a second signal ends the process at once, leaving the run
-interrupted for sextant resume.
-
-Exit status: 0 completed, 1 failed or cancelled, 2 invalid pipeline or input,
-3 waiting for a person (continue with sextant resume TASK --set answer=…), a
-timer or retry (sextant resume TASK once due), a message (sextant send) or a
-signal (sextant signal), or stopped in an incident (sextant retry TASK).`,
+		Long:  help("run"),
 		Example: `  sextant run pipelines/email-triage/pipeline.toml --input pipelines/email-triage/inputs/invoice.json
   echo '{"subject":"hi"}' | sextant run pipeline.toml --input - --tag smoke --json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			input, err := a.readInput(inputFile, sets)
-			if err != nil {
-				return err
-			}
-			truth, err := a.readTruth(truthFile)
-			if err != nil {
-				return err
-			}
-			prep, err := a.prepare(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			defer prep.Close(context.WithoutCancel(ctx))
-			start, err := messageStart(prep.Routine, message)
-			if err != nil {
-				return err
-			}
-			// Bad input is found before a store is opened or made.
-			if err := prep.CheckInput(ctx, run.Input{Input: input, Start: start}); err != nil {
-				return err
-			}
-			if tf.addr != "" {
-				return a.runOnTemporal(ctx, tf, prep, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags, Start: start}, wait, asJSON)
-			}
-			loc, err := sf.locate(prep.Pipeline)
-			if err != nil {
-				return err
-			}
-			s, err := a.openStoreWith(ctx, loc.dir, createStore, prep.Pipeline)
-			if err != nil {
-				// A server holds the store: it runs the pipeline, if it
-				// serves this very file (not an online one, which learns
-				// as it runs and needs the store to itself).
-				if prep.Pipeline.Evolve.Online {
-					return err
-				}
-				srv, err := serve.ViaServer(loc.dir, err)
-				if err != nil {
-					return err
-				}
-				file, err := filepath.Abs(prep.Pipeline.File)
-				if err != nil {
-					return err
-				}
-				res, err := srv.Run(ctx, serve.RunRequest{Pipeline: prep.Pipeline.Name, File: file, ID: taskID, Input: input, Truth: truth, Tags: tags})
-				if err != nil {
-					return apiErr(fmt.Errorf("run through sextant serve at %s: %w", srv.URL(), err))
-				}
-				return a.report(res, asJSON, loc)
-			}
-			defer s.Close()
-			ctx, stopOperate := a.operated(ctx, s)
-			defer stopOperate()
-			clk, err := a.clock()
-			if err != nil {
-				return err
-			}
-			exp, err := a.telemetry(ctx, s)
-			if err != nil {
-				return err
-			}
-			defer a.shutdownTelemetry(ctx, exp)
-			cfg := run.Config{Store: s, Logger: a.logger, Clock: clk.Now, OnSpans: exp.Spans}
-			if wait {
-				// The run waits here for its timers, and for messages and
-				// signals that send and signal hand to this process.
-				cfg.Sleep = clk.Sleep
-				if taskID == "" {
-					taskID = s.NewID()
-				}
-				inbox, ended := make(chan run.Inbound), make(chan struct{})
-				cfg.Inbox = inbox
-				h := &holder{a: a, s: s, clk: clk, own: taskID, pipeline: prep.Pipeline.Name, inbox: inbox, ended: ended}
-				s.Handle(deliverOp, h.serve)
-				defer func() { s.Handle(deliverOp, nil) }()
-				defer close(ended)
-			}
-			if err := a.followLive(ctx, s, prep); err != nil {
-				return err
-			}
-			online := prep.Pipeline.Evolve.Online
-			base := prep.Strategy
-			if online {
-				if base, err = a.onlineHead(ctx, s, prep); err != nil {
-					return err
-				}
-			}
-			if progress || (!cmd.Flags().Changed("progress") && isTerminal(a.stderr)) {
-				cfg.OnStep = a.stepPrinter()
-			}
-			res, err := prep.Runner(cfg).Start(ctx, run.Input{ID: taskID, Input: input, Truth: truth, Tags: tags, Start: start})
-			if err != nil {
-				return err
-			}
-			if online {
-				if err := a.learnOnline(ctx, s, prep, base, res, input, truth); err != nil {
-					return err
-				}
-			}
-			return a.report(res, asJSON, loc)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return a.run(cmd, args[0], &f) },
 	}
-	c.Flags().StringVar(&inputFile, "input", "", "JSON input file, or - for stdin")
-	c.Flags().StringArrayVar(&sets, "set", nil, "input field k=v (JSON when it parses, else a string; repeatable)")
-	c.Flags().StringArrayVar(&tags, "tag", nil, "tag the task (repeatable)")
-	c.Flags().StringVar(&truthFile, "truth", "", `ground truth for scoring: inline JSON (starting with {, [ or ") or a JSON file`)
-	c.Flags().StringVar(&taskID, "id", "", "task id (default: generated)")
-	c.Flags().StringVar(&message, "message", "", "start at the message start event of this message (BPMN); the input is the message's variables")
-	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable result")
-	c.Flags().BoolVar(&progress, "progress", false, "show each step on stderr as it finishes (default: when stderr is a terminal; --progress=false turns it off)")
-	c.Flags().BoolVar(&wait, "wait", false, "stay in the foreground through timers, retry delays, messages and signals until the run ends or waits for a person")
-	sf.add(c, false)
-	tf.add(c, true)
+	c.Flags().StringVar(&f.inputFile, "input", "", "JSON input file, or - for stdin")
+	c.Flags().StringArrayVar(&f.sets, "set", nil, "input field k=v (JSON when it parses, else a string; repeatable)")
+	c.Flags().StringArrayVar(&f.tags, "tag", nil, "tag the task (repeatable)")
+	c.Flags().StringVar(&f.truthFile, "truth", "", `ground truth for scoring: inline JSON (starting with {, [ or ") or a JSON file`)
+	c.Flags().StringVar(&f.taskID, "id", "", "task id (default: generated)")
+	c.Flags().StringVar(&f.message, "message", "", "start at the message start event of this message (BPMN); the input is the message's variables")
+	c.Flags().BoolVar(&f.asJSON, "json", false, "machine-readable result")
+	c.Flags().BoolVar(&f.progress, "progress", false, "show each step on stderr as it finishes (default: when stderr is a terminal; --progress=false turns it off)")
+	c.Flags().BoolVar(&f.wait, "wait", false, "stay in the foreground through timers, retry delays, messages and signals until the run ends or waits for a person")
+	f.sf.add(c, false)
+	f.tf.add(c, true)
 	a.addTelemetryFlag(c)
 	return c
+}
+
+// run is sextant run: bad input is found before a store is opened or made.
+func (a *app) run(cmd *cobra.Command, path string, f *runFlags) error {
+	ctx := cmd.Context()
+	input, err := a.readInput(f.inputFile, f.sets)
+	if err != nil {
+		return err
+	}
+	truth, err := a.readTruth(f.truthFile)
+	if err != nil {
+		return err
+	}
+	prep, err := a.prepare(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer prep.Close(context.WithoutCancel(ctx))
+	start, err := messageStart(prep.Routine, f.message)
+	if err != nil {
+		return err
+	}
+	in := run.Input{ID: f.taskID, Input: input, Truth: truth, Tags: f.tags, Start: start}
+	if err := prep.CheckInput(ctx, run.Input{Input: input, Start: start}); err != nil {
+		return err
+	}
+	loc := temporalLoc
+	if f.tf.addr == "" {
+		if loc, err = f.sf.locate(prep.Pipeline); err != nil {
+			return err
+		}
+	}
+	b, err := a.open(ctx, layer.Target{Store: loc.dir, Create: true, Pipeline: prep.Pipeline, Temporal: f.tf.target()})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	req := layer.RunRequest{Prep: prep, Input: in, Wait: f.wait}
+	if f.progress || (!cmd.Flags().Changed("progress") && isTerminal(a.stderr)) {
+		req.OnStep = a.stepPrinter()
+	}
+	ctx, stop := a.interruptible(ctx, b)
+	defer stop()
+	res, err := b.Run(ctx, req)
+	if err != nil {
+		return err
+	}
+	return a.report(res, f.asJSON, loc)
+}
+
+// appOptions are what the app layer needs of this command line.
+func (a *app) appOptions() (layer.Options, error) {
+	clk, err := a.clock()
+	if err != nil {
+		return layer.Options{}, err
+	}
+	return layer.Options{Logger: a.logger, Clock: clk, Prepare: a.prepare, OTLPEndpoint: a.otlpEndpoint,
+		Learner: onlineLearner{a}, Command: a.command}, nil
+}
+
+// open is layer.Open with this command line's options.
+func (a *app) open(ctx context.Context, t layer.Target) (layer.Backend, error) {
+	o, err := a.appOptions()
+	if err != nil {
+		return nil, err
+	}
+	return layer.Open(ctx, t, o)
+}
+
+// openTasks opens the backend of a command about recorded tasks: the
+// Temporal cluster of --temporal, else the store the one store rule finds.
+func (a *app) openTasks(ctx context.Context, sf *storeFlags, tf *temporalFlags) (layer.Backend, storeLoc, error) {
+	if tf != nil && tf.addr != "" {
+		b, err := a.open(ctx, layer.Target{Temporal: tf.target()})
+		return b, temporalLoc, err
+	}
+	loc, err := a.locateTask(ctx, sf)
+	if err != nil {
+		return nil, storeLoc{}, err
+	}
+	b, err := a.open(ctx, layer.Target{Store: loc.dir})
+	return b, loc, err
+}
+
+// interruptible makes a local run one SIGINT or SIGTERM cancels
+// ("interrupted by signal"); a second signal ends the process at once,
+// leaving the run interrupted. Call stop once the run returned.
+func (a *app) interruptible(ctx context.Context, b layer.Backend) (_ context.Context, stop func()) {
+	if b.Kind() != layer.Local {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			signal.Stop(sig) // a second signal is the default: the process ends
+			cancel(&run.Cancelled{By: store.Operator(), Reason: "interrupted by signal"})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel(nil)
+	}
 }
 
 func (a *app) resumeCommand() *cobra.Command {
@@ -192,15 +173,11 @@ func (a *app) resumeCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "resume TASK",
 		Short: "Continue a paused or interrupted run from its last checkpoint",
-		Long: `resume continues a task: a run paused at a human step (give the answer with
---set), one waiting for timers or retry delays (those due fire; otherwise it
-says when the next is due), or one that was killed. Steps completed before the interruption are not
-run again, and provider calls answered before it are served from their recordings.`,
+		Long:  help("resume"),
 		Example: `  sextant resume 01JD3K… --set answer=yes
   sextant resume 01JD3K… --store pipelines/email-triage/.sextant`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			answers, err := parseSets(sets)
 			if err != nil {
 				return err
@@ -208,31 +185,9 @@ run again, and provider calls answered before it are served from their recording
 			if len(sets) == 0 {
 				answers = nil
 			}
-			if tf.addr != "" {
-				return a.resumeOnTemporal(ctx, tf, args[0], answers, asJSON)
-			}
-			tr, err := a.openTaskRun(ctx, &sf, args[0])
-			if err != nil {
-				return err
-			}
-			defer tr.close(ctx)
-			if tr.via != nil {
-				res, err := tr.via.Resume(ctx, args[0], answers)
-				if err != nil {
-					return apiErr(err)
-				}
-				return a.report(res, asJSON, tr.loc)
-			}
-			ctx, stopOperate := a.operated(ctx, tr.s)
-			defer stopOperate()
-			res, err := tr.runner.Resume(ctx, args[0], answers)
-			if err != nil {
-				return notFound(err)
-			}
-			if err := a.learnResumed(ctx, tr, res); err != nil {
-				return err
-			}
-			return a.report(res, asJSON, tr.loc)
+			return a.continueTask(cmd.Context(), &sf, &tf, asJSON, func(ctx context.Context, b layer.Backend) (*run.Result, error) {
+				return b.Resume(ctx, args[0], answers)
+			})
 		},
 	}
 	c.ValidArgsFunction = a.completeTasks(&sf)
@@ -244,80 +199,21 @@ run again, and provider calls answered before it are served from their recording
 	return c
 }
 
-// taskRun is what resume and send need to continue one recorded task: its
-// store, opened for update, and a runner over the task's own pipeline.
-type taskRun struct {
-	loc storeLoc
-	// via is the server that holds the store, when one does: the command
-	// goes through its API and the other fields are nil.
-	via    *serve.Client
-	s      *store.Store
-	prep   *run.Prepared
-	runner *run.Runner
-	exp    *telemetry.Exporter
-	a      *app
-}
-
-// openTaskRun locates the store that holds task (the one store rule),
-// opens it for update and prepares the pipeline the task was run with.
-func (a *app) openTaskRun(ctx context.Context, sf *storeFlags, task string) (*taskRun, error) {
-	clk, err := a.clock()
+// continueTask opens the backend of a recorded task, does what goes on
+// with its run (resume, send, retry) and reports the result.
+func (a *app) continueTask(ctx context.Context, sf *storeFlags, tf *temporalFlags, asJSON bool, do func(context.Context, layer.Backend) (*run.Result, error)) error {
+	b, loc, err := a.openTasks(ctx, sf, tf)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	loc, err := a.locateTask(ctx, sf)
+	defer b.Close()
+	ctx, stop := a.interruptible(ctx, b)
+	defer stop()
+	res, err := do(ctx, b)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s, err := a.openStore(ctx, loc.dir, updateStore)
-	if err != nil {
-		srv, err := serve.ViaServer(loc.dir, err)
-		if err != nil {
-			return nil, err
-		}
-		return &taskRun{loc: loc, via: srv}, nil
-	}
-	pipe, err := run.PipelineOf(ctx, s, task)
-	if err != nil {
-		s.Close()
-		return nil, notFound(err)
-	}
-	prep, err := a.prepare(ctx, pipe)
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	a.onlineTaskStrategy(ctx, s, prep, task)
-	a.taskStrategy(ctx, s, prep, task)
-	exp, err := a.telemetry(ctx, s)
-	if err != nil {
-		prep.Close(context.WithoutCancel(ctx))
-		s.Close()
-		return nil, err
-	}
-	return &taskRun{loc: loc, s: s, prep: prep, exp: exp, a: a,
-		runner: prep.Runner(run.Config{Store: s, Logger: a.logger, Clock: clk.Now, OnSpans: exp.Spans})}, nil
-}
-
-// close flushes live telemetry, releases the pipeline's plugins, then the
-// store.
-func (t *taskRun) close(ctx context.Context) {
-	if t.via != nil {
-		return
-	}
-	t.a.shutdownTelemetry(ctx, t.exp)
-	t.prep.Close(context.WithoutCancel(ctx))
-	t.s.Close()
-}
-
-// apiErr is an error answer of a server the command went through: bad
-// input and unknown ids exit 2, as they do without a server.
-func apiErr(err error) error {
-	var ae *serve.APIError
-	if errors.As(err, &ae) && (ae.Status == 400 || ae.Status == 404) {
-		return withInvalid(err)
-	}
-	return err
+	return a.report(res, asJSON, loc)
 }
 
 // resumeSet is the --set a waiting step asks for: first is the first
@@ -425,24 +321,40 @@ func (a *app) report(res *run.Result, asJSON bool, loc storeLoc) error {
 		if err := writeJSON(a.stdout, res); err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprintf(a.stdout, "task %s %s after %d steps (%d tokens, $%.4f)\n", res.Task, res.Status, res.Steps, res.Tokens, res.CostUSD)
-		for _, act := range res.Actions {
-			fmt.Fprintf(a.stdout, "action %s: %s (%s)\n", act.Action, act.Decision, act.Reason)
-		}
-		if res.Status == store.StatusCompleted && len(res.Output) > 0 {
-			if b, err := json.Marshal(res.Output); err == nil {
-				fmt.Fprintf(a.stdout, "output: %s\n", b)
-			}
-		}
-		for _, q := range res.Waiting {
-			question, set := splitHint(q.Question)
-			fmt.Fprintf(a.stdout, "waiting at %s: %s\n", q.Node, question)
-			fmt.Fprintf(a.stdout, "  continue: sextant resume %s --set %s%s%s\n", shellQuote(res.Task), set.first, loc.flag(), set.rest)
-		}
-		a.printWaits(res.Waits)
+		return reportStatus(res)
 	}
-	return a.reportStatus(res, loc)
+	fmt.Fprintf(a.stdout, "task %s %s after %d steps (%d tokens, $%.4f)\n", res.Task, res.Status, res.Steps, res.Tokens, res.CostUSD)
+	for _, act := range res.Actions {
+		fmt.Fprintf(a.stdout, "action %s: %s (%s)\n", act.Action, act.Decision, act.Reason)
+	}
+	if res.Status == store.StatusCompleted && len(res.Output) > 0 {
+		if b, err := json.Marshal(res.Output); err == nil {
+			fmt.Fprintf(a.stdout, "output: %s\n", b)
+		}
+	}
+	for _, q := range res.Waiting {
+		question, set := splitHint(q.Question)
+		fmt.Fprintf(a.stdout, "waiting at %s: %s\n", q.Node, question)
+		fmt.Fprintf(a.stdout, "  continue: sextant resume %s --set %s%s%s\n", shellQuote(res.Task), set.first, loc.flag(), set.rest)
+	}
+	a.printWaits(res.Waits)
+	return reportStatus(res)
+}
+
+// reportStatus turns a run's status into the exit code (see the README's
+// run status table): 1 failed or cancelled, 3 waiting or in an incident.
+func reportStatus(res *run.Result) error {
+	switch res.Status {
+	case store.StatusFailed:
+		return withCode(ExitFailed, errors.New("run failed: "+res.Error))
+	case store.StatusCancelled:
+		return withCode(ExitFailed, errors.New("run "+res.Error))
+	case store.StatusWaiting:
+		return withCode(ExitWaiting, errSilent)
+	case store.StatusIncident:
+		return withCode(ExitWaiting, errors.New("incident: "+res.Error))
+	}
+	return nil
 }
 
 // messageStart finds the start event of routine r that message starts

@@ -27,136 +27,127 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
+// serveFlags are sextant serve's flags.
+type serveFlags struct {
+	addr, pipelines, config string
+	replay, recordReplays   bool
+	allowHosts              []string
+	lim                     serve.Limits
+	sf                      storeFlags
+}
+
 func (a *app) serveCommand() *cobra.Command {
-	var addr, pipelines, config string
-	var replay, recordReplays bool
-	var allowHosts []string
-	var lim serve.Limits
-	var sf storeFlags
+	var f serveFlags
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the store over HTTP: the JSON API (/api/v1, OpenAPI) and the dashboard",
-		Long: `serve holds the store (as its one writer) and serves a versioned JSON API under
-/api/v1/ with its OpenAPI document at /api/v1/openapi.json: tasks (filters and
-cursor pagination), a task's executions, spans, rewards and recordings, runs of
-the pipelines under --pipelines, answers to waiting steps, messages and
-signals, rewards with tags, strategies and their lineage and diffs, judged
-replays with per-task outcomes, and the review queue.
-
-It listens on loopback unless --addr says otherwise; any other address needs
-a bearer token in $SEXTANT_SERVE_TOKEN, which every request must then send
-(Authorization: Bearer TOKEN). It answers only requests addressed to
-localhost, an IP address or a name given with --allow-host or in --config's
-allow_hosts (both count; 403 otherwise, which stops DNS rebinding), and
-bounds connections per client and slow clients (--max-conns,
---max-conns-per-ip, --read-timeout, --write-timeout, --idle-timeout).
-While it runs, sextant run (of a pipeline it
-serves), feedback, resume, send, signal, import and review approve|reject on
-its store go through its API, gate, replay and merge record their verdict
-through it, reads (runs, show, export, review list) use the store's snapshots
-as beside any writer, and commands that cannot go through it (evolve) fail
-naming its address.
-
-It also records any agent without code changes: POST /v1/chat/completions,
-/v1/responses and /v1/embeddings (OpenAI) and POST /v1/messages (Anthropic)
-are forwarded as they are (tools, images, schemas, any parameter) to the
-upstream of a [providers.NAME] block of --config (the block named like the
-request's model, else the one named like the API, else "default"), streamed
-back as they arrive, and recorded as a task with its span and recording;
-calls are grouped into one task by the X-Sextant-Task header, else the
-request's metadata/user. With --replay (or the header X-Sextant-Replay: 1)
-they are answered with the recorded bytes by canonical request hash and
-never reach upstream; a call not recorded gets an error in the provider's
-own shape. A replay stores nothing unless --record-replays. POST /v1/traces
-receives OTLP/HTTP spans (JSON or protobuf) from agents instrumented with
-OpenTelemetry.`,
+		Long:  help("serve"),
 		Example: `  sextant serve --pipelines pipelines
   sextant serve --config serve.toml            # record: OPENAI_BASE_URL=http://127.0.0.1:7777/v1
   sextant serve --config serve.toml --replay   # answer from recordings only (CI)
   SEXTANT_SERVE_TOKEN=s3cret sextant serve --addr 0.0.0.0:7777 --store /data/.sextant
   SEXTANT_SERVE_TOKEN=s3cret sextant serve --addr 0.0.0.0:7777 --allow-host sextant.example.com`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			loc, ok, err := sf.common()
-			if err != nil {
-				return err
-			}
-			if !ok {
-				if loc, err = a.pipelinesStore(pipelines); err != nil {
-					return withInvalid(err)
-				}
-			}
-			if err := checkLimitFlags(lim); err != nil {
-				return usageErr(err)
-			}
-			token := os.Getenv(serve.TokenEnv)
-			if loop, err := serve.Loopback(addr); err != nil {
-				return usageErr(fmt.Errorf("--addr: %w", err))
-			} else if !loop && token == "" {
-				return usageErr(fmt.Errorf("--addr %s is not loopback: set %s to the bearer token every request must send", addr, serve.TokenEnv))
-			}
-			_, statErr := os.Stat(loc.dir)
-			fresh := errors.Is(statErr, os.ErrNotExist)
-			s, err := a.openStore(ctx, loc.dir, createStore)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			handlers, fileHosts, closeHandlers, err := a.serveHandlers(ctx, s, config, proxyMode{replay: replay, recordReplays: recordReplays, token: token})
-			if err != nil {
-				s.Close()
-				if fresh {
-					os.RemoveAll(loc.dir)
-				}
-				return err
-			}
-			defer closeHandlers(context.WithoutCancel(ctx))
-			srv, err := serve.New(serve.Options{Store: s, Pipelines: pipelines, Addr: addr, Token: token, Logger: a.logger, Version: version,
-				AllowHosts: append(allowHosts, fileHosts...), Limits: lim, // the union: either may name a host
-				Handlers: handlers,
-				Prepare:  a.servePrepare(s)})
-			if err != nil {
-				s.Close()
-				if fresh {
-					os.RemoveAll(loc.dir) // leave no empty store behind bad input
-				}
-				return withInvalid(err)
-			}
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("serve: %w", err)
-			}
-			url := "http://" + l.Addr().String()
-			removeInfo, err := serve.WriteInfo(loc.dir, serve.Info{URL: url, PID: os.Getpid()})
-			if err != nil {
-				l.Close()
-				return err
-			}
-			defer removeInfo()
-			fmt.Fprintf(a.stdout, "sextant serve: listening on %s (store %s)\n", url, loc.dir)
-			err = srv.Serve(ctx, l)
-			if errors.Is(err, context.Canceled) {
-				err = nil
-			}
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context(), &f) },
 	}
-	c.Flags().StringVar(&addr, "addr", serve.DefaultAddr, "address to listen on (anything but loopback needs $"+serve.TokenEnv+")")
-	c.Flags().StringVar(&pipelines, "pipelines", "", "directory of pipelines the API may run (DIR/NAME/pipeline.toml, DIR/*.toml)")
-	c.Flags().StringVar(&config, "config", "", "server configuration (serve.toml): the proxy's [providers.NAME] blocks, [prices], [proxy] replay, allow_hosts")
-	c.Flags().BoolVar(&replay, "replay", false, "the proxy answers from recordings only and never calls upstream")
-	c.Flags().BoolVar(&recordReplays, "record-replays", false, "store each replayed proxy call as a replay execution of its task (by default a replay stores nothing)")
-	c.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "a name clients reach the server by, besides localhost and IP addresses (repeatable; added to --config's allow_hosts); other Host headers get 403")
-	c.Flags().IntVar(&lim.MaxConns, "max-conns", serve.DefaultMaxConns, "most connections open at once (1/8 of them kept for loopback clients)")
-	c.Flags().IntVar(&lim.MaxConnsPerIP, "max-conns-per-ip", serve.DefaultMaxConnsPerIP, "most connections open at once from one client other than loopback (IPv6: per /64)")
-	c.Flags().DurationVar(&lim.ReadTimeout, "read-timeout", serve.DefaultReadTimeout, "longest a client may take to send a request body")
-	c.Flags().DurationVar(&lim.WriteTimeout, "write-timeout", serve.DefaultWriteTimeout, "longest one write of an answer may wait for the client to read")
-	c.Flags().DurationVar(&lim.IdleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "longest a kept-alive connection may wait for its next request")
-	sf.add(c, false)
+	c.Flags().StringVar(&f.addr, "addr", serve.DefaultAddr, "address to listen on (anything but loopback needs $"+serve.TokenEnv+")")
+	c.Flags().StringVar(&f.pipelines, "pipelines", "", "directory of pipelines the API may run (DIR/NAME/pipeline.toml, DIR/*.toml)")
+	c.Flags().StringVar(&f.config, "config", "", "server configuration (serve.toml): the proxy's [providers.NAME] blocks, [prices], [proxy] replay, allow_hosts")
+	c.Flags().BoolVar(&f.replay, "replay", false, "the proxy answers from recordings only and never calls upstream")
+	c.Flags().BoolVar(&f.recordReplays, "record-replays", false, "store each replayed proxy call as a replay execution of its task (by default a replay stores nothing)")
+	c.Flags().StringArrayVar(&f.allowHosts, "allow-host", nil, "a name clients reach the server by, besides localhost and IP addresses (repeatable; added to --config's allow_hosts); other Host headers get 403")
+	c.Flags().IntVar(&f.lim.MaxConns, "max-conns", serve.DefaultMaxConns, "most connections open at once (1/8 of them kept for loopback clients)")
+	c.Flags().IntVar(&f.lim.MaxConnsPerIP, "max-conns-per-ip", serve.DefaultMaxConnsPerIP, "most connections open at once from one client other than loopback (IPv6: per /64)")
+	c.Flags().DurationVar(&f.lim.ReadTimeout, "read-timeout", serve.DefaultReadTimeout, "longest a client may take to send a request body")
+	c.Flags().DurationVar(&f.lim.WriteTimeout, "write-timeout", serve.DefaultWriteTimeout, "longest one write of an answer may wait for the client to read")
+	c.Flags().DurationVar(&f.lim.IdleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "longest a kept-alive connection may wait for its next request")
+	f.sf.add(c, false)
 	a.addTelemetryFlag(c)
 	return c
+}
+
+// serve holds the store and serves it until SIGINT or SIGTERM.
+func (a *app) serve(ctx context.Context, f *serveFlags) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	loc, token, err := a.serveChecks(f)
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat(loc.dir)
+	fresh := errors.Is(statErr, os.ErrNotExist)
+	s, err := a.openStore(ctx, loc.dir, createStore)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	srv, closeHandlers, err := a.newServer(ctx, s, f, token)
+	if err != nil {
+		s.Close()
+		if fresh {
+			os.RemoveAll(loc.dir) // leave no empty store behind bad input
+		}
+		return err
+	}
+	defer closeHandlers(context.WithoutCancel(ctx))
+	l, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	url := "http://" + l.Addr().String()
+	removeInfo, err := serve.WriteInfo(loc.dir, serve.Info{URL: url, PID: os.Getpid()})
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer removeInfo()
+	fmt.Fprintf(a.stdout, "sextant serve: listening on %s (store %s)\n", url, loc.dir)
+	if err := srv.Serve(ctx, l); !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// serveChecks finds the store serve holds and checks the flags and the
+// token before anything is opened.
+func (a *app) serveChecks(f *serveFlags) (storeLoc, string, error) {
+	loc, ok, err := f.sf.common()
+	if err != nil {
+		return storeLoc{}, "", err
+	}
+	if !ok {
+		if loc, err = a.pipelinesStore(f.pipelines); err != nil {
+			return storeLoc{}, "", withInvalid(err)
+		}
+	}
+	if err := checkLimitFlags(f.lim); err != nil {
+		return storeLoc{}, "", usageErr(err)
+	}
+	token := os.Getenv(serve.TokenEnv)
+	if loop, err := serve.Loopback(f.addr); err != nil {
+		return storeLoc{}, "", usageErr(fmt.Errorf("--addr: %w", err))
+	} else if !loop && token == "" {
+		return storeLoc{}, "", usageErr(fmt.Errorf("--addr %s is not loopback: set %s to the bearer token every request must send", f.addr, serve.TokenEnv))
+	}
+	return loc, token, nil
+}
+
+// newServer makes the server over s with its handlers; close releases
+// the handlers.
+func (a *app) newServer(ctx context.Context, s *store.Store, f *serveFlags, token string) (*serve.Server, func(context.Context), error) {
+	handlers, fileHosts, closeHandlers, err := a.serveHandlers(ctx, s, f.config, proxyMode{replay: f.replay, recordReplays: f.recordReplays, token: token})
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := serve.New(serve.Options{Store: s, Pipelines: f.pipelines, Addr: f.addr, Token: token, Logger: a.logger, Version: version,
+		AllowHosts: append(f.allowHosts, fileHosts...), Limits: f.lim, // the union: either may name a host
+		Handlers: handlers,
+		Prepare:  a.servePrepare(s)})
+	if err != nil {
+		closeHandlers(context.WithoutCancel(ctx))
+		return nil, nil, withInvalid(err)
+	}
+	return srv, closeHandlers, nil
 }
 
 // checkLimitFlags refuses limits given on the command line that cannot

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/project"
-	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
@@ -229,12 +229,12 @@ func (a *app) commandLine() string {
 }
 
 // storeMode says what a command may do to a store.
-type storeMode int
+type storeMode = layer.Mode
 
 const (
-	readStore   storeMode = iota // read only; the store must exist
-	updateStore                  // write to a store that must exist (feedback, resume, review)
-	createStore                  // write, creating the store (run, import, evolve)
+	readStore   = layer.Read   // read only; the store must exist
+	updateStore = layer.Update // write to a store that must exist (feedback, resume, review)
+	createStore = layer.Create // write, creating the store (run, import, evolve)
 )
 
 // openStore opens the store at dir. Only createStore may create one: a
@@ -245,62 +245,12 @@ func (a *app) openStore(ctx context.Context, dir string, mode storeMode) (*store
 }
 
 // openStoreWith opens the store with a pipeline's [store] settings
-// (redaction patterns, fsync); p may be nil.
+// (redaction patterns, fsync); p may be nil. A store held by sextant
+// serve is an *layer.HeldError naming it: commands that go through its API
+// open an layer.Backend instead.
 func (a *app) openStoreWith(ctx context.Context, dir string, mode storeMode, p *pipeline.Pipeline) (*store.Store, error) {
-	if mode != createStore {
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			return nil, withInvalid(fmt.Errorf("no store at %s (run a pipeline first, or pass --store DIR)", dir))
-		}
-	}
-	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
-		return nil, withInvalid(fmt.Errorf("store %s is a file, not a directory (a store is a directory of its own: name a new one with --store, $SEXTANT_STORE or [store] dir)", dir))
-	}
-	cfg := store.NewConfig().WithLogger(a.logger).WithReadOnly(mode == readStore).WithSyncCheckpoints(false)
-	if p != nil {
-		cfg = cfg.WithSyncCheckpoints(p.Store.FSync)
-		if len(p.Store.Redact) > 0 {
-			red, err := store.NewRedactor(p.Store.Redact...)
-			if err != nil {
-				return nil, withInvalid(fmt.Errorf("%s: store.redact: %w", p.File, err))
-			}
-			cfg = cfg.WithRedactor(red)
-		}
-	}
-	s, err := store.Open(ctx, dir, cfg)
-	if err != nil {
-		var le *store.LockedError
-		if errors.As(err, &le) {
-			// A read fails beside a server only when the snapshot could
-			// not be made; its error says why.
-			if srv, ok := serve.Discover(dir, le.PID); ok && mode != readStore {
-				return nil, &heldByServer{LockedError: le, url: srv.URL(), command: a.command}
-			}
-			return nil, err
-		}
-		return nil, fmt.Errorf("open store %s: %w", dir, err)
-	}
-	return s, nil
+	return layer.OpenStore(ctx, dir, mode, p, a.logger, a.command)
 }
-
-// heldByServer is the error of a command that found its store held by
-// `sextant serve`. Commands that go through the server's API find the
-// LockedError beneath it (serve.ViaServer); the others fail with it,
-// which names the server so that the user knows what to stop.
-type heldByServer struct {
-	*store.LockedError
-	url, command string
-}
-
-func (e *heldByServer) Error() string {
-	cmd := e.command
-	if cmd == "" {
-		cmd = "this command"
-	}
-	return fmt.Sprintf("store %s is held by sextant serve at %s (pid %d), and %s does not go through its API: stop the server (or use its API) and run it again",
-		e.Dir, e.url, e.PID, cmd)
-}
-
-func (e *heldByServer) Unwrap() error { return e.LockedError }
 
 // storeCommand is `sextant store`: the store's own health (check) and
 // recovery (salvage) when files of it are damaged.
@@ -308,16 +258,7 @@ func (a *app) storeCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "store",
 		Short: "Check a store for damage, or salvage what is readable into a new one",
-		Long: `store check reads every record of the store and reports the damaged files
-(tables whose checksum fails, missing tables, a MANIFEST that does not read,
-truncated value logs) and the tasks and records they took with them.
-store salvage copies every task that reads whole, with its executions, spans,
-rewards and checkpoints, and every readable recording, strategy record and
-collection value, into a new store, and lists what it left behind.
-
-Both exit 1 when something is damaged (check) or left behind (salvage), 0 when
-not. Other commands that list or export tasks go on past a damaged task, write
-everything else, and end with exit 1 and a line saying what they left out.`,
+		Long:  help("store"),
 	}
 	c.AddCommand(a.storeCheckCommand(), a.storeSalvageCommand())
 	return c
@@ -407,34 +348,40 @@ func (a *app) storeSalvageCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if err := writeJSON(a.stdout, rep); err != nil {
-					return err
-				}
-			} else {
-				var tasks, keys []*store.DamageError
-				for _, d := range rep.Left {
-					if d.Task != "" {
-						tasks = append(tasks, d)
-					} else {
-						keys = append(keys, d)
-					}
-				}
-				printDamage(a.stdout, rep.Files, tasks, keys)
-				n := rep.Copied
-				fmt.Fprintf(a.stdout, "salvaged %d task(s) (%d executions, %d spans, %d rewards, %d checkpoints) and %d recording(s) into %s; left behind %d\n",
-					n.Tasks, n.Executions, n.Spans, n.Rewards, n.Checkpoints, n.Recordings, to, len(rep.Left))
-			}
-			if len(rep.Left) > 0 {
-				return errSilent
-			}
-			return nil
+			return a.printSalvage(rep, to, asJSON)
 		},
 	}
 	c.Flags().StringVar(&to, "to", "", "the new store's directory (absent or empty)")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	sf.add(c, false)
 	return c
+}
+
+// printSalvage reports what salvage copied into to and what it left
+// behind (exit 1 when anything).
+func (a *app) printSalvage(rep *store.SalvageReport, to string, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(a.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		var tasks, keys []*store.DamageError
+		for _, d := range rep.Left {
+			if d.Task != "" {
+				tasks = append(tasks, d)
+			} else {
+				keys = append(keys, d)
+			}
+		}
+		printDamage(a.stdout, rep.Files, tasks, keys)
+		n := rep.Copied
+		fmt.Fprintf(a.stdout, "salvaged %d task(s) (%d executions, %d spans, %d rewards, %d checkpoints) and %d recording(s) into %s; left behind %d\n",
+			n.Tasks, n.Executions, n.Spans, n.Rewards, n.Checkpoints, n.Recordings, to, len(rep.Left))
+	}
+	if len(rep.Left) > 0 {
+		return errSilent
+	}
+	return nil
 }
 
 // printDamage lists damaged files, then tasks, then other records, one a

@@ -530,11 +530,12 @@ func (e *exec) waitsForEvents() bool {
 }
 
 // Broadcast delivers the signal name, with vars, to every waiting task
-// (of the pipeline named pipe, when not "") that waits for it, oldest
-// first, and returns the results in that order. runner gives the runner
-// for a task's pipeline file (the caller may cache prepared pipelines).
-// None waiting is not an error: a BPMN signal nobody catches is lost.
-func Broadcast(ctx context.Context, s *store.Store, pipe, name string, vars map[string]any,
+// (of the pipeline named pipe, when not ""; never the task skip, whose
+// run the caller delivers to itself) that waits for it, oldest first, and
+// returns the results in that order. runner gives the runner for a task's
+// pipeline file (the caller may cache prepared pipelines). None waiting
+// is not an error: a BPMN signal nobody catches is lost.
+func Broadcast(ctx context.Context, s *store.Store, pipe, skip, name string, vars map[string]any,
 	runner func(ctx context.Context, pipelineFile string) (*Runner, error)) ([]*Result, error) {
 	tasks, err := s.Tasks(ctx, store.Query{Pipeline: pipe, Status: store.StatusWaiting})
 	if err != nil {
@@ -543,7 +544,7 @@ func Broadcast(ctx context.Context, s *store.Store, pipe, name string, vars map[
 	var results []*Result
 	for i := len(tasks) - 1; i >= 0; i-- { // oldest first: the order tasks started in
 		t := tasks[i]
-		if !waitsForSignal(t.Waits, name) {
+		if t.ID == skip || !waitsForSignal(t.Waits, name) {
 			continue
 		}
 		file, err := PipelineOf(ctx, s, t.ID)
@@ -562,6 +563,48 @@ func Broadcast(ctx context.Context, s *store.Store, pipe, name string, vars map[
 	}
 	return results, nil
 }
+
+// Correlate finds the task a keyed message d is for, as Zeebe correlates:
+// the task prefer when it waits with a subscription of d's name (or event
+// id) and key, else the oldest waiting task that does. None is a
+// *NoSubscriberError (sdk.ErrInvalid).
+func Correlate(ctx context.Context, s *store.Store, d Delivery, prefer string) (string, error) {
+	if prefer != "" {
+		if t, err := s.Task(ctx, prefer); err == nil && t.Status == store.StatusWaiting && subscribes(t.Waits, d) {
+			return prefer, nil
+		}
+	}
+	tasks, err := s.Tasks(ctx, store.Query{Status: store.StatusWaiting})
+	if err != nil {
+		return "", err
+	}
+	for i := len(tasks) - 1; i >= 0; i-- {
+		if subscribes(tasks[i].Waits, d) {
+			return tasks[i].ID, nil
+		}
+	}
+	return "", &NoSubscriberError{Name: d.Name, Key: d.Key}
+}
+
+// subscribes reports whether one of ws is a subscription to message d.
+func subscribes(ws []store.Wait, d Delivery) bool {
+	for _, w := range ws {
+		if w.Kind == store.WaitMessage && (w.Name == d.Name || w.Event == d.Name) && w.Correlation == d.Key {
+			return true
+		}
+	}
+	return false
+}
+
+// NoSubscriberError is a keyed message no waiting task subscribes to.
+type NoSubscriberError struct{ Name, Key string }
+
+func (e *NoSubscriberError) Error() string {
+	return fmt.Sprintf("no waiting task has a subscription to message %q with correlation key %q", e.Name, e.Key)
+}
+
+// Is makes the error sdk.ErrInvalid (exit 2).
+func (e *NoSubscriberError) Is(target error) bool { return target == sdk.ErrInvalid }
 
 func waitsForSignal(ws []store.Wait, name string) bool {
 	for _, w := range ws {

@@ -483,7 +483,7 @@ func (s *Server) broadcastSignal(r *http.Request) (int, any, error) {
 			p.Close(ctx)
 		}
 	}()
-	results, err := run.Broadcast(ctx, s.opts.Store, req.Pipeline, req.Name, req.Vars, func(ctx context.Context, file string) (*run.Runner, error) {
+	results, err := run.Broadcast(ctx, s.opts.Store, req.Pipeline, "", req.Name, req.Vars, func(ctx context.Context, file string) (*run.Runner, error) {
 		prep := preps[file]
 		if prep == nil {
 			var err error

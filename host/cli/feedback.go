@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	layer "github.com/sextant-dev/sextant/host/internal/app"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/store"
+)
+
+// The range of a reward: replay counts a task with rewards as a success
+// when their mean is above 0, and reports the mean as its reward metric.
+const (
+	minReward = -1.0
+	maxReward = 1.0
+)
+
+func (a *app) feedbackCommand() *cobra.Command {
+	var span, note string
+	var asJSON bool
+	var tags, rewards []string
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "feedback TASK --reward [NAME=]X",
+		Short: "Attach a reward to a task or one of its spans",
+		Long:  help("feedback"),
+		Example: `  sextant feedback 01JD3K… --reward 1 --tag correct
+  sextant feedback 01JD3K… --reward helpfulness=0.8 --reward safety=1
+  sextant feedback 01JD3K… --span 3f2a9c0d1b2e4f56 --reward -0.5 --note "wrong tone"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rs []*store.Reward
+			seen := map[string]bool{}
+			for _, reward := range rewards {
+				dim, v, err := parseReward(reward)
+				if err != nil {
+					return usageErr(fmt.Errorf("--reward: %w", err))
+				}
+				if seen[dim] {
+					return usageErr(fmt.Errorf("--reward: dimension %q given twice", dim))
+				}
+				seen[dim] = true
+				rs = append(rs, &store.Reward{Task: args[0], SpanID: span, Dimension: dim, Value: v, Tags: tags, Note: note})
+			}
+			return a.feedback(cmd.Context(), &sf, rs, asJSON)
+		},
+	}
+	c.ValidArgsFunction = a.completeTasks(&sf)
+	c.Flags().StringArrayVar(&rewards, "reward", nil, "reward from -1 (bad) to 1 (good), optionally on a named dimension (safety=1; repeatable); a task succeeds when its unnamed rewards' mean is above 0 (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	c.Flags().StringVar(&span, "span", "", "span id the reward is about")
+	c.Flags().StringArrayVar(&tags, "tag", nil, "tag (repeatable)")
+	c.Flags().StringVar(&note, "note", "", "free text")
+	sf.add(c, true)
+	_ = c.MarkFlagRequired("reward")
+	return c
+}
+
+// feedback records rs; an online pipeline named by --pipeline learns from
+// them when this process holds the store.
+func (a *app) feedback(ctx context.Context, sf *storeFlags, rs []*store.Reward, asJSON bool) error {
+	b, _, err := a.openTasks(ctx, sf, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if rs, err = b.Feedback(ctx, layer.FeedbackRequest{Rewards: rs, Pipeline: sf.pipeline}); err != nil {
+		return err
+	}
+	if sf.pipeline != "" && b.Kind() != layer.Local {
+		// Through a server: the reward is kept, but online learning
+		// writes strategies and needs the store to itself.
+		if p, err := pipeline.Load(ctx, sf.pipeline, nil, pipeline.Options{}); err == nil && p.Evolve.Online {
+			fmt.Fprintf(a.stderr, "note: the reward went through sextant serve, which holds the store; online learning did not run (it needs the store to itself)\n")
+		}
+	}
+	if asJSON {
+		if len(rs) == 1 {
+			return writeJSON(a.stdout, rs[0])
+		}
+		return writeJSON(a.stdout, rs)
+	}
+	for _, r := range rs {
+		if r.Dimension != "" {
+			fmt.Fprintf(a.stdout, "reward #%d %s %+g on task %s\n", r.Seq, r.Dimension, r.Value, r.Task)
+			continue
+		}
+		fmt.Fprintf(a.stdout, "reward #%d %+g on task %s\n", r.Seq, r.Value, r.Task)
+	}
+	return nil
+}
+
+// meanRewardAtLeast reports whether the task's mean reward on dimension
+// dim ("" the unnamed one) is at least lo; a task without such rewards
+// is not.
+func meanRewardAtLeast(ctx context.Context, s *store.Store, task, dim string, lo float64) (bool, error) {
+	if dim == "" {
+		n, sum, err := s.RewardStats(ctx, task)
+		return err == nil && n > 0 && sum/float64(n) >= lo, err
+	}
+	dims, err := s.DimensionStats(ctx, task)
+	if err != nil {
+		return false, err
+	}
+	d, ok := dims[dim]
+	return ok && d.Mean() >= lo, nil
+}
+
+// parseReward reads a --reward value: X, or NAME=X for a named dimension.
+func parseReward(s string) (dim string, v float64, err error) {
+	num := s
+	if name, val, ok := strings.Cut(s, "="); ok {
+		if err := store.ValidDimension(name); err != nil {
+			return "", 0, err
+		}
+		dim, num = name, val
+	}
+	v, err = strconv.ParseFloat(num, 64)
+	if err != nil || num == "" || math.IsNaN(v) {
+		return "", 0, fmt.Errorf("%q is not a number", s)
+	}
+	if v < minReward || v > maxReward {
+		return "", 0, fmt.Errorf("%s is out of range: want %g (bad) to %g (good)", s, minReward, maxReward)
+	}
+	return dim, v, nil
+}
+
+func (a *app) importCommand() *cobra.Command {
+	var sf storeFlags
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Read a JSONL export into the store (all or nothing)",
+		Example: `  sextant import dataset.jsonl
+  sextant import - < dataset.jsonl --store ci/.sextant`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r io.Reader = a.stdin
+			name := "stdin"
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return withInvalid(err)
+				}
+				defer f.Close()
+				r, name = f, args[0]
+			}
+			return a.importTasks(cmd.Context(), &sf, name, r, asJSON)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	sf.add(c, false)
+	return c
+}
+
+// importTasks reads the export r (named name) into the store rules 1–3
+// name, else ./.sextant.
+func (a *app) importTasks(ctx context.Context, sf *storeFlags, name string, r io.Reader, asJSON bool) error {
+	loc, ok, err := sf.common()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		loc = storeLoc{".sextant", fromCwd}
+	}
+	b, err := a.open(ctx, layer.Target{Store: loc.dir, Create: true})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	n, err := b.Import(ctx, name, r)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(a.stdout, map[string]int{"tasks": n.Tasks, "executions": n.Executions, "spans": n.Spans,
+			"rewards": n.Rewards, "recordings": n.Recordings, "checkpoints": n.Checkpoints})
+	}
+	fmt.Fprintf(a.stdout, "imported %d tasks, %d executions, %d spans, %d rewards, %d recordings, %d checkpoints\n",
+		n.Tasks, n.Executions, n.Spans, n.Rewards, n.Recordings, n.Checkpoints)
+	return nil
+}

@@ -1,0 +1,136 @@
+//go:build !notemporal
+
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/temporal"
+)
+
+// onTemporal is the backend of tasks that run as workflows of a Temporal
+// cluster (task id = workflow id); the workers record them in their store.
+type onTemporal struct {
+	c client.Client
+	t TemporalTarget
+}
+
+func openTemporal(ctx context.Context, t TemporalTarget, _ Options) (Backend, error) {
+	c, err := temporal.Dial(ctx, t.Addr, t.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if t.Queue == "" {
+		t.Queue = temporal.DefaultTaskQueue
+	}
+	return &onTemporal{c: c, t: t}, nil
+}
+
+func (b *onTemporal) Kind() Kind { return Temporal }
+
+func (b *onTemporal) Close() error {
+	b.c.Close()
+	return nil
+}
+
+// Run starts the workflow and follows it: until it ends or waits for
+// anything, or, with Wait, until it ends or waits for a person.
+func (b *onTemporal) Run(ctx context.Context, req RunRequest) (*run.Result, error) {
+	prep, in := req.Prep, req.Input
+	if prep.Pipeline.Evolve.Online {
+		return nil, invalid(errors.New("--temporal: this pipeline learns as it runs ([evolve] online = true), which needs the store to itself; run it without --temporal"))
+	}
+	if in.ID == "" {
+		in.ID = temporal.NewTaskID(time.Now())
+	}
+	ri := temporal.RunInput{Pipeline: prep.Pipeline.Name, Strategy: prep.Strategy.Hash(), Task: in.ID, Input: in.Input,
+		Truth: in.Truth, Tags: in.Tags, Start: in.Start, LocalSteps: b.t.LocalSteps}
+	if t := prep.Pipeline.Limits.Timeout; t > 0 {
+		ri.StepTimeout = t.Std()
+	}
+	if err := temporal.Start(ctx, b.c, b.t.Queue, ri); err != nil {
+		return nil, err
+	}
+	until := temporal.UntilWait
+	if req.Wait {
+		until = temporal.UntilPerson
+	}
+	return temporal.Follow(ctx, b.c, in.ID, until)
+}
+
+// Resume answers a run's waiting steps and follows it.
+func (b *onTemporal) Resume(ctx context.Context, task string, answers map[string]any) (*run.Result, error) {
+	if len(answers) > 0 {
+		if err := temporal.Resume(ctx, b.c, task, answers); err != nil {
+			return nil, err
+		}
+	}
+	return temporal.Follow(ctx, b.c, task, temporal.UntilWait)
+}
+
+// Send delivers a message to a run and follows it.
+func (b *onTemporal) Send(ctx context.Context, task string, d run.Delivery) (*run.Result, error) {
+	if task == "" {
+		return nil, &UsageError{errors.New("with --temporal, name the TASK to send to")}
+	}
+	if err := temporal.Deliver(ctx, b.c, task, d); err != nil {
+		return nil, err
+	}
+	return temporal.Follow(ctx, b.c, task, temporal.UntilWait)
+}
+
+// Signal broadcasts a signal to the runs waiting for it and follows each.
+func (b *onTemporal) Signal(ctx context.Context, pipe string, d run.Delivery) ([]*run.Result, error) {
+	tasks, err := temporal.Broadcast(ctx, b.c, pipe, d.Name, d.Vars)
+	if err != nil {
+		return nil, err
+	}
+	var results []*run.Result
+	for _, t := range tasks {
+		res, err := temporal.Follow(ctx, b.c, t, temporal.UntilWait)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+// Cancel cancels a run's workflow; the workers record it.
+func (b *onTemporal) Cancel(ctx context.Context, task string, c run.Cancelled) (*run.Result, error) {
+	return temporal.Cancel(ctx, b.c, task, c)
+}
+
+// errStore is what Temporal leaves to the store its workers write to.
+func errStore(what string) error {
+	return &UsageError{fmt.Errorf("--temporal: %s acts on the store the workers write to: run it without --temporal", what)}
+}
+
+func (b *onTemporal) Retry(context.Context, string, map[string]any) (*run.Result, error) {
+	return nil, errStore("retry")
+}
+func (b *onTemporal) Set(context.Context, string, map[string]any) (*run.Result, error) {
+	return nil, errStore("set")
+}
+func (b *onTemporal) Feedback(context.Context, FeedbackRequest) ([]*store.Reward, error) {
+	return nil, errStore("feedback")
+}
+func (b *onTemporal) Import(context.Context, string, io.Reader) (store.Counts, error) {
+	return store.Counts{}, errStore("import")
+}
+func (b *onTemporal) Decide(context.Context, DecideRequest) (*Decided, error) {
+	return nil, errStore("review")
+}
+func (b *onTemporal) Move(context.Context, *pipeline.Pipeline, evolve.Move) (*evolve.Live, *evolve.Live, error) {
+	return nil, nil, errStore("promote and rollback")
+}
