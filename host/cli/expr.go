@@ -55,11 +55,10 @@ expr:LINE:COLUMN: message) or bad usage.`,
 			} else if err != nil {
 				return err
 			}
-			if !asJSON {
-				_, err = fmt.Fprintln(a.stdout, v.Text())
-				return err
+			out, err := []byte(v.Text()+"\n"), error(nil)
+			if asJSON {
+				out, err = v.JSON()
 			}
-			out, err := v.JSON()
 			if err == nil {
 				_, err = a.stdout.Write(out)
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -83,10 +84,7 @@ checked. Warnings leave the exit status 0 unless --strict.`,
 }
 
 func (a *app) routineSimulateCommand() *cobra.Command {
-	var navigator, strategyFile, pipelineFile, inputFile string
-	var sets, chooses, triggers, decisions []string
-	var asJSON bool
-	var maxSteps int
+	var f simFlags
 	c := &cobra.Command{
 		Use:   "simulate [FILE]",
 		Short: "Walk a routine without running steps, printing enter/exit events",
@@ -112,42 +110,57 @@ or strategy.`,
   sextant routine simulate --pipeline pipelines/email-triage/pipeline.toml --set 'classify={"confidence":0.9}'
   sextant routine simulate email-triage.bpmn --strategy strategies/email-handler.toml --input inputs/invoice.json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			src := routine.Source{Pipeline: pipelineFile, Files: args, Navigator: navigator, Decisions: decisions}
-			if err := src.Usage("simulate", "a routine FILE"); err != nil {
-				return usageErr(err)
-			}
-			opts, err := a.simOptions(sets, chooses, inputFile, strategyFile)
-			if err != nil {
-				return err
-			}
-			opts.Triggers, opts.MaxSteps = triggers, maxSteps
-			res, err := routine.Simulate(cmd.Context(), src, routineLoader{a}, opts)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				err = writeJSON(a.stdout, res)
-			} else {
-				_, err = fmt.Fprint(a.stdout, res.Text())
-			}
-			if err == nil && res.Status == run.SimError {
-				return withCode(ExitFailed, errSilent)
-			}
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return a.simulate(cmd.Context(), args, &f) },
 	}
-	c.Flags().StringVar(&navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
-	c.Flags().StringSliceVar(&decisions, "decisions", nil, "DMN files the routine's business rule tasks call (repeatable, or comma-separated)")
-	c.Flags().StringVar(&strategyFile, "strategy", "", "strategy file whose values conditions see as strategy.*")
-	c.Flags().StringVar(&pipelineFile, "pipeline", "", "take the routine, navigator and strategy from this pipeline")
-	c.Flags().StringVar(&inputFile, "input", "", "JSON object conditions see as input.* (a file, or - for stdin)")
-	c.Flags().StringArrayVar(&sets, "set", nil, "variable k=v (JSON when it parses, else a string; repeatable)")
-	c.Flags().StringArrayVar(&chooses, "choose", nil, "GATEWAY=FLOW[,FLOW]: flows a gateway without conditions takes (repeatable)")
-	c.Flags().StringArrayVar(&triggers, "trigger", nil, "event, receive task or start event to fire, in order (repeatable)")
-	c.Flags().IntVar(&maxSteps, "max-steps", 0, "bound on navigator calls (default 10000)")
-	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable trace")
+	f.add(c)
 	return c
+}
+
+// simFlags are routine simulate's flags.
+type simFlags struct {
+	navigator, strategyFile, pipelineFile, inputFile string
+	sets, chooses, triggers, decisions               []string
+	asJSON                                           bool
+	maxSteps                                         int
+}
+
+func (f *simFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
+	c.Flags().StringSliceVar(&f.decisions, "decisions", nil, "DMN files the routine's business rule tasks call (repeatable, or comma-separated)")
+	c.Flags().StringVar(&f.strategyFile, "strategy", "", "strategy file whose values conditions see as strategy.*")
+	c.Flags().StringVar(&f.pipelineFile, "pipeline", "", "take the routine, navigator and strategy from this pipeline")
+	c.Flags().StringVar(&f.inputFile, "input", "", "JSON object conditions see as input.* (a file, or - for stdin)")
+	c.Flags().StringArrayVar(&f.sets, "set", nil, "variable k=v (JSON when it parses, else a string; repeatable)")
+	c.Flags().StringArrayVar(&f.chooses, "choose", nil, "GATEWAY=FLOW[,FLOW]: flows a gateway without conditions takes (repeatable)")
+	c.Flags().StringArrayVar(&f.triggers, "trigger", nil, "event, receive task or start event to fire, in order (repeatable)")
+	c.Flags().IntVar(&f.maxSteps, "max-steps", 0, "bound on navigator calls (default 10000)")
+	c.Flags().BoolVar(&f.asJSON, "json", false, "machine-readable trace")
+}
+
+// simulate runs routine simulate: parse, routine.Simulate, print.
+func (a *app) simulate(ctx context.Context, args []string, f *simFlags) error {
+	src := routine.Source{Pipeline: f.pipelineFile, Files: args, Navigator: f.navigator, Decisions: f.decisions}
+	if err := src.Usage("simulate", "a routine FILE"); err != nil {
+		return usageErr(err)
+	}
+	opts, err := a.simOptions(f.sets, f.chooses, f.inputFile, f.strategyFile)
+	if err != nil {
+		return err
+	}
+	opts.Triggers, opts.MaxSteps = f.triggers, f.maxSteps
+	res, err := routine.Simulate(ctx, src, routineLoader{a}, opts)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		err = writeJSON(a.stdout, res)
+	} else {
+		_, err = fmt.Fprint(a.stdout, res.Text())
+	}
+	if err == nil && res.Status == run.SimError {
+		return withCode(ExitFailed, errSilent)
+	}
+	return err
 }
 
 // parseSets parses NAME=VALUE assignments (--set); a value is JSON when
