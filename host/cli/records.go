@@ -5,10 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/report"
+	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
@@ -31,28 +37,20 @@ func (a *app) runsCommand() *cobra.Command {
 				return err
 			}
 			q.RewardTag = rewardTag
-			var s *store.Store
-			var filterErr error
+			rf := &rewardFilter{ctx: cmd.Context()}
 			if minRewardFlag != "" {
-				dim, lo, err := parseReward(minRewardFlag)
-				if err != nil {
+				if rf.dim, rf.lo, err = parseReward(minRewardFlag); err != nil {
 					return usageErr(fmt.Errorf("--min-reward: %w", err))
 				}
-				q.Match = func(t *store.Task) bool {
-					ok, err := meanRewardAtLeast(cmd.Context(), s, t.ID, dim, lo)
-					if err != nil && filterErr == nil {
-						filterErr = err
-					}
-					return ok
-				}
+				q.Match = rf.match
 			}
-			if s, err = a.readTaskStore(cmd.Context(), &sf); err != nil {
+			if rf.s, err = a.readTaskStore(cmd.Context(), &sf); err != nil {
 				return err
 			}
-			defer s.Close()
-			tasks, err := s.Tasks(cmd.Context(), q)
-			if err == nil && filterErr != nil {
-				return filterErr
+			defer rf.s.Close()
+			tasks, err := rf.s.Tasks(cmd.Context(), q)
+			if err == nil && rf.err != nil {
+				return rf.err
 			}
 			// Past damage the list goes on; the error, which says
 			// what was left out, comes after it (exit 1).
@@ -78,6 +76,24 @@ func (a *app) runsCommand() *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	sf.add(c, false)
 	return c
+}
+
+// rewardFilter keeps the tasks whose mean reward on dim is at least lo
+// (runs --min-reward); err is the first store error it met.
+type rewardFilter struct {
+	ctx context.Context
+	s   *store.Store
+	dim string
+	lo  float64
+	err error
+}
+
+func (f *rewardFilter) match(t *store.Task) bool {
+	ok, err := meanRewardAtLeast(f.ctx, f.s, t.ID, f.dim, f.lo)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return ok
 }
 
 func query(pipe, status, tag string, limit int) (store.Query, error) {
@@ -223,3 +239,223 @@ cancelled asks for them.`,
 
 // waitsSummary is the first thing a task waits for, and how many more.
 func waitsSummary(ws []store.Wait) string { return report.WaitsSummary(ws) }
+
+// The range of a reward: replay counts a task with rewards as a success
+// when their mean is above 0, and reports the mean as its reward metric.
+const (
+	minReward = -1.0
+	maxReward = 1.0
+)
+
+func (a *app) feedbackCommand() *cobra.Command {
+	var span, note string
+	var asJSON bool
+	var tags, rewards []string
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "feedback TASK --reward [NAME=]X",
+		Short: "Attach a reward to a task or one of its spans",
+		Long: `feedback records a reward on a task (or one span of it). A task succeeds in
+replay when its rewards' mean is above 0 (unless [score] decides).
+
+With --pipeline naming an online pipeline ([evolve] online = true, an
+experimental strategy), the feedback is also a learning step: the playbook
+bullets the task's run cited are counted helpful (reward > 0), harmful (< 0)
+or neutral (0), and — when the pipeline has no [score] success, so its runs
+could not learn when they ended — the run's curator delta ([evolve] delta) is
+applied; the result is recorded as the next strategy version, which the next
+run uses.
+
+A reward may name a dimension (--reward safety=1): each is kept, listed
+(sextant runs --min-reward safety=0.5), charted (/api/v1/metrics) and
+gated on (metric = "reward.safety") on its own; the unnamed one is the one
+success is decided by. Several --reward flags are stored together or not
+at all.`,
+		Example: `  sextant feedback 01JD3K… --reward 1 --tag correct
+  sextant feedback 01JD3K… --reward helpfulness=0.8 --reward safety=1
+  sextant feedback 01JD3K… --span 3f2a9c0d1b2e4f56 --reward -0.5 --note "wrong tone"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rs []*store.Reward
+			seen := map[string]bool{}
+			for _, reward := range rewards {
+				dim, v, err := parseReward(reward)
+				if err != nil {
+					return usageErr(fmt.Errorf("--reward: %w", err))
+				}
+				if seen[dim] {
+					return usageErr(fmt.Errorf("--reward: dimension %q given twice", dim))
+				}
+				seen[dim] = true
+				rs = append(rs, &store.Reward{Task: args[0], SpanID: span, Dimension: dim, Value: v, Tags: tags, Note: note})
+			}
+			loc, err := a.locateTask(cmd.Context(), &sf)
+			if err != nil {
+				return err
+			}
+			s, err := a.openStore(cmd.Context(), loc.dir, updateStore)
+			if err != nil {
+				srv, verr := serve.ViaServer(loc.dir, err)
+				if verr != nil {
+					return verr
+				}
+				if rs, err = srv.AddRewards(cmd.Context(), rs); err != nil {
+					return apiErr(err)
+				}
+			} else {
+				defer s.Close()
+				if err := s.AddRewards(cmd.Context(), rs); err != nil {
+					return withInvalid(err) // an unknown task, execution or span
+				}
+			}
+			v, learn := 0.0, false
+			for _, r := range rs {
+				if r.Dimension == "" {
+					v, learn = r.Value, true
+				}
+			}
+			if sf.pipeline != "" && s == nil {
+				// Through a server: the reward is kept, but online learning
+				// writes strategies and needs the store to itself.
+				if p, err := pipeline.Load(cmd.Context(), sf.pipeline, nil, pipeline.Options{}); err == nil && p.Evolve.Online {
+					fmt.Fprintf(a.stderr, "note: the reward went through sextant serve, which holds the store; online learning did not run (it needs the store to itself)\n")
+				}
+			} else if sf.pipeline != "" && learn {
+				// An online pipeline learns from the feedback (its unnamed
+				// dimension) at once.
+				if err := a.learnFromFeedback(cmd.Context(), s, sf.pipeline, args[0], v); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				if len(rs) == 1 {
+					return writeJSON(a.stdout, rs[0])
+				}
+				return writeJSON(a.stdout, rs)
+			}
+			for _, r := range rs {
+				if r.Dimension != "" {
+					fmt.Fprintf(a.stdout, "reward #%d %s %+g on task %s\n", r.Seq, r.Dimension, r.Value, r.Task)
+					continue
+				}
+				fmt.Fprintf(a.stdout, "reward #%d %+g on task %s\n", r.Seq, r.Value, r.Task)
+			}
+			return nil
+		},
+	}
+	c.ValidArgsFunction = a.completeTasks(&sf)
+	c.Flags().StringArrayVar(&rewards, "reward", nil, "reward from -1 (bad) to 1 (good), optionally on a named dimension (safety=1; repeatable); a task succeeds when its unnamed rewards' mean is above 0 (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	c.Flags().StringVar(&span, "span", "", "span id the reward is about")
+	c.Flags().StringArrayVar(&tags, "tag", nil, "tag (repeatable)")
+	c.Flags().StringVar(&note, "note", "", "free text")
+	sf.add(c, true)
+	_ = c.MarkFlagRequired("reward")
+	return c
+}
+
+// meanRewardAtLeast reports whether the task's mean reward on dimension
+// dim ("" the unnamed one) is at least lo; a task without such rewards
+// is not.
+func meanRewardAtLeast(ctx context.Context, s *store.Store, task, dim string, lo float64) (bool, error) {
+	if dim == "" {
+		n, sum, err := s.RewardStats(ctx, task)
+		return err == nil && n > 0 && sum/float64(n) >= lo, err
+	}
+	dims, err := s.DimensionStats(ctx, task)
+	if err != nil {
+		return false, err
+	}
+	d, ok := dims[dim]
+	return ok && d.Mean() >= lo, nil
+}
+
+// parseReward reads a --reward value: X, or NAME=X for a named dimension.
+func parseReward(s string) (dim string, v float64, err error) {
+	num := s
+	if name, val, ok := strings.Cut(s, "="); ok {
+		if err := store.ValidDimension(name); err != nil {
+			return "", 0, err
+		}
+		dim, num = name, val
+	}
+	v, err = strconv.ParseFloat(num, 64)
+	if err != nil || num == "" || math.IsNaN(v) {
+		return "", 0, fmt.Errorf("%q is not a number", s)
+	}
+	if v < minReward || v > maxReward {
+		return "", 0, fmt.Errorf("%s is out of range: want %g (bad) to %g (good)", s, minReward, maxReward)
+	}
+	return dim, v, nil
+}
+
+func (a *app) importCommand() *cobra.Command {
+	var sf storeFlags
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Read a JSONL export into the store (all or nothing)",
+		Example: `  sextant import dataset.jsonl
+  sextant import - < dataset.jsonl --store ci/.sextant`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r io.Reader = a.stdin
+			name := "stdin"
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return withInvalid(err)
+				}
+				defer f.Close()
+				r, name = f, args[0]
+			}
+			loc, ok, err := sf.common()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				loc = storeLoc{".sextant", fromCwd}
+			}
+			dir := loc.dir
+			_, statErr := os.Stat(dir)
+			fresh := errors.Is(statErr, os.ErrNotExist)
+			var n store.Counts
+			s, err := a.openStore(cmd.Context(), dir, createStore)
+			if err != nil {
+				// While sextant serve holds the store, import through it.
+				srv, verr := serve.ViaServer(dir, err)
+				if verr != nil {
+					return verr
+				}
+				got, err := srv.Import(cmd.Context(), name, r)
+				if err != nil {
+					err = fmt.Errorf("import %s through sextant serve at %s: %w", name, srv.URL(), err)
+					if errors.Is(err, store.ErrExists) {
+						return withInvalid(err) // as a local import of tasks the store has
+					}
+					return apiErr(err)
+				}
+				n = store.Counts{Tasks: got.Tasks, Executions: got.Executions, Spans: got.Spans, Rewards: got.Rewards, Recordings: got.Recordings, Checkpoints: got.Checkpoints}
+			} else {
+				n, err = s.Import(cmd.Context(), r, name)
+				s.Close()
+				if err != nil {
+					if fresh {
+						os.RemoveAll(dir) // leave no empty store behind a failed import
+					}
+					return withInvalid(err)
+				}
+			}
+			if asJSON {
+				return writeJSON(a.stdout, map[string]int{"tasks": n.Tasks, "executions": n.Executions, "spans": n.Spans,
+					"rewards": n.Rewards, "recordings": n.Recordings, "checkpoints": n.Checkpoints})
+			}
+			fmt.Fprintf(a.stdout, "imported %d tasks, %d executions, %d spans, %d rewards, %d recordings, %d checkpoints\n",
+				n.Tasks, n.Executions, n.Spans, n.Rewards, n.Recordings, n.Checkpoints)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	sf.add(c, false)
+	return c
+}
