@@ -17,6 +17,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -24,10 +25,8 @@ import (
 
 func (a *app) evolveCommand() *cobra.Command {
 	var f replayFlags
-	var dryRun bool
-	var mutators []string
-	var at, adapter string
-	var epochs int
+	var er evolveRun
+	var at string
 	c := &cobra.Command{
 		Use:   "evolve PIPELINE",
 		Short: "Propose candidate strategies, replay and gate them, promote the best",
@@ -60,33 +59,40 @@ Exit status: 0 a candidate was promoted (or none improved and none failed),
   sextant evolve pipelines/answer-and-learn/pipeline.toml --adapter offline --epochs 3`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			when := time.Now().UTC().Truncate(time.Second)
-			if at != "" {
-				t, err := time.Parse(time.RFC3339, at)
-				if err != nil {
-					return usageErr(fmt.Errorf("--at: %q is not an RFC 3339 time", at))
-				}
-				when = t.UTC()
+			var err error
+			if er.ev.At, err = parseAt(at); err != nil {
+				return err
 			}
-			if cmd.Flags().Changed("epochs") && epochs < 1 {
-				return usageErr(fmt.Errorf("--epochs: %d: want at least 1", epochs))
+			if cmd.Flags().Changed("epochs") && er.ev.Epochs < 1 {
+				return usageErr(fmt.Errorf("--epochs: %d: want at least 1", er.ev.Epochs))
 			}
-			er := evolveRun{dryRun: dryRun, ev: evolve.Evolution{Mutators: mutators, At: when, Adapter: adapter, Epochs: epochs}}
 			if cmd.Flags().Changed("seed") {
 				er.ev.Seed = &f.seed
 			}
 			return a.evolve(cmd.Context(), args[0], &f, er)
 		},
 	}
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "evaluate candidates but promote, queue and archive nothing")
-	c.Flags().StringArrayVar(&mutators, "mutator", nil, "mutators to run (default: [evolve] mutators, else all)")
+	c.Flags().BoolVar(&er.dryRun, "dry-run", false, "evaluate candidates but promote, queue and archive nothing")
+	c.Flags().StringArrayVar(&er.ev.Mutators, "mutator", nil, "mutators to run (default: [evolve] mutators, else all)")
 	c.Flags().StringVar(&at, "at", "", "created_at of the candidates (RFC 3339; default now) — for reproducible runs")
-	c.Flags().StringVar(&adapter, "adapter", "", "round (one round of the mutators) or offline (ACE epochs); default: [evolve] adapter")
-	c.Flags().IntVar(&epochs, "epochs", 0, "offline adapter: passes over the recorded tasks (default: [evolve] epochs)")
+	c.Flags().StringVar(&er.ev.Adapter, "adapter", "", "round (one round of the mutators) or offline (ACE epochs); default: [evolve] adapter")
+	c.Flags().IntVar(&er.ev.Epochs, "epochs", 0, "offline adapter: passes over the recorded tasks (default: [evolve] epochs)")
 	f.add(c)
 	c.Flags().Lookup("seed").Usage = "seed of the sample, the bootstrap and every seeded mutator (default: [replay] seed for the sample and bootstrap, [evolve] seed for the mutators)"
 	a.addTelemetryFlag(c)
 	return c
+}
+
+// parseAt reads --at (RFC 3339), the candidates' created_at; "" is now.
+func parseAt(at string) (time.Time, error) {
+	if at == "" {
+		return time.Now().UTC().Truncate(time.Second), nil
+	}
+	t, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return time.Time{}, usageErr(fmt.Errorf("--at: %q is not an RFC 3339 time", at))
+	}
+	return t.UTC(), nil
 }
 
 // evolveRun is what one sextant evolve was asked to do.
@@ -298,4 +304,154 @@ func (a *app) takenVersions(ctx context.Context, p *pipeline.Pipeline, f *replay
 func needStrategy(p *pipeline.Pipeline, why string) error {
 	return sdk.Invalid(sdk.Problem{File: p.File, Line: 1, Element: "strategy",
 		Message: why + `; add [strategy] file = "strategy.toml" (sextant init writes one)`})
+}
+
+func (a *app) reviewCommand() *cobra.Command {
+	var sf storeFlags
+	c := &cobra.Command{
+		Use:   "review",
+		Short: "List, show, approve or reject candidates waiting for a person",
+		Example: `  sextant review list --pipeline pipelines/email-triage/pipeline.toml
+  sextant review approve 4b2e979dbf70 --by ana --note "checked the flipped tasks"`,
+	}
+	var status string
+	var listJSON, showCandidate bool
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List review requests (pending by default)",
+		Example: "  sextant review list --status all --store pipelines/email-triage/.sextant",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.reviewStore(cmd.Context(), &sf, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var want evolve.ReviewStatus
+			if status != "all" {
+				want = evolve.ReviewStatus(status)
+			}
+			rs, err := evolve.ListReviews(cmd.Context(), st, want)
+			if err != nil {
+				return err
+			}
+			if listJSON {
+				if rs == nil {
+					rs = []evolve.ReviewRequest{}
+				}
+				return writeJSON(a.stdout, rs)
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
+			for _, r := range rs {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s %s\t%s\t%s\n", r.ID, r.Status, r.Pipeline, r.Baseline.Name, r.Baseline.Version, r.Mutator, r.Created.Format(time.RFC3339))
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().StringVar(&status, "status", "pending", "pending, approved, rejected, superseded or all")
+	list.Flags().BoolVar(&listJSON, "json", false, "machine-readable output")
+	show := &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show a review request: the candidate, its evidence and verdicts",
+		Example: "  sextant review show 4b2e979dbf70",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := a.reviewStore(cmd.Context(), &sf, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := evolve.GetReview(cmd.Context(), st, args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			if showCandidate {
+				_, err := fmt.Fprint(a.stdout, r.Candidate)
+				return err
+			}
+			return writeJSON(a.stdout, r)
+		},
+	}
+	show.Flags().BoolVar(&showCandidate, "candidate", false, "print only the candidate strategy (TOML), e.g. to gate it again")
+	var by, note, dir string
+	decide := func(approve bool) func(cmd *cobra.Command, args []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			st, err := a.reviewStore(cmd.Context(), &sf, false)
+			if err != nil {
+				return a.decideViaServer(cmd.Context(), &sf, err, args[0], approve, by, note, dir)
+			}
+			defer st.Close()
+			now := time.Now().UTC().Truncate(time.Second)
+			var r *evolve.ReviewRequest
+			if approve {
+				r, err = a.approveLive(cmd.Context(), st, &sf, dir, args[0], by, note, now)
+			} else {
+				r, err = evolve.Reject(cmd.Context(), st, args[0], by, note, now)
+			}
+			if err != nil {
+				return notFound(err)
+			}
+			a.printDecision(r)
+			return nil
+		}
+	}
+	approve := &cobra.Command{Use: "approve ID", Short: "Approve and promote a candidate", Args: cobra.ExactArgs(1),
+		Example: "  sextant review approve 4b2e979dbf70 --by ana --pipeline pipelines/email-triage/pipeline.toml", RunE: decide(true)}
+	reject := &cobra.Command{Use: "reject ID", Short: "Reject a candidate", Args: cobra.ExactArgs(1),
+		Example: "  sextant review reject 4b2e979dbf70 --by ana --note \"too aggressive\"", RunE: decide(false)}
+	for _, sub := range []*cobra.Command{approve, reject} {
+		sub.Flags().StringVar(&by, "by", "", "who decides")
+		sub.Flags().StringVar(&note, "note", "", "why")
+	}
+	approve.Flags().StringVar(&dir, "dir", "", "directory for the promoted strategy file (default: beside the pipeline's strategy)")
+	c.PersistentFlags().StringVar(&sf.dir, "store", "", storeHelp)
+	c.PersistentFlags().StringVar(&sf.pipeline, "pipeline", "", "pipeline whose store holds the reviews")
+	sf.pipelineFlag = true
+	c.AddCommand(list, show, approve, reject)
+	return c
+}
+
+func (a *app) printDecision(r *evolve.ReviewRequest) {
+	fmt.Fprintf(a.stdout, "%s %s", r.ID, r.Status)
+	if r.Path != "" {
+		fmt.Fprintf(a.stdout, " → %s", r.Path)
+	}
+	fmt.Fprintln(a.stdout)
+}
+
+// decideViaServer approves or rejects through the API of the sextant
+// serve that holds the store (openErr, from opening it, says whether one
+// does). The server puts an approved strategy beside its own pipeline's,
+// so --dir cannot go through it.
+func (a *app) decideViaServer(ctx context.Context, sf *storeFlags, openErr error, id string, approve bool, by, note, dir string) error {
+	loc, err := a.locateTask(ctx, sf)
+	if err != nil {
+		return err
+	}
+	srv, err := serve.ViaServer(loc.dir, openErr)
+	if err != nil {
+		return err
+	}
+	if approve && dir != "" {
+		return usageErr(fmt.Errorf("--dir: sextant serve at %s holds the store and promotes beside the pipeline it serves; approve without --dir, or stop the server", srv.URL()))
+	}
+	r, err := srv.Decide(ctx, id, approve, serve.Decision{By: by, Note: note})
+	if err != nil {
+		return apiErr(fmt.Errorf("review %s through sextant serve at %s: %w", id, srv.URL(), err))
+	}
+	a.printDecision(r)
+	return nil
+}
+
+func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*store.Store, error) {
+	loc, err := a.locateTask(ctx, sf)
+	if err != nil {
+		return nil, err
+	}
+	mode := updateStore
+	if readOnly {
+		mode = readStore
+	}
+	return a.openStore(ctx, loc.dir, mode)
 }
