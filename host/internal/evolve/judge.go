@@ -144,6 +144,11 @@ type Judgment struct {
 	// fidelity below MinFidelity with the first divergences, or why no
 	// self-replay could measure it.
 	Reasons []string
+	// CandidatePipeline and Live are set when the candidate is a
+	// pipeline (GatePipeline): its identity, and the calls its replay
+	// made live.
+	CandidatePipeline *report.CandidatePipeline
+	Live              *report.Live
 }
 
 // ExitCode is the process exit code of the verdict (DESIGN §7).
@@ -240,6 +245,7 @@ func (j *Judgment) Report(pipeline string) *report.Report {
 		return r
 	}
 	r.Candidate = strategyRef(j.Candidate)
+	r.CandidatePipeline, r.Live = j.CandidatePipeline, j.Live
 	r.Metrics = j.Comparison.Metrics
 	for _, g := range j.Chain.Gates {
 		r.Gates = append(r.Gates, report.GateResult{Name: g.Name, Ruling: g.Ruling, Reasons: g.Reasons, Metrics: g.Metrics})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
@@ -37,6 +38,10 @@ type Verdict struct {
 	// trace; Replayed the distinct tasks replayed.
 	Divergences int `json:"divergences"`
 	Replayed    int `json:"replayed"`
+	// CandidatePipeline and Live are the candidate pipeline's identity
+	// and its live calls (Judgment); absent for a strategy candidate.
+	CandidatePipeline *report.CandidatePipeline `json:"candidate_pipeline,omitempty"`
+	Live              *report.Live              `json:"live,omitempty"`
 }
 
 // TaskVerdict is one task's outcome under the baseline and the candidate,
@@ -79,7 +84,7 @@ func NewVerdict(j *Judgment, command, pipeline, id string, at time.Time, output 
 	}
 	v := &Verdict{ID: id, Command: command, Pipeline: pipeline, Created: at.UTC(),
 		Comparison: Summarize(j.Comparison), Gates: j.Chain, Ruling: j.Ruling, ExitCode: j.ExitCode(),
-		Divergences: len(j.Self.Divergences), Replayed: j.Tasks}
+		Divergences: len(j.Self.Divergences), Replayed: j.Tasks, CandidatePipeline: j.CandidatePipeline, Live: j.Live}
 	regressed, improved := map[string]bool{}, map[string]bool{}
 	for _, t := range j.Regressed {
 		regressed[t] = true
