@@ -125,8 +125,7 @@ func Taken(ctx context.Context, st *store.Store, p *pipeline.Pipeline, base *str
 // the versions candidates may not take (Taken).
 func (e *Evolution) Round(ctx context.Context, rc replay.Config, reg *plugin.Registry, prep *run.Prepared, taken map[string]bool) (*RoundResult, error) {
 	p := prep.Pipeline
-	opts := Options{Seed: uint64(rc.Seed), MinFidelity: p.Replay.MinFidelity}
-	gates, closeGates, err := GateChain(ctx, reg, p, opts)
+	opts, gates, closeGates, err := gatesOf(ctx, reg, p, rc.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +143,7 @@ func (e *Evolution) Round(ctx context.Context, rc replay.Config, reg *plugin.Reg
 // telling progress of each.
 func (e *Evolution) Offline(ctx context.Context, rc replay.Config, reg *plugin.Registry, prep *run.Prepared, st *store.Store, progress func(Epoch)) (*OfflineResult, error) {
 	p := prep.Pipeline
-	opts := Options{Seed: uint64(rc.Seed), MinFidelity: p.Replay.MinFidelity}
-	gates, closeGates, err := GateChain(ctx, reg, p, opts)
+	opts, gates, closeGates, err := gatesOf(ctx, reg, p, rc.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +157,14 @@ func (e *Evolution) Offline(ctx context.Context, rc replay.Config, reg *plugin.R
 		},
 	}
 	return Offline(ctx, oc)
+}
+
+// gatesOf are the judging options of an evolution of p replayed with
+// seed, and p's gate chain under them (GateChain), with what closes it.
+func gatesOf(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipeline, seed int64) (Options, []GateSpec, func(), error) {
+	opts := Options{Seed: uint64(seed), MinFidelity: p.Replay.MinFidelity}
+	gates, closeGates, err := GateChain(ctx, reg, p, opts)
+	return opts, gates, closeGates, err
 }
 
 // SettleInto settles an evolution's candidates in st (Settle: the winner
