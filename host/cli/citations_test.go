@@ -104,3 +104,15 @@ func TestCommentCitations(t *testing.T) {
 		t.Fatal("no comments checked")
 	}
 }
+
+// TestRationaleLength: RATIONALE.md holds decisions only, one short
+// section each, and stays short enough to read in one sitting.
+func TestRationaleLength(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "RATIONALE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n > 600 {
+		t.Errorf("RATIONALE.md has %d lines; keep it at 600 or fewer (merge or shorten sections)", n)
+	}
+}
