@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/clock"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -144,37 +144,12 @@ func (a *app) reportSignal(name string, results []*run.Result, asJSON bool) erro
 			return err
 		}
 	} else {
-		fmt.Fprintf(a.stdout, "signal %q received by %d task(s)\n", name, len(results))
-		for _, res := range results {
-			if res.Status == store.StatusRunning {
-				fmt.Fprintf(a.stdout, "task %s running (in the process that holds the store)\n", res.Task)
-				continue
-			}
-			fmt.Fprintf(a.stdout, "task %s %s after %d steps\n", res.Task, res.Status, res.Steps)
-		}
+		report.WriteSignal(a.stdout, name, results)
 	}
 	if failed > 0 {
 		return withCode(ExitFailed, fmt.Errorf("%d run(s) failed after the signal", failed))
 	}
 	return nil
-}
-
-// printWaits prints what a waiting run waits for besides people (who are
-// printed as questions), and when the next timer is due.
-func (a *app) printWaits(ws []store.Wait) {
-	var next time.Time
-	for _, w := range ws {
-		if w.Kind == store.WaitHuman {
-			continue
-		}
-		fmt.Fprintf(a.stdout, "waiting for %s\n", w)
-		if !w.Due.IsZero() && w.Error == "" && (next.IsZero() || w.Due.Before(next)) {
-			next = w.Due
-		}
-	}
-	if !next.IsZero() {
-		fmt.Fprintf(a.stdout, "next timer due %s (sextant resume TASK fires it then)\n", next.UTC().Format(time.RFC3339Nano))
-	}
 }
 
 // temporalLoc is where follow-up hints of a run on Temporal point: the

@@ -8,12 +8,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -65,47 +64,12 @@ func (a *app) operateCommands() []*cobra.Command {
 	return []*cobra.Command{a.cancelCommand(), a.incidentsCommand(), a.retryCommand(), a.setCommand()}
 }
 
-// taskDetail is the last column of sextant runs: what a waiting task
-// waits for, where an incident stopped, who cancelled, what resumes an
-// interrupted run.
-func taskDetail(t *store.Task) string {
-	switch t.Status {
-	case store.StatusInterrupted:
-		return fmt.Sprintf("owner %s is gone: sextant resume %s", t.Owner, shellQuote(t.ID))
-	case store.StatusIncident:
-		if t.Incident != nil {
-			return "incident " + t.Incident.String()
-		}
-	case store.StatusCancelled:
-		if c := t.Cancelled; c != nil {
-			return cancelText(c)
-		}
-	}
-	if len(t.Waits) > 0 {
-		return waitsSummary(t.Waits)
-	}
-	return ""
-}
-
-func cancelText(c *store.Cancellation) string {
-	if c.Reason == "" {
-		return "cancelled by " + c.By
-	}
-	return "cancelled by " + c.By + ": " + c.Reason
-}
+// taskDetail is the last column of sextant runs (report.TaskDetail).
+func taskDetail(t *store.Task) string { return report.TaskDetail(t) }
 
 // printOperated adds to sextant show what an operator needs of a task
-// that is not simply running, waiting or done.
-func printOperated(w io.Writer, t *store.Task) {
-	switch {
-	case t.Status == store.StatusInterrupted:
-		fmt.Fprintf(w, "interrupted: owner %s is gone\n  continue: sextant resume %s\n", t.Owner, shellQuote(t.ID))
-	case t.Status == store.StatusIncident && t.Incident != nil:
-		fmt.Fprintf(w, "incident (%s) at %s\n  continue: sextant retry %s [--set NAME=VALUE]...\n", t.Incident.Kind, t.Incident, shellQuote(t.ID))
-	case t.Status == store.StatusCancelled && t.Cancelled != nil:
-		fmt.Fprintf(w, "%s at %s\n", cancelText(t.Cancelled), t.Cancelled.At.UTC().Format(time.RFC3339))
-	}
-}
+// (report.WriteOperated).
+func printOperated(w io.Writer, t *store.Task) { report.WriteOperated(w, t) }
 
 func (a *app) incidentsCommand() *cobra.Command {
 	var pipe string
@@ -163,20 +127,7 @@ func (a *app) incidents(ctx context.Context, sf *storeFlags, q store.Query, asJS
 		fmt.Fprintln(a.stdout, "no incidents")
 		return damaged
 	}
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TASK\tPIPELINE\tKIND\tWHERE\tERROR")
-	for _, t := range tasks {
-		inc := t.Incident
-		if inc == nil {
-			inc = &store.Incident{}
-		}
-		where := inc.Node
-		if inc.Position != "" {
-			where = inc.Position + " " + inc.Node
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Pipeline, inc.Kind, where, clip(inc.Error, 120))
-	}
-	if err := w.Flush(); err != nil {
+	if err := report.WriteIncidents(a.stdout, tasks); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "continue: sextant retry TASK [--set NAME=VALUE]...%s\n", loc.flag())

@@ -17,6 +17,7 @@ import (
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/readfile"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
@@ -216,33 +217,6 @@ func (a *app) continueTask(ctx context.Context, sf *storeFlags, tf *temporalFlag
 	return a.report(res, asJSON, loc)
 }
 
-// resumeSet is the --set a waiting step asks for: first is the first
-// choice ("confirm=yes"), rest the others as a note ("  (or confirm=no)").
-type resumeSet struct{ first, rest string }
-
-// resumeHint is how the run engine ends a question with the answer it
-// wants ("… — resume with --set answer=…", "--set confirm=yes|no").
-const resumeHint = " — resume with --set "
-
-// splitHint separates a waiting question from the answer it asks for.
-func splitHint(q string) (string, resumeSet) {
-	set := "answer=…"
-	if i := strings.LastIndex(q, resumeHint); i >= 0 {
-		q, set = q[:i], q[i+len(resumeHint):]
-	}
-	k, v, _ := strings.Cut(set, "=")
-	opts := strings.Split(v, "|")
-	rs := resumeSet{first: shellQuote(k + "=" + opts[0])}
-	if len(opts) > 1 {
-		var alt []string
-		for _, o := range opts[1:] {
-			alt = append(alt, k+"="+o)
-		}
-		rs.rest = "   (or " + strings.Join(alt, ", ") + ")"
-	}
-	return q, rs
-}
-
 // notFound makes an unknown task an invalid-input error (exit 2).
 func notFound(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
@@ -321,23 +295,9 @@ func (a *app) report(res *run.Result, asJSON bool, loc storeLoc) error {
 		if err := writeJSON(a.stdout, res); err != nil {
 			return err
 		}
-		return reportStatus(res)
+	} else {
+		report.WriteResult(a.stdout, res, loc.flag())
 	}
-	fmt.Fprintf(a.stdout, "task %s %s after %d steps (%d tokens, $%.4f)\n", res.Task, res.Status, res.Steps, res.Tokens, res.CostUSD)
-	for _, act := range res.Actions {
-		fmt.Fprintf(a.stdout, "action %s: %s (%s)\n", act.Action, act.Decision, act.Reason)
-	}
-	if res.Status == store.StatusCompleted && len(res.Output) > 0 {
-		if b, err := json.Marshal(res.Output); err == nil {
-			fmt.Fprintf(a.stdout, "output: %s\n", b)
-		}
-	}
-	for _, q := range res.Waiting {
-		question, set := splitHint(q.Question)
-		fmt.Fprintf(a.stdout, "waiting at %s: %s\n", q.Node, question)
-		fmt.Fprintf(a.stdout, "  continue: sextant resume %s --set %s%s%s\n", shellQuote(res.Task), set.first, loc.flag(), set.rest)
-	}
-	a.printWaits(res.Waits)
 	return reportStatus(res)
 }
 
