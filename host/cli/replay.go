@@ -104,24 +104,37 @@ local replay.`,
 
 func (a *app) gateCommand() *cobra.Command {
 	var f replayFlags
-	var candidate string
+	var candidate, candPipeline string
 	c := &cobra.Command{
-		Use:   "gate PIPELINE --candidate FILE",
+		Use:   "gate PIPELINE --candidate FILE | --candidate-pipeline FILE",
 		Short: "Replay, compare and run the gate chain on a candidate strategy",
 		Long: `gate replays the recorded tasks under the pipeline's strategy and the
 candidate, compares them with paired statistics (McNemar's exact test and
 paired bootstrap intervals) and evaluates every gate of the pipeline.
+
+With --candidate-pipeline the candidate is a pipeline (a full one, or an
+overlay: overlay = "pipeline.toml" and the keys it changes, such as a model
+or a prompt), replayed over the pipeline's recorded tasks under the same
+strategy unless it names another. Calls it changed miss their recordings;
+with on_miss = live (its [replay], or --on-miss) they are made, under its
+max_live_cost_usd, recorded in the store, and listed in the report.
 Exit status: 0 pass, 1 a gate failed, 2 invalid input, 3 review needed.`,
 		Example: `  sextant gate pipelines/email-triage/pipeline.toml --candidate pipelines/email-triage/candidates/regressing.toml
-  sextant gate pipeline.toml --candidate cand.toml --report junit=gates.xml --report html=report.html`,
+  sextant gate pipeline.toml --candidate cand.toml --report junit=gates.xml --report html=report.html
+  sextant gate pipeline.toml --candidate-pipeline candidates/gpt-4o.toml --on-miss live`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if candPipeline != "" {
+				return a.gatePipeline(cmd.Context(), args[0], candPipeline, &f)
+			}
 			f.strategies = []string{candidate}
 			return a.replayAndJudge(cmd.Context(), args[0], &f, true)
 		},
 	}
-	c.Flags().StringVar(&candidate, "candidate", "", "candidate strategy file (required)")
-	_ = c.MarkFlagRequired("candidate")
+	c.Flags().StringVar(&candidate, "candidate", "", "candidate strategy file")
+	c.Flags().StringVar(&candPipeline, "candidate-pipeline", "", "candidate pipeline file: a full pipeline or an overlay of changed keys")
+	c.MarkFlagsOneRequired("candidate", "candidate-pipeline")
+	c.MarkFlagsMutuallyExclusive("candidate", "candidate-pipeline")
 	f.add(c)
 	f.temporal.add(c)
 	return c
