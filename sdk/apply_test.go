@@ -48,23 +48,45 @@ func applyByHand(d *sdk.Decision, s sdk.State) []sdk.Token {
 func TestApplyAgreesWithTheRule(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	id := func() string { return fmt.Sprintf("t%d", rng.IntN(12)) }
+	// token sets each optional field or leaves it empty, at random.
+	token := func(node string) sdk.Token {
+		t := sdk.Token{ID: id(), Node: node, Status: sdk.Ready}
+		if rng.IntN(2) == 0 {
+			t.Scope, t.Status = id(), sdk.Waiting
+		}
+		if rng.IntN(2) == 0 {
+			t.Triggers = []string{node + "-event"}
+		}
+		if rng.IntN(2) == 0 {
+			t.Attempt, t.DelayMS = 1+rng.IntN(3), int64(rng.IntN(500))
+		}
+		if rng.IntN(2) == 0 {
+			t.Attrs = map[string]any{"flow": node}
+		}
+		return t
+	}
 	for i := range 3000 {
 		var s sdk.State
 		for range rng.IntN(6) {
-			s.Tokens = append(s.Tokens, sdk.Token{ID: id(), Node: "s"})
+			s.Tokens = append(s.Tokens, token("s"))
 		}
 		d := &sdk.Decision{}
 		for range rng.IntN(12) {
 			d.Remove = append(d.Remove, id())
 		}
 		for j := range rng.IntN(5) {
-			d.Add = append(d.Add, sdk.Token{ID: id(), Node: fmt.Sprintf("a%d", j)})
+			d.Add = append(d.Add, token(fmt.Sprintf("a%d", j)))
 		}
 		before := append([]sdk.Token(nil), s.Tokens...)
 		want := applyByHand(d, s)
 		switch i % 3 {
 		case 1:
-			d.ReserveApply(make([]sdk.Token, rng.IntN(8)))
+			// Room that is not zeroed: Apply must overwrite every field.
+			room := make([]sdk.Token, rng.IntN(8))
+			for k := range room {
+				room[k] = token("stale")
+			}
+			d.ReserveApply(room)
 		case 2:
 			// The added tokens written inside the room: at its end after the
 			// tokens the state keeps (in place), or anywhere else.

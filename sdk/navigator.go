@@ -522,26 +522,25 @@ func (d *Decision) Apply(s State) State {
 		if toks == nil {
 			toks = make([]Token, 0, n)
 		}
-		for _, t := range s.Tokens {
-			if !d.removed(t.ID, drop) {
-				toks = append(toks, t)
+		for i := range s.Tokens {
+			if !d.removed(s.Tokens[i].ID, drop) {
+				toks = toks[:len(toks)+1]
+				copyToken(&toks[len(toks)-1], &s.Tokens[i])
 			}
 		}
 		if inPlace {
 			toks = toks[:n]
 		} else {
-			for _, t := range d.Add {
-				replaced := false
-				for i := range toks {
-					if toks[i].ID == t.ID {
-						toks[i] = t
-						replaced = true
-						break
-					}
+			for j := range d.Add {
+				t := &d.Add[j]
+				i := 0
+				for i < len(toks) && toks[i].ID != t.ID {
+					i++
 				}
-				if !replaced {
-					toks = append(toks, t)
+				if i == len(toks) {
+					toks = toks[:i+1]
 				}
+				copyToken(&toks[i], t)
 			}
 		}
 		out.Tokens = toks
@@ -565,6 +564,24 @@ func (d *Decision) Apply(s State) State {
 		out.Env.Vars = vars
 	}
 	return out
+}
+
+// copyToken copies t to dst field by field, and leaves alone the fields
+// that are empty in both (most of them, in memory Apply allocated): copying
+// the whole struct goes through the runtime's bulk write barrier, which
+// visits every pointer slot of the token whenever a collection is marking.
+func copyToken(dst, t *Token) {
+	dst.ID, dst.Node, dst.Status = t.ID, t.Node, t.Status
+	if t.Scope != "" || dst.Scope != "" {
+		dst.Scope = t.Scope
+	}
+	if t.Triggers != nil || dst.Triggers != nil {
+		dst.Triggers = t.Triggers
+	}
+	dst.Attempt, dst.DelayMS = t.Attempt, t.DelayMS
+	if t.Attrs != nil || dst.Attrs != nil {
+		dst.Attrs = t.Attrs
+	}
 }
 
 // maxScanRemove is how many removed ids Apply looks up by scanning; more

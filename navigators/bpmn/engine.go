@@ -3,6 +3,7 @@ package bpmn
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -123,19 +124,23 @@ var runPool = sync.Pool{New: func() any {
 // the costliest steps of a call.
 //
 // What the pooled run still points to (the last request's env and tokens,
-// in envVal, sc and the arena) stays reachable until the next call
+// in envVal, sc and the arena, and the last answer's trace) stays reachable until the next call
 // overwrites it or a collection empties the pool; clearing it here would
 // cost more barriers than it saves.
 func (r *run) release() {
 	if r.set != nil || r.fault != nil {
 		r.set, r.fault = nil, nil
 	}
-	r.toks, r.q, r.qh, r.jobs, r.used, r.seq = r.toks[:0], r.q[:0], 0, 0, 0, 0
+	// One slice a statement: the compiler stores only the length of a
+	// slice resliced into itself.
+	r.toks = r.toks[:0]
+	r.q = r.q[:0]
+	r.waiting = r.waiting[:0]
+	r.qh, r.jobs, r.used, r.seq = 0, 0, 0, 0
 	if len(r.aux) > 0 {
 		clear(r.aux)
 		r.aux = r.aux[:0]
 	}
-	r.trace, r.waiting = nil, r.waiting[:0]
 	runPool.Put(r)
 }
 
@@ -143,6 +148,13 @@ func (r *run) release() {
 // the given fields and bits, appended to r.toks. It stores field by field:
 // copying a whole token into the (heap) arena would go through the
 // runtime's bulk write barrier whenever a collection is marking.
+//
+// It also skips the stores of values the slot already holds. The run is
+// pooled, and the next call most often puts the same token at the same
+// slot (the process's scope token first, same node, same scope, no
+// attributes): while a collection marks, every pointer stored pays the
+// write barrier on the old value and the new, and a comparison costs
+// nothing of the kind.
 func (r *run) slot(id string, n *node, status sdk.TokenStatus, scope *tok, triggers []string, attrs map[string]any, bits tokBits) *tok {
 	var t *tok
 	if r.used < len(r.arena) {
@@ -153,16 +165,74 @@ func (r *run) slot(id string, n *node, status sdk.TokenStatus, scope *tok, trigg
 	}
 	bits.ix = int32(len(r.toks))
 	t.tokBits = bits
-	t.id, t.n, t.status, t.scope, t.flow, t.triggers, t.attrs = id, n, status, scope, nil, triggers, attrs
-	r.toks = append(r.toks, t)
+	if t.id != id {
+		t.id = id
+	}
+	if t.n != n {
+		t.n = n
+	}
+	if t.status != status {
+		t.status = status
+	}
+	if t.scope != scope {
+		t.scope = scope
+	}
+	if t.flow != nil {
+		t.flow = nil
+	}
+	if !sameSlice(t.triggers, triggers) {
+		t.triggers = triggers
+	}
+	if t.attrs != nil || attrs != nil {
+		t.attrs = attrs
+	}
+	if k := len(r.toks); k < cap(r.toks) && r.toks[:k+1][k] == t {
+		r.toks = r.toks[:k+1]
+	} else {
+		r.toks = append(r.toks, t)
+	}
 	return t
+}
+
+// sameSlice reports whether a and b are the same slice of the same memory.
+func sameSlice[T any](a, b []T) bool {
+	return unsafe.SliceData(a) == unsafe.SliceData(b) && len(a) == len(b) && cap(a) == cap(b)
+}
+
+// setEnv makes the run's env a copy of e, storing only the fields that
+// changed (see slot): calls on one instance carry the same maps.
+func (r *run) setEnv(e *sdk.Env) {
+	v := &r.envVal
+	if !sameMap(v.Input, e.Input) {
+		v.Input = e.Input
+	}
+	if !sameMap(v.Vars, e.Vars) {
+		v.Vars = e.Vars
+	}
+	if !sameMap(v.Strategy, e.Strategy) {
+		v.Strategy = e.Strategy
+	}
+	if v.Now != e.Now {
+		v.Now = e.Now
+	}
+	if r.env != v {
+		r.env = v
+	}
+}
+
+// sameMap reports whether a and b are the same map (not merely equal ones).
+func sameMap(a, b map[string]any) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
 }
 
 // newRun rebuilds the engine tokens of st.
 func newRun(m *model, st *sdk.State) (*run, error) {
 	r := runPool.Get().(*run)
-	r.envVal = st.Env
-	r.m, r.env, r.seq = m, &r.envVal, st.Seq
+	r.setEnv(&st.Env)
+	if r.m != m {
+		r.m = m
+	}
+	r.seq = st.Seq
 	r.trace = r.mem.traceRoom()
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
