@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,8 +50,7 @@ func (a *app) strategyLiveCommand() *cobra.Command {
 			if asJSON {
 				return writeJSON(a.stdout, l)
 			}
-			a.printLive(l, p)
-			return nil
+			return l.WriteText(a.stdout, p)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
@@ -125,7 +123,7 @@ func (a *app) move(ctx context.Context, path string, sf *storeFlags, m evolve.Mo
 	if err != nil {
 		return err
 	}
-	a.printMoved(before, l, p)
+	l.WriteMoved(a.stdout, before, p)
 	return nil
 }
 
@@ -145,64 +143,6 @@ func (a *app) livePipeline(ctx context.Context, path string, sf *storeFlags) (*p
 	}
 	return p, loc, nil
 }
-
-func (a *app) printMoved(before, l *evolve.Live, p *pipeline.Pipeline) {
-	v := l.Live
-	if before.Live.Version == v.Version && before.Live.Hash == v.Hash {
-		fmt.Fprintf(a.stdout, "%s: %s %s is live already\n", p.Name, v.Name, v.Version)
-	} else {
-		fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s; %s by %s)\n", p.Name, v.Name, v.Version, v.From, v.Action, v.By)
-	}
-	a.printPinned(l, p)
-}
-
-// printPinned says when the pipeline's runs do not use the live version.
-func (a *app) printPinned(l *evolve.Live, p *pipeline.Pipeline) {
-	switch {
-	case l.Pinned && l.Runs != l.Live:
-		fmt.Fprintf(a.stdout, "note: %s pins its strategy ([strategy] pin = true): runs keep using %s %s until the pin is removed\n", p.File, l.Runs.Name, l.Runs.Version)
-	case l.Runs != l.Live:
-		fmt.Fprintf(a.stdout, "note: %s now configures strategy %s, so runs use it, not the live %s %s\n", p.File, l.Runs.Name, l.Live.Name, l.Live.Version)
-	}
-}
-
-func (a *app) printLive(l *evolve.Live, p *pipeline.Pipeline) {
-	v := l.Live
-	fmt.Fprintf(a.stdout, "%s: %s %s is live (%s, hash %s)\n", l.Pipeline, v.Name, v.Version, v.File, shortID(v.Hash))
-	if v.Action == evolve.MoveConfigured {
-		fmt.Fprintf(a.stdout, "as configured in %s: nothing promoted yet\n", p.File)
-	} else {
-		fmt.Fprintf(a.stdout, "since %s: %s by %s", v.At.Format(time.RFC3339), v.Action, v.By)
-		if v.Reason != "" {
-			fmt.Fprintf(a.stdout, ": %s", v.Reason)
-		}
-		fmt.Fprintln(a.stdout)
-	}
-	a.printPinned(l, p)
-	if len(l.History) == 0 {
-		return
-	}
-	fmt.Fprintln(a.stdout)
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "AT\tACTION\tVERSION\tFROM\tBY\tREASON")
-	for _, h := range l.History {
-		at := "-"
-		if !h.At.IsZero() {
-			at = h.At.Format(time.RFC3339)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", at, h.Action, h.Version, dash(h.From), dash(h.By), h.Reason)
-	}
-	w.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func shortID(h string) string { return h[:min(12, len(h))] }
 
 // followLiveLoaded switches loaded (for replay, gate or evolve) to the
 // pipeline's live version, read from the store dir (when there is one),
@@ -244,7 +184,7 @@ func (a *app) settleLive(ctx context.Context, st *store.Store, conf *pipeline.Pi
 		return fmt.Errorf("%w (the version is recorded: sextant promote %s %s makes it live)", err, conf.File, w.Version)
 	}
 	fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s)\n", conf.Name, w.Name, w.Version, l.Live.From)
-	a.printPinned(l, conf)
+	l.WritePinned(a.stdout, conf)
 	return nil
 }
 

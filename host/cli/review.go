@@ -162,7 +162,7 @@ func (a *app) decide(ctx context.Context, sf *storeFlags, req layer.DecideReques
 	}
 	if l := d.Live; l != nil {
 		fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s)\n", req.Pipeline.Name, l.Live.Name, l.Live.Version, l.Live.From)
-		a.printPinned(l, req.Pipeline)
+		l.WritePinned(a.stdout, req.Pipeline)
 	}
 	a.printDecision(d.Review)
 	return nil

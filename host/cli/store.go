@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -286,13 +285,7 @@ func (a *app) storeCheckCommand() *cobra.Command {
 					return err
 				}
 			} else {
-				printDamage(a.stdout, rep.Files, rep.Tasks, rep.Keys)
-				if rep.Damaged() {
-					fmt.Fprintf(a.stdout, "store %s is damaged: %d file(s), %d task(s), %d other record(s); %d task(s) read whole\nrun: sextant store salvage --to DIR%s\n",
-						loc.dir, len(rep.Files), len(rep.Tasks), len(rep.Keys), rep.TasksRead, loc.flag())
-				} else {
-					fmt.Fprintf(a.stdout, "store %s: no damage found (%d task(s) read whole)\n", loc.dir, rep.TasksRead)
-				}
+				report.WriteCheck(a.stdout, rep, loc.dir, loc.flag())
 			}
 			if rep.Damaged() {
 				return errSilent
@@ -359,35 +352,10 @@ func (a *app) printSalvage(rep *store.SalvageReport, to string, asJSON bool) err
 			return err
 		}
 	} else {
-		var tasks, keys []*store.DamageError
-		for _, d := range rep.Left {
-			if d.Task != "" {
-				tasks = append(tasks, d)
-			} else {
-				keys = append(keys, d)
-			}
-		}
-		printDamage(a.stdout, rep.Files, tasks, keys)
-		n := rep.Copied
-		fmt.Fprintf(a.stdout, "salvaged %d task(s) (%d executions, %d spans, %d rewards, %d checkpoints) and %d recording(s) into %s; left behind %d\n",
-			n.Tasks, n.Executions, n.Spans, n.Rewards, n.Checkpoints, n.Recordings, to, len(rep.Left))
+		report.WriteSalvage(a.stdout, rep, to)
 	}
 	if len(rep.Left) > 0 {
 		return errSilent
 	}
 	return nil
-}
-
-// printDamage lists damaged files, then tasks, then other records, one a
-// line.
-func printDamage(w io.Writer, files, tasks, keys []*store.DamageError) {
-	for _, d := range files {
-		fmt.Fprintf(w, "damaged file %s: %v\n", d.File, d.Err)
-	}
-	for _, d := range tasks {
-		fmt.Fprintf(w, "damaged task %s: %v\n", d.Task, d)
-	}
-	for _, d := range keys {
-		fmt.Fprintf(w, "damaged record %s: %v\n", d.Key, d)
-	}
 }
