@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/builtins"
-	"github.com/sextant-dev/sextant/host/internal/jsonpos"
 )
 
 func (a *app) decideCommand() *cobra.Command {
@@ -29,7 +26,7 @@ func (a *app) decideCommand() *cobra.Command {
 			if decision == "" {
 				return usageErr(errors.New("--decision NAME is required"))
 			}
-			inputs, err := readDecideInput(input, a.stdin)
+			inputs, err := a.readDecideInput(input)
 			if err != nil {
 				return withInvalid(err)
 			}
@@ -53,44 +50,25 @@ func (a *app) decideCommand() *cobra.Command {
 	return c
 }
 
-// readDecideInput reads --input: inline JSON when it starts with "{" or "[",
-// else a file (or standard input for "-"). Errors are positioned in the
-// JSON by line and column.
-func readDecideInput(arg string, stdin io.Reader) (map[string]any, error) {
-	if strings.TrimSpace(arg) == "" {
+// readDecideInput reads --input: inline JSON when it starts with "{" or
+// "[", else a file (standard input for "-"), at most builtins.DMNMaxSize
+// bytes and only a regular file.
+func (a *app) readDecideInput(arg string) (map[string]any, error) {
+	t := strings.TrimSpace(arg)
+	if t == "" {
 		return map[string]any{}, nil
 	}
 	name, data := "input", []byte(arg)
-	if t := strings.TrimSpace(arg); !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
+	if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
 		var err error
-		name = arg
-		if arg == "-" {
+		if data, err = a.readNamed("--input", arg, builtins.DMNMaxSize); err != nil {
+			return nil, err
+		}
+		if name = arg; arg == "-" {
 			name = "stdin"
-			data, err = io.ReadAll(io.LimitReader(stdin, builtins.DMNMaxSize+1))
-		} else {
-			data, err = os.ReadFile(arg)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--input: %w", err)
 		}
 	}
-	if len(data) > builtins.DMNMaxSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, builtins.DMNMaxSize)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, jsonpos.Error(name, data, dec.InputOffset(), err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, jsonpos.Error(name, data, dec.InputOffset(), errors.New("more than one JSON value"))
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s:1:1: want a JSON object of inputs by name", name)
-	}
-	return m, nil
+	return builtins.DecodeDMNInput(name, data)
 }
 
 func (a *app) printDecideResult(v any, asJSON bool) error {

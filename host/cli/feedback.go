@@ -4,23 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/store"
-)
-
-// The range of a reward: replay counts a task with rewards as a success
-// when their mean is above 0, and reports the mean as its reward metric.
-const (
-	minReward = -1.0
-	maxReward = 1.0
 )
 
 func (a *app) feedbackCommand() *cobra.Command {
@@ -98,40 +88,13 @@ func (a *app) feedback(ctx context.Context, sf *storeFlags, rs []*store.Reward, 
 	return nil
 }
 
-// meanRewardAtLeast reports whether the task's mean reward on dimension
-// dim ("" the unnamed one) is at least lo; a task without such rewards
-// is not.
+// meanRewardAtLeast is store.MeanRewardAtLeast, for runs --min-reward.
 func meanRewardAtLeast(ctx context.Context, s *store.Store, task, dim string, lo float64) (bool, error) {
-	if dim == "" {
-		n, sum, err := s.RewardStats(ctx, task)
-		return err == nil && n > 0 && sum/float64(n) >= lo, err
-	}
-	dims, err := s.DimensionStats(ctx, task)
-	if err != nil {
-		return false, err
-	}
-	d, ok := dims[dim]
-	return ok && d.Mean() >= lo, nil
+	return s.MeanRewardAtLeast(ctx, task, dim, lo)
 }
 
-// parseReward reads a --reward value: X, or NAME=X for a named dimension.
-func parseReward(s string) (dim string, v float64, err error) {
-	num := s
-	if name, val, ok := strings.Cut(s, "="); ok {
-		if err := store.ValidDimension(name); err != nil {
-			return "", 0, err
-		}
-		dim, num = name, val
-	}
-	v, err = strconv.ParseFloat(num, 64)
-	if err != nil || num == "" || math.IsNaN(v) {
-		return "", 0, fmt.Errorf("%q is not a number", s)
-	}
-	if v < minReward || v > maxReward {
-		return "", 0, fmt.Errorf("%s is out of range: want %g (bad) to %g (good)", s, minReward, maxReward)
-	}
-	return dim, v, nil
-}
+// parseReward reads a --reward value (store.ParseReward).
+func parseReward(s string) (dim string, v float64, err error) { return store.ParseReward(s) }
 
 func (a *app) importCommand() *cobra.Command {
 	var sf storeFlags

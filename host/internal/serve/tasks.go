@@ -20,8 +20,8 @@ import (
 
 // The range of a reward, as `sextant feedback` takes it.
 const (
-	minReward = -1.0
-	maxReward = 1.0
+	minReward = store.MinReward
+	maxReward = store.MaxReward
 )
 
 // PipelineInfo is one pipeline the server may run.
