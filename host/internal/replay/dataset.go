@@ -65,6 +65,19 @@ func OpenDataset(ctx context.Context, path, cacheDir string, logger *slog.Logger
 	return s, nil
 }
 
+// OpenDatasetAnswers opens, writable, the store that keeps the answers of
+// calls replays of a dataset made live (Config.Record): beside the
+// dataset's import (OpenDataset's store), created on first use, so the
+// next replay of the same dataset finds them and makes no such call again.
+func OpenDatasetAnswers(ctx context.Context, dataset *store.Store, logger *slog.Logger) (*store.Store, error) {
+	dir := dataset.Dir() + ".live"
+	s, err := store.Open(ctx, dir, store.NewConfig().WithLogger(logger))
+	if err != nil {
+		return nil, fmt.Errorf("open the live answers of dataset store %s: %w", dataset.Dir(), err)
+	}
+	return s, nil
+}
+
 // importDataset imports a dataset into the store dir, crash-safe and safe
 // to race: each import writes a directory of its own and renames it into
 // place once complete (marked), so replays started at once (shards on one

@@ -102,8 +102,12 @@ func newRecordedCheck(cfg Config, prep *run.Prepared) *recordedCheck {
 	return c
 }
 
-// task checks one recorded task.
+// task checks one recorded task; a nil check (Config.Candidate) checks
+// nothing.
 func (c *recordedCheck) task(t *store.Task) {
+	if c == nil {
+		return
+	}
 	ref := t.Strategy
 	for i, st := range c.strategies {
 		if ref.Hash == "" || ref.Name != st.Metadata.Name || ref.Version != st.Metadata.Version {
@@ -143,7 +147,7 @@ func (c *recordedCheck) note(e *ChangedError, task string) {
 
 // err is every change found, one per line, strategies first.
 func (c *recordedCheck) err() error {
-	if len(c.found) == 0 {
+	if c == nil || len(c.found) == 0 {
 		return nil
 	}
 	order := map[string]int{"strategy": 0, "routine": 1, "rules": 2}
