@@ -149,6 +149,10 @@ type Judgment struct {
 	// made live.
 	CandidatePipeline *report.CandidatePipeline
 	Live              *report.Live
+	// Outputs are the flipped tasks' outputs by task, set when the two
+	// replays cannot be told apart by strategy hash (GatePipeline: a model
+	// swap keeps it); NewVerdict takes them before its output function.
+	Outputs map[string]FlipOutputs
 }
 
 // ExitCode is the process exit code of the verdict (DESIGN §7).

@@ -2,7 +2,9 @@ package evolve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
@@ -37,12 +39,15 @@ type PipelineCandidate struct {
 // replay fails with replay.ErrLiveCost once its live calls cost more than
 // its cap.
 func GatePipeline(ctx context.Context, c PipelineCandidate, gates []GateSpec, opts Options) (*Judgment, error) {
-	collect := func(cfg replay.Config, st *strategy.Strategy) ([]replay.Result, error) {
+	collect := func(cfg replay.Config, st *strategy.Strategy, outputs map[string]json.RawMessage) ([]replay.Result, error) {
 		cfg.Strategies = []*strategy.Strategy{st}
 		var out []replay.Result
 		err := replay.Run(ctx, cfg, func(r replay.Result) error {
 			if c.OnResult != nil {
 				c.OnResult(r)
+			}
+			if b, ok := ClipOutput(r.Output); ok && len(outputs) < MaxKeptOutputs {
+				outputs[r.Task] = b // for the flipped tasks of the stored verdict
 			}
 			r.Output = nil // its digest stays: results of many tasks stay small
 			out = append(out, r)
@@ -50,13 +55,15 @@ func GatePipeline(ctx context.Context, c PipelineCandidate, gates []GateSpec, op
 		})
 		return out, err
 	}
-	base, err := collect(c.Base, c.Baseline)
+	baseOut, candOut := map[string]json.RawMessage{}, map[string]json.RawMessage{}
+	base, err := collect(c.Base, c.Baseline, baseOut)
 	if err != nil {
 		return nil, fmt.Errorf("replay the baseline: %w", err)
 	}
 	cand := c.Cand
 	cand.Pipeline = c.Base.Pipeline // the gated pipeline's tasks, whatever the candidate is called
-	results, err := collect(cand, c.Strategy)
+	cand.Candidate = true           // it changed what they were recorded with on purpose
+	results, err := collect(cand, c.Strategy, candOut)
 	if err != nil {
 		return nil, fmt.Errorf("replay the candidate pipeline %s: %w", c.File, err)
 	}
@@ -65,7 +72,19 @@ func GatePipeline(ctx context.Context, c PipelineCandidate, gates []GateSpec, op
 	if cand.OnMiss == replay.MissLive {
 		j.Live = LiveOf(results, cand.MaxLiveCostUSD, cand.Record != nil)
 	}
+	for _, t := range slices.Concat(j.Regressed, j.Improved) {
+		if j.Outputs == nil {
+			j.Outputs = map[string]FlipOutputs{}
+		}
+		j.Outputs[t] = FlipOutputs{Baseline: baseOut[t], Candidate: candOut[t]}
+	}
 	return j, nil
+}
+
+// FlipOutputs are a flipped task's outputs (clipped, ClipOutput) under the
+// baseline and the candidate.
+type FlipOutputs struct {
+	Baseline, Candidate json.RawMessage
 }
 
 // JudgePipelines judges a candidate pipeline: base are the baseline's

@@ -2,13 +2,22 @@ package evolve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	_ "github.com/sextant-dev/sextant/navigators/bpmn"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -71,5 +80,106 @@ func TestLiveOf(t *testing.T) {
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestGatePipelineFlippedOutputs: a candidate pipeline whose classify
+// prompt and rules changed (the rules under on_miss = live, which a
+// baseline's replay would refuse as changed since recorded) is replayed
+// as a candidate: its changed calls go live to the new rules, no result is
+// a self-replay, and the task it regressed keeps both outputs for the
+// stored verdict, though both sides share one strategy hash.
+func TestGatePipelineFlippedOutputs(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	entries, err := plugin.Discover(nil, sdk.Registered())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := plugin.NewRegistry(entries)
+	example := "../../../pipelines/email-triage"
+	dir := t.TempDir()
+	for _, f := range []string{"pipeline.toml", "email-triage.bpmn", "responses.toml", "strategies/email-handler.toml"} {
+		b, err := os.ReadFile(filepath.Join(example, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b = []byte(strings.Replace(string(b), `dataset = "dataset.jsonl"`, "", 1)) // the store's tasks are replayed
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rules, err := os.ReadFile(filepath.Join(dir, "responses.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleting := strings.Replace(string(rules), `reply = '{"action": "archive", "confidence": 0.93}'`, `reply = '{"action": "delete", "confidence": 0.93}'`, 1)
+	overlay := "overlay = \"pipeline.toml\"\n[providers.default]\nrules = \"deleting.toml\"\n[steps.classify]\nsystem = \"You triage e-mail. Follow the playbook.\"\n"
+	for name, text := range map[string]string{"deleting.toml": deleting, "cand.toml": overlay} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := store.Open(ctx, t.TempDir(), store.NewConfig().WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	loaded := map[string]*run.Loaded{}
+	for _, name := range []string{"pipeline.toml", "cand.toml"} {
+		l, err := run.Load(ctx, filepath.Join(dir, name), reg, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close(ctx)
+		loaded[name] = l
+	}
+	prep, err := loaded["pipeline.toml"].Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := prep.Runner(run.Config{Store: src, Logger: quiet})
+	for id, in := range map[string]string{"news": "Top stories this week. Unsubscribe at any time.", "sync": "Are you free on Thursday?"} {
+		truth := map[string]string{"news": `{"action": "archive"}`, "sync": `{"action": "reply"}`}[id]
+		if res, err := r.Start(ctx, run.Input{ID: id, Input: map[string]any{"from": "a@example.com", "subject": id, "body": in},
+			Truth: json.RawMessage(truth)}); err != nil || res.Status != store.StatusCompleted {
+			t.Fatalf("record %s: %v %+v", id, err, res)
+		}
+	}
+	prep.Close(ctx)
+
+	config := func(l *run.Loaded, onMiss string) replay.Config {
+		return replay.Setup{Loaded: l, Plugins: reg, Settings: replay.Settings{Workers: 1, OnMiss: onMiss}, Logger: quiet}.Config(src)
+	}
+	st := loaded["pipeline.toml"].Strategy
+	var results []replay.Result
+	c := PipelineCandidate{Base: config(loaded["pipeline.toml"], replay.MissFail), Cand: config(loaded["cand.toml"], replay.MissLive),
+		Baseline: st, Strategy: st, Pipeline: loaded["cand.toml"].Pipeline, File: "cand.toml",
+		OnResult: func(r replay.Result) { results = append(results, r) }}
+	j, err := GatePipeline(ctx, c, nil, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 4 || !results[0].SelfReplay || !results[0].Reproduced || results[2].SelfReplay || results[3].SelfReplay || len(results[2].Live) != 1 {
+		t.Fatalf("results %+v", results)
+	}
+	if !reflect.DeepEqual(j.Regressed, []string{"news"}) || j.Live == nil || j.Live.Calls != 2 {
+		t.Fatalf("regressed %v improved %v live %+v", j.Regressed, j.Improved, j.Live)
+	}
+	fo := j.Outputs["news"]
+	if !strings.Contains(string(fo.Baseline), `"archive"`) || !strings.Contains(string(fo.Candidate), `"delete"`) || len(j.Outputs) != 1 {
+		t.Fatalf("outputs %v", j.Outputs)
+	}
+	v, err := NewVerdict(j, "gate", "email-triage", "01A", t0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tv := range v.Tasks {
+		if got := tv.Flip != "" && tv.BaselineOutput != nil && tv.CandidateOutput != nil; got != (tv.Task == "news") {
+			t.Errorf("task %s (flip %q): outputs %s / %s", tv.Task, tv.Flip, tv.BaselineOutput, tv.CandidateOutput)
+		}
 	}
 }

@@ -103,7 +103,9 @@ func NewVerdict(j *Judgment, command, pipeline, id string, at time.Time, output 
 		case improved[t.Task]:
 			tv.Flip = FlipImproved
 		}
-		if tv.Flip != "" && output != nil {
+		if fo, ok := j.Outputs[t.Task]; ok && tv.Flip != "" {
+			tv.BaselineOutput, tv.CandidateOutput = fo.Baseline, fo.Candidate
+		} else if tv.Flip != "" && output != nil {
 			tv.BaselineOutput, _ = output(t.Task, j.Comparison.Baseline.Hash)
 			tv.CandidateOutput, _ = output(t.Task, j.Comparison.Candidate.Hash)
 		}
