@@ -230,6 +230,3 @@ cancelled asks for them.`,
 	sf.add(c, false)
 	return c
 }
-
-// waitsSummary is the first thing a task waits for, and how many more.
-func waitsSummary(ws []store.Wait) string { return report.WaitsSummary(ws) }

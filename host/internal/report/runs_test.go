@@ -16,7 +16,7 @@ func TestWriteResult(t *testing.T) {
 	due := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	res := &run.Result{Task: "t 1", Status: store.StatusWaiting, Steps: 2, Tokens: 30, CostUSD: 0.0012,
 		Waiting: []run.Question{{Node: "ok", Question: "ship it? — resume with --set confirm=yes|no|later"}, {Node: "why", Question: "why"}},
-		Waits: []store.Wait{{Kind: store.WaitHuman, Node: "ok"}, {Kind: store.WaitTimer, Event: "t", Node: "ok", Due: due.Add(time.Hour)}, {Kind: store.WaitTimer, Event: "u", Node: "ok", Due: due}}}
+		Waits:   []store.Wait{{Kind: store.WaitHuman, Node: "ok"}, {Kind: store.WaitTimer, Event: "t", Node: "ok", Due: due.Add(time.Hour)}, {Kind: store.WaitTimer, Event: "u", Node: "ok", Due: due}}}
 	var b bytes.Buffer
 	WriteResult(&b, res, " --store 'my store'")
 	want := `task t 1 waiting after 2 steps (30 tokens, $0.0012)
