@@ -144,7 +144,10 @@ func TestCrashResume(t *testing.T) {
 // crashPoints lists the interruption points: NAME:N arms the N-th pass
 // through a failpoint (host/internal/failpoint) in one run of the 10-step
 // chain (5 LLM steps, 5 expr steps). The run checkpoints once after start
-// and once per step, and once more when it finishes (12 checkpoints).
+// and once per step, and once more when it finishes (12 checkpoints): the
+// last one also ends the execution and sets the task's status in the same
+// commit, so CheckpointCommit:12 is the last point inside a run (and
+// StatusExecution falls in no run that ends).
 func crashPoints() []string {
 	var ps []string
 	add := func(name string, ns ...int) {
@@ -157,9 +160,8 @@ func crashPoints() []string {
 	add(failpoint.ChatAnswered, 1, 2, 3, 4, 5)
 	add(failpoint.ChatRecorded, 1, 3, 5)
 	add(failpoint.CheckpointCommit, 1, 2, 7, 12)
-	add(failpoint.CheckpointCommitted, 1, 4, 12)
-	add(failpoint.CheckpointSynced, 1, 9, 12)
-	add(failpoint.StatusExecution, 1)
+	add(failpoint.CheckpointCommitted, 1, 4, 11)
+	add(failpoint.CheckpointSynced, 1, 9, 11)
 	return ps
 }
 

@@ -167,7 +167,11 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 	for i := range rs.Rule {
 		ru := &rs.Rule[i]
 		if m, ok := ru.matches(r.Step, prompt, env); ok {
-			return p.answer(ctx, ru, fmt.Sprintf("%s: rule[%d]", file, i), r, prompt, env, m)
+			where := "" // names the rule in errors, which only tool calls can make
+			if len(ru.ToolCalls) > 0 {
+				where = fmt.Sprintf("%s: rule[%d]", file, i)
+			}
+			return p.answer(ctx, ru, where, r, prompt, env, m)
 		}
 	}
 	if rs.Default != nil {

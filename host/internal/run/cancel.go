@@ -75,6 +75,9 @@ func track(ctx context.Context, task string) (context.Context, func(), error) {
 
 // cancelOf is the *Cancelled that ended ctx, or nil.
 func cancelOf(ctx context.Context) *Cancelled {
+	if ctx.Err() == nil {
+		return nil // not done, so no cause: the common case costs no allocation
+	}
 	var c *Cancelled
 	if errors.As(context.Cause(ctx), &c) {
 		return c

@@ -269,6 +269,9 @@ type exec struct {
 	spanIDs     store.SpanIDs
 	haveSpanIDs bool
 	rootSpanID  string // spanID(1), the parent of every step's span
+	// stateBuf is the array checkpoints are encoded into, when the
+	// Journal keeps none of their bytes (see checkpointLocked).
+	stateBuf []byte
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -908,11 +911,23 @@ func (e *exec) checkpoint(ctx context.Context, spans ...store.Span) error {
 }
 
 func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error {
-	c, err := e.checkpointRecord()
+	// The store keeps none of a checkpoint's bytes once Checkpoint
+	// returns, so the run encodes every checkpoint into one buffer;
+	// another Journal may keep them, and gets a buffer of its own.
+	_, reuse := e.r.cfg.Journal.(*store.Store)
+	var buf []byte
+	if reuse {
+		buf = e.stateBuf
+	}
+	c, err := e.checkpointInto(buf)
 	if err != nil {
 		return err
 	}
-	if err := e.r.cfg.Journal.Checkpoint(ctx, c, spans...); err != nil {
+	err = e.r.cfg.Journal.Checkpoint(ctx, c, spans...)
+	if reuse {
+		e.stateBuf = c.State[:0]
+	}
+	if err != nil {
 		return err
 	}
 	if e.r.cfg.OnSpans != nil && len(spans) > 0 {
@@ -922,7 +937,11 @@ func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error 
 }
 
 // checkpointRecord is the checkpoint of the current state.
-func (e *exec) checkpointRecord() (*store.Checkpoint, error) {
+func (e *exec) checkpointRecord() (*store.Checkpoint, error) { return e.checkpointInto(nil) }
+
+// checkpointInto is checkpointRecord with the state encoded into buf's
+// array when it is large enough.
+func (e *exec) checkpointInto(buf []byte) (*store.Checkpoint, error) {
 	// Neither the strategy nor the input is checkpointed: Resume rebuilds
 	// the strategy from the strategy file, whose hash it checks against
 	// the task's, and takes the input from the task, which holds it once
@@ -935,7 +954,7 @@ func (e *exec) checkpointRecord() (*store.Checkpoint, error) {
 		cp := *e.st
 		cp.Nav.Env.Strategy, cp.Nav.Env.Input = nil, nil
 		var err error
-		if b, err = cp.encode(); err != nil {
+		if b, err = cp.encodeInto(buf); err != nil {
 			return nil, fmt.Errorf("encode run state: %w", err)
 		}
 	}
@@ -979,6 +998,24 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	ctx = context.WithoutCancel(ctx)
 	root := e.rootSpan(status, msg)
 	spans := append([]store.Span{root}, scored...)
+	if f, ok := e.r.cfg.Journal.(finisher); ok {
+		// The last checkpoint, the execution's status and the task's are
+		// one write.
+		c, err := e.checkpointRecord()
+		if err != nil {
+			return nil, err
+		}
+		ended := e.r.cfg.Clock()
+		if err := f.FinishExecution(ctx, c, func(ex *store.Execution) { e.ended(ex, status, msg, ended) }, status, spans...); err != nil {
+			return nil, err
+		}
+		if e.r.cfg.OnSpans != nil {
+			e.r.cfg.OnSpans(spans)
+		}
+		res := e.result(status, msg)
+		res.Graded = graded
+		return res, nil
+	}
 	if ce, ok := e.r.cfg.Journal.(checkpointExecutioner); ok {
 		// The last checkpoint and the execution's status are one write;
 		// the task's status follows, as in setStatus.
@@ -1010,6 +1047,13 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	res := e.result(status, msg)
 	res.Graded = graded
 	return res, nil
+}
+
+// finisher is a Journal that commits a run's last checkpoint, its
+// execution's end and its task's status in one transaction
+// (*store.Store does).
+type finisher interface {
+	FinishExecution(ctx context.Context, c *store.Checkpoint, update func(*store.Execution), st store.Status, spans ...store.Span) error
 }
 
 // checkpointExecutioner is a Journal that commits a checkpoint and its

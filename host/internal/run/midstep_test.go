@@ -474,6 +474,13 @@ func (j *crashJournal) CheckpointExecution(ctx context.Context, c *store.Checkpo
 	return j.Store.CheckpointExecution(ctx, c, update, spans...)
 }
 
+func (j *crashJournal) FinishExecution(ctx context.Context, c *store.Checkpoint, update func(*store.Execution), st store.Status, spans ...store.Span) error {
+	if err := j.check(); err != nil {
+		return err
+	}
+	return j.Store.FinishExecution(ctx, c, update, st, spans...)
+}
+
 func (j *crashJournal) PutExecution(ctx context.Context, e *store.Execution) error {
 	if err := j.check(); err != nil {
 		return err

@@ -29,8 +29,15 @@ var errSlowPath = errors.New("state needs encoding/json")
 // cycle past 1000 levels; the fallback gives its error).
 const maxDepth = 512
 
-func (s *runState) encode() ([]byte, error) {
-	b, err := appendState(make([]byte, 0, 1024), s)
+func (s *runState) encode() ([]byte, error) { return s.encodeInto(nil) }
+
+// encodeInto is encode into buf's array (emptied first) when it is large
+// enough.
+func (s *runState) encodeInto(buf []byte) ([]byte, error) {
+	if cap(buf) < 1024 {
+		buf = make([]byte, 0, 1024)
+	}
+	b, err := appendState(buf[:0], s)
 	if err != nil {
 		return json.Marshal(s)
 	}

@@ -70,8 +70,7 @@ func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, s
 		e.observeStep(ctx, t.Node, spec.Kind, start, res, wait)
 		return nil, wait, nil
 	}
-	var fatal *fatalError
-	if errors.As(err, &fatal) || ctx.Err() != nil {
+	if isFatal(err) || ctx.Err() != nil {
 		if ctx.Err() != nil && err == nil {
 			err = ctx.Err()
 		}
@@ -103,6 +102,16 @@ func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, s
 // fatalError ends the run instead of failing the step (limits, provider
 // exhaustion are reported as the run's failure).
 type fatalError struct{ err error }
+
+// isFatal reports whether err is or wraps a *fatalError; a nil err costs
+// nothing (the target of errors.As is allocated only past the check).
+func isFatal(err error) bool {
+	if err == nil {
+		return false
+	}
+	var fatal *fatalError
+	return errors.As(err, &fatal)
+}
 
 func (e *fatalError) Error() string { return e.err.Error() }
 func (e *fatalError) Unwrap() error { return e.err }
@@ -158,7 +167,8 @@ func (e *exec) render(name, src string, t sdk.Token, env sdk.Env) (string, error
 	if err := tmpl.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	if strings.Contains(b.String(), "<no value>") {
+	out := b.String()
+	if strings.Contains(out, "<no value>") {
 		// Something printed a value that is not there. A key the data
 		// lacks (a misspelt or missing input field) is an error naming it;
 		// a key that is there with a null value prints as nothing.
@@ -168,7 +178,7 @@ func (e *exec) render(name, src string, t sdk.Token, env sdk.Env) (string, error
 			}
 		}
 	}
-	return strings.ReplaceAll(b.String(), "<no value>", ""), nil
+	return strings.ReplaceAll(out, "<no value>", ""), nil
 }
 
 func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) (string, error) {

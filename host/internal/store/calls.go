@@ -106,9 +106,9 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 		return where(err)
 	}
 	// The execution is new (the transaction checks): every span is fresh.
-	fresh := make([]bool, len(c.Spans))
+	fresh := make([]fate, len(c.Spans))
 	for i := range fresh {
-		fresh[i] = true
+		fresh[i] = fateFresh
 	}
 	kvs, _, err := s.encodeSpans(c.Spans, fresh, nil)
 	if err != nil {

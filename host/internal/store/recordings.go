@@ -117,7 +117,7 @@ func (s *Store) PutRecording(ctx context.Context, r *Recording) error {
 	if err != nil {
 		return fmt.Errorf("write recording %s: %w", r.Hash, err)
 	}
-	err = s.update(ctx, func(txn *badger.Txn) error {
+	err = s.updateGrouped(ctx, func(txn *badger.Txn) error {
 		if err := txn.Set(recordingKey(r.Hash), val); err != nil {
 			return err
 		}
@@ -159,12 +159,38 @@ func (s *Store) Recording(ctx context.Context, hash string) (*Recording, error) 
 	if err := validID("recording hash", hash); err != nil {
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
-	var r Recording
-	if err := s.view(ctx, func(txn *badger.Txn) error { return get(txn, recordingKey(hash), &r) }); err != nil {
-		return nil, fmt.Errorf("read recording %s: %w", hash, err)
+	var r *Recording
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		key := recordingKey(hash)
+		it, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return asDamage(key, err)
+		}
+		r = &Recording{} // only a hit allocates one: a live call misses
+		var derr error
+		if err := it.Value(func(val []byte) error { derr = decode(key, val, r); return nil }); err != nil {
+			return asDamage(key, err)
+		}
+		return derr
+	})
+	if err != nil {
+		return nil, &recordingError{hash: hash, err: err}
 	}
-	return &r, nil
+	return r, nil
 }
+
+// recordingError is "read recording HASH: ERR", formatted when read: a
+// miss, which every live call makes, then costs one small allocation.
+type recordingError struct {
+	hash string
+	err  error
+}
+
+func (e *recordingError) Error() string { return "read recording " + e.hash + ": " + e.err.Error() }
+func (e *recordingError) Unwrap() error { return e.err }
 
 // RecordingStamp returns a stamp of the recording stored under hash that
 // changes whenever the recording is replaced (its commit's version), or

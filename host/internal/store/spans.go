@@ -136,7 +136,7 @@ func (s *Store) AppendSpans(ctx context.Context, spans []Span) error {
 	if s.ro {
 		return fmt.Errorf("write spans: store %s: %w", s.dir, ErrReadOnly)
 	}
-	fresh := make([]bool, len(spans))
+	fresh := make([]fate, len(spans))
 	if err := s.checkSpans(ctx, spans, fresh); err != nil {
 		return fmt.Errorf("write spans: %w", err)
 	}
@@ -193,7 +193,7 @@ func (s *Store) StageSpans(ctx context.Context, spans []Span) error {
 // writeSpans writes checked spans (fresh as checkSpans set it): one
 // transaction for a burst of up to spanChunk, pipelined transactions of
 // that size for a longer one.
-func (s *Store) writeSpans(ctx context.Context, spans []Span, fresh []bool) error {
+func (s *Store) writeSpans(ctx context.Context, spans []Span, fresh []fate) error {
 	if len(spans) <= spanChunk {
 		buf := getSpanBuf()
 		kvs, rewrites, err := s.encodeSpansInto(spans, fresh, nil, buf)
@@ -229,7 +229,7 @@ func (s *Store) writeSpans(ctx context.Context, spans []Span, fresh []bool) erro
 		var err error
 		buf := getSpanBuf()
 		end := min(off+spanChunk, len(spans))
-		var chunkFresh []bool
+		var chunkFresh []fate
 		if fresh != nil {
 			chunkFresh = fresh[off:end]
 		}
@@ -276,19 +276,29 @@ const spanChunk = 256
 
 type kv struct{ k, v []byte }
 
+// fate is how a checked span is written (see checkSpans).
+type fate uint8
+
+const (
+	// fateRewrite: the span may sit in an entry already (rewriteSpans).
+	fateRewrite fate = iota
+	// fateFresh: the span numbers past every span of its execution written
+	// so far; fresh spans are batched (encodeSpansInto).
+	fateFresh
+	// fateAbsent: no entry holds the span's seq (its execution had no spans
+	// when this process made its counter, and every seq written since is
+	// higher); it is an entry of its own, set without a look.
+	fateAbsent
+)
+
 // checkSpans numbers the spans and fills in derived ids, checking on
 // first sight that each execution exists, then checks every span. It
-// sets fresh[i] when span i numbers past every span of its execution
-// written so far: only fresh spans are batched (encodeSpansInto).
-func (s *Store) checkSpans(ctx context.Context, spans []Span, fresh []bool) error {
-	var (
-		cur  *execSeq
-		last string
-	)
+// sets each span's fate.
+func (s *Store) checkSpans(ctx context.Context, spans []Span, fates []fate) error {
+	var cur *execSeq
 	for i := range spans {
 		sp := &spans[i]
-		if cur == nil || len(last) != len(sp.Task)+1+len(sp.Execution) ||
-			last[:len(sp.Task)] != sp.Task || last[len(sp.Task)+1:] != sp.Execution {
+		if cur == nil || sp.Task != spans[i-1].Task || sp.Execution != spans[i-1].Execution {
 			if err := validID("task id", sp.Task); err != nil {
 				return err
 			}
@@ -299,9 +309,8 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span, fresh []bool) erro
 			if cur, err = s.seqs.get(ctx, s, sp.Task, sp.Execution); err != nil {
 				return err
 			}
-			last = sp.Task + "\x00" + sp.Execution
 		}
-		fresh[i] = cur.assign(sp)
+		fates[i] = cur.assign(sp)
 		if sp.TraceID == "" {
 			sp.TraceID = cur.traceID
 		}
@@ -332,7 +341,7 @@ func getSpanBuf() *[]byte {
 // encodeSpans encodes and redacts checked spans, appending their keys
 // and values to kvs (and those of spans written before to rewrites, see
 // encodeSpansInto). Keys and values share one buffer.
-func (s *Store) encodeSpans(spans []Span, fresh []bool, kvs []kv) (_, rewrites []kv, _ error) {
+func (s *Store) encodeSpans(spans []Span, fresh []fate, kvs []kv) (_, rewrites []kv, _ error) {
 	buf := make([]byte, 0, 512*len(spans)+256)
 	return s.encodeSpansInto(spans, fresh, kvs, &buf)
 }
@@ -341,17 +350,17 @@ func (s *Store) encodeSpans(spans []Span, fresh []bool, kvs []kv) (_, rewrites [
 // buffer's last array (the keys and values of kvs are in it, or in
 // arrays it outgrew). Consecutive fresh spans of one execution (up to
 // spanBatch) are one entry, keyed by the last one's seq (see doc.go);
-// a lone span is an entry of its own, keyed by its seq. A span that is
-// not fresh (fresh nil: none is) may sit in a batch already: it goes to
-// rewrites, for rewriteSpans.
-func (s *Store) encodeSpansInto(spans []Span, fresh []bool, kvs []kv, bufp *[]byte) (_, rewrites []kv, _ error) {
+// a lone span is an entry of its own, keyed by its seq, as is an absent
+// one. A span to rewrite (fresh nil: every span is) may sit in a batch
+// already: it goes to rewrites, for rewriteSpans.
+func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]byte) (_, rewrites []kv, _ error) {
 	buf := *bufp
 	defer func() { *bufp = buf }()
 	for i := 0; i < len(spans); {
 		sp := &spans[i]
 		n := 1
-		if fresh != nil && fresh[i] {
-			for n < spanBatch && i+n < len(spans) && fresh[i+n] && spans[i+n].Seq > spans[i+n-1].Seq &&
+		if fresh != nil && fresh[i] == fateFresh {
+			for n < spanBatch && i+n < len(spans) && fresh[i+n] == fateFresh && spans[i+n].Seq > spans[i+n-1].Seq &&
 				spans[i+n].Task == sp.Task && spans[i+n].Execution == sp.Execution {
 				n++
 			}
@@ -395,7 +404,7 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []bool, kvs []kv, bufp *[]by
 		// When buf grows it moves; earlier slices keep the old array,
 		// which nothing writes to again.
 		e := kv{k: buf[start:mid:mid], v: buf[mid:len(buf):len(buf)]}
-		if fresh != nil && fresh[i] {
+		if fresh != nil && fresh[i] != fateRewrite {
 			kvs = append(kvs, e)
 		} else {
 			rewrites = append(rewrites, e)
@@ -574,7 +583,7 @@ func scanTxnSkip(ctx context.Context, txn *badger.Txn, prefix []byte, skip func(
 // (unless the store was opened WithSyncCheckpoints(false)) waits until it
 // is on disk. Concurrent checkpoints share an fsync.
 func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) error {
-	return s.checkpoint(ctx, c, nil, spans)
+	return s.checkpoint(ctx, c, nil, "", spans)
 }
 
 // CheckpointExecution is Checkpoint that also updates the checkpoint's
@@ -583,10 +592,23 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 // and written as PutExecution writes it. A run's last checkpoint and its
 // final status are then one write.
 func (s *Store) CheckpointExecution(ctx context.Context, c *Checkpoint, update func(*Execution), spans ...Span) error {
-	return s.checkpoint(ctx, c, update, spans)
+	return s.checkpoint(ctx, c, update, "", spans)
 }
 
-func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Execution), spans []Span) error {
+// FinishExecution is CheckpointExecution that also sets the task's status
+// to st, as SetTaskStatus does, in the same transaction: a run's last
+// checkpoint, its execution's end and its task's status are one write,
+// so a crash leaves the run before its end or past it, never between.
+func (s *Store) FinishExecution(ctx context.Context, c *Checkpoint, update func(*Execution), st Status, spans ...Span) error {
+	if !st.Valid() {
+		return fmt.Errorf("write checkpoint of execution %q: unknown status %q", c.Execution, st)
+	}
+	return s.checkpoint(ctx, c, update, st, spans)
+}
+
+// checkpoint is Checkpoint, CheckpointExecution (update not nil) and
+// FinishExecution (status not "").
+func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Execution), status Status, spans []Span) error {
 	if s.ro {
 		return fmt.Errorf("write checkpoint: store %s: %w", s.dir, ErrReadOnly)
 	}
@@ -616,13 +638,13 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 	}
 	var kvs, rewrites []kv
 	if len(spans) > 0 {
-		var small [8]bool
-		fresh := small[:0]
+		var small [8]fate
+		fates := small[:0]
 		if len(spans) > len(small) {
-			fresh = make([]bool, 0, len(spans))
+			fates = make([]fate, 0, len(spans))
 		}
-		fresh = fresh[:len(spans)]
-		if err := s.checkSpans(ctx, spans, fresh); err != nil {
+		fates = fates[:len(spans)]
+		if err := s.checkSpans(ctx, spans, fates); err != nil {
 			return where(err)
 		}
 		// The commit below is done (Badger has copied the entries) before
@@ -630,12 +652,13 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 		buf := getSpanBuf()
 		defer spanBufs.Put(buf)
 		var few [4]kv
-		if kvs, rewrites, err = s.encodeSpansInto(spans, fresh, few[:0], buf); err != nil {
+		if kvs, rewrites, err = s.encodeSpansInto(spans, fates, few[:0], buf); err != nil {
 			return where(err)
 		}
 	}
 	var ended bool
-	err = s.update(ctx, func(txn *badger.Txn) error {
+	err = s.updateGrouped(ctx, func(txn *badger.Txn) error {
+		ended = false
 		if update != nil {
 			var ex Execution
 			if err := get(txn, execKey(c.Task, c.Execution), &ex); err != nil {
@@ -689,6 +712,11 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 		if err := rewriteSpans(txn, rewrites); err != nil {
 			return err
 		}
+		if status != "" {
+			if err := s.updateTaskTxn(txn, c.Task, s.setStatus(status)); err != nil {
+				return fmt.Errorf("update task %q: %w", c.Task, err)
+			}
+		}
 		failpoint.Hit(failpoint.CheckpointCommit)
 		return txn.Set(checkpointKey(c.Task, c.Execution), val)
 	})
@@ -729,7 +757,7 @@ func (s *Store) LatestCheckpoint(ctx context.Context, task, exec string) (*Check
 // this process writes to it.
 type seqCounters struct {
 	mu sync.Mutex
-	m  map[string]*execSeq
+	m  map[seqID]*execSeq
 }
 
 type execSeq struct {
@@ -737,27 +765,42 @@ type execSeq struct {
 	last     uint64
 	traceID  string // the derived trace id of the execution
 	spanBase uint64 // for derived span ids
+	// empty says the execution had no spans when the counter was made
+	// (fresh); low is then the lowest seq handed out or staged since (0:
+	// none), so no entry holds a seq below it.
+	empty bool
+	low   uint64
 }
 
-// assign numbers sp if it has no seq, and reports whether its seq is
-// past every seq of the execution handed out or seen so far.
-func (e *execSeq) assign(sp *Span) bool {
+// assign numbers sp if it has no seq, and says how it is written: fresh
+// if its seq is past every seq of the execution handed out or seen so
+// far, absent if no entry can hold it, else rewritten.
+func (e *execSeq) assign(sp *Span) fate {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	f := fateFresh
 	switch {
 	case sp.Seq == 0:
 		e.last++
 		sp.Seq = e.last
 	case sp.Seq > e.last:
 		e.last = sp.Seq
+	case e.empty && sp.Seq < e.low:
+		f = fateAbsent
 	default:
-		return false
+		f = fateRewrite
 	}
-	return true
+	if e.low == 0 || sp.Seq < e.low {
+		e.low = sp.Seq
+	}
+	return f
 }
 
+// seqID names an execution's counter.
+type seqID struct{ task, exec string }
+
 func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*execSeq, error) {
-	id := task + "\x00" + exec
+	id := seqID{task, exec}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[id]; ok {
@@ -789,7 +832,7 @@ func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*ex
 		return nil, err
 	}
 	if c.m == nil {
-		c.m = make(map[string]*execSeq)
+		c.m = make(map[seqID]*execSeq)
 	}
 	c.m[id] = e
 	return e, nil
@@ -799,12 +842,12 @@ func (c *seqCounters) get(ctx context.Context, s *Store, task, exec string) (*ex
 // counter (made without looking at the store, like fresh) numbers on from
 // the highest.
 func (c *seqCounters) staged(task, exec string, seq uint64) {
-	id := task + "\x00" + exec
+	id := seqID{task, exec}
 	c.mu.Lock()
 	e, ok := c.m[id]
 	if !ok {
 		if c.m == nil {
-			c.m = make(map[string]*execSeq)
+			c.m = make(map[seqID]*execSeq)
 		}
 		e = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec)}
 		c.m[id] = e
@@ -812,27 +855,31 @@ func (c *seqCounters) staged(task, exec string, seq uint64) {
 	c.mu.Unlock()
 	e.mu.Lock()
 	e.last = max(e.last, seq)
+	if e.low == 0 || seq < e.low {
+		e.low = seq
+	}
 	e.mu.Unlock()
 }
 
 // fresh notes an execution created just now, which has no spans: its
-// first spans need not look for the last one stored.
+// first spans need not look for the last one stored, nor a span below
+// every seq written since for an entry holding it.
 func (c *seqCounters) fresh(task, exec string) {
-	id := task + "\x00" + exec
+	id := seqID{task, exec}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[id]; ok {
 		return
 	}
 	if c.m == nil {
-		c.m = make(map[string]*execSeq)
+		c.m = make(map[seqID]*execSeq)
 	}
-	c.m[id] = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec)}
+	c.m[id] = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec), empty: true}
 }
 
 func (c *seqCounters) forget(task, exec string) {
 	c.mu.Lock()
-	delete(c.m, task+"\x00"+exec)
+	delete(c.m, seqID{task, exec})
 	c.mu.Unlock()
 }
 

@@ -93,6 +93,7 @@ type Store struct {
 	srv     *snapServer  // a writer's snapshot service
 	hs      handlers     // a writer's other requests (serve.go)
 	wmu     sync.RWMutex // held shared by every commit, exclusively while a snapshot is taken
+	group   committer    // merges concurrent checkpoints and recordings into one transaction (group.go)
 	clock   func() time.Time
 	log     *slog.Logger
 	red     *Redactor

@@ -408,14 +408,27 @@ func (s *Store) setTaskDerived(txn *badger.Txn, t, old *Task) error {
 	if err := txn.Set(sumTaskKey(p), val); err != nil {
 		return err
 	}
+	if old != nil && sameStatusKeys(old, t) {
+		return nil
+	}
 	if err := txn.Set(statusIndexKey(t.Status, t.Created, t.ID), nil); err != nil {
 		return err
 	}
 	return txn.Set(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil)
 }
 
-// deleteTaskDerived removes the status index entries of a task as it was.
-func deleteTaskDerived(txn *badger.Txn, t *Task) error {
+// sameStatusKeys reports whether tasks a and b have the same status
+// index keys.
+func sameStatusKeys(a, b *Task) bool {
+	return a.Status == b.Status && a.Pipeline == b.Pipeline && invTime(a.Created) == invTime(b.Created)
+}
+
+// deleteTaskDerived removes the status index entries of a task as it was
+// (t), unless it keeps them as it is now (next).
+func deleteTaskDerived(txn *badger.Txn, t, next *Task) error {
+	if sameStatusKeys(t, next) {
+		return nil
+	}
 	if err := txn.Delete(statusIndexKey(t.Status, t.Created, t.ID)); err != nil {
 		return err
 	}

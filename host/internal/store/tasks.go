@@ -150,52 +150,62 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 	if err := validID("task id", id); err != nil {
 		return fmt.Errorf("update task: %w", err)
 	}
-	err := s.update(ctx, func(txn *badger.Txn) error {
-		var old Task
-		if err := get(txn, taskKey(id), &old); err != nil {
-			return err
-		}
-		// The body is carried over, not checked: it is written again
-		// only if fn changed it.
-		hadBody, err := readBody(txn, &old, false)
-		if err != nil {
-			return err
-		}
-		t := old
-		t.Tags = slices.Clone(old.Tags)
-		if err := fn(&t); err != nil {
-			return err
-		}
-		if t.ID != id {
-			return fmt.Errorf("the id cannot change (to %q)", t.ID)
-		}
-		t.Created = t.Created.UTC()
-		t.Tags = normTags(t.Tags)
-		if err := checkTask(&t); err != nil {
-			return err
-		}
-		kvs, keep, err := s.encodeTaskUpdate(&t, &old, hadBody)
-		if err != nil {
-			return err
-		}
-		if err := deleteTaskIndexes(txn, &old); err != nil {
-			return err
-		}
-		if err := deleteTaskDerived(txn, &old); err != nil {
-			return err
-		}
-		if err := setTask(txn, id, kvs, hadBody, keep); err != nil {
-			return err
-		}
-		if err := setTaskIndexes(txn, &t); err != nil {
-			return err
-		}
-		return s.setTaskDerived(txn, &t, &old)
-	})
+	err := s.update(ctx, func(txn *badger.Txn) error { return s.updateTaskTxn(txn, id, fn) })
 	if err != nil {
 		return fmt.Errorf("update task %q: %w", id, err)
 	}
 	return nil
+}
+
+// updateTaskTxn is UpdateTask's change inside txn.
+func (s *Store) updateTaskTxn(txn *badger.Txn, id string, fn func(*Task) error) error {
+	var old Task
+	if err := get(txn, taskKey(id), &old); err != nil {
+		return err
+	}
+	// The body is carried over, not checked: it is written again
+	// only if fn changed it.
+	hadBody, err := readBody(txn, &old, false)
+	if err != nil {
+		return err
+	}
+	t := old
+	t.Tags = slices.Clone(old.Tags)
+	if err := fn(&t); err != nil {
+		return err
+	}
+	if t.ID != id {
+		return fmt.Errorf("the id cannot change (to %q)", t.ID)
+	}
+	t.Created = t.Created.UTC()
+	t.Tags = normTags(t.Tags)
+	if err := checkTask(&t); err != nil {
+		return err
+	}
+	kvs, keep, err := s.encodeTaskUpdate(&t, &old, hadBody)
+	if err != nil {
+		return err
+	}
+	// Indexes of fields that did not change stay as they are: a status
+	// change then writes the task and its status keys only.
+	same := t.Created.Equal(old.Created) && t.Pipeline == old.Pipeline && slices.Equal(t.Tags, old.Tags)
+	if !same {
+		if err := deleteTaskIndexes(txn, &old); err != nil {
+			return err
+		}
+	}
+	if err := deleteTaskDerived(txn, &old, &t); err != nil {
+		return err
+	}
+	if err := setTask(txn, id, kvs, hadBody, keep); err != nil {
+		return err
+	}
+	if !same {
+		if err := setTaskIndexes(txn, &t); err != nil {
+			return err
+		}
+	}
+	return s.setTaskDerived(txn, &t, &old)
 }
 
 // SetTaskStatus changes a task's status.
@@ -203,7 +213,12 @@ func (s *Store) SetTaskStatus(ctx context.Context, id string, st Status) error {
 	if !st.Valid() {
 		return fmt.Errorf("update task %q: unknown status %q", id, st)
 	}
-	return s.UpdateTask(ctx, id, func(t *Task) error {
+	return s.UpdateTask(ctx, id, s.setStatus(st))
+}
+
+// setStatus is the change of a task SetTaskStatus makes.
+func (s *Store) setStatus(st Status) func(*Task) error {
+	return func(t *Task) error {
 		t.Status = st
 		if st != StatusWaiting {
 			t.Waits = nil
@@ -213,7 +228,7 @@ func (s *Store) SetTaskStatus(ctx context.Context, id string, st Status) error {
 		}
 		settled(t)
 		return nil
-	})
+	}
 }
 
 // SetTaskWaiting marks a task waiting for waits, in one write.

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// TestGroupWriteFailsAlone commits a group whose middle write fails: the
+// others commit, and the failing one gets its own error, not the group's.
+func TestGroupWriteFailsAlone(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	set := func(k string) func(*badger.Txn) error {
+		return func(txn *badger.Txn) error { return txn.Set([]byte(k), []byte("v")) }
+	}
+	group := []*groupWrite{
+		{ctx: ctx, fn: set("g/a")},
+		{ctx: ctx, fn: func(txn *badger.Txn) error {
+			if err := txn.Set([]byte("g/b"), []byte("v")); err != nil {
+				return err
+			}
+			return boom
+		}},
+		{ctx: ctx, fn: set("g/c")},
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	group = append(group, &groupWrite{ctx: cancelled, fn: set("g/d")})
+	s.commitWrites(group)
+	if group[0].err != nil || group[2].err != nil || !errors.Is(group[1].err, boom) || !errors.Is(group[3].err, context.Canceled) {
+		t.Fatalf("errors %v, %v, %v, %v; want nil, boom, nil, canceled", group[0].err, group[1].err, group[2].err, group[3].err)
+	}
+	for k, want := range map[string]bool{"g/a": true, "g/b": false, "g/c": true, "g/d": false} {
+		var found bool
+		must(t, s.view(ctx, func(txn *badger.Txn) error {
+			var err error
+			found, err = exists(txn, []byte(k))
+			return err
+		}))
+		if found != want {
+			t.Errorf("%s stored %v, want %v", k, found, want)
+		}
+	}
+}
+
+// TestGroupCommitConcurrent has many runs checkpoint and record at once,
+// one of them checkpointing an execution that does not exist: every
+// other write lands, and only that one fails, every time.
+func TestGroupCommitConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	const workers, steps = 8, 30
+	var wg sync.WaitGroup
+	errs := make(chan error, workers+1)
+	for w := range workers {
+		id := fmt.Sprintf("grp-%d", w)
+		seed(t, s, id, 0)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for step := uint64(1); step <= steps; step++ {
+				rec := &Recording{Hash: fmt.Sprintf("%s-%d", id, step), Kind: RecordChat, Task: id,
+					Request: json.RawMessage(`{}`), Response: json.RawMessage(`{}`)}
+				if err := s.PutRecording(ctx, rec); err != nil {
+					errs <- err
+					return
+				}
+				sp := Span{Task: id, Execution: id + "-e1", Name: "step", Start: t0}
+				if err := s.Checkpoint(ctx, &Checkpoint{Task: id, Execution: id + "-e1", Step: step, State: []byte("{}")}, sp); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	seed(t, s, "ghost", 0)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range steps {
+			err := s.CheckpointExecution(ctx, &Checkpoint{Task: "ghost", Execution: "no-such", State: []byte("{}")}, func(*Execution) {})
+			if !errors.Is(err, ErrNotFound) {
+				errs <- fmt.Errorf("checkpoint of a missing execution: %v, want not found", err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for w := range workers {
+		id := fmt.Sprintf("grp-%d", w)
+		c, err := s.LatestCheckpoint(ctx, id, id+"-e1")
+		must(t, err)
+		spans, err := s.Spans(ctx, id, id+"-e1")
+		must(t, err)
+		if c.Step != steps || len(spans) != steps {
+			t.Errorf("%s: checkpoint at step %d with %d spans, want %d and %d", id, c.Step, len(spans), steps, steps)
+		}
+		if _, err := s.Recording(ctx, fmt.Sprintf("%s-%d", id, steps)); err != nil {
+			t.Errorf("%s: last recording: %v", id, err)
+		}
+	}
+}
+
+// TestFinishExecution ends an execution and sets its task's status in
+// one write, with the root span written last below every other seq.
+func TestFinishExecution(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	task := &Task{ID: "fin", Pipeline: "p", Input: json.RawMessage(`{}`)}
+	ex := &Execution{Mode: "live"}
+	must(t, s.Begin(ctx, task, ex, &Checkpoint{State: []byte("{}")}))
+	// Steps' spans from seq 2 (seq 1 is the root, written at the end).
+	for seq := uint64(2); seq <= 4; seq++ {
+		must(t, s.Checkpoint(ctx, &Checkpoint{Task: "fin", Execution: ex.ID, Step: seq - 1, State: []byte("{}")},
+			Span{Task: "fin", Execution: ex.ID, Seq: seq, Name: "step", Start: t0}))
+	}
+	root := Span{Task: "fin", Execution: ex.ID, Seq: 1, Name: "run", Start: t0}
+	must(t, s.FinishExecution(ctx, &Checkpoint{Task: "fin", Execution: ex.ID, Step: 3, State: []byte("{}")},
+		func(e *Execution) { e.Status = StatusCompleted }, StatusCompleted, root))
+	got, err := s.Task(ctx, "fin")
+	must(t, err)
+	e, err := s.Execution(ctx, "fin", ex.ID)
+	must(t, err)
+	if got.Status != StatusCompleted || e.Status != StatusCompleted {
+		t.Fatalf("task %s, execution %s; want both completed", got.Status, e.Status)
+	}
+	spans, err := s.Spans(ctx, "fin", ex.ID)
+	must(t, err)
+	for i, sp := range spans {
+		if sp.Seq != uint64(i+1) {
+			t.Fatalf("span %d has seq %d: spans out of order %+v", i, sp.Seq, spans)
+		}
+	}
+	if len(spans) != 4 || spans[0].Name != "run" {
+		t.Fatalf("got %d spans, first %q; want 4, run first", len(spans), spans[0].Name)
+	}
+	tasks, err := s.Tasks(ctx, Query{Status: StatusCompleted})
+	must(t, err)
+	if len(tasks) != 1 || tasks[0].ID != "fin" {
+		t.Fatalf("completed tasks %v, want fin", tasks)
+	}
+	if tasks, err = s.Tasks(ctx, Query{Status: StatusRunning}); err != nil || len(tasks) != 0 {
+		t.Fatalf("running tasks %v (%v), want none", tasks, err)
+	}
+	// An unknown status writes nothing.
+	if err := s.FinishExecution(ctx, &Checkpoint{Task: "fin", Execution: ex.ID}, nil, "done"); err == nil {
+		t.Fatal("FinishExecution with an unknown status: no error")
+	}
+}
