@@ -20,7 +20,6 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 // runFlags are sextant run's flags.
@@ -74,7 +73,7 @@ func (a *app) run(cmd *cobra.Command, path string, f *runFlags) error {
 		return err
 	}
 	defer prep.Close(context.WithoutCancel(ctx))
-	start, err := messageStart(prep.Routine, f.message)
+	start, err := run.MessageStart(prep.Routine, f.message)
 	if err != nil {
 		return err
 	}
@@ -315,30 +314,6 @@ func reportStatus(res *run.Result) error {
 		return withCode(ExitWaiting, errors.New("incident: "+res.Error))
 	}
 	return nil
-}
-
-// messageStart finds the start event of routine r that message starts
-// (its message name, or its id); "" for no message.
-func messageStart(r *sdk.Routine, message string) (string, error) {
-	if message == "" {
-		return "", nil
-	}
-	var names []string
-	for _, id := range r.Starts {
-		for _, n := range r.Nodes {
-			if n.ID != id || n.Event == nil || n.Event.Type != sdk.EventMessage {
-				continue
-			}
-			if n.Event.Name == message || n.ID == message {
-				return n.ID, nil
-			}
-			names = append(names, fmt.Sprintf("%q", n.Event.Name))
-		}
-	}
-	if len(names) == 0 {
-		return "", withInvalid(fmt.Errorf("--message %q: the routine has no message start event", message))
-	}
-	return "", withInvalid(fmt.Errorf("--message %q: no message start event for it (the routine starts on %s)", message, strings.Join(names, ", ")))
 }
 
 // stepPrinter returns a run.Config.OnStep that prints one line per step on
