@@ -139,3 +139,25 @@ func TestDatasetAnswersKeepLiveCalls(t *testing.T) {
 		t.Fatalf("the kept answers were asked for again: %d calls, want 2", got)
 	}
 }
+
+// TestLiveCostStopsStarting: once live calls cost more than the cap, the
+// replay fails naming the task that passed it, and no later task starts:
+// one worker makes exactly one live call.
+func TestLiveCostStopsStarting(t *testing.T) {
+	up := startUpstream(t)
+	src, _ := recordGraded(t, gradedPipeline(t, up.URL, gradedAsserts), 4)
+	up.Close()
+	again := startUpstream(t)
+	path := gradedPipeline(t, again.URL, strings.Replace(gradedAsserts, "suits the e-mail", "fits the e-mail", 1))
+	base := load(t, filepath.Join(filepath.Dir(path), "strategies/email-handler.toml"))
+	cfg := replay.Config{Prepare: preparer(path), Source: src, Pipeline: "email-triage", OnMiss: replay.MissLive,
+		Strategies: []*strategy.Strategy{base}, Workers: 1, Logger: quiet, MaxLiveCostUSD: 1e-9}
+	n := 0
+	err := replay.Run(context.Background(), cfg, func(replay.Result) error { n++; return nil })
+	if !errors.Is(err, replay.ErrLiveCost) || !strings.HasPrefix(err.Error(), "replay task task-000: live calls over their cost cap: $") || n != 0 {
+		t.Fatalf("%d results, err %v", n, err)
+	}
+	if got := again.calls.Load(); got != 1 {
+		t.Fatalf("the judge was asked %d times, want 1 (no task starts once the cap is passed)", got)
+	}
+}

@@ -115,8 +115,9 @@ var ErrLiveCost = errors.New("live calls over their cost cap")
 
 // liveSpend adds up the cost of live calls across workers.
 type liveSpend struct {
-	mu  sync.Mutex
-	usd float64
+	mu   sync.Mutex
+	usd  float64
+	over bool // the cap was passed: no task starts after
 }
 
 // add counts usd and reports whether the total went over max.
@@ -124,7 +125,15 @@ func (l *liveSpend) add(usd, max float64) (float64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.usd += usd
-	return l.usd, max > 0 && l.usd > max
+	l.over = l.over || (max > 0 && l.usd > max)
+	return l.usd, l.over
+}
+
+// passed reports whether the cap was passed.
+func (l *liveSpend) passed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.over
 }
 
 // Divergence is the first place a self-replay left the recorded trace.
@@ -616,6 +625,11 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 		if c, ok := w.cached(ctx, key); ok {
 			return c, nil
 		}
+	}
+	if w.cfg.live != nil && w.cfg.live.passed() {
+		// Tasks start in order, so an earlier one's error (the one that
+		// passed the cap) is the replay's; this one makes no live call.
+		return res, fmt.Errorf("replay task %s: %w: not started", task.ID, ErrLiveCost)
 	}
 	j := newJournal(w.cfg.Source, task.Created)
 	j.track, j.record = w.cfg.Cache != nil, w.cfg.Record
