@@ -107,18 +107,8 @@ func (a *app) gateCommand() *cobra.Command {
 	var candidate, candPipeline string
 	c := &cobra.Command{
 		Use:   "gate PIPELINE --candidate FILE | --candidate-pipeline FILE",
-		Short: "Replay, compare and run the gate chain on a candidate strategy",
-		Long: `gate replays the recorded tasks under the pipeline's strategy and the
-candidate, compares them with paired statistics (McNemar's exact test and
-paired bootstrap intervals) and evaluates every gate of the pipeline.
-
-With --candidate-pipeline the candidate is a pipeline (a full one, or an
-overlay: overlay = "pipeline.toml" and the keys it changes, such as a model
-or a prompt), replayed over the pipeline's recorded tasks under the same
-strategy unless it names another. Calls it changed miss their recordings;
-with on_miss = live (its [replay], or --on-miss) they are made, under its
-max_live_cost_usd, recorded in the store, and listed in the report.
-Exit status: 0 pass, 1 a gate failed, 2 invalid input, 3 review needed.`,
+		Short: "Replay, compare and run the gate chain on a candidate strategy or a candidate pipeline",
+		Long:  help("gate"),
 		Example: `  sextant gate pipelines/email-triage/pipeline.toml --candidate pipelines/email-triage/candidates/regressing.toml
   sextant gate pipeline.toml --candidate cand.toml --report junit=gates.xml --report html=report.html
   sextant gate pipeline.toml --candidate-pipeline candidates/gpt-4o.toml --on-miss live`,
@@ -131,7 +121,7 @@ Exit status: 0 pass, 1 a gate failed, 2 invalid input, 3 review needed.`,
 			return a.replayAndJudge(cmd.Context(), args[0], &f, true)
 		},
 	}
-	c.Flags().StringVar(&candidate, "candidate", "", "candidate strategy file")
+	c.Flags().StringVar(&candidate, "candidate", "", "candidate strategy file (or --candidate-pipeline)")
 	c.Flags().StringVar(&candPipeline, "candidate-pipeline", "", "candidate pipeline file: a full pipeline or an overlay of changed keys")
 	c.MarkFlagsOneRequired("candidate", "candidate-pipeline")
 	c.MarkFlagsMutuallyExclusive("candidate", "candidate-pipeline")
