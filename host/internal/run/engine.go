@@ -106,7 +106,7 @@ type Runner struct {
 // same pipeline and strategy may share one (Config.Compiled) so that many
 // short runs (replay) compile each template once.
 type Compiled struct {
-	templates sync.Map // name+source → *template.Template
+	templates sync.Map // templateKey → *cachedTemplate
 	programs  sync.Map // expression source → *vm.Program
 	envs      sync.Map // *strategy.Strategy → map[string]any, its Env()
 }

@@ -52,8 +52,8 @@ func (e *incidentError) Error() string { return "incident at " + e.node + ": " +
 // whose outcome was handed over (nil at the start); tok its token, as it
 // was before the call in before.
 func (e *exec) incidentOf(err error, tok string, res *stepResult, before *sdk.State) *incidentError {
-	var fe *faultError
 	if err != nil {
+		var fe *faultError // declared here: only an error pays for the target
 		if !errors.As(err, &fe) {
 			return nil
 		}

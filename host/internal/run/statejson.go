@@ -39,7 +39,8 @@ func (s *runState) encodeInto(buf []byte) ([]byte, error) {
 	}
 	b, err := appendState(buf[:0], s)
 	if err != nil {
-		return json.Marshal(s)
+		c := *s // only the slow path lets a copy of the state escape
+		return json.Marshal(&c)
 	}
 	return b, nil
 }

@@ -158,9 +158,15 @@ func (e *exec) render(name, src string, t sdk.Token, env sdk.Env) (string, error
 	if src == "" {
 		return "", nil
 	}
-	tmpl, err := e.r.template(name, src)
+	tmpl, fast, err := e.r.template(name, src)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if fast != nil {
+		// "<no value>" in a field's string is for text/template to strip.
+		if out, ok := fast.render(e, t, env); ok && !strings.Contains(out, "<no value>") {
+			return out, nil
+		}
 	}
 	var b bytes.Buffer
 	data := e.data(t, env)
@@ -568,20 +574,32 @@ func oneLine(err error) string { return strings.Join(strings.Fields(err.Error())
 
 func sortStrings(s []string) { sort.Strings(s) }
 
-// template returns the parsed template for src, parsing it once per runner.
-func (r *Runner) template(name, src string) (*template.Template, error) {
-	key := name + "\x00" + src
+// template returns the parsed template for src, and its fast form when it
+// has one (see fastTemplate), parsing it once per runner.
+func (r *Runner) template(name, src string) (*template.Template, *fastTemplate, error) {
+	key := templateKey{name, src}
 	if t, ok := r.compiled.templates.Load(key); ok {
-		return t.(*template.Template), nil
+		c := t.(*cachedTemplate)
+		return c.t, c.fast, nil
 	}
 	t, err := template.New(name).Funcs(pipeline.TemplateFuncs).
 		Funcs(template.FuncMap{"playbook": r.cfg.Strategy.RenderPlaybook}).
 		Option("missingkey=zero").Parse(src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r.compiled.templates.Store(key, t)
-	return t, nil
+	c := &cachedTemplate{t: t, fast: compileFast(t)}
+	r.compiled.templates.Store(key, c)
+	return c.t, c.fast, nil
+}
+
+// templateKey names a template in Compiled.templates.
+type templateKey struct{ name, src string }
+
+// cachedTemplate is a parsed template and its fast form (nil if none).
+type cachedTemplate struct {
+	t    *template.Template
+	fast *fastTemplate
 }
 
 // eval runs an expression, compiling it once per runner.

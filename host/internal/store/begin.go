@@ -102,7 +102,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	if err != nil {
 		return where(err)
 	}
-	s.seqs.fresh(t.ID, e.ID)
+	s.seqs.fresh(t.ID, e.ID, sumPrefix(t.Created, t.ID))
 	failpoint.Hit(failpoint.CheckpointCommitted)
 	if !s.noSync {
 		if err := s.syncer.sync(s.db); err != nil {

@@ -68,10 +68,15 @@ func encodeRedacted(v any) ([]byte, error) {
 // without reflection: a run writes one after every step. The bytes are
 // exactly what encoding/json produces for a Checkpoint.
 func encodeCheckpoint(c *Checkpoint) ([]byte, error) {
+	return appendCheckpoint(make([]byte, 0, 96+len(c.Task)+len(c.Execution)+base64.StdEncoding.EncodedLen(len(c.State))), c)
+}
+
+// appendCheckpoint is encodeCheckpoint appending to b.
+func appendCheckpoint(b []byte, c *Checkpoint) ([]byte, error) {
 	if y := c.Updated.Year(); y < 0 || y > 9999 {
-		return encodeRedacted(c) // encoding/json's error
+		cc := *c                   // only this path lets a copy escape
+		return encodeRedacted(&cc) // encoding/json's error
 	}
-	b := make([]byte, 0, 96+len(c.Task)+len(c.Execution)+base64.StdEncoding.EncodedLen(len(c.State)))
 	b = append(b, schemaVersion)
 	b = append(b, `{"task":`...)
 	b = appendJSONString(b, c.Task)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -120,14 +122,18 @@ func TestFinishExecution(t *testing.T) {
 	task := &Task{ID: "fin", Pipeline: "p", Input: json.RawMessage(`{}`)}
 	ex := &Execution{Mode: "live"}
 	must(t, s.Begin(ctx, task, ex, &Checkpoint{State: []byte("{}")}))
-	// Steps' spans from seq 2 (seq 1 is the root, written at the end).
+	// Steps' spans from seq 2 (seq 1 is the root, written at the end);
+	// seq 3 is a provider call, whose usage goes to the task's summary.
 	for seq := uint64(2); seq <= 4; seq++ {
-		must(t, s.Checkpoint(ctx, &Checkpoint{Task: "fin", Execution: ex.ID, Step: seq - 1, State: []byte("{}")},
-			Span{Task: "fin", Execution: ex.ID, Seq: seq, Name: "step", Start: t0}))
+		sp := Span{Task: "fin", Execution: ex.ID, Seq: seq, Name: "step", Start: t0}
+		if seq == 3 {
+			sp.Attributes = Attributes{AttrGenAIUsageInputTokens: Int(7), AttrGenAIUsageOutputTokens: Int(5), "sextant.cost_usd": Float(0.5)}
+		}
+		must(t, s.Checkpoint(ctx, &Checkpoint{Task: "fin", Execution: ex.ID, Step: seq - 1, State: []byte("{}")}, sp))
 	}
 	root := Span{Task: "fin", Execution: ex.ID, Seq: 1, Name: "run", Start: t0}
 	must(t, s.FinishExecution(ctx, &Checkpoint{Task: "fin", Execution: ex.ID, Step: 3, State: []byte("{}")},
-		func(e *Execution) { e.Status = StatusCompleted }, StatusCompleted, root))
+		func(e *Execution) { e.Status, e.Ended = StatusCompleted, t0.Add(time.Minute) }, StatusCompleted, root))
 	got, err := s.Task(ctx, "fin")
 	must(t, err)
 	e, err := s.Execution(ctx, "fin", ex.ID)
@@ -152,6 +158,12 @@ func TestFinishExecution(t *testing.T) {
 	}
 	if tasks, err = s.Tasks(ctx, Query{Status: StatusRunning}); err != nil || len(tasks) != 0 {
 		t.Fatalf("running tasks %v (%v), want none", tasks, err)
+	}
+	var sums []TaskSummary
+	must(t, s.EachSummary(ctx, Query{}, func(ts *TaskSummary) error { sums = append(sums, *ts); return nil }))
+	if len(sums) != 1 || sums[0].Status != StatusCompleted || len(sums[0].Executions) != 1 || !sums[0].Executions[0].Ended ||
+		!slices.Equal(sums[0].Executions[0].Calls, []CallUsage{{Seq: 3, Tokens: 12, CostUSD: 0.5}}) {
+		t.Fatalf("summaries %+v, want fin completed, one ended execution with the call at seq 3", sums)
 	}
 	// An unknown status writes nothing.
 	if err := s.FinishExecution(ctx, &Checkpoint{Task: "fin", Execution: ex.ID}, nil, "done"); err == nil {

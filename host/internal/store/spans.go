@@ -331,6 +331,25 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span, fates []fate) erro
 // encoding a tenth of its spans.
 var spanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512*spanChunk+256); return &b }}
 
+// checkpointScratch is what a checkpoint encodes into (see checkpoint):
+// its buffer, room for its entries, and whether its write ended the
+// execution.
+type checkpointScratch struct {
+	buf   *[]byte
+	kvs   [4]kv
+	ended bool
+}
+
+var checkpointScratches = sync.Pool{New: func() any { return new(checkpointScratch) }}
+
+// put empties sc and recycles it.
+func (sc *checkpointScratch) put() {
+	*sc.buf = (*sc.buf)[:0]
+	clear(sc.kvs[:])
+	sc.ended = false
+	checkpointScratches.Put(sc)
+}
+
 // getSpanBuf returns an empty buffer from spanBufs.
 func getSpanBuf() *[]byte {
 	b := spanBufs.Get().(*[]byte)
@@ -632,11 +651,15 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 	}
 	cc := *c
 	cc.State = state
-	val, err := encodeCheckpoint(&cc)
-	if err != nil {
-		return where(err)
+	// The checkpoint's spans and value are encoded into one recycled
+	// scratch, which goes back once the commit below is done (Badger has
+	// copied the entries).
+	sc := checkpointScratches.Get().(*checkpointScratch)
+	defer sc.put()
+	if sc.buf == nil {
+		sc.buf = getSpanBuf()
 	}
-	var kvs, rewrites []kv
+	kvs, rewrites := sc.kvs[:0], []kv(nil)
 	if len(spans) > 0 {
 		var small [8]fate
 		fates := small[:0]
@@ -647,18 +670,18 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 		if err := s.checkSpans(ctx, spans, fates); err != nil {
 			return where(err)
 		}
-		// The commit below is done (Badger has copied the entries) before
-		// the buffer goes back.
-		buf := getSpanBuf()
-		defer spanBufs.Put(buf)
-		var few [4]kv
-		if kvs, rewrites, err = s.encodeSpansInto(spans, fates, few[:0], buf); err != nil {
+		if kvs, rewrites, err = s.encodeSpansInto(spans, fates, kvs, sc.buf); err != nil {
 			return where(err)
 		}
 	}
-	var ended bool
+	start := len(*sc.buf)
+	if *sc.buf, err = appendCheckpoint(*sc.buf, &cc); err != nil {
+		return where(err)
+	}
+	val := (*sc.buf)[start:len(*sc.buf):len(*sc.buf)]
+	sum := s.seqs.sumOf(c.Task, c.Execution)
 	err = s.updateGrouped(ctx, func(txn *badger.Txn) error {
-		ended = false
+		sc.ended = false
 		if update != nil {
 			var ex Execution
 			if err := get(txn, execKey(c.Task, c.Execution), &ex); err != nil {
@@ -685,14 +708,19 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 			if err := txn.Set(execKey(c.Task, c.Execution), val); err != nil {
 				return err
 			}
-			if p, ok, err := sumAt(txn, c.Task); err != nil {
-				return err
-			} else if ok {
+			p, ok := sum, sum != nil
+			if !ok {
+				var err error
+				if p, ok, err = sumAt(txn, c.Task); err != nil {
+					return err
+				}
+			}
+			if ok {
 				if err := txn.Set(sumExecKey(p, c.Execution), sumExecValue(&ex)); err != nil {
 					return err
 				}
 			}
-			ended = ex.Status == StatusCompleted || ex.Status == StatusFailed
+			sc.ended = ex.Status == StatusCompleted || ex.Status == StatusFailed
 		} else if len(spans) == 0 { // checkSpans checked the execution otherwise
 			if ok, err := exists(txn, execKey(c.Task, c.Execution)); err != nil || !ok {
 				if err == nil {
@@ -701,7 +729,7 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 				return err
 			}
 		}
-		if err := placeUsage(txn, kvs); err != nil {
+		if err := placeUsageAt(txn, kvs, c.Task, sum); err != nil {
 			return err
 		}
 		for _, e := range kvs {
@@ -723,7 +751,7 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 	if err != nil {
 		return where(err)
 	}
-	if ended {
+	if sc.ended {
 		s.seqs.forget(c.Task, c.Execution)
 	}
 	failpoint.Hit(failpoint.CheckpointCommitted)
@@ -770,6 +798,9 @@ type execSeq struct {
 	// none), so no entry holds a seq below it.
 	empty bool
 	low   uint64
+	// sum is the prefix of the task's summary when Begin wrote it (else
+	// nil: a write reads x/sat/<task>).
+	sum []byte
 }
 
 // assign numbers sp if it has no seq, and says how it is written: fresh
@@ -861,10 +892,11 @@ func (c *seqCounters) staged(task, exec string, seq uint64) {
 	e.mu.Unlock()
 }
 
-// fresh notes an execution created just now, which has no spans: its
-// first spans need not look for the last one stored, nor a span below
-// every seq written since for an entry holding it.
-func (c *seqCounters) fresh(task, exec string) {
+// fresh notes an execution created just now with its task, whose
+// summary is at sum, which has no spans: its first spans need not look
+// for the last one stored, nor a span below every seq written since for
+// an entry holding it.
+func (c *seqCounters) fresh(task, exec string, sum []byte) {
 	id := seqID{task, exec}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -874,7 +906,29 @@ func (c *seqCounters) fresh(task, exec string) {
 	if c.m == nil {
 		c.m = make(map[seqID]*execSeq)
 	}
-	c.m[id] = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec), empty: true}
+	c.m[id] = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec), empty: true, sum: sum}
+}
+
+// sumOf is where the summary of an execution's task is, if this process
+// knows (see execSeq.sum), else nil.
+func (c *seqCounters) sumOf(task, exec string) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[seqID{task, exec}]; ok {
+		return e.sum
+	}
+	return nil
+}
+
+// moved forgets where task's summary is: it is moving.
+func (c *seqCounters) moved(task string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, e := range c.m {
+		if id.task == task {
+			e.sum = nil
+		}
+	}
 }
 
 func (c *seqCounters) forget(task, exec string) {

@@ -140,12 +140,19 @@ func sumAt(txn *badger.Txn, task string) ([]byte, bool, error) {
 // without a summary yet (staged spans) stays pending, marked so that the
 // task's creation adopts it. Reading x/sat/<task> in txn makes a commit
 // racing the task's creation a conflict rather than a lost entry.
-func placeUsage(txn *badger.Txn, kvs []kv) error {
+func placeUsage(txn *badger.Txn, kvs []kv) error { return placeUsageAt(txn, kvs, "", nil) }
+
+// placeUsageAt is placeUsage told that task's summary is at sum (the
+// prefix Begin wrote, which this process knows): its usage goes there
+// without a read.
+func placeUsageAt(txn *badger.Txn, kvs []kv, task string, sum []byte) error {
 	var (
-		task       string
 		prefix     []byte
 		looked, ok bool
 	)
+	if sum != nil {
+		prefix, looked, ok = sum, true, true
+	}
 	for i := range kvs {
 		k := kvs[i].k
 		if !bytes.HasPrefix(k, []byte(pSumPending)) {
@@ -392,6 +399,7 @@ func (s *Store) setTaskDerived(txn *badger.Txn, t, old *Task) error {
 			return err
 		}
 	case invTime(old.Created) != invTime(t.Created):
+		s.seqs.moved(t.ID) // the summary moves: no write may use where it was
 		op, ok, err := sumAt(txn, t.ID)
 		if err != nil {
 			return err

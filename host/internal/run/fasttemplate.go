@@ -1,0 +1,116 @@
+package run
+
+import (
+	"strings"
+	"text/template"
+	"text/template/parse"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// fastTemplate is a parsed template made of text and plain field
+// references ({{ .input.topic }}, {{ .vars.s1 }}) only, as most prompts
+// are. Rendering it with string fields is a few map lookups, where
+// text/template reflects on every field; anything else (a field that is
+// not a string or is missing, a map of another type on the way) renders
+// through text/template, which decides what it prints.
+type fastTemplate struct {
+	parts []fastPart
+	size  int // the text's length
+}
+
+// fastPart is text, or a field's path when path is not nil.
+type fastPart struct {
+	text string
+	path []string
+}
+
+// compileFast returns t's fast form, or nil if t is not only text and
+// plain fields.
+func compileFast(t *template.Template) *fastTemplate {
+	if t.Tree == nil || t.Root == nil || len(t.Templates()) > 1 {
+		return nil // {{define}}: other templates a {{template}} may call
+	}
+	f := &fastTemplate{}
+	for _, n := range t.Root.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode:
+			f.parts = append(f.parts, fastPart{text: string(n.Text)})
+			f.size += len(n.Text)
+		case *parse.ActionNode:
+			p := n.Pipe
+			if p == nil || p.IsAssign || len(p.Decl) > 0 || len(p.Cmds) != 1 || len(p.Cmds[0].Args) != 1 {
+				return nil
+			}
+			field, ok := p.Cmds[0].Args[0].(*parse.FieldNode)
+			if !ok || len(field.Ident) == 0 {
+				return nil
+			}
+			f.parts = append(f.parts, fastPart{path: field.Ident})
+		default:
+			return nil
+		}
+	}
+	return f
+}
+
+// render renders f over the data e.data(t, env) would make, and false
+// when a field is not a string reached through map[string]any values.
+func (f *fastTemplate) render(e *exec, t sdk.Token, env sdk.Env) (string, bool) {
+	var vals [8]string
+	if len(f.parts) > len(vals) {
+		return "", false
+	}
+	size := f.size
+	for i, p := range f.parts {
+		if p.path == nil {
+			continue
+		}
+		s, ok := e.field(t, env, p.path)
+		if !ok {
+			return "", false
+		}
+		vals[i] = s
+		size += len(s)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i, p := range f.parts {
+		if p.path == nil {
+			b.WriteString(p.text)
+		} else {
+			b.WriteString(vals[i])
+		}
+	}
+	return b.String(), true
+}
+
+// field is the string at path in e.data(t, env), if it is one.
+func (e *exec) field(t sdk.Token, env sdk.Env, path []string) (string, bool) {
+	var cur any
+	switch path[0] {
+	case "input":
+		cur = env.Input
+	case "vars":
+		cur = env.Vars
+	case "strategy":
+		cur = env.Strategy
+	case "token":
+		cur = t.Attrs
+	case "task":
+		cur = e.task.ID
+	default:
+		return "", false
+	}
+	for _, k := range path[1:] {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if cur, ok = m[k]; !ok {
+			return "", false
+		}
+	}
+	s, ok := cur.(string)
+	return s, ok
+}
