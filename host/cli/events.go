@@ -9,6 +9,7 @@ import (
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/clock"
+	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -154,7 +155,7 @@ func (a *app) reportSignal(name string, results []*run.Result, asJSON bool) erro
 
 // temporalLoc is where follow-up hints of a run on Temporal point: the
 // store is the workers'.
-var temporalLoc = storeLoc{from: fromEnv}
+var temporalLoc = storeLoc{from: project.FromEnv}
 
 // target is the Temporal cluster the flags name (none without --temporal).
 func (f *temporalFlags) target() layer.TemporalTarget {

@@ -10,6 +10,7 @@ import (
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
@@ -132,7 +133,7 @@ func (a *app) importTasks(ctx context.Context, sf *storeFlags, name string, r io
 		return err
 	}
 	if !ok {
-		loc = storeLoc{".sextant", fromCwd}
+		loc = storeLoc{project.DefaultStore, project.FromCwd}
 	}
 	b, err := a.open(ctx, layer.Target{Store: loc.dir, Create: true})
 	if err != nil {

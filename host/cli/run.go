@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
+	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
@@ -111,8 +112,10 @@ func (a *app) appOptions() (layer.Options, error) {
 	if err != nil {
 		return layer.Options{}, err
 	}
+	// The online adapter ([evolve] online) says what it learned on stderr
+	// and dates versions by the command's clock.
 	return layer.Options{Logger: a.logger, Clock: clk, Prepare: a.prepare, OTLPEndpoint: a.otlpEndpoint,
-		Learner: onlineLearner{a}, Command: a.command}, nil
+		Learner: &evolve.Online{Clock: clk, Out: a.stderr}, Command: a.command}, nil
 }
 
 // open is layer.Open with this command line's options.

@@ -4,25 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/internal/otlp"
-	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
-	"github.com/sextant-dev/sextant/host/internal/project"
-	"github.com/sextant-dev/sextant/host/internal/proxy"
-	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -116,11 +106,16 @@ func (a *app) serveChecks(f *serveFlags) (storeLoc, string, error) {
 		return storeLoc{}, "", err
 	}
 	if !ok {
-		if loc, err = a.pipelinesStore(f.pipelines); err != nil {
+		l, notes, err := serve.PipelinesStore(f.pipelines)
+		if err != nil {
 			return storeLoc{}, "", withInvalid(err)
 		}
+		for _, n := range notes {
+			fmt.Fprintf(a.stderr, "note: %s\n", n)
+		}
+		loc = storeLoc{l.Dir, l.From}
 	}
-	if err := checkLimitFlags(f.lim); err != nil {
+	if err := serve.CheckLimitFlags(f.lim); err != nil {
 		return storeLoc{}, "", usageErr(err)
 	}
 	token := os.Getenv(serve.TokenEnv)
@@ -132,136 +127,33 @@ func (a *app) serveChecks(f *serveFlags) (storeLoc, string, error) {
 	return loc, token, nil
 }
 
-// newServer makes the server over s with its handlers; close releases
-// the handlers.
+// newServer makes the server over s with the recording proxy (its
+// providers' plugins from --config), the OTLP receiver and live span
+// export; close releases them.
 func (a *app) newServer(ctx context.Context, s *store.Store, f *serveFlags, token string) (*serve.Server, func(context.Context), error) {
-	handlers, fileHosts, closeHandlers, err := a.serveHandlers(ctx, s, f.config, proxyMode{replay: f.replay, recordReplays: f.recordReplays, token: token})
-	if err != nil {
-		return nil, nil, err
-	}
-	srv, err := serve.New(serve.Options{Store: s, Pipelines: f.pipelines, Addr: f.addr, Token: token, Logger: a.logger, Version: version,
-		AllowHosts: append(f.allowHosts, fileHosts...), Limits: f.lim, // the union: either may name a host
-		Handlers: handlers,
-		Prepare:  a.servePrepare(s)})
-	if err != nil {
-		closeHandlers(context.WithoutCancel(ctx))
-		return nil, nil, withInvalid(err)
-	}
-	return srv, closeHandlers, nil
-}
-
-// checkLimitFlags refuses limits given on the command line that cannot
-// work, naming the flag.
-func checkLimitFlags(l serve.Limits) error {
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"--read-timeout", l.ReadTimeout}, {"--write-timeout", l.WriteTimeout}, {"--idle-timeout", l.IdleTimeout}} {
-		if d.v <= 0 {
-			return fmt.Errorf("%s %v: want a duration above zero, such as 30s", d.flag, d.v)
-		}
-	}
-	if l.MaxConns < 2 {
-		return fmt.Errorf("--max-conns %d: want at least 2", l.MaxConns)
-	}
-	if l.MaxConnsPerIP < 1 {
-		return fmt.Errorf("--max-conns-per-ip %d: want at least 1", l.MaxConnsPerIP)
-	}
-	return nil
-}
-
-// proxyMode is how serve runs the recording proxy.
-type proxyMode struct {
-	replay, recordReplays bool
-	// token is the server's token: a key the proxy scrubs from answers.
-	token string
-}
-
-// serveHandlers are the routes serve mounts beside its API: the recording
-// proxy (its providers from config) and the OTLP/HTTP receiver. Spans the
-// proxy records are exported live when telemetry is on; spans received over
-// OTLP are not exported again.
-func (a *app) serveHandlers(ctx context.Context, s *store.Store, config string, mode proxyMode) (map[string]http.Handler, []string, func(context.Context), error) {
 	var reg *plugin.Registry
-	if config != "" {
-		if err := needFile("config", config); err != nil {
-			return nil, nil, nil, err
+	if f.config != "" {
+		if err := needFile("config", f.config); err != nil {
+			return nil, nil, err
 		}
 		var err error
-		if reg, err = a.registry(filepath.Dir(config)); err != nil {
-			return nil, nil, nil, err
+		if reg, err = a.registry(filepath.Dir(f.config)); err != nil {
+			return nil, nil, err
 		}
 	}
 	exp, err := a.telemetry(ctx, s)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	var allowHosts []string
-	px, closeProviders, err := proxy.Open(ctx, proxy.OpenOptions{Config: config, Registry: reg, Store: s, Replay: mode.replay,
-		RecordReplays: mode.recordReplays, Secrets: []string{mode.token}, Logger: a.logger, OnSpans: exp.Spans,
-		OnConfig: func(srv *pipeline.Server) { allowHosts = srv.AllowHosts }})
+	srv, closeProxy, err := serve.NewWithExtras(ctx, serve.Options{Store: s, Pipelines: f.pipelines, Addr: f.addr, Token: token,
+		Logger: a.logger, Version: version, AllowHosts: f.allowHosts, Limits: f.lim, Prepare: a.servePrepare(s)},
+		serve.Extras{Config: f.config, Registry: reg, Replay: f.replay, RecordReplays: f.recordReplays, OnSpans: exp.Spans})
 	if err != nil {
 		a.shutdownTelemetry(ctx, exp)
-		return nil, nil, nil, withInvalid(err)
+		return nil, nil, err
 	}
-	closeAll := func(ctx context.Context) {
-		closeProviders(ctx)
+	return srv, func(ctx context.Context) {
+		closeProxy(ctx)
 		a.shutdownTelemetry(ctx, exp)
-	}
-	recv, err := otlp.NewHandler(otlp.Config{Store: s, Prices: run.DefaultPrices(), Logger: a.logger})
-	if err != nil {
-		closeAll(ctx)
-		return nil, nil, nil, err
-	}
-	h := px.Handlers()
-	h[otlp.Route] = recv
-	maps.Copy(h, serve.SinkHandlers(s)) // Temporal workers write through these (sextant worker --store-url)
-	return h, allowHosts, closeAll, nil
-}
-
-// pipelinesStore is the store serve holds when nothing names one (no
-// --store, $SEXTANT_STORE or sextant.toml): the one store every pipeline
-// under dir writes to, else ./.sextant, with a note naming the stores the
-// pipelines write to and how to serve one of them. Files under dir that
-// are not pipelines are named in notes and skipped.
-func (a *app) pipelinesStore(dir string) (storeLoc, error) {
-	cwd := storeLoc{".sextant", fromCwd}
-	if dir == "" {
-		return cwd, nil
-	}
-	found, err := serve.DiscoverPipelines(dir)
-	if err != nil {
-		return storeLoc{}, err
-	}
-	for _, f := range found.Skipped {
-		fmt.Fprintf(a.stderr, "note: --pipelines: %s\n", f)
-	}
-	var stores []string
-	seen := map[string]bool{}
-	wd, _ := os.Getwd()
-	for _, p := range found.Pipelines {
-		d, err := filepath.Abs(pipelineStore(p))
-		if err != nil {
-			return storeLoc{}, err
-		}
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		// Shown as the user would type it: relative to here when below it.
-		if rel, err := filepath.Rel(wd, d); err == nil && wd != "" && !strings.HasPrefix(rel, "..") {
-			d = rel
-		}
-		stores = append(stores, d)
-	}
-	switch len(stores) {
-	case 0:
-		return cwd, nil
-	case 1:
-		return storeLoc{stores[0], fromPipeline}, nil
-	}
-	sort.Strings(stores)
-	fmt.Fprintf(a.stderr, "note: the pipelines under %s write to %d stores (%s); serving ./.sextant: pass --store DIR (or store = \"DIR\" in %s) to serve the one their runs are in\n",
-		dir, len(stores), strings.Join(stores, ", "), project.FileName)
-	return cwd, nil
+	}, nil
 }

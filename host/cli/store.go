@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,19 +16,8 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
-// The store rule, the same for every command (RATIONALE "Why one store rule for every command"):
-//
-//  1. --store DIR
-//  2. $SEXTANT_STORE
-//  3. the store key of sextant.toml, found by walking up from the working
-//     directory as git finds .git (relative to that file)
-//  4. the pipeline's store: [store] dir (default .sextant) beside the
-//     pipeline the command runs, or the one named by --pipeline
-//  5. for commands about recorded tasks with no pipeline: ./.sextant when it
-//     exists; otherwise an error that lists what was looked at and the
-//     stores below the working directory, with the command to run
-//
-// Only commands that record new things (run, import, evolve) create a store.
+// storeHelp is --store's help: the store rule (project.CommonStore and
+// RATIONALE "Why one store rule for every command").
 const storeHelp = "store directory (default: $SEXTANT_STORE, else sextant.toml's store, else .sextant beside the pipeline, else ./.sextant)"
 
 // storeFlags hold a command's --store (and, for task commands, --pipeline
@@ -51,54 +37,30 @@ func (f *storeFlags) add(c *cobra.Command, withPipeline bool) {
 	}
 }
 
-// storeSource says which rule found a store.
-type storeSource int
-
-const (
-	fromFlag storeSource = iota
-	fromEnv
-	fromProject
-	fromPipeline
-	fromCwd
-)
-
 // storeLoc is a located store: its directory, as the user would type it,
 // and the rule that found it.
 type storeLoc struct {
 	dir  string
-	from storeSource
+	from project.StoreSource
 }
 
 // flag returns the --store argument a follow-up command run from the same
 // directory needs to reach this store ("" when it finds it by itself).
 func (l storeLoc) flag() string {
-	switch l.from {
-	case fromEnv, fromProject, fromCwd:
+	if !(project.StoreLoc{Dir: l.dir, From: l.from}).NeedsFlag() {
 		return ""
-	case fromPipeline:
-		if filepath.Clean(l.dir) == ".sextant" {
-			return ""
-		}
 	}
 	return " --store " + shellQuote(l.dir)
 }
 
-// common applies rules 1–3; ok is false when none of them named a store.
+// common applies rules 1–3 of the store rule; ok is false when none of
+// them named a store.
 func (f *storeFlags) common() (storeLoc, bool, error) {
-	if f.dir != "" {
-		return storeLoc{f.dir, fromFlag}, true, nil
-	}
-	if d := os.Getenv("SEXTANT_STORE"); d != "" {
-		return storeLoc{d, fromEnv}, true, nil
-	}
-	pf, err := project.Find(".")
+	l, ok, err := project.CommonStore(f.dir)
 	if err != nil {
 		return storeLoc{}, false, withInvalid(err)
 	}
-	if pf != nil && pf.Store != "" {
-		return storeLoc{relToCwd(pf.StoreDir()), fromProject}, true, nil
-	}
-	return storeLoc{}, false, nil
+	return storeLoc{l.Dir, l.From}, ok, nil
 }
 
 // locate finds the store of a command that runs the loaded pipeline p.
@@ -106,20 +68,7 @@ func (f *storeFlags) locate(p *pipeline.Pipeline) (storeLoc, error) {
 	if l, ok, err := f.common(); ok || err != nil {
 		return l, err
 	}
-	return storeLoc{pipelineStore(p), fromPipeline}, nil
-}
-
-// pipelineStore is p's [store] dir as the user would type it: beside the
-// pipeline file as it was named on the command line.
-func pipelineStore(p *pipeline.Pipeline) string {
-	d := p.Store.Dir
-	if d == "" {
-		d = ".sextant"
-	}
-	if filepath.IsAbs(d) {
-		return d
-	}
-	return filepath.Join(filepath.Dir(p.File), d)
+	return storeLoc{project.PipelineStore(p.File, p.Store.Dir), project.FromPipeline}, nil
 }
 
 // locateTask finds the store of a command about recorded tasks (show,
@@ -134,78 +83,14 @@ func (a *app) locateTask(ctx context.Context, f *storeFlags) (storeLoc, error) {
 		if err != nil {
 			return storeLoc{}, fmt.Errorf("--pipeline: %w", err)
 		}
-		return storeLoc{pipelineStore(p), fromPipeline}, nil
+		return storeLoc{project.PipelineStore(p.File, p.Store.Dir), project.FromPipeline}, nil
 	}
-	if info, err := os.Stat(".sextant"); err == nil && info.IsDir() {
-		return storeLoc{".sextant", fromCwd}, nil
+	if l, ok := project.CwdStore(); ok {
+		return storeLoc{l.Dir, l.From}, nil
 	}
-	return storeLoc{}, a.noStore(f.pipelineFlag)
-}
-
-// noStore explains that no store was found: what was looked at, which
-// stores lie below the working directory, and the command to run.
-func (a *app) noStore(withPipeline bool) error {
-	cwd, _ := os.Getwd()
-	var b strings.Builder
-	b.WriteString("no store found; looked at --store (not given), $SEXTANT_STORE (not set), ")
-	fmt.Fprintf(&b, "%s (none in %s or above), ", project.FileName, cwd)
-	if withPipeline {
-		b.WriteString("--pipeline (not given), ")
-	}
-	b.WriteString("./.sextant (absent)")
-	found := storesBelow(".", 3, 2000)
-	switch {
-	case len(found) == 0:
-		b.WriteString("\nrun a pipeline first (sextant run PIPELINE), or pass --store DIR")
-	default:
-		b.WriteString("\nstores below this directory: " + strings.Join(found, ", "))
-		fmt.Fprintf(&b, "\nrun: %s --store %s", a.commandLine(), shellQuote(found[0]))
-	}
-	return withInvalid(errors.New(b.String()))
-}
-
-// storesBelow lists the .sextant directories under root, at most depth
-// levels down, looking at no more than limit directories; hidden folders
-// other than .sextant are not entered.
-func storesBelow(root string, depth, limit int) []string {
-	var out []string
-	seen := 0
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		if seen++; seen > limit {
-			return filepath.SkipAll
-		}
-		if p == root {
-			return nil
-		}
-		name := d.Name()
-		if name == ".sextant" {
-			out = append(out, p)
-			return filepath.SkipDir
-		}
-		if strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor" ||
-			strings.Count(filepath.ToSlash(p), "/") >= depth {
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out
-}
-
-// relToCwd shows an absolute path relative to the working directory when
-// it lies below it.
-func relToCwd(p string) string {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return p
-	}
-	if r, err := filepath.Rel(cwd, p); err == nil && !strings.HasPrefix(r, "..") {
-		return r
-	}
-	return p
+	return storeLoc{}, withInvalid(project.NoStore(f.pipelineFlag, func(dir string) string {
+		return a.commandLine() + " --store " + shellQuote(dir)
+	}))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
