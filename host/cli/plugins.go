@@ -14,11 +14,9 @@ import (
 
 func (a *app) pluginsCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "plugins",
-		Short: "List, inspect, verify and scaffold plugins",
-		Long: `Plugins are folders holding a plugin.toml and a .wasm module or an executable.
-They are searched, first match wins, in: --plugin-dir flags, $SEXTANT_PLUGIN_PATH,
-./plugins, $XDG_DATA_HOME/sextant/plugins; builtins come last.`,
+		Use:     "plugins",
+		Short:   "List, inspect, verify and scaffold plugins",
+		Long:    help("plugins"),
 		Example: "  sextant plugins list\n  sextant plugins inspect bpmn --json",
 	}
 	c.AddCommand(a.pluginsListCommand(), a.pluginsInspectCommand(), a.pluginsVerifyCommand(), a.pluginsInitCommand())
@@ -72,10 +70,9 @@ func (a *app) pluginsInspectCommand() *cobra.Command {
 	var asJSON bool
 	var pipe string
 	c := &cobra.Command{
-		Use:   "inspect NAME",
-		Short: "Load a plugin and show what it says about itself",
-		Long: `inspect opens the plugin over its transport (verifying its checksum first),
-asks it to Describe itself, and shows that answer with its manifest.`,
+		Use:     "inspect NAME",
+		Short:   "Load a plugin and show what it says about itself",
+		Long:    help("plugins-inspect"),
 		Example: "  sextant plugins inspect bpmn\n  sextant plugins inspect pii-gate --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -115,12 +112,9 @@ func (a *app) pluginsVerifyCommand() *cobra.Command {
 	var pin, asJSON bool
 	var pipe string
 	c := &cobra.Command{
-		Use:   "verify [NAME...]",
-		Short: "Check every plugin's manifest, checksum and Describe answer",
-		Long: `verify checks each plugin on the search path (or the ones named): the manifest
-is valid, the artifact matches its pinned sha256, the plugin loads over its
-transport and describes itself as its manifest says. --pin writes the sha256
-of unpinned artifacts into their manifests.`,
+		Use:     "verify [NAME...]",
+		Short:   "Check every plugin's manifest, checksum and Describe answer",
+		Long:    help("plugins-verify"),
 		Example: "  sextant plugins verify\n  sextant plugins verify --pin my-gate\n  sextant plugins verify --pipeline pipelines/email-triage/pipeline.toml --json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			entries, derr := a.discover(pluginBase(pipe))

@@ -16,17 +16,7 @@ func (a *app) pluginsInitCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "init --kind navigator|provider|gate|tool NAME",
 		Short: "Write a ready-to-build plugin project",
-		Long: `init writes DIR/NAME/: main.go (one sdk import and a small main), a test using
-sdk/sdktest, go.mod, go.sum, plugin.toml and a Makefile. The project builds both
-to a native go-plugin binary and to a WebAssembly module; init prints the
-commands.
-
-go.mod requires one module, github.com/sextant-dev/sextant/sdk, at the version
-this sextant was built with, and never replaces it. A sextant installed with
-go install ...@VERSION writes a project that builds from the module proxy
-alone. To build against a local sextant checkout instead (a sextant built from
-one does so by default), pass --sdk PATH: init then also writes a go.work that
-uses PATH/sdk. Delete go.work to build against the published sdk again.`,
+		Long:  help("plugins-init"),
 		Example: `  sextant plugins init --kind gate pii-gate
   sextant plugins init --kind tool word-tools
   sextant plugins init --kind navigator --dir ~/src --sdk ~/src/sextant my-nav`,

@@ -184,11 +184,7 @@ func (a *app) exportCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export",
 		Short: "Write tasks, executions, spans, rewards and recordings as JSONL or OTLP JSON",
-		Long: `export writes the store to stdout: JSONL (one record per line; sextant import
-reads it back exactly — how a dataset moves into a repo and into CI), or OTLP
-JSON for Jaeger, Tempo and other OpenTelemetry backends, with the GenAI
-attribute names on LLM spans. Cancelled tasks are left out unless --status
-cancelled asks for them.`,
+		Long:  help("export"),
 		Example: `  sextant export > dataset.jsonl
   sextant export --format otlp --pipeline email-triage > traces.json`,
 		Args: cobra.NoArgs,

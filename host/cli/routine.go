@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -29,49 +30,14 @@ func (a *app) routineValidateCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check routines and print every problem with its position",
-		Long: `validate loads each routine with its navigator (BPMN by extension; DAG or chain
-by the tables the TOML declares; --navigator to choose) and prints every
-problem as FILE:LINE: ELEMENT: MESSAGE. Exit status 2 when any file has one.
---decisions names the DMN files a BPMN routine's business rule tasks call;
---pipeline checks the pipeline's routine with its navigator and decisions.
-
-It also warns, on stderr as FILE:LINE: ELEMENT: warning: MESSAGE, about a
-function an expression calls that does not exist and, given a sample start
-input (--input), about a name an expression reads that neither the input nor
-a step, script task, business rule task or mapping writes (a misspelt
-variable). What steps write comes from --pipeline: an expr step its set keys,
-an action step its action, decision, reason and confidence; an llm step with
-json output or a human step may write anything, and then names are not
-checked. Warnings leave the exit status 0 unless --strict.`,
+		Long:  help("routine-validate"),
 		Example: `  sextant routine validate order.bpmn
   sextant routine validate --decisions rules.dmn order.bpmn
   sextant routine validate --pipeline pipeline.toml --input inputs/big.json --strict
   sextant routine validate --navigator dag research.toml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := routine.Source{Pipeline: pipelineFile, Files: args, Navigator: navigator, Decisions: decisions}
-			if err := src.Usage("validate", "routine FILEs"); err != nil {
-				return usageErr(err)
-			}
-			var input map[string]any
-			if inputFile != "" {
-				var err error
-				if input, err = a.readInput(inputFile, nil); err != nil {
-					return err
-				}
-			}
-			results, errs := routine.Validate(cmd.Context(), src, routineLoader{a}, input)
-			if !asJSON {
-				return a.printChecked(results, errs, strict)
-			}
-			if err := writeJSON(a.stdout, results); err != nil {
-				return err
-			}
-			for _, res := range results {
-				if !res.OK || strict && len(res.Warnings) > 0 {
-					return withCode(ExitInvalid, errSilent)
-				}
-			}
-			return nil
+			return a.validateRoutines(cmd.Context(), src, inputFile, asJSON, strict)
 		},
 	}
 	c.Flags().StringVar(&navigator, "navigator", "", "navigator plugin to load the routine with (default: by file type)")
@@ -88,23 +54,7 @@ func (a *app) routineSimulateCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "simulate [FILE]",
 		Short: "Walk a routine without running steps, printing enter/exit events",
-		Long: `simulate walks a routine as the host would, without running steps: tasks
-complete at once; receive tasks, catch events, event-based gateways and
-boundary events wait until --trigger'ed (in the order given); a --trigger naming
-a start event starts an instance there. --choose fixes the flows a gateway
-without conditions takes. --set values are JSON when they parse, else strings.
-
-Conditions see vars (--set), input (--input, a JSON object) and strategy
-(--strategy, a strategy file: strategy.parameters.NAME). --pipeline takes
-the routine, its navigator and the strategy from a pipeline file instead of
-FILE; --strategy then replaces the pipeline's strategy. --decisions names
-the DMN files a BPMN routine's business rule tasks call (a pipeline's own
-[routine] decisions with --pipeline).
-
-It prints enter:<id> each time a token arrives at a node and exit:<id> each
-time one leaves it, then completed, waiting:<id>,... or error:<message>.
-Exit status: 0 completed or waiting, 1 error, 2 invalid routine, pipeline
-or strategy.`,
+		Long:  help("routine-simulate"),
 		Example: `  sextant routine simulate order.bpmn --set amount=120 --set vip=true
   sextant routine simulate order.bpmn --choose gw_check=flow_ok --trigger msg_paid --json
   sextant routine simulate --pipeline pipelines/email-triage/pipeline.toml --set 'classify={"confidence":0.9}'
@@ -137,20 +87,60 @@ func (f *simFlags) add(c *cobra.Command) {
 	c.Flags().BoolVar(&f.asJSON, "json", false, "machine-readable trace")
 }
 
+// validateRoutines runs routine validate: routine.Validate, then ok
+// lines and warnings (or JSON), and exit 2 on a problem or, strict, a
+// warning.
+func (a *app) validateRoutines(ctx context.Context, src routine.Source, inputFile string, asJSON, strict bool) error {
+	if err := src.Usage("validate", "routine FILEs"); err != nil {
+		return usageErr(err)
+	}
+	var input map[string]any
+	if inputFile != "" {
+		var err error
+		if input, err = a.readInput(inputFile, nil); err != nil {
+			return err
+		}
+	}
+	results, errs := routine.Validate(ctx, src, a.routineFiles(), input)
+	if asJSON {
+		if err := writeJSON(a.stdout, results); err != nil {
+			return err
+		}
+		if routine.Failed(results, strict) {
+			return withCode(ExitInvalid, errSilent)
+		}
+		return nil
+	}
+	warned := routine.WriteResults(a.stdout, a.stderr, results)
+	if len(errs) > 0 {
+		return withInvalid(navigatorUsage(errors.Join(errs...)))
+	}
+	if strict && warned {
+		return withInvalid(errors.New("validate --strict: the routine has warnings"))
+	}
+	return nil
+}
+
 // simulate runs routine simulate: parse, routine.Simulate, print.
 func (a *app) simulate(ctx context.Context, args []string, f *simFlags) error {
-	src := routine.Source{Pipeline: f.pipelineFile, Files: args, Navigator: f.navigator, Decisions: f.decisions}
+	src := routine.Source{Pipeline: f.pipelineFile, Files: args, Navigator: f.navigator, Decisions: f.decisions, Strategy: f.strategyFile}
 	if err := src.Usage("simulate", "a routine FILE"); err != nil {
 		return usageErr(err)
 	}
-	opts, err := a.simOptions(f.sets, f.chooses, f.inputFile, f.strategyFile)
-	if err != nil {
+	opts := run.SimOptions{Triggers: f.triggers, MaxSteps: f.maxSteps}
+	var err error
+	if opts.Vars, err = parseSets(f.sets); err != nil {
 		return err
 	}
-	opts.Triggers, opts.MaxSteps = f.triggers, f.maxSteps
-	res, err := routine.Simulate(ctx, src, routineLoader{a}, opts)
-	if err != nil {
+	if opts.Input, err = a.readInput(f.inputFile, nil); err != nil {
 		return err
+	}
+	if opts.Choose, err = routine.ParseChoices(f.chooses); err != nil {
+		return usageErr(fmt.Errorf("--choose %w", err))
+	}
+	res, err := routine.Simulate(ctx, src, a.routineFiles(), opts)
+	if err != nil {
+		return navigatorUsage(err)
 	}
 	if f.asJSON {
 		err = writeJSON(a.stdout, res)
@@ -159,6 +149,23 @@ func (a *app) simulate(ctx context.Context, args []string, f *simFlags) error {
 	}
 	if err == nil && res.Status == run.SimError {
 		return withCode(ExitFailed, errSilent)
+	}
+	return err
+}
+
+// routineFiles loads routines and pipelines for the routine commands as
+// the other commands do: plugins beside the file, then the search path,
+// and a missing pipeline named with the nearest file.
+func (a *app) routineFiles() routine.Files {
+	return routine.Files{Registry: a.registry, Logger: a.logger, Need: needFile}
+}
+
+// navigatorUsage makes a navigator the routine commands cannot tell, or
+// a --navigator that is no navigator, a usage mistake.
+func navigatorUsage(err error) error {
+	var ne *routine.NavigatorError
+	if errors.As(err, &ne) {
+		return usageErr(err)
 	}
 	return err
 }

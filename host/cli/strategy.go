@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -51,21 +51,9 @@ func (a *app) strategyValidateCommand() *cobra.Command {
   sextant strategy validate strategies/*.toml --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var errs []error
-			rows := []strategy.Checked{}
-			for _, f := range args {
-				row, err := strategy.Check(f)
-				if err != nil {
-					errs = append(errs, err)
-				} else if !asJSON {
-					fmt.Fprintf(a.stdout, "%s: ok (%s %s, hash %s…)\n", f, row.Name, row.Version, row.Hash[:12])
-				}
-				rows = append(rows, row)
-			}
-			if asJSON {
-				if err := writeJSON(a.stdout, rows); err != nil {
-					return err
-				}
+			rows, errs := strategy.CheckFiles(args)
+			if err := a.emit(asJSON, rows, func(w io.Writer) error { return strategy.WriteChecked(w, rows) }); err != nil {
+				return err
 			}
 			if len(errs) > 0 {
 				return withInvalid(errors.Join(errs...))
@@ -95,18 +83,7 @@ func (a *app) strategyDiffCommand() *cobra.Command {
 				return err
 			}
 			d := strategy.Diff(base, cand)
-			if asJSON {
-				return writeJSON(a.stdout, d.SDK())
-			}
-			if d.Empty() {
-				fmt.Fprintf(a.stdout, "no behavioural change from %s to %s\n", d.From, d.To)
-				return nil
-			}
-			fmt.Fprint(a.stdout, d.String())
-			if !strings.HasSuffix(d.String(), "\n") {
-				fmt.Fprintln(a.stdout)
-			}
-			return nil
+			return a.emit(asJSON, d.SDK(), d.WriteText)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")

@@ -20,11 +20,9 @@ func currentVersion() buildinfo.Info { return buildinfo.Read(version, scaffold.S
 func (a *app) versionCommand() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "version",
-		Short: "Print the sextant version, the commit it was built from and the plugin api it speaks",
-		Long: `version prints the release version (set by make), else the module version go
-build stamped from the repository's tags, and the VCS revision. A binary from go
-run carries no revision; sextant then asks git about its source tree.`,
+		Use:     "version",
+		Short:   "Print the sextant version, the commit it was built from and the plugin api it speaks",
+		Long:    help("version"),
 		Example: "  sextant version\n  sextant --version\n  sextant version --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

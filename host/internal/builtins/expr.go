@@ -5,17 +5,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/file"
+
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // ExprSyntaxError is an expression that does not parse, positioned as
-// expr:LINE:COLUMN: message where the language says where.
+// expr:LINE:COLUMN: message where the language says where. It is
+// sdk.ErrInvalid: the caller wrote it.
 type ExprSyntaxError struct{ msg string }
 
 func (e *ExprSyntaxError) Error() string { return e.msg }
+
+// Is makes the error sdk.ErrInvalid.
+func (e *ExprSyntaxError) Is(target error) bool { return target == sdk.ErrInvalid }
 
 // ExprValue is the value of an evaluated expression, printed as its
 // language prints values.
@@ -81,6 +88,19 @@ func (x ExprValue) Text() string {
 		return fmt.Sprintf("%v", x.v)
 	}
 	return string(out)
+}
+
+// Write prints the value to w: as JSON when asJSON, else as its Text on
+// a line.
+func (x ExprValue) Write(w io.Writer, asJSON bool) error {
+	out, err := []byte(x.Text()+"\n"), error(nil)
+	if asJSON {
+		out, err = x.JSON()
+	}
+	if err == nil {
+		_, err = w.Write(out)
+	}
+	return err
 }
 
 // JSON is the value as indented JSON with a final newline; FEEL dates,

@@ -3,6 +3,7 @@ package builtins
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -86,5 +87,29 @@ func TestEvalExprLang(t *testing.T) {
 				t.Errorf("json: got %q, %v; want %q", js, err, tt.js)
 			}
 		})
+	}
+}
+
+func TestExprValueWrite(t *testing.T) {
+	v, err := EvalFEEL(`"a" + "b"`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		asJSON bool
+		want   string
+	}{{false, "\"ab\"\n"}, {true, "\"ab\"\n"}} {
+		var b strings.Builder
+		if err := v.Write(&b, tt.asJSON); err != nil || b.String() != tt.want {
+			t.Errorf("Write(json %v) = %q, %v; want %q", tt.asJSON, b.String(), err, tt.want)
+		}
+	}
+	d, err := EvalFEEL(`date("2024-01-31")`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, js strings.Builder
+	if d.Write(&text, false) != nil || d.Write(&js, true) != nil || text.String() != "@\"2024-01-31\"\n" || js.String() != "\"2024-01-31\"\n" {
+		t.Errorf("a date: text %q, JSON %q", text.String(), js.String())
 	}
 }

@@ -6,16 +6,19 @@ import (
 	"fmt"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
 
 // Source is what routine validate and simulate work on: a pipeline's
 // routine (with its navigator and decisions), or routine files read by
-// Navigator with Decisions.
+// Navigator with Decisions. Strategy is a strategy file whose values
+// simulate's conditions see, in place of the pipeline's.
 type Source struct {
 	Pipeline  string
 	Files     []string
 	Navigator string
 	Decisions []string
+	Strategy  string
 }
 
 // Usage says what is wrong with a Source as command cmd's arguments
@@ -72,9 +75,17 @@ func Validate(ctx context.Context, src Source, l Loader, input map[string]any) (
 }
 
 // Simulate walks src's routine (its first file, or the pipeline's) as
-// [run.Simulate] does, running no step. Conditions see opts.Strategy, or
-// when it is nil the pipeline's strategy.
+// [run.Simulate] does, running no step. Conditions see src.Strategy's
+// values, else opts.Strategy, or when it is nil the pipeline's strategy.
+// A strategy file that does not load is sdk.ErrInvalid.
 func Simulate(ctx context.Context, src Source, l Loader, opts run.SimOptions) (*run.SimResult, error) {
+	if src.Strategy != "" {
+		st, err := strategy.Load(src.Strategy)
+		if err != nil {
+			return nil, err
+		}
+		opts.Strategy = st.Env()
+	}
 	if src.Pipeline != "" {
 		prep, err := l.Prepare(ctx, src.Pipeline)
 		if err != nil {

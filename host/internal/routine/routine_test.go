@@ -255,3 +255,33 @@ func TestParseChoices(t *testing.T) {
 		}
 	}
 }
+
+func TestExprLanguage(t *testing.T) {
+	for _, tt := range []struct {
+		lang, src, set, want string
+	}{
+		{"feel", "n + 0.2", "n=0.1", "0.3"}, // exact decimals
+		{"expr", "n * 2", "n=3", "6"},       // int64, not json.Number
+		{"expr", "n + 0.5", "n=1", "1.5"},
+	} {
+		eval, numbers, err := ExprLanguage(tt.lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars, err := ParseSets([]string{tt.set}, numbers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := eval(tt.src, vars)
+		if err != nil || v.Text() != tt.want {
+			t.Errorf("%s %q with %s: got %v, %v; want %s", tt.lang, tt.src, tt.set, v.Text(), err, tt.want)
+		}
+	}
+	if _, _, err := ExprLanguage("js"); err == nil {
+		t.Error("an unknown language evaluates")
+	}
+	eval, _, _ := ExprLanguage("feel")
+	if _, err := eval("1 +", nil); !errors.Is(err, sdk.ErrInvalid) {
+		t.Errorf("a syntax error: got %v, want sdk.ErrInvalid", err)
+	}
+}
