@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,30 +27,7 @@ func (a *app) evolveCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "evolve PIPELINE",
 		Short: "Propose candidate strategies, replay and gate them, promote the best",
-		Long: `evolve runs the pipeline's mutators against its strategy: greedy (a full
-max_parameter_delta step in the direction replay probes show improves the
-metric), conservative (half a step), exploratory (a seeded random direction,
-confirmed by a probe) and curate (ACE: a reflector reads failed replays, a
-curator proposes playbook ADD/UPDATE/TAG/REMOVE operations). Every candidate is
-replayed against the baseline on the same tasks, compared and gated; the best
-passing one is promoted: written as a new strategy file beside the baseline
-(minor version bump, change_log reasons quoting the evidence) and recorded with
-its lineage. Candidates that need a person wait in sextant review; the rest are
-archived. --dry-run promotes nothing.
-
---adapter offline runs ACE's offline adapter instead: --epochs passes over the
-recorded tasks, each replaying the working strategy, counting the playbook
-bullets each replay cited (helpful when it succeeded, harmful when it failed),
-letting the curator reflect on the failures against their ground truth, pruning
-and merging bullets within the token budget; each epoch's candidate is replayed
-and gated like any other, and the last one is promoted when it passes. Epochs
-are checkpointed in the store: an evolution that was killed resumes at the
-epoch it was in. Prompts a candidate changed have no recording: set [evolve]
-on_miss = "live" to have the pipeline's providers answer them (the script
-provider's rules, offline).
-
-Exit status: 0 a candidate was promoted (or none improved and none failed),
-1 every candidate failed its gates, 2 invalid input, 3 a candidate awaits review.`,
+		Long:  help("evolve"),
 		Example: `  sextant evolve pipelines/email-triage/pipeline.toml --dry-run
   sextant evolve pipelines/email-triage/pipeline.toml --mutator greedy --mutator curate
   sextant evolve pipelines/answer-and-learn/pipeline.toml --adapter offline --epochs 3`,
@@ -175,20 +150,11 @@ func (a *app) evolveRound(ctx context.Context, setup replay.Setup, prep *run.Pre
 	if err != nil {
 		return err
 	}
-	a.printBaseline(base, round.Baseline, true)
-	if len(round.Candidates) == 0 {
-		fmt.Fprintln(a.stdout, "no mutator proposed a candidate:")
-		for _, r := range round.Rejected {
-			fmt.Fprintf(a.stdout, "  %s: %v\n", r.Mutator, r.Err)
-		}
+	if !round.WriteText(a.stdout, a.stderr, base, p.Evolve.Metric) {
 		return nil
 	}
-	for _, r := range round.Rejected {
-		fmt.Fprintf(a.stderr, "%s proposed nothing: %v\n", r.Mutator, r.Err)
-	}
-	a.printCandidates(round.Candidates, p.Evolve.Metric)
 	if er.dryRun {
-		a.printDryRun(round.Candidates, p.Evolve.Metric, "no candidate passed its gates")
+		evolve.WriteDryRun(a.stdout, round.Candidates, p.Evolve.Metric, "no candidate passed its gates")
 		return verdict(evolve.ExitCode(round.Ruling(p.Evolve.Metric)))
 	}
 	cleanup() // the source may be the pipeline's own store, opened read-only
@@ -211,68 +177,13 @@ func (a *app) settle(ctx context.Context, st *store.Store, loc storeLoc, er evol
 	if err != nil {
 		return err
 	}
-	switch {
-	case settled.Winner != nil:
-		fmt.Fprintf(a.stdout, "promoted %s %s (%s) → %s\n", settled.Winner.Strategy.Metadata.Name, settled.Winner.Strategy.Metadata.Version,
-			settled.Winner.Mutator, settled.Path)
+	settled.WriteText(a.stdout, loc.flag(), none)
+	if settled.Winner != nil {
 		if err := a.settleLive(ctx, st, er.configured, settled, base.Metadata.Version, er.ev.At); err != nil {
 			return err
 		}
-	case len(settled.Reviews) > 0:
-		for _, rv := range settled.Reviews {
-			fmt.Fprintf(a.stdout, "awaiting review: %s (%s) — sextant review show %s%s\n", rv.ID, rv.Mutator, rv.ID, loc.flag())
-		}
-	default:
-		fmt.Fprintln(a.stdout, none)
 	}
 	return verdict(evolve.ExitCode(settled.Ruling()))
-}
-
-// printBaseline says how the baseline's own replays went.
-func (a *app) printBaseline(base *strategy.Strategy, j *evolve.Judgment, skipped bool) {
-	self := j.Self
-	fmt.Fprintf(a.stdout, "baseline %s: %d tasks replayed, fidelity %.1f%%", base.Metadata.Version, j.Tasks, 100*self.Fidelity())
-	if skipped && self.Skipped > 0 {
-		fmt.Fprintf(a.stdout, " (%d self-replays skipped: a call had no recording)", self.Skipped)
-	}
-	fmt.Fprintln(a.stdout)
-	for _, r := range j.Reasons {
-		fmt.Fprintf(a.stdout, "  %s\n", r)
-	}
-}
-
-// printDryRun says what a dry run would promote.
-func (a *app) printDryRun(cands []evolve.Evaluated, metric, none string) {
-	if winner, _ := evolve.Select(cands, metric); winner != nil {
-		fmt.Fprintf(a.stdout, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
-	} else {
-		fmt.Fprintln(a.stdout, "dry run: "+none)
-	}
-}
-
-func (a *app) printCandidates(cands []evolve.Evaluated, metric string) {
-	sorted := append([]evolve.Evaluated(nil), cands...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Mutator < sorted[j].Mutator })
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "MUTATOR\tCANDIDATE\tID\t%s\tCI\tRULING\tFIRST FAILING OR REVIEW REASON\n", metric)
-	for _, c := range sorted {
-		effect, ci := "", ""
-		for _, m := range c.Comparison.Metrics {
-			if m.Name == metric {
-				effect = fmt.Sprintf("%+.3f", m.Effect)
-				ci = fmt.Sprintf("[%+.3f, %+.3f]", m.CILow, m.CIHigh)
-			}
-		}
-		reason := ""
-		for _, g := range c.Result.Gates {
-			if g.Ruling != sdk.Pass && len(g.Reasons) > 0 {
-				reason = g.Name + ": " + clip(g.Reasons[0], 70)
-				break
-			}
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Mutator, c.Strategy.Metadata.Version, c.ID(), effect, ci, c.Result.Ruling, reason)
-	}
-	w.Flush()
 }
 
 // takenVersions are the versions a candidate of base may not take

@@ -28,11 +28,7 @@ func (a *app) evolveOffline(ctx context.Context, setup replay.Setup, prep *run.P
 		defer st.Close()
 		// Resuming is announced before the replays start.
 		if n, ok := evolve.OfflineResumesAt(ctx, st, p.Name, base); ok {
-			done := "epoch 1"
-			if n > 2 {
-				done = fmt.Sprintf("epochs 1–%d", n-1)
-			}
-			fmt.Fprintf(a.stdout, "resuming at epoch %d (%s checkpointed)\n", n, done)
+			fmt.Fprintln(a.stdout, evolve.ResumingNote(n))
 		}
 	}
 	var rc replay.Config
@@ -47,13 +43,13 @@ func (a *app) evolveOffline(ctx context.Context, setup replay.Setup, prep *run.P
 		rc = c
 	}
 	metric := p.Evolve.Metric
-	res, err := er.ev.Offline(ctx, rc, setup.Plugins, prep, st, func(ep evolve.Epoch) { a.printEpoch(ep, er.ev.Epochs, metric) })
+	res, err := er.ev.Offline(ctx, rc, setup.Plugins, prep, st, a.epochPrinter(er.ev.Epochs, metric))
 	if err != nil {
 		return err
 	}
-	a.printBaseline(base, res.Baseline, false)
+	res.Baseline.WriteBaseline(a.stdout, base, false)
 	cands := res.Candidates
-	a.printCandidates(cands, metric)
+	evolve.WriteCandidates(a.stdout, cands, metric)
 	if len(cands) == 0 {
 		fmt.Fprintln(a.stdout, "no epoch changed the playbook")
 		if st != nil {
@@ -62,7 +58,7 @@ func (a *app) evolveOffline(ctx context.Context, setup replay.Setup, prep *run.P
 		return nil
 	}
 	if er.dryRun {
-		a.printDryRun(cands, metric, "the candidate did not pass its gates")
+		evolve.WriteDryRun(a.stdout, cands, metric, "the candidate did not pass its gates")
 		return verdict(evolve.ExitCode((&evolve.RoundResult{Candidates: cands}).Ruling(metric)))
 	}
 	if err := evolve.ClearOffline(ctx, st, p.Name); err != nil {
@@ -71,26 +67,13 @@ func (a *app) evolveOffline(ctx context.Context, setup replay.Setup, prep *run.P
 	return a.settle(ctx, st, loc, er, prep, cands, "the candidate did not pass its gates; archived")
 }
 
-// printEpoch prints one line per epoch: the working strategy's metric, the
-// operations made, the candidate's verdict.
-func (a *app) printEpoch(ep evolve.Epoch, epochs int, metric string) {
-	line := fmt.Sprintf("epoch %d/%d: %s %.3f", ep.N, epochs, metric, ep.Rate)
-	if ops := evolve.OpCounts(ep.Ops); ops == "" {
-		line += "; nothing to change"
-	} else {
-		line += "; " + ops
-	}
-	if c := ep.Candidate; c != nil {
-		line += fmt.Sprintf(" → candidate %s %s", c.Strategy.Metadata.Version, c.ID())
-		for _, m := range c.Comparison.Metrics {
-			if m.Name == metric {
-				line += fmt.Sprintf(" %+.3f", m.Effect)
-			}
+// epochPrinter prints one line per epoch, and the curator's refusals on
+// stderr.
+func (a *app) epochPrinter(epochs int, metric string) func(evolve.Epoch) {
+	return func(ep evolve.Epoch) {
+		ep.WriteText(a.stdout, epochs, metric)
+		if ep.Rejected != "" {
+			fmt.Fprintf(a.stderr, "epoch %d: curator proposed nothing: %s\n", ep.N, ep.Rejected)
 		}
-		line += " " + string(c.Result.Ruling)
-	}
-	fmt.Fprintln(a.stdout, line)
-	if ep.Rejected != "" {
-		fmt.Fprintf(a.stderr, "epoch %d: curator proposed nothing: %s\n", ep.N, ep.Rejected)
 	}
 }
