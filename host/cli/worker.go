@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -17,9 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/serve"
-	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/temporal"
 )
 
@@ -71,7 +68,7 @@ func (a *app) worker(ctx context.Context, tf *temporalFlags, pipelines, storeURL
 		defer s.Close()
 		sink = temporal.StoreSink(s)
 	}
-	m, closeAll, err := a.workerPipelines(ctx, pipelines, sink)
+	m, closeAll, err := temporal.LoadPipelines(ctx, pipelines, sink, a.prepare, a.logger)
 	if err != nil {
 		return err
 	}
@@ -93,54 +90,6 @@ func (a *app) worker(ctx context.Context, tf *temporalFlags, pipelines, storeURL
 	<-ctx.Done()
 	w.Stop()
 	return nil
-}
-
-// workerPipelines prepares every pipeline under dir for a worker.
-func (a *app) workerPipelines(ctx context.Context, dir string, rec run.Recorder) (temporal.PipelineMap, func(context.Context), error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, nil, withInvalid(fmt.Errorf("--pipelines: %w", err))
-	}
-	var files []string
-	for _, pat := range []string{"*/pipeline.toml", "*.toml"} {
-		m, err := filepath.Glob(filepath.Join(dir, pat))
-		if err != nil {
-			return nil, nil, err
-		}
-		files = append(files, m...)
-	}
-	m := temporal.PipelineMap{}
-	var preps []*run.Prepared
-	closeAll := func(ctx context.Context) {
-		for _, p := range preps {
-			p.Close(ctx)
-		}
-	}
-	for _, f := range files {
-		p, err := a.prepare(ctx, f)
-		if err != nil {
-			closeAll(ctx)
-			return nil, nil, err
-		}
-		preps = append(preps, p)
-		if _, dup := m[p.Pipeline.Name]; dup {
-			closeAll(ctx)
-			return nil, nil, withInvalid(fmt.Errorf("%s: pipeline %q again", f, p.Pipeline.Name))
-		}
-		prec := rec
-		if len(p.Pipeline.Store.Redact) > 0 {
-			red, err := store.NewRedactor(p.Pipeline.Store.Redact...)
-			if err != nil {
-				closeAll(ctx)
-				return nil, nil, withInvalid(fmt.Errorf("%s: store.redact: %w", p.Pipeline.File, err))
-			}
-			prec = temporal.WithRedactor(rec, red)
-		}
-		m[p.Pipeline.Name] = p.NewStepper(run.Config{Logger: a.logger}, prec)
-	}
-	if len(m) == 0 {
-		return nil, nil, withInvalid(fmt.Errorf("--pipelines %s: no pipeline (*/pipeline.toml or *.toml)", dir))
-	}
-	return m, closeAll, nil
 }
 
 // A worker writes through a running server's sink routes as through its
