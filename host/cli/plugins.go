@@ -26,16 +26,18 @@ func (a *app) pluginsCommand() *cobra.Command {
 // discover finds every plugin on the search path. Problems with individual
 // plugins come back as err alongside the entries that are fine.
 func (a *app) discover(pipelineDir string) ([]plugin.Entry, error) {
-	return plugin.Discover(plugin.SearchPath(a.pluginDirs, pipelineDir), sdk.Registered())
+	return plugin.Find(a.pluginDirs, pipelineDir)
 }
 
 // registry builds a registry over the search path, failing on any bad plugin.
 func (a *app) registry(pipelineDir string) (*plugin.Registry, error) {
-	entries, err := a.discover(pipelineDir)
-	if err != nil {
-		return nil, err
-	}
-	return plugin.NewRegistry(entries, append(transportOptions(a.logger), plugin.WithLogger(a.logger))...), nil
+	return plugin.Search(a.pluginDirs, pipelineDir, a.pluginOptions()...)
+}
+
+// pluginOptions connect a registry's wasm and process transports and log
+// its warnings.
+func (a *app) pluginOptions() []plugin.Option {
+	return append(transportOptions(a.logger), plugin.WithLogger(a.logger))
 }
 
 func (a *app) pluginsListCommand() *cobra.Command {
@@ -118,7 +120,7 @@ func (a *app) pluginsVerifyCommand() *cobra.Command {
 		Example: "  sextant plugins verify\n  sextant plugins verify --pin my-gate\n  sextant plugins verify --pipeline pipelines/email-triage/pipeline.toml --json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			entries, derr := a.discover(pluginBase(pipe))
-			reg := plugin.NewRegistry(entries, append(transportOptions(a.logger), plugin.WithLogger(a.logger))...)
+			reg := plugin.NewRegistry(entries, a.pluginOptions()...)
 			rows, errs := reg.Verify(cmd.Context(), args, pin)
 			if derr != nil {
 				errs = append([]error{derr}, errs...)

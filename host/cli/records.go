@@ -31,34 +31,11 @@ func (a *app) runsCommand() *cobra.Command {
 				return err
 			}
 			q.RewardTag = rewardTag
-			rf := &rewardFilter{ctx: cmd.Context()}
-			if minRewardFlag != "" {
-				if rf.dim, rf.lo, err = parseReward(minRewardFlag); err != nil {
-					return usageErr(fmt.Errorf("--min-reward: %w", err))
-				}
-				q.Match = rf.match
+			bound, err := store.ParseRewardBound(minRewardFlag)
+			if err != nil {
+				return usageErr(fmt.Errorf("--min-reward: %w", err))
 			}
-			if rf.s, err = a.readTaskStore(cmd.Context(), &sf); err != nil {
-				return err
-			}
-			defer rf.s.Close()
-			tasks, err := rf.s.Tasks(cmd.Context(), q)
-			if err == nil && rf.err != nil {
-				return rf.err
-			}
-			// Past damage the list goes on; the error, which says
-			// what was left out, comes after it (exit 1).
-			damaged := err
-			if err != nil && !errors.Is(err, store.ErrDamaged) {
-				return err
-			}
-			if tasks == nil {
-				tasks = []store.Task{} // [] in JSON
-			}
-			if err := a.emit(asJSON, tasks, func(w io.Writer) error { return report.WriteTasks(w, tasks, taskDetail) }); err != nil {
-				return err
-			}
-			return damaged
+			return a.listRuns(cmd.Context(), &sf, q, bound, asJSON)
 		},
 	}
 	c.Flags().StringVar(&pipe, "pipeline", "", "only tasks of this pipeline (by name)")
@@ -72,22 +49,25 @@ func (a *app) runsCommand() *cobra.Command {
 	return c
 }
 
-// rewardFilter keeps the tasks whose mean reward on dim is at least lo
-// (runs --min-reward); err is the first store error it met.
-type rewardFilter struct {
-	ctx context.Context
-	s   *store.Store
-	dim string
-	lo  float64
-	err error
-}
-
-func (f *rewardFilter) match(t *store.Task) bool {
-	ok, err := meanRewardAtLeast(f.ctx, f.s, t.ID, f.dim, f.lo)
-	if err != nil && f.err == nil {
-		f.err = err
+// listRuns prints the tasks of q within bound. Past damage the list goes
+// on; the error, which says what was left out, comes after it (exit 1).
+func (a *app) listRuns(ctx context.Context, sf *storeFlags, q store.Query, bound *store.RewardBound, asJSON bool) error {
+	s, err := a.readTaskStore(ctx, sf)
+	if err != nil {
+		return err
 	}
-	return ok
+	defer s.Close()
+	tasks, damaged := s.TasksRewarded(ctx, q, bound)
+	if damaged != nil && !errors.Is(damaged, store.ErrDamaged) {
+		return damaged
+	}
+	if tasks == nil {
+		tasks = []store.Task{} // [] in JSON
+	}
+	if err := a.emit(asJSON, tasks, func(w io.Writer) error { return report.WriteTasks(w, tasks, taskDetail) }); err != nil {
+		return err
+	}
+	return damaged
 }
 
 func query(pipe, status, tag string, limit int) (store.Query, error) {
@@ -106,7 +86,7 @@ func query(pipe, status, tag string, limit int) (store.Query, error) {
 }
 
 func (a *app) showCommand() *cobra.Command {
-	var asJSON, full bool
+	var asJSON, withCalls bool
 	var sf storeFlags
 	c := &cobra.Command{
 		Use:   "show TASK",
@@ -124,43 +104,30 @@ func (a *app) showCommand() *cobra.Command {
 			if err != nil {
 				return notFound(err)
 			}
-			var calls []*store.Recording
-			if full {
-				if calls, err = treeCalls(cmd.Context(), s, tree); err != nil {
-					return err
-				}
+			if !withCalls {
+				return a.emit(asJSON, tree, treeText(tree, nil))
 			}
-			if asJSON {
-				if full {
-					return writeJSON(a.stdout, struct {
-						*store.Tree
-						Calls []*store.Recording `json:"calls"`
-					}{tree, calls})
-				}
-				return writeJSON(a.stdout, tree)
+			calls, err := s.TreeRecordings(cmd.Context(), tree)
+			if err != nil {
+				return err
 			}
-			report.WriteTree(a.stdout, tree, report.TreeOptions{Calls: calls, Operated: printOperated})
-			return nil
+			return a.emit(asJSON, store.TreeCalls{Tree: tree, Calls: calls}, treeText(tree, calls))
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output (keys in lower case: task, executions, rewards, recordings)")
 	c.ValidArgsFunction = a.completeTasks(&sf)
-	c.Flags().BoolVar(&full, "full", false, "also print every prompt, reply and human answer (with --json: a calls list of the recordings)")
+	c.Flags().BoolVar(&withCalls, "full", false, "also print every prompt, reply and human answer (with --json: a calls list of the recordings)")
 	sf.add(c, true)
 	return c
 }
 
-// treeCalls reads the recordings a task's runs made or used.
-func treeCalls(ctx context.Context, s *store.Store, tree *store.Tree) ([]*store.Recording, error) {
-	var calls []*store.Recording
-	for _, h := range tree.Recordings {
-		r, err := s.Recording(ctx, h)
-		if err != nil {
-			return nil, fmt.Errorf("show %s: recording %s: %w", tree.Task.ID, h, err)
-		}
-		calls = append(calls, r)
+// treeText writes a task's tree as show prints it, with the calls its
+// runs made when --full read them.
+func treeText(tree *store.Tree, calls []*store.Recording) func(io.Writer) error {
+	return func(w io.Writer) error {
+		report.WriteTree(w, tree, report.TreeOptions{Calls: calls, Operated: printOperated})
+		return nil
 	}
-	return calls, nil
 }
 
 // readTaskStore opens for reading the store the command's flags name, or
