@@ -2,27 +2,23 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	layer "github.com/sextant-dev/sextant/host/internal/app"
+	"github.com/sextant-dev/sextant/host/internal/buildinfo"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
-	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
@@ -65,26 +61,7 @@ func (a *app) replayCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "replay PIPELINE",
 		Short: "Replay recorded tasks under the baseline (and candidate strategies), sandboxed and offline",
-		Long: `replay re-runs recorded tasks with every outside call served from the task's
-recordings (exact canonical-hash match), recorded human answers and the task's
-recorded clock. Under the strategy a task was recorded with, the replay must
-reproduce its trace; the report names the first divergence otherwise.
-
-With --strategy, each task is also replayed under the candidate, the two are
-compared with paired statistics, and the pipeline's gates judge the candidate.
-Exit status: 0 pass, 1 a gate failed or a self-replay diverged, 2 invalid
-input, 3 a gate asks for review.
-
-With --shard I/N (or --shard auto in a Kubernetes Indexed Job or GitLab
-parallel job) the replay covers one shard of the tasks and only collects:
-it writes --results and exits 0 unless it could not produce them; sextant
-merge judges the shards together.
-
-With --temporal HOST:PORT the replay fans out as --temporal-shards
-activities over the sextant workers polling --task-queue (each replays its
-shard from its own checkout of the project, checked against this one's),
-and replay judges the whole here: the same reports and exit status as a
-local replay.`,
+		Long:  help("replay"),
 		Example: `  sextant replay pipelines/email-triage/pipeline.toml
   sextant replay pipelines/email-triage/pipeline.toml --strategy candidate.toml --report junit=gates.xml --report md=summary.md
   sextant replay pipeline.toml --strategy candidate.toml --shard 1/4 --results shard1.jsonl
@@ -259,7 +236,7 @@ func (a *app) replaySettings(loaded *run.Loaded, reg *plugin.Registry, settings 
 	if err != nil {
 		return replay.Setup{}, err
 	}
-	return replay.Setup{Loaded: loaded, Plugins: reg, Settings: settings, Prepare: opts, Version: buildIdentity(),
+	return replay.Setup{Loaded: loaded, Plugins: reg, Settings: settings, Prepare: opts, Version: buildinfo.Identity(version),
 		CacheDir: replay.CacheDir(), Logger: a.logger}, nil
 }
 
@@ -311,38 +288,17 @@ type verdictTo struct {
 	kept    *evolve.Kept // nil: no outputs or tool calls kept
 }
 
-// saveVerdict records j in the pipeline's store, through the server that
-// holds it if one does. A replay without a store records nothing.
+// saveVerdict records j in the pipeline's store (app.SaveVerdict).
 func (a *app) saveVerdict(ctx context.Context, to *verdictTo, p *pipeline.Pipeline, j *evolve.Judgment) error {
 	loc, err := to.store.locate(p)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(loc.dir); err != nil {
-		return nil
-	}
-	output := func(string, string) (json.RawMessage, bool) { return nil, false }
+	v := layer.Verdict{Store: loc.dir, Command: to.command, Pipeline: p.Name, Judgment: j}
 	if to.kept != nil {
-		output = to.kept.Output
+		v.Output = to.kept.Output
 	}
-	s, err := a.openStore(ctx, loc.dir, updateStore)
-	if err != nil {
-		srv, err := serve.ViaServer(loc.dir, err)
-		if err != nil {
-			return err
-		}
-		v, err := evolve.NewVerdict(j, to.command, p.Name, "", time.Now(), output)
-		if err != nil {
-			return err
-		}
-		return srv.SaveComparison(ctx, v)
-	}
-	defer s.Close()
-	v, err := evolve.NewVerdict(j, to.command, p.Name, s.NewID(), s.Now(), output)
-	if err != nil {
-		return err
-	}
-	return evolve.SaveVerdict(ctx, s, v)
+	return layer.SaveVerdict(ctx, v, a.logger)
 }
 
 // replaySetup opens what a replay reads (the source) and exports its
@@ -390,7 +346,8 @@ func (a *app) replaySource(ctx context.Context, p *pipeline.Pipeline, f *replayF
 			return nil, nil, err
 		}
 	}
-	return s, once(func() { s.Close() }), nil
+	// Safe to call twice: evolve closes it before it settles, then defers.
+	return s, sync.OnceFunc(func() { s.Close() }), nil
 }
 
 func (a *app) mergeCommand() *cobra.Command {
@@ -398,12 +355,7 @@ func (a *app) mergeCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "merge RESULT...",
 		Short: "Combine sharded replay results and judge them, as an unsharded replay does",
-		Long: `merge reads the results files of the shards of one replay (replay --shard
-I/N --results FILE), checks that every shard 1..N is there exactly once and that
-all replayed the same pipeline, strategies and settings, and judges the whole:
-the same fidelity, comparison, gates, reports and exit status as one unsharded
-replay. Exit status: 0 pass, 1 a gate failed or a self-replay diverged,
-2 invalid or incomplete input, 3 a gate asks for review.`,
+		Long:  help("merge"),
 		Example: `  sextant merge shard1.jsonl shard2.jsonl --report json=report.json
   sextant merge results/*.jsonl --report junit=gates.xml`,
 		Args: cobra.MinimumNArgs(1),
@@ -434,39 +386,6 @@ func (a *app) merge(ctx context.Context, files, reports []string) error {
 	return a.judge(ctx, reg, p, m.Strategies, m.Results, m.Header.Seed, reports, &verdictTo{store: &storeFlags{}, command: "merge"})
 }
 
-// once makes a cleanup safe to call twice (explicitly, then deferred).
-func once(f func()) func() {
-	var done bool
-	return func() {
-		if !done {
-			done = true
-			f()
-		}
-	}
-}
-
-var identity = sync.OnceValue(func() string {
-	if version != "dev" {
-		return version
-	}
-	// A development build has no version to tell it from the next one: its
-	// own bytes identify it.
-	if exe, err := os.Executable(); err == nil {
-		if f, err := os.Open(exe); err == nil {
-			defer f.Close()
-			h := sha256.New()
-			if _, err := io.Copy(h, f); err == nil {
-				return "dev+" + hex.EncodeToString(h.Sum(nil)[:12])
-			}
-		}
-	}
-	return "dev+unidentified-" + strconv.Itoa(os.Getpid()) // never matches another process's cache
-})
-
-// buildIdentity names this sextant build for the replay result cache: the
-// release version, or a hash of the executable for development builds.
-func buildIdentity() string { return identity() }
-
 // judge judges replay results (evolve.JudgeReplay), records a comparison
 // in the store, prints the terminal summary, writes the reports and
 // returns the verdict's exit status.
@@ -485,19 +404,7 @@ func (a *app) judge(ctx context.Context, reg *plugin.Registry, p *pipeline.Pipel
 			a.logger.Warn("the verdict is not recorded in the store", "err", err)
 		}
 	}
-	// A report written to stdout (FORMAT=-) has stdout to itself: the
-	// summary for people goes to stderr.
-	summary := a.stdout
-	if report.ToStdout(specs) {
-		summary = a.stderr
-	}
-	if err := report.WriteText(summary, r, report.WithColor(colour(summary))); err != nil {
-		return err
-	}
-	if err := report.WriteSpecs(specs, a.stdout, r); err != nil {
-		return err
-	}
-	return verdict(r.ExitCode)
+	return a.printJudgment(r, specs)
 }
 
 // checkReports checks --report FORMAT=PATH specs (report.CheckSpecs).
