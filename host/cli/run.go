@@ -2,22 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"os/signal"
+	"maps"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
-	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -65,7 +57,7 @@ func (a *app) run(cmd *cobra.Command, path string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	truth, err := a.readTruth(f.truthFile)
+	truth, err := run.ReadTruth(f.truthFile, a.stdin)
 	if err != nil {
 		return err
 	}
@@ -95,9 +87,9 @@ func (a *app) run(cmd *cobra.Command, path string, f *runFlags) error {
 	defer b.Close()
 	req := layer.RunRequest{Prep: prep, Input: in, Wait: f.wait}
 	if f.progress || (!cmd.Flags().Changed("progress") && isTerminal(a.stderr)) {
-		req.OnStep = a.stepPrinter()
+		req.OnStep = report.StepPrinter(a.stderr)
 	}
-	ctx, stop := a.interruptible(ctx, b)
+	ctx, stop := layer.Interruptible(ctx, b)
 	defer stop()
 	res, err := b.Run(ctx, req)
 	if err != nil {
@@ -142,32 +134,6 @@ func (a *app) openTasks(ctx context.Context, sf *storeFlags, tf *temporalFlags) 
 	return b, loc, err
 }
 
-// interruptible makes a local run one SIGINT or SIGTERM cancels
-// ("interrupted by signal"); a second signal ends the process at once,
-// leaving the run interrupted. Call stop once the run returned.
-func (a *app) interruptible(ctx context.Context, b layer.Backend) (_ context.Context, stop func()) {
-	if b.Kind() != layer.Local {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-sig:
-			signal.Stop(sig) // a second signal is the default: the process ends
-			cancel(&run.Cancelled{By: store.Operator(), Reason: "interrupted by signal"})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(sig)
-		close(done)
-		cancel(nil)
-	}
-}
-
 func (a *app) resumeCommand() *cobra.Command {
 	var sets []string
 	var asJSON bool
@@ -210,7 +176,7 @@ func (a *app) continueTask(ctx context.Context, sf *storeFlags, tf *temporalFlag
 		return err
 	}
 	defer b.Close()
-	ctx, stop := a.interruptible(ctx, b)
+	ctx, stop := layer.Interruptible(ctx, b)
 	defer stop()
 	res, err := do(ctx, b)
 	if err != nil {
@@ -238,54 +204,17 @@ func (a *app) prepare(ctx context.Context, path string) (*run.Prepared, error) {
 	return run.Prepare(ctx, path, reg, a.logger)
 }
 
-// readTruth reads --truth: inline JSON when it starts like a JSON object,
-// array or string, else the JSON file it names.
-func (a *app) readTruth(arg string) (json.RawMessage, error) {
-	if arg == "" {
-		return nil, nil
-	}
-	b := []byte(arg)
-	if t := strings.TrimSpace(arg); t == "" || !strings.ContainsAny(t[:1], `{["`) {
-		var err error
-		if b, err = a.readNamed("--truth", arg, readfile.MaxInput); err != nil {
-			return nil, err
-		}
-		var v any
-		if err := decodeJSON("--truth", arg, b, &v, "JSON"); err != nil {
-			return nil, err
-		}
-	} else if !json.Valid(b) {
-		return nil, withInvalid(errors.New("--truth: not valid JSON"))
-	}
-	return json.RawMessage(strings.TrimSpace(string(b))), nil
-}
-
-// readInput reads --input (a file or - for stdin) and applies --set fields.
+// readInput reads --input (run.ReadInput) and applies --set fields.
 func (a *app) readInput(file string, sets []string) (map[string]any, error) {
-	input := map[string]any{}
-	if file != "" {
-		data, err := a.readNamed("--input", file, readfile.MaxInput)
-		if err != nil {
-			return nil, err
-		}
-		name := file
-		if file == "-" {
-			name = "stdin"
-		}
-		if err := decodeJSON("--input", name, data, &input, "a JSON object"); err != nil {
-			return nil, err
-		}
-		if input == nil { // null
-			return nil, withInvalid(fmt.Errorf("%s: --input: want a JSON object, got null", name))
-		}
+	input, err := run.ReadInput(file, a.stdin)
+	if err != nil {
+		return nil, err
 	}
 	extra, err := parseSets(sets)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range extra {
-		input[k] = v
-	}
+	maps.Copy(input, extra)
 	return input, nil
 }
 
@@ -317,19 +246,4 @@ func reportStatus(res *run.Result) error {
 		return withCode(ExitWaiting, errors.New("incident: "+res.Error))
 	}
 	return nil
-}
-
-// stepPrinter returns a run.Config.OnStep that prints one line per step on
-// stderr: node, kind, duration, tokens, status and the result in one line.
-func (a *app) stepPrinter() func(run.StepEvent) {
-	var mu sync.Mutex // steps of one batch finish on their own goroutines
-	return func(ev run.StepEvent) {
-		mu.Lock()
-		defer mu.Unlock()
-		status := ""
-		if ev.Status != run.StepOK {
-			status = ev.Status + ": "
-		}
-		fmt.Fprintf(a.stderr, "  %-16s %-6s %8s %6d tok  %s%s\n", ev.Node, ev.Kind, ev.Duration.Round(time.Millisecond), ev.Tokens, status, clip(ev.Result, 100))
-	}
 }
