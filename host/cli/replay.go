@@ -254,30 +254,12 @@ func (a *app) replayInto(ctx context.Context, rc replay.Config, results, path st
 		if out, err = replay.CreateResults(results, path, rp.files, rp.strategies, h); err != nil {
 			return nil, err
 		}
-		defer out.Abort() // no partial results for merge to judge
 	}
-	n := len(rc.Strategies)
 	progress := report.NewProgress(a.stderr, 0, isTerminal(a.stderr))
-	rc.OnSelected = func(tasks int) { progress.SetTotal(tasks * n) }
-	kept := &evolve.Kept{Discard: shards > 0}
-	err := replay.Run(ctx, rc, func(r replay.Result) error {
-		progress.Add(1)
-		if out != nil {
-			if err := out.Add(r); err != nil {
-				return err
-			}
-		}
-		kept.Add(r, n > 1)
-		return nil
-	})
+	rc.OnSelected = func(tasks int) { progress.SetTotal(tasks * len(rc.Strategies)) }
+	kept, err := evolve.Collect(ctx, rc, out, shards > 0, func(replay.Result) { progress.Add(1) })
 	progress.Done()
-	if err != nil {
-		return nil, err
-	}
-	if out != nil {
-		return kept, out.Commit()
-	}
-	return kept, nil
+	return kept, err
 }
 
 // verdictTo says where a judgment with a candidate is recorded: the
