@@ -13,13 +13,11 @@ func (a *app) exprCommand() *cobra.Command {
 	var sets []string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "expr [--lang feel|expr] [--set k=v]... [--json] EXPR",
-		Short: "Evaluate one expression and print its value",
-		Long:  help("expr"),
-		Example: `  sextant expr --set amount=1500 --set status=open 'amount > 1000 and status in ["new","open"]'
-  sextant expr --json 'date("2024-01-31") + duration("P1M")'
-  sextant expr --lang expr --set vars='{"n": 3}' 'vars.n * 2'`,
-		Args: cobra.ExactArgs(1),
+		Use:     "expr [--lang feel|expr] [--set k=v]... [--json] EXPR",
+		Short:   "Evaluate one expression and print its value",
+		Long:    help("expr"),
+		Example: help("expr.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eval, numbers, err := routine.ExprLanguage(lang)
 			if err != nil {

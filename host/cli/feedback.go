@@ -89,11 +89,6 @@ func (a *app) feedback(ctx context.Context, sf *storeFlags, rs []*store.Reward, 
 	return nil
 }
 
-// meanRewardAtLeast is store.MeanRewardAtLeast, for runs --min-reward.
-func meanRewardAtLeast(ctx context.Context, s *store.Store, task, dim string, lo float64) (bool, error) {
-	return s.MeanRewardAtLeast(ctx, task, dim, lo)
-}
-
 // parseReward reads a --reward value (store.ParseReward).
 func parseReward(s string) (dim string, v float64, err error) { return store.ParseReward(s) }
 

@@ -10,13 +10,11 @@ import (
 
 func (a *app) initCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "init [DIR]",
-		Short: "Write a ready project: pipeline, routine, strategy, scripted provider, inputs, CI workflow",
-		Long:  help("init"),
-		Example: `  sextant init support && cd support
-  sextant run pipeline.toml --input inputs/refund.json --truth '{"action":"refund"}'
-  sextant replay pipeline.toml`,
-		Args: cobra.MaximumNArgs(1),
+		Use:     "init [DIR]",
+		Short:   "Write a ready project: pipeline, routine, strategy, scripted provider, inputs, CI workflow",
+		Long:    help("init"),
+		Example: help("init.example"),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {

@@ -44,12 +44,10 @@ func (a *app) pluginsListCommand() *cobra.Command {
 	var asJSON bool
 	var kind, pipe string
 	c := &cobra.Command{
-		Use:   "list",
-		Short: "List installed plugins: name, kind, version, transport, source, checksum state",
-		Example: `  sextant plugins list
-  sextant plugins list --kind gate --json
-  sextant --plugin-dir ./my-plugins plugins list`,
-		Args: cobra.NoArgs,
+		Use:     "list",
+		Short:   "List installed plugins: name, kind, version, transport, source, checksum state",
+		Example: help("plugins-list.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if kind != "" && !sdk.Kind(kind).Valid() {
 				return usageErr(fmt.Errorf("--kind: %q is not navigator, provider, gate or tool", kind))

@@ -14,13 +14,11 @@ import (
 func (a *app) pluginsInitCommand() *cobra.Command {
 	var kind, dir, sdkPath, module string
 	c := &cobra.Command{
-		Use:   "init --kind navigator|provider|gate|tool NAME",
-		Short: "Write a ready-to-build plugin project",
-		Long:  help("plugins-init"),
-		Example: `  sextant plugins init --kind gate pii-gate
-  sextant plugins init --kind tool word-tools
-  sextant plugins init --kind navigator --dir ~/src --sdk ~/src/sextant my-nav`,
-		Args: cobra.ExactArgs(1),
+		Use:     "init --kind navigator|provider|gate|tool NAME",
+		Short:   "Write a ready-to-build plugin project",
+		Long:    help("plugins-init"),
+		Example: help("plugins-init.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := scaffold.NewPlugin(args[0], kind, module)
 			if err != nil {

@@ -18,13 +18,10 @@ func (a *app) runsCommand() *cobra.Command {
 	var asJSON bool
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "runs",
-		Short: "List recorded tasks, newest first",
-		Example: `  sextant runs --store pipelines/email-triage/.sextant
-  sextant runs --status waiting --tag smoke --limit 20 --json
-  sextant runs --reward-tag wrong-tone
-  sextant runs --min-reward safety=0.5`,
-		Args: cobra.NoArgs,
+		Use:     "runs",
+		Short:   "List recorded tasks, newest first",
+		Example: help("runs.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q, err := query(pipe, status, tag, limit)
 			if err != nil {
@@ -139,9 +136,6 @@ func (a *app) readTaskStore(ctx context.Context, sf *storeFlags) (*store.Store, 
 	}
 	return a.openStore(ctx, loc.dir, readStore)
 }
-
-// clip shortens s to n runes, marking the cut with "…".
-func clip(s string, n int) string { return report.Clip(s, n) }
 
 func (a *app) exportCommand() *cobra.Command {
 	var format, pipe, status, tag string

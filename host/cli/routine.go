@@ -28,13 +28,10 @@ func (a *app) routineValidateCommand() *cobra.Command {
 	var decisions []string
 	var asJSON, strict bool
 	c := &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Check routines and print every problem with its position",
-		Long:  help("routine-validate"),
-		Example: `  sextant routine validate order.bpmn
-  sextant routine validate --decisions rules.dmn order.bpmn
-  sextant routine validate --pipeline pipeline.toml --input inputs/big.json --strict
-  sextant routine validate --navigator dag research.toml`,
+		Use:     "validate FILE...",
+		Short:   "Check routines and print every problem with its position",
+		Long:    help("routine-validate"),
+		Example: help("routine-validate.example"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := routine.Source{Pipeline: pipelineFile, Files: args, Navigator: navigator, Decisions: decisions}
 			return a.validateRoutines(cmd.Context(), src, inputFile, asJSON, strict)
@@ -52,15 +49,12 @@ func (a *app) routineValidateCommand() *cobra.Command {
 func (a *app) routineSimulateCommand() *cobra.Command {
 	var f simFlags
 	c := &cobra.Command{
-		Use:   "simulate [FILE]",
-		Short: "Walk a routine without running steps, printing enter/exit events",
-		Long:  help("routine-simulate"),
-		Example: `  sextant routine simulate order.bpmn --set amount=120 --set vip=true
-  sextant routine simulate order.bpmn --choose gw_check=flow_ok --trigger msg_paid --json
-  sextant routine simulate --pipeline pipelines/email-triage/pipeline.toml --set 'classify={"confidence":0.9}'
-  sextant routine simulate email-triage.bpmn --strategy strategies/email-handler.toml --input inputs/invoice.json`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.simulate(cmd.Context(), args, &f) },
+		Use:     "simulate [FILE]",
+		Short:   "Walk a routine without running steps, printing enter/exit events",
+		Long:    help("routine-simulate"),
+		Example: help("routine-simulate.example"),
+		Args:    cobra.MaximumNArgs(1),
+		RunE:    func(cmd *cobra.Command, args []string) error { return a.simulate(cmd.Context(), args, &f) },
 	}
 	f.add(c)
 	return c
