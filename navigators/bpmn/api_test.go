@@ -172,6 +172,21 @@ func TestCallErrors(t *testing.T) {
 			_, err := nv.Next(ctx, &sdk.NextRequest{State: bad, Token: "t1"})
 			return err
 		}, `token t1: scope "t0" is not a token of this state`},
+		{"scopes in a cycle", func() error {
+			// Walking up these scopes (raising the error) would never end.
+			bad := sdk.State{Routine: r.Hash, Tokens: []sdk.Token{
+				{ID: "t1", Node: "choice", Status: sdk.Scope, Scope: "t3"},
+				{ID: "t2", Node: "a", Status: sdk.Ready, Scope: "t1"},
+				{ID: "t3", Node: "choice", Status: sdk.Scope, Scope: "t1"},
+			}}
+			_, err := nv.Next(ctx, &sdk.NextRequest{State: bad, Token: "t2", Outcome: sdk.Outcome{Status: sdk.Failed, Error: "E1"}})
+			return err
+		}, `token t1: its scopes form a cycle`},
+		{"token its own scope", func() error {
+			bad := sdk.State{Routine: r.Hash, Tokens: []sdk.Token{{ID: "t1", Node: "a", Status: sdk.Ready, Scope: "t1"}}}
+			_, err := nv.Next(ctx, &sdk.NextRequest{State: bad, Token: "t1", Outcome: sdk.Outcome{Status: sdk.Failed, Error: "E1"}})
+			return err
+		}, `token t1: its scopes form a cycle`},
 		{"unknown status", func() error {
 			d, _ := nv.Next(ctx, &sdk.NextRequest{State: st, Token: choice, Outcome: sdk.Outcome{Flows: []string{"toA"}}})
 			s2 := d.Apply(st)

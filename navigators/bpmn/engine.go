@@ -144,18 +144,20 @@ func (r *run) release() {
 	runPool.Put(r)
 }
 
-// slot returns a token of the run, from the arena while it lasts, set to
-// the given fields and bits, appended to r.toks. It stores field by field:
-// copying a whole token into the (heap) arena would go through the
-// runtime's bulk write barrier whenever a collection is marking.
-//
-// It also skips the stores of values the slot already holds. The run is
-// pooled, and the next call most often puts the same token at the same
-// slot (the process's scope token first, same node, same scope, no
-// attributes): while a collection marks, every pointer stored pays the
-// write barrier on the old value and the new, and a comparison costs
-// nothing of the kind.
+// slot returns a new token of the run, set to the given fields and
+// bits, appended to r.toks.
 func (r *run) slot(id string, n *node, status sdk.TokenStatus, scope *tok, triggers []string, attrs map[string]any, bits tokBits) *tok {
+	t := r.alloc()
+	t.set(id, n, status, triggers, attrs, bits)
+	if t.scope != scope {
+		t.scope = scope
+	}
+	return t
+}
+
+// alloc returns a token of the run, from the arena while it lasts,
+// appended to r.toks; its fields are the last call's.
+func (r *run) alloc() *tok {
 	var t *tok
 	if r.used < len(r.arena) {
 		t = &r.arena[r.used]
@@ -163,7 +165,26 @@ func (r *run) slot(id string, n *node, status sdk.TokenStatus, scope *tok, trigg
 	} else {
 		t = new(tok)
 	}
-	bits.ix = int32(len(r.toks))
+	t.ix = int32(len(r.toks))
+	if k := len(r.toks); k < cap(r.toks) && r.toks[:k+1][k] == t {
+		r.toks = r.toks[:k+1]
+	} else {
+		r.toks = append(r.toks, t)
+	}
+	return t
+}
+
+// set sets t's fields and bits, but for its scope. It stores field by
+// field: copying a whole token into the (heap) arena would go through the
+// runtime's bulk write barrier whenever a collection is marking.
+//
+// It also skips the stores of values t already holds. The run is pooled,
+// and the next call most often puts a like token at the same slot (the
+// process's scope token first, the same scope, no attributes): while a
+// collection marks, every pointer stored pays the write barrier on the
+// old value and the new, and a comparison costs nothing of the kind.
+func (t *tok) set(id string, n *node, status sdk.TokenStatus, triggers []string, attrs map[string]any, bits tokBits) {
+	bits.ix = t.ix
 	t.tokBits = bits
 	if t.id != id {
 		t.id = id
@@ -174,9 +195,6 @@ func (r *run) slot(id string, n *node, status sdk.TokenStatus, scope *tok, trigg
 	if t.status != status {
 		t.status = status
 	}
-	if t.scope != scope {
-		t.scope = scope
-	}
 	if t.flow != nil {
 		t.flow = nil
 	}
@@ -186,12 +204,6 @@ func (r *run) slot(id string, n *node, status sdk.TokenStatus, scope *tok, trigg
 	if t.attrs != nil || attrs != nil {
 		t.attrs = attrs
 	}
-	if k := len(r.toks); k < cap(r.toks) && r.toks[:k+1][k] == t {
-		r.toks = r.toks[:k+1]
-	} else {
-		r.toks = append(r.toks, t)
-	}
-	return t
 }
 
 // sameSlice reports whether a and b are the same slice of the same memory.
@@ -245,7 +257,9 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token at %q has no id", s.Node)
 		}
-		t := r.slot(s.ID, n, s.Status, nil, s.Triggers, s.Attrs, tokBits{attempt: s.Attempt, delay: s.DelayMS, orig: true})
+		// its scope is set below, once every token is there
+		t := r.alloc()
+		t.set(s.ID, n, s.Status, s.Triggers, s.Attrs, tokBits{attempt: s.Attempt, delay: s.DelayMS, orig: true})
 		if len(t.attrs) > 0 {
 			switch t.attrs[attrMI] {
 			case "body":
@@ -268,6 +282,9 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
 		if s.Scope == "" {
+			if r.toks[i].scope != nil {
+				r.toks[i].scope = nil
+			}
 			continue
 		}
 		var sc *tok
@@ -285,8 +302,22 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: scope %q is not a token of this state", s.ID, s.Scope)
 		}
-		r.toks[i].scope = sc
+		if r.toks[i].scope != sc {
+			r.toks[i].scope = sc
+		}
 		sc.kids++
+	}
+	for _, t := range r.toks {
+		// Scopes nest: a token that is its own scope, at any depth,
+		// would send every walk up the scopes round forever.
+		s, depth := t.scope, 0
+		for ; s != nil && depth <= len(r.toks); depth++ {
+			s = s.scope
+		}
+		if s != nil {
+			r.release()
+			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: its scopes form a cycle", t.id)
+		}
 	}
 	return r, nil
 }
