@@ -11,6 +11,7 @@ import (
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/project"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
@@ -28,18 +29,9 @@ func (a *app) feedbackCommand() *cobra.Command {
   sextant feedback 01JD3K… --span 3f2a9c0d1b2e4f56 --reward -0.5 --note "wrong tone"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var rs []*store.Reward
-			seen := map[string]bool{}
-			for _, reward := range rewards {
-				dim, v, err := parseReward(reward)
-				if err != nil {
-					return usageErr(fmt.Errorf("--reward: %w", err))
-				}
-				if seen[dim] {
-					return usageErr(fmt.Errorf("--reward: dimension %q given twice", dim))
-				}
-				seen[dim] = true
-				rs = append(rs, &store.Reward{Task: args[0], SpanID: span, Dimension: dim, Value: v, Tags: tags, Note: note})
+			rs, err := store.NewRewards(args[0], span, rewards, tags, note)
+			if err != nil {
+				return usageErr(fmt.Errorf("--reward: %w", err))
 			}
 			return a.feedback(cmd.Context(), &sf, rs, asJSON)
 		},
@@ -79,13 +71,7 @@ func (a *app) feedback(ctx context.Context, sf *storeFlags, rs []*store.Reward, 
 		}
 		return writeJSON(a.stdout, rs)
 	}
-	for _, r := range rs {
-		if r.Dimension != "" {
-			fmt.Fprintf(a.stdout, "reward #%d %s %+g on task %s\n", r.Seq, r.Dimension, r.Value, r.Task)
-			continue
-		}
-		fmt.Fprintf(a.stdout, "reward #%d %+g on task %s\n", r.Seq, r.Value, r.Task)
-	}
+	report.WriteRewards(a.stdout, rs)
 	return nil
 }
 
@@ -143,7 +129,6 @@ func (a *app) importTasks(ctx context.Context, sf *storeFlags, name string, r io
 		return writeJSON(a.stdout, map[string]int{"tasks": n.Tasks, "executions": n.Executions, "spans": n.Spans,
 			"rewards": n.Rewards, "recordings": n.Recordings, "checkpoints": n.Checkpoints})
 	}
-	fmt.Fprintf(a.stdout, "imported %d tasks, %d executions, %d spans, %d rewards, %d recordings, %d checkpoints\n",
-		n.Tasks, n.Executions, n.Spans, n.Rewards, n.Recordings, n.Checkpoints)
+	report.WriteImported(a.stdout, n)
 	return nil
 }

@@ -1,18 +1,19 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/report"
+	"github.com/sextant-dev/sextant/host/internal/routine"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -188,11 +189,7 @@ func (a *app) setCommand() *cobra.Command {
 			if asJSON {
 				return writeJSON(a.stdout, res)
 			}
-			names := make([]string, 0, len(vars))
-			for k := range vars {
-				names = append(names, k)
-			}
-			sortStrings(names)
+			names := slices.Sorted(maps.Keys(vars))
 			fmt.Fprintf(a.stdout, "task %s %s: set %s\n", res.Task, res.Status, strings.Join(names, ", "))
 			return nil
 		},
@@ -203,27 +200,19 @@ func (a *app) setCommand() *cobra.Command {
 	return c
 }
 
-// parseOperatorSets parses NAME=VALUE assignments as parseSets does, but a
-// value that starts like JSON (an object, array or string) must be valid
-// JSON: a typo is an error (exit 2), never a string assigned in its place.
+// parseOperatorSets parses an operator's NAME=VALUE assignments
+// (routine.ParseStrictSets): a value that starts like JSON but is not is
+// invalid input (exit 2), a missing NAME= a usage mistake.
 func parseOperatorSets(sets []string) (map[string]any, error) {
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return nil, usageErr(fmt.Errorf("%q: want NAME=VALUE", s))
-		}
-		if t := strings.TrimSpace(v); t != "" && strings.ContainsAny(t[:1], `{["`) {
-			var x any
-			dec := json.NewDecoder(bytes.NewReader([]byte(t)))
-			if err := dec.Decode(&x); err != nil || dec.More() {
-				if err == nil {
-					err = errors.New("more than one value")
-				}
-				return nil, withInvalid(fmt.Errorf("%s: not valid JSON: %v", k, err))
-			}
-		}
+	vars, err := routine.ParseStrictSets(sets)
+	var bad *routine.BadJSONError
+	if errors.As(err, &bad) {
+		return nil, withInvalid(err)
 	}
-	return parseSets(sets)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return vars, nil
 }
 
 // notCancelled is a store.Query filter: a dataset leaves cancelled tasks

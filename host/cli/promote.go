@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
@@ -102,17 +101,7 @@ func (a *app) move(ctx context.Context, path string, sf *storeFlags, m evolve.Mo
 		return err
 	}
 	if _, err := os.Stat(loc.dir); errors.Is(err, os.ErrNotExist) {
-		// No store: nothing was ever recorded, so only the configured
-		// version is known, and it is live already.
-		l, err := evolve.GetLive(ctx, nil, p)
-		if err != nil {
-			return err
-		}
-		if m.Version != l.Live.Version {
-			return withInvalid(fmt.Errorf("%s %s: no store at %s, so nothing was promoted: only the configured %s %s can be live", m.Action, p.Name, loc.dir, l.Live.Name, l.Live.Version))
-		}
-		fmt.Fprintf(a.stdout, "%s: %s %s is live already\n", p.Name, l.Live.Name, l.Live.Version)
-		return nil
+		return evolve.MoveUnrecorded(ctx, a.stdout, p, loc.dir, m)
 	}
 	b, err := a.open(ctx, layer.Target{Store: loc.dir, Pipeline: p})
 	if err != nil {
@@ -144,48 +133,16 @@ func (a *app) livePipeline(ctx context.Context, path string, sf *storeFlags) (*p
 	return p, loc, nil
 }
 
-// followLiveLoaded switches loaded (for replay, gate or evolve) to the
-// pipeline's live version, read from the store dir (when there is one),
-// and returns the pipeline as configured: what moves of the live version
-// need.
+// followLiveLoaded switches loaded to the pipeline's live version
+// (layer.FollowLiveLoaded) and returns the pipeline as configured.
 func (a *app) followLiveLoaded(ctx context.Context, loaded *run.Loaded, dir string) (*pipeline.Pipeline, error) {
-	conf := loaded.Pipeline
-	if conf.Strategy.File == "" {
-		return conf, nil
-	}
-	loc, err := (&storeFlags{dir: dir}).locate(conf)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(loc.dir); err != nil {
-		return conf, nil // no store: nothing promoted, the configured file is live
-	}
-	s, err := a.openStoreWith(ctx, loc.dir, readStore, conf)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	p, st, err := layer.LiveFor(ctx, s, conf, a.logger)
-	if err != nil || p == nil {
-		return conf, err
-	}
-	loaded.Pipeline, loaded.Strategy = p, st
-	return conf, nil
+	return layer.FollowLiveLoaded(ctx, loaded, dir, a.logger, a.command)
 }
 
-// settleLive makes an evolution's winner the live version of conf (the
-// pipeline as configured), expecting base, the version it was derived
-// from, to be live still.
+// settleLive makes an evolution's winner the live version of conf
+// (evolve.SettleLive).
 func (a *app) settleLive(ctx context.Context, st *store.Store, conf *pipeline.Pipeline, settled *evolve.Settlement, base string, at time.Time) error {
-	w := settled.Winner.Strategy.Metadata
-	l, err := evolve.MoveLive(ctx, st, conf, evolve.Move{Version: w.Version, Action: evolve.MoveEvolve, By: store.Operator(),
-		Reason: fmt.Sprintf("evolve: %s candidate %s", settled.Winner.Mutator, settled.Winner.ID()), At: at, Expect: base})
-	if err != nil {
-		return fmt.Errorf("%w (the version is recorded: sextant promote %s %s makes it live)", err, conf.File, w.Version)
-	}
-	fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s)\n", conf.Name, w.Name, w.Version, l.Live.From)
-	l.WritePinned(a.stdout, conf)
-	return nil
+	return evolve.SettleLive(ctx, a.stdout, st, conf, settled, base, at)
 }
 
 // servePrepare is sextant serve's Options.Prepare: its runs follow each
@@ -205,14 +162,7 @@ func (a *app) servePrepare(s *store.Store) func(ctx context.Context, path string
 }
 
 // printLiveIn prints, under strategy log, where a version of the strategy
-// name is live (sextant strategy live PIPELINE shows the moves).
+// name is live (evolve.WriteLiveIn).
 func (a *app) printLiveIn(ctx context.Context, s *store.Store, name string) error {
-	ls, err := evolve.LiveFor(ctx, s, name)
-	if err != nil {
-		return err
-	}
-	for _, l := range ls {
-		fmt.Fprintf(a.stdout, "live in %s: %s (%s by %s)\n", l.Pipeline, l.Live.Version, l.Live.Action, l.Live.By)
-	}
-	return nil
+	return evolve.WriteLiveIn(ctx, a.stdout, s, name)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,7 +53,7 @@ func (a *app) reviewListCommand(sf *storeFlags) *cobra.Command {
 
 // listReviews lists the review requests in status want ("": all).
 func (a *app) listReviews(ctx context.Context, sf *storeFlags, want evolve.ReviewStatus, asJSON bool) error {
-	st, err := a.reviewStore(ctx, sf, true)
+	st, err := a.reviewStore(ctx, sf)
 	if err != nil {
 		return err
 	}
@@ -69,12 +68,7 @@ func (a *app) listReviews(ctx context.Context, sf *storeFlags, want evolve.Revie
 		}
 		return writeJSON(a.stdout, rs)
 	}
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
-	for _, r := range rs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s %s\t%s\t%s\n", r.ID, r.Status, r.Pipeline, r.Baseline.Name, r.Baseline.Version, r.Mutator, r.Created.Format(time.RFC3339))
-	}
-	return w.Flush()
+	return evolve.WriteReviews(a.stdout, rs)
 }
 
 func (a *app) reviewShowCommand(sf *storeFlags) *cobra.Command {
@@ -85,7 +79,7 @@ func (a *app) reviewShowCommand(sf *storeFlags) *cobra.Command {
 		Example: "  sextant review show 4b2e979dbf70",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := a.reviewStore(cmd.Context(), sf, true)
+			st, err := a.reviewStore(cmd.Context(), sf)
 			if err != nil {
 				return err
 			}
@@ -126,14 +120,6 @@ func (a *app) reviewDecideCommands(sf *storeFlags) []*cobra.Command {
 	return []*cobra.Command{approve, reject}
 }
 
-func (a *app) printDecision(r *evolve.ReviewRequest) {
-	fmt.Fprintf(a.stdout, "%s %s", r.ID, r.Status)
-	if r.Path != "" {
-		fmt.Fprintf(a.stdout, " → %s", r.Path)
-	}
-	fmt.Fprintln(a.stdout)
-}
-
 // decide approves or rejects a review request; an approved candidate
 // whose parent is no longer live is refused with the commands that judge
 // it again.
@@ -153,9 +139,7 @@ func (a *app) decide(ctx context.Context, sf *storeFlags, req layer.DecideReques
 	d, err := b.Decide(ctx, req)
 	var se *evolve.StaleError
 	if errors.As(err, &se) {
-		f := shellQuote(req.Pipeline.File)
-		return withInvalid(fmt.Errorf("%w\njudge it against the live version: sextant review show %s --candidate > candidate.toml && sextant gate %s --candidate candidate.toml\n(or reject it: sextant review reject %s --pipeline %s --by %s)",
-			err, se.ID, f, se.ID, f, shellQuote(req.By)))
+		return withInvalid(fmt.Errorf("%w\n%s", err, se.Next(req.Pipeline.File, req.By)))
 	}
 	if err != nil {
 		return err
@@ -164,18 +148,15 @@ func (a *app) decide(ctx context.Context, sf *storeFlags, req layer.DecideReques
 		fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s)\n", req.Pipeline.Name, l.Live.Name, l.Live.Version, l.Live.From)
 		l.WritePinned(a.stdout, req.Pipeline)
 	}
-	a.printDecision(d.Review)
+	evolve.WriteDecision(a.stdout, d.Review)
 	return nil
 }
 
-func (a *app) reviewStore(ctx context.Context, sf *storeFlags, readOnly bool) (*store.Store, error) {
+// reviewStore opens the store of the reviews, read only.
+func (a *app) reviewStore(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 	loc, err := a.locateTask(ctx, sf)
 	if err != nil {
 		return nil, err
 	}
-	mode := updateStore
-	if readOnly {
-		mode = readStore
-	}
-	return a.openStore(ctx, loc.dir, mode)
+	return a.openStore(ctx, loc.dir, readStore)
 }
