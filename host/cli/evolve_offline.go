@@ -3,26 +3,23 @@ package cli
 import (
 	"context"
 	"fmt"
+	layer "github.com/sextant-dev/sextant/host/internal/app"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/replay"
-	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // evolveOffline runs the offline adapter (evolve.Offline) and settles its
 // candidate. Epochs are checkpointed in the pipeline's store, which is
 // then also the replay source when the pipeline has no dataset.
-func (a *app) evolveOffline(ctx context.Context, setup replay.Setup, prep *run.Prepared, f *replayFlags, er evolveRun) error {
-	p, base := prep.Pipeline, prep.Strategy
+func (a *app) evolveOffline(ctx context.Context, e *layer.Evolving, f *replayFlags, er evolveRun) error {
+	p, base := e.Prep.Pipeline, e.Prep.Strategy
 	var st *store.Store
 	var loc storeLoc
 	if !er.dryRun {
 		var err error
-		if loc, err = (&storeFlags{dir: f.store.dir}).locate(p); err != nil {
-			return err
-		}
-		if st, err = a.openStoreWith(ctx, loc.dir, createStore, p); err != nil {
+		if st, loc, err = a.evolveStore(ctx, p, f); err != nil {
 			return err
 		}
 		defer st.Close()
@@ -33,9 +30,9 @@ func (a *app) evolveOffline(ctx context.Context, setup replay.Setup, prep *run.P
 	}
 	var rc replay.Config
 	if st != nil && replay.DatasetOf(p, f.dataset) == "" {
-		rc = setup.Config(st)
+		rc = e.Setup.Config(st)
 	} else {
-		c, cleanup, err := a.replaySetup(ctx, setup, f)
+		c, cleanup, err := a.replayer().Source(ctx, e.Setup, f.dataset, f.store.dir)
 		if err != nil {
 			return err
 		}
@@ -43,7 +40,7 @@ func (a *app) evolveOffline(ctx context.Context, setup replay.Setup, prep *run.P
 		rc = c
 	}
 	metric := p.Evolve.Metric
-	res, err := er.ev.Offline(ctx, rc, setup.Plugins, prep, st, a.epochPrinter(er.ev.Epochs, metric))
+	res, err := er.ev.Offline(ctx, rc, e.Setup.Plugins, e.Prep, st, a.epochPrinter(er.ev.Epochs, metric))
 	if err != nil {
 		return err
 	}
@@ -64,7 +61,7 @@ func (a *app) evolveOffline(ctx context.Context, setup replay.Setup, prep *run.P
 	if err := evolve.ClearOffline(ctx, st, p.Name); err != nil {
 		return err
 	}
-	return a.settle(ctx, st, loc, er, prep, cands, "the candidate did not pass its gates; archived")
+	return a.settle(ctx, st, loc, er, e, cands, "the candidate did not pass its gates; archived")
 }
 
 // epochPrinter prints one line per epoch, and the curator's refusals on

@@ -45,11 +45,3 @@ func (a *app) checkReplayTemporal(f *replayFlags) error {
 	}
 	return nil
 }
-
-// replayCommandName is the command a replay's verdict is recorded under.
-func replayCommandName(needCandidate bool) string {
-	if needCandidate {
-		return "gate"
-	}
-	return "replay"
-}
