@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -111,5 +112,49 @@ func TestReplayShardsMerge(t *testing.T) {
 	}
 	if _, err := r.Merge(ctx, files[:1]); !errors.Is(err, sdk.ErrInvalid) {
 		t.Errorf("merging one shard of two: %v, want invalid input", err)
+	}
+}
+
+// TestGatePipeline: a model-swap overlay is gated over the dataset (its
+// changed calls, on on_miss = fail, fail the candidate's replays, which
+// the gates see) and the verdict recorded as gate's; an overlay that
+// changes the score is refused as invalid input.
+func TestGatePipeline(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	t.Setenv(project.EnvStore, "")
+	r := replayer(t)
+	dir := filepath.Dir(f.pipeline)
+	big := filepath.Join(dir, "big.toml")
+	rescored := filepath.Join(dir, "rescored.toml")
+	for file, text := range map[string]string{
+		big:      "overlay = \"pipeline.toml\"\n\n[providers.big]\nuse = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\n[steps.classify]\nprovider = \"big\"\n",
+		rescored: "overlay = \"pipeline.toml\"\n[score]\nsuccess = \"true\"\n",
+	} {
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open(t, Target{Store: f.store, Create: true}).Close()
+	req := ReplayRequest{Path: f.pipeline, Store: f.store, Overrides: replay.Overrides{Sample: 10, OnMiss: replay.MissFail}}
+	if _, err := r.GatePipeline(ctx, req, rescored); !errors.Is(err, sdk.ErrInvalid) {
+		t.Fatalf("a rescored overlay: %v, want invalid input", err)
+	}
+	results := 0
+	req.OnResult = func() { results++ }
+	rep, err := r.GatePipeline(ctx, req, big)
+	if err != nil || rep.CandidatePipeline == nil || !rep.CandidatePipeline.Overlay || rep.ExitCode == 0 {
+		t.Fatalf("gate big.toml: %v %+v, want a failing verdict on an overlay", err, rep)
+	}
+	if results != 20 {
+		t.Errorf("%d results, want 20 (10 tasks, baseline and candidate)", results)
+	}
+	st, err := OpenStore(ctx, f.store, Read, nil, quiet(), "sextant test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if vs, err := evolve.ListVerdicts(ctx, st, "email-triage"); err != nil || len(vs) != 1 || vs[0].Command != "gate" {
+		t.Fatalf("verdicts: %v %+v, want the one of gate", err, vs)
 	}
 }
