@@ -16,12 +16,11 @@ func (a *app) decideCommand() *cobra.Command {
 	var decision, input string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "decide MODEL.dmn --decision NAME [--input JSON|FILE] [--json]",
-		Short: "Evaluate one decision of a DMN model and print its result",
-		Long:  help("decide"),
-		Example: `  sextant decide loan.dmn --decision Approval --input '{"Age": 42, "Risk": "Low"}'
-  sextant decide loan.dmn --decision Approval --input applicant.json --json`,
-		Args: cobra.ExactArgs(1),
+		Use:     "decide MODEL.dmn --decision NAME [--input JSON|FILE] [--json]",
+		Short:   "Evaluate one decision of a DMN model and print its result",
+		Long:    help("decide"),
+		Example: help("decide.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if decision == "" {
 				return usageErr(errors.New("--decision NAME is required"))

@@ -32,12 +32,11 @@ func (a *app) sendCommand() *cobra.Command {
 	var sf storeFlags
 	var tf temporalFlags
 	c := &cobra.Command{
-		Use:   "send [TASK] --message NAME [--key KEY]",
-		Short: "Deliver a message to a waiting task",
-		Long:  help("send"),
-		Example: `  sextant send 01JD3K… --message approved --set approver=ann
-  sextant send --message payment-received --key order-4711 --set amount=12.5`,
-		Args: cobra.MaximumNArgs(1),
+		Use:     "send [TASK] --message NAME [--key KEY]",
+		Short:   "Deliver a message to a waiting task",
+		Long:    help("send"),
+		Example: help("send.example"),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if message == "" {
 				return usageErr(errors.New("--message: name the message to send"))

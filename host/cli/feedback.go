@@ -21,13 +21,11 @@ func (a *app) feedbackCommand() *cobra.Command {
 	var tags, rewards []string
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "feedback TASK --reward [NAME=]X",
-		Short: "Attach a reward to a task or one of its spans",
-		Long:  help("feedback"),
-		Example: `  sextant feedback 01JD3K… --reward 1 --tag correct
-  sextant feedback 01JD3K… --reward helpfulness=0.8 --reward safety=1
-  sextant feedback 01JD3K… --span 3f2a9c0d1b2e4f56 --reward -0.5 --note "wrong tone"`,
-		Args: cobra.ExactArgs(1),
+		Use:     "feedback TASK --reward [NAME=]X",
+		Short:   "Attach a reward to a task or one of its spans",
+		Long:    help("feedback"),
+		Example: help("feedback.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rs, err := store.NewRewards(args[0], span, rewards, tags, note)
 			if err != nil {
@@ -75,18 +73,14 @@ func (a *app) feedback(ctx context.Context, sf *storeFlags, rs []*store.Reward, 
 	return nil
 }
 
-// parseReward reads a --reward value (store.ParseReward).
-func parseReward(s string) (dim string, v float64, err error) { return store.ParseReward(s) }
-
 func (a *app) importCommand() *cobra.Command {
 	var sf storeFlags
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Read a JSONL export into the store (all or nothing)",
-		Example: `  sextant import dataset.jsonl
-  sextant import - < dataset.jsonl --store ci/.sextant`,
-		Args: cobra.ExactArgs(1),
+		Use:     "import FILE",
+		Short:   "Read a JSONL export into the store (all or nothing)",
+		Example: help("import.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var r io.Reader = a.stdin
 			name := "stdin"

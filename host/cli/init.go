@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/scaffold"
 )
 
@@ -30,7 +31,7 @@ func (a *app) initCommand() *cobra.Command {
 			}
 			run := "sextant run pipeline.toml --input inputs/refund.json --truth '{\"action\":\"refund\"}'"
 			if dir != "." {
-				run = "cd " + shellQuote(dir) + " && " + run
+				run = "cd " + report.ShellQuote(dir) + " && " + run
 			}
 			fmt.Fprintf(a.stdout, "next: %s\n", run)
 			return nil

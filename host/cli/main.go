@@ -56,13 +56,10 @@ type app struct {
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "sextant",
-		Short: "Run, record, replay and evolve AI agent pipelines",
-		Long: `sextant runs agent pipelines declared in TOML, records every run, and replays
-recorded tasks to decide whether a new strategy version may replace the old one.`,
-		Example: `  sextant run pipelines/email-triage/pipeline.toml --input email.json
-  sextant plugins list
-  sextant version`,
+		Use:           "sextant",
+		Short:         "Run, record, replay and evolve AI agent pipelines",
+		Long:          help("sextant"),
+		Example:       help("sextant.example"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

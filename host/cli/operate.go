@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -28,13 +27,11 @@ func (a *app) cancelCommand() *cobra.Command {
 	var sf storeFlags
 	var tf temporalFlags
 	c := &cobra.Command{
-		Use:   "cancel TASK",
-		Short: "Cancel a run: a running one stops, a waiting one ends",
-		Long:  help("cancel"),
-		Example: `  sextant cancel 01JD3K… --reason "customer withdrew the request"
-  sextant cancel 01JD3K… --store pipelines/email-triage/.sextant --json
-  sextant cancel 01JD3K… --temporal localhost:7233 --reason "duplicate"`,
-		Args: cobra.ExactArgs(1),
+		Use:     "cancel TASK",
+		Short:   "Cancel a run: a running one stops, a waiting one ends",
+		Long:    help("cancel"),
+		Example: help("cancel.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, _, err := a.openTasks(cmd.Context(), &sf, &tf)
 			if err != nil {
@@ -65,25 +62,17 @@ func (a *app) operateCommands() []*cobra.Command {
 	return []*cobra.Command{a.cancelCommand(), a.incidentsCommand(), a.retryCommand(), a.setCommand()}
 }
 
-// taskDetail is the last column of sextant runs (report.TaskDetail).
-func taskDetail(t *store.Task) string { return report.TaskDetail(t) }
-
-// printOperated adds to sextant show what an operator needs of a task
-// (report.WriteOperated).
-func printOperated(w io.Writer, t *store.Task) { report.WriteOperated(w, t) }
-
 func (a *app) incidentsCommand() *cobra.Command {
 	var pipe string
 	var limit int
 	var asJSON bool
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "incidents",
-		Short: "List the runs stopped in an incident, waiting for a person",
-		Long:  help("incidents"),
-		Example: `  sextant incidents
-  sextant incidents --pipeline email-triage --json`,
-		Args: cobra.NoArgs,
+		Use:     "incidents",
+		Short:   "List the runs stopped in an incident, waiting for a person",
+		Long:    help("incidents"),
+		Example: help("incidents.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q, err := query(pipe, string(store.StatusIncident), "", limit)
 			if err != nil {
@@ -140,12 +129,11 @@ func (a *app) retryCommand() *cobra.Command {
 	var asJSON bool
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "retry TASK",
-		Short: "Continue a run stopped in an incident, from the element that stopped it",
-		Long:  help("retry"),
-		Example: `  sextant retry 01JD3K… --set 'approved=true'
-  sextant retry 01JD3K… --set 'customer={"id":"c-17"}' --json`,
-		Args: cobra.ExactArgs(1),
+		Use:     "retry TASK",
+		Short:   "Continue a run stopped in an incident, from the element that stopped it",
+		Long:    help("retry"),
+		Example: help("retry.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vars, err := parseOperatorSets(sets)
 			if err != nil {
@@ -214,7 +202,3 @@ func parseOperatorSets(sets []string) (map[string]any, error) {
 	}
 	return vars, nil
 }
-
-// notCancelled is a store.Query filter: a dataset leaves cancelled tasks
-// out unless asked for them.
-func notCancelled(t *store.Task) bool { return t.Status != store.StatusCancelled }

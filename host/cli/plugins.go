@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/plugin/dial"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -37,7 +38,7 @@ func (a *app) registry(pipelineDir string) (*plugin.Registry, error) {
 // pluginOptions connect a registry's wasm and process transports and log
 // its warnings.
 func (a *app) pluginOptions() []plugin.Option {
-	return append(transportOptions(a.logger), plugin.WithLogger(a.logger))
+	return append(dial.Options(a.logger), plugin.WithLogger(a.logger))
 }
 
 func (a *app) pluginsListCommand() *cobra.Command {

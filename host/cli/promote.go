@@ -23,12 +23,11 @@ func (a *app) strategyLiveCommand() *cobra.Command {
 	var asJSON bool
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "live PIPELINE",
-		Short: "Show the pipeline's live strategy version (what its runs use) and every move",
-		Long:  help("strategy-live"),
-		Example: `  sextant strategy live pipelines/email-triage/pipeline.toml
-  sextant strategy live pipeline.toml --json`,
-		Args: cobra.ExactArgs(1),
+		Use:     "live PIPELINE",
+		Short:   "Show the pipeline's live strategy version (what its runs use) and every move",
+		Long:    help("strategy-live"),
+		Example: help("strategy-live.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			p, loc, err := a.livePipeline(ctx, args[0], &sf)
@@ -69,12 +68,11 @@ func (a *app) promoteCommand() *cobra.Command {
 
 func (a *app) rollbackCommand() *cobra.Command {
 	return a.moveCommand(evolve.MoveRollback, &cobra.Command{
-		Use:   "rollback PIPELINE [VERSION]",
-		Short: "Make an earlier strategy version the pipeline's live one",
-		Long:  help("rollback"),
-		Example: `  sextant rollback pipelines/email-triage/pipeline.toml --reason "complaints about 2.2.0"
-  sextant rollback pipelines/email-triage/pipeline.toml 2.0.0`,
-		Args: cobra.RangeArgs(1, 2),
+		Use:     "rollback PIPELINE [VERSION]",
+		Short:   "Make an earlier strategy version the pipeline's live one",
+		Long:    help("rollback"),
+		Example: help("rollback.example"),
+		Args:    cobra.RangeArgs(1, 2),
 	})
 }
 
@@ -159,10 +157,4 @@ func (a *app) servePrepare(s *store.Store) func(ctx context.Context, path string
 		}
 		return prep, nil
 	}
-}
-
-// printLiveIn prints, under strategy log, where a version of the strategy
-// name is live (evolve.WriteLiveIn).
-func (a *app) printLiveIn(ctx context.Context, s *store.Store, name string) error {
-	return evolve.WriteLiveIn(ctx, a.stdout, s, name)
 }

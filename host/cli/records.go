@@ -61,7 +61,7 @@ func (a *app) listRuns(ctx context.Context, sf *storeFlags, q store.Query, bound
 	if tasks == nil {
 		tasks = []store.Task{} // [] in JSON
 	}
-	if err := a.emit(asJSON, tasks, func(w io.Writer) error { return report.WriteTasks(w, tasks, taskDetail) }); err != nil {
+	if err := a.emit(asJSON, tasks, func(w io.Writer) error { return report.WriteTasks(w, tasks, report.TaskDetail) }); err != nil {
 		return err
 	}
 	return damaged
@@ -86,11 +86,10 @@ func (a *app) showCommand() *cobra.Command {
 	var asJSON, withCalls bool
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "show TASK",
-		Short: "Show a task: its executions as span trees with timings, tokens and cost",
-		Example: `  sextant show 01JD3K…
-  sextant show 01JD3K… --json --store pipelines/email-triage/.sextant`,
-		Args: cobra.ExactArgs(1),
+		Use:     "show TASK",
+		Short:   "Show a task: its executions as span trees with timings, tokens and cost",
+		Example: help("show.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.readTaskStore(cmd.Context(), &sf)
 			if err != nil {
@@ -122,7 +121,7 @@ func (a *app) showCommand() *cobra.Command {
 // runs made when --full read them.
 func treeText(tree *store.Tree, calls []*store.Recording) func(io.Writer) error {
 	return func(w io.Writer) error {
-		report.WriteTree(w, tree, report.TreeOptions{Calls: calls, Operated: printOperated})
+		report.WriteTree(w, tree, report.TreeOptions{Calls: calls, Operated: report.WriteOperated})
 		return nil
 	}
 }
@@ -143,19 +142,19 @@ func (a *app) exportCommand() *cobra.Command {
 	var checkpoints, legacy bool
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "export",
-		Short: "Write tasks, executions, spans, rewards and recordings as JSONL or OTLP JSON",
-		Long:  help("export"),
-		Example: `  sextant export > dataset.jsonl
-  sextant export --format otlp --pipeline email-triage > traces.json`,
-		Args: cobra.NoArgs,
+		Use:     "export",
+		Short:   "Write tasks, executions, spans, rewards and recordings as JSONL or OTLP JSON",
+		Long:    help("export"),
+		Example: help("export.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q, err := query(pipe, status, tag, limit)
 			if err != nil {
 				return err
 			}
 			if q.Status == "" {
-				q.Match = notCancelled // a cancelled run is no example to learn from
+				// A cancelled run is no example to learn from.
+				q.Match = func(t *store.Task) bool { return t.Status != store.StatusCancelled }
 			}
 			if format != "jsonl" && format != "otlp" {
 				return usageErr(fmt.Errorf("--format: %q is not jsonl or otlp", format))

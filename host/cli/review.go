@@ -17,10 +17,9 @@ import (
 func (a *app) reviewCommand() *cobra.Command {
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "review",
-		Short: "List, show, approve or reject candidates waiting for a person",
-		Example: `  sextant review list --pipeline pipelines/email-triage/pipeline.toml
-  sextant review approve 4b2e979dbf70 --by ana --note "checked the flipped tasks"`,
+		Use:     "review",
+		Short:   "List, show, approve or reject candidates waiting for a person",
+		Example: help("review.example"),
 	}
 	c.PersistentFlags().StringVar(&sf.dir, "store", "", storeHelp)
 	c.PersistentFlags().StringVar(&sf.pipeline, "pipeline", "", "pipeline whose store holds the reviews")

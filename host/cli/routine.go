@@ -14,10 +14,9 @@ import (
 
 func (a *app) routineCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "routine",
-		Short: "Validate and simulate routines (BPMN, DAG, chain)",
-		Example: `  sextant routine validate pipelines/email-triage/email-triage.bpmn
-  sextant routine simulate order.bpmn --set amount=120 --trigger paymentReceived`,
+		Use:     "routine",
+		Short:   "Validate and simulate routines (BPMN, DAG, chain)",
+		Example: help("routine.example"),
 	}
 	c.AddCommand(a.routineValidateCommand(), a.routineSimulateCommand())
 	return c

@@ -27,13 +27,12 @@ type runFlags struct {
 func (a *app) runCommand() *cobra.Command {
 	var f runFlags
 	c := &cobra.Command{
-		Use:   "run PIPELINE",
-		Short: "Run a pipeline on one input and record it",
-		Long:  help("run"),
-		Example: `  sextant run pipelines/email-triage/pipeline.toml --input pipelines/email-triage/inputs/invoice.json
-  echo '{"subject":"hi"}' | sextant run pipeline.toml --input - --tag smoke --json`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.run(cmd, args[0], &f) },
+		Use:     "run PIPELINE",
+		Short:   "Run a pipeline on one input and record it",
+		Long:    help("run"),
+		Example: help("run.example"),
+		Args:    cobra.ExactArgs(1),
+		RunE:    func(cmd *cobra.Command, args []string) error { return a.run(cmd, args[0], &f) },
 	}
 	c.Flags().StringVar(&f.inputFile, "input", "", "JSON input file, or - for stdin")
 	c.Flags().StringArrayVar(&f.sets, "set", nil, "input field k=v (JSON when it parses, else a string; repeatable)")
@@ -140,12 +139,11 @@ func (a *app) resumeCommand() *cobra.Command {
 	var sf storeFlags
 	var tf temporalFlags
 	c := &cobra.Command{
-		Use:   "resume TASK",
-		Short: "Continue a paused or interrupted run from its last checkpoint",
-		Long:  help("resume"),
-		Example: `  sextant resume 01JD3K… --set answer=yes
-  sextant resume 01JD3K… --store pipelines/email-triage/.sextant`,
-		Args: cobra.ExactArgs(1),
+		Use:     "resume TASK",
+		Short:   "Continue a paused or interrupted run from its last checkpoint",
+		Long:    help("resume"),
+		Example: help("resume.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			answers, err := parseSets(sets)
 			if err != nil {

@@ -29,16 +29,12 @@ type serveFlags struct {
 func (a *app) serveCommand() *cobra.Command {
 	var f serveFlags
 	c := &cobra.Command{
-		Use:   "serve",
-		Short: "Serve the store over HTTP: the JSON API (/api/v1, OpenAPI) and the dashboard",
-		Long:  help("serve"),
-		Example: `  sextant serve --pipelines pipelines
-  sextant serve --config serve.toml            # record: OPENAI_BASE_URL=http://127.0.0.1:7777/v1
-  sextant serve --config serve.toml --replay   # answer from recordings only (CI)
-  SEXTANT_SERVE_TOKEN=s3cret sextant serve --addr 0.0.0.0:7777 --store /data/.sextant
-  SEXTANT_SERVE_TOKEN=s3cret sextant serve --addr 0.0.0.0:7777 --allow-host sextant.example.com`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context(), &f) },
+		Use:     "serve",
+		Short:   "Serve the store over HTTP: the JSON API (/api/v1, OpenAPI) and the dashboard",
+		Long:    help("serve"),
+		Example: help("serve.example"),
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context(), &f) },
 	}
 	c.Flags().StringVar(&f.addr, "addr", serve.DefaultAddr, "address to listen on (anything but loopback needs $"+serve.TokenEnv+")")
 	c.Flags().StringVar(&f.pipelines, "pipelines", "", "directory of pipelines the API may run (DIR/NAME/pipeline.toml, DIR/*.toml)")

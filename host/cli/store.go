@@ -50,7 +50,7 @@ func (l storeLoc) flag() string {
 	if !(project.StoreLoc{Dir: l.dir, From: l.from}).NeedsFlag() {
 		return ""
 	}
-	return " --store " + shellQuote(l.dir)
+	return " --store " + report.ShellQuote(l.dir)
 }
 
 // common applies rules 1–3 of the store rule; ok is false when none of
@@ -89,19 +89,16 @@ func (a *app) locateTask(ctx context.Context, f *storeFlags) (storeLoc, error) {
 		return storeLoc{l.Dir, l.From}, nil
 	}
 	return storeLoc{}, withInvalid(project.NoStore(f.pipelineFlag, func(dir string) string {
-		return a.commandLine() + " --store " + shellQuote(dir)
+		return a.commandLine() + " --store " + report.ShellQuote(dir)
 	}))
 }
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string { return report.ShellQuote(s) }
 
 // commandLine is the command line sextant was started with, quoted for a
 // shell.
 func (a *app) commandLine() string {
 	parts := []string{"sextant"}
 	for _, s := range a.args {
-		parts = append(parts, shellQuote(s))
+		parts = append(parts, report.ShellQuote(s))
 	}
 	return strings.Join(parts, " ")
 }
@@ -146,11 +143,10 @@ func (a *app) storeCheckCommand() *cobra.Command {
 	var sf storeFlags
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "check",
-		Short: "Report the store's damaged files, tasks and records (exit 1 if any)",
-		Example: `  sextant store check
-  sextant store check --json --store pipelines/email-triage/.sextant`,
-		Args: cobra.NoArgs,
+		Use:     "check",
+		Short:   "Report the store's damaged files, tasks and records (exit 1 if any)",
+		Example: help("store-check.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			loc, err := a.locateTask(cmd.Context(), &sf)
 			if err != nil {
@@ -188,11 +184,10 @@ func (a *app) storeSalvageCommand() *cobra.Command {
 	var to string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "salvage --to DIR",
-		Short: "Copy every readable task and record into a new store, and list what was left behind",
-		Example: `  sextant store salvage --to .sextant-salvaged
-  sextant store salvage --store damaged/.sextant --to fresh/.sextant --json`,
-		Args: cobra.NoArgs,
+		Use:     "salvage --to DIR",
+		Short:   "Copy every readable task and record into a new store, and list what was left behind",
+		Example: help("store-salvage.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
 				return usageErr(errors.New("--to: name the new store's directory"))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
@@ -14,10 +15,9 @@ import (
 
 func (a *app) strategyCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "strategy",
-		Short: "Show, validate, compare strategies and list their promoted versions",
-		Example: `  sextant strategy validate strategies/email-handler.toml
-  sextant strategy diff strategies/email-handler.toml candidates/email-handler-2.1.0.toml`,
+		Use:     "strategy",
+		Short:   "Show, validate, compare strategies and list their promoted versions",
+		Example: help("strategy.example"),
 	}
 	c.AddCommand(a.strategyShowCommand(), a.strategyValidateCommand(), a.strategyDiffCommand(), a.strategyLogCommand(), a.strategyLiveCommand())
 	return c
@@ -45,11 +45,10 @@ func (a *app) strategyShowCommand() *cobra.Command {
 func (a *app) strategyValidateCommand() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Check strategy files; every problem positioned, exit 2 on any",
-		Example: `  sextant strategy validate strategies/email-handler.toml
-  sextant strategy validate strategies/*.toml --json`,
-		Args: cobra.MinimumNArgs(1),
+		Use:     "validate FILE...",
+		Short:   "Check strategy files; every problem positioned, exit 2 on any",
+		Example: help("strategy-validate.example"),
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rows, errs := strategy.CheckFiles(args)
 			if err := a.emit(asJSON, rows, func(w io.Writer) error { return strategy.WriteChecked(w, rows) }); err != nil {
@@ -68,11 +67,10 @@ func (a *app) strategyValidateCommand() *cobra.Command {
 func (a *app) strategyDiffCommand() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "diff BASE CANDIDATE",
-		Short: "Show what changed from one strategy to another: parameters, constraints, playbook deltas",
-		Example: `  sextant strategy diff strategies/email-handler.toml candidates/email-handler-2.1.0.toml
-  sextant strategy diff a.toml b.toml --json`,
-		Args: cobra.ExactArgs(2),
+		Use:     "diff BASE CANDIDATE",
+		Short:   "Show what changed from one strategy to another: parameters, constraints, playbook deltas",
+		Example: help("strategy-diff.example"),
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			base, err := strategy.Load(args[0])
 			if err != nil {
@@ -94,11 +92,10 @@ func (a *app) strategyLogCommand() *cobra.Command {
 	var asJSON bool
 	var sf storeFlags
 	c := &cobra.Command{
-		Use:   "log NAME",
-		Short: "List the promoted versions of a strategy recorded in the store",
-		Example: `  sextant strategy log email-handler --store pipelines/email-triage/.sextant
-  sextant strategy log email-handler --json`,
-		Args: cobra.ExactArgs(1),
+		Use:     "log NAME",
+		Short:   "List the promoted versions of a strategy recorded in the store",
+		Example: help("strategy-log.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.readTaskStore(cmd.Context(), &sf)
 			if err != nil {
@@ -122,7 +119,7 @@ func (a *app) strategyLogCommand() *cobra.Command {
 			if err := report.WriteStrategyLog(a.stdout, recs); err != nil {
 				return err
 			}
-			return a.printLiveIn(cmd.Context(), s, args[0])
+			return evolve.WriteLiveIn(cmd.Context(), a.stdout, s, args[0])
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")

@@ -25,12 +25,11 @@ func (a *app) workerCommand() *cobra.Command {
 	var pipelines, storeURL, storeDir string
 	var heartbeat time.Duration
 	c := &cobra.Command{
-		Use:   "worker --temporal HOST:PORT --pipelines DIR (--store-url URL | --store DIR)",
-		Short: "Run pipelines for a Temporal cluster",
-		Long:  help("worker"),
-		Example: `  sextant serve --addr 127.0.0.1:7777 &
-  sextant worker --temporal temporal.internal:7233 --pipelines pipelines --store-url http://127.0.0.1:7777`,
-		Args: cobra.NoArgs,
+		Use:     "worker --temporal HOST:PORT --pipelines DIR (--store-url URL | --store DIR)",
+		Short:   "Run pipelines for a Temporal cluster",
+		Long:    help("worker"),
+		Example: help("worker.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if tf.addr == "" {
 				return usageErr(errors.New("--temporal: give the Temporal front end, HOST:PORT"))
