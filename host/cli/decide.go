@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +21,7 @@ func (a *app) decideCommand() *cobra.Command {
 			if decision == "" {
 				return usageErr(errors.New("--decision NAME is required"))
 			}
-			inputs, err := a.readDecideInput(input)
+			inputs, err := builtins.ReadDMNInput(input, a.stdin)
 			if err != nil {
 				return withInvalid(err)
 			}
@@ -40,50 +36,11 @@ func (a *app) decideCommand() *cobra.Command {
 				}
 				return err
 			}
-			return a.printDecideResult(v, asJSON)
+			return builtins.WriteDMNResult(a.stdout, v, asJSON)
 		},
 	}
 	c.Flags().StringVar(&decision, "decision", "", "the decision or decision service to evaluate (name or id)")
 	c.Flags().StringVar(&input, "input", "", `input data: a JSON object, or a file holding one ("-": standard input)`)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
-}
-
-// readDecideInput reads --input: inline JSON when it starts with "{" or
-// "[", else a file (standard input for "-"), at most builtins.DMNMaxSize
-// bytes and only a regular file.
-func (a *app) readDecideInput(arg string) (map[string]any, error) {
-	t := strings.TrimSpace(arg)
-	if t == "" {
-		return map[string]any{}, nil
-	}
-	name, data := "input", []byte(arg)
-	if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
-		var err error
-		if data, err = a.readNamed("--input", arg, builtins.DMNMaxSize); err != nil {
-			return nil, err
-		}
-		if name = arg; arg == "-" {
-			name = "stdin"
-		}
-	}
-	return builtins.DecodeDMNInput(name, data)
-}
-
-func (a *app) printDecideResult(v any, asJSON bool) error {
-	if !asJSON {
-		_, err := fmt.Fprintln(a.stdout, builtins.FormatFEEL(v))
-		return err
-	}
-	out, err := builtins.FEELJSON(v)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, out, "", "  "); err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	buf.WriteByte('\n')
-	_, err = a.stdout.Write(buf.Bytes())
-	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -130,24 +131,15 @@ func (a *app) signalCommand() *cobra.Command {
 // reportSignal prints who received a signal; a run it continued that
 // failed is exit 1.
 func (a *app) reportSignal(name string, results []*run.Result, asJSON bool) error {
-	failed := 0
-	for _, res := range results {
-		if res.Status == store.StatusFailed {
-			failed++
-		}
+	sig := report.NewSignalled(name, results)
+	if err := a.emit(asJSON, sig, func(w io.Writer) error {
+		report.WriteSignal(w, name, sig.Tasks)
+		return nil
+	}); err != nil {
+		return err
 	}
-	if asJSON {
-		if results == nil {
-			results = []*run.Result{}
-		}
-		if err := writeJSON(a.stdout, map[string]any{"signal": name, "received": len(results), "tasks": results}); err != nil {
-			return err
-		}
-	} else {
-		report.WriteSignal(a.stdout, name, results)
-	}
-	if failed > 0 {
-		return withCode(ExitFailed, fmt.Errorf("%d run(s) failed after the signal", failed))
+	if n := sig.Failed(); n > 0 {
+		return withCode(ExitFailed, fmt.Errorf("%d run(s) failed after the signal", n))
 	}
 	return nil
 }

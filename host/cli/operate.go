@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -104,23 +105,12 @@ func (a *app) incidents(ctx context.Context, sf *storeFlags, q store.Query, asJS
 	if err != nil && !errors.Is(err, store.ErrDamaged) {
 		return err
 	}
-	if asJSON {
-		if tasks == nil {
-			tasks = []store.Task{}
-		}
-		if err := writeJSON(a.stdout, tasks); err != nil {
-			return err
-		}
-		return damaged
+	if tasks == nil {
+		tasks = []store.Task{} // [] in JSON
 	}
-	if len(tasks) == 0 {
-		fmt.Fprintln(a.stdout, "no incidents")
-		return damaged
-	}
-	if err := report.WriteIncidents(a.stdout, tasks); err != nil {
+	if err := a.emit(asJSON, tasks, func(w io.Writer) error { return report.WriteIncidentList(w, tasks, loc.flag()) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "continue: sextant retry TASK [--set NAME=VALUE]...%s\n", loc.flag())
 	return damaged
 }
 

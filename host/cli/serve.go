@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -76,22 +75,7 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 		return err
 	}
 	defer closeHandlers(context.WithoutCancel(ctx))
-	l, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	url := "http://" + l.Addr().String()
-	removeInfo, err := serve.WriteInfo(loc.dir, serve.Info{URL: url, PID: os.Getpid()})
-	if err != nil {
-		l.Close()
-		return err
-	}
-	defer removeInfo()
-	fmt.Fprintf(a.stdout, "sextant serve: listening on %s (store %s)\n", url, loc.dir)
-	if err := srv.Serve(ctx, l); !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return srv.ServeStore(ctx, f.addr, loc.dir, a.stdout)
 }
 
 // serveChecks finds the store serve holds and checks the flags and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -161,12 +162,11 @@ func (a *app) storeCheckCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if err := writeJSON(a.stdout, rep); err != nil {
-					return err
-				}
-			} else {
-				report.WriteCheck(a.stdout, rep, loc.dir, loc.flag())
+			if err := a.emit(asJSON, rep, func(w io.Writer) error {
+				report.WriteCheck(w, rep, loc.dir, loc.flag())
+				return nil
+			}); err != nil {
+				return err
 			}
 			if rep.Damaged() {
 				return errSilent
@@ -199,19 +199,7 @@ func (a *app) storeSalvageCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			src, err := a.openStore(cmd.Context(), loc.dir, readStore)
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			dst, err := a.openStore(cmd.Context(), to, createStore)
-			if err != nil {
-				return err
-			}
-			rep, err := src.Salvage(cmd.Context(), dst)
-			if cerr := dst.Close(); err == nil {
-				err = cerr
-			}
+			rep, err := layer.SalvageStore(cmd.Context(), loc.dir, to, a.logger, a.command)
 			if err != nil {
 				return err
 			}
@@ -227,12 +215,11 @@ func (a *app) storeSalvageCommand() *cobra.Command {
 // printSalvage reports what salvage copied into to and what it left
 // behind (exit 1 when anything).
 func (a *app) printSalvage(rep *store.SalvageReport, to string, asJSON bool) error {
-	if asJSON {
-		if err := writeJSON(a.stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		report.WriteSalvage(a.stdout, rep, to)
+	if err := a.emit(asJSON, rep, func(w io.Writer) error {
+		report.WriteSalvage(w, rep, to)
+		return nil
+	}); err != nil {
+		return err
 	}
 	if len(rep.Left) > 0 {
 		return errSilent
