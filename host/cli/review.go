@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,7 +12,6 @@ import (
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
-	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 func (a *app) reviewCommand() *cobra.Command {
@@ -52,7 +52,7 @@ func (a *app) reviewListCommand(sf *storeFlags) *cobra.Command {
 
 // listReviews lists the review requests in status want ("": all).
 func (a *app) listReviews(ctx context.Context, sf *storeFlags, want evolve.ReviewStatus, asJSON bool) error {
-	st, err := a.reviewStore(ctx, sf)
+	st, err := a.readTaskStore(ctx, sf)
 	if err != nil {
 		return err
 	}
@@ -61,13 +61,10 @@ func (a *app) listReviews(ctx context.Context, sf *storeFlags, want evolve.Revie
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		if rs == nil {
-			rs = []evolve.ReviewRequest{}
-		}
-		return writeJSON(a.stdout, rs)
+	if rs == nil {
+		rs = []evolve.ReviewRequest{} // [] in JSON
 	}
-	return evolve.WriteReviews(a.stdout, rs)
+	return a.emit(asJSON, rs, func(w io.Writer) error { return evolve.WriteReviews(w, rs) })
 }
 
 func (a *app) reviewShowCommand(sf *storeFlags) *cobra.Command {
@@ -78,7 +75,7 @@ func (a *app) reviewShowCommand(sf *storeFlags) *cobra.Command {
 		Example: "  sextant review show 4b2e979dbf70",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := a.reviewStore(cmd.Context(), sf)
+			st, err := a.readTaskStore(cmd.Context(), sf)
 			if err != nil {
 				return err
 			}
@@ -149,13 +146,4 @@ func (a *app) decide(ctx context.Context, sf *storeFlags, req layer.DecideReques
 	}
 	evolve.WriteDecision(a.stdout, d.Review)
 	return nil
-}
-
-// reviewStore opens the store of the reviews, read only.
-func (a *app) reviewStore(ctx context.Context, sf *storeFlags) (*store.Store, error) {
-	loc, err := a.locateTask(ctx, sf)
-	if err != nil {
-		return nil, err
-	}
-	return a.openStore(ctx, loc.dir, readStore)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -172,5 +171,3 @@ func parseSets(sets []string) (map[string]any, error) {
 	}
 	return vars, nil
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"io"
 	"maps"
 	"path/filepath"
 
@@ -220,12 +221,11 @@ func (a *app) readInput(file string, sets []string) (map[string]any, error) {
 // waiting run is followed by the command that continues it, with the
 // --store a command run from here needs (loc.flag).
 func (a *app) report(res *run.Result, asJSON bool, loc storeLoc) error {
-	if asJSON {
-		if err := writeJSON(a.stdout, res); err != nil {
-			return err
-		}
-	} else {
-		report.WriteResult(a.stdout, res, loc.flag())
+	if err := a.emit(asJSON, res, func(w io.Writer) error {
+		report.WriteResult(w, res, loc.flag())
+		return nil
+	}); err != nil {
+		return err
 	}
 	return reportStatus(res)
 }

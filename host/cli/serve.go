@@ -95,14 +95,9 @@ func (a *app) serveChecks(f *serveFlags) (storeLoc, string, error) {
 		}
 		loc = storeLoc{l.Dir, l.From}
 	}
-	if err := serve.CheckLimitFlags(f.lim); err != nil {
-		return storeLoc{}, "", usageErr(err)
-	}
 	token := os.Getenv(serve.TokenEnv)
-	if loop, err := serve.Loopback(f.addr); err != nil {
-		return storeLoc{}, "", usageErr(fmt.Errorf("--addr: %w", err))
-	} else if !loop && token == "" {
-		return storeLoc{}, "", usageErr(fmt.Errorf("--addr %s is not loopback: set %s to the bearer token every request must send", f.addr, serve.TokenEnv))
+	if err := serve.CheckFlags(f.addr, token, f.lim); err != nil {
+		return storeLoc{}, "", usageErr(err)
 	}
 	return loc, token, nil
 }

@@ -5,12 +5,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -67,28 +63,8 @@ func (a *app) worker(ctx context.Context, tf *temporalFlags, pipelines, storeURL
 		defer s.Close()
 		sink = temporal.StoreSink(s)
 	}
-	m, closeAll, err := temporal.LoadPipelines(ctx, pipelines, sink, a.prepare, a.logger)
-	if err != nil {
-		return err
-	}
-	defer closeAll(context.WithoutCancel(ctx))
-	c, err := temporal.Dial(ctx, tf.addr, tf.namespace)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{TaskQueue: tf.queue, Pipelines: m, Sink: sink, Heartbeat: heartbeat, Replay: a.replayShard})
-	if err != nil {
-		return err
-	}
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("worker: %w", err)
-	}
-	names := slices.Sorted(maps.Keys(m))
-	fmt.Fprintf(a.stderr, "sextant worker on %s (namespace %s, task queue %s): %s\n", tf.addr, tf.namespace, tf.queueName(), strings.Join(names, ", "))
-	<-ctx.Done()
-	w.Stop()
-	return nil
+	return temporal.Serve(ctx, temporal.ServeOptions{HostPort: tf.addr, Namespace: tf.namespace, Dir: pipelines, Prepare: a.prepare,
+		Worker: temporal.WorkerOptions{TaskQueue: tf.queue, Sink: sink, Heartbeat: heartbeat, Replay: a.replayShard}, Out: a.stderr, Logger: a.logger})
 }
 
 // A worker writes through a running server's sink routes as through its

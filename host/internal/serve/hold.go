@@ -31,3 +31,21 @@ func (s *Server) ServeStore(ctx context.Context, addr, dir string, w io.Writer) 
 	}
 	return nil
 }
+
+// CheckFlags refuses sextant serve's command line before anything is
+// opened: limits that cannot work (CheckLimitFlags), an address that does
+// not parse, and an address other than loopback without the bearer token
+// of TokenEnv.
+func CheckFlags(addr, token string, lim Limits) error {
+	if err := CheckLimitFlags(lim); err != nil {
+		return err
+	}
+	loop, err := Loopback(addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	if !loop && token == "" {
+		return fmt.Errorf("--addr %s is not loopback: set %s to the bearer token every request must send", addr, TokenEnv)
+	}
+	return nil
+}

@@ -74,3 +74,27 @@ func TestServeStore(t *testing.T) {
 		t.Errorf("info file written for a server that never listened: %v", err)
 	}
 }
+
+// TestCheckFlags: only loopback goes without a token; every refusal names
+// its flag.
+func TestCheckFlags(t *testing.T) {
+	lim := serve.Limits{MaxConns: 8, MaxConnsPerIP: 2, ReadTimeout: 1, WriteTimeout: 1, IdleTimeout: 1}
+	if err := serve.CheckLimitFlags(lim); err != nil {
+		t.Fatalf("the test's limits: %v", err)
+	}
+	for _, c := range []struct{ addr, token, want string }{
+		{"127.0.0.1:0", "", ""},
+		{"0.0.0.0:7777", "s3cret", ""},
+		{"0.0.0.0:7777", "", "--addr 0.0.0.0:7777 is not loopback: set " + serve.TokenEnv},
+		{"nonsense", "", "--addr: "},
+	} {
+		err := serve.CheckFlags(c.addr, c.token, lim)
+		if (c.want == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s token %q: %v, want %q", c.addr, c.token, err, c.want)
+		}
+	}
+	lim.MaxConns = 0
+	if err := serve.CheckFlags("127.0.0.1:0", "", lim); err == nil || !strings.HasPrefix(err.Error(), "--max-conns") {
+		t.Errorf("zero --max-conns: %v", err)
+	}
+}
