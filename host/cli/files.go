@@ -13,13 +13,3 @@ func needFile(what, path string) error {
 	}
 	return nil
 }
-
-// readNamed reads the file a flag names, or stdin for "-"
-// (readfile.Named); errors are invalid input (exit 2).
-func (a *app) readNamed(what, path string, limit int64) ([]byte, error) {
-	b, err := readfile.Named(what, path, a.stdin, limit)
-	if err != nil {
-		return nil, withInvalid(err)
-	}
-	return b, nil
-}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/report"
@@ -25,16 +23,7 @@ func (a *app) initCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "wrote %d files in %s:\n", len(files), dir)
-			for _, f := range files {
-				fmt.Fprintf(a.stdout, "  %s\n", f)
-			}
-			run := "sextant run pipeline.toml --input inputs/refund.json --truth '{\"action\":\"refund\"}'"
-			if dir != "." {
-				run = "cd " + report.ShellQuote(dir) + " && " + run
-			}
-			fmt.Fprintf(a.stdout, "next: %s\n", run)
-			return nil
+			return report.WriteProjectWritten(a.stdout, dir, files)
 		},
 	}
 }
