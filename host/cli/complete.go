@@ -23,11 +23,7 @@ func (a *app) completeTasks(sf *storeFlags) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		a.quietLogger()
-		loc, err := a.locateTask(cmd.Context(), sf)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		s, err := a.openStore(cmd.Context(), loc.dir, readStore)
+		s, _, err := a.readTaskStore(cmd.Context(), sf)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

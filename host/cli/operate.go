@@ -91,11 +91,7 @@ func (a *app) incidentsCommand() *cobra.Command {
 
 // incidents lists the tasks of q, in an incident, with where each stopped.
 func (a *app) incidents(ctx context.Context, sf *storeFlags, q store.Query, asJSON bool) error {
-	loc, err := a.locateTask(ctx, sf)
-	if err != nil {
-		return err
-	}
-	s, err := a.openStore(ctx, loc.dir, readStore)
+	s, loc, err := a.readTaskStore(ctx, sf)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func (a *app) runsCommand() *cobra.Command {
 // listRuns prints the tasks of q within bound. Past damage the list goes
 // on; the error, which says what was left out, comes after it (exit 1).
 func (a *app) listRuns(ctx context.Context, sf *storeFlags, q store.Query, bound *store.RewardBound, asJSON bool) error {
-	s, err := a.readTaskStore(ctx, sf)
+	s, _, err := a.readTaskStore(ctx, sf)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (a *app) showCommand() *cobra.Command {
 		Example: help("show.example"),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.readTaskStore(cmd.Context(), &sf)
+			s, _, err := a.readTaskStore(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}
@@ -127,13 +127,14 @@ func treeText(tree *store.Tree, calls []*store.Recording) func(io.Writer) error 
 }
 
 // readTaskStore opens for reading the store the command's flags name, or
-// the one found from here.
-func (a *app) readTaskStore(ctx context.Context, sf *storeFlags) (*store.Store, error) {
+// the one found from here, and says where it is.
+func (a *app) readTaskStore(ctx context.Context, sf *storeFlags) (*store.Store, storeLoc, error) {
 	loc, err := a.locateTask(ctx, sf)
 	if err != nil {
-		return nil, err
+		return nil, storeLoc{}, err
 	}
-	return a.openStore(ctx, loc.dir, readStore)
+	s, err := a.openStore(ctx, loc.dir, readStore)
+	return s, loc, err
 }
 
 func (a *app) exportCommand() *cobra.Command {
@@ -159,7 +160,7 @@ func (a *app) exportCommand() *cobra.Command {
 			if format != "jsonl" && format != "otlp" {
 				return usageErr(fmt.Errorf("--format: %q is not jsonl or otlp", format))
 			}
-			s, err := a.readTaskStore(cmd.Context(), &sf)
+			s, _, err := a.readTaskStore(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}

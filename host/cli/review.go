@@ -52,7 +52,7 @@ func (a *app) reviewListCommand(sf *storeFlags) *cobra.Command {
 
 // listReviews lists the review requests in status want ("": all).
 func (a *app) listReviews(ctx context.Context, sf *storeFlags, want evolve.ReviewStatus, asJSON bool) error {
-	st, err := a.readTaskStore(ctx, sf)
+	st, _, err := a.readTaskStore(ctx, sf)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (a *app) reviewShowCommand(sf *storeFlags) *cobra.Command {
 		Example: "  sextant review show 4b2e979dbf70",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := a.readTaskStore(cmd.Context(), sf)
+			st, _, err := a.readTaskStore(cmd.Context(), sf)
 			if err != nil {
 				return err
 			}

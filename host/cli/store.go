@@ -149,11 +149,7 @@ func (a *app) storeCheckCommand() *cobra.Command {
 		Example: help("store-check.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			loc, err := a.locateTask(cmd.Context(), &sf)
-			if err != nil {
-				return err
-			}
-			s, err := a.openStore(cmd.Context(), loc.dir, readStore)
+			s, loc, err := a.readTaskStore(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}

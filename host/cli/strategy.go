@@ -2,13 +2,11 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
-	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
@@ -97,7 +95,7 @@ func (a *app) strategyLogCommand() *cobra.Command {
 		Example: help("strategy-log.example"),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.readTaskStore(cmd.Context(), &sf)
+			s, _, err := a.readTaskStore(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}
@@ -106,20 +104,10 @@ func (a *app) strategyLogCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if recs == nil {
-					recs = []store.StrategyRecord{}
-				}
-				return writeJSON(a.stdout, recs)
+			if recs == nil {
+				recs = []store.StrategyRecord{} // [] in JSON
 			}
-			if len(recs) == 0 {
-				fmt.Fprintf(a.stdout, "no promoted versions of %s recorded\n", args[0])
-				return nil
-			}
-			if err := report.WriteStrategyLog(a.stdout, recs); err != nil {
-				return err
-			}
-			return evolve.WriteLiveIn(cmd.Context(), a.stdout, s, args[0])
+			return a.emit(asJSON, recs, func(w io.Writer) error { return evolve.WriteStrategyLog(cmd.Context(), w, s, args[0], recs) })
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
