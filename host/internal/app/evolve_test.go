@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -58,5 +61,38 @@ func TestEvolveLoads(t *testing.T) {
 	}
 	if _, err := r.Evolve(ctx, f.pipeline, f.store, &evolve.Evolution{}, replay.Overrides{Sample: -1}); !errors.Is(err, sdk.ErrInvalid) || !strings.Contains(err.Error(), "[strategy]") {
 		t.Errorf("no strategy: %v, want invalid input naming [strategy]", err)
+	}
+}
+
+// TestRunEvolution: a dry-run round prints its candidates and settles
+// nothing (the settling store is never opened), and a mutator the
+// pipeline lacks is evolve.ErrUnknownMutator.
+func TestRunEvolution(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	t.Setenv(project.EnvStore, "")
+	r := replayer(t)
+	for _, tc := range []struct {
+		mutators []string
+		wantErr  error
+	}{{nil, nil}, {[]string{"no-such-mutator"}, evolve.ErrUnknownMutator}} {
+		var out, diag strings.Builder
+		er := &EvolveRun{Evolution: evolve.Evolution{Mutators: tc.mutators, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, DryRun: true, Store: f.store, Stdout: &out, Stderr: &diag,
+			SettleStore: func(context.Context, *pipeline.Pipeline) (*store.Store, string, error) {
+				t.Error("a dry run opened the store to settle in")
+				return nil, "", errors.New("dry run")
+			}}
+		e, err := r.Evolve(ctx, f.pipeline, f.store, &er.Evolution, replay.Overrides{Sample: -1, OnMiss: replay.MissSkip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.RunEvolution(ctx, e, er)
+		e.Close(ctx)
+		if !errors.Is(err, tc.wantErr) {
+			t.Errorf("mutators %v: %v, want %v", tc.mutators, err, tc.wantErr)
+		}
+		if tc.wantErr == nil && !strings.Contains(out.String(), "baseline") {
+			t.Errorf("mutators %v: printed %q (stderr %q), want the baseline", tc.mutators, out.String(), diag.String())
+		}
 	}
 }
