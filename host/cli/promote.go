@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,14 +32,7 @@ func (a *app) strategyLiveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var st *store.Store
-			if _, err := os.Stat(loc.dir); err == nil {
-				if st, err = a.openStoreWith(ctx, loc.dir, readStore, p); err != nil {
-					return err
-				}
-				defer st.Close()
-			}
-			l, err := evolve.GetLive(ctx, st, p)
+			l, err := layer.ShowLive(ctx, loc.dir, p, layer.Options{Logger: a.logger, Command: a.command})
 			if err != nil {
 				return err
 			}
@@ -98,20 +89,11 @@ func (a *app) move(ctx context.Context, path string, sf *storeFlags, m evolve.Mo
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(loc.dir); errors.Is(err, os.ErrNotExist) {
-		return evolve.MoveUnrecorded(ctx, a.stdout, p, loc.dir, m)
-	}
-	b, err := a.open(ctx, layer.Target{Store: loc.dir, Pipeline: p})
+	o, err := a.appOptions()
 	if err != nil {
 		return err
 	}
-	defer b.Close()
-	before, l, err := b.Move(ctx, p, m)
-	if err != nil {
-		return err
-	}
-	l.WriteMoved(a.stdout, before, p)
-	return nil
+	return layer.MoveLive(ctx, a.stdout, loc.dir, p, m, o)
 }
 
 // livePipeline loads the pipeline file (without plugins: no run) and
@@ -137,24 +119,8 @@ func (a *app) followLiveLoaded(ctx context.Context, loaded *run.Loaded, dir stri
 	return layer.FollowLiveLoaded(ctx, loaded, dir, a.logger, a.command)
 }
 
-// settleLive makes an evolution's winner the live version of conf
-// (evolve.SettleLive).
-func (a *app) settleLive(ctx context.Context, st *store.Store, conf *pipeline.Pipeline, settled *evolve.Settlement, base string, at time.Time) error {
-	return evolve.SettleLive(ctx, a.stdout, st, conf, settled, base, at)
-}
-
 // servePrepare is sextant serve's Options.Prepare: its runs follow each
 // pipeline's live version in the store s it holds.
 func (a *app) servePrepare(s *store.Store) func(ctx context.Context, path string) (*run.Prepared, error) {
-	return func(ctx context.Context, path string) (*run.Prepared, error) {
-		prep, err := a.prepare(ctx, path)
-		if err != nil {
-			return nil, err
-		}
-		if err := layer.FollowLive(ctx, s, prep, a.logger); err != nil {
-			prep.Close(context.WithoutCancel(ctx))
-			return nil, err
-		}
-		return prep, nil
-	}
+	return layer.ServePrepare(s, a.prepare, layer.Options{Logger: a.logger})
 }
