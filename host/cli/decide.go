@@ -21,19 +21,8 @@ func (a *app) decideCommand() *cobra.Command {
 			if decision == "" {
 				return usageErr(errors.New("--decision NAME is required"))
 			}
-			inputs, err := builtins.ReadDMNInput(input, a.stdin)
+			v, err := builtins.DecideFile(cmd.Context(), args[0], decision, input, a.stdin)
 			if err != nil {
-				return withInvalid(err)
-			}
-			m, err := builtins.ParseDMNFile(args[0])
-			if err != nil {
-				return withInvalid(err)
-			}
-			v, err := m.Evaluate(cmd.Context(), decision, inputs)
-			if err != nil {
-				if builtins.DMNInvalid(err) {
-					return withInvalid(err)
-				}
 				return err
 			}
 			return builtins.WriteDMNResult(a.stdout, v, asJSON)
