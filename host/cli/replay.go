@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -103,10 +102,11 @@ func (a *app) gateCommand() *cobra.Command {
 // (app.Replayer.Replay); a shard only collects its results for sextant
 // merge.
 func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, gate bool) error {
-	shard, shards, err := a.checkReplayFlags(f)
+	shard, shards, err := a.replayChecks(f).Check(os.Getenv)
 	if err != nil {
 		return err
 	}
+	a.warnTemporalSpans(f)
 	if err := needFile("pipeline", path); err != nil {
 		return err
 	}
@@ -132,24 +132,11 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, g
 	return a.printJudgment(out.Report, f.reports)
 }
 
-// checkReplayFlags checks the flags of replay and gate before any work,
-// and resolves --shard.
-func (a *app) checkReplayFlags(f *replayFlags) (shard, shards int, err error) {
-	if f.temporal.hostPort != "" {
-		if err := a.checkReplayTemporal(f); err != nil {
-			return 0, 0, err
-		}
-	}
-	if shard, shards, err = replay.ResolveShard(f.shard, f.shardTotal, os.Getenv); err != nil {
-		return 0, 0, usageErr(err)
-	}
-	if shards > 0 && f.results == "" {
-		return 0, 0, usageErr(errors.New("--shard needs --results FILE: a shard collects results for sextant merge, which judges them"))
-	}
-	if shards > 0 && len(f.reports) > 0 {
-		return 0, 0, usageErr(errors.New("--report with --shard: a shard holds part of the tasks; pass --report to sextant merge, which judges the whole"))
-	}
-	return shard, shards, checkReports(f.reports)
+// replayChecks are the flags of replay and gate checked before any
+// work (app.ReplayFlags).
+func (a *app) replayChecks(f *replayFlags) *layer.ReplayFlags {
+	return &layer.ReplayFlags{Shard: f.shard, ShardTotal: f.shardTotal, Results: f.results, Reports: f.reports,
+		Temporal: f.temporal.hostPort, TemporalShards: f.temporal.shards, OTLP: a.otlpEndpoint != ""}
 }
 
 // replayer is how this CLI replays: its plugins, stores, live versions,
@@ -179,7 +166,7 @@ func (a *app) mergeCommand() *cobra.Command {
 // merge judges sharded results (app.Replayer.Merge) and prints the
 // judgment.
 func (a *app) merge(ctx context.Context, files, reports []string) error {
-	if err := checkReports(reports); err != nil {
+	if err := layer.CheckReports(reports); err != nil {
 		return err
 	}
 	r, err := a.replayer().Merge(ctx, files)
@@ -187,14 +174,6 @@ func (a *app) merge(ctx context.Context, files, reports []string) error {
 		return err
 	}
 	return a.printJudgment(r, reports)
-}
-
-// checkReports checks --report FORMAT=PATH specs (report.CheckSpecs).
-func checkReports(specs []string) error {
-	if err := report.CheckSpecs(specs); err != nil {
-		return usageErr(err)
-	}
-	return nil
 }
 
 // verdict ends a command with the exit code of a verdict already printed.

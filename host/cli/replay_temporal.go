@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -29,19 +27,10 @@ func (f *replayTemporalFlags) add(c *cobra.Command) {
 	c.Flags().IntVar(&f.shards, "temporal-shards", replayDefaultShards, "number of shard activities a replay fans out to (with --temporal)")
 }
 
-// checkReplayTemporal checks the flags of replay --temporal.
-func (a *app) checkReplayTemporal(f *replayFlags) error {
-	if f.shard != "" || f.shardTotal != 0 || f.results != "" {
-		return usageErr(errors.New("--temporal shards the replay itself: --shard and --results are for CI shards that sextant merge judges"))
-	}
-	if a.otlpEndpoint != "" {
-		return usageErr(errors.New("--otlp-endpoint with --temporal: the workers replay, and do not export spans; export from a local replay"))
-	}
-	if f.temporal.shards < 1 {
-		return usageErr(fmt.Errorf("--temporal-shards %d: want at least 1", f.temporal.shards))
-	}
-	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
+// warnTemporalSpans says that a replay on Temporal exports no spans
+// when the environment asks for them.
+func (a *app) warnTemporalSpans(f *replayFlags) {
+	if f.temporal.hostPort != "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
 		a.logger.Warn("a replay on Temporal exports no spans (its workers replay): OTEL_EXPORTER_OTLP_ENDPOINT is not used")
 	}
-	return nil
 }

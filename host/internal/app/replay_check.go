@@ -1,0 +1,95 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/report"
+)
+
+// ReplayFlags are the flags of sextant replay and gate that are checked
+// before anything is loaded.
+type ReplayFlags struct {
+	// Shard and ShardTotal are --shard and --shard-total, Results
+	// --results and Reports the --report specs.
+	Shard      string
+	ShardTotal int
+	Results    string
+	Reports    []string
+	// Temporal is --temporal's HOST:PORT, TemporalShards
+	// --temporal-shards; OTLP is whether --otlp-endpoint was given.
+	Temporal       string
+	TemporalShards int
+	OTLP           bool
+}
+
+// Check checks a replay's flags and resolves --shard (replay.ResolveShard,
+// reading the CI engine's variables with getenv). Every error is a
+// *UsageError.
+func (f *ReplayFlags) Check(getenv func(string) string) (shard, shards int, err error) {
+	if f.Temporal != "" {
+		if err := f.checkTemporal(); err != nil {
+			return 0, 0, &UsageError{err}
+		}
+	}
+	if shard, shards, err = replay.ResolveShard(f.Shard, f.ShardTotal, getenv); err != nil {
+		return 0, 0, &UsageError{err}
+	}
+	if shards > 0 && f.Results == "" {
+		return 0, 0, &UsageError{errors.New("--shard needs --results FILE: a shard collects results for sextant merge, which judges them")}
+	}
+	if shards > 0 && len(f.Reports) > 0 {
+		return 0, 0, &UsageError{errors.New("--report with --shard: a shard holds part of the tasks; pass --report to sextant merge, which judges the whole")}
+	}
+	return shard, shards, CheckReports(f.Reports)
+}
+
+// checkTemporal checks the flags of replay --temporal.
+func (f *ReplayFlags) checkTemporal() error {
+	if f.Shard != "" || f.ShardTotal != 0 || f.Results != "" {
+		return errors.New("--temporal shards the replay itself: --shard and --results are for CI shards that sextant merge judges")
+	}
+	if f.OTLP {
+		return errors.New("--otlp-endpoint with --temporal: the workers replay, and do not export spans; export from a local replay")
+	}
+	if f.TemporalShards < 1 {
+		return fmt.Errorf("--temporal-shards %d: want at least 1", f.TemporalShards)
+	}
+	return nil
+}
+
+// CheckWhole checks the flags of gate --candidate-pipeline. A candidate
+// pipeline is gated here, whole: its live calls share one cost cap and
+// are recorded once, so the flags that split a replay or hand it
+// elsewhere are refused with what to do instead.
+func (f *ReplayFlags) CheckWhole() error {
+	var given, instead []string
+	for _, o := range []struct {
+		set        bool
+		flag, hint string
+	}{
+		{f.Shard != "", "--shard", "gate it on one machine (--workers N replays in parallel)"},
+		{f.Results != "", "--results", "keep its outcome with --report json=PATH"},
+		{f.Temporal != "", "--temporal", "gate it here, without --temporal"},
+	} {
+		if o.set {
+			given, instead = append(given, o.flag), append(instead, o.hint)
+		}
+	}
+	if len(given) > 0 {
+		return &UsageError{fmt.Errorf("%s cannot be used with --candidate-pipeline: a candidate pipeline is gated in one process, whole (its live calls share one max_live_cost_usd and are recorded once); instead, %s",
+			strings.Join(given, ", "), strings.Join(instead, "; "))}
+	}
+	return CheckReports(f.Reports)
+}
+
+// CheckReports checks --report FORMAT=PATH specs (report.CheckSpecs); a
+// bad one is a *UsageError.
+func CheckReports(specs []string) error {
+	if err := report.CheckSpecs(specs); err != nil {
+		return &UsageError{err}
+	}
+	return nil
+}
