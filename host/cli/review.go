@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -116,9 +115,7 @@ func (a *app) reviewDecideCommands(sf *storeFlags) []*cobra.Command {
 	return []*cobra.Command{approve, reject}
 }
 
-// decide approves or rejects a review request; an approved candidate
-// whose parent is no longer live is refused with the commands that judge
-// it again.
+// decide approves or rejects a review request (layer.DecideOn).
 func (a *app) decide(ctx context.Context, sf *storeFlags, req layer.DecideRequest) error {
 	if req.Approve && sf.pipeline != "" {
 		p, err := pipeline.Load(ctx, sf.pipeline, nil, pipeline.Options{})
@@ -132,18 +129,5 @@ func (a *app) decide(ctx context.Context, sf *storeFlags, req layer.DecideReques
 		return err
 	}
 	defer b.Close()
-	d, err := b.Decide(ctx, req)
-	var se *evolve.StaleError
-	if errors.As(err, &se) {
-		return withInvalid(fmt.Errorf("%w\n%s", err, se.Next(req.Pipeline.File, req.By)))
-	}
-	if err != nil {
-		return err
-	}
-	if l := d.Live; l != nil {
-		fmt.Fprintf(a.stdout, "%s: %s %s is live (was %s)\n", req.Pipeline.Name, l.Live.Name, l.Live.Version, l.Live.From)
-		l.WritePinned(a.stdout, req.Pipeline)
-	}
-	evolve.WriteDecision(a.stdout, d.Review)
-	return nil
+	return layer.DecideOn(ctx, a.stdout, b, req)
 }
