@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,14 +26,8 @@ func (a *app) workerCommand() *cobra.Command {
 		Example: help("worker.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if tf.addr == "" {
-				return usageErr(errors.New("--temporal: give the Temporal front end, HOST:PORT"))
-			}
-			if pipelines == "" {
-				return usageErr(errors.New("--pipelines: give the folder of the pipelines to run"))
-			}
-			if (storeURL == "") == (storeDir == "") {
-				return usageErr(errors.New("give one of --store-url (a sextant serve holding the store) or --store (a store this worker holds)"))
+			if err := temporal.CheckWorkerArgs(tf.addr, pipelines, storeURL, storeDir); err != nil {
+				return usageErr(err)
 			}
 			return a.worker(cmd.Context(), &tf, pipelines, storeURL, storeDir, heartbeat)
 		},
