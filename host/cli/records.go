@@ -153,28 +153,19 @@ func (a *app) exportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if q.Status == "" {
-				// A cancelled run is no example to learn from.
-				q.Match = func(t *store.Task) bool { return t.Status != store.StatusCancelled }
-			}
-			if format != "jsonl" && format != "otlp" {
-				return usageErr(fmt.Errorf("--format: %q is not jsonl or otlp", format))
+			if err := store.CheckExportFormat(format); err != nil {
+				return usageErr(fmt.Errorf("--format: %w", err))
 			}
 			s, _, err := a.readTaskStore(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if format == "otlp" {
-				_, err = s.ExportOTLP(cmd.Context(), a.stdout, store.OTLPOptions{Query: q, LegacyGenAISystem: legacy})
-				return err
+			n, err := s.ExportAs(cmd.Context(), a.stdout, store.ExportRequest{Format: format, Query: q, Checkpoints: checkpoints, LegacyGenAISystem: legacy})
+			if err == nil && n != nil {
+				a.logger.Info("exported", "tasks", n.Tasks, "executions", n.Executions, "spans", n.Spans, "rewards", n.Rewards, "recordings", n.Recordings)
 			}
-			n, err := s.Export(cmd.Context(), a.stdout, store.ExportOptions{Query: q, Checkpoints: checkpoints})
-			if err != nil {
-				return err
-			}
-			a.logger.Info("exported", "tasks", n.Tasks, "executions", n.Executions, "spans", n.Spans, "rewards", n.Rewards, "recordings", n.Recordings)
-			return nil
+			return err
 		},
 	}
 	c.Flags().StringVar(&format, "format", "jsonl", "jsonl or otlp")
