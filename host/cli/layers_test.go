@@ -180,8 +180,9 @@ func registers(t *testing.T, p *listedPkg) bool {
 // maxCLILines lines, and no function in them is longer than maxFuncLines
 // (cobra builders keep their RunE bodies in small methods).
 func TestCLISize(t *testing.T) {
-	t.Skip("un-skipped once every move out of host/cli has landed")
-	const maxCLILines, maxFuncLines = 3000, 60
+	// The goal is 3 000 lines; the cap holds what has been reached (3 066
+	// from 9 100) so that nothing grows back while the rest moves out.
+	const maxCLILines, maxFuncLines = 3100, 60
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
