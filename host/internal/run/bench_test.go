@@ -42,6 +42,7 @@ func prepare(tb testing.TB, path string) *run.Prepared {
 // expressions) start to end with a checkpoint committed after every step,
 // many runs at once as a busy host would. Every commit survives kill -9;
 // durable-fsync also fsyncs each checkpoint (shared between concurrent runs).
+// The bpmn-* rows run BPMN processes one instance at a time (benchmarkBPMN).
 func BenchmarkRun(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
@@ -82,6 +83,9 @@ func BenchmarkRun(b *testing.B) {
 		})
 	}
 	b.Run("large-input", benchmarkLargeInput)
+	for _, p := range []string{"linear10", "exclusive", "parallel4"} {
+		b.Run("bpmn-"+p, func(b *testing.B) { benchmarkBPMN(b, p) })
+	}
 }
 
 // benchmarkLargeInput is BenchmarkRun/large-input: one run of a 6-step
