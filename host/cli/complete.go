@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
@@ -32,13 +33,7 @@ func (a *app) completeTasks(sf *storeFlags) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var out []cobra.Completion
-		for _, t := range tasks {
-			if strings.HasPrefix(t.ID, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(t.ID, string(t.Status)+" "+t.Pipeline))
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return report.TaskCompletions(tasks, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

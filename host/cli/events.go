@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -39,22 +38,18 @@ func (a *app) sendCommand() *cobra.Command {
 		Example: help("send.example"),
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if message == "" {
-				return usageErr(errors.New("--message: name the message to send"))
-			}
 			var task string
 			if len(args) == 1 {
 				task = args[0]
-			} else if key == "" {
-				return usageErr(errors.New("name the TASK to send to, or its correlation --key"))
-			} else if tf.addr != "" {
-				return usageErr(errors.New("with --temporal, name the TASK to send to"))
 			}
 			vars, err := parseSets(sets)
 			if err != nil {
 				return err
 			}
-			d := run.Delivery{Kind: store.WaitMessage, Name: message, Vars: vars, Key: key}
+			d, err := layer.MessageDelivery(task, message, key, tf.addr != "", vars)
+			if err != nil {
+				return err
+			}
 			return a.send(cmd.Context(), &sf, &tf, task, d, asJSON)
 		},
 	}
@@ -146,7 +141,7 @@ func (a *app) reportSignal(name string, results []*run.Result, asJSON bool) erro
 
 // temporalLoc is where follow-up hints of a run on Temporal point: the
 // store is the workers'.
-var temporalLoc = storeLoc{from: project.FromEnv}
+var temporalLoc = project.StoreLoc{From: project.FromEnv}
 
 // target is the Temporal cluster the flags name (none without --temporal).
 func (f *temporalFlags) target() layer.TemporalTarget {

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
@@ -81,8 +82,8 @@ func (a *app) evolve(ctx context.Context, path string, f *replayFlags, er *layer
 		if err != nil {
 			return nil, "", err
 		}
-		st, err := a.openStoreWith(ctx, loc.dir, createStore, p)
-		return st, loc.flag(), err
+		st, err := a.openStoreWith(ctx, loc.Dir, createStore, p)
+		return st, report.StoreFlag(loc), err
 	}
 	code, err := a.replayer().RunEvolution(ctx, e, er)
 	if errors.Is(err, evolve.ErrUnknownMutator) {

@@ -108,9 +108,9 @@ func (a *app) importTasks(ctx context.Context, sf *storeFlags, name string, r io
 		return err
 	}
 	if !ok {
-		loc = storeLoc{project.DefaultStore, project.FromCwd}
+		loc = project.StoreLoc{Dir: project.DefaultStore, From: project.FromCwd}
 	}
-	b, err := a.open(ctx, layer.Target{Store: loc.dir, Create: true})
+	b, err := a.open(ctx, layer.Target{Store: loc.Dir, Create: true})
 	if err != nil {
 		return err
 	}

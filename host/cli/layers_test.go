@@ -180,9 +180,8 @@ func registers(t *testing.T, p *listedPkg) bool {
 // maxCLILines lines, and no function in them is longer than maxFuncLines
 // (cobra builders keep their RunE bodies in small methods).
 func TestCLISize(t *testing.T) {
-	// The goal is 3 000 lines; the cap holds what has been reached (3 066
-	// from 9 100) so that nothing grows back while the rest moves out.
-	const maxCLILines, maxFuncLines = 3100, 60
+	// The cap: 3 000 lines in host/cli's non-test Go files, 60 in a function.
+	const maxCLILines, maxFuncLines = 3000, 60
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -104,7 +104,7 @@ func (a *app) incidents(ctx context.Context, sf *storeFlags, q store.Query, asJS
 	if tasks == nil {
 		tasks = []store.Task{} // [] in JSON
 	}
-	if err := a.emit(asJSON, tasks, func(w io.Writer) error { return report.WriteIncidentList(w, tasks, loc.flag()) }); err != nil {
+	if err := a.emit(asJSON, tasks, func(w io.Writer) error { return report.WriteIncidentList(w, tasks, report.StoreFlag(loc)) }); err != nil {
 		return err
 	}
 	return damaged

@@ -9,6 +9,7 @@ import (
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -32,7 +33,7 @@ func (a *app) strategyLiveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := layer.ShowLive(ctx, loc.dir, p, layer.Options{Logger: a.logger, Command: a.command})
+			l, err := layer.ShowLive(ctx, loc.Dir, p, layer.Options{Logger: a.logger, Command: a.command})
 			if err != nil {
 				return err
 			}
@@ -93,22 +94,22 @@ func (a *app) move(ctx context.Context, path string, sf *storeFlags, m evolve.Mo
 	if err != nil {
 		return err
 	}
-	return layer.MoveLive(ctx, a.stdout, loc.dir, p, m, o)
+	return layer.MoveLive(ctx, a.stdout, loc.Dir, p, m, o)
 }
 
 // livePipeline loads the pipeline file (without plugins: no run) and
 // finds its store.
-func (a *app) livePipeline(ctx context.Context, path string, sf *storeFlags) (*pipeline.Pipeline, storeLoc, error) {
+func (a *app) livePipeline(ctx context.Context, path string, sf *storeFlags) (*pipeline.Pipeline, project.StoreLoc, error) {
 	if err := needFile("pipeline", path); err != nil {
-		return nil, storeLoc{}, err
+		return nil, project.StoreLoc{}, err
 	}
 	p, err := pipeline.Load(ctx, path, nil, pipeline.Options{})
 	if err != nil {
-		return nil, storeLoc{}, err
+		return nil, project.StoreLoc{}, err
 	}
 	loc, err := sf.locate(p)
 	if err != nil {
-		return nil, storeLoc{}, err
+		return nil, project.StoreLoc{}, err
 	}
 	return p, loc, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -128,12 +129,12 @@ func treeText(tree *store.Tree, calls []*store.Recording) func(io.Writer) error 
 
 // readTaskStore opens for reading the store the command's flags name, or
 // the one found from here, and says where it is.
-func (a *app) readTaskStore(ctx context.Context, sf *storeFlags) (*store.Store, storeLoc, error) {
+func (a *app) readTaskStore(ctx context.Context, sf *storeFlags) (*store.Store, project.StoreLoc, error) {
 	loc, err := a.locateTask(ctx, sf)
 	if err != nil {
-		return nil, storeLoc{}, err
+		return nil, project.StoreLoc{}, err
 	}
-	s, err := a.openStore(ctx, loc.dir, readStore)
+	s, err := a.openStore(ctx, loc.Dir, readStore)
 	return s, loc, err
 }
 

@@ -89,7 +89,7 @@ func (a *app) validateRoutines(ctx context.Context, src routine.Source, inputFil
 	var input map[string]any
 	if inputFile != "" {
 		var err error
-		if input, err = a.readInput(inputFile, nil); err != nil {
+		if input, err = run.ReadInput(inputFile, a.stdin); err != nil {
 			return err
 		}
 	}
@@ -124,7 +124,7 @@ func (a *app) simulate(ctx context.Context, args []string, f *simFlags) error {
 	if opts.Vars, err = parseSets(f.sets); err != nil {
 		return err
 	}
-	if opts.Input, err = a.readInput(f.inputFile, nil); err != nil {
+	if opts.Input, err = run.ReadInput(f.inputFile, a.stdin); err != nil {
 		return err
 	}
 	if opts.Choose, err = routine.ParseChoices(f.chooses); err != nil {

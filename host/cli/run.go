@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"maps"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -53,34 +53,19 @@ func (a *app) runCommand() *cobra.Command {
 // run is sextant run: bad input is found before a store is opened or made.
 func (a *app) run(cmd *cobra.Command, path string, f *runFlags) error {
 	ctx := cmd.Context()
-	input, err := a.readInput(f.inputFile, f.sets)
-	if err != nil {
-		return err
-	}
-	truth, err := run.ReadTruth(f.truthFile, a.stdin)
-	if err != nil {
-		return err
-	}
-	prep, err := a.prepare(ctx, path)
+	prep, in, err := layer.PrepareRun(ctx, layer.RunArgs{Pipeline: path, InputFile: f.inputFile, Sets: f.sets,
+		TruthFile: f.truthFile, TaskID: f.taskID, Message: f.message, Tags: f.tags, Stdin: a.stdin}, a.prepare)
 	if err != nil {
 		return err
 	}
 	defer prep.Close(context.WithoutCancel(ctx))
-	start, err := run.MessageStart(prep.Routine, f.message)
-	if err != nil {
-		return err
-	}
-	in := run.Input{ID: f.taskID, Input: input, Truth: truth, Tags: f.tags, Start: start}
-	if err := prep.CheckInput(ctx, run.Input{Input: input, Start: start}); err != nil {
-		return err
-	}
 	loc := temporalLoc
 	if f.tf.addr == "" {
 		if loc, err = f.sf.locate(prep.Pipeline); err != nil {
 			return err
 		}
 	}
-	b, err := a.open(ctx, layer.Target{Store: loc.dir, Create: true, Pipeline: prep.Pipeline, Temporal: f.tf.target()})
+	b, err := a.open(ctx, layer.Target{Store: loc.Dir, Create: true, Pipeline: prep.Pipeline, Temporal: f.tf.target()})
 	if err != nil {
 		return err
 	}
@@ -121,16 +106,16 @@ func (a *app) open(ctx context.Context, t layer.Target) (layer.Backend, error) {
 
 // openTasks opens the backend of a command about recorded tasks: the
 // Temporal cluster of --temporal, else the store the one store rule finds.
-func (a *app) openTasks(ctx context.Context, sf *storeFlags, tf *temporalFlags) (layer.Backend, storeLoc, error) {
+func (a *app) openTasks(ctx context.Context, sf *storeFlags, tf *temporalFlags) (layer.Backend, project.StoreLoc, error) {
 	if tf != nil && tf.addr != "" {
 		b, err := a.open(ctx, layer.Target{Temporal: tf.target()})
 		return b, temporalLoc, err
 	}
 	loc, err := a.locateTask(ctx, sf)
 	if err != nil {
-		return nil, storeLoc{}, err
+		return nil, project.StoreLoc{}, err
 	}
-	b, err := a.open(ctx, layer.Target{Store: loc.dir})
+	b, err := a.open(ctx, layer.Target{Store: loc.Dir})
 	return b, loc, err
 }
 
@@ -203,26 +188,12 @@ func (a *app) prepare(ctx context.Context, path string) (*run.Prepared, error) {
 	return run.Prepare(ctx, path, reg, a.logger)
 }
 
-// readInput reads --input (run.ReadInput) and applies --set fields.
-func (a *app) readInput(file string, sets []string) (map[string]any, error) {
-	input, err := run.ReadInput(file, a.stdin)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := parseSets(sets)
-	if err != nil {
-		return nil, err
-	}
-	maps.Copy(input, extra)
-	return input, nil
-}
-
 // report prints a run result and turns its status into the exit code. A
 // waiting run is followed by the command that continues it, with the
-// --store a command run from here needs (loc.flag).
-func (a *app) report(res *run.Result, asJSON bool, loc storeLoc) error {
+// --store a command run from here needs (report.StoreFlag).
+func (a *app) report(res *run.Result, asJSON bool, loc project.StoreLoc) error {
 	if err := a.emit(asJSON, res, func(w io.Writer) error {
-		report.WriteResult(w, res, loc.flag())
+		report.WriteResult(w, res, report.StoreFlag(loc))
 		return nil
 	}); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -59,9 +60,9 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	_, statErr := os.Stat(loc.dir)
+	_, statErr := os.Stat(loc.Dir)
 	fresh := errors.Is(statErr, os.ErrNotExist)
-	s, err := a.openStore(ctx, loc.dir, createStore)
+	s, err := a.openStore(ctx, loc.Dir, createStore)
 	if err != nil {
 		return err
 	}
@@ -70,34 +71,34 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		s.Close()
 		if fresh {
-			os.RemoveAll(loc.dir) // leave no empty store behind bad input
+			os.RemoveAll(loc.Dir) // leave no empty store behind bad input
 		}
 		return err
 	}
 	defer closeHandlers(context.WithoutCancel(ctx))
-	return srv.ServeStore(ctx, f.addr, loc.dir, a.stdout)
+	return srv.ServeStore(ctx, f.addr, loc.Dir, a.stdout)
 }
 
 // serveChecks finds the store serve holds and checks the flags and the
 // token before anything is opened.
-func (a *app) serveChecks(f *serveFlags) (storeLoc, string, error) {
+func (a *app) serveChecks(f *serveFlags) (project.StoreLoc, string, error) {
 	loc, ok, err := f.sf.common()
 	if err != nil {
-		return storeLoc{}, "", err
+		return project.StoreLoc{}, "", err
 	}
 	if !ok {
 		l, notes, err := serve.PipelinesStore(f.pipelines)
 		if err != nil {
-			return storeLoc{}, "", withInvalid(err)
+			return project.StoreLoc{}, "", withInvalid(err)
 		}
 		for _, n := range notes {
 			fmt.Fprintf(a.stderr, "note: %s\n", n)
 		}
-		loc = storeLoc{l.Dir, l.From}
+		loc = l
 	}
 	token := os.Getenv(serve.TokenEnv)
 	if err := serve.CheckFlags(f.addr, token, f.lim); err != nil {
-		return storeLoc{}, "", usageErr(err)
+		return project.StoreLoc{}, "", usageErr(err)
 	}
 	return loc, token, nil
 }

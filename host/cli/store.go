@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,70 +35,44 @@ func (f *storeFlags) add(c *cobra.Command, withPipeline bool) {
 	}
 }
 
-// storeLoc is a located store: its directory, as the user would type it,
-// and the rule that found it.
-type storeLoc struct {
-	dir  string
-	from project.StoreSource
-}
-
-// flag returns the --store argument a follow-up command run from the same
-// directory needs to reach this store ("" when it finds it by itself).
-func (l storeLoc) flag() string {
-	if !(project.StoreLoc{Dir: l.dir, From: l.from}).NeedsFlag() {
-		return ""
-	}
-	return " --store " + report.ShellQuote(l.dir)
-}
-
 // common applies rules 1–3 of the store rule; ok is false when none of
 // them named a store.
-func (f *storeFlags) common() (storeLoc, bool, error) {
+func (f *storeFlags) common() (project.StoreLoc, bool, error) {
 	l, ok, err := project.CommonStore(f.dir)
 	if err != nil {
-		return storeLoc{}, false, withInvalid(err)
+		return project.StoreLoc{}, false, withInvalid(err)
 	}
-	return storeLoc{l.Dir, l.From}, ok, nil
+	return l, ok, nil
 }
 
 // locate finds the store of a command that runs the loaded pipeline p.
-func (f *storeFlags) locate(p *pipeline.Pipeline) (storeLoc, error) {
+func (f *storeFlags) locate(p *pipeline.Pipeline) (project.StoreLoc, error) {
 	if l, ok, err := f.common(); ok || err != nil {
 		return l, err
 	}
-	return storeLoc{project.PipelineStore(p.File, p.Store.Dir), project.FromPipeline}, nil
+	return project.StoreLoc{Dir: project.PipelineStore(p.File, p.Store.Dir), From: project.FromPipeline}, nil
 }
 
 // locateTask finds the store of a command about recorded tasks (show,
 // feedback, resume, runs, export, review, strategy log): rules 1–3, then
 // --pipeline's store, then ./.sextant when it exists.
-func (a *app) locateTask(ctx context.Context, f *storeFlags) (storeLoc, error) {
+func (a *app) locateTask(ctx context.Context, f *storeFlags) (project.StoreLoc, error) {
 	if l, ok, err := f.common(); ok || err != nil {
 		return l, err
 	}
 	if f.pipeline != "" {
 		p, err := pipeline.Load(ctx, f.pipeline, nil, pipeline.Options{})
 		if err != nil {
-			return storeLoc{}, fmt.Errorf("--pipeline: %w", err)
+			return project.StoreLoc{}, fmt.Errorf("--pipeline: %w", err)
 		}
-		return storeLoc{project.PipelineStore(p.File, p.Store.Dir), project.FromPipeline}, nil
+		return project.StoreLoc{Dir: project.PipelineStore(p.File, p.Store.Dir), From: project.FromPipeline}, nil
 	}
 	if l, ok := project.CwdStore(); ok {
-		return storeLoc{l.Dir, l.From}, nil
+		return l, nil
 	}
-	return storeLoc{}, withInvalid(project.NoStore(f.pipelineFlag, func(dir string) string {
-		return a.commandLine() + " --store " + report.ShellQuote(dir)
+	return project.StoreLoc{}, withInvalid(project.NoStore(f.pipelineFlag, func(dir string) string {
+		return report.CommandLine(a.args) + " --store " + report.ShellQuote(dir)
 	}))
-}
-
-// commandLine is the command line sextant was started with, quoted for a
-// shell.
-func (a *app) commandLine() string {
-	parts := []string{"sextant"}
-	for _, s := range a.args {
-		parts = append(parts, report.ShellQuote(s))
-	}
-	return strings.Join(parts, " ")
 }
 
 // storeMode says what a command may do to a store.
@@ -159,7 +130,7 @@ func (a *app) storeCheckCommand() *cobra.Command {
 				return err
 			}
 			if err := a.emit(asJSON, rep, func(w io.Writer) error {
-				report.WriteCheck(w, rep, loc.dir, loc.flag())
+				report.WriteCheck(w, rep, loc.Dir, report.StoreFlag(loc))
 				return nil
 			}); err != nil {
 				return err
@@ -185,17 +156,11 @@ func (a *app) storeSalvageCommand() *cobra.Command {
 		Example: help("store-salvage.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if to == "" {
-				return usageErr(errors.New("--to: name the new store's directory"))
-			}
-			if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
-				return usageErr(fmt.Errorf("--to: %s is not empty (salvage writes a new store)", to))
-			}
 			loc, err := a.locateTask(cmd.Context(), &sf)
 			if err != nil {
 				return err
 			}
-			rep, err := layer.SalvageStore(cmd.Context(), loc.dir, to, a.logger, a.command)
+			rep, err := layer.SalvageStore(cmd.Context(), loc.Dir, to, a.logger, a.command)
 			if err != nil {
 				return err
 			}

@@ -12,7 +12,7 @@ import (
 
 // TestSalvageStore: a whole store's task reaches the new store, which a
 // later open finds; a missing source is invalid input that creates
-// nothing at to.
+// nothing at to; an unnamed or used to is refused.
 func TestSalvageStore(t *testing.T) {
 	f := newFixture(t)
 	b := open(t, Target{Store: f.store, Create: true})
@@ -41,5 +41,14 @@ func TestSalvageStore(t *testing.T) {
 	}
 	if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused salvage created %s: %v", other, err)
+	}
+
+	// salvage writes only a new store: an unnamed or non-empty --to is a
+	// usage error.
+	for _, bad := range []string{"", to} {
+		var ue *UsageError
+		if _, err := SalvageStore(ctx, f.store, bad, quiet(), "sextant test"); !errors.As(err, &ue) {
+			t.Fatalf("salvage into %q: %v, want a usage error", bad, err)
+		}
 	}
 }
