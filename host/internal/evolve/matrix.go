@@ -72,5 +72,5 @@ func (j *Judgment) matrix() []report.TaskRow {
 }
 
 func taskCell(r sdk.TaskResult, f RunFacts) report.TaskCell {
-	return report.TaskCell{Pass: r.Success, Score: r.Reward, CostUSD: r.CostUSD, LatencyMS: f.LatencyMS, Error: f.Error}
+	return report.TaskCell{Pass: r.Success, Score: r.Reward, CostUSD: r.CostUSD, LatencyMS: f.LatencyMS, Error: f.Error, Output: f.Output}
 }

@@ -50,15 +50,16 @@ func TestJudgmentMatrix(t *testing.T) {
 	results = append(results, skipped)
 
 	j := Judge(context.Background(), results, base, cand, nil, Options{Seed: 1})
-	cell := func(ok bool, score, cost, ms float64, err string) report.TaskCell {
-		return report.TaskCell{Pass: ok, Score: score, CostUSD: cost, LatencyMS: ms, Error: err}
+	cell := func(ok bool, score, cost, ms float64, out map[string]any, err string) report.TaskCell {
+		return report.TaskCell{Pass: ok, Score: score, CostUSD: cost, LatencyMS: ms, Error: err, Output: replay.OutputDigest(out)}
 	}
+	ab := map[string]any{"a": 2, "b": 1}
 	want := []report.TaskRow{
-		{Task: "t1", Baseline: cell(true, 1, 0.002, 800, ""), Candidate: cell(false, -1, 0.003, 1200, ""), OutputDiffers: true},
-		{Task: "t2", Baseline: cell(false, 0, 0.002, 700, ""), Candidate: cell(true, 1, 0.002, 650, "")},
-		{Task: "t3", Baseline: cell(true, 1, 0.001, 500, ""), Candidate: cell(false, 0, 0, 30000, "step reply: timed out"), OutputDiffers: true},
-		{Task: "t4", Baseline: cell(true, 1, 0.001, 400, ""), Candidate: cell(true, 1, 0.001, 400, "")},
-		{Task: "t6", Baseline: cell(true, 0, 0, 0, ""), Candidate: cell(true, 0, 0, 0, ""), OutputDiffers: true},
+		{Task: "t1", Baseline: cell(true, 1, 0.002, 800, archive, ""), Candidate: cell(false, -1, 0.003, 1200, reply, ""), OutputDiffers: true},
+		{Task: "t2", Baseline: cell(false, 0, 0.002, 700, reply, ""), Candidate: cell(true, 1, 0.002, 650, reply, "")},
+		{Task: "t3", Baseline: cell(true, 1, 0.001, 500, archive, ""), Candidate: cell(false, 0, 0, 30000, nil, "step reply: timed out"), OutputDiffers: true},
+		{Task: "t4", Baseline: cell(true, 1, 0.001, 400, ab, ""), Candidate: cell(true, 1, 0.001, 400, ab, "")},
+		{Task: "t6", Baseline: cell(true, 0, 0, 0, archive, ""), Candidate: cell(true, 0, 0, 0, reply, ""), OutputDiffers: true},
 	}
 	if got := j.Report("triage").Matrix; !reflect.DeepEqual(got, want) {
 		t.Fatalf("matrix:\n got %+v\nwant %+v", got, want)

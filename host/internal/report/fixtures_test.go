@@ -111,8 +111,8 @@ func failingReport() *Report {
 // improved tasks, tasks whose output differs, one replay that failed with
 // an error that needs escaping, and unchanged tasks.
 func failingMatrix() []TaskRow {
-	pass := TaskCell{Pass: true, Score: 1, CostUSD: 0.0021, LatencyMS: 840}
-	fail := TaskCell{Score: -0.5, CostUSD: 0.0019, LatencyMS: 1250}
+	pass := TaskCell{Pass: true, Score: 1, CostUSD: 0.0021, LatencyMS: 840, Output: "9f86d081884c7d65"}
+	fail := TaskCell{Score: -0.5, CostUSD: 0.0019, LatencyMS: 1250, Output: "60303ae22b998861"}
 	var rows []TaskRow
 	for i := range 26 {
 		rows = append(rows, TaskRow{Task: taskID(i*7 + 3), Baseline: pass, Candidate: fail, OutputDiffers: i%2 == 0})
@@ -127,6 +127,13 @@ func failingMatrix() []TaskRow {
 		TaskRow{Task: "t-191", Baseline: fail, Candidate: broken},
 		TaskRow{Task: "t-192", Baseline: pass, Candidate: pass},
 		TaskRow{Task: "t-193", Baseline: fail, Candidate: fail})
+	for i := range rows {
+		if !rows[i].OutputDiffers {
+			rows[i].Candidate.Output = rows[i].Baseline.Output // same output, same digest
+		} else if rows[i].Candidate.Output == rows[i].Baseline.Output {
+			rows[i].Candidate.Output = "2c26b46b68ffc68f"
+		}
+	}
 	return rows
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -37,7 +39,13 @@ const JSONSchemaVersion = 1
 // calls, cost_usd, tasks), the calls its replay made live. A flipped task that made tool calls
 // lists them under baseline_tool_calls and candidate_tool_calls (source,
 // tool, arguments, decision, and result or error); these keys are absent
-// for a task that made none.
+// for a task that made none. With a comparison matrix, matrix lists every
+// compared task, sorted by task, with the keys of a task of a stored
+// comparison in the serve API: task, flip (regressed or improved, absent
+// otherwise), baseline and candidate (success, reward, cost_usd),
+// baseline_run and candidate_run (error, latency_ms and output, the
+// output's digest; each absent when empty) and output_differs (absent
+// when false). A report without a matrix has no matrix key.
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -66,6 +74,8 @@ type jsonReport struct {
 	Regressed     []string         `json:"regressed"`
 	Flipped       []jsonFlip       `json:"flipped"`
 	Divergences   []jsonDivergence `json:"divergences"`
+	// Matrix is absent when the report has no comparison matrix.
+	Matrix []jsonTaskRow `json:"matrix,omitempty"`
 	// CandidatePipeline and Live are absent unless the candidate is a
 	// pipeline, and its replay could make calls live.
 	CandidatePipeline *jsonCandidatePipeline `json:"candidate_pipeline,omitempty"`
@@ -107,6 +117,35 @@ type jsonFlip struct {
 	// The task's tool calls, when it made any: absent otherwise.
 	BaselineToolCalls  []jsonToolCall `json:"baseline_tool_calls,omitempty"`
 	CandidateToolCalls []jsonToolCall `json:"candidate_tool_calls,omitempty"`
+}
+
+// jsonTaskRow is one row of the comparison matrix. Its keys are those of
+// a task of a stored comparison in the serve API (Verdict.tasks): one
+// decoder reads both.
+type jsonTaskRow struct {
+	Task          string      `json:"task"`
+	Flip          string      `json:"flip,omitempty"`
+	Baseline      jsonResult  `json:"baseline"`
+	Candidate     jsonResult  `json:"candidate"`
+	BaselineRun   jsonRunFact `json:"baseline_run,omitzero"`
+	CandidateRun  jsonRunFact `json:"candidate_run,omitzero"`
+	OutputDiffers bool        `json:"output_differs,omitempty"`
+}
+
+// jsonResult is the part of a task's result (sdk.TaskResult) the matrix
+// holds.
+type jsonResult struct {
+	Success bool `json:"success"`
+	Reward  num  `json:"reward"`
+	CostUSD num  `json:"cost_usd"`
+}
+
+// jsonRunFact is what the matrix shows of one replay beyond its result,
+// as the serve API's RunFacts.
+type jsonRunFact struct {
+	Error     string `json:"error,omitempty"`
+	LatencyMS num    `json:"latency_ms,omitempty"`
+	Output    string `json:"output,omitempty"`
 }
 
 type jsonDivergence struct {
@@ -174,6 +213,31 @@ func toJSON(r *Report) jsonReport {
 	for _, d := range sortedDivergences(r.Divergences) {
 		out.Divergences = append(out.Divergences, jsonDivergence(d))
 	}
+	out.Matrix = jsonMatrix(r.Matrix)
 	out.CandidatePipeline, out.Live = jsonLiveOf(r)
+	return out
+}
+
+// jsonMatrix is rows sorted by task, nil when there are none.
+func jsonMatrix(rows []TaskRow) []jsonTaskRow {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]jsonTaskRow, len(rows))
+	for i, row := range rows {
+		j := jsonTaskRow{Task: row.Task, OutputDiffers: row.OutputDiffers,
+			Baseline:     jsonResult{row.Baseline.Pass, num(row.Baseline.Score), num(row.Baseline.CostUSD)},
+			Candidate:    jsonResult{row.Candidate.Pass, num(row.Candidate.Score), num(row.Candidate.CostUSD)},
+			BaselineRun:  jsonRunFact{row.Baseline.Error, num(row.Baseline.LatencyMS), row.Baseline.Output},
+			CandidateRun: jsonRunFact{row.Candidate.Error, num(row.Candidate.LatencyMS), row.Candidate.Output}}
+		switch k := row.Kinds(); {
+		case slices.Contains(k, RowRegressed):
+			j.Flip = RowRegressed
+		case slices.Contains(k, RowImproved):
+			j.Flip = RowImproved
+		}
+		out[i] = j
+	}
+	slices.SortStableFunc(out, func(a, b jsonTaskRow) int { return strings.Compare(a.Task, b.Task) })
 	return out
 }

@@ -30,7 +30,7 @@ func TestJSONTopLevelKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := "schema_version pipeline ruling exit_code baseline candidate tasks fidelity self_replays min_fidelity reasons metrics gates regressed flipped divergences"
+	want := "schema_version pipeline ruling exit_code baseline candidate tasks fidelity self_replays min_fidelity reasons metrics gates regressed flipped divergences matrix"
 	if got := strings.Join(keys, " "); got != want {
 		t.Fatalf("keys:\n got %s\nwant %s", got, want)
 	}

@@ -11,13 +11,16 @@ const (
 	mdMaxFlipped     = 20
 	mdMaxRegressed   = 20
 	mdMaxDivergences = 10
+	mdMaxTasks       = 50
 )
 
 // WriteMarkdown writes a GitHub-flavoured Markdown summary that fits
 // $GITHUB_STEP_SUMMARY: the verdict, the strategies compared, a metrics
 // table, a gates table, the regressed and flipped tasks, the flipped
-// tasks' tool calls (a table per task, baseline beside candidate) and the
-// divergent tasks, each list capped with a count of the rest.
+// tasks' tool calls (a table per task, baseline beside candidate), the
+// comparison matrix's rows with something to see (regressed, improved,
+// errors, different output: the HTML report's order) and the divergent
+// tasks, each list capped with a count of the rest.
 //
 // # Notes
 //
@@ -119,6 +122,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		p("\n")
 	}
 	mdToolCalls(&b, r)
+	mdTasks(&b, r.Matrix)
 
 	if ds := sortedDivergences(r.Divergences); len(ds) > 0 {
 		p("### Divergences (%d)\n\nSelf-replays that left their recorded trace.\n\n", len(ds))
@@ -141,6 +145,49 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		return fmt.Errorf("write markdown report: %w", err)
 	}
 	return nil
+}
+
+// mdTasks writes the rows of the comparison matrix that regressed,
+// improved, failed with an error or changed their output, in the HTML
+// report's order, at most mdMaxTasks of them.
+func mdTasks(b *strings.Builder, rows []TaskRow) {
+	ranked, _ := rankRows(rows)
+	var shown []rankedRow
+	for _, r := range ranked {
+		if len(r.kinds) > 0 {
+			shown = append(shown, r)
+		}
+	}
+	if len(shown) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Tasks (%d of %d)\n\nThe compared tasks that regressed, improved, failed with an error or changed their output.\n\n",
+		len(shown), len(rows))
+	b.WriteString("| Task | Change | Baseline | Candidate |\n|---|---|---|---|\n")
+	for i, r := range shown {
+		if i == mdMaxTasks {
+			break
+		}
+		change := strings.Join(r.kinds, ", ")
+		change = strings.Replace(change, RowDiffers, "different output", 1)
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(r.row.Task), change,
+			mdCell(r.row.Baseline), mdCell(r.row.Candidate))
+	}
+	if rest := len(shown) - mdMaxTasks; rest > 0 {
+		fmt.Fprintf(b, "\n… and %d more.\n", rest)
+	}
+	b.WriteString("\n")
+}
+
+// mdCell is one task's result under one strategy: pass, fail or error,
+// score, cost and latency, and the error, if any.
+func mdCell(c TaskCell) string {
+	h := cellOf(c)
+	s := fmt.Sprintf("%s %s, %s, %s", h.Result, h.Score, h.Cost, h.Latency)
+	if c.Error != "" {
+		s += ": " + mdText(truncate(c.Error, 80))
+	}
+	return s
 }
 
 func mdStrategy(s Strategy) string {

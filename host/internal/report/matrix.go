@@ -26,6 +26,9 @@ type TaskCell struct {
 	LatencyMS float64
 	// Error is why the replay did not complete; "" when it did.
 	Error string
+	// Output is a digest of the replay's output ("" without one): equal
+	// digests, equal outputs.
+	Output string
 }
 
 // The filters of the comparison matrix, each a class of its rows.
@@ -94,25 +97,34 @@ func rank(kinds []string) int {
 	return 4
 }
 
-func htmlMatrixOf(rows []TaskRow) htmlMatrix {
+// rankedRow is one row of the matrix with its filters and rank.
+type rankedRow struct {
+	rank  int
+	row   *TaskRow
+	kinds []string
+}
+
+// rankRows orders rows as every report shows them (by rank, then task)
+// and counts each filter's rows.
+func rankRows(rows []TaskRow) ([]rankedRow, map[string]int) {
 	// Sort small records, not the rows: a 10 000-task matrix sorts fast.
-	type ranked struct {
-		rank  int
-		row   *TaskRow
-		kinds []string
-	}
-	all := make([]ranked, len(rows))
+	all := make([]rankedRow, len(rows))
 	counts := map[string]int{}
 	for i := range rows {
 		k := rows[i].Kinds()
-		all[i] = ranked{rank(k), &rows[i], k}
+		all[i] = rankedRow{rank(k), &rows[i], k}
 		for _, k := range k {
 			counts[k]++
 		}
 	}
-	slices.SortStableFunc(all, func(a, b ranked) int {
+	slices.SortStableFunc(all, func(a, b rankedRow) int {
 		return cmp.Or(cmp.Compare(a.rank, b.rank), strings.Compare(a.row.Task, b.row.Task))
 	})
+	return all, counts
+}
+
+func htmlMatrixOf(rows []TaskRow) htmlMatrix {
+	all, counts := rankRows(rows)
 	m := htmlMatrix{Total: len(rows), Filters: []htmlFilter{{"all", "all", len(rows)}}}
 	for _, f := range []struct{ id, label string }{
 		{RowRegressed, "regressed"}, {RowImproved, "improved"}, {RowDiffers, "different output"}, {RowError, "errors"},

@@ -40,7 +40,9 @@ const (
 
 // WriteText writes the terminal summary: the strategies compared, a table of
 // metrics (baseline, candidate, effect, CI, p, n), the gates with their
-// ruling and first reason, divergences, regressed and flipped tasks, the
+// ruling and first reason, divergences, regressed tasks, a count of the
+// comparison matrix's regressed, improved, different and failed tasks,
+// flipped tasks, the
 // tool calls of the first flipped tasks that made any (baseline beside
 // candidate), and a final verdict line. Without WithColor(true) it writes no escape sequences.
 func WriteText(w io.Writer, r *Report, opts ...Option) error {
@@ -188,6 +190,12 @@ func (t *textWriter) render(r *Report) {
 			line += fmt.Sprintf(" … and %d more", rest)
 		}
 		t.printf("%s\n", line)
+	}
+
+	if len(r.Matrix) > 0 {
+		_, n := rankRows(r.Matrix)
+		t.printf("\ntasks: %d regressed, %d improved, %d different output, %d %s (of %d compared)\n",
+			n[RowRegressed], n[RowImproved], n[RowDiffers], n[RowError], plural(n[RowError], "error", "errors"), len(r.Matrix))
 	}
 
 	if gs := groupFlips(r.Flipped); len(gs) > 0 {
