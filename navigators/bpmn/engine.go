@@ -257,6 +257,14 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token at %q has no id", s.Node)
 		}
+		switch s.Status {
+		case sdk.Ready, sdk.Waiting, sdk.Parked, sdk.Scope:
+		default:
+			// A token the host holds is at rest; one without a resting
+			// status would end the call as a fault blaming the engine.
+			r.release()
+			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: unknown status %q", s.ID, s.Status)
+		}
 		// its scope is set below, once every token is there
 		t := r.alloc()
 		t.set(s.ID, n, s.Status, s.Triggers, s.Attrs, tokBits{attempt: s.Attempt, delay: s.DelayMS, orig: true})
@@ -266,6 +274,10 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 				t.kind = tkBody
 			case "instance":
 				t.kind = tkInstance
+			}
+			if t.kind != tkPlain && n.mi == nil {
+				r.release()
+				return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: %s is not a multi-instance activity", s.ID, n.elem())
 			}
 			if f, ok := t.attrs[attrFlow].(string); ok {
 				t.flow = m.flows[f]
