@@ -160,33 +160,7 @@ func TestOpenHeldByRun(t *testing.T) {
 func TestOpenHeldByServer(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	st, err := store.Open(ctx, f.store, store.NewConfig().WithLogger(quiet()).WithSyncCheckpoints(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := serve.New(serve.Options{Store: st, Pipelines: filepath.Dir(filepath.Dir(f.pipeline)), Prepare: prepare, Addr: lis.Addr().String(), Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx, lis) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	remove, err := serve.WriteInfo(f.store, serve.Info{URL: "http://" + lis.Addr().String(), PID: os.Getpid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer remove()
+	st := serveFixture(t, f)
 
 	b := open(t, Target{Store: f.store, Create: true})
 	if _, ok := b.(*server); !ok || b.Kind() != Remote {
@@ -209,4 +183,40 @@ func TestOpenHeldByServer(t *testing.T) {
 	if _, err := OpenStore(ctx, f.store, Update, nil, quiet(), "sextant evolve"); !errors.As(err, new(*HeldError)) {
 		t.Fatalf("OpenStore beside the server: %v, want a HeldError", err)
 	}
+}
+
+// serveFixture opens the fixture's store and serves it with a real
+// sextant serve on a loopback port, announced as its holder (the info
+// file); both end with the test.
+func serveFixture(t *testing.T, f fixture) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, f.store, store.NewConfig().WithLogger(quiet()).WithSyncCheckpoints(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serve.New(serve.Options{Store: st, Pipelines: filepath.Dir(filepath.Dir(f.pipeline)), Prepare: prepare, Addr: lis.Addr().String(), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	remove, err := serve.WriteInfo(f.store, serve.Info{URL: "http://" + lis.Addr().String(), PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(remove)
+	return st
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/replay"
-	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 	"github.com/sextant-dev/sextant/sdk"
@@ -104,33 +102,7 @@ func TestSaveVerdict(t *testing.T) {
 func TestSaveVerdictThroughServer(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	st, err := store.Open(ctx, f.store, store.NewConfig().WithLogger(quiet()).WithSyncCheckpoints(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := serve.New(serve.Options{Store: st, Pipelines: filepath.Dir(filepath.Dir(f.pipeline)), Prepare: prepare, Addr: lis.Addr().String(), Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx, lis) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	remove, err := serve.WriteInfo(f.store, serve.Info{URL: "http://" + lis.Addr().String(), PID: os.Getpid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer remove()
+	st := serveFixture(t, f)
 	j, output := judged(t)
 	if err := SaveVerdict(ctx, Verdict{Store: f.store, Command: "gate", Pipeline: "email-triage", Judgment: j, Output: output}, quiet()); err != nil {
 		t.Fatal(err)
