@@ -107,17 +107,34 @@ const acceptBit = 1 << 31
 //
 // A scan is a chain of dependent table lookups, one per byte, so it runs
 // at the latency of a load, not at the machine's throughput. Longer inputs
-// are scanned as two halves at once, whose chains are independent: the
-// first half runs on until every hint that starts in it has ended
-// (maxLen-1 bytes into the second), the second starts afresh at its first
-// byte, where any hint starting there begins. Together they find exactly
-// the hints one pass finds (TestHintScanHalves).
+// are scanned as two or four parts at once, whose chains are independent:
+// each part runs on until every hint that starts in it has ended (maxLen-1
+// bytes into the next), the next starts afresh at its first byte, where
+// any hint starting there begins. Together they find exactly the hints
+// one pass finds (TestHintScanParts).
 func (h *hintSet) scan(b []byte) uint64 {
-	if len(b) < 256 || len(b) < 8*h.maxLen {
+	switch {
+	case len(b) < 256 || len(b) < 8*h.maxLen:
 		return h.scanFrom(b, h.always)
+	case len(b) < 1024 || len(b) < 32*h.maxLen:
+		return h.scan2(b)
 	}
-	mid := len(b) / 2
-	x, y := b[:mid+max(h.maxLen, 1)-1], b[mid:]
+	return h.scan4(b)
+}
+
+// part is b's k-th of n parts, running on over maxLen-1 bytes of the
+// next (see scan).
+func (h *hintSet) part(b []byte, k, n int) []byte {
+	lo, hi := k*len(b)/n, (k+1)*len(b)/n
+	if k < n-1 {
+		hi = min(hi+max(h.maxLen, 1)-1, len(b))
+	}
+	return b[lo:hi]
+}
+
+// scan2 scans b as two parts at once.
+func (h *hintSet) scan2(b []byte) uint64 {
+	x, y := h.part(b, 0, 2), h.part(b, 1, 2)
 	n := min(len(x), len(y))
 	found := h.always
 	delta, class, nclass := h.delta, &h.class, uint32(h.nclass)
@@ -137,6 +154,37 @@ func (h *hintSet) scan(b []byte) uint64 {
 	}
 	found = h.scanAt(x[n:], s, found)
 	return h.scanAt(y[n:], t, found)
+}
+
+// scan4 scans b as four parts at once.
+func (h *hintSet) scan4(b []byte) uint64 {
+	w, x, y, z := h.part(b, 0, 4), h.part(b, 1, 4), h.part(b, 2, 4), h.part(b, 3, 4)
+	n := min(len(w), len(x), len(y), len(z))
+	found := h.always
+	delta, class := h.delta, &h.class
+	var sw, sx, sy, sz uint32
+	for i := range n {
+		ew := delta[sw+uint32(class[w[i]])]
+		ex := delta[sx+uint32(class[x[i]])]
+		ey := delta[sy+uint32(class[y[i]])]
+		ez := delta[sz+uint32(class[z[i]])]
+		sw, sx, sy, sz = ew&^acceptBit, ex&^acceptBit, ey&^acceptBit, ez&^acceptBit
+		if (ew|ex|ey|ez)&acceptBit != 0 {
+			found |= h.accepted(ew) | h.accepted(ex) | h.accepted(ey) | h.accepted(ez)
+		}
+	}
+	found = h.scanAt(w[n:], sw, found)
+	found = h.scanAt(x[n:], sx, found)
+	found = h.scanAt(y[n:], sy, found)
+	return h.scanAt(z[n:], sz, found)
+}
+
+// accepted is the rules whose hints end at the transition e leads to.
+func (h *hintSet) accepted(e uint32) uint64 {
+	if e&acceptBit == 0 {
+		return 0
+	}
+	return h.out[(e&^acceptBit)/uint32(h.nclass)]
 }
 
 // scanFrom is one pass over b from the start state.

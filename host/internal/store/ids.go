@@ -100,6 +100,12 @@ func spanIDBase(task, exec string) uint64 {
 // spanIDFrom mixes the sequence number into the execution's base with
 // splitmix64's finaliser, a bijection, so distinct seqs never collide.
 func spanIDFrom(base, seq uint64) string {
+	return string(appendSpanID(make([]byte, 0, 16), base, seq))
+}
+
+// appendSpanID appends spanIDFrom(base, seq): 16 hex digits, never all
+// zeros.
+func appendSpanID(b []byte, base, seq uint64) []byte {
 	z := base ^ seq
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
@@ -107,9 +113,9 @@ func spanIDFrom(base, seq uint64) string {
 	if z == 0 {
 		z = 1
 	}
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], z)
-	return hex.EncodeToString(b[:])
+	var raw [8]byte
+	binary.BigEndian.PutUint64(raw[:], z)
+	return hex.AppendEncode(b, raw[:])
 }
 
 func derivedID(n int, parts ...string) string {

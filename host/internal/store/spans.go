@@ -296,6 +296,20 @@ const (
 // sets each span's fate.
 func (s *Store) checkSpans(ctx context.Context, spans []Span, fates []fate) error {
 	var cur *execSeq
+	var derivedTraceOK bool // cur's derived trace id is valid
+	// The derived span ids, hex by hex, and the spans they go to: one
+	// string for the burst rather than one per span.
+	var ids []byte
+	var derived []int32
+	defer func() {
+		if len(derived) == 0 {
+			return
+		}
+		all := string(ids)
+		for k, i := range derived {
+			spans[i].SpanID = all[16*k : 16*k+16]
+		}
+	}()
 	for i := range spans {
 		sp := &spans[i]
 		if cur == nil || sp.Task != spans[i-1].Task || sp.Execution != spans[i-1].Execution {
@@ -309,15 +323,28 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span, fates []fate) erro
 			if cur, err = s.seqs.get(ctx, s, sp.Task, sp.Execution); err != nil {
 				return err
 			}
+			derivedTraceOK = validHexID("trace id", cur.traceID, 16) == nil
 		}
 		fates[i] = cur.assign(sp)
 		if sp.TraceID == "" {
 			sp.TraceID = cur.traceID
 		}
-		if sp.SpanID == "" {
-			sp.SpanID = spanIDFrom(cur.spanBase, sp.Seq)
+		// A derived span id is 16 hex digits, never all zeros (see
+		// spanIDFrom), the derived trace id was checked above: only the
+		// ids the writer chose need a check.
+		givenTrace := sp.TraceID != cur.traceID || !derivedTraceOK
+		given := sp.SpanID != ""
+		if !given {
+			if ids == nil {
+				ids = make([]byte, 0, 16*(len(spans)-i))
+			}
+			ids = appendSpanID(ids, cur.spanBase, sp.Seq)
+			derived = append(derived, int32(i))
 		}
-		if err := checkSpan(sp); err != nil {
+		if err := checkSpanIDs(sp, givenTrace, given); err != nil {
+			return err
+		}
+		if err := checkSpanFields(sp); err != nil {
 			return err
 		}
 	}
@@ -433,20 +460,42 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 	return usageKVs(spans, kvs), rewrites, nil
 }
 
+// checkSpan checks a span whose ids are all set.
 func checkSpan(sp *Span) error {
+	if err := checkSpanIDs(sp, true, true); err != nil {
+		return err
+	}
+	return checkSpanFields(sp)
+}
+
+// checkSpanIDs checks a span's parent id, and its trace and span ids
+// if traceID and spanID say so.
+func checkSpanIDs(sp *Span, traceID, spanID bool) error {
 	where := func(err error) error {
 		return fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
 	}
-	if err := validHexID("trace id", sp.TraceID, 16); err != nil {
-		return where(err)
+	if traceID {
+		if err := validHexID("trace id", sp.TraceID, 16); err != nil {
+			return where(err)
+		}
 	}
-	if err := validHexID("span id", sp.SpanID, 8); err != nil {
-		return where(err)
+	if spanID {
+		if err := validHexID("span id", sp.SpanID, 8); err != nil {
+			return where(err)
+		}
 	}
 	if sp.ParentSpanID != "" {
 		if err := validHexID("parent span id", sp.ParentSpanID, 8); err != nil {
 			return where(err)
 		}
+	}
+	return nil
+}
+
+// checkSpanFields checks what of a span is not an id.
+func checkSpanFields(sp *Span) error {
+	where := func(err error) error {
+		return fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
 	}
 	if sp.Name == "" {
 		return where(errors.New("name is empty"))
@@ -1014,10 +1063,52 @@ func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 	return b, nil
 }
 
+// appendTime writes t as a JSON string in RFC 3339 with nanoseconds, in
+// UTC, as encoding/json writes a time.Time's UTC.
 func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		b = append(b, '"')
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		return append(b, '"')
+	}
+	// Written by hand: AppendFormat interprets its layout each time, at
+	// a tenth of a span's encoding.
+	hour, minute, sec := t.Clock()
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"')
+	b = append4(b, year)
+	b = append(b, '-')
+	b = append2(b, int(month))
+	b = append(b, '-')
+	b = append2(b, day)
+	b = append(b, 'T')
+	b = append2(b, hour)
+	b = append(b, ':')
+	b = append2(b, minute)
+	b = append(b, ':')
+	b = append2(b, sec)
+	if ns := t.Nanosecond(); ns != 0 {
+		// Nine digits, trailing zeros dropped.
+		var d [10]byte
+		d[0] = '.'
+		for i := 9; i >= 1; i-- {
+			d[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for d[n-1] == '0' {
+			n--
+		}
+		b = append(b, d[:n]...)
+	}
+	return append(b, 'Z', '"')
+}
+
+func append2(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
+
+func append4(b []byte, n int) []byte {
+	return append(b, byte('0'+n/1000), byte('0'+n/100%10), byte('0'+n/10%10), byte('0'+n%10))
 }
 
 func appendAttributes(b []byte, a Attributes) ([]byte, error) {
@@ -1031,7 +1122,17 @@ func appendAttributes(b []byte, a Attributes) ([]byte, error) {
 	for k, v := range a {
 		attrs = append(attrs, attr{k, v})
 	}
-	slices.SortFunc(attrs, func(x, y attr) int { return strings.Compare(x.k, y.k) })
+	if len(attrs) <= 12 {
+		// Insertion sort: for the few attributes of a span it beats the
+		// generic sort, whose comparison is an indirect call.
+		for i := 1; i < len(attrs); i++ {
+			for j := i; j > 0 && attrs[j].k < attrs[j-1].k; j-- {
+				attrs[j], attrs[j-1] = attrs[j-1], attrs[j]
+			}
+		}
+	} else {
+		slices.SortFunc(attrs, func(x, y attr) int { return strings.Compare(x.k, y.k) })
+	}
 	b = append(b, '{')
 	var err error
 	for i, at := range attrs {

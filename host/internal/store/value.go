@@ -264,6 +264,15 @@ func appendJSONString(b []byte, s string) []byte { return appendJSON(b, s, false
 // escaped), for hand-written encoders that must produce its bytes.
 func AppendJSONString(b []byte, s string) []byte { return appendJSON(b, s, true) }
 
+// jsonPlain holds the bytes appendJSON writes as they are: printable
+// ASCII but for ", \ and the HTML-unsafe <, > and &.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSON is appendJSONString, and with short also writes \b and \f as
 // encoding/json does.
 func appendJSON(b []byte, s string, short bool) []byte {
@@ -271,12 +280,16 @@ func appendJSON(b []byte, s string, short bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most strings need no escape: skip the bytes that are written
+		// as they are with one table lookup each.
+		for i < len(s) && jsonPlain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < 0x80 {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch {
 			case c == '"' || c == '\\':

@@ -1,0 +1,177 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// randString draws a string that exercises JSON escaping: plain text,
+// quotes and backslashes, HTML-unsafe bytes, control bytes, multi-byte
+// and invalid UTF-8, U+2028 and U+2029. It leaves out \b and \f, which
+// spans write as \u0008 and \u000c where encoding/json writes \b and \f.
+func randString(rng *rand.Rand) string {
+	pieces := []string{"a", "classify", "gen_ai.usage", " ", `"`, `\`, "<", ">", "&", "\n", "\r", "\t", "\x00", "\x1f",
+		"\x7f", "é", "世界", "\u2028", "\u2029", "\xff", "\xe2\x82", "0123456789abcdef"}
+	var b strings.Builder
+	for range rng.IntN(12) {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+// randTime draws a UTC time with any count of trailing zero digits in
+// its nanoseconds (none to all nine), from year 1 to 9999.
+func randTime(rng *rand.Rand) time.Time {
+	ns := rng.IntN(1_000_000_000)
+	for range rng.IntN(10) {
+		ns = ns / 10 * 10 // one more trailing zero (if it was not one)
+	}
+	if rng.IntN(4) == 0 {
+		ns = 0
+	}
+	return time.Date(1+rng.IntN(9999), time.Month(1+rng.IntN(12)), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60), rng.IntN(60), ns, time.UTC)
+}
+
+// TestAppendTime: the hand-written time format is RFC 3339 with
+// nanoseconds as time.AppendFormat writes it, for times in any zone and
+// the zero time; years outside 0–9999 take AppendFormat itself.
+func TestAppendTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	zones := []*time.Location{time.UTC, time.FixedZone("east", 5*3600+1800), time.FixedZone("west", -8*3600)}
+	times := []time.Time{{}, time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for range 20000 {
+		times = append(times, randTime(rng).In(zones[rng.IntN(len(zones))]))
+	}
+	for _, tm := range times {
+		want := `"` + tm.UTC().Format(time.RFC3339Nano) + `"`
+		if got := string(appendTime(nil, tm)); got != want {
+			t.Fatalf("%v: got %s, want %s", tm, got, want)
+		}
+	}
+}
+
+// TestSpanBodyJSON: a span's hand-written encoding is encoding/json's
+// for the same span (without task, execution and seq, which its key
+// holds), for random strings, times, attributes, status and links.
+func TestSpanBodyJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	attrs := func() Attributes {
+		a := Attributes{}
+		for range rng.IntN(16) { // past the insertion sort's 12 too
+			k := randString(rng) + "k"
+			switch rng.IntN(5) {
+			case 0:
+				a[k] = String(randString(rng))
+			case 1:
+				a[k] = Int(rng.Int64() - rng.Int64())
+			case 2:
+				a[k] = Float(rng.NormFloat64() * 1e6)
+			case 3:
+				a[k] = Bool(rng.IntN(2) == 0)
+			default:
+				a[k] = Strings(randString(rng), randString(rng))
+			}
+		}
+		return a
+	}
+	for range 3000 {
+		sp := Span{
+			TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7", Name: randString(rng) + "n",
+			Kind: SpanClient, Start: randTime(rng), End: randTime(rng), Attributes: attrs(),
+			Status: SpanStatus{Code: CodeError, Message: randString(rng)},
+		}
+		if rng.IntN(2) == 0 {
+			sp.ParentSpanID = "b7ad6b7169203331"
+			sp.Links = []Link{{TraceID: sp.TraceID, SpanID: sp.ParentSpanID, Attributes: attrs()}}
+		}
+		want, err := json.Marshal(&sp)
+		must(t, err)
+		want = bytes.Replace(want, []byte(`"task":"","execution":"","seq":0,`), nil, 1)
+		got, err := appendSpanBody([]byte{'{'}, &sp)
+		must(t, err)
+		got = append(got, '}')
+		if !bytes.Equal(got, want) {
+			t.Fatalf("span encodes as\n%s\nencoding/json writes\n%s", got, want)
+		}
+	}
+}
+
+// everyRule is r running every rule on every input: what the hint scan
+// must agree with, since a rule whose hints are absent cannot match.
+func everyRule(r *Redactor) *Redactor {
+	all := *r
+	hints := *r.hints
+	hints.always = 1<<min(len(r.rules), 64) - 1
+	if len(r.rules) >= 64 {
+		hints.always = ^uint64(0)
+	}
+	all.hints = &hints
+	return &all
+}
+
+// TestRedactSpanBatches: a batch of spans (which the hint scan reads
+// in four parts at once) whose attribute keys and values hold secrets in
+// every form, at random places, redacts exactly as running every rule on
+// it does, and each secret's pieces are gone.
+func TestRedactSpanBatches(t *testing.T) {
+	user, err := NewRedactor(`corp-[0-9]{6}`, `(?i)ticket-(?P<secret>[a-z0-9]+)`)
+	must(t, err)
+	g := &secretGen{rng: rand.New(rand.NewPCG(13, 17))}
+	for _, r := range []*Redactor{DefaultRedactor(), user} {
+		slow := everyRule(r)
+		for range 300 {
+			var js []byte
+			var pieces []string
+			n := 1 + g.rng.IntN(2*spanBatch)
+			js = append(js, '[')
+			for i := range n {
+				sp := benchSpan("t1", "t1-e1", i)
+				sp.TraceID, sp.SpanID = TraceIDFor("t1", "t1-e1"), SpanIDFor("t1", "t1-e1", uint64(i+1))
+				if g.rng.IntN(8) == 0 {
+					f := formsOfSecrets[g.rng.IntN(len(formsOfSecrets))]
+					text, p := f.make(g)
+					pieces = append(pieces, p...)
+					key := "sextant.note"
+					// An assignment's name as the attribute's key.
+					if name, value, ok := strings.Cut(text, "="); ok && g.rng.IntN(2) == 0 &&
+						name != "" && strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == "" {
+						key, text = name, value
+					}
+					if key == "sextant.note" {
+						text = g.words(2) + " " + text + "\n" + g.words(1)
+					}
+					sp.Attributes[key] = String(text)
+				}
+				if i > 0 {
+					js = append(js, ',')
+				}
+				js = append(js, '{')
+				if js, err = appendSpanBody(js, &sp); err != nil {
+					t.Fatal(err)
+				}
+				js = append(js, '}')
+			}
+			js = append(js, ']')
+			got, err := r.redactJSON(js)
+			must(t, err)
+			want, err := slow.redactJSON(js)
+			must(t, err)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("batch of %d spans (%d bytes) redacts as\n%s\nevery rule gives\n%s", n, len(js), got, want)
+			}
+			if !json.Valid(got) {
+				t.Fatalf("redacted batch is not JSON:\n%s", got)
+			}
+			for _, p := range pieces {
+				if bytes.Contains(got, []byte(p)) {
+					t.Fatalf("secret piece %q survives in\n%s", p, got)
+				}
+			}
+		}
+	}
+}
