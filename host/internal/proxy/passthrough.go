@@ -638,11 +638,11 @@ func (p *Proxy) plainOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp 
 // streamOut passes an upstream's event stream on event by event as it
 // arrives, every event checked first (an event that is not the API's
 // ends the stream with an error event), and records it when it ended
-// with its final event.
+// complete: cleanly, and holding what the API's complete stream holds.
 func (p *Proxy) streamOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp *http.Response, ct string, t0 time.Time) {
 	ctx := context.Background()
 	sr := newSSEReader(resp.Body)
-	asm := newAssembler(c.rt.path)
+	asm := newAssembler(c.rt.path, c.fields)
 	rctl := http.NewResponseController(w)
 	var (
 		out     bytes.Buffer
@@ -652,17 +652,24 @@ func (p *Proxy) streamOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp
 	for {
 		raw, err := sr.next()
 		if err == io.EOF {
+			if started && len(raw) > 0 && out.Len()+len(raw) <= MaxResponse {
+				// What followed the last event (blank lines, comments)
+				// is the client's too, live and replayed.
+				raw = p.scrub.bytes(raw)
+				_, _ = w.Write(raw)
+				out.Write(raw)
+			}
 			break
 		}
 		if err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
-				err = errors.New("the stream was cut short inside an event")
+				err = errors.New("the stream was cut short: the upstream's connection ended before its body did")
 			}
 			broken = err
 			break
 		}
 		raw = p.scrub.bytes(raw)
-		if err := asm.add(parseEvent(raw)); err != nil {
+		if err := asm.add(sr.event(raw)); err != nil {
 			broken = err
 			break
 		}
@@ -681,8 +688,8 @@ func (p *Proxy) streamOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp
 		_ = rctl.Flush()
 		out.Write(raw)
 	}
-	if broken == nil && !asm.done() {
-		broken = errors.New("the stream was cut short: it ended before its final event")
+	if m := asm.missing(); broken == nil && m != "" && asm.failed() == "" {
+		broken = fmt.Errorf("the stream was cut short: it ended before %s", m)
 	}
 	if broken != nil {
 		f, errType := readFailure(rc.block, broken)
@@ -825,7 +832,7 @@ func (p *Proxy) replayRaw(w http.ResponseWriter, r *http.Request, c *rawCall) {
 // assembles to.
 func assemble(rt *route, stream []byte) ([]byte, error) {
 	sr := newSSEReader(bytes.NewReader(stream))
-	asm := newAssembler(rt.path)
+	asm := newAssembler(rt.path, nil)
 	for {
 		raw, err := sr.next()
 		if err == io.EOF {
@@ -834,7 +841,7 @@ func assemble(rt *route, stream []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := asm.add(parseEvent(raw)); err != nil {
+		if err := asm.add(sr.event(raw)); err != nil {
 			return nil, err
 		}
 	}

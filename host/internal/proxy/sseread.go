@@ -16,71 +16,189 @@ const MaxEvent = 4 << 20
 // errEventTooLarge is an upstream event over MaxEvent.
 var errEventTooLarge = fmt.Errorf("an upstream stream event is over %d bytes", MaxEvent)
 
+// errCutInEvent is a stream that stopped inside an event: the SSE spec
+// drops such an event, so the stream is cut short.
+var errCutInEvent = errors.New("the stream was cut short inside an event")
+
+// bom is a UTF-8 byte order mark, which the SSE spec ignores at the
+// start of a stream.
+var bom = []byte("\xef\xbb\xbf")
+
 // sseReader splits an upstream's event stream into events, each kept as
 // the exact bytes that carried it (its lines and the blank line ending
-// it), so the proxy passes on and records what the upstream sent.
+// it), so the proxy passes on and records what the upstream sent. Lines
+// end in CRLF, LF or a lone CR, as the SSE spec allows.
 type sseReader struct {
-	br  *bufio.Reader
-	max int
+	br     *bufio.Reader
+	max    int
+	events int // events returned so far
 }
 
 func newSSEReader(r io.Reader) *sseReader {
 	return &sseReader{br: bufio.NewReaderSize(r, 32<<10), max: MaxEvent}
 }
 
-// next returns the next event's bytes: io.EOF at a clean end,
-// io.ErrUnexpectedEOF when the stream stops inside an event.
-func (s *sseReader) next() ([]byte, error) {
-	var raw []byte
+// Line endings, as line reports them.
+const (
+	endNone = iota // the stream ended (or failed) inside the line
+	endLF
+	endCR
+	endCRLF
+)
+
+// line appends the next line, with its ending, to raw. A CR is a line
+// ending of its own unless a LF follows; when the CR is the last byte
+// the upstream has sent so far, line waits for the next byte to tell,
+// except when noWait is set and the line is blank: that CR ends an event
+// of a stream whose lines end in lone CRs, and waiting would hold the
+// event back until the upstream's next one.
+func (s *sseReader) line(raw []byte, noWait bool) ([]byte, int, error) {
+	start := len(raw)
 	for {
-		line, err := s.br.ReadSlice('\n')
-		if len(raw)+len(line) > s.max {
-			return nil, errEventTooLarge
+		if _, err := s.br.Peek(1); err != nil {
+			return raw, endNone, err
 		}
-		raw = append(raw, line...)
-		if errors.Is(err, bufio.ErrBufferFull) {
+		buf, _ := s.br.Peek(s.br.Buffered())
+		n := len(buf)
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			n = i + 1
+		}
+		if i := bytes.IndexByte(buf[:n], '\r'); i >= 0 {
+			n = i + 1
+		}
+		if len(raw)+n > s.max {
+			return raw, endNone, errEventTooLarge
+		}
+		last := buf[n-1]
+		raw = append(raw, buf[:n]...)
+		_, _ = s.br.Discard(n)
+		switch last {
+		case '\n':
+			return raw, endLF, nil
+		case '\r':
+		default:
 			continue
 		}
+		if noWait && len(raw)-start == 1 && s.br.Buffered() == 0 {
+			return raw, endCR, nil
+		}
+		next, err := s.br.Peek(1)
+		if len(next) == 1 && next[0] == '\n' {
+			_, _ = s.br.Discard(1)
+			return append(raw, '\n'), endCRLF, nil
+		}
+		if err != nil && err != io.EOF {
+			return raw, endCR, err
+		}
+		return raw, endCR, nil
+	}
+}
+
+// next returns the next event's bytes. At the end of the stream it
+// returns io.EOF with whatever followed the last event (blank lines,
+// comments), which the client is owed too; a stream that stops inside an
+// event is errCutInEvent, and an upstream's failure is its error.
+func (s *sseReader) next() ([]byte, error) {
+	var raw []byte
+	content := false // raw holds a line that is not blank
+	lastCR := false  // the last line ended in a lone CR
+	for {
+		start := len(raw)
+		var end int
+		var err error
+		raw, end, err = s.line(raw, content && lastCR)
 		if err == io.EOF {
-			if len(bytes.TrimSpace(raw)) == 0 {
-				return nil, io.EOF
+			body := raw
+			if s.events == 0 {
+				body = bytes.TrimPrefix(body, bom)
 			}
-			return nil, io.ErrUnexpectedEOF
+			if hasField(body) {
+				return nil, errCutInEvent
+			}
+			return raw, io.EOF
 		}
 		if err != nil {
 			return nil, err
 		}
-		if t := bytes.TrimRight(line, "\r\n"); len(t) == 0 && len(bytes.TrimSpace(raw)) > 0 {
+		line := raw[start:]
+		if start == 0 && s.events == 0 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(bytes.TrimRight(line, "\r\n")) > 0 {
+			content, lastCR = true, end == endCR
+			continue
+		}
+		if content {
+			s.events++
 			return raw, nil
 		}
 	}
 }
 
+// event reads the fields of raw, the event next returned last: the
+// stream's byte order mark is not part of its first event's first field.
+func (s *sseReader) event(raw []byte) sseEvent {
+	if s.events == 1 {
+		raw = bytes.TrimPrefix(raw, bom)
+	}
+	return parseEvent(raw)
+}
+
+// cutLine splits the first line off raw: the line without its ending,
+// and the rest.
+func cutLine(raw []byte) (line, rest []byte) {
+	i := bytes.IndexAny(raw, "\r\n")
+	if i < 0 {
+		return raw, nil
+	}
+	if raw[i] == '\r' && i+1 < len(raw) && raw[i+1] == '\n' {
+		return raw[:i], raw[i+2:]
+	}
+	return raw[:i], raw[i+1:]
+}
+
+// hasField reports whether raw holds a line that is neither blank nor a
+// comment: a stream that ends there ends inside an event.
+func hasField(raw []byte) bool {
+	for len(raw) > 0 {
+		var line []byte
+		line, raw = cutLine(raw)
+		if len(line) > 0 && line[0] != ':' {
+			return true
+		}
+	}
+	return false
+}
+
 // sseEvent is one event's fields.
 type sseEvent struct {
 	name string
-	data []byte // the data lines joined by \n; nil when none
+	data []byte // the data lines joined by \n; nil when none or empty
 }
 
-// parseEvent reads an event's fields (comments and unknown fields are
-// skipped, as a browser does).
+// parseEvent reads an event's fields (comments and unknown fields, id
+// and retry among them, are skipped, as a browser does).
 func parseEvent(raw []byte) sseEvent {
 	var ev sseEvent
+	lines := 0
 	for len(raw) > 0 {
 		var line []byte
-		line, raw, _ = bytes.Cut(raw, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
+		line, raw = cutLine(raw)
 		field, value, _ := bytes.Cut(line, []byte(":"))
 		value = bytes.TrimPrefix(value, []byte(" "))
 		switch string(field) {
 		case "event":
 			ev.name = string(value)
 		case "data":
-			if ev.data != nil {
+			if lines > 0 {
 				ev.data = append(ev.data, '\n')
 			}
+			lines++
 			ev.data = append(ev.data, value...)
 		}
+	}
+	if len(ev.data) == 0 {
+		ev.data = nil
 	}
 	return ev
 }
@@ -91,22 +209,33 @@ func parseEvent(raw []byte) sseEvent {
 type assembler interface {
 	// add takes one event; an error is an event that is not the API's.
 	add(ev sseEvent) error
-	// done reports whether the stream reached its final event.
-	done() bool
+	// missing says what the stream lacks to be complete, or "" once it
+	// has it; asked when the stream has ended cleanly.
+	missing() string
 	// failed is the error the stream reported in an event, or "".
 	failed() string
 	// whole is the assembled answer.
 	whole() map[string]any
 }
 
-func newAssembler(path string) assembler {
+// newAssembler returns the assembler for path's events; req is the
+// request's body (nil when unknown), which says what a complete chat
+// stream holds.
+func newAssembler(path string, req map[string]any) assembler {
 	switch path {
 	case RouteMessages:
 		return &anthropicAsm{blocks: map[int]map[string]any{}, partial: map[int]*bytes.Buffer{}}
 	case RouteResponses:
 		return &responsesAsm{}
 	}
-	return &chatAsm{byIndex: map[int]*chatChoice{}}
+	a := &chatAsm{byIndex: map[int]*chatChoice{}, choices: 1}
+	if n, ok := req["n"].(json.Number); ok {
+		if v, err := n.Int64(); err == nil && v > 1 && v <= 128 {
+			a.choices = int(v)
+		}
+	}
+	a.wantUsage, _ = obj(req["stream_options"])["include_usage"].(bool)
+	return a
 }
 
 // decodeEvent decodes an event's data as a JSON object.
@@ -126,6 +255,11 @@ type chatAsm struct {
 	usage    any
 	finished bool
 	err      string
+	// choices is how many choices the request asked for (n), wantUsage
+	// whether it asked for the usage chunk: what a stream without
+	// [DONE] must hold to be complete.
+	choices   int
+	wantUsage bool
 }
 
 type chatChoice struct {
@@ -204,7 +338,32 @@ func (a *chatAsm) add(ev sseEvent) error {
 	return nil
 }
 
-func (a *chatAsm) done() bool     { return a.finished }
+// missing: a chat stream is complete at [DONE]; one that ends cleanly
+// without it, as some OpenAI-compatible servers end theirs, is complete
+// when every choice asked for has its finish_reason and the usage chunk
+// asked for arrived (see RATIONALE.md, "Why a chat stream without
+// [DONE] is recorded only when it finished").
+func (a *chatAsm) missing() string {
+	if a.finished {
+		return ""
+	}
+	finished := 0
+	for _, i := range a.order {
+		if a.byIndex[i].finish != "" {
+			finished++
+		}
+	}
+	switch {
+	case finished == 0:
+		return "its final event (data: [DONE], or a chunk with a finish_reason)"
+	case finished < len(a.order) || finished < a.choices:
+		return fmt.Sprintf("a finish_reason for each of its choices (%d of %d finished, and no data: [DONE])", finished, max(len(a.order), a.choices))
+	case a.wantUsage && a.usage == nil:
+		return "the usage chunk stream_options.include_usage asks for (and no data: [DONE])"
+	}
+	return ""
+}
+
 func (a *chatAsm) failed() string { return a.err }
 
 func (a *chatAsm) whole() map[string]any {
@@ -339,7 +498,13 @@ func (a *anthropicAsm) add(ev sseEvent) error {
 	return nil
 }
 
-func (a *anthropicAsm) done() bool     { return a.finished }
+func (a *anthropicAsm) missing() string {
+	if a.finished {
+		return ""
+	}
+	return "its final event (message_stop)"
+}
+
 func (a *anthropicAsm) failed() string { return a.err }
 
 func (a *anthropicAsm) whole() map[string]any {
@@ -391,7 +556,13 @@ func (a *responsesAsm) add(ev sseEvent) error {
 	return nil
 }
 
-func (a *responsesAsm) done() bool     { return a.finished }
+func (a *responsesAsm) missing() string {
+	if a.finished {
+		return ""
+	}
+	return "its final event (response.completed, response.incomplete or response.failed)"
+}
+
 func (a *responsesAsm) failed() string { return a.err }
 
 func (a *responsesAsm) whole() map[string]any {
