@@ -1,6 +1,7 @@
 package bpmn
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/sextant-dev/sextant/sdk"
@@ -47,31 +48,29 @@ func carve[T any](chunk *[]T, n, size int) []T {
 	return out
 }
 
+// oneID returns a slice holding just id: a view of the token ids table
+// (ids) when id is one of them, else carved.
+func (m *answerMem) oneID(id string) []string {
+	if len(id) > 1 && id[0] == 't' {
+		k := 0
+		for i := 1; i < len(id) && k < len(ids); i++ {
+			if id[i] < '0' || id[i] > '9' {
+				k = len(ids)
+				break
+			}
+			k = k*10 + int(id[i]-'0')
+		}
+		if k < len(ids) && ids[k] == id {
+			return ids[k : k+1 : k+1]
+		}
+	}
+	out := carve(&m.strings, 1, chunkStrings)
+	out[0] = id
+	return out
+}
+
 func (m *answerMem) decision() *sdk.Decision {
 	return &carve(&m.decisions, 1, chunkDecisions)[0]
-}
-
-// traceRoom is where a call writes its trace: the free part of the events
-// chunk, which the decision then carves (trace) instead of copying the
-// events there. A trace that outgrows it moves to an array of its own.
-func (m *answerMem) traceRoom() []sdk.Event {
-	if len(m.events) < chunkEvents/8 {
-		m.events = make([]sdk.Event, chunkEvents)
-	}
-	return m.events[:0]
-}
-
-// trace hands over the events of a call written at tr.
-func (m *answerMem) trace(tr []sdk.Event) []sdk.Event {
-	if len(tr) == 0 {
-		return nil
-	}
-	if n := len(tr); len(m.events) >= n && &tr[0] == &m.events[0] {
-		out := m.events[:n:n]
-		m.events = m.events[n:]
-		return out
-	}
-	return tr[:len(tr):len(tr)] // append moved it to an array of its own
 }
 
 // decision turns the run into the delta the host applies. Everything it
@@ -95,8 +94,8 @@ func (r *run) decision() *sdk.Decision {
 		if t.orig && t.dirty {
 			dirty++
 		}
-		if t.status == sdk.Parked && !hasString(r.waiting, t.n.id) {
-			r.waiting = append(r.waiting, t.n.id)
+		if t.status == sdk.Parked && !slices.Contains(r.waiting, t.n.ix) {
+			r.waiting = append(r.waiting, t.n.ix)
 		}
 	}
 	mem := &r.mem
@@ -112,13 +111,20 @@ func (r *run) decision() *sdk.Decision {
 	d.Seq = r.seq
 	d.Complete = live == 0 && r.fault == nil
 	if len(r.trace) > 0 {
-		d.Trace = mem.trace(r.trace)
+		d.Trace = r.m.trace(r.trace, mem)
 	}
-	if len(r.waiting) > 0 {
+	switch ids := r.m.idList; len(r.waiting) {
+	case 0:
+	case 1:
+		i := r.waiting[0]
+		d.Waiting = ids[i : i+1 : i+1]
+	default:
 		d.Waiting = carve(&mem.strings, len(r.waiting), chunkStrings)
-		copy(d.Waiting, r.waiting)
+		for j, i := range r.waiting {
+			d.Waiting[j] = ids[i]
+		}
 	}
-	if removes > 0 {
+	if removes > 1 {
 		d.Remove = carve(&mem.strings, removes, chunkStrings)[:0]
 	}
 	// Applied to the request's state, the decision leaves exactly the live
@@ -138,7 +144,11 @@ func (r *run) decision() *sdk.Decision {
 	for _, t := range r.toks {
 		if t.dead {
 			if t.orig {
-				d.Remove = append(d.Remove, t.id)
+				if removes == 1 {
+					d.Remove = mem.oneID(t.id)
+				} else {
+					d.Remove = append(d.Remove, t.id)
+				}
 			}
 			continue
 		}

@@ -93,7 +93,7 @@ type run struct {
 	aux    []jobAux
 	qh     int
 	jobs   int
-	trace  []sdk.Event // written in place in the answer's memory (answerMem.traceRoom)
+	trace  []traceKey // the call's trace (see trace.go)
 	set    map[string]any
 	fault  *sdk.Fault
 	arena  []tok
@@ -101,7 +101,7 @@ type run struct {
 	envVal sdk.Env // a copy, so that the request does not escape
 	sc     scope   // reused by every evaluation of the call
 
-	waiting []string  // scratch for the decision
+	waiting []uint32  // scratch for the decision: indexes of join nodes
 	mem     answerMem // the memory decisions are carved from
 }
 
@@ -111,7 +111,7 @@ const arenaSize = 32
 // runPool recycles runs: most calls touch a handful of tokens and jobs,
 // and allocating them afresh dominated the cost of a call.
 var runPool = sync.Pool{New: func() any {
-	return &run{toks: make([]*tok, 0, arenaSize), q: make([]job, 0, 64), arena: make([]tok, arenaSize)}
+	return &run{toks: make([]*tok, 0, arenaSize), q: make([]job, 0, 64), arena: make([]tok, arenaSize), trace: make([]traceKey, 0, 64)}
 }}
 
 // release returns r to the pool. The decision built from r shares nothing
@@ -245,7 +245,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 		r.m = m
 	}
 	r.seq = st.Seq
-	r.trace = r.mem.traceRoom()
+	r.trace = r.trace[:0]
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
 		n := m.node(s.Node)
@@ -377,10 +377,6 @@ func (r *run) jobAux(j job) jobAux {
 		return jobAux{}
 	}
 	return r.aux[j.aux-1]
-}
-
-func (r *run) emit(typ sdk.EventType, n *node) {
-	r.trace = append(r.trace, sdk.Event{Type: typ, Node: n.id})
 }
 
 // newTok creates a moving token at n in scope.
@@ -561,7 +557,7 @@ func (r *run) doAux(o op, t *tok, a jobAux) {
 // enter handles a token arriving at its node.
 func (r *run) enter(t *tok) {
 	n := t.n
-	r.emit(sdk.Enter, n)
+	r.emit(traceEnter, n)
 	switch n.k {
 	case kTask, kReceiveTask, kSubProcess, kCallActivity:
 		if n.mi != nil && t.kind == tkPlain {
@@ -601,7 +597,7 @@ func (r *run) exit(t *tok, flows []*flow, chosen bool) {
 		r.cancelled(t) // the transaction's compensation finished
 		return
 	}
-	r.emit(sdk.Exit, n)
+	r.emit(traceExit, n)
 	if _, comp := t.attrs[attrCompFor]; comp {
 		// a compensation handler or revived scope finished
 		r.compDone(t)
@@ -671,7 +667,7 @@ func (r *run) complete(s *tok) {
 			r.activityDone(c, nil)
 		}
 	case s.n.k == kEventSub:
-		r.emit(sdk.Exit, s.n)
+		r.emit(traceExit, s.n)
 		p := s.scope
 		r.kill(s)
 		r.tryComplete(p)

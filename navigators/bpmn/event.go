@@ -321,7 +321,7 @@ func (r *run) fire(w *tok, ev *node) {
 func (r *run) fireBoundary(h *tok, b *node) {
 	if b.interrupting {
 		r.killChildren(h)
-		r.emit(sdk.Exit, h.n)
+		r.emit(traceExit, h.n)
 		r.kill(h)
 	}
 	r.push(opSignal, r.newTok(b, h.scope))

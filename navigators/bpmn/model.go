@@ -118,6 +118,7 @@ type node struct {
 
 	step bool // the host runs a step here
 	io   sdk.NodeIO
+	ix   uint32 // index in model.nodes (set by internIDs)
 
 	// Zeebe extensions (see zeebe.go).
 	inMaps, outMaps []mapping
@@ -183,6 +184,10 @@ type model struct {
 	// bytes, little endian); the nodes' ids are views into it (see node).
 	ids   []byte
 	nodes []*node
+	// idList holds every node's id at its index in nodes: a one-element
+	// slice of it names one node without allocating (sharedIDs).
+	idList []string
+	traces traceCache // the traces answers have carried (see trace.go)
 	// signal catchers: start events of top-level processes that a signal starts.
 	signalStarts []*node
 }
@@ -200,13 +205,16 @@ func (m *model) internIDs() {
 	slices.Sort(ids)
 	buf := make([]byte, 0, size)
 	m.nodes = make([]*node, len(ids))
+	m.idList = make([]string, len(ids))
 	for i, id := range ids {
 		n := m.byID[id]
 		m.nodes[i] = n
+		n.ix = uint32(i)
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(i))
 		start := len(buf)
 		buf = append(buf, id...)
 		n.id = unsafe.String(&buf[start], len(id))
+		m.idList[i] = n.id
 	}
 	m.ids = buf
 }
