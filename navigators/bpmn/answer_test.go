@@ -190,3 +190,100 @@ func TestCallsAllocateLittle(t *testing.T) {
 		t.Fatalf("%.2f allocations per call (%.1f per instance), want fewer than 1", perCall, allocs)
 	}
 }
+
+// tasksDoc is a process of n service tasks w0…w(n-1) in a row: the Next
+// of task i has the trace "exit wi, enter w(i+1)", a different one for
+// every task.
+func tasksDoc(n int) string {
+	var b strings.Builder
+	b.WriteString(`<process id="p"><startEvent id="s"/><endEvent id="e"/>`)
+	prev := "s"
+	for i := range n {
+		fmt.Fprintf(&b, `<serviceTask id="w%d"/><sequenceFlow id="f%d" sourceRef="%s" targetRef="w%d"/>`, i, i, prev, i)
+		prev = fmt.Sprintf("w%d", i)
+	}
+	fmt.Fprintf(&b, `<sequenceFlow id="fe" sourceRef="%s" targetRef="e"/></process>`, prev)
+	return doc(b.String())
+}
+
+// runTasks runs one instance of tasksDoc(n) and checks every trace; it
+// returns the decisions.
+func runTasks(nv *Navigator, r *sdk.Routine, n int) ([]*sdk.Decision, error) {
+	ctx := context.Background()
+	st := sdk.State{Routine: r.Hash}
+	d, err := nv.Start(ctx, &sdk.StartRequest{State: st})
+	var ds []*sdk.Decision
+	for i := 0; err == nil; i++ {
+		want := "exit w" + fmt.Sprint(i-1) + ",enter w" + fmt.Sprint(i)
+		switch {
+		case i == 0:
+			want = "exit s,enter w0"
+		case i == n:
+			want = fmt.Sprintf("exit w%d,enter e,exit e", n-1)
+		}
+		var got []string
+		for _, e := range d.Trace {
+			got = append(got, string(e.Type)+" "+e.Node)
+		}
+		if strings.Join(got, ",") != want {
+			return nil, fmt.Errorf("call %d: trace %v, want %s", i, got, want)
+		}
+		ds = append(ds, d)
+		st = d.Apply(st)
+		if d.Complete {
+			return ds, nil
+		}
+		d, err = nv.Next(ctx, &sdk.NextRequest{State: st, Token: st.Tokens[len(st.Tokens)-1].ID, Outcome: sdk.Outcome{Status: sdk.OK}})
+	}
+	return nil, err
+}
+
+// TestTracesKept: a routine keeps the first maxTraces traces its answers
+// carry, and a later answer with the same trace carries the kept copy;
+// past the bound, traces are the answer's own. Every trace is right either
+// way.
+func TestTracesKept(t *testing.T) {
+	n := maxTraces + 40
+	nv := New()
+	r := loadString(t, nv, tasksDoc(n))
+	first, err := runTasks(nv, r, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := runTasks(nv, r, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range first {
+		shared := &first[i].Trace[0] == &second[i].Trace[0]
+		if kept := i < maxTraces; shared != kept {
+			t.Fatalf("call %d: trace shared with the first instance's %v, want %v", i, shared, kept)
+		}
+	}
+}
+
+// TestTracesConcurrent: instances that run at once on one navigator, and
+// keep their routine's traces as they go, all get their own right traces
+// (run with -race, it also checks how kept traces are published).
+func TestTracesConcurrent(t *testing.T) {
+	const n = 40
+	nv := New()
+	r := loadString(t, nv, tasksDoc(n))
+	errs := make(chan error, 4)
+	for range cap(errs) {
+		go func() {
+			var err error
+			for range 5 {
+				if _, err = runTasks(nv, r, n); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

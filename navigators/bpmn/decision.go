@@ -8,8 +8,9 @@ import (
 )
 
 // answerMem hands out the memory of answers: fresh arrays, carved in
-// exact sizes and never handed out twice, so a decision shares nothing
-// with any other decision or with the run that built it. Carving from
+// exact sizes and never handed out twice, so no call writes memory another
+// decision holds, and nothing of the run that built it. (What answers do
+// share is read-only memory of the routine: see trace.go.) Carving from
 // chunks makes most calls allocate nothing of their own; the price is that
 // an answer the caller keeps also keeps the rest of its chunks alive (a few
 // kilobytes at most). It lives in the pooled run: what is left of a chunk

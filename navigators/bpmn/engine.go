@@ -124,7 +124,7 @@ var runPool = sync.Pool{New: func() any {
 // the costliest steps of a call.
 //
 // What the pooled run still points to (the last request's env and tokens,
-// in envVal, sc and the arena, and the last answer's trace) stays reachable until the next call
+// in envVal, sc and the arena) stays reachable until the next call
 // overwrites it or a collection empties the pool; clearing it here would
 // cost more barriers than it saves.
 func (r *run) release() {

@@ -33,18 +33,68 @@ const (
 	maxTraces      = 256
 )
 
-// traceEntry is one kept trace: its keys and the events they stand for.
+// traceEntry is one kept trace: the hash of its keys, its keys and the
+// events they stand for.
 type traceEntry struct {
+	hash   uint64
 	keys   []traceKey
 	events []sdk.Event
 }
 
-// traceCache holds a routine's traces by the hash of their keys. Readers
-// load the map without locking; a writer publishes a copy with one entry
-// more.
+// traceTable is an immutable open-addressing table of traces: a power of
+// two of slots, at most half of them used, probed linearly from the hash.
+type traceTable struct {
+	slots []*traceEntry
+	n     int
+}
+
+// find returns the entry of keys, whose hash is h, or nil.
+func (tt *traceTable) find(h uint64, keys []traceKey) *traceEntry {
+	mask := uint64(len(tt.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := tt.slots[i]
+		if e == nil || e.hash == h && slices.Equal(e.keys, keys) {
+			return e
+		}
+	}
+}
+
+// with returns a copy of tt holding e too.
+func (tt *traceTable) with(e *traceEntry) *traceTable {
+	size := 16
+	if tt != nil {
+		size = len(tt.slots)
+		if 2*(tt.n+1) > size {
+			size *= 2
+		}
+	}
+	next := &traceTable{slots: make([]*traceEntry, size)}
+	if tt != nil {
+		for _, o := range tt.slots {
+			if o != nil {
+				next.put(o)
+			}
+		}
+	}
+	next.put(e)
+	return next
+}
+
+func (tt *traceTable) put(e *traceEntry) {
+	mask := uint64(len(tt.slots) - 1)
+	i := e.hash & mask
+	for tt.slots[i] != nil {
+		i = (i + 1) & mask
+	}
+	tt.slots[i] = e
+	tt.n++
+}
+
+// traceCache holds a routine's traces. Readers load the table without
+// locking; a writer publishes a copy with one entry more.
 type traceCache struct {
 	mu sync.Mutex
-	m  atomic.Pointer[map[uint64]*traceEntry]
+	t  atomic.Pointer[traceTable]
 }
 
 // emit records that a token entered (traceEnter) or left (traceExit) n.
@@ -69,8 +119,8 @@ func (m *model) trace(keys []traceKey, mem *answerMem) []sdk.Event {
 		return m.events(keys, carve(&mem.events, len(keys), chunkEvents))
 	}
 	h := hashKeys(keys)
-	if c := m.traces.m.Load(); c != nil {
-		if e := (*c)[h]; e != nil && slices.Equal(e.keys, keys) {
+	if tt := m.traces.t.Load(); tt != nil {
+		if e := tt.find(h, keys); e != nil {
 			return e.events
 		}
 	}
@@ -78,28 +128,22 @@ func (m *model) trace(keys []traceKey, mem *answerMem) []sdk.Event {
 }
 
 // addTrace keeps the trace of keys, whose hash is h, unless the routine
-// holds maxTraces already or another trace with the same hash.
+// holds maxTraces already.
 func (m *model) addTrace(h uint64, keys []traceKey, mem *answerMem) []sdk.Event {
 	tc := &m.traces
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	var old map[uint64]*traceEntry
-	if c := tc.m.Load(); c != nil {
-		old = *c
-	}
-	if e := old[h]; e != nil || len(old) >= maxTraces {
-		if e != nil && slices.Equal(e.keys, keys) {
+	tt := tc.t.Load()
+	if tt != nil {
+		if e := tt.find(h, keys); e != nil {
 			return e.events // another call kept it meanwhile
 		}
-		return m.events(keys, carve(&mem.events, len(keys), chunkEvents))
+		if tt.n >= maxTraces {
+			return m.events(keys, carve(&mem.events, len(keys), chunkEvents))
+		}
 	}
-	e := &traceEntry{keys: slices.Clone(keys), events: m.events(keys, make([]sdk.Event, len(keys)))}
-	next := make(map[uint64]*traceEntry, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	next[h] = e
-	tc.m.Store(&next)
+	e := &traceEntry{hash: h, keys: slices.Clone(keys), events: m.events(keys, make([]sdk.Event, len(keys)))}
+	tc.t.Store(tt.with(e))
 	return e.events
 }
 
