@@ -16,10 +16,18 @@ import (
 // kilobytes at most). It lives in the pooled run: what is left of a chunk
 // serves the next calls.
 type answerMem struct {
-	decisions []sdk.Decision
-	events    []sdk.Event
-	tokens    []sdk.Token
-	strings   []string
+	decisions chunk[sdk.Decision]
+	events    chunk[sdk.Event]
+	tokens    chunk[sdk.Token]
+	strings   chunk[string]
+}
+
+// chunk is an array answers are carved from, and how much of it is
+// carved. Carving only counts, so that it stores no pointer (and pays no
+// write barrier) but when it takes a new array.
+type chunk[T any] struct {
+	buf  []T
+	used int
 }
 
 // Chunk sizes, in elements: as many as fit in one of the runtime's size
@@ -35,17 +43,17 @@ const (
 	chunkStrings   = 512 / int(unsafe.Sizeof(""))
 )
 
-// carve returns the first n elements of *chunk (a new chunk of size when
-// fewer are left) with no room to append, and drops them from *chunk.
-func carve[T any](chunk *[]T, n, size int) []T {
+// carve returns n fresh elements of c (of a new array of size elements
+// when fewer are left) with no room to append.
+func carve[T any](c *chunk[T], n, size int) []T {
 	if n > size/2 {
 		return make([]T, n)
 	}
-	if n > len(*chunk) {
-		*chunk = make([]T, size)
+	if n > len(c.buf)-c.used {
+		c.buf, c.used = make([]T, size), 0
 	}
-	out := (*chunk)[:n:n]
-	*chunk = (*chunk)[n:]
+	out := c.buf[c.used : c.used+n : c.used+n]
+	c.used += n
 	return out
 }
 
