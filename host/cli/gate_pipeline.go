@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/report"
@@ -11,7 +13,8 @@ import (
 // the pipeline at path and the candidate pipeline (a full one, or an
 // overlay) replayed over path's recorded tasks, judged by path's gates.
 func (a *app) gatePipeline(ctx context.Context, path, candPath string, f *replayFlags) error {
-	if err := a.replayChecks(f).CheckWhole(); err != nil {
+	shard, shards, err := a.replayChecks(f).CheckCandidate(os.Getenv)
+	if err != nil {
 		return err
 	}
 	if err := needFile("pipeline", path); err != nil {
@@ -21,19 +24,23 @@ func (a *app) gatePipeline(ctx context.Context, path, candPath string, f *replay
 		return err
 	}
 	progress := report.NewProgress(a.stderr, 0, isTerminal(a.stderr))
-	r, err := a.replayer().GatePipeline(ctx, layer.ReplayRequest{Path: path, Overrides: f.overrides(), Dataset: f.dataset,
-		Store: f.store.dir, OnResult: func() { progress.Add(1) }}, candPath)
+	out, err := a.replayer().GatePipeline(ctx, layer.ReplayRequest{Path: path, Overrides: f.overrides(), Dataset: f.dataset,
+		Store: f.store.dir, Shard: shard, Shards: shards, Results: f.results, OnResult: func() { progress.Add(1) }}, candPath)
 	progress.Done()
 	if err != nil {
 		return err
 	}
-	return a.printJudgment(r, f.reports)
+	return a.printOutcome(out, f.reports)
 }
 
-// printJudgment prints a judgment's terminal summary and writes its
-// reports (the --report specs), and returns the verdict's exit status.
-func (a *app) printJudgment(r *report.Report, specs []string) error {
-	summary := a.stdout
+// printOutcome prints a shard's summary, or a judgment's terminal summary
+// and reports (the --report specs) and returns the verdict's exit status.
+func (a *app) printOutcome(out *layer.Outcome, specs []string) error {
+	if out.Report == nil {
+		_, err := fmt.Fprint(a.stdout, out.ShardSummary())
+		return err
+	}
+	r, summary := out.Report, a.stdout
 	if report.ToStdout(specs) {
 		summary = a.stderr
 	}

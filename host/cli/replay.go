@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 
@@ -79,7 +78,8 @@ func (a *app) gateCommand() *cobra.Command {
 		Long:  help("gate"),
 		Example: `  sextant gate pipelines/email-triage/pipeline.toml --candidate pipelines/email-triage/candidates/regressing.toml
   sextant gate pipeline.toml --candidate cand.toml --report junit=gates.xml --report html=report.html
-  sextant gate pipeline.toml --candidate-pipeline candidates/gpt-4o.toml --on-miss live`,
+  sextant gate pipeline.toml --candidate-pipeline candidates/gpt-4o.toml --on-miss live
+  sextant gate pipeline.toml --candidate-pipeline candidates/gpt-4o.toml --on-miss live --shard 1/2 --results shard-1.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if candPipeline != "" {
@@ -124,12 +124,7 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, g
 	if err != nil {
 		return err
 	}
-	if shards > 0 {
-		fmt.Fprintf(a.stdout, "shard %d/%d: %d tasks replayed under %d strategies, results in %s\n", shard+1, shards, out.Tasks, out.Strategies, f.results)
-		fmt.Fprintf(a.stdout, "no verdict from a shard: judge the whole with sextant merge\n")
-		return nil
-	}
-	return a.printJudgment(out.Report, f.reports)
+	return a.printOutcome(out, f.reports)
 }
 
 // replayChecks are the flags of replay and gate checked before any
@@ -173,7 +168,7 @@ func (a *app) merge(ctx context.Context, files, reports []string) error {
 	if err != nil {
 		return err
 	}
-	return a.printJudgment(r, reports)
+	return a.printOutcome(&layer.Outcome{Report: r}, reports)
 }
 
 // verdict ends a command with the exit code of a verdict already printed.

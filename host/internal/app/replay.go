@@ -74,10 +74,27 @@ type TemporalReplay struct {
 }
 
 // Outcome is a replay done: its report when judged, or, for a shard, what
-// it replayed.
+// it replayed (ShardSummary).
 type Outcome struct {
 	Report            *report.Report
 	Tasks, Strategies int
+	// Candidate is the candidate pipeline gated (gate
+	// --candidate-pipeline), "" for strategies.
+	Candidate string
+	// Shard of Shards (0-based) wrote its results to Results.
+	Shard, Shards int
+	Results       string
+}
+
+// ShardSummary is what a shard prints: what it replayed, where its
+// results are, and that merge judges them.
+func (o *Outcome) ShardSummary() string {
+	what := fmt.Sprintf("%d strategies", o.Strategies)
+	if o.Candidate != "" {
+		what = "the pipeline and candidate pipeline " + o.Candidate
+	}
+	return fmt.Sprintf("shard %d/%d: %d tasks replayed under %s, results in %s\nno verdict from a shard: judge the whole with sextant merge\n",
+		o.Shard+1, o.Shards, o.Tasks, what, o.Results)
 }
 
 // ReplayPlan is what a replay replays: the pipeline loaded (Close
@@ -116,7 +133,7 @@ func (r *Replayer) Replay(ctx context.Context, req ReplayRequest) (*Outcome, err
 		return nil, err
 	}
 	if req.Shards > 0 {
-		return &Outcome{Tasks: kept.Tasks, Strategies: len(rp.Strategies)}, nil
+		return &Outcome{Tasks: kept.Tasks, Strategies: len(rp.Strategies), Shard: req.Shard, Shards: req.Shards, Results: req.Results}, nil
 	}
 	jr.Results, jr.Kept = kept.Results, kept
 	return r.judged(ctx, jr)
@@ -202,6 +219,7 @@ func (r *Replayer) collect(ctx context.Context, rp *ReplayPlan, req ReplayReques
 	}
 	defer cleanup()
 	rc.Strategies, rc.Shard, rc.Shards = rp.Strategies, req.Shard, req.Shards
+	rc.MaxLiveCostUSD = replay.ShardMax(rc.MaxLiveCostUSD, req.Shards) // the shards of one replay share its cap
 	var out *replay.ResultsFile
 	if req.Results != "" {
 		s := rp.Setup.Settings
@@ -325,7 +343,8 @@ func (r *Replayer) saveVerdict(ctx context.Context, p *pipeline.Pipeline, storeF
 }
 
 // Merge judges sharded replay results (the files sextant replay --shard
-// wrote) as an unsharded replay does.
+// or gate --candidate-pipeline --shard wrote) as an unsharded replay, or
+// gate, does.
 func (r *Replayer) Merge(ctx context.Context, files []string) (*report.Report, error) {
 	m, err := replay.MergeFiles(files)
 	if err != nil {
@@ -338,6 +357,9 @@ func (r *Replayer) Merge(ctx context.Context, files []string) (*report.Report, e
 	p, err := pipeline.Load(ctx, m.Header.Pipeline, reg, pipeline.Options{})
 	if err != nil {
 		return nil, err
+	}
+	if m.Header.Candidate != nil {
+		return r.mergePipeline(ctx, m, p, reg)
 	}
 	plan := &ReplayPlan{Setup: replay.Setup{Loaded: &run.Loaded{Pipeline: p}, Plugins: reg, Settings: replay.Settings{Seed: m.Header.Seed}},
 		Strategies: m.Strategies}

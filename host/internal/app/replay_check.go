@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/report"
@@ -60,29 +59,15 @@ func (f *ReplayFlags) checkTemporal() error {
 	return nil
 }
 
-// CheckWhole checks the flags of gate --candidate-pipeline. A candidate
-// pipeline is gated here, whole: its live calls share one cost cap and
-// are recorded once, so the flags that split a replay or hand it
-// elsewhere are refused with what to do instead.
-func (f *ReplayFlags) CheckWhole() error {
-	var given, instead []string
-	for _, o := range []struct {
-		set        bool
-		flag, hint string
-	}{
-		{f.Shard != "", "--shard", "gate it on one machine (--workers N replays in parallel)"},
-		{f.Results != "", "--results", "keep its outcome with --report json=PATH"},
-		{f.Temporal != "", "--temporal", "gate it here, without --temporal"},
-	} {
-		if o.set {
-			given, instead = append(given, o.flag), append(instead, o.hint)
-		}
+// CheckCandidate checks the flags of gate --candidate-pipeline as Check
+// does. --temporal is refused with what to do instead: Temporal workers
+// replay the strategies of the pipeline they check out; a candidate
+// pipeline is split across CI jobs with --shard and sextant merge.
+func (f *ReplayFlags) CheckCandidate(getenv func(string) string) (shard, shards int, err error) {
+	if f.Temporal != "" {
+		return 0, 0, &UsageError{errors.New("--temporal cannot be used with --candidate-pipeline: Temporal workers replay the strategies of the pipeline they check out, not a candidate pipeline; instead, split the gate across CI jobs: gate --candidate-pipeline FILE --shard I/N --results FILE in each, then sextant merge the results files")}
 	}
-	if len(given) > 0 {
-		return &UsageError{fmt.Errorf("%s cannot be used with --candidate-pipeline: a candidate pipeline is gated in one process, whole (its live calls share one max_live_cost_usd and are recorded once); instead, %s",
-			strings.Join(given, ", "), strings.Join(instead, "; "))}
-	}
-	return CheckReports(f.Reports)
+	return f.Check(getenv)
 }
 
 // CheckReports checks --report FORMAT=PATH specs (report.CheckSpecs); a

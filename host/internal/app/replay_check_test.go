@@ -11,10 +11,10 @@ import (
 func TestReplayFlagsCheck(t *testing.T) {
 	env := func(string) string { return "" }
 	for _, tc := range []struct {
-		name  string
-		f     ReplayFlags
-		whole bool
-		want  string // "" is no error
+		name string
+		f    ReplayFlags
+		cand bool   // gate --candidate-pipeline
+		want string // "" is no error
 	}{
 		{"plain", ReplayFlags{}, false, ""},
 		{"shard", ReplayFlags{Shard: "2/4", Results: "r.jsonl"}, false, ""},
@@ -25,19 +25,21 @@ func TestReplayFlagsCheck(t *testing.T) {
 		{"temporal with shard", ReplayFlags{Temporal: "h:1", TemporalShards: 1, Results: "r"}, false, "--temporal shards the replay itself"},
 		{"temporal with otlp", ReplayFlags{Temporal: "h:1", TemporalShards: 1, OTLP: true}, false, "--otlp-endpoint with --temporal"},
 		{"temporal shards", ReplayFlags{Temporal: "h:1"}, false, "--temporal-shards 0"},
-		{"whole", ReplayFlags{Reports: []string{"json=-"}}, true, ""},
-		{"whole sharded", ReplayFlags{Shard: "1/2", Temporal: "h:1"}, true, "--shard, --temporal cannot be used with --candidate-pipeline"},
-		{"whole bad report", ReplayFlags{Reports: []string{"pdf=x"}}, true, "pdf"},
+		{"candidate", ReplayFlags{Reports: []string{"json=-"}}, true, ""},
+		{"candidate shard", ReplayFlags{Shard: "2/4", Results: "r.jsonl"}, true, ""},
+		{"candidate shard without results", ReplayFlags{Shard: "1/2"}, true, "--shard needs --results"},
+		{"candidate shard with report", ReplayFlags{Shard: "1/2", Results: "r", Reports: []string{"json=-"}}, true, "--report with --shard"},
+		{"candidate temporal", ReplayFlags{Temporal: "h:1", TemporalShards: 1}, true,
+			"--temporal cannot be used with --candidate-pipeline: Temporal workers replay the strategies of the pipeline they check out, not a candidate pipeline; instead, split the gate across CI jobs"},
+		{"candidate bad report", ReplayFlags{Reports: []string{"pdf=x"}}, true, "pdf"},
 	} {
-		var err error
-		if tc.whole {
-			err = tc.f.CheckWhole()
-		} else {
-			var shard, shards int
-			shard, shards, err = tc.f.Check(env)
-			if tc.name == "shard" && (shard != 1 || shards != 4) {
-				t.Errorf("%s: shard %d of %d, want 1 of 4", tc.name, shard, shards)
-			}
+		check := tc.f.Check
+		if tc.cand {
+			check = tc.f.CheckCandidate
+		}
+		shard, shards, err := check(env)
+		if tc.f.Shard == "2/4" && (shard != 1 || shards != 4) {
+			t.Errorf("%s: shard %d of %d, want 1 of 4", tc.name, shard, shards)
 		}
 		if tc.want == "" {
 			if err != nil {

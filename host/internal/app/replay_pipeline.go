@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
@@ -16,8 +19,11 @@ import (
 // GatePipeline is gate --candidate-pipeline: the pipeline at req.Path and
 // the candidate pipeline at candPath (a full one, or an overlay) replayed
 // over req.Path's recorded tasks, judged by its gates
-// (evolve.GatePipeline); the verdict is recorded as sextant gate's.
-func (r *Replayer) GatePipeline(ctx context.Context, req ReplayRequest, candPath string) (*report.Report, error) {
+// (evolve.GatePipeline); the verdict is recorded as sextant gate's. With
+// req.Results the results are written for sextant merge too; a shard
+// (req.Shards > 0) only writes them, its live calls capped at its share of
+// max_live_cost_usd (replay.ShardMax).
+func (r *Replayer) GatePipeline(ctx context.Context, req ReplayRequest, candPath string) (*Outcome, error) {
 	rp, err := r.Plan(ctx, req)
 	if err != nil {
 		return nil, err
@@ -43,26 +49,141 @@ func (r *Replayer) GatePipeline(ctx context.Context, req ReplayRequest, candPath
 	}
 	defer src.close() // once; an early close frees the store for the verdict
 	opts := evolve.Options{Seed: uint64(settings.Seed), MinFidelity: base.Replay.MinFidelity}
-	gates, closeGates, err := evolve.GateChain(ctx, reg, base, opts)
+	var gates []evolve.GateSpec
+	if req.Shards == 0 { // a shard judges nothing: merge runs the gates
+		var closeGates func()
+		if gates, closeGates, err = evolve.GateChain(ctx, reg, base, opts); err != nil {
+			return nil, err
+		}
+		defer closeGates()
+	}
+	c := evolve.PipelineCandidate{Base: rp.Setup.Config(src.tasks), Cand: candSetup.Config(src.tasks),
+		Baseline: rp.Strategies[0], Strategy: st, Pipeline: cand.Pipeline, File: candPath}
+	c.Cand.Record = src.record
+	c.Base.Shard, c.Base.Shards, c.Cand.Shard, c.Cand.Shards = req.Shard, req.Shards, req.Shard, req.Shards
+	c.Cand.MaxLiveCostUSD = replay.ShardMax(c.Cand.MaxLiveCostUSD, req.Shards)
+	out, err := r.candidateResults(req, rp, c)
+	if err != nil {
+		return nil, err
+	}
+	c.OnResult = func(res replay.Result, candidate bool) error {
+		if req.OnResult != nil {
+			req.OnResult()
+		}
+		return out.add(res, candidate)
+	}
+	reps, err := evolve.ReplayPipelines(ctx, c)
+	src.close() // before the verdict is saved in the same store
+	if err != nil {
+		out.abort()
+		return nil, shardCapError(err, req.Shards)
+	}
+	if err := out.commit(); err != nil {
+		return nil, err
+	}
+	o := &Outcome{Tasks: len(reps.Base), Strategies: 2, Candidate: candPath, Shard: req.Shard, Shards: req.Shards, Results: req.Results}
+	if req.Shards > 0 {
+		return o, nil
+	}
+	j := reps.Judge(ctx, c.Ref(), gates, opts)
+	r.saveVerdict(ctx, base, req.Store, Verdict{Command: "gate", Judgment: j}, nil)
+	o.Report = j.Report(base.Name)
+	return o, nil
+}
+
+// shardCapError says, of a shard's replay stopped by its cost cap, that
+// the cap was its share of max_live_cost_usd.
+func shardCapError(err error, shards int) error {
+	if shards > 1 && errors.Is(err, replay.ErrLiveCost) {
+		return fmt.Errorf("%w; each of %d shards may spend max_live_cost_usd / %d", err, shards, shards)
+	}
+	return err
+}
+
+// candidateResults is the results file (--results) of c's gate, nil
+// without one: the header names the candidate pipeline, its base, and how
+// its calls may go live.
+func (r *Replayer) candidateResults(req ReplayRequest, rp *ReplayPlan, c evolve.PipelineCandidate) (*resultsOut, error) {
+	if req.Results == "" {
+		return nil, nil
+	}
+	s, p := rp.Setup.Settings, c.Pipeline
+	ref := &replay.CandidateRef{File: c.File, Digest: p.Digest(), OnMiss: c.Cand.OnMiss,
+		MaxLiveCostUSD: p.Replay.MaxLiveCostUSD, ShardMaxUSD: c.Cand.MaxLiveCostUSD, Recorded: c.Cand.Record != nil}
+	if p.Overlay != "" {
+		abs, err := filepath.Abs(p.File)
+		if err != nil {
+			return nil, err
+		}
+		ref.Base = abs
+	}
+	h := replay.ResultsHeader{Seed: s.Seed, Sample: s.Sample, OnMiss: s.OnMiss, StratifyBy: s.StratifyBy, Candidate: ref}
+	if req.Shards > 0 {
+		h.Shard = fmt.Sprintf("%d/%d", req.Shard+1, req.Shards)
+	}
+	files := []string{rp.Files[0], rp.Files[0]}
+	if c.Strategy != rp.Strategies[0] {
+		files[1] = "" // a pipeline without [strategy]: kept as it encodes
+		if p.Strategy.File != "" {
+			files[1] = p.Path(p.Strategy.File)
+		}
+	}
+	f, err := replay.CreateResults(req.Results, req.Path, files, []*strategy.Strategy{c.Baseline, c.Strategy}, h)
+	if err != nil {
+		return nil, err
+	}
+	return &resultsOut{f}, nil
+}
+
+// resultsOut is a results file being written, or none (nil).
+type resultsOut struct{ f *replay.ResultsFile }
+
+func (o *resultsOut) add(r replay.Result, candidate bool) error {
+	switch {
+	case o == nil:
+		return nil
+	case candidate:
+		return o.f.AddCandidate(r)
+	}
+	return o.f.Add(r)
+}
+
+func (o *resultsOut) abort() {
+	if o != nil {
+		o.f.Abort()
+	}
+}
+
+func (o *resultsOut) commit() error {
+	if o == nil {
+		return nil
+	}
+	return o.f.Commit()
+}
+
+// mergePipeline judges the merged shards of a gate --candidate-pipeline
+// (m.Header.Candidate) on the gated pipeline p, as the unsharded gate
+// judges: the same gates, seed, pairing and live-call listing.
+func (r *Replayer) mergePipeline(ctx context.Context, m *replay.Merged, p *pipeline.Pipeline, reg *plugin.Registry) (*report.Report, error) {
+	opts := evolve.Options{Seed: uint64(m.Header.Seed), MinFidelity: p.Replay.MinFidelity}
+	gates, closeGates, err := evolve.GateChain(ctx, reg, p, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer closeGates()
-	candCfg := candSetup.Config(src.tasks)
-	candCfg.Record = src.record
-	j, err := evolve.GatePipeline(ctx, evolve.PipelineCandidate{Base: rp.Setup.Config(src.tasks), Cand: candCfg,
-		Baseline: rp.Strategies[0], Strategy: st, Pipeline: cand.Pipeline, File: candPath,
-		OnResult: func(replay.Result) {
-			if req.OnResult != nil {
-				req.OnResult()
-			}
-		}}, gates, opts)
-	src.close() // before the verdict is saved in the same store
-	if err != nil {
-		return nil, err
+	reps := &evolve.PipelineReplays{}
+	for _, res := range m.Results {
+		reps.Add(res, false)
 	}
-	r.saveVerdict(ctx, base, req.Store, Verdict{Command: "gate", Judgment: j}, nil)
-	return j.Report(base.Name), nil
+	for _, res := range m.Candidate {
+		reps.Add(res, true)
+	}
+	c := m.Header.Candidate
+	j := reps.Judge(ctx, evolve.PipelineRef{Baseline: m.Strategies[0], Strategy: m.Strategies[1],
+		Candidate: report.CandidatePipeline{File: c.File, Overlay: c.Base != "", Digest: c.Digest},
+		OnMiss:    c.OnMiss, MaxLiveCostUSD: c.MaxLiveCostUSD, Recorded: c.Recorded}, gates, opts)
+	r.saveVerdict(ctx, p, "", Verdict{Command: "merge", Judgment: j}, nil)
+	return j.Report(p.Name), nil
 }
 
 // candidateSetup is how the candidate pipeline replays: the baseline's

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
@@ -142,9 +144,12 @@ func TestGatePipeline(t *testing.T) {
 	}
 	results := 0
 	req.OnResult = func() { results++ }
-	rep, err := r.GatePipeline(ctx, req, big)
-	if err != nil || rep.CandidatePipeline == nil || !rep.CandidatePipeline.Overlay || rep.ExitCode == 0 {
-		t.Fatalf("gate big.toml: %v %+v, want a failing verdict on an overlay", err, rep)
+	out, err := r.GatePipeline(ctx, req, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := out.Report; rep.CandidatePipeline == nil || !rep.CandidatePipeline.Overlay || rep.ExitCode == 0 {
+		t.Fatalf("gate big.toml: %+v, want a failing verdict on an overlay", rep)
 	}
 	if results != 20 {
 		t.Errorf("%d results, want 20 (10 tasks, baseline and candidate)", results)
@@ -156,5 +161,63 @@ func TestGatePipeline(t *testing.T) {
 	defer st.Close()
 	if vs, err := evolve.ListVerdicts(ctx, st, "email-triage"); err != nil || len(vs) != 1 || vs[0].Command != "gate" {
 		t.Fatalf("verdicts: %v %+v, want the one of gate", err, vs)
+	}
+}
+
+// TestGatePipelineShardsMerge: the shards of gate --candidate-pipeline
+// write results naming the candidate and judge nothing; merged, they are
+// judged as the unsharded gate is, to the same JSON report; merged with
+// a replay's shard they are refused as invalid input.
+func TestGatePipelineShardsMerge(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	t.Setenv(project.EnvStore, "")
+	r := replayer(t)
+	big := filepath.Join(filepath.Dir(f.pipeline), "big.toml")
+	text := "overlay = \"pipeline.toml\"\n\n[providers.big]\nuse = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\n[steps.classify]\nprovider = \"big\"\n"
+	if err := os.WriteFile(big, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open(t, Target{Store: f.store, Create: true}).Close()
+	req := ReplayRequest{Path: f.pipeline, Store: f.store, Overrides: replay.Overrides{Sample: 10, OnMiss: replay.MissFail}}
+	whole, err := r.GatePipeline(ctx, req, big)
+	if err != nil || whole.Report == nil {
+		t.Fatalf("unsharded: %v %+v", err, whole)
+	}
+	var files []string
+	tasks := 0
+	for i := range 2 {
+		req.Shard, req.Shards = i, 2
+		req.Results = filepath.Join(t.TempDir(), "shard.jsonl")
+		out, err := r.GatePipeline(ctx, req, big)
+		if err != nil || out.Report != nil || out.Candidate != big {
+			t.Fatalf("shard %d: %v %+v, want results and no report", i, err, out)
+		}
+		files, tasks = append(files, req.Results), tasks+out.Tasks
+	}
+	if tasks != 10 {
+		t.Errorf("the shards replayed %d tasks, want 10", tasks)
+	}
+	merged, err := r.Merge(ctx, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	if err := report.WriteJSON(&a, whole.Report); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteJSON(&b, merged); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Fatalf("merged report:\n%s\nwant the unsharded gate's:\n%s", b.String(), a.String())
+	}
+	plain := ReplayRequest{Path: f.pipeline, Store: f.store, Overrides: req.Overrides, Shard: 1, Shards: 2,
+		Results: filepath.Join(t.TempDir(), "plain.jsonl")}
+	if _, err := r.Replay(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Merge(ctx, []string{files[0], plain.Results}); !errors.Is(err, sdk.ErrInvalid) {
+		t.Errorf("a candidate's shard merged with a replay's: %v, want invalid input", err)
 	}
 }

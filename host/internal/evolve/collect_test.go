@@ -68,10 +68,11 @@ func TestCollect(t *testing.T) {
 	if kept.Tasks != 4 || len(kept.Results) != 8 || told != 8 {
 		t.Fatalf("kept %d tasks, %d results; told of %d: want 4, 8, 8", kept.Tasks, len(kept.Results), told)
 	}
-	_, written, err := replay.ReadResults(path)
+	rc2, err := replay.ReadResults(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	written := rc2.Results
 	replay.SortResults(written, rc.Strategies)
 	mine := append([]replay.Result(nil), kept.Results...)
 	replay.SortResults(mine, rc.Strategies)

@@ -19,9 +19,9 @@ import (
 // routine change, replayed over the gated pipeline's recorded tasks.
 type PipelineCandidate struct {
 	// Base replays the gated pipeline, Cand the candidate pipeline: both
-	// without strategies, over the same source and sample. Cand's OnMiss
-	// and MaxLiveCostUSD are the candidate's: its changed calls miss their
-	// recordings and, under "live", are made, kept in Cand.Record.
+	// without strategies, over the same source, sample and shard. Cand's
+	// OnMiss and MaxLiveCostUSD are the candidate's: its changed calls miss
+	// their recordings and, under "live", are made, kept in Cand.Record.
 	Base, Cand replay.Config
 	// Baseline is the gated pipeline's strategy, Strategy the candidate
 	// pipeline's (the same one unless the candidate names another).
@@ -29,56 +29,117 @@ type PipelineCandidate struct {
 	// Pipeline is the candidate pipeline, File the file it was given as.
 	Pipeline *pipeline.Pipeline
 	File     string
-	// OnResult, when set, is told of each result, baseline's then the
-	// candidate's (progress).
-	OnResult func(replay.Result)
+	// OnResult, when set, is given each result whole, the baseline's
+	// then the candidate pipeline's (candidate set); its error stops the
+	// replay.
+	OnResult func(r replay.Result, candidate bool) error
 }
 
 // GatePipeline replays the baseline and the candidate pipeline over the
-// same tasks and judges them (JudgePipelines) with gates. The candidate's
-// replay fails with replay.ErrLiveCost once its live calls cost more than
-// its cap.
+// same tasks (ReplayPipelines) and judges them with gates
+// (PipelineReplays.Judge). The candidate's replay fails with
+// replay.ErrLiveCost once its live calls cost more than its cap.
 func GatePipeline(ctx context.Context, c PipelineCandidate, gates []GateSpec, opts Options) (*Judgment, error) {
-	collect := func(cfg replay.Config, st *strategy.Strategy, outputs map[string]json.RawMessage) ([]replay.Result, error) {
+	p, err := ReplayPipelines(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return p.Judge(ctx, c.Ref(), gates, opts), nil
+}
+
+// Ref is what a judgment of c's replays names: its strategies, the
+// candidate pipeline, and how its calls could go live.
+func (c PipelineCandidate) Ref() PipelineRef {
+	return PipelineRef{Baseline: c.Baseline, Strategy: c.Strategy,
+		Candidate: report.CandidatePipeline{File: c.File, Overlay: c.Pipeline.Overlay != "", Digest: c.Pipeline.Digest()},
+		OnMiss:    c.Cand.OnMiss, MaxLiveCostUSD: c.Cand.MaxLiveCostUSD, Recorded: c.Cand.Record != nil}
+}
+
+// ReplayPipelines replays the baseline, then the candidate pipeline, over
+// the same tasks.
+func ReplayPipelines(ctx context.Context, c PipelineCandidate) (*PipelineReplays, error) {
+	p := &PipelineReplays{}
+	collect := func(cfg replay.Config, st *strategy.Strategy, candidate bool) error {
 		cfg.Strategies = []*strategy.Strategy{st}
-		var out []replay.Result
-		err := replay.Run(ctx, cfg, func(r replay.Result) error {
+		return replay.Run(ctx, cfg, func(r replay.Result) error {
 			if c.OnResult != nil {
-				c.OnResult(r)
+				if err := c.OnResult(r, candidate); err != nil {
+					return err
+				}
 			}
-			if b, ok := ClipOutput(r.Output); ok && len(outputs) < MaxKeptOutputs {
-				outputs[r.Task] = b // for the flipped tasks of the stored verdict
-			}
-			r.Output = nil // its digest stays: results of many tasks stay small
-			out = append(out, r)
+			p.Add(r, candidate)
 			return nil
 		})
-		return out, err
 	}
-	baseOut, candOut := map[string]json.RawMessage{}, map[string]json.RawMessage{}
-	base, err := collect(c.Base, c.Baseline, baseOut)
-	if err != nil {
+	if err := collect(c.Base, c.Baseline, false); err != nil {
 		return nil, fmt.Errorf("replay the baseline: %w", err)
 	}
 	cand := c.Cand
 	cand.Pipeline = c.Base.Pipeline // the gated pipeline's tasks, whatever the candidate is called
 	cand.Candidate = true           // it changed what they were recorded with on purpose
-	results, err := collect(cand, c.Strategy, candOut)
-	if err != nil {
+	if err := collect(cand, c.Strategy, true); err != nil {
 		return nil, fmt.Errorf("replay the candidate pipeline %s: %w", c.File, err)
 	}
-	j := JudgePipelines(ctx, base, results, c.Baseline, c.Strategy, gates, opts)
-	j.CandidatePipeline = &report.CandidatePipeline{File: c.File, Overlay: c.Pipeline.Overlay != "", Digest: c.Pipeline.Digest()}
-	if cand.OnMiss == replay.MissLive {
-		j.Live = LiveOf(results, cand.MaxLiveCostUSD, cand.Record != nil)
+	return p, nil
+}
+
+// PipelineReplays are the results of a candidate pipeline's gate: the
+// baseline's and the candidate pipeline's, each in task order, without
+// their outputs but those of the first MaxKeptOutputs tasks, clipped, for
+// the flipped tasks of the stored verdict.
+type PipelineReplays struct {
+	Base, Cand       []replay.Result
+	baseOut, candOut map[string]json.RawMessage
+}
+
+// Add adds a result of the baseline's replay, or of the candidate
+// pipeline's (candidate set), in task order: one replay's, or a merge's
+// of its shards.
+func (p *PipelineReplays) Add(r replay.Result, candidate bool) {
+	list, outputs := &p.Base, &p.baseOut
+	if candidate {
+		list, outputs = &p.Cand, &p.candOut
+	}
+	if *outputs == nil {
+		*outputs = map[string]json.RawMessage{}
+	}
+	if b, ok := ClipOutput(r.Output); ok && len(*outputs) < MaxKeptOutputs {
+		(*outputs)[r.Task] = b
+	}
+	r.Output = nil // its digest stays: results of many tasks stay small
+	*list = append(*list, r)
+}
+
+// PipelineRef is what the judgment of a candidate pipeline names beside
+// its results: the strategies (Baseline the gated pipeline's, Strategy
+// the candidate's), the candidate pipeline, and how its calls could go
+// live: its on_miss and max_live_cost_usd, and whether their answers were
+// recorded.
+type PipelineRef struct {
+	Baseline, Strategy *strategy.Strategy
+	Candidate          report.CandidatePipeline
+	OnMiss             string
+	MaxLiveCostUSD     float64
+	Recorded           bool
+}
+
+// Judge judges the replays of the candidate pipeline ref names
+// (JudgePipelines) with gates, with its identity, the calls it made live
+// and the flipped tasks' outputs.
+func (p *PipelineReplays) Judge(ctx context.Context, ref PipelineRef, gates []GateSpec, opts Options) *Judgment {
+	j := JudgePipelines(ctx, p.Base, p.Cand, ref.Baseline, ref.Strategy, gates, opts)
+	cp := ref.Candidate
+	j.CandidatePipeline = &cp
+	if ref.OnMiss == replay.MissLive {
+		j.Live = LiveOf(p.Cand, ref.MaxLiveCostUSD, ref.Recorded)
 	}
 	for _, t := range slices.Concat(j.Regressed, j.Improved) {
 		if j.Outputs == nil {
 			j.Outputs = map[string]FlipOutputs{}
 		}
-		j.Outputs[t] = FlipOutputs{Baseline: baseOut[t], Candidate: candOut[t]}
+		j.Outputs[t] = FlipOutputs{Baseline: p.baseOut[t], Candidate: p.candOut[t]}
 	}
-	return j, nil
+	return j
 }
 
 // FlipOutputs are a flipped task's outputs (clipped, ClipOutput) under the

@@ -158,7 +158,7 @@ func TestGatePipelineFlippedOutputs(t *testing.T) {
 	var results []replay.Result
 	c := PipelineCandidate{Base: config(loaded["pipeline.toml"], replay.MissFail), Cand: config(loaded["cand.toml"], replay.MissLive),
 		Baseline: st, Strategy: st, Pipeline: loaded["cand.toml"].Pipeline, File: "cand.toml",
-		OnResult: func(r replay.Result) { results = append(results, r) }}
+		OnResult: func(r replay.Result, _ bool) error { results = append(results, r); return nil }}
 	j, err := GatePipeline(ctx, c, nil, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)

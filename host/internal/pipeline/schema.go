@@ -150,7 +150,7 @@ var (
 			{Name: "workers", Type: schema.Int, Default: 4, Bound: schema.Positive, Doc: "tasks replayed at once"},
 			{Name: "seed", Type: schema.Int, Default: 1, Doc: "seed of the sample and of replayed randomness"},
 			{Name: "on_miss", Type: schema.String, Enum: onMissValues, Default: "fail", Doc: "what a call with no recording does"},
-			{Name: "max_live_cost_usd", Type: schema.Number, Bound: schema.Positive, Doc: "most USD the calls sent to a live provider (on_miss = live) may cost in one replay; the replay fails beyond it; unset: no cap"},
+			{Name: "max_live_cost_usd", Type: schema.Number, Bound: schema.Positive, Doc: "most USD the calls sent to a live provider (on_miss = live) may cost in one replay or gate, each of its --shard I/N shards 1/N of it; the replay fails beyond it; unset: no cap"},
 			{Name: "min_fidelity", Type: schema.Number, Default: 1.0, Bound: schema.NonNegative, Doc: "least share of self-replays (tasks replayed under the strategy they were recorded with) that must reproduce their recorded trace, 0 to 1; below it the verdict fails, naming the first divergences"},
 		}}},
 		{Name: "evolve", Type: schema.Table, Doc: "how candidates are made and chosen", Block: &schema.Block{Fields: []schema.Field{

@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/sextant-dev/sextant/host/internal/strategy"
 )
@@ -11,31 +12,41 @@ import (
 // of the same pipeline, strategies and settings would have produced.
 type Merged struct {
 	// Header is the first file's header: the pipeline (an absolute path),
-	// the strategies' text and the settings, which every file shares.
+	// the strategies' text and the settings, which every file shares, and
+	// the candidate pipeline, recorded when every shard's live answers
+	// were.
 	Header *ResultsHeader
 	// Strategies are the header's strategies, parsed, baseline first.
 	Strategies []*strategy.Strategy
 	// Results are every shard's results in the order of one replay.
 	Results []Result
+	// Candidate are the candidate pipeline's results, in task order, when
+	// the shards are those of gate --candidate-pipeline (Header.Candidate).
+	Candidate []Result
 }
 
 // MergeFiles reads the results files of the shards of one replay and puts
 // them together. It checks that every shard 1..N is there exactly once,
 // that all replayed the same pipeline, strategies and settings, and that
-// no task was replayed twice under one strategy. One file of an unsharded
-// replay merges too, alone. Every error is the input's.
+// no task was replayed twice under one strategy. Shards of gate
+// --candidate-pipeline merge only with shards of the same candidate. One
+// file of an unsharded replay merges too, alone. Every error is the
+// input's.
 func MergeFiles(files []string) (*Merged, error) {
 	var header *ResultsHeader
-	byKey := map[string]Result{}
+	byKey, candidate := map[string]Result{}, map[string]Result{}
 	shardOf := map[int]string{} // shard index → file
 	total := -1
 	for _, f := range files {
-		h, rs, err := ReadResults(f)
+		rc, err := ReadResults(f)
 		if err != nil {
 			return nil, err
 		}
+		h, rs := rc.Header, rc.Results
 		if header == nil {
 			header = h
+		} else if err := sameCandidate(f, h, files[0], header); err != nil {
+			return nil, err
 		} else if h.settings() != header.settings() {
 			return nil, fmt.Errorf("%s: replayed another pipeline, other strategies or other settings than %s", f, files[0])
 		}
@@ -47,6 +58,12 @@ func MergeFiles(files []string) (*Merged, error) {
 			return nil, fmt.Errorf("%s: shard %q does not match %s (shard %d/%d)", f, h.Shard, files[0], i+1, total)
 		}
 		total = n
+		if h.Candidate != nil && !h.Candidate.Recorded {
+			header.Candidate.Recorded = false // the merged gate's answers are kept where every shard's were
+		}
+		if c := h.Candidate; c != nil && !sameCost(c.ShardMaxUSD, ShardMax(c.MaxLiveCostUSD, n)) {
+			return nil, fmt.Errorf("%s:1: shard %q could spend $%.4f live, not its share of max_live_cost_usd $%.4f", f, h.Shard, c.ShardMaxUSD, c.MaxLiveCostUSD)
+		}
 		if prev, dup := shardOf[i]; dup && n > 0 {
 			return nil, fmt.Errorf("%s: shard %d/%d again (also %s)", f, i+1, n, prev)
 		}
@@ -57,6 +74,12 @@ func MergeFiles(files []string) (*Merged, error) {
 				return nil, fmt.Errorf("%s: task %s replayed twice under %s (overlapping shards?)", f, r.Task, r.Strategy)
 			}
 			byKey[key] = r
+		}
+		for _, r := range rc.Candidate {
+			if _, dup := candidate[r.Task]; dup {
+				return nil, fmt.Errorf("%s: task %s replayed twice by the candidate pipeline (overlapping shards?)", f, r.Task)
+			}
+			candidate[r.Task] = r
 		}
 	}
 	if header == nil {
@@ -77,7 +100,41 @@ func MergeFiles(files []string) (*Merged, error) {
 		m.Results = append(m.Results, r)
 	}
 	SortResults(m.Results, m.Strategies)
+	for _, r := range candidate {
+		m.Candidate = append(m.Candidate, r)
+	}
+	sort.Slice(m.Candidate, func(i, j int) bool { return m.Candidate[i].Task < m.Candidate[j].Task })
 	return m, nil
+}
+
+// sameCandidate checks that the results file f (header h) gated the
+// candidate pipeline that first (header fh) did, or, like it, none.
+func sameCandidate(f string, h *ResultsHeader, first string, fh *ResultsHeader) error {
+	switch c, fc := h.Candidate, fh.Candidate; {
+	case c == nil && fc == nil:
+		return nil
+	case c == nil:
+		return fmt.Errorf("%s:1: a replay's results, but %s gated candidate pipeline %s: merge the shards of one gate --candidate-pipeline, and no others", f, first, fc)
+	case fc == nil:
+		return fmt.Errorf("%s:1: gated candidate pipeline %s, but %s is a replay's results: merge the shards of one gate --candidate-pipeline, and no others", f, c, first)
+	case c.identity() != fc.identity():
+		return fmt.Errorf("%s:1: gated candidate pipeline %s, but %s gated %s: shards of different candidates do not merge", f, c, first, fc)
+	}
+	return nil
+}
+
+// String names the candidate pipeline as merge's errors do: its file,
+// digest and, when set, its base, on_miss and cap.
+func (c *CandidateRef) String() string {
+	s := fmt.Sprintf("%s (digest %s", c.File, short(c.Digest))
+	if c.Base != "" {
+		s += ", overlay of " + c.Base
+	}
+	s += ", on_miss " + c.OnMiss
+	if c.MaxLiveCostUSD > 0 {
+		s += fmt.Sprintf(", max_live_cost_usd $%.4f", c.MaxLiveCostUSD)
+	}
+	return s + ")"
 }
 
 // complete checks that the files are the shards 0..total-1 of one replay

@@ -1,6 +1,8 @@
 package replay_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -61,10 +63,11 @@ func TestResultsRoundTrip(t *testing.T) {
 	files, sts := twoStrategies(t)
 	dir := t.TempDir()
 	path := shardFile(t, dir, "", files, sts, 7, "a", "b")
-	h, rs, err := replay.ReadResults(path)
+	rc, err := replay.ReadResults(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, rs := rc.Header, rc.Results
 	abs, _ := filepath.Abs("pipeline.toml")
 	if h.Type != "header" || h.Pipeline != abs || h.Seed != 7 || len(h.Strategies) != 2 {
 		t.Fatalf("header %+v", h)
@@ -115,18 +118,36 @@ func TestReadResultsErrors(t *testing.T) {
 		{"two headers", header + "\n" + header, "F:2: a second header line"},
 		{"unknown type", header + "\n" + `{"type":"footer"}`, `F:2: unknown line type "footer"`},
 		{"not json", header + "\n{", "F:2: unexpected end of JSON input"},
+		{"end first", `{"type":"end"}`, "F:1: the end line before the header line"},
+		{"after the end", header + "\n" + `{"type":"end","sha256":"` + sum(header+"\n") + `"}` + "\n" + result, "F:3: a line after the end line"},
+		{"changed", header + "\n" + result + "\n" + `{"type":"end","results":1,"sha256":"` + sum(header+"\n") + `"}`,
+			"F:3: the lines above have sha256 " + sum(header + "\n" + result + "\n")[:12] + "…, the end line says " + sum(header + "\n")[:12] + "…: the file was changed after its replay wrote it"},
+		{"miscounted", header + "\n" + result + "\n" + `{"type":"end","results":2,"sha256":"` + sum(header+"\n"+result+"\n") + `"}`,
+			"F:3: the end line counts 2 results, the file holds 1"},
+		{"candidate line in a replay's", header + "\n" + `{"type":"candidate","result":{"task":"a"}}`,
+			"F:2: a candidate pipeline's result, but the header names no candidate pipeline"},
+		{"candidate with one strategy", `{"type":"header","pipeline":"/p.toml","strategies":["x"],"candidate":{"file":"c.toml"}}`,
+			"F:1: header names a candidate pipeline and 1 strategies, want 2 (the pipeline's and the candidate's)"},
+		{"candidate cut short", `{"type":"header","pipeline":"/p.toml","strategies":["x","x"],"candidate":{"file":"c.toml"}}` + "\n" + result,
+			"F: no end line: the file is cut short (a shard that did not finish, or a partial copy)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := filepath.Join(t.TempDir(), "r.jsonl")
 			if err := os.WriteFile(f, []byte(tc.text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, _, err := replay.ReadResults(f)
+			_, err := replay.ReadResults(f)
 			if want := strings.ReplaceAll(tc.want, "F", f); err == nil || err.Error() != want {
 				t.Fatalf("err %v, want %s", err, want)
 			}
 		})
 	}
+}
+
+// sum is the SHA-256 of text, hex.
+func sum(text string) string {
+	b := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(b[:])
 }
 
 func TestMergeFiles(t *testing.T) {
