@@ -299,13 +299,13 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span, fates []fate) erro
 	var derivedTraceOK bool // cur's derived trace id is valid
 	// The derived span ids, hex by hex, and the spans they go to: one
 	// string for the burst rather than one per span.
-	var ids []byte
+	var ids strings.Builder
 	var derived []int32
 	defer func() {
 		if len(derived) == 0 {
 			return
 		}
-		all := string(ids)
+		all := ids.String()
 		for k, i := range derived {
 			spans[i].SpanID = all[16*k : 16*k+16]
 		}
@@ -335,10 +335,12 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span, fates []fate) erro
 		givenTrace := sp.TraceID != cur.traceID || !derivedTraceOK
 		given := sp.SpanID != ""
 		if !given {
-			if ids == nil {
-				ids = make([]byte, 0, 16*(len(spans)-i))
+			if derived == nil {
+				ids.Grow(16 * (len(spans) - i))
+				derived = make([]int32, 0, len(spans)-i)
 			}
-			ids = appendSpanID(ids, cur.spanBase, sp.Seq)
+			var id [16]byte
+			ids.Write(appendSpanID(id[:0], cur.spanBase, sp.Seq))
 			derived = append(derived, int32(i))
 		}
 		if err := checkSpanIDs(sp, givenTrace, given); err != nil {
@@ -402,6 +404,7 @@ func (s *Store) encodeSpans(spans []Span, fresh []fate, kvs []kv) (_, rewrites [
 func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]byte) (_, rewrites []kv, _ error) {
 	buf := *bufp
 	defer func() { *bufp = buf }()
+	var enc spanEncoder
 	for i := 0; i < len(spans); {
 		sp := &spans[i]
 		n := 1
@@ -419,7 +422,7 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 		var err error
 		if n == 1 {
 			buf = append(buf, '{')
-			if buf, err = appendSpanBody(buf, sp); err != nil {
+			if buf, err = enc.appendSpanBody(buf, sp); err != nil {
 				return nil, nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
 			}
 			buf = append(buf, '}')
@@ -432,7 +435,7 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 				buf = append(buf, `{"seq":`...)
 				buf = strconv.AppendUint(buf, spans[j].Seq, 10)
 				buf = append(buf, ',')
-				if buf, err = appendSpanBody(buf, &spans[j]); err != nil {
+				if buf, err = enc.appendSpanBody(buf, &spans[j]); err != nil {
 					return nil, nil, fmt.Errorf("span %d of execution %q: %w", spans[j].Seq, sp.Execution, err)
 				}
 				buf = append(buf, '}')
@@ -997,6 +1000,20 @@ func (c *seqCounters) reset() {
 // hot path of span writing, so it avoids reflection; the output is what
 // encoding/json would produce for the same fields.
 func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
+	var e spanEncoder
+	return e.appendSpanBody(b, sp)
+}
+
+// spanEncoder is appendSpanBody with scratch space that a burst's spans
+// share: where a span's attributes are sorted.
+type spanEncoder struct {
+	keys  []string
+	vals  []Value
+	order []int
+}
+
+// appendSpanBody is the function appendSpanBody.
+func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 	b = append(b, `"trace_id":"`...)
 	b = append(b, sp.TraceID...)
 	b = append(b, `","span_id":"`...)
@@ -1020,7 +1037,7 @@ func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 	var err error
 	if len(sp.Attributes) > 0 {
 		b = append(b, `,"attributes":`...)
-		if b, err = appendAttributes(b, sp.Attributes); err != nil {
+		if b, err = e.appendAttributes(b, sp.Attributes); err != nil {
 			return nil, err
 		}
 	}
@@ -1052,7 +1069,7 @@ func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 			b = append(b, '"')
 			if len(l.Attributes) > 0 {
 				b = append(b, `,"attributes":`...)
-				if b, err = appendAttributes(b, l.Attributes); err != nil {
+				if b, err = e.appendAttributes(b, l.Attributes); err != nil {
 					return nil, err
 				}
 			}
@@ -1111,38 +1128,38 @@ func append4(b []byte, n int) []byte {
 	return append(b, byte('0'+n/1000), byte('0'+n/100%10), byte('0'+n/10%10), byte('0'+n%10))
 }
 
-func appendAttributes(b []byte, a Attributes) ([]byte, error) {
-	// Key and value together, sorted by key: no map lookup per key.
-	type attr struct {
-		k string
-		v Value
-	}
-	var small [24]attr
-	attrs := small[:0]
+// appendAttributes writes a as a JSON object, its keys sorted.
+func (e *spanEncoder) appendAttributes(b []byte, a Attributes) ([]byte, error) {
+	// Keys and values copied out, so that sorting moves indexes, not
+	// them, and no key is looked up in the map again.
+	keys, vals, order := e.keys[:0], e.vals[:0], e.order[:0]
 	for k, v := range a {
-		attrs = append(attrs, attr{k, v})
+		order = append(order, len(keys))
+		keys = append(keys, k)
+		vals = append(vals, v)
 	}
-	if len(attrs) <= 12 {
+	e.keys, e.vals, e.order = keys, vals, order
+	if len(order) <= 12 {
 		// Insertion sort: for the few attributes of a span it beats the
 		// generic sort, whose comparison is an indirect call.
-		for i := 1; i < len(attrs); i++ {
-			for j := i; j > 0 && attrs[j].k < attrs[j-1].k; j-- {
-				attrs[j], attrs[j-1] = attrs[j-1], attrs[j]
+		for i := 1; i < len(order); i++ {
+			for j := i; j > 0 && keys[order[j]] < keys[order[j-1]]; j-- {
+				order[j], order[j-1] = order[j-1], order[j]
 			}
 		}
 	} else {
-		slices.SortFunc(attrs, func(x, y attr) int { return strings.Compare(x.k, y.k) })
+		slices.SortFunc(order, func(x, y int) int { return strings.Compare(keys[x], keys[y]) })
 	}
 	b = append(b, '{')
 	var err error
-	for i, at := range attrs {
-		if i > 0 {
+	for n, i := range order {
+		if n > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, at.k)
+		b = appendJSONString(b, keys[i])
 		b = append(b, ':')
-		if b, err = at.v.appendJSON(b); err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", at.k, err)
+		if b, err = vals[i].appendJSON(b); err != nil {
+			return nil, fmt.Errorf("attribute %q: %w", keys[i], err)
 		}
 	}
 	return append(b, '}'), nil
