@@ -18,6 +18,11 @@ const Version = "0.1.0"
 // Navigator walks BPMN 2.0 routines. Create one with New; the zero value is
 // not usable. It is safe for concurrent use: the only thing it keeps is the
 // cache of loaded routines, guarded by a mutex.
+//
+// The Decisions it returns are read-only: a trace, a lone removed id or a
+// lone waiting join may be memory shared with the loaded routine and with
+// other answers. Apply them with sdk.Decision.Apply, which copies; never
+// write into a Decision's slices.
 type Navigator struct {
 	mu       sync.RWMutex
 	routines map[string]*model
