@@ -52,6 +52,12 @@ type NavigatorClient struct{ wire }
 // implements Provider and nothing else. See NewProviderClient.
 type ProviderClient struct{ wire }
 
+// EmbedderClient is a provider plugin that embeds (its Info has Embed) on
+// the far side of a RoundTripper: it implements Embedder, so the host's
+// type assertion finds the ability across the wire as it does in a
+// builtin. NewKindClient returns one for such a plugin.
+type EmbedderClient struct{ ProviderClient }
+
 // GateClient is a gate plugin on the far side of a RoundTripper: it
 // implements Gate and nothing else. See NewGateClient.
 type GateClient struct{ wire }
@@ -69,11 +75,13 @@ type Client struct{ wire }
 var (
 	_ Navigator = (*NavigatorClient)(nil)
 	_ Provider  = (*ProviderClient)(nil)
+	_ Embedder  = (*EmbedderClient)(nil)
 	_ Gate      = (*GateClient)(nil)
 	_ Tool      = (*ToolClient)(nil)
 
 	_ Gate      = (*Client)(nil)
 	_ Provider  = (*Client)(nil)
+	_ Embedder  = (*Client)(nil)
 	_ Navigator = (*Client)(nil)
 	_ Tool      = (*Client)(nil)
 )
@@ -105,8 +113,9 @@ func NewClient(name string, rt RoundTripper, info Info) *Client {
 }
 
 // NewKindClient returns the kind-typed client (*NavigatorClient,
-// *ProviderClient, *GateClient or *ToolClient) for the plugin called name behind rt,
-// whose Describe answer is info. When want is not empty and info.Kind is
+// *ProviderClient, *EmbedderClient, *GateClient or *ToolClient) for the
+// plugin called name behind rt, whose Describe answer is info: a provider
+// whose info has Embed gets an *EmbedderClient. When want is not empty and info.Kind is
 // not want, it returns a *KindError naming the plugin and both kinds.
 func NewKindClient(name string, rt RoundTripper, info Info, want Kind) (Plugin, error) {
 	if want != "" && info.Kind != want {
@@ -117,6 +126,9 @@ func NewKindClient(name string, rt RoundTripper, info Info, want Kind) (Plugin, 
 	case KindNavigator:
 		return &NavigatorClient{w}, nil
 	case KindProvider:
+		if info.Embed {
+			return &EmbedderClient{ProviderClient{w}}, nil
+		}
 		return &ProviderClient{w}, nil
 	case KindGate:
 		return &GateClient{w}, nil
@@ -147,13 +159,14 @@ func NewNavigatorClient(ctx context.Context, name string, rt RoundTripper) (*Nav
 }
 
 // NewProviderClient asks the plugin behind rt to Describe itself and
-// returns a ProviderClient, or a *KindError when it is not a provider.
-func NewProviderClient(ctx context.Context, name string, rt RoundTripper) (*ProviderClient, error) {
+// returns a *ProviderClient, or an *EmbedderClient when it embeds, or a
+// *KindError when it is not a provider.
+func NewProviderClient(ctx context.Context, name string, rt RoundTripper) (Provider, error) {
 	p, err := dial(ctx, name, rt, KindProvider)
 	if err != nil {
 		return nil, err
 	}
-	return p.(*ProviderClient), nil
+	return p.(Provider), nil
 }
 
 // NewGateClient asks the plugin behind rt to Describe itself and returns a
@@ -228,6 +241,33 @@ func (c *ProviderClient) Chat(ctx context.Context, r *ChatRequest) (*ChatRespons
 	return remote2(ctx, &c.wire, MethodChat, r, &chatCodec)
 }
 
+// Embed implements Embedder.
+func (c *EmbedderClient) Embed(ctx context.Context, r *EmbedRequest) (*EmbedResponse, error) {
+	return embedOver(ctx, &c.wire, r)
+}
+
+// embedOver calls provider.embed (api 1 only: it is not a hot method). An
+// answer over MaxEmbedResponse is refused before it is decoded; what is
+// decoded is checked by the host (CheckEmbedding), as a builtin's is.
+func embedOver(ctx context.Context, w *wire, r *EmbedRequest) (*EmbedResponse, error) {
+	req, err := EncodeRequest(MethodEmbed, r)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", w.name, err)
+	}
+	resp, err := w.rt.RoundTrip(ctx, req)
+	if err != nil {
+		return nil, err // transports name the plugin and the fault
+	}
+	if len(resp) > MaxEmbedResponse {
+		return nil, fmt.Errorf("plugin %q: %s: answer of %d bytes is over the %d-byte limit", w.name, MethodEmbed, len(resp), MaxEmbedResponse)
+	}
+	out := new(EmbedResponse)
+	if err := DecodeResponse(resp, out); err != nil {
+		return nil, responseError(w.name, MethodEmbed, err)
+	}
+	return out, nil
+}
+
 // ListTools implements Tool.
 func (c *ToolClient) ListTools(ctx context.Context) ([]ToolSpec, error) {
 	return listOver(ctx, &c.wire)
@@ -280,6 +320,11 @@ func (c *Client) Check(ctx context.Context, r *Comparison) (*Verdict, error) {
 // Chat implements Provider.
 func (c *Client) Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error) {
 	return remote2(ctx, &c.wire, MethodChat, r, &chatCodec)
+}
+
+// Embed implements Embedder.
+func (c *Client) Embed(ctx context.Context, r *EmbedRequest) (*EmbedResponse, error) {
+	return embedOver(ctx, &c.wire, r)
 }
 
 // ListTools implements Tool.

@@ -83,6 +83,11 @@ type Info struct {
 	// implements OutputBlind and answers true; a plugin without it gets
 	// the output, as before.
 	OutputBlind bool `json:"output_blind,omitempty"`
+	// Embed says that the plugin (a provider) answers provider.embed:
+	// it turns texts into vectors (Embedder), so a pipeline's similar
+	// assertions may name it. Serve sets it exactly when the Provider
+	// implements Embedder; a plugin without it is never sent the method.
+	Embed bool `json:"embed,omitempty"`
 }
 
 // ConfigField declares one setting a plugin accepts.

@@ -16,6 +16,7 @@ const (
 	MethodDescribe = "describe"           // {} → Info
 	MethodCheck    = "gate.check"         // Comparison → Verdict
 	MethodChat     = "provider.chat"      // ChatRequest → ChatResponse
+	MethodEmbed    = "provider.embed"     // EmbedRequest → EmbedResponse, for plugins whose Info has Embed
 	MethodLoad     = "navigator.load"     // LoadRequest → Routine
 	MethodStart    = "navigator.start"    // StartRequest → Decision
 	MethodNext     = "navigator.next"     // NextRequest → Decision
@@ -162,6 +163,7 @@ func Serve(p Plugin) Handler {
 		h.gate = p
 	case Provider:
 		h.provider = p
+		h.embed, _ = p.(Embedder)
 	case Navigator:
 		h.nav = p
 	case Tool:
@@ -184,6 +186,9 @@ type handler struct {
 	provider Provider
 	nav      Navigator
 	tool     Tool
+	// embed is provider as an Embedder, when it is one: it answers
+	// provider.embed and its Describe answer has Embed set.
+	embed Embedder
 	// noOutput: the Navigator never reads Outcome.Output (OutputBlind),
 	// so api 2 requests pass over it instead of decoding it.
 	noOutput bool
@@ -233,6 +238,7 @@ func (h *handler) dispatch(ctx context.Context, request []byte) (result any, err
 		info := h.p.Describe()
 		info.Bind = info.Bind || h.binds != nil
 		info.OutputBlind = info.OutputBlind || h.noOutput
+		info.Embed = h.embed != nil              // what Serve answers, whatever Describe said
 		info.APIs = []int{APIVersion, APIBinary} // Handle answers both
 		return info, nil
 	}
@@ -242,8 +248,11 @@ func (h *handler) dispatch(ctx context.Context, request []byte) (result any, err
 			return call(ctx, req, p.Check)
 		}
 	case Provider:
-		if req.Method == MethodChat {
+		switch {
+		case req.Method == MethodChat:
 			return call(ctx, req, p.Chat)
+		case req.Method == MethodEmbed && h.embed != nil:
+			return call(ctx, req, h.embed.Embed)
 		}
 	case Navigator:
 		switch req.Method {

@@ -20,6 +20,13 @@ type ProviderClient struct {
 	conn Conn
 }
 
+// EmbedderClient is a wasm or process provider that embeds (its Describe
+// answer has Embed): sdk.Embedder over a Conn.
+type EmbedderClient struct {
+	*sdk.EmbedderClient
+	conn Conn
+}
+
 // GateClient is a wasm or process gate: sdk.Gate over a Conn.
 type GateClient struct {
 	*sdk.GateClient
@@ -29,9 +36,11 @@ type GateClient struct {
 var (
 	_ sdk.Navigator = (*NavigatorClient)(nil)
 	_ sdk.Provider  = (*ProviderClient)(nil)
+	_ sdk.Embedder  = (*EmbedderClient)(nil)
 	_ sdk.Gate      = (*GateClient)(nil)
 	_ closer        = (*NavigatorClient)(nil)
 	_ closer        = (*ProviderClient)(nil)
+	_ closer        = (*EmbedderClient)(nil)
 	_ closer        = (*GateClient)(nil)
 )
 
@@ -46,11 +55,15 @@ func (c *NavigatorClient) Close(ctx context.Context) error { return c.conn.Close
 func (c *ProviderClient) Close(ctx context.Context) error { return c.conn.Close(ctx) }
 
 // Close closes the underlying connection.
+func (c *EmbedderClient) Close(ctx context.Context) error { return c.conn.Close(ctx) }
+
+// Close closes the underlying connection.
 func (c *GateClient) Close(ctx context.Context) error { return c.conn.Close(ctx) }
 
 // NewKindClient returns the kind-typed client (*NavigatorClient,
-// *ProviderClient, *GateClient or *ToolClient) for the plugin behind conn, whose
-// Describe answer is info. When want is not empty and the plugin is of
+// *ProviderClient, *EmbedderClient, *GateClient or *ToolClient) for the
+// plugin behind conn, whose Describe answer is info (a provider whose
+// answer has Embed is an *EmbedderClient). When want is not empty and the plugin is of
 // another kind it returns an *sdk.KindError naming the plugin and both
 // kinds.
 func NewKindClient(name string, conn Conn, info sdk.Info, want sdk.Kind) (sdk.Plugin, error) {
@@ -63,6 +76,8 @@ func NewKindClient(name string, conn Conn, info sdk.Info, want sdk.Kind) (sdk.Pl
 		return &NavigatorClient{NavigatorClient: c, conn: conn}, nil
 	case *sdk.ProviderClient:
 		return &ProviderClient{ProviderClient: c, conn: conn}, nil
+	case *sdk.EmbedderClient:
+		return &EmbedderClient{EmbedderClient: c, conn: conn}, nil
 	case *sdk.ToolClient:
 		return &ToolClient{ToolClient: c, conn: conn}, nil
 	default:

@@ -63,6 +63,10 @@ type Inspection struct {
 	Requests *Requests         `json:"requests,omitempty"`
 	Artifact string            `json:"artifact,omitempty"`
 	SHA256   string            `json:"sha256,omitempty"`
+	// Abilities are the optional abilities the plugin has beside its
+	// kind's methods, as the host sees them: "embed" (sdk.Embedder),
+	// "stream" (sdk.StreamingProvider, builtins only).
+	Abilities []string `json:"abilities,omitempty"`
 }
 
 // Inspect opens the plugin called name over its transport (verifying its
@@ -76,6 +80,7 @@ func (r *Registry) Inspect(ctx context.Context, name string) (*Inspection, error
 	info := h.Plugin.Describe()
 	out := &Inspection{Listed: listed(h.Entry), API: info.API, Config: info.Config}
 	out.Description = info.Description
+	out.Abilities = abilities(h.Plugin)
 	if m := h.Entry.Manifest; m != nil {
 		out.Requests = &m.Requests
 		out.Artifact = m.ArtifactPath()
@@ -92,6 +97,9 @@ func (in *Inspection) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "transport:\t%s\nsource:\t%s\nchecksum:\t%s\n", in.Transport, in.Source, in.Checksum)
 	if in.Description != "" {
 		fmt.Fprintf(tw, "description:\t%s\n", in.Description)
+	}
+	if len(in.Abilities) > 0 {
+		fmt.Fprintf(tw, "abilities:\t%s\n", strings.Join(in.Abilities, ", "))
 	}
 	if in.Artifact != "" {
 		fmt.Fprintf(tw, "artifact:\t%s\n", in.Artifact)
@@ -119,4 +127,16 @@ func (in *Inspection) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "  %s\t%s%s%s\t%s\n", f.Name, f.Type, req, def, f.Doc)
 	}
 	return tw.Flush()
+}
+
+// abilities lists what p can do beside its kind's methods (Inspection).
+func abilities(p sdk.Plugin) []string {
+	var out []string
+	if _, ok := p.(sdk.Embedder); ok {
+		out = append(out, "embed")
+	}
+	if _, ok := p.(sdk.StreamingProvider); ok {
+		out = append(out, "stream")
+	}
+	return out
 }

@@ -108,7 +108,8 @@ type Handle struct {
 	// Plugin is the plugin as the sdk interface of its kind: a builtin
 	// itself (a tool plugin guarded: see Handle.Tool), or a kind-typed
 	// client (NavigatorClient, ProviderClient, GateClient, ToolClient)
-	// that implements its kind's interface and no other.
+	// that implements its kind's interface and no other, but for the
+	// optional abilities its Describe answer declares (EmbedderClient).
 	Plugin sdk.Plugin
 	closer func(context.Context) error
 }

@@ -23,7 +23,7 @@ func checkProviders(prep *run.Prepared) error {
 	for i, a := range prep.Pipeline.Score.Assert {
 		if a.Type == pipeline.AssertSimilar && prep.Providers != nil && !prep.Providers.CanEmbed(a.Provider) {
 			return sdk.Invalid(sdk.Problem{File: prep.Pipeline.File, Message: fmt.Sprintf(
-				"score.assert[%d].provider: providers.%s offers no embeddings (a builtin provider that embeds, such as openai, does)", i, a.Provider)})
+				"score.assert[%d].provider: providers.%s offers no embeddings (its plugin must embed, as openai does: `sextant plugins inspect` lists embed among its abilities)", i, a.Provider)})
 		}
 	}
 	return nil

@@ -15,8 +15,14 @@ import (
 //
 //   - There is no fallback: vectors of two models cannot be compared, so
 //     a similarity scored with another provider's would be meaningless.
-//   - Only a builtin provider embeds (sdk.Embedder); any other is an
-//     error naming the block and its plugin.
+//   - A provider embeds when its plugin is an sdk.Embedder: a builtin
+//     that implements it, or a wasm or process plugin whose Describe
+//     answer has Embed (plugin.EmbedderClient). Any other is an error
+//     naming the block and its plugin.
+//   - Every answer, whatever the transport, is checked
+//     (sdk.CheckEmbedding) before it is returned, and so before the
+//     caller records it: a wrong count or length, NaN or infinity fails
+//     the call and leaves nothing behind.
 func (r *Providers) Embed(ctx context.Context, name string, req *sdk.EmbedRequest) (*sdk.EmbedResponse, error) {
 	p, ok := r.byName[name]
 	if !ok {
@@ -38,6 +44,9 @@ func (r *Providers) Embed(ctx context.Context, name string, req *sdk.EmbedReques
 		resp, err := embed(ctx, &in)
 		if err != nil {
 			return nil, err
+		}
+		if err := sdk.CheckEmbedding(&in, resp); err != nil {
+			return nil, fmt.Errorf("%s answer: %w", sdk.MethodEmbed, err)
 		}
 		out = resp
 		return &sdk.ChatResponse{}, nil
