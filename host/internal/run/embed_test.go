@@ -1,7 +1,6 @@
 package run_test
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -21,21 +20,11 @@ const embedPkg = "testdata/plugins/embed-provider"
 // process transport, as a kind-typed client.
 func processProvider(t *testing.T, name, pkg string) sdk.Provider {
 	t.Helper()
-	ctx := t.Context()
-	c, err := process.Open(ctx, process.Config{Name: name, Command: []string{plugintest.Native(t, pkg)}, Logger: quietLogger()})
+	c, err := process.Open(t.Context(), process.Config{Name: name, Command: []string{plugintest.Native(t, pkg)}, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	info, err := plugin.Describe(ctx, name, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plugin.NewKindClient(name, c, info, sdk.KindProvider)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.(sdk.Provider)
+	return providerOver(t, name, c)
 }
 
 // embedTransports are the embed-provider plugin over each wire transport.

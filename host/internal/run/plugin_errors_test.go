@@ -25,17 +25,23 @@ import (
 // transport with call timeout timeout, as a kind-typed client.
 func wasmProvider(t *testing.T, name, pkg string, timeout time.Duration) sdk.Provider {
 	t.Helper()
-	ctx := t.Context()
-	m, err := wasm.Open(ctx, wasm.Config{Name: name, Path: plugintest.Wasm(t, pkg), CallTimeout: timeout, Logger: quietLogger()})
+	m, err := wasm.Open(t.Context(), wasm.Config{Name: name, Path: plugintest.Wasm(t, pkg), CallTimeout: timeout, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close(context.Background()) })
-	info, err := plugin.Describe(ctx, name, m)
+	return providerOver(t, name, m)
+}
+
+// providerOver is the kind-typed client of the provider plugin behind
+// conn, closed when the test ends.
+func providerOver(t *testing.T, name string, conn plugin.Conn) sdk.Provider {
+	t.Helper()
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	info, err := plugin.Describe(t.Context(), name, conn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plugin.NewKindClient(name, m, info, sdk.KindProvider)
+	p, err := plugin.NewKindClient(name, conn, info, sdk.KindProvider)
 	if err != nil {
 		t.Fatal(err)
 	}
