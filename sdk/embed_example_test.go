@@ -63,6 +63,7 @@ func TestEmbedClients(t *testing.T) {
 		p     sdk.Plugin
 		embed bool
 	}{{Letters{}, true}, {rawProvider{}, false}} {
+		sdktest.Check(t, c.p)
 		for _, h := range []sdk.Handler{sdk.Serve(c.p), sdk.ServeGuest(c.p)} {
 			rt := &loopRT{h: h}
 			p, err := sdk.NewProviderClient(ctx, c.p.Describe().Name, rt)

@@ -56,7 +56,8 @@ func (l loopback) RoundTrip(ctx context.Context, req []byte) ([]byte, error) {
 
 // Check runs the contract checks every plugin must pass: a valid Describe
 // answer (name, kind, api version, version), the interface of its kind,
-// the same answer over the wire, and a clear error for an unknown method.
+// the same answer over the wire (with the abilities Serve declares, such
+// as Embed for an sdk.Embedder), and a clear error for an unknown method.
 func Check(t testing.TB, p sdk.Plugin) {
 	t.Helper()
 	info := p.Describe()
@@ -94,6 +95,9 @@ func Check(t testing.TB, p sdk.Plugin) {
 		if ob, ok := p.(sdk.OutputBlind); ok && ob.OutputBlind() {
 			want.OutputBlind = true // and says when it never reads Outcome.Output
 		}
+	}
+	if _, ok := p.(sdk.Embedder); ok && info.Kind == sdk.KindProvider {
+		want.Embed = true // Serve answers provider.embed for a provider that embeds, and says so
 	}
 	got.APIs = info.APIs // the SDK's Serve adds the wire versions it answers
 	a, _ := json.Marshal(want)

@@ -152,7 +152,12 @@ func client(t *testing.T, pv provider, conn plugin.Conn) *plugin.Client {
 		conn.Close(ctx)
 		t.Fatal(err)
 	}
-	info.APIs = nil // the wire versions the SDK's Serve adds (api 1 and 2)
+	// Serve adds the wire versions (api 1 and 2) and the embed flag,
+	// which must match what the provider's Go type can do.
+	if _, embeds := pv.new().(sdk.Embedder); info.Embed != embeds {
+		t.Errorf("describe over the transport: embed %v, in process an sdk.Embedder: %v", info.Embed, embeds)
+	}
+	info.APIs, info.Embed = nil, false
 	got, _ := json.Marshal(info)
 	want, _ := json.Marshal(pv.new().Describe())
 	if string(got) != string(want) {
