@@ -17,6 +17,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
+	sseread "github.com/sextant-dev/sextant/internal/sse"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -641,7 +642,7 @@ func (p *Proxy) plainOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp 
 // complete: cleanly, and holding what the API's complete stream holds.
 func (p *Proxy) streamOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp *http.Response, ct string, t0 time.Time) {
 	ctx := context.Background()
-	sr := newSSEReader(resp.Body)
+	sr := sseread.NewReader(resp.Body)
 	asm := newAssembler(c.rt.path, c.fields)
 	rctl := http.NewResponseController(w)
 	var (
@@ -650,7 +651,7 @@ func (p *Proxy) streamOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp
 		broken  error
 	)
 	for {
-		raw, err := sr.next()
+		raw, err := sr.Next()
 		if err == io.EOF {
 			if started && len(raw) > 0 && out.Len()+len(raw) <= MaxResponse {
 				// What followed the last event (blank lines, comments)
@@ -669,7 +670,7 @@ func (p *Proxy) streamOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp
 			break
 		}
 		raw = p.scrub.bytes(raw)
-		if err := asm.add(sr.event(raw)); err != nil {
+		if err := asm.add(sr.Event(raw)); err != nil {
 			broken = err
 			break
 		}
@@ -831,17 +832,17 @@ func (p *Proxy) replayRaw(w http.ResponseWriter, r *http.Request, c *rawCall) {
 // assemble turns a recorded event stream into the whole answer it
 // assembles to.
 func assemble(rt *route, stream []byte) ([]byte, error) {
-	sr := newSSEReader(bytes.NewReader(stream))
+	sr := sseread.NewReader(bytes.NewReader(stream))
 	asm := newAssembler(rt.path, nil)
 	for {
-		raw, err := sr.next()
+		raw, err := sr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		if err := asm.add(sr.event(raw)); err != nil {
+		if err := asm.add(sr.Event(raw)); err != nil {
 			return nil, err
 		}
 	}

@@ -1,214 +1,24 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+
+	// Named for this file: the proxy's own sse type writes events.
+	sseread "github.com/sextant-dev/sextant/internal/sse"
 )
 
 // MaxEvent is the largest server-sent event the proxy passes on; an
 // upstream event over it ends the call with an error.
-const MaxEvent = 4 << 20
-
-// errEventTooLarge is an upstream event over MaxEvent.
-var errEventTooLarge = fmt.Errorf("an upstream stream event is over %d bytes", MaxEvent)
-
-// errCutInEvent is a stream that stopped inside an event: the SSE spec
-// drops such an event, so the stream is cut short.
-var errCutInEvent = errors.New("the stream was cut short inside an event")
-
-// bom is a UTF-8 byte order mark, which the SSE spec ignores at the
-// start of a stream.
-var bom = []byte("\xef\xbb\xbf")
-
-// sseReader splits an upstream's event stream into events, each kept as
-// the exact bytes that carried it (its lines and the blank line ending
-// it), so the proxy passes on and records what the upstream sent. Lines
-// end in CRLF, LF or a lone CR, as the SSE spec allows.
-type sseReader struct {
-	br     *bufio.Reader
-	max    int
-	events int // events returned so far
-}
-
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 32<<10), max: MaxEvent}
-}
-
-// Line endings, as line reports them.
-const (
-	endNone = iota // the stream ended (or failed) inside the line
-	endLF
-	endCR
-	endCRLF
-)
-
-// line appends the next line, with its ending, to raw. A CR is a line
-// ending of its own unless a LF follows; when the CR is the last byte
-// the upstream has sent so far, line waits for the next byte to tell,
-// except when noWait is set and the line is blank: that CR ends an event
-// of a stream whose lines end in lone CRs, and waiting would hold the
-// event back until the upstream's next one.
-func (s *sseReader) line(raw []byte, noWait bool) ([]byte, int, error) {
-	start := len(raw)
-	for {
-		if _, err := s.br.Peek(1); err != nil {
-			return raw, endNone, err
-		}
-		buf, _ := s.br.Peek(s.br.Buffered())
-		n := len(buf)
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			n = i + 1
-		}
-		if i := bytes.IndexByte(buf[:n], '\r'); i >= 0 {
-			n = i + 1
-		}
-		if len(raw)+n > s.max {
-			return raw, endNone, errEventTooLarge
-		}
-		last := buf[n-1]
-		raw = append(raw, buf[:n]...)
-		_, _ = s.br.Discard(n)
-		switch last {
-		case '\n':
-			return raw, endLF, nil
-		case '\r':
-		default:
-			continue
-		}
-		if noWait && len(raw)-start == 1 && s.br.Buffered() == 0 {
-			return raw, endCR, nil
-		}
-		next, err := s.br.Peek(1)
-		if len(next) == 1 && next[0] == '\n' {
-			_, _ = s.br.Discard(1)
-			return append(raw, '\n'), endCRLF, nil
-		}
-		if err != nil && err != io.EOF {
-			return raw, endCR, err
-		}
-		return raw, endCR, nil
-	}
-}
-
-// next returns the next event's bytes. At the end of the stream it
-// returns io.EOF with whatever followed the last event (blank lines,
-// comments), which the client is owed too; a stream that stops inside an
-// event is errCutInEvent, and an upstream's failure is its error.
-func (s *sseReader) next() ([]byte, error) {
-	var raw []byte
-	content := false // raw holds a line that is not blank
-	lastCR := false  // the last line ended in a lone CR
-	for {
-		start := len(raw)
-		var end int
-		var err error
-		raw, end, err = s.line(raw, content && lastCR)
-		if err == io.EOF {
-			body := raw
-			if s.events == 0 {
-				body = bytes.TrimPrefix(body, bom)
-			}
-			if hasField(body) {
-				return nil, errCutInEvent
-			}
-			return raw, io.EOF
-		}
-		if err != nil {
-			return nil, err
-		}
-		line := raw[start:]
-		if start == 0 && s.events == 0 {
-			line = bytes.TrimPrefix(line, bom)
-		}
-		if len(bytes.TrimRight(line, "\r\n")) > 0 {
-			content, lastCR = true, end == endCR
-			continue
-		}
-		if content {
-			s.events++
-			return raw, nil
-		}
-	}
-}
-
-// event reads the fields of raw, the event next returned last: the
-// stream's byte order mark is not part of its first event's first field.
-func (s *sseReader) event(raw []byte) sseEvent {
-	if s.events == 1 {
-		raw = bytes.TrimPrefix(raw, bom)
-	}
-	return parseEvent(raw)
-}
-
-// cutLine splits the first line off raw: the line without its ending,
-// and the rest.
-func cutLine(raw []byte) (line, rest []byte) {
-	i := bytes.IndexAny(raw, "\r\n")
-	if i < 0 {
-		return raw, nil
-	}
-	if raw[i] == '\r' && i+1 < len(raw) && raw[i+1] == '\n' {
-		return raw[:i], raw[i+2:]
-	}
-	return raw[:i], raw[i+1:]
-}
-
-// hasField reports whether raw holds a line that is neither blank nor a
-// comment: a stream that ends there ends inside an event.
-func hasField(raw []byte) bool {
-	for len(raw) > 0 {
-		var line []byte
-		line, raw = cutLine(raw)
-		if len(line) > 0 && line[0] != ':' {
-			return true
-		}
-	}
-	return false
-}
-
-// sseEvent is one event's fields.
-type sseEvent struct {
-	name string
-	data []byte // the data lines joined by \n; nil when none or empty
-}
-
-// parseEvent reads an event's fields (comments and unknown fields, id
-// and retry among them, are skipped, as a browser does).
-func parseEvent(raw []byte) sseEvent {
-	var ev sseEvent
-	lines := 0
-	for len(raw) > 0 {
-		var line []byte
-		line, raw = cutLine(raw)
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			ev.name = string(value)
-		case "data":
-			if lines > 0 {
-				ev.data = append(ev.data, '\n')
-			}
-			lines++
-			ev.data = append(ev.data, value...)
-		}
-	}
-	if len(ev.data) == 0 {
-		ev.data = nil
-	}
-	return ev
-}
+const MaxEvent = sseread.MaxEvent
 
 // assembler rebuilds a streamed answer's whole body from its events, as
 // the API would have answered unstreamed: the span reads it, and a
 // streamed recording answers an unstreamed replay with it.
 type assembler interface {
 	// add takes one event; an error is an event that is not the API's.
-	add(ev sseEvent) error
+	add(ev sseread.Event) error
 	// missing says what the stream lacks to be complete, or "" once it
 	// has it; asked when the stream has ended cleanly.
 	missing() string
@@ -239,10 +49,10 @@ func newAssembler(path string, req map[string]any) assembler {
 }
 
 // decodeEvent decodes an event's data as a JSON object.
-func decodeEvent(ev sseEvent) (map[string]any, error) {
+func decodeEvent(ev sseread.Event) (map[string]any, error) {
 	var m map[string]any
-	if err := json.Unmarshal(ev.data, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("malformed stream event %.200q", ev.data)
+	if err := json.Unmarshal(ev.Data, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("malformed stream event %.200q", ev.Data)
 	}
 	return m, nil
 }
@@ -269,11 +79,11 @@ type chatChoice struct {
 	args                           map[int]*bytes.Buffer
 }
 
-func (a *chatAsm) add(ev sseEvent) error {
-	if ev.data == nil {
+func (a *chatAsm) add(ev sseread.Event) error {
+	if ev.Data == nil {
 		return nil
 	}
-	if string(ev.data) == "[DONE]" {
+	if string(ev.Data) == "[DONE]" {
 		a.finished = true
 		return nil
 	}
@@ -338,30 +148,19 @@ func (a *chatAsm) add(ev sseEvent) error {
 	return nil
 }
 
-// missing: a chat stream is complete at [DONE]; one that ends cleanly
-// without it, as some OpenAI-compatible servers end theirs, is complete
-// when every choice asked for has its finish_reason and the usage chunk
-// asked for arrived (see RATIONALE.md, "Why a chat stream without
-// [DONE] is recorded only when it finished").
+// missing: a chat stream is complete at [DONE], or without it by the
+// rule the builtin providers apply too (sseread.ChatEnd).
 func (a *chatAsm) missing() string {
 	if a.finished {
 		return ""
 	}
-	finished := 0
+	end := sseread.ChatEnd{Choices: len(a.order), Asked: a.choices, AskedUsage: a.wantUsage, Usage: a.usage != nil}
 	for _, i := range a.order {
 		if a.byIndex[i].finish != "" {
-			finished++
+			end.Finished++
 		}
 	}
-	switch {
-	case finished == 0:
-		return "its final event (data: [DONE], or a chunk with a finish_reason)"
-	case finished < len(a.order) || finished < a.choices:
-		return fmt.Sprintf("a finish_reason for each of its choices (%d of %d finished, and no data: [DONE])", finished, max(len(a.order), a.choices))
-	case a.wantUsage && a.usage == nil:
-		return "the usage chunk stream_options.include_usage asks for (and no data: [DONE])"
-	}
-	return ""
+	return end.Missing()
 }
 
 func (a *chatAsm) failed() string { return a.err }
@@ -417,8 +216,8 @@ type anthropicAsm struct {
 	err      string
 }
 
-func (a *anthropicAsm) add(ev sseEvent) error {
-	if ev.data == nil {
+func (a *anthropicAsm) add(ev sseread.Event) error {
+	if ev.Data == nil {
 		return nil
 	}
 	m, err := decodeEvent(ev)
@@ -528,8 +327,8 @@ type responsesAsm struct {
 	err      string
 }
 
-func (a *responsesAsm) add(ev sseEvent) error {
-	if ev.data == nil {
+func (a *responsesAsm) add(ev sseread.Event) error {
+	if ev.Data == nil {
 		return nil
 	}
 	m, err := decodeEvent(ev)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"testing"
+
+	sseread "github.com/sextant-dev/sextant/internal/sse"
 )
 
 // BenchmarkSSERead reads a 200-chunk chat stream (LF framing) event by
@@ -19,17 +21,17 @@ func BenchmarkSSERead(b *testing.B) {
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for b.Loop() {
-		sr := newSSEReader(bytes.NewReader(stream))
+		sr := sseread.NewReader(bytes.NewReader(stream))
 		asm := newAssembler(RouteChatCompletions, nil)
 		for {
-			raw, err := sr.next()
+			raw, err := sr.Next()
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := asm.add(sr.event(raw)); err != nil {
+			if err := asm.add(sr.Event(raw)); err != nil {
 				b.Fatal(err)
 			}
 		}

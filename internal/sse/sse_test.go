@@ -1,7 +1,6 @@
-package proxy
+package sse_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/sextant-dev/sextant/internal/sse"
 )
 
 // framings are event streams as conformant servers frame them, each
@@ -31,9 +32,9 @@ var framings = []struct {
 // readAll reads r's events: the bytes of each, what followed the last,
 // and the data of those holding some.
 func readAll(r io.Reader) (raws []string, trailing string, data []string, err error) {
-	sr := newSSEReader(r)
+	sr := sse.NewReader(r)
 	for {
-		raw, err := sr.next()
+		raw, err := sr.Next()
 		if err == io.EOF {
 			return raws, string(raw), data, nil
 		}
@@ -41,18 +42,18 @@ func readAll(r io.Reader) (raws []string, trailing string, data []string, err er
 			return raws, "", data, err
 		}
 		raws = append(raws, string(raw))
-		if ev := sr.event(raw); ev.data != nil {
-			data = append(data, string(ev.data))
+		if ev := sr.Event(raw); ev.Data != nil {
+			data = append(data, string(ev.Data))
 		}
 	}
 }
 
-// TestSSEReaderSplits: every framing the SSE spec allows (CRLF, LF, lone
+// TestReaderSplits: every framing the SSE spec allows (CRLF, LF, lone
 // CR, mixed; a BOM; id, retry and comment lines; multi-line data) reads
 // as the same events whether the stream arrives whole, a byte at a time
 // or split in two at any offset, and the events' bytes and what follows
 // them are the stream, byte for byte.
-func TestSSEReaderSplits(t *testing.T) {
+func TestReaderSplits(t *testing.T) {
 	for _, f := range framings {
 		t.Run(f.name, func(t *testing.T) {
 			check := func(how string, r io.Reader) {
@@ -79,10 +80,10 @@ func TestSSEReaderSplits(t *testing.T) {
 }
 
 // heldReader gives its bytes, then fails: a reader after them is one that
-// would wait for an upstream holding its next event back.
+// would wait for an server holding its next event back.
 type heldReader struct{ r io.Reader }
 
-var errHeld = errors.New("read past what the upstream has sent")
+var errHeld = errors.New("read past what the server has sent")
 
 func (h heldReader) Read(p []byte) (int, error) {
 	n, err := h.r.Read(p)
@@ -92,34 +93,34 @@ func (h heldReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// TestSSEReaderDoesNotWait: an event is returned as soon as its blank
+// TestReaderDoesNotWait: an event is returned as soon as its blank
 // line is in, without reading further — with lone-CR endings too, where
 // a LF could still follow the last CR: a stream whose previous line
 // ended in a lone CR is not waiting for one. With CRLF endings the
 // reader waits for the LF, which a CRLF server sends with its CR.
-func TestSSEReaderDoesNotWait(t *testing.T) {
+func TestReaderDoesNotWait(t *testing.T) {
 	for _, ev := range []string{"data: a\n\n", "data: a\r\n\r\n", "data: a\r\r", "event: e\rdata: a\r\r", "\xef\xbb\xbfdata: a\r\r"} {
-		sr := newSSEReader(heldReader{strings.NewReader(ev)})
-		raw, err := sr.next()
-		if err != nil || string(raw) != ev || string(sr.event(raw).data) != "a" {
+		sr := sse.NewReader(heldReader{strings.NewReader(ev)})
+		raw, err := sr.Next()
+		if err != nil || string(raw) != ev || string(sr.Event(raw).Data) != "a" {
 			t.Errorf("%q: read %q, %v; want the event without reading on", ev, raw, err)
 		}
 	}
 }
 
-// TestSSEReaderCut: a stream that stops inside an event (in a line, or
+// TestReaderCut: a stream that stops inside an event (in a line, or
 // after a field line with no blank line) is cut short; one that stops
-// after comments or blank lines has ended; an upstream's read error is
+// after comments or blank lines has ended; an server's read error is
 // passed on.
-func TestSSEReaderCut(t *testing.T) {
+func TestReaderCut(t *testing.T) {
 	for _, c := range []struct {
 		stream string
 		want   error
 	}{
-		{"data: a\n\ndata: {\"x", errCutInEvent},
-		{"data: a\n\ndata: b\n", errCutInEvent},
-		{"data: a\r\rdata: b\r", errCutInEvent},
-		{"data: a\n\nevent: x\n", errCutInEvent},
+		{"data: a\n\ndata: {\"x", sse.ErrCut},
+		{"data: a\n\ndata: b\n", sse.ErrCut},
+		{"data: a\r\rdata: b\r", sse.ErrCut},
+		{"data: a\n\nevent: x\n", sse.ErrCut},
 		{"data: a\n\n: keep-alive\n", nil},
 		{"data: a\n\n: keep", nil},
 		{"data: a\n\n\r\n\n", nil},
@@ -136,44 +137,44 @@ func TestSSEReaderCut(t *testing.T) {
 	}
 }
 
-// TestChatStreamComplete: a chat stream is complete at [DONE], or
-// without it once every choice asked for has finished and the usage
-// chunk asked for is in.
-func TestChatStreamComplete(t *testing.T) {
-	const (
-		delta  = `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}`
-		finish = `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
-		other  = `{"choices":[{"index":1,"delta":{},"finish_reason":"length"}]}`
-		usage  = `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
-	)
+// TestReaderTooLarge: an event over MaxEvent is ErrTooLarge, in one line
+// or across many, and a stream of events each under it reads whole.
+func TestReaderTooLarge(t *testing.T) {
+	line := "data: " + strings.Repeat("x", 1<<20) + "\n"
 	for _, c := range []struct {
-		req      string
-		events   []string
-		complete bool
+		name, stream string
+		want         error
 	}{
-		{`{}`, []string{delta, "[DONE]"}, true},
-		{`{}`, []string{delta}, false},
-		{`{}`, []string{delta, finish}, true},
-		{`{"stream_options":{"include_usage":true}}`, []string{delta, finish}, false},
-		{`{"stream_options":{"include_usage":true}}`, []string{delta, finish, usage}, true},
-		{`{"n":2}`, []string{delta, finish}, false},
-		{`{"n":2}`, []string{delta, finish, other}, true},
-		{`{}`, []string{delta, other}, false},
+		{"one line", "data: " + strings.Repeat("x", sse.MaxEvent) + "\n\n", sse.ErrTooLarge},
+		{"many lines", strings.Repeat(line, 5) + "\n", sse.ErrTooLarge},
+		{"many events", strings.Repeat(line+"\n", 5), nil},
 	} {
-		var req map[string]any
-		dec := json.NewDecoder(strings.NewReader(c.req))
-		dec.UseNumber()
-		if err := dec.Decode(&req); err != nil {
-			t.Fatal(err)
+		raws, _, _, err := readAll(strings.NewReader(c.stream))
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %d events, error %v; want %v", c.name, len(raws), err, c.want)
 		}
-		asm := newAssembler(RouteChatCompletions, req)
-		for _, e := range c.events {
-			if err := asm.add(sseEvent{data: []byte(e)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if m := asm.missing(); (m == "") != c.complete {
-			t.Errorf("request %s, events %q: missing %q, want complete %v", c.req, c.events, m, c.complete)
+	}
+}
+
+// TestChatEnd: a chat stream without [DONE] is complete once every
+// choice asked for and every choice it carried has finished, and the
+// usage chunk asked for is in; Missing names what is not.
+func TestChatEnd(t *testing.T) {
+	for _, c := range []struct {
+		end  sse.ChatEnd
+		want string
+	}{
+		{sse.ChatEnd{Choices: 1, Asked: 1}, "its final event (data: [DONE], or a chunk with a finish_reason)"},
+		{sse.ChatEnd{Asked: 1}, "its final event (data: [DONE], or a chunk with a finish_reason)"},
+		{sse.ChatEnd{Choices: 1, Finished: 1, Asked: 1}, ""},
+		{sse.ChatEnd{Choices: 1, Finished: 1, Asked: 1, AskedUsage: true}, "the usage chunk stream_options.include_usage asks for (and no data: [DONE])"},
+		{sse.ChatEnd{Choices: 1, Finished: 1, Asked: 1, AskedUsage: true, Usage: true}, ""},
+		{sse.ChatEnd{Choices: 1, Finished: 1, Asked: 2}, "a finish_reason for each of its choices (1 of 2 finished, and no data: [DONE])"},
+		{sse.ChatEnd{Choices: 3, Finished: 2, Asked: 1}, "a finish_reason for each of its choices (2 of 3 finished, and no data: [DONE])"},
+		{sse.ChatEnd{Choices: 2, Finished: 2, Asked: 2}, ""},
+	} {
+		if got := c.end.Missing(); got != c.want {
+			t.Errorf("%+v: missing %q, want %q", c.end, got, c.want)
 		}
 	}
 }
