@@ -62,21 +62,18 @@ func TestTokenParamAuto(t *testing.T) {
 	}
 }
 
-func TestEvents(t *testing.T) {
-	body := ": keep-alive\r\n\r\nevent: message\r\ndata: {\"a\":1}\r\n\r\ndata:{\"b\":2}\ndata: {\"c\":3}\n\nid: 7\ndata: [DONE]"
-	var got []string
-	for d := range events([]byte(body)) {
-		got = append(got, d)
-	}
-	want := []string{`{"a":1}`, "{\"b\":2}\n{\"c\":3}", "[DONE]"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
+// TestDecodeStream: a whole streamed body is read as ChatStream reads
+// one, by the same reader and rule; include_usage is asked for unless
+// noUsage.
 func TestDecodeStream(t *testing.T) {
+	const (
+		hi     = `data: {"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`
+		length = `data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`
+		usage  = `data: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}`
+	)
 	for _, tc := range []struct {
 		name, body string
+		noUsage    bool
 		want       *sdk.ChatResponse
 		wantErr    string
 	}{
@@ -86,9 +83,25 @@ func TestDecodeStream(t *testing.T) {
 			want: &sdk.ChatResponse{Text: "hi", FinishReason: "stop", Model: "m", Usage: sdk.Usage{InputTokens: 1, OutputTokens: 2}},
 		},
 		{
-			name: "finish without [DONE] or usage",
-			body: "data: {\"model\":\"m\",\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\ndata: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
-			want: &sdk.ChatResponse{Text: "hi", FinishReason: "length", Model: "m"},
+			name:    "finish without [DONE], usage not asked",
+			body:    hi + "\n\n" + length + "\n\n",
+			noUsage: true,
+			want:    &sdk.ChatResponse{Text: "hi", FinishReason: "length", Model: "m"},
+		},
+		{
+			name:    "finish without [DONE] or the usage asked",
+			body:    hi + "\n\n" + length + "\n\n",
+			wantErr: "openai: stream cut short after 2 events: it ended before the usage chunk stream_options.include_usage asks for (and no data: [DONE])",
+		},
+		{
+			name: "lone CRs, a BOM, no [DONE]",
+			body: "\xef\xbb\xbf" + hi + "\r\r" + length + "\r\r" + usage + "\r\r",
+			want: &sdk.ChatResponse{Text: "hi", FinishReason: "length", Model: "m", Usage: sdk.Usage{InputTokens: 1, OutputTokens: 2}},
+		},
+		{
+			name:    "ends inside an event",
+			body:    hi + "\n\n" + length + "\n\n" + usage + "\n",
+			wantErr: "openai: stream cut short inside event 3",
 		},
 		{
 			name: "refusal",
@@ -108,11 +121,11 @@ func TestDecodeStream(t *testing.T) {
 		{
 			name:    "empty",
 			body:    "",
-			wantErr: "openai: stream cut short after 0 events (no finish_reason, no [DONE])",
+			wantErr: "openai: stream cut short after 0 events: it ended before its final event (data: [DONE], or a chunk with a finish_reason)",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := decodeStream(&sdk.HTTPResponse{Status: 200, Body: []byte(tc.body)})
+			got, err := decodeStream(&sdk.HTTPResponse{Status: 200, Body: []byte(tc.body)}, &chatRequest{StreamOptions: &streamOptions{IncludeUsage: !tc.noUsage}})
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("got %v, want %q", err, tc.wantErr)

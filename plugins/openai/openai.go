@@ -78,7 +78,8 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 }
 
 func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
-	body, err := json.Marshal(request(cfg, r))
+	req := request(cfg, r)
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: encode request: %v", Name, err)
 	}
@@ -90,7 +91,7 @@ func (p *Provider) chat(ctx context.Context, cfg *config, r *sdk.ChatRequest) (*
 		return nil, refusalError(resp)
 	}
 	if cfg.stream {
-		return decodeStream(resp)
+		return decodeStream(resp, req)
 	}
 	return decodeResponse(resp)
 }

@@ -17,9 +17,13 @@ var _ sdk.StreamingProvider = (*Provider)(nil)
 // deltas are handed to onDelta. A server that ignores "stream": true and
 // answers in one piece is one delta.
 //
-// Errors are typed as for Chat; an error event inside the stream, a
-// malformed or oversized event and a stream cut short (no finish_reason,
-// no [DONE]) are errors too, never a shorter answer.
+// The events are framed as the SSE spec allows (CRLF, LF or lone-CR line
+// ends, a leading byte order mark, multi-line data). Errors are typed as
+// for Chat; an error event inside the stream, a malformed or oversized
+// event and a stream cut short are errors too, never a shorter answer.
+// A stream is whole at data: [DONE], or, ended cleanly without it (as
+// some OpenAI-compatible servers end theirs), once its choice has a
+// finish_reason and the usage chunk arrived.
 //
 // It needs sdk.HTTPStream, so it works linked into the host (and in a
 // process plugin, though the host calls only Chat across that boundary);
@@ -36,7 +40,8 @@ func (p *Provider) ChatStream(ctx context.Context, r *sdk.ChatRequest, onDelta f
 func (p *Provider) chatStream(ctx context.Context, cfg *config, r *sdk.ChatRequest, onDelta func(string) error) (*sdk.ChatResponse, error) {
 	scfg := *cfg
 	scfg.stream = true
-	body, err := json.Marshal(request(&scfg, r))
+	req := request(&scfg, r)
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "%s: encode request: %v", Name, err)
 	}
@@ -48,7 +53,7 @@ func (p *Provider) chatStream(ctx context.Context, cfg *config, r *sdk.ChatReque
 		if resp.Status < 200 || resp.Status > 299 {
 			return nil, refusalError(resp)
 		}
-		return decodeStream(resp)
+		return decodeStream(resp, req)
 	}
-	return web.Stream(ctx, sr, "", whole, &assembler{}, onDelta)
+	return web.Stream(ctx, sr, "", whole, newAssembler(req), onDelta)
 }

@@ -72,7 +72,7 @@ func TestChatStreamErrors(t *testing.T) {
 		{"error event", "text/event-stream", sseChunk("Hi") + `data: {"error":{"message":"overloaded","type":"server_error"}}` + "\n\n", 200, sdk.CodeUnavailable, "stream error server_error: overloaded", 1},
 		{"cut short", "text/event-stream", sseChunk("Hi"), 200, sdk.CodeUnavailable, "cut short after 1 events", 1},
 		{"malformed", "text/event-stream", "data: {\"choices\":[\n\n", 200, sdk.CodeUnavailable, "malformed stream event 1", 0},
-		{"huge line", "text/event-stream", "data: " + strings.Repeat("x", 2<<20) + "\n\n", 200, sdk.CodeUnavailable, "line is over", 0},
+		{"huge event", "text/event-stream", "data: " + strings.Repeat("x", 5<<20) + "\n\n", 200, sdk.CodeUnavailable, "stream event 1 is over 4194304 bytes", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			deltas, resp, err := chatStream(t, streamServer(t, tc.status, tc.ctype, tc.body), nil)

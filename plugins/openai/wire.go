@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/sextant-dev/sextant/internal/sse"
 	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -98,6 +100,7 @@ type choice struct {
 		Refusal   *string    `json:"refusal"`
 		ToolCalls []toolCall `json:"tool_calls"`
 	} `json:"delta"`
+	Index        int     `json:"index"`
 	FinishReason *string `json:"finish_reason"`
 }
 
@@ -223,20 +226,29 @@ func decodeResponse(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 
 // decodeStream assembles a server-sent event stream into one answer: the
 // content deltas of choice 0 joined, its finish reason, and the usage of
-// the final chunk that stream_options.include_usage asks for.
+// the final chunk that stream_options.include_usage asks for (req is the
+// request sent).
 //
 // sdk.HTTP hands over the whole body, so the stream is parsed after it
-// ended (ChatStream parses it as it arrives). A stream that stops before
-// both [DONE] and a finish reason was cut short and is an error, not a
-// shorter answer.
-func decodeStream(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
+// ended (ChatStream parses it as it arrives), by the same reader and
+// with the same rule: a stream cut short is an error, not a shorter
+// answer.
+func decodeStream(resp *sdk.HTTPResponse, req *chatRequest) (*sdk.ChatResponse, error) {
 	if b := bytes.TrimSpace(resp.Body); len(b) > 0 && b[0] == '{' {
 		// The server ignored "stream": true and answered in one piece.
 		return decodeResponse(resp)
 	}
-	var a assembler
-	for data := range events(resp.Body) {
-		_, done, err := a.Add(data, 0)
+	a := newAssembler(req)
+	events := llmhttp.NewSSE(bytes.NewReader(resp.Body), Name)
+	for {
+		_, data, err := events.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, done, err := a.Add(data, events.Count())
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +256,7 @@ func decodeStream(resp *sdk.HTTPResponse) (*sdk.ChatResponse, error) {
 			break
 		}
 	}
-	return a.Finish(0)
+	return a.Finish(events.Count())
 }
 
 // assembler builds one answer from the data of a stream's events.
@@ -256,6 +268,17 @@ type assembler struct {
 	n             int // events read
 	// calls are the tool calls being streamed, by their index.
 	calls []streamedCall
+	// ends says, for each choice the stream carried (by index), whether
+	// it had a finish_reason; usage whether the usage chunk came and
+	// askedUsage whether the request asked for it: what a stream without
+	// [DONE] must hold to be complete.
+	ends              map[int]bool
+	usage, askedUsage bool
+}
+
+// newAssembler returns the assembler for the stream that answers req.
+func newAssembler(req *chatRequest) *assembler {
+	return &assembler{ends: map[int]bool{}, askedUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
 }
 
 // streamedCall is a tool call assembled from a stream's deltas.
@@ -291,6 +314,10 @@ func (a *assembler) Add(data string, _ int) (delta string, done bool, err error)
 	}
 	if c.Usage != nil {
 		a.out.Usage = sdk.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		a.usage = true
+	}
+	for _, ch := range c.Choices {
+		a.ends[ch.Index] = a.ends[ch.Index] || (ch.FinishReason != nil && *ch.FinishReason != "")
 	}
 	if len(c.Choices) == 0 {
 		return "", false, nil
@@ -335,10 +362,20 @@ func (a *assembler) Add(data string, _ int) (delta string, done bool, err error)
 }
 
 // Finish implements llmhttp.Assembler: the assembled answer, or an error
-// for a stream cut short.
+// for a stream cut short. A stream is complete at [DONE], or, ended
+// cleanly without it, by the rule the recording proxy records by
+// (sse.ChatEnd): every choice finished, and the usage chunk asked for in.
 func (a *assembler) Finish(int) (*sdk.ChatResponse, error) {
-	if !a.done && a.finishReason == nil {
-		return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short after %d events (no finish_reason, no [DONE])", Name, a.n)
+	if !a.done {
+		end := sse.ChatEnd{Choices: len(a.ends), Asked: 1, AskedUsage: a.askedUsage, Usage: a.usage}
+		for _, finished := range a.ends {
+			if finished {
+				end.Finished++
+			}
+		}
+		if m := end.Missing(); m != "" {
+			return nil, sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short after %d events: it ended before %s", Name, a.n, m)
+		}
 	}
 	out := a.out
 	out.Text, out.FinishReason = a.text.String(), finishReason(a.finishReason)
@@ -380,35 +417,6 @@ func argumentText(a json.RawMessage) string {
 		return "{}"
 	}
 	return string(a)
-}
-
-// events yields the data of each server-sent event in body: the "data:"
-// lines of an event joined by newlines (comments, ids and event names
-// are skipped). An event the body ends inside is still yielded.
-func events(body []byte) func(yield func(string) bool) {
-	return func(yield func(string) bool) {
-		var data []string
-		flush := func() bool {
-			if len(data) == 0 {
-				return true
-			}
-			d := strings.Join(data, "\n")
-			data = data[:0]
-			return yield(d)
-		}
-		for line := range strings.Lines(string(body)) {
-			line = strings.TrimRight(line, "\r\n")
-			switch {
-			case line == "":
-				if !flush() {
-					return
-				}
-			case strings.HasPrefix(line, "data:"):
-				data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-			}
-		}
-		flush()
-	}
 }
 
 // finishReason maps OpenAI's finish_reason onto sextant's: stop, length,

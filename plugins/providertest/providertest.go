@@ -313,3 +313,24 @@ func Cleanup() {
 		built = map[string]string{}
 	}
 }
+
+// Trickle starts a server answering every request with a 200 of content
+// type ctype whose body it writes and flushes one byte at a time, as
+// the slowest network would hand it over: a reader that splits events
+// only where a read happened to end fails on it. It returns the
+// server's URL and stops when the test ends.
+func Trickle(t *testing.T, ctype, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", ctype)
+		w.WriteHeader(http.StatusOK)
+		for i := range len(body) {
+			if _, err := io.WriteString(w, body[i:i+1]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

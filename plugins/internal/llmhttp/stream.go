@@ -1,7 +1,6 @@
 package llmhttp
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,18 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sextant-dev/sextant/internal/sse"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
-// Bounds on a server-sent event stream: one line, and one event's data.
-// An upstream that sends more is malformed, not an answer to buffer.
-const (
-	MaxSSELine  = 1 << 20
-	MaxSSEEvent = 4 << 20
-	// maxErrorBody bounds the body of a refused streamed request read
-	// for its error message.
-	maxErrorBody = 1 << 20
-)
+// maxErrorBody bounds the body of a refused streamed request read for
+// its error message.
+const maxErrorBody = 1 << 20
 
 // PostStream sends body to target as Post does and returns the answer
 // with its body unread (sdk.HTTPStream), for a streamed answer read as it
@@ -85,72 +79,49 @@ func IsEventStream(h map[string][]string) bool {
 	return strings.HasPrefix(ct, "text/event-stream")
 }
 
-// SSE reads server-sent events from a stream as they arrive, with bounded
-// lines (MaxSSELine) and events (MaxSSEEvent).
+// SSE reads server-sent events from a stream as they arrive, framed as
+// the SSE spec allows (lines ended by CRLF, LF or a lone CR, a leading
+// byte order mark, multi-line data): the same reader the recording proxy
+// reads upstreams with, so a server the proxy records is one a provider
+// reads.
 type SSE struct {
-	sc   *bufio.Scanner
+	r    *sse.Reader
 	name string // the client's name, for errors
-	n    int    // events read
+	n    int    // events with data read
 }
 
 // NewSSE reads events from r; name prefixes its errors.
 func NewSSE(r io.Reader, name string) *SSE {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxSSELine)
-	return &SSE{sc: sc, name: name}
+	return &SSE{r: sse.NewReader(r), name: name}
 }
 
-// Next returns the next event: its name ("" when it has none) and its
-// data lines joined by newlines. Comments, ids and retry fields are
-// skipped, as are events without data. At the end of the stream it
-// returns io.EOF (an event the stream ends inside is returned first);
-// a line or event over its bound, or a failed read, is an *sdk.Error
-// (CodeUnavailable).
+// Next returns the next event that carries data: its name ("" when it
+// has none) and its data lines joined by newlines. Comments, ids and
+// retry fields are skipped, as are events without data. At the clean
+// end of the stream it returns io.EOF; a stream that ends inside an
+// event or holds one over sse.MaxEvent is an *sdk.Error
+// (CodeUnavailable), and a failed read is its error.
 func (s *SSE) Next() (event, data string, err error) {
-	var (
-		b       strings.Builder
-		hasData bool
-	)
-	for s.sc.Scan() {
-		line := strings.TrimSuffix(s.sc.Text(), "\r")
-		if line == "" {
-			if hasData {
-				s.n++
-				return event, b.String(), nil
-			}
-			event = ""
-			continue
+	for {
+		raw, err := s.r.Next()
+		switch {
+		case err == io.EOF:
+			return "", "", io.EOF
+		case errors.Is(err, sse.ErrCut):
+			return "", "", sdk.Errorf(sdk.CodeUnavailable, "%s: stream cut short inside event %d", s.name, s.n+1)
+		case errors.Is(err, sse.ErrTooLarge):
+			return "", "", sdk.Errorf(sdk.CodeUnavailable, "%s: stream event %d is over %d bytes", s.name, s.n+1, sse.MaxEvent)
+		case err != nil:
+			return "", "", err
 		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			event = value
-		case "data":
-			if hasData {
-				b.WriteByte('\n')
-			}
-			if b.Len()+len(value) > MaxSSEEvent {
-				return "", "", sdk.Errorf(sdk.CodeUnavailable, "%s: stream event %d is over %d bytes", s.name, s.n+1, MaxSSEEvent)
-			}
-			b.WriteString(value)
-			hasData = true
+		if ev := s.r.Event(raw); ev.Data != nil {
+			s.n++
+			return ev.Name, string(ev.Data), nil
 		}
 	}
-	if err := s.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return "", "", sdk.Errorf(sdk.CodeUnavailable, "%s: stream event %d: a line is over %d bytes", s.name, s.n+1, MaxSSELine)
-		}
-		return "", "", err
-	}
-	if hasData {
-		s.n++
-		return event, b.String(), nil
-	}
-	return "", "", io.EOF
 }
 
-// Count is the number of events read so far.
+// Count is the number of events with data read so far.
 func (s *SSE) Count() int { return s.n }
 
 // Assembler builds one answer from the events of a streamed answer.

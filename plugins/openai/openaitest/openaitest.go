@@ -369,7 +369,7 @@ func Cases(t *testing.T) []chatCase {
 			Config:   map[string]any{"stream": true},
 			Serve:    sse(chunk(map[string]any{"role": "assistant", "content": "Hel"}, nil), chunk(map[string]any{"content": "lo"}, nil)),
 			WantCode: sdk.CodeUnavailable,
-			WantMsg:  "openai: stream cut short after 2 events (no finish_reason, no [DONE])",
+			WantMsg:  "openai: stream cut short after 2 events: it ended before its final event (data: [DONE], or a chunk with a finish_reason)",
 		},
 		{
 			Name:     "stream-error-event",
