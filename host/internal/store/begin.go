@@ -74,7 +74,9 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	if err != nil {
 		return where(err)
 	}
-	err = s.update(ctx, func(txn *badger.Txn) error {
+	// A new task's keys are none that a journaled record writes: no need
+	// to apply the journal first.
+	err = s.updateRaw(ctx, func(txn *badger.Txn) error {
 		if ok, err := exists(txn, taskKey(t.ID)); err != nil || ok {
 			if ok {
 				return ErrExists

@@ -119,6 +119,9 @@ func BenchmarkCheckpoint(b *testing.B) {
 					}
 				}
 			})
+			if err := s.Sync(); err != nil { // through to the data in Badger
+				b.Fatal(err)
+			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checkpoints/s")
 		})
 	}

@@ -300,6 +300,9 @@ func (s *Store) Import(ctx context.Context, r io.Reader, name string) (Counts, e
 	if s.ro {
 		return Counts{}, fmt.Errorf("import %s: store %s: %w", name, s.dir, ErrReadOnly)
 	}
+	if err := s.settle(); err != nil { // its write batch goes to Badger directly
+		return Counts{}, fmt.Errorf("import %s: %w", name, err)
+	}
 	rs, ok := r.(io.ReadSeeker)
 	if !ok {
 		data, err := io.ReadAll(r)

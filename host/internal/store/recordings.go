@@ -117,15 +117,18 @@ func (s *Store) PutRecording(ctx context.Context, r *Recording) error {
 	if err != nil {
 		return fmt.Errorf("write recording %s: %w", r.Hash, err)
 	}
-	err = s.updateGrouped(ctx, func(txn *badger.Txn) error {
-		if err := txn.Set(recordingKey(r.Hash), val); err != nil {
-			return err
-		}
-		if r.Task != "" {
-			return txn.Set(linkKey(r.Task, r.Hash), nil)
-		}
-		return nil
-	})
+	if s.ro {
+		return fmt.Errorf("write recording %s: store %s: %w", r.Hash, s.dir, ErrReadOnly)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Journaled (journal.go) like a checkpoint, and synced with the
+	// checkpoint that follows it.
+	lsn, err := s.jr.appendRecording(r.Hash, r.Task, val)
+	if err == nil {
+		err = s.jr.waitWritten(lsn)
+	}
 	if err != nil {
 		return fmt.Errorf("write recording %s: %w", r.Hash, err)
 	}
@@ -160,7 +163,17 @@ func (s *Store) Recording(ctx context.Context, hash string) (*Recording, error) 
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
 	var r *Recording
-	err := s.view(ctx, func(txn *badger.Txn) error {
+	if v := s.jr.recording(hash); v != nil { // written, not yet applied
+		r = &Recording{}
+		if err := decode(recordingKey(hash), v, r); err != nil {
+			return nil, &recordingError{hash: hash, err: err}
+		}
+		return r, nil
+	}
+	// Badger holds every recording the journal no longer does (the
+	// applier commits a record before it leaves the overlay): no need to
+	// apply the journal first.
+	err := s.viewRaw(ctx, func(txn *badger.Txn) error {
 		key := recordingKey(hash)
 		it, err := txn.Get(key)
 		if errors.Is(err, badger.ErrKeyNotFound) {

@@ -501,6 +501,11 @@ func (s *Store) snapshotTo(dst string) error {
 	if len(entries) != 1 || entries[0].Name() != snapshotOwner {
 		return fmt.Errorf("snapshot directory %q is not a new snapshot", dst)
 	}
+	// The reader sees every write acknowledged before it asked: the
+	// journal's go into Badger first.
+	if err := s.settle(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	hook("writer")

@@ -194,6 +194,9 @@ func (s *Store) StageSpans(ctx context.Context, spans []Span) error {
 // transaction for a burst of up to spanChunk, pipelined transactions of
 // that size for a longer one.
 func (s *Store) writeSpans(ctx context.Context, spans []Span, fresh []fate) error {
+	if err := s.settle(); err != nil { // spans the journal holds go first
+		return fmt.Errorf("write spans: %w", err)
+	}
 	if len(spans) <= spanChunk {
 		buf := getSpanBuf()
 		kvs, rewrites, err := s.encodeSpansInto(spans, fresh, nil, buf)
@@ -361,12 +364,10 @@ func (s *Store) checkSpans(ctx context.Context, spans []Span, fates []fate) erro
 var spanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512*spanChunk+256); return &b }}
 
 // checkpointScratch is what a checkpoint encodes into (see checkpoint):
-// its buffer, room for its entries, and whether its write ended the
-// execution.
+// its buffer and room for its entries.
 type checkpointScratch struct {
-	buf   *[]byte
-	kvs   [4]kv
-	ended bool
+	buf *[]byte
+	kvs [4]kv
 }
 
 var checkpointScratches = sync.Pool{New: func() any { return new(checkpointScratch) }}
@@ -375,7 +376,6 @@ var checkpointScratches = sync.Pool{New: func() any { return new(checkpointScrat
 func (sc *checkpointScratch) put() {
 	*sc.buf = (*sc.buf)[:0]
 	clear(sc.kvs[:])
-	sc.ended = false
 	checkpointScratches.Put(sc)
 }
 
@@ -552,7 +552,12 @@ func checkAttributes(a Attributes) error {
 }
 
 // writeKVs commits key-values in as few transactions as Badger allows.
-func (s *Store) writeKVs(ctx context.Context, kvs []kv) error { return s.writeSpanKVs(ctx, kvs, nil) }
+func (s *Store) writeKVs(ctx context.Context, kvs []kv) error {
+	if err := s.settle(); err != nil {
+		return err
+	}
+	return s.writeSpanKVs(ctx, kvs, nil)
+}
 
 // writeSpanKVs is writeKVs that also writes spans to rewrite (see
 // rewriteSpans), in the last transaction.
@@ -704,8 +709,7 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 	cc := *c
 	cc.State = state
 	// The checkpoint's spans and value are encoded into one recycled
-	// scratch, which goes back once the commit below is done (Badger has
-	// copied the entries).
+	// scratch, which goes back once the journal has copied them.
 	sc := checkpointScratches.Get().(*checkpointScratch)
 	defer sc.put()
 	if sc.buf == nil {
@@ -730,90 +734,95 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 	if *sc.buf, err = appendCheckpoint(*sc.buf, &cc); err != nil {
 		return where(err)
 	}
-	val := (*sc.buf)[start:len(*sc.buf):len(*sc.buf)]
-	sum := s.seqs.sumOf(c.Task, c.Execution)
-	err = s.updateGrouped(ctx, func(txn *badger.Txn) error {
-		sc.ended = false
-		if update != nil {
-			var ex Execution
-			if err := get(txn, execKey(c.Task, c.Execution), &ex); err != nil {
-				if errors.Is(err, ErrNotFound) {
-					err = fmt.Errorf("execution %q of task %q: %w", c.Execution, c.Task, ErrNotFound)
-				}
-				return err
-			}
-			update(&ex)
-			if ex.Task != c.Task || ex.ID != c.Execution {
-				return fmt.Errorf("the execution's task and id cannot change (to %q, %q)", ex.Task, ex.ID)
-			}
-			if ex.Status == "" {
-				ex.Status = StatusRunning
-			}
-			ex.Started, ex.Ended = ex.Started.UTC(), ex.Ended.UTC()
-			if err := checkExecution(&ex); err != nil {
-				return err
-			}
-			val, err := s.encode(&ex)
-			if err != nil {
-				return err
-			}
-			if err := txn.Set(execKey(c.Task, c.Execution), val); err != nil {
-				return err
-			}
-			p, ok := sum, sum != nil
-			if !ok {
-				var err error
-				if p, ok, err = sumAt(txn, c.Task); err != nil {
-					return err
-				}
-			}
-			if ok {
-				if err := txn.Set(sumExecKey(p, c.Execution), sumExecValue(&ex)); err != nil {
-					return err
-				}
-			}
-			sc.ended = ex.Status == StatusCompleted || ex.Status == StatusFailed
-		} else if len(spans) == 0 { // checkSpans checked the execution otherwise
-			if ok, err := exists(txn, execKey(c.Task, c.Execution)); err != nil || !ok {
-				if err == nil {
-					err = fmt.Errorf("execution %q of task %q: %w", c.Execution, c.Task, ErrNotFound)
-				}
-				return err
-			}
+	rec := jrec{task: c.Task, exec: c.Execution, cp: (*sc.buf)[start:len(*sc.buf):len(*sc.buf)],
+		kvs: kvs, rewrites: rewrites, status: status, sum: s.seqs.sumOf(c.Task, c.Execution)}
+	ended := false
+	switch {
+	case update != nil:
+		if rec.execVal, rec.sumExec, ended, err = s.updatedExecution(ctx, c.Task, c.Execution, update); err != nil {
+			return where(err)
 		}
-		if err := placeUsageAt(txn, kvs, c.Task, sum); err != nil {
-			return err
+	case len(spans) == 0: // checkSpans checked the execution otherwise
+		if err := s.mustExist(ctx, execKey(c.Task, c.Execution), "execution %q of task %q", c.Execution, c.Task); err != nil {
+			return where(err)
 		}
-		for _, e := range kvs {
-			if err := txn.Set(e.k, e.v); err != nil {
-				return err
-			}
+	}
+	if status != "" {
+		if err := s.mustExist(ctx, taskKey(c.Task), "task %q", c.Task); err != nil {
+			return where(fmt.Errorf("update task %q: %w", c.Task, err))
 		}
-		if err := rewriteSpans(txn, rewrites); err != nil {
-			return err
-		}
-		if status != "" {
-			if err := s.updateTaskTxn(txn, c.Task, s.setStatus(status)); err != nil {
-				return fmt.Errorf("update task %q: %w", c.Task, err)
-			}
-		}
-		failpoint.Hit(failpoint.CheckpointCommit)
-		return txn.Set(checkpointKey(c.Task, c.Execution), val)
-	})
+	}
+	// The checkpoint commits to the journal (journal.go); the applier
+	// moves it into Badger, and every read sees it meanwhile.
+	failpoint.Hit(failpoint.CheckpointCommit)
+	hook(failpoint.CheckpointCommit)
+	lsn, err := s.jr.appendCheckpoint(&rec)
+	if err == nil {
+		err = s.jr.waitWritten(lsn)
+	}
 	if err != nil {
 		return where(err)
 	}
-	if sc.ended {
+	if ended {
 		s.seqs.forget(c.Task, c.Execution)
 	}
 	failpoint.Hit(failpoint.CheckpointCommitted)
+	hook(failpoint.CheckpointCommitted)
 	if !s.noSync {
-		if err := s.syncer.sync(s.db); err != nil {
-			return where(fmt.Errorf("sync: %w", err))
+		if err := s.jr.waitSynced(lsn); err != nil {
+			return where(err)
 		}
 	}
 	failpoint.Hit(failpoint.CheckpointSynced)
+	hook(failpoint.CheckpointSynced)
 	return nil
+}
+
+// updatedExecution reads an execution (the journal's latest value of it,
+// else Badger's), changes it with update and checks it: it returns the
+// new value and summary entry, and whether the execution ended.
+func (s *Store) updatedExecution(ctx context.Context, task, id string, update func(*Execution)) (val, sum []byte, ended bool, err error) {
+	var ex Execution
+	key := execKey(task, id)
+	if v := s.jr.execution(task, id); v != nil {
+		err = decode(key, v, &ex)
+	} else {
+		err = s.viewRaw(ctx, func(txn *badger.Txn) error { return get(txn, key, &ex) })
+	}
+	if errors.Is(err, ErrNotFound) {
+		err = fmt.Errorf("execution %q of task %q: %w", id, task, ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	update(&ex)
+	if ex.Task != task || ex.ID != id {
+		return nil, nil, false, fmt.Errorf("the execution's task and id cannot change (to %q, %q)", ex.Task, ex.ID)
+	}
+	if ex.Status == "" {
+		ex.Status = StatusRunning
+	}
+	ex.Started, ex.Ended = ex.Started.UTC(), ex.Ended.UTC()
+	if err := checkExecution(&ex); err != nil {
+		return nil, nil, false, err
+	}
+	if val, err = s.encode(&ex); err != nil {
+		return nil, nil, false, err
+	}
+	return val, sumExecValue(&ex), ex.Status == StatusCompleted || ex.Status == StatusFailed, nil
+}
+
+// mustExist fails with ErrNotFound, described by format and args, when
+// key is not in Badger. Journaled records never create keys it is asked
+// about (tasks, executions), so Badger alone answers.
+func (s *Store) mustExist(ctx context.Context, key []byte, format string, args ...any) error {
+	return s.viewRaw(ctx, func(txn *badger.Txn) error {
+		ok, err := exists(txn, key)
+		if err == nil && !ok {
+			err = fmt.Errorf(format+": %w", append(args, ErrNotFound)...)
+		}
+		return err
+	})
 }
 
 // LatestCheckpoint reads the last checkpoint of an execution;

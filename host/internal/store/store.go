@@ -93,7 +93,8 @@ type Store struct {
 	srv     *snapServer  // a writer's snapshot service
 	hs      handlers     // a writer's other requests (serve.go)
 	wmu     sync.RWMutex // held shared by every commit, exclusively while a snapshot is taken
-	group   committer    // merges concurrent checkpoints and recordings into one transaction (group.go)
+	jr      *journal     // a writer's journal of run steps (journal.go)
+	applyMu sync.Mutex   // one applier at a time (journal_apply.go)
 	clock   func() time.Time
 	log     *slog.Logger
 	red     *Redactor
@@ -108,6 +109,12 @@ type Store struct {
 	closed  bool
 	stopGC  chan struct{}
 	gcDone  chan struct{}
+
+	stopApply chan struct{}
+	applyDone chan struct{}
+	// recovered: a reader applied a killed writer's journal (see
+	// tryOpenSnapshot) once, or tried to.
+	recovered bool
 
 	// lease is a writer's own lease, or a reader's writer's (lease.go);
 	// fromWriter: the reader's snapshot was made by a live writer.
@@ -170,6 +177,12 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	if !s.ro {
+		if err := s.openJournal(); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("open store %s: %w", s.dir, err)
+		}
+	}
 	if err := s.openLease(s.fromWriter); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -179,6 +192,10 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 		s.lock.openDone()
 		s.stopGC, s.gcDone = make(chan struct{}), make(chan struct{})
 		go s.gcLoop(gcInterval)
+		if !testNoApplyLoop {
+			s.stopApply, s.applyDone = make(chan struct{}), make(chan struct{})
+			go s.applyLoop(s.stopApply, s.applyDone)
+		}
 	}
 	return s, nil
 }
@@ -280,6 +297,15 @@ func (s *Store) tryOpenSnapshot(ctx context.Context, dir string) (_ *badger.DB, 
 			return nil, false, writer
 		}
 	} else {
+		if !s.recovered && hasJournal(dir) {
+			// A killed writer left run steps in the journal: apply them
+			// as the next writer would, then copy the store.
+			sn.remove()
+			lock.release()
+			s.recovered = true
+			s.recoverJournal(ctx, dir)
+			return nil, true, nil
+		}
 		hook("reader")
 		err := takeSnapshot(dir, sn.dir)
 		lock.release()
@@ -373,6 +399,11 @@ func (s *Store) badgerOptions(dir string, ro bool) badger.Options {
 	}
 	return opt
 }
+
+// testNoApplyLoop, when set (by tests only), leaves the journal to be
+// applied only when a read or write settles it, or at Close: a test then
+// knows what the journal holds.
+var testNoApplyLoop bool
 
 // testBadgerOptions, when set (by tests only), adjusts Badger's options:
 // small tables and value logs, so that a test store spans many files.
@@ -472,7 +503,10 @@ func (s *Store) Close() error {
 	}
 	var err error
 	if s.db != nil {
-		err = s.db.Close()
+		err = s.closeJournal()
+		if cerr := s.db.Close(); err == nil {
+			err = cerr
+		}
 	}
 	s.closeHook("close-db-closed")
 	s.lock.release()
@@ -503,17 +537,34 @@ func (s *Store) Redactor() *Redactor { return s.red }
 // Now returns the store's clock reading, in UTC.
 func (s *Store) Now() time.Time { return s.clock().UTC() }
 
-// Sync forces everything committed so far to disk.
+// Sync applies the journal (see journal.go) and forces everything
+// committed so far to disk.
 func (s *Store) Sync() error {
 	if s.ro {
 		return nil
+	}
+	if err := s.settle(); err != nil {
+		return err
 	}
 	return s.syncer.sync(s.db)
 }
 
 // update runs fn in a read-write transaction, retrying on a conflict
-// with a concurrent writer.
+// with a concurrent writer. The journal is applied first: fn reads and
+// writes after every write acknowledged before it.
 func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	if s.ro {
+		return fmt.Errorf("store %s: %w", s.dir, ErrReadOnly)
+	}
+	if err := s.settle(); err != nil {
+		return err
+	}
+	return s.updateRaw(ctx, fn)
+}
+
+// updateRaw is update without applying the journal first: for a write
+// whose keys no journaled record touches (Begin's new task).
+func (s *Store) updateRaw(ctx context.Context, fn func(txn *badger.Txn) error) error {
 	if s.ro {
 		return fmt.Errorf("store %s: %w", s.dir, ErrReadOnly)
 	}
@@ -538,9 +589,23 @@ func (s *Store) updateOnce(fn func(txn *badger.Txn) error) (err error) {
 	return s.db.Update(fn)
 }
 
-// view runs fn in a read-only transaction. A panic inside Badger (some
-// corrupt tables make it panic) becomes a *DamageError.
+// view runs fn in a read-only transaction, after applying the journal
+// (so that every acknowledged write is in Badger). A panic inside Badger
+// (some corrupt tables make it panic) becomes a *DamageError.
 func (s *Store) view(ctx context.Context, fn func(txn *badger.Txn) error) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.settle(); err != nil {
+		return err
+	}
+	return s.viewRaw(ctx, fn)
+}
+
+// viewRaw is view without applying the journal: for a read that
+// consults the journal's overlay itself (Recording), or whose keys no
+// journaled record writes.
+func (s *Store) viewRaw(ctx context.Context, fn func(txn *badger.Txn) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

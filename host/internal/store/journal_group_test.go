@@ -9,48 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
-
-// TestGroupWriteFailsAlone commits a group whose middle write fails: the
-// others commit, and the failing one gets its own error, not the group's.
-func TestGroupWriteFailsAlone(t *testing.T) {
-	s := openTest(t)
-	ctx := context.Background()
-	boom := errors.New("boom")
-	set := func(k string) func(*badger.Txn) error {
-		return func(txn *badger.Txn) error { return txn.Set([]byte(k), []byte("v")) }
-	}
-	group := []*groupWrite{
-		{ctx: ctx, fn: set("g/a")},
-		{ctx: ctx, fn: func(txn *badger.Txn) error {
-			if err := txn.Set([]byte("g/b"), []byte("v")); err != nil {
-				return err
-			}
-			return boom
-		}},
-		{ctx: ctx, fn: set("g/c")},
-	}
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	group = append(group, &groupWrite{ctx: cancelled, fn: set("g/d")})
-	s.commitWrites(group)
-	if group[0].err != nil || group[2].err != nil || !errors.Is(group[1].err, boom) || !errors.Is(group[3].err, context.Canceled) {
-		t.Fatalf("errors %v, %v, %v, %v; want nil, boom, nil, canceled", group[0].err, group[1].err, group[2].err, group[3].err)
-	}
-	for k, want := range map[string]bool{"g/a": true, "g/b": false, "g/c": true, "g/d": false} {
-		var found bool
-		must(t, s.view(ctx, func(txn *badger.Txn) error {
-			var err error
-			found, err = exists(txn, []byte(k))
-			return err
-		}))
-		if found != want {
-			t.Errorf("%s stored %v, want %v", k, found, want)
-		}
-	}
-}
 
 // TestGroupCommitConcurrent has many runs checkpoint and record at once,
 // one of them checkpointing an execution that does not exist: every

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package store
+
+import "os"
+
+// fdatasync writes a file's data to disk (a full fsync off Linux).
+func fdatasync(f *os.File) error { return f.Sync() }

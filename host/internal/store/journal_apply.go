@@ -1,0 +1,675 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// The applier moves journaled records into Badger, many runs and steps
+// a transaction: when applyThreshold records are pending, when the
+// journal has been idle for applyIdle, before a read or a write that
+// could see them (settle), and at Close.
+const (
+	applyThreshold = 1024
+	applyChunks    = 64 // of the arena (journalChunk each): 16 MiB pending
+	applyIdle      = 10 * time.Millisecond
+	// applyTxnBytes bounds the bytes one apply transaction sets; a
+	// batch of more is applied in several, each with its own mark.
+	applyTxnBytes = 2 << 20
+)
+
+// keyJournal holds the lsn of the last journal record applied, as 8
+// bytes big-endian after the schema byte.
+const keyJournal = "m/journal"
+
+// settle applies every written journal record, so that a read that
+// follows sees it in Badger.
+func (s *Store) settle() error {
+	if s.jr == nil || s.jr.pending.Load() == 0 {
+		return nil
+	}
+	return s.applyPending()
+}
+
+// applyPending applies the written records and deletes the segments
+// that then hold nothing unapplied.
+func (s *Store) applyPending() error {
+	j := s.jr
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	j.mu.Lock()
+	n := j.written
+	batch := j.recs[:n:n]
+	j.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	if err := s.applyRecs(batch); err != nil {
+		return fmt.Errorf("apply journal: %w", err)
+	}
+	if !s.noSync {
+		// A segment is deleted only once Badger holds its records on disk.
+		if err := s.db.Sync(); err != nil {
+			return fmt.Errorf("apply journal: sync: %w", err)
+		}
+	}
+	hook("journal-applied")
+	j.mu.Lock()
+	j.dropApplied(n)
+	del := j.deletable()
+	j.mu.Unlock()
+	for _, seg := range del {
+		if err := os.Remove(filepath.Join(j.dir, segName(seg))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("apply journal: %w", err)
+		}
+	}
+	return nil
+}
+
+// dropApplied forgets recs[:n], applied, recycling them and the arena
+// chunks that hold only applied records. j.mu is held.
+func (j *journal) dropApplied(n int) {
+	last := j.recs[n-1].lsn
+	for _, r := range j.recs[:n] {
+		id := seqID{r.task, r.exec}
+		switch r.kind {
+		case kindCheckpoint:
+			if j.execs[id] == r {
+				delete(j.execs, id)
+			}
+		case kindRecording:
+			if j.rdngs[r.hash] == r {
+				delete(j.rdngs, r.hash)
+			}
+		}
+		kvs, rw := r.kvs[:0], r.rewrites[:0]
+		clear(r.kvs[:cap(r.kvs)])
+		clear(r.rewrites[:cap(r.rewrites)])
+		*r = jrec{kvs: kvs, rewrites: rw}
+		if len(j.free) < 4096 {
+			j.free = append(j.free, r)
+		}
+	}
+	rest := copy(j.recs, j.recs[n:])
+	clear(j.recs[rest:])
+	j.recs = j.recs[:rest]
+	j.written -= n
+	j.dropped += n
+	j.pending.Store(int64(len(j.recs)))
+	// Chunks before the one being written whose records are all applied.
+	k := 0
+	for k < j.wchunk && j.lastLSN[k] <= last {
+		k++
+	}
+	if k == j.wchunk && k == len(j.arena)-1 && j.woff == len(j.arena[k]) && (len(j.recs) == 0) {
+		// Everything is written and applied: the last chunk starts over.
+		j.arena[k] = j.arena[k][:0]
+		j.woff = 0
+	}
+	for _, c := range j.arena[:k] {
+		if cap(c) == journalChunk && len(j.spare) < 4 {
+			j.spare = append(j.spare, c[:0])
+		}
+	}
+	rc := copy(j.arena, j.arena[k:])
+	clear(j.arena[rc:])
+	j.arena = j.arena[:rc]
+	copy(j.lastLSN, j.lastLSN[k:])
+	j.lastLSN = j.lastLSN[:rc]
+	j.wchunk -= k
+}
+
+// deletable removes from j.segs, and returns, the segments that hold no
+// unapplied record: those before the segment of the first written
+// record left, or before the one being written. j.mu is held.
+func (j *journal) deletable() []uint64 {
+	limit := j.seg
+	if j.rotate && j.written == 0 && !j.writing {
+		limit = j.seg + 1 // the next write opens a new segment
+	}
+	if j.written > 0 {
+		limit = j.recs[0].seg
+	}
+	i := 0
+	for i < len(j.segs) && j.segs[i] < limit {
+		i++
+	}
+	out := append([]uint64(nil), j.segs[:i]...)
+	j.segs = append(j.segs[:0], j.segs[i:]...)
+	if limit > j.seg && j.f != nil {
+		j.f.Close()
+		j.f = nil
+	}
+	return out
+}
+
+// applyRecs writes records into Badger in as few transactions as
+// applyTxnBytes allows, each also setting keyJournal to its last record.
+// A record that fails alone is logged and skipped: it was checked when
+// journaled, and one bad record must not hold back the rest.
+func (s *Store) applyRecs(recs []*jrec) error {
+	for len(recs) > 0 {
+		n, size := 0, 0
+		for n < len(recs) && (n == 0 || size < applyTxnBytes) {
+			size += recSize(recs[n])
+			n++
+		}
+		err := s.applyTxn(recs[:n])
+		if err != nil && n > 1 {
+			for i := range n {
+				if err := s.applyTxn(recs[i : i+1]); err != nil {
+					s.log.Error("a journaled write could not be applied", "lsn", recs[i].lsn, "task", recs[i].task, "err", err)
+					if err := s.applyTxn(nil, recs[i].lsn); err != nil {
+						return err
+					}
+				}
+			}
+		} else if err != nil {
+			s.log.Error("a journaled write could not be applied", "lsn", recs[0].lsn, "task", recs[0].task, "err", err)
+			if err := s.applyTxn(nil, recs[0].lsn); err != nil {
+				return err
+			}
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+func recSize(r *jrec) int {
+	n := len(r.cp) + len(r.execVal) + len(r.val) + 64
+	for _, e := range r.kvs {
+		n += len(e.k) + len(e.v)
+	}
+	for _, e := range r.rewrites {
+		n += len(e.k) + len(e.v)
+	}
+	return n
+}
+
+// applier is one apply transaction: records applied in order, with the
+// writes that only their last value matters for (an execution's
+// checkpoint and record) and the spans of an execution (merged into one
+// entry) set at the end.
+type applier struct {
+	s    *Store
+	txn  *badger.Txn
+	cps  map[seqID]*jrec
+	exs  map[seqID]*jrec
+	accs map[seqID]*spanAcc
+	buf  []byte // merged span values; Badger keeps them until the commit
+}
+
+// spanAcc is a run of fresh span entries of an execution being merged.
+type spanAcc struct {
+	key  []byte // the last entry's key (its last seq)
+	last uint64
+	body []byte // the spans as batch elements, comma-separated
+	n    int    // entries merged
+	k    int    // spans merged
+	v    []byte // the only entry's value, while n == 1
+}
+
+// applyTxn applies recs in one transaction; with no records, it only
+// moves the mark to mark[0] (past a record that could not be applied).
+func (s *Store) applyTxn(recs []*jrec, mark ...uint64) error {
+	s.wmu.RLock()
+	defer s.wmu.RUnlock()
+	return s.db.Update(func(txn *badger.Txn) error {
+		a := applier{s: s, txn: txn}
+		last := uint64(0)
+		if len(mark) > 0 {
+			last = mark[0]
+		}
+		for _, r := range recs {
+			if err := a.apply(r); err != nil {
+				return fmt.Errorf("record %d: %w", r.lsn, err)
+			}
+			last = r.lsn
+		}
+		if err := a.flush(); err != nil {
+			return err
+		}
+		v := binary.BigEndian.AppendUint64([]byte{schemaVersion}, last)
+		return txn.Set([]byte(keyJournal), v)
+	})
+}
+
+func (a *applier) apply(r *jrec) error {
+	txn := a.txn
+	if r.kind == kindRecording {
+		if err := txn.Set(recordingKey(r.hash), r.val); err != nil {
+			return err
+		}
+		if r.task != "" {
+			return txn.Set(linkKey(r.task, r.hash), nil)
+		}
+		return nil
+	}
+	id := seqID{r.task, r.exec}
+	if err := placeUsageAt(txn, r.kvs, r.task, r.sum); err != nil {
+		return err
+	}
+	for _, e := range r.kvs {
+		if isSpanKeyOf(e.k, r.task, r.exec) {
+			if err := a.addSpans(id, e); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := txn.Set(e.k, e.v); err != nil {
+			return err
+		}
+	}
+	if len(r.rewrites) > 0 {
+		// A rewrite reads the entries of its execution: those merged so
+		// far go in first.
+		if err := a.flushSpans(id); err != nil {
+			return err
+		}
+		if err := rewriteSpans(txn, r.rewrites); err != nil {
+			return err
+		}
+	}
+	if r.status != "" {
+		if err := a.s.updateTaskTxn(txn, r.task, a.s.setStatus(r.status)); err != nil {
+			return fmt.Errorf("update task %q: %w", r.task, err)
+		}
+	}
+	if a.cps == nil {
+		a.cps, a.exs = map[seqID]*jrec{}, map[seqID]*jrec{}
+	}
+	a.cps[id] = r
+	if r.execVal != nil {
+		a.exs[id] = r
+	}
+	return nil
+}
+
+// isSpanKeyOf reports whether k is a span key of the execution (see
+// spanKeyInto), without building its prefix.
+func isSpanKeyOf(k []byte, task, exec string) bool {
+	if len(k) != len(pTask)+len(task)+3+len(exec)+1+8 {
+		return false
+	}
+	if string(k[:len(pTask)]) != pTask {
+		return false
+	}
+	k = k[len(pTask):]
+	if string(k[:len(task)]) != task || k[len(task)] != '/' || k[len(task)+1] != subSpan || k[len(task)+2] != '/' {
+		return false
+	}
+	k = k[len(task)+3:]
+	return string(k[:len(exec)]) == exec && k[len(exec)] == '/'
+}
+
+// addSpans merges a fresh span entry into its execution's run of
+// entries when its spans follow the run's; otherwise the run is set and
+// the entry starts a new one.
+func (a *applier) addSpans(id seqID, e kv) error {
+	js := e.v[1:]
+	last := binary.BigEndian.Uint64(e.k[len(e.k)-8:])
+	first, k := last, 1
+	if isBatch(js) {
+		n, _, ok := cutSeq(js[1:])
+		if !ok {
+			return a.txn.Set(e.k, e.v)
+		}
+		// At least the batch's spans: "{\"seq\":" may also open an
+		// attribute's object, which only makes the count higher.
+		first, k = n, bytes.Count(js, []byte(`{"seq":`))
+	}
+	if a.accs == nil {
+		a.accs = map[seqID]*spanAcc{}
+	}
+	acc := a.accs[id]
+	if acc != nil && acc.n > 0 && first > acc.last && acc.k+k <= spanBatch {
+		if acc.n == 1 {
+			acc.body = appendElements(acc.body[:0], acc.v, acc.last)
+		}
+		acc.body = append(acc.body, ',')
+		acc.body = appendElements(acc.body, e.v, last)
+		acc.key, acc.last, acc.n, acc.k = e.k, last, acc.n+1, acc.k+k
+		return nil
+	}
+	if acc != nil {
+		if err := a.setAcc(acc); err != nil {
+			return err
+		}
+	} else {
+		acc = &spanAcc{}
+		a.accs[id] = acc
+	}
+	*acc = spanAcc{key: e.k, last: last, n: 1, k: k, v: e.v, body: acc.body[:0]}
+	return nil
+}
+
+// appendElements appends the spans of a span entry value as batch
+// elements (a single span gains its seq, the key's).
+func appendElements(b, v []byte, seq uint64) []byte {
+	js := v[1:]
+	if isBatch(js) {
+		return append(b, js[1:len(js)-1]...)
+	}
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	if len(js) > 2 {
+		b = append(b, ',')
+	}
+	return append(b, js[1:]...)
+}
+
+// setAcc sets a run of merged entries as one.
+func (a *applier) setAcc(acc *spanAcc) error {
+	if acc.n == 0 {
+		return nil
+	}
+	if acc.n == 1 {
+		acc.n = 0
+		return a.txn.Set(acc.key, acc.v)
+	}
+	if cap(a.buf)-len(a.buf) < len(acc.body)+3 {
+		a.buf = make([]byte, 0, max(64<<10, len(acc.body)+3))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, schemaVersion, '[')
+	a.buf = append(a.buf, acc.body...)
+	a.buf = append(a.buf, ']')
+	acc.n = 0
+	return a.txn.Set(acc.key, a.buf[start:len(a.buf):len(a.buf)])
+}
+
+func (a *applier) flushSpans(id seqID) error {
+	if acc := a.accs[id]; acc != nil {
+		return a.setAcc(acc)
+	}
+	return nil
+}
+
+// flush sets what apply deferred.
+func (a *applier) flush() error {
+	txn := a.txn
+	for _, acc := range a.accs {
+		if err := a.setAcc(acc); err != nil {
+			return err
+		}
+	}
+	for id, r := range a.exs {
+		if err := txn.Set(execKey(id.task, id.exec), r.execVal); err != nil {
+			return err
+		}
+		p, ok := r.sum, r.sum != nil
+		if !ok {
+			var err error
+			if p, ok, err = sumAt(txn, id.task); err != nil {
+				return err
+			}
+		}
+		if ok {
+			if err := txn.Set(sumExecKey(p, id.exec), r.sumExec); err != nil {
+				return err
+			}
+		}
+	}
+	for id, r := range a.cps {
+		if err := txn.Set(checkpointKey(id.task, id.exec), r.cp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// journalMark reads keyJournal: the lsn of the last record applied.
+func (s *Store) journalMark() (uint64, error) {
+	var mark uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get([]byte(keyJournal))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error {
+			if len(v) != 9 || v[0] != schemaVersion {
+				return fmt.Errorf("%s: bad value", keyJournal)
+			}
+			mark = binary.BigEndian.Uint64(v[1:])
+			return nil
+		})
+	})
+	return mark, err
+}
+
+// openJournal replays what a killed writer left in the journal into
+// Badger, deletes the segments it applied, and starts the journal.
+func (s *Store) openJournal() error {
+	dir := filepath.Join(s.absDir, journalDirName)
+	mark, err := s.journalMark()
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	segs, err := journalSegments(dir)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	next, lastSeg := mark+1, uint64(0)
+	if n := len(segs); n > 0 {
+		lastSeg = segs[n-1]
+	}
+	if bad, _ := badSegments(dir); bad > lastSeg {
+		lastSeg = bad
+	}
+	var (
+		batch    []*jrec
+		applied  int
+		prevLSN  = mark
+		stopped  bool
+		applyErr error
+	)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := s.applyRecs(batch)
+		applied += len(batch)
+		batch = batch[:0]
+		return err
+	}
+	for i, seg := range segs {
+		path := filepath.Join(dir, segName(seg))
+		if stopped {
+			s.keepBad(path, "it follows a damaged record")
+			continue
+		}
+		bad, torn, err := readSegment(path, seg, func(r *jrec) error {
+			if r.lsn <= prevLSN {
+				if r.lsn > mark {
+					return fmt.Errorf("record %d follows record %d", r.lsn, prevLSN)
+				}
+				return nil // applied before the crash
+			}
+			prevLSN = r.lsn
+			batch = append(batch, r)
+			if len(batch) >= applyThreshold {
+				return flush()
+			}
+			return nil
+		})
+		if err != nil {
+			applyErr = err
+			break
+		}
+		if bad < 0 {
+			continue
+		}
+		stopped = true
+		if torn && i == len(segs)-1 {
+			s.log.Info("the journal ends in a record cut short by the crash; it was never acknowledged", "segment", segName(seg), "offset", bad)
+			continue
+		}
+		s.log.Warn("the journal is damaged: its records from here on are not applied", "segment", segName(seg), "offset", bad)
+		s.keepBad(path, "it holds a damaged record")
+	}
+	if applyErr == nil {
+		applyErr = flush()
+	}
+	if applyErr != nil {
+		return fmt.Errorf("journal: replay: %w", applyErr)
+	}
+	if prevLSN >= next {
+		next = prevLSN + 1
+	}
+	if len(segs) > 0 {
+		if err := s.db.Sync(); err != nil {
+			return fmt.Errorf("journal: replay: sync: %w", err)
+		}
+		for _, seg := range segs {
+			if err := os.Remove(filepath.Join(dir, segName(seg))); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("journal: %w", err)
+			}
+		}
+		if applied > 0 {
+			s.log.Info("applied the run steps a killed sextant left in the journal", "records", applied)
+		}
+	}
+	s.jr = newJournal(dir, !s.noSync, lastSeg, next)
+	return nil
+}
+
+// keepBad renames a segment that replay could not take whole out of the
+// journal's way (NNNNNN.log.bad), as evidence: it is never replayed.
+func (s *Store) keepBad(path, why string) {
+	if err := os.Rename(path, path+".bad"); err != nil {
+		s.log.Error("journal: keep a damaged segment", "file", path, "err", err)
+		return
+	}
+	s.log.Warn("journal segment kept aside, not applied: "+why, "file", path+".bad")
+}
+
+// badSegments returns the highest number of a segment kept aside.
+func badSegments(dir string) (uint64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var hi uint64
+	for _, e := range entries {
+		name, ok := bytes.CutSuffix([]byte(e.Name()), []byte(".log.bad"))
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(string(name), 10, 64); err == nil && n > hi {
+			hi = n
+		}
+	}
+	return hi, nil
+}
+
+// applyLoop applies the journal in the background: when applyThreshold
+// records are pending, or once no record came for applyIdle.
+func (s *Store) applyLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	j := s.jr
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	armed, seen := false, uint64(0)
+	for {
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-j.kick:
+			if j.pending.Load() >= applyThreshold || s.arenaFull() {
+				s.applyBackground()
+				continue
+			}
+			if !armed {
+				armed, seen = true, j.appended.Load()
+				t.Reset(applyIdle)
+			}
+		case <-t.C:
+			if now := j.appended.Load(); now != seen {
+				seen = now
+				t.Reset(applyIdle)
+				continue
+			}
+			armed = false
+			s.applyBackground()
+		}
+	}
+}
+
+func (s *Store) arenaFull() bool {
+	s.jr.mu.Lock()
+	defer s.jr.mu.Unlock()
+	return len(s.jr.arena) > applyChunks
+}
+
+func (s *Store) applyBackground() {
+	if err := s.settle(); err != nil {
+		s.log.Error("apply the journal", "err", err)
+	}
+}
+
+// closeJournal applies everything and removes the journal.
+func (s *Store) closeJournal() error {
+	if s.jr == nil {
+		return nil
+	}
+	if s.stopApply != nil {
+		close(s.stopApply)
+		<-s.applyDone
+	}
+	if err := s.settle(); err != nil {
+		return err
+	}
+	j := s.jr
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.recs) > 0 {
+		return fmt.Errorf("journal: %d writes were still in progress at close", len(j.recs))
+	}
+	if j.f != nil {
+		j.f.Close()
+		j.f = nil
+	}
+	for _, seg := range j.segs {
+		if err := os.Remove(filepath.Join(j.dir, segName(seg))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("journal: %w", err)
+		}
+	}
+	j.segs = nil
+	if err := os.Remove(j.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// Segments kept aside (.bad) stay, and with them the directory.
+		s.log.Debug("journal directory kept", "err", err)
+	}
+	return nil
+}
+
+// recoverJournal applies the journal a killed writer left, for a reader
+// that found no writer: it opens the store for writing (which replays the
+// journal) and closes it. A store it cannot open for writing (its
+// directory is read-only, another writer came first, damage) is read
+// without the journal's records, with a warning saying so.
+func (s *Store) recoverJournal(ctx context.Context, dir string) {
+	w, err := Open(ctx, dir, Config{clock: s.clock, log: s.log, red: s.red, noSync: s.noSync})
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		var le *LockedError
+		if errors.As(err, &le) {
+			return // a writer holds it now: it applied the journal, and serves this reader
+		}
+		s.log.Warn("the store holds run steps a killed sextant left in its journal, which could not be applied: this read leaves them out (open the store for writing to apply them)", "err", err)
+	}
+}

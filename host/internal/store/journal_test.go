@@ -1,0 +1,413 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
+)
+
+// holdJournal keeps the journal from being applied in the background for
+// the test: only a read, a write that settles it, or Close apply it.
+func holdJournal(t *testing.T) {
+	testNoApplyLoop = true
+	t.Cleanup(func() { testNoApplyLoop = false })
+}
+
+// crashImage copies the store directory as it is on disk now: what a
+// process killed at this moment leaves (its files' contents are the page
+// cache's, which a kill does not lose).
+func crashImage(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			if rel == snapshotDirName {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// journalRun begins a task and journals steps checkpoints, each with a
+// span, and a recording for each; it returns the task id.
+func journalRun(t *testing.T, s *Store, id string, steps int) {
+	t.Helper()
+	ctx := context.Background()
+	task := &Task{ID: id, Pipeline: "p", Input: json.RawMessage(`{}`)}
+	ex := &Execution{ID: id + "-e1"}
+	must(t, s.Begin(ctx, task, ex, &Checkpoint{State: []byte(`{"step":0}`)}))
+	for n := 1; n <= steps; n++ {
+		journalStep(t, s, id, n)
+	}
+}
+
+func journalStep(t *testing.T, s *Store, id string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	must(t, s.PutRecording(ctx, &Recording{Hash: fmt.Sprintf("%s-r%d", id, n), Kind: RecordChat, Task: id,
+		Request: json.RawMessage(`{}`), Response: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n))}))
+	sp := Span{Task: id, Execution: id + "-e1", Name: fmt.Sprintf("step %d", n), Start: t0, End: t0}
+	must(t, s.Checkpoint(ctx, &Checkpoint{Task: id, Execution: id + "-e1", Step: uint64(n), State: []byte(fmt.Sprintf(`{"step":%d}`, n))}, sp))
+}
+
+// checkSteps checks that the store holds the task's first n steps:
+// checkpoint, spans and recordings.
+func checkSteps(t *testing.T, s *Store, id string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	tree, err := s.Tree(ctx, id)
+	must(t, err)
+	if len(tree.Executions) != 1 || tree.Executions[0].Checkpoint == nil {
+		t.Fatalf("%s: tree %+v", id, tree)
+	}
+	e := tree.Executions[0]
+	if e.Checkpoint.Step != uint64(n) || len(e.Spans) != n {
+		t.Fatalf("%s: checkpoint at step %d with %d spans, want %d and %d", id, e.Checkpoint.Step, len(e.Spans), n, n)
+	}
+	for i, sp := range e.Spans {
+		if sp.Seq != uint64(i+1) || sp.Name != fmt.Sprintf("step %d", i+1) {
+			t.Fatalf("%s: span %d is %d %q", id, i, sp.Seq, sp.Name)
+		}
+	}
+	for k := 1; k <= n+1; k++ {
+		_, err := s.Recording(ctx, fmt.Sprintf("%s-r%d", id, k))
+		if (err == nil) != (k <= n) {
+			t.Fatalf("%s: recording %d: %v", id, k, err)
+		}
+	}
+}
+
+// TestJournalCrashAtFailpoints takes the store as a kill at each
+// checkpoint failpoint leaves it, with and without fsync, and opens it,
+// for writing and read-only: a checkpoint killed before its journal write
+// is not there; one killed after it is, with its spans and recordings,
+// and the journal is gone once applied.
+func TestJournalCrashAtFailpoints(t *testing.T) {
+	holdJournal(t)
+	for _, fsync := range []bool{false, true} {
+		for _, point := range []string{failpoint.CheckpointCommit, failpoint.CheckpointCommitted, failpoint.CheckpointSynced} {
+			for _, ro := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/fsync=%t/read-only=%t", point, fsync, ro), func(t *testing.T) {
+					dir := filepath.Join(t.TempDir(), ".sextant")
+					image := filepath.Join(t.TempDir(), "image")
+					s, err := Open(context.Background(), dir, testConfig().WithSyncCheckpoints(fsync))
+					must(t, err)
+					journalRun(t, s, "crash", 3)
+					var once sync.Once
+					testHook = func(p string) {
+						if p == point {
+							once.Do(func() { crashImage(t, dir, image) })
+						}
+					}
+					journalStep(t, s, "crash", 4)
+					testHook = nil
+					must(t, s.Close())
+					if !hasJournal(image) {
+						t.Fatal("the crash image holds no journal: the test tests nothing")
+					}
+
+					want := 4
+					if point == failpoint.CheckpointCommit {
+						want = 3
+					}
+					c, err := Open(context.Background(), image, testConfig().WithReadOnly(ro))
+					must(t, err)
+					defer c.Close()
+					if hasJournal(image) {
+						t.Error("the journal is still there after the open applied it")
+					}
+					checkStepsRecorded(t, c, "crash", want)
+				})
+			}
+		}
+	}
+}
+
+// checkStepsRecorded is checkSteps for a crash at step 4, whose
+// recording is written before the checkpoint: it is there either way.
+func checkStepsRecorded(t *testing.T, s *Store, id string, n int) {
+	t.Helper()
+	if n == 3 {
+		if _, err := s.Recording(context.Background(), id+"-r4"); err != nil {
+			t.Fatalf("the recording written before the crash: %v", err)
+		}
+		tree, err := s.Tree(context.Background(), id)
+		must(t, err)
+		if e := tree.Executions[0]; e.Checkpoint.Step != 3 || len(e.Spans) != 3 {
+			t.Fatalf("checkpoint at step %d with %d spans, want 3 and 3", e.Checkpoint.Step, len(e.Spans))
+		}
+		return
+	}
+	checkSteps(t, s, id, n)
+}
+
+// TestJournalAppliedNotDeleted crashes after the applier committed to
+// Badger but before it deleted the segment: the reopened store skips the
+// records Badger holds (keyJournal) and applies the rest once.
+func TestJournalAppliedNotDeleted(t *testing.T) {
+	holdJournal(t)
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	image := filepath.Join(t.TempDir(), "image")
+	s, err := Open(context.Background(), dir, testConfig())
+	must(t, err)
+	journalRun(t, s, "twice", 3)
+	var once sync.Once
+	testHook = func(p string) {
+		if p == "journal-applied" {
+			once.Do(func() { crashImage(t, dir, image) })
+		}
+	}
+	checkSteps(t, s, "twice", 3) // settles: applies the journal
+	testHook = nil
+	must(t, s.Close())
+	if !hasJournal(image) {
+		t.Fatal("the crash image holds no journal")
+	}
+	c, err := Open(context.Background(), image, testConfig())
+	must(t, err)
+	defer c.Close()
+	mark, err := c.journalMark()
+	must(t, err)
+	if mark != 6 { // three recordings and three checkpoints
+		t.Errorf("mark %d, want 6", mark)
+	}
+	checkSteps(t, c, "twice", 3)
+	journalStep(t, c, "twice", 4)
+	checkSteps(t, c, "twice", 4)
+}
+
+// lastSegment is the path of the image's last journal segment.
+func lastSegment(t *testing.T, dir string) string {
+	t.Helper()
+	segs, err := journalSegments(filepath.Join(dir, journalDirName))
+	must(t, err)
+	if len(segs) == 0 {
+		t.Fatal("no journal segment")
+	}
+	return filepath.Join(dir, journalDirName, segName(segs[len(segs)-1]))
+}
+
+// crashAfter journals three steps and a fourth, then returns the image
+// taken after the fourth's journal write.
+func crashAfter(t *testing.T) string {
+	t.Helper()
+	holdJournal(t)
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	image := filepath.Join(t.TempDir(), "image")
+	s, err := Open(context.Background(), dir, testConfig())
+	must(t, err)
+	journalRun(t, s, "cut", 4)
+	crashImage(t, dir, image)
+	must(t, s.Close())
+	return image
+}
+
+// TestJournalTornTail cuts the last record short, as a write cut by a
+// power loss leaves it: the steps before it are there, the store opens,
+// and nothing is kept aside.
+func TestJournalTornTail(t *testing.T) {
+	image := crashAfter(t)
+	seg := lastSegment(t, image)
+	info, err := os.Stat(seg)
+	must(t, err)
+	must(t, os.Truncate(seg, info.Size()-5))
+	var log bytes.Buffer
+	c, err := Open(context.Background(), image, testConfig().WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	must(t, err)
+	defer c.Close()
+	checkStepsRecorded(t, c, "cut", 3)
+	if !strings.Contains(log.String(), "cut short") {
+		t.Errorf("the torn tail is not reported:\n%s", log.String())
+	}
+	if bad, _ := badSegments(filepath.Join(image, journalDirName)); bad != 0 {
+		t.Error("a torn tail was kept aside as damage")
+	}
+}
+
+// TestJournalCorruptRecord damages a record in the middle of the
+// journal: the records before it are applied, those from it on are not
+// (the order of writes is kept), the damage is reported, and the segment
+// is kept aside as evidence.
+func TestJournalCorruptRecord(t *testing.T) {
+	image := crashAfter(t)
+	seg := lastSegment(t, image)
+	b, err := os.ReadFile(seg)
+	must(t, err)
+	// Records: recording 1, checkpoint 1, recording 2, checkpoint 2, …;
+	// damage the third record's payload (recording 2).
+	off := 0
+	for range 2 {
+		off += journalHeader + int(uint32(b[off])|uint32(b[off+1])<<8|uint32(b[off+2])<<16|uint32(b[off+3])<<24)
+	}
+	b[off+journalHeader+2] ^= 0xff
+	must(t, os.WriteFile(seg, b, 0o644))
+	var log bytes.Buffer
+	c, err := Open(context.Background(), image, testConfig().WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	must(t, err)
+	defer c.Close()
+	checkSteps(t, c, "cut", 1)
+	if !strings.Contains(log.String(), "damaged") || !strings.Contains(log.String(), "level=WARN") {
+		t.Errorf("the damage is not reported:\n%s", log.String())
+	}
+	if bad, _ := badSegments(filepath.Join(image, journalDirName)); bad == 0 {
+		t.Error("the damaged segment was not kept aside")
+	}
+}
+
+// TestJournalReadYourWrites reads, with the journal unapplied, through
+// every read API a run's data reaches: each sees the journaled writes.
+func TestJournalReadYourWrites(t *testing.T) {
+	holdJournal(t)
+	ctx := context.Background()
+	// fresh journals a run of two steps that ends, into a new store, and
+	// checks that it is all pending.
+	fresh := func(t *testing.T) *Store {
+		s := openTest(t)
+		journalRun(t, s, "ryw", 2)
+		sp := Span{Task: "ryw", Execution: "ryw-e1", Seq: 100, Name: "run", Start: t0, End: t0}
+		must(t, s.FinishExecution(ctx, &Checkpoint{Task: "ryw", Execution: "ryw-e1", Step: 3, State: []byte(`{}`)},
+			func(e *Execution) { e.Status, e.Ended = StatusCompleted, t0.Add(time.Second) }, StatusCompleted, sp))
+		if s.jr.pending.Load() != 5 { // two recordings, three checkpoints
+			t.Fatalf("%d records pending, want 5: the read below tests nothing", s.jr.pending.Load())
+		}
+		return s
+	}
+	t.Run("Recording", func(t *testing.T) {
+		s := fresh(t)
+		if r, err := s.Recording(ctx, "ryw-r2"); err != nil || string(r.Response) != `{"n":2}` {
+			t.Fatalf("recording from the journal: %v %+v", err, r)
+		}
+		if s.jr.pending.Load() == 0 {
+			t.Error("Recording applied the journal: it is to read the overlay")
+		}
+	})
+	for name, read := range map[string]func(s *Store) error{
+		"Execution": func(s *Store) error {
+			e, err := s.Execution(ctx, "ryw", "ryw-e1")
+			if err == nil && e.Status != StatusCompleted {
+				err = fmt.Errorf("status %s", e.Status)
+			}
+			return err
+		},
+		"LatestCheckpoint": func(s *Store) error {
+			c, err := s.LatestCheckpoint(ctx, "ryw", "ryw-e1")
+			if err == nil && c.Step != 3 {
+				err = fmt.Errorf("step %d", c.Step)
+			}
+			return err
+		},
+		"Spans": func(s *Store) error {
+			sp, err := s.Spans(ctx, "ryw", "ryw-e1")
+			if err == nil && len(sp) != 3 {
+				err = fmt.Errorf("%d spans", len(sp))
+			}
+			return err
+		},
+		"Task": func(s *Store) error {
+			task, err := s.Task(ctx, "ryw")
+			if err == nil && task.Status != StatusCompleted {
+				err = fmt.Errorf("status %s", task.Status)
+			}
+			return err
+		},
+		"Tasks by status": func(s *Store) error {
+			ts, err := s.Tasks(ctx, Query{Status: StatusCompleted})
+			if err == nil && (len(ts) != 1 || ts[0].ID != "ryw") {
+				err = fmt.Errorf("%d tasks", len(ts))
+			}
+			return err
+		},
+		"Tree": func(s *Store) error {
+			tree, err := s.Tree(ctx, "ryw")
+			if err == nil && (len(tree.Executions) != 1 || tree.Executions[0].Execution.Status != StatusCompleted || len(tree.Executions[0].Spans) != 3) {
+				err = fmt.Errorf("executions %+v", tree.Executions)
+			}
+			return err
+		},
+		"Export": func(s *Store) error {
+			var b bytes.Buffer
+			n, err := s.Export(ctx, &b, ExportOptions{})
+			if err == nil && (n.Spans != 3 || n.Recordings != 2) {
+				err = fmt.Errorf("exported %+v", n)
+			}
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := read(fresh(t)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestJournalConcurrentRunsReplay journals the steps of many runs at
+// once and replays them from a crash image: every run's steps are there.
+func TestJournalConcurrentRunsReplay(t *testing.T) {
+	holdJournal(t)
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	image := filepath.Join(t.TempDir(), "image")
+	s, err := Open(context.Background(), dir, testConfig().WithSyncCheckpoints(true))
+	must(t, err)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() { journalRun(t, s, fmt.Sprintf("run-%d", w), 5) })
+	}
+	wg.Wait()
+	crashImage(t, dir, image)
+	must(t, s.Close())
+	c, err := Open(context.Background(), image, testConfig().WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	must(t, err)
+	defer c.Close()
+	for w := range 8 {
+		checkSteps(t, c, fmt.Sprintf("run-%d", w), 5)
+	}
+}
+
+// TestJournalMergesSpans applies a run's journaled steps in one
+// transaction: its spans become one entry, read back in order, and its
+// checkpoint is the last one.
+func TestJournalMergesSpans(t *testing.T) {
+	holdJournal(t)
+	s := openTest(t)
+	journalRun(t, s, "merge", 5)
+	must(t, s.Sync())
+	entries := 0
+	must(t, s.scan(context.Background(), spanPrefix("merge", "merge-e1"), func(key, val []byte) error {
+		entries++
+		return nil
+	}))
+	if entries != 1 {
+		t.Errorf("%d span entries, want 1", entries)
+	}
+	checkSteps(t, s, "merge", 5)
+	journalStep(t, s, "merge", 6) // a later burst: an entry of its own
+	checkSteps(t, s, "merge", 6)
+}
