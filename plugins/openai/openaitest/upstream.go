@@ -18,12 +18,16 @@ import (
 // bag-of-words vectors (texts sharing words are similar, texts sharing
 // none are orthogonal). Every request is logged as "METHOD PATH" lines to
 // Log when set.
+//
+// A judge request with "stream": true is answered as a stream framed as
+// Stream says, written a byte at a time.
 type Upstream struct {
 	// Rules rate a judged text: the first whose Contains the last user
 	// message holds gives its Rating; none gives Default.
 	Rules   []Rule
 	Default int
 	Log     io.Writer
+	Stream  Framing
 
 	mu sync.Mutex
 }
@@ -32,6 +36,19 @@ type Upstream struct {
 type Rule struct {
 	Contains string
 	Rating   int
+}
+
+// Framing is how an Upstream frames a streamed answer, as the servers
+// it stands for do.
+type Framing struct {
+	// EOL ends each line: "\n" (the default), "\r\n" or "\r".
+	EOL string
+	// NoDone leaves out the final data: [DONE], as some vLLM, llama.cpp
+	// and Ollama versions do.
+	NoDone bool
+	// Cut stops the stream inside its last chunk, as a dropped
+	// connection does.
+	Cut bool
 }
 
 // Dims is the length of the Upstream's vectors.
@@ -64,6 +81,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (u *Upstream) judge(w http.ResponseWriter, body []byte) {
 	var req struct {
 		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
 		Messages []struct {
 			Role    string `json:"role"`
 			Content string `json:"content"`
@@ -88,7 +106,47 @@ func (u *Upstream) judge(w http.ResponseWriter, body []byte) {
 		}
 	}
 	verdict, _ := json.Marshal(map[string]any{"score": rating, "reason": why})
-	io.WriteString(w, completion(string(verdict), "stop", len(strings.Fields(last)), 12))
+	if !req.Stream {
+		io.WriteString(w, completion(string(verdict), "stop", len(strings.Fields(last)), 12))
+		return
+	}
+	u.stream(w, string(verdict), len(strings.Fields(last)), 12)
+}
+
+// stream answers content as a chat stream: a chunk with the role, one
+// with the content, one with the finish_reason, the usage chunk and
+// [DONE], framed as u.Stream says and written a byte at a time.
+func (u *Upstream) stream(w http.ResponseWriter, content string, in, out int) {
+	eol := u.Stream.EOL
+	if eol == "" {
+		eol = "\n"
+	}
+	var b strings.Builder
+	for _, c := range []map[string]any{
+		{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}}},
+		{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": content}, "finish_reason": nil}}},
+		{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}},
+		{"choices": []any{}, "usage": map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}},
+	} {
+		c["id"], c["object"], c["created"], c["model"] = "chatcmpl-s1", "chat.completion.chunk", 1741569952, "gpt-4o-mini-2024-07-18"
+		j, _ := json.Marshal(c)
+		b.WriteString("data: " + string(j) + eol + eol)
+	}
+	body := b.String()
+	switch {
+	case u.Stream.Cut:
+		body = body[:len(body)-20]
+	case !u.Stream.NoDone:
+		body += "data: [DONE]" + eol + eol
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	for i := range len(body) {
+		if _, err := io.WriteString(w, body[i:i+1]); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+	}
 }
 
 func (u *Upstream) embeddings(w http.ResponseWriter, body []byte) {

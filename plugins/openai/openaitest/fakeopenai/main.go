@@ -1,7 +1,7 @@
 // Command fakeopenai runs a command beside a deterministic OpenAI-compatible
 // server (openaitest.Upstream) for end-to-end tests:
 //
-//	fakeopenai [-rate TEXT=N]... [-default N] [-log FILE] -- COMMAND [ARG]...
+//	fakeopenai [-rate TEXT=N]... [-default N] [-log FILE] [-eol lf|crlf|cr] [-no-done] [-cut] -- COMMAND [ARG]...
 //
 // It listens on a free local port, runs COMMAND with OPENAI_BASE_URL set
 // to the server's /v1 root, stops the server when COMMAND ends and exits
@@ -47,7 +47,15 @@ func run() int {
 	flag.Var(&rs, "rate", "TEXT=N: the judge rates a text holding TEXT N (first match wins; repeatable)")
 	flag.IntVar(&up.Default, "default", 1, "the judge's rating when no -rate matches")
 	logFile := flag.String("log", "", "append one line per request (METHOD PATH) to this file")
+	eol := flag.String("eol", "lf", "streamed answers: end lines with lf, crlf or cr")
+	flag.BoolVar(&up.Stream.NoDone, "no-done", false, "streamed answers: leave out data: [DONE]")
+	flag.BoolVar(&up.Stream.Cut, "cut", false, "streamed answers: stop inside the last chunk")
 	flag.Parse()
+	up.Stream.EOL = map[string]string{"lf": "\n", "crlf": "\r\n", "cr": "\r"}[*eol]
+	if up.Stream.EOL == "" {
+		fmt.Fprintf(os.Stderr, "fakeopenai: -eol %q: want lf, crlf or cr\n", *eol)
+		return 2
+	}
 	up.Rules = rs
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: fakeopenai [flags] -- COMMAND [ARG]...")
