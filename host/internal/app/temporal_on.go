@@ -53,8 +53,13 @@ func (b *onTemporal) Run(ctx context.Context, req RunRequest) (*run.Result, erro
 	if in.ID == "" {
 		in.ID = temporal.NewTaskID(time.Now())
 	}
-	ri := temporal.RunInput{Pipeline: prep.Pipeline.Name, Strategy: prep.Strategy.Hash(), Task: in.ID, Input: in.Input,
+	ri := temporal.RunInput{Pipeline: prep.Pipeline.Name, Task: in.ID, Input: in.Input,
 		Truth: in.Truth, Tags: in.Tags, Start: in.Start, LocalSteps: b.t.LocalSteps}
+	if prep.Pipeline.Strategy.Pin || prep.Pipeline.Strategy.File == "" {
+		// The worker must run the strategy seen here; otherwise it runs
+		// the live version, which the store it writes to holds.
+		ri.Strategy = prep.Strategy.Hash()
+	}
 	if t := prep.Pipeline.Limits.Timeout; t > 0 {
 		ri.StepTimeout = t.Std()
 	}

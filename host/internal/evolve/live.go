@@ -131,18 +131,25 @@ func GetLive(ctx context.Context, st *store.Store, p *pipeline.Pipeline) (*Live,
 	if err != nil {
 		return nil, err
 	}
-	out := &Live{Pipeline: p.Name, Live: conf, Configured: conf, Pinned: p.Strategy.Pin, History: []LiveVersion{}}
+	return LiveNamed(ctx, st, p.Name, conf, p.Strategy.Pin)
+}
+
+// LiveNamed is GetLive for a pipeline known by its name, its configured
+// version and its pin: what a Temporal worker, whose store another
+// process holds, sends that process to learn which version to run.
+func LiveNamed(ctx context.Context, st *store.Store, name string, conf LiveVersion, pinned bool) (*Live, error) {
+	out := &Live{Pipeline: name, Live: conf, Configured: conf, Pinned: pinned, History: []LiveVersion{}}
 	if st != nil {
 		c, err := liveColl(st)
 		if err != nil {
 			return nil, err
 		}
-		switch rec, err := c.Get(ctx, p.Name); {
+		switch rec, err := c.Get(ctx, name); {
 		case err == nil:
 			rec = rec.reconfigured(conf)
 			out.Live, out.History = rec.Current, rec.History
 		case !errors.Is(err, store.ErrNotFound):
-			return nil, fmt.Errorf("live version of %s: %w", p.Name, err)
+			return nil, fmt.Errorf("live version of %s: %w", name, err)
 		}
 	}
 	out.Runs = out.Live

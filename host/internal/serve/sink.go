@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -25,7 +26,18 @@ const (
 	// SinkSpansRoute stages spans of a run still going (POST, a list of
 	// store.Span; see store.StageSpans).
 	SinkSpansRoute = "/sink/v1/spans"
+	// SinkLiveRoute reads a pipeline's live strategy version (POST, a
+	// LiveQuery), which a run beginning on a worker uses.
+	SinkLiveRoute = "/sink/v1/live"
 )
+
+// LiveQuery is the body of POST /sink/v1/live: the pipeline as the
+// worker has it configured (evolve.LiveNamed).
+type LiveQuery struct {
+	Pipeline   string             `json:"pipeline"`
+	Configured evolve.LiveVersion `json:"configured"`
+	Pinned     bool               `json:"pinned,omitempty"`
+}
 
 // SinkHandlers are the sink routes over s, for Options.Handlers.
 func SinkHandlers(s *store.Store) map[string]http.Handler {
@@ -50,6 +62,17 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 				return 0, nil, err
 			}
 			return http.StatusNoContent, nil, run.RecordRun(r.Context(), s, &rec)
+		}),
+		"POST " + SinkLiveRoute: sinkHandler(func(r *http.Request) (int, any, error) {
+			var q LiveQuery
+			if err := decodeBody(r, &q); err != nil {
+				return 0, nil, err
+			}
+			if q.Pipeline == "" || q.Configured.Hash == "" {
+				return 0, nil, badRequest("pipeline and configured.hash: name the pipeline and its configured strategy version")
+			}
+			l, err := evolve.LiveNamed(r.Context(), s, q.Pipeline, q.Configured, q.Pinned)
+			return http.StatusOK, l, err
 		}),
 		"POST " + SinkSpansRoute: sinkHandler(func(r *http.Request) (int, any, error) {
 			var spans []store.Span
@@ -136,6 +159,15 @@ func (k *Sink) RecordRun(ctx context.Context, r *run.RunRecord) error {
 // StageSpans writes spans of a run still going (see store.StageSpans).
 func (k *Sink) StageSpans(ctx context.Context, spans []store.Span) error {
 	return k.c.do(ctx, http.MethodPost, SinkSpansRoute, spans, nil)
+}
+
+// Live reads a pipeline's live strategy version (evolve.LiveNamed).
+func (k *Sink) Live(ctx context.Context, pipeline string, conf evolve.LiveVersion, pinned bool) (*evolve.Live, error) {
+	var l evolve.Live
+	if err := k.c.do(ctx, http.MethodPost, SinkLiveRoute, LiveQuery{Pipeline: pipeline, Configured: conf, Pinned: pinned}, &l); err != nil {
+		return nil, err
+	}
+	return &l, nil
 }
 
 var _ run.Recorder = (*Sink)(nil)

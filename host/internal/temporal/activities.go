@@ -3,7 +3,6 @@ package temporal
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -26,23 +25,6 @@ const (
 // errInvalid is the application error type of calls that cannot succeed
 // on a retry (a pipeline this worker lacks, a strategy that differs).
 const errInvalid = "sextant.invalid"
-
-// Pipelines gives a worker's steppers by pipeline name.
-type Pipelines interface {
-	Stepper(name string) (*run.Stepper, error)
-}
-
-// PipelineMap is a fixed set of steppers by pipeline name.
-type PipelineMap map[string]*run.Stepper
-
-// Stepper returns the stepper of the named pipeline.
-func (m PipelineMap) Stepper(name string) (*run.Stepper, error) {
-	s, ok := m[name]
-	if !ok {
-		return nil, fmt.Errorf("this worker has no pipeline %q", name)
-	}
-	return s, nil
-}
 
 // activities are the workflow's calls into sextant.
 type activities struct {
@@ -88,17 +70,11 @@ type stepInput struct {
 	Answers  map[string]any `json:"answers,omitempty"`
 }
 
-func (a *activities) stepper(name, strategy string) (*run.Stepper, error) {
-	s, err := a.pipelines.Stepper(name)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errInvalid, nil)
-	}
-	if strategy != "" && s.StrategyHash() != strategy {
-		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("pipeline %q: this worker's strategy (%.12s…) is not the one the run was started with (%.12s…)", name, s.StrategyHash(), strategy),
-			errInvalid, nil)
-	}
-	return s, nil
+// stepper is the stepper of the named pipeline under the strategy
+// version ref (zero: the live version, for a run beginning).
+func (a *activities) stepper(ctx context.Context, name string, ref store.StrategyRef) (*run.Stepper, error) {
+	s, err := a.pipelines.Stepper(ctx, name, ref)
+	return s, nonRetryable(err)
 }
 
 // nonRetryable makes an invalid-input error final.
@@ -112,7 +88,7 @@ func nonRetryable(err error) error {
 // Begin starts a run: the navigator's first decision, up to the first
 // batch of steps.
 func (a *activities) Begin(ctx context.Context, in beginInput) (*run.Progress, error) {
-	s, err := a.stepper(in.Run.Pipeline, in.Run.Strategy)
+	s, err := a.stepper(ctx, in.Run.Pipeline, store.StrategyRef{Hash: in.Run.Strategy})
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +99,7 @@ func (a *activities) Begin(ctx context.Context, in beginInput) (*run.Progress, e
 
 // Advance hands a batch's outcomes (or a wake-up) to the navigator.
 func (a *activities) Advance(ctx context.Context, in advanceInput) (*run.Progress, error) {
-	s, err := a.stepper(in.Pipeline, in.Snapshot.Task.Strategy.Hash)
+	s, err := a.stepper(ctx, in.Pipeline, in.Snapshot.Task.Strategy)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +109,7 @@ func (a *activities) Advance(ctx context.Context, in advanceInput) (*run.Progres
 
 // Cancel ends a cancelled run: its record says who cancelled it and why.
 func (a *activities) Cancel(ctx context.Context, in cancelInput) (*run.Progress, error) {
-	s, err := a.stepper(in.Pipeline, in.Snapshot.Task.Strategy.Hash)
+	s, err := a.stepper(ctx, in.Pipeline, in.Snapshot.Task.Strategy)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +120,7 @@ func (a *activities) Cancel(ctx context.Context, in cancelInput) (*run.Progress,
 // Step runs one step, heartbeating so that a dead worker's step moves to
 // another worker within the heartbeat timeout.
 func (a *activities) Step(ctx context.Context, in stepInput) (*run.StepOutcome, error) {
-	s, err := a.stepper(in.Pipeline, in.Snapshot.Task.Strategy.Hash)
+	s, err := a.stepper(ctx, in.Pipeline, in.Snapshot.Task.Strategy)
 	if err != nil {
 		return nil, err
 	}

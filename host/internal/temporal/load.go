@@ -14,11 +14,12 @@ import (
 
 // LoadPipelines prepares, with prepare, every pipeline under dir
 // (DIR/*/pipeline.toml and DIR/*.toml) for a worker: each records into
-// rec through its own [store] redactor. The function returned releases
+// sink through its own [store] redactor, and runs the live strategy
+// version sink reports when a run begins. The function returned releases
 // their plugins; on error nothing stays open. A missing dir, two
 // pipelines of one name, a bad redact pattern or no pipeline at all is an
 // error matching sdk.ErrInvalid.
-func LoadPipelines(ctx context.Context, dir string, rec run.Recorder, prepare func(context.Context, string) (*run.Prepared, error), logger *slog.Logger) (PipelineMap, func(context.Context), error) {
+func LoadPipelines(ctx context.Context, dir string, sink Sink, prepare func(context.Context, string) (*run.Prepared, error), logger *slog.Logger) (LivePipelines, func(context.Context), error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, nil, sdk.Invalid(sdk.Problem{Message: fmt.Sprintf("--pipelines: %v", err)})
 	}
@@ -30,7 +31,7 @@ func LoadPipelines(ctx context.Context, dir string, rec run.Recorder, prepare fu
 		}
 		files = append(files, m...)
 	}
-	m := PipelineMap{}
+	m := LivePipelines{}
 	var preps []*run.Prepared
 	closeAll := func(ctx context.Context) {
 		for _, p := range preps {
@@ -41,7 +42,7 @@ func LoadPipelines(ctx context.Context, dir string, rec run.Recorder, prepare fu
 		p, err := prepare(ctx, f)
 		if err == nil {
 			preps = append(preps, p)
-			m[p.Pipeline.Name], err = stepper(m, f, p, rec, logger)
+			m[p.Pipeline.Name], err = load(m, f, p, sink, logger)
 		}
 		if err != nil {
 			closeAll(context.WithoutCancel(ctx))
@@ -54,12 +55,13 @@ func LoadPipelines(ctx context.Context, dir string, rec run.Recorder, prepare fu
 	return m, closeAll, nil
 }
 
-// stepper is the stepper of p, the pipeline of file f, recording into
-// rec through p's redactor; m holds the pipelines loaded before it.
-func stepper(m PipelineMap, f string, p *run.Prepared, rec run.Recorder, logger *slog.Logger) (*run.Stepper, error) {
+// load is p, the pipeline of file f, recording into sink through p's
+// redactor; m holds the pipelines loaded before it.
+func load(m LivePipelines, f string, p *run.Prepared, sink Sink, logger *slog.Logger) (*livePipeline, error) {
 	if _, dup := m[p.Pipeline.Name]; dup {
 		return nil, sdk.Invalid(sdk.Problem{File: f, Message: fmt.Sprintf("pipeline %q again", p.Pipeline.Name)})
 	}
+	var rec run.Recorder = sink
 	if len(p.Pipeline.Store.Redact) > 0 {
 		red, err := store.NewRedactor(p.Pipeline.Store.Redact...)
 		if err != nil {
@@ -67,5 +69,5 @@ func stepper(m PipelineMap, f string, p *run.Prepared, rec run.Recorder, logger 
 		}
 		rec = WithRedactor(rec, red)
 	}
-	return p.NewStepper(run.Config{Logger: logger}, rec), nil
+	return newLivePipeline(p, sink, rec, run.Config{Logger: logger})
 }

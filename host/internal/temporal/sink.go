@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 
+	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
@@ -11,11 +12,14 @@ import (
 // provider is asked, written as soon as it answered), the spans of a long
 // run in batches as it goes (StageSpans, invisible until the run is
 // recorded) and finished runs. RecordRun and StageSpans may be called
-// again with the same data and must then change nothing.
+// again with the same data and must then change nothing. Live reads a
+// pipeline's live strategy version (evolve.LiveNamed) from the store, as a
+// run begins.
 type Sink interface {
 	run.Recorder
 	RecordRun(ctx context.Context, r *run.RunRecord) error
 	StageSpans(ctx context.Context, spans []store.Span) error
+	Live(ctx context.Context, pipeline string, conf evolve.LiveVersion, pinned bool) (*evolve.Live, error)
 }
 
 // StoreSink writes into a store the worker holds itself (one worker per
@@ -23,6 +27,10 @@ type Sink interface {
 func StoreSink(s *store.Store) Sink { return storeSink{s} }
 
 type storeSink struct{ *store.Store }
+
+func (k storeSink) Live(ctx context.Context, pipeline string, conf evolve.LiveVersion, pinned bool) (*evolve.Live, error) {
+	return evolve.LiveNamed(ctx, k.Store, pipeline, conf, pinned)
+}
 
 func (k storeSink) RecordRun(ctx context.Context, r *run.RunRecord) error {
 	return run.RecordRun(ctx, k.Store, r)

@@ -39,8 +39,11 @@ const (
 type RunInput struct {
 	// Pipeline is the pipeline's name; every worker must have it.
 	Pipeline string `json:"pipeline"`
-	// Strategy is the hash of the strategy the starter saw; a worker with
-	// another one refuses the run.
+	// Strategy, when set, is the hash of the strategy version the run
+	// must use (a pinned pipeline's, as the starter saw it); a worker
+	// without it refuses the run. Otherwise the worker that begins the
+	// run takes the pipeline's live version from the store, and the
+	// run's snapshot, in the history, keeps it.
 	Strategy string          `json:"strategy,omitempty"`
 	Task     string          `json:"task"`
 	Input    map[string]any  `json:"input,omitempty"`
