@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/plugin"
 	"github.com/sextant-dev/sextant/host/internal/project"
 	"github.com/sextant-dev/sextant/host/internal/serve"
@@ -24,6 +25,7 @@ type serveFlags struct {
 	allowHosts              []string
 	lim                     serve.Limits
 	sf                      storeFlags
+	tf                      temporalFlags // --temporal: the cluster runs the store lacks go on
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -48,6 +50,7 @@ func (a *app) serveCommand() *cobra.Command {
 	c.Flags().DurationVar(&f.lim.WriteTimeout, "write-timeout", serve.DefaultWriteTimeout, "longest one write of an answer may wait for the client to read")
 	c.Flags().DurationVar(&f.lim.IdleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "longest a kept-alive connection may wait for its next request")
 	f.sf.add(c, false)
+	f.tf.add(c, false)
 	a.addTelemetryFlag(c)
 	return c
 }
@@ -123,7 +126,8 @@ func (a *app) newServer(ctx context.Context, s *store.Store, f *serveFlags, toke
 	}
 	srv, closeProxy, err := serve.NewWithExtras(ctx, serve.Options{Store: s, Pipelines: f.pipelines, Addr: f.addr, Token: token,
 		Logger: a.logger, Version: version, AllowHosts: f.allowHosts, Limits: f.lim, Prepare: a.servePrepare(s)},
-		serve.Extras{Config: f.config, Registry: reg, Replay: f.replay, RecordReplays: f.recordReplays, OnSpans: exp.Spans})
+		serve.Extras{Config: f.config, Registry: reg, Replay: f.replay, RecordReplays: f.recordReplays, OnSpans: exp.Spans,
+			Cluster: layer.ServeCluster(f.tf.target(), layer.Options{Logger: a.logger})})
 	if err != nil {
 		a.shutdownTelemetry(ctx, exp)
 		return nil, nil, err

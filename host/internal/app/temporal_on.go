@@ -14,6 +14,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/serve"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/temporal"
 )
@@ -110,6 +111,35 @@ func (b *onTemporal) Signal(ctx context.Context, pipe string, d run.Delivery) ([
 	}
 	return results, nil
 }
+
+// Task is a task's run as the cluster has it now (sextant serve
+// --temporal shows a run its store lacks so).
+func (b *onTemporal) Task(ctx context.Context, id string) (*store.Task, error) {
+	return temporal.Task(ctx, b.c, id)
+}
+
+// Running lists the runs going on on the cluster, newest first.
+func (b *onTemporal) Running(ctx context.Context, pipeline string) ([]*store.Task, error) {
+	return temporal.Running(ctx, b.c, pipeline)
+}
+
+// ServeCluster is sextant serve's --temporal: a function that connects to
+// the cluster of t, whose runs the server then shows and operates when
+// its store lacks them; with no address, none.
+func ServeCluster(t TemporalTarget, o Options) func(context.Context) (serve.Cluster, error) {
+	if t.Addr == "" {
+		return nil
+	}
+	return func(ctx context.Context) (serve.Cluster, error) {
+		b, err := openTemporal(ctx, t, o)
+		if err != nil {
+			return nil, err
+		}
+		return b.(*onTemporal), nil
+	}
+}
+
+var _ serve.Cluster = (*onTemporal)(nil)
 
 // Cancel cancels a run's workflow; the workers record it.
 func (b *onTemporal) Cancel(ctx context.Context, task string, c run.Cancelled) (*run.Result, error) {

@@ -51,6 +51,9 @@ type Extras struct {
 	// OnSpans exports the spans the proxy records live (nil: no export).
 	// Spans received over OTLP are not exported again.
 	OnSpans func([]store.Span)
+	// Cluster, when set, connects to the cluster runs go on
+	// (Options.Cluster); the function NewWithExtras returns closes it.
+	Cluster func(context.Context) (Cluster, error)
 }
 
 // NewWithExtras is New with x's routes added to o.Handlers and Config's
@@ -76,6 +79,17 @@ func NewWithExtras(ctx context.Context, o Options, x Extras) (*Server, func(cont
 	maps.Copy(h, o.Handlers)
 	o.Handlers = h
 	o.AllowHosts = append(slices.Clone(o.AllowHosts), fileHosts...)
+	if x.Cluster != nil {
+		if o.Cluster, err = x.Cluster(ctx); err != nil {
+			closeProviders(context.WithoutCancel(ctx))
+			return nil, nil, err
+		}
+		closeProxy := closeProviders
+		closeProviders = func(ctx context.Context) {
+			closeProxy(ctx)
+			o.Cluster.Close()
+		}
+	}
 	srv, err := New(o)
 	if err != nil {
 		closeProviders(context.WithoutCancel(ctx))

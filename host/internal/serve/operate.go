@@ -38,6 +38,11 @@ func (s *Server) cancelTask(r *http.Request) (int, any, error) {
 	}
 	ctx := context.WithoutCancel(r.Context())
 	c := &run.Cancelled{By: by, Reason: req.Reason}
+	if s.onCluster(ctx, id) {
+		// The workers record it cancelled before Cancel returns.
+		res, err := s.opts.Cluster.Cancel(ctx, id, *c)
+		return 200, res, clusterErr(id, true, err)
+	}
 	if !run.Running(id) {
 		// No run of it here now: the stored task is ended, once no
 		// request of this server is about to run it (lockTask).

@@ -87,6 +87,9 @@ type Options struct {
 	Clock func() time.Time
 	// Version is sextant's version, shown in the OpenAPI document.
 	Version string
+	// Cluster, when set, is where the runs go on that this server's
+	// store lacks until they ended (serve --temporal).
+	Cluster Cluster
 }
 
 // Server is the HTTP server over one store.

@@ -148,7 +148,11 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	page := TaskPage{Tasks: []TaskRow{}, NextCursor: next}
+	onCluster, err := s.clusterRows(ctx, q, lo != nil || hi != nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	page := TaskPage{Tasks: append([]TaskRow{}, onCluster...), NextCursor: next}
 	for _, t := range tasks {
 		st := rewards[t.ID]
 		row := TaskRow{Task: t, Rewards: st.n}
@@ -171,6 +175,9 @@ type TaskDetail struct {
 func (s *Server) getTask(r *http.Request) (int, any, error) {
 	id := r.PathValue("id")
 	tree, err := s.opts.Store.Tree(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) && s.onCluster(r.Context(), id) {
+		return s.clusterTask(r.Context(), id)
+	}
 	if err != nil {
 		return 0, nil, taskErr(id, err)
 	}
@@ -399,6 +406,14 @@ func (s *Server) resumeTask(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	ctx := context.WithoutCancel(r.Context())
+	answers := req.Answers
+	if len(answers) == 0 {
+		answers = nil
+	}
+	if s.onCluster(ctx, id) {
+		res, err := s.opts.Cluster.Resume(ctx, id, answers)
+		return 200, res, clusterErr(id, false, err)
+	}
 	unlock := s.lockTask(id)
 	defer unlock()
 	runner, done, err := s.taskRunner(ctx, id)
@@ -406,10 +421,6 @@ func (s *Server) resumeTask(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	defer done()
-	answers := req.Answers
-	if len(answers) == 0 {
-		answers = nil
-	}
 	res, err := runner.Resume(ctx, id, answers)
 	if err != nil {
 		return 0, nil, runErr(err)
@@ -428,6 +439,10 @@ func (s *Server) sendMessage(r *http.Request) (int, any, error) {
 	}
 	ctx := context.WithoutCancel(r.Context())
 	d := run.Delivery{Kind: store.WaitMessage, Name: req.Name, Vars: req.Vars, Key: req.Key}
+	if s.onCluster(ctx, id) {
+		res, err := s.opts.Cluster.Send(ctx, id, d)
+		return 200, res, clusterErr(id, false, err)
+	}
 	// A run of the task in progress here takes it at once (a boundary
 	// event on its running step); else the stored task does, once no
 	// run of it is in progress.
@@ -503,6 +518,14 @@ func (s *Server) broadcastSignal(r *http.Request) (int, any, error) {
 	results = append(results, live...)
 	if err != nil {
 		return 0, nil, err
+	}
+	if s.opts.Cluster != nil {
+		// Runs on the cluster wait there, not in the store.
+		remote, err := s.opts.Cluster.Signal(ctx, req.Pipeline, run.Delivery{Kind: store.WaitSignal, Name: req.Name, Vars: req.Vars})
+		results = append(results, remote...)
+		if err != nil {
+			return 0, nil, err
+		}
 	}
 	if results == nil {
 		results = []*run.Result{}

@@ -187,7 +187,7 @@ func Status(ctx context.Context, c client.Client, task string) (*run.Result, err
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
-			return nil, sdk.Errorf(sdk.CodeInvalid, "task %s: no such run on Temporal", task)
+			return nil, &NoRunError{Task: task}
 		}
 		return nil, fmt.Errorf("task %s: %w", task, err)
 	}
@@ -225,7 +225,7 @@ func update(ctx context.Context, c client.Client, task, name string, out any, ar
 		if _, derr := c.DescribeWorkflowExecution(ctx, task, ""); derr == nil {
 			return endedErr(task, name)
 		}
-		return sdk.Errorf(sdk.CodeInvalid, "task %s: no such run on Temporal", task)
+		return &NoRunError{Task: task}
 	case isCompleted(err):
 		return endedErr(task, name)
 	}

@@ -1,0 +1,89 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// Cluster is where runs go on that this server does not drive: a Temporal
+// cluster (sextant serve --temporal, the app layer's Temporal backend),
+// whose workers record each run in this server's store once it ended.
+// The task routes take a task the store lacks to it, so that a run still
+// going on the cluster is shown, answered, sent to and cancelled from the
+// API and the dashboard (RATIONALE "Why a Temporal cancel is an update
+// first, and serve --temporal acts through the app layer"). A task it has
+// no run of is an error matching store.ErrNotFound; a change the run
+// does not allow (it ended, waits for nothing of the kind) one matching
+// sdk.ErrInvalid.
+type Cluster interface {
+	// Task is the task's run as the cluster has it now.
+	Task(ctx context.Context, id string) (*store.Task, error)
+	// Running lists the runs going on (of pipeline, when not ""), newest
+	// first.
+	Running(ctx context.Context, pipeline string) ([]*store.Task, error)
+	Resume(ctx context.Context, task string, answers map[string]any) (*run.Result, error)
+	Send(ctx context.Context, task string, d run.Delivery) (*run.Result, error)
+	Signal(ctx context.Context, pipeline string, d run.Delivery) ([]*run.Result, error)
+	Cancel(ctx context.Context, task string, c run.Cancelled) (*run.Result, error)
+	Close() error
+}
+
+// onCluster reports whether task id is the cluster's: the server has a
+// cluster, runs no run of the task itself, and its store lacks the task.
+func (s *Server) onCluster(ctx context.Context, id string) bool {
+	if s.opts.Cluster == nil || run.Running(id) {
+		return false
+	}
+	_, err := s.opts.Store.Task(ctx, id)
+	return errors.Is(err, store.ErrNotFound)
+}
+
+// clusterErr maps the cluster's refusal: an unknown task is a 404, a
+// change the run does not allow a 409 for a cancel (as for a stored
+// task) and a 400 otherwise.
+func clusterErr(id string, cancel bool, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("task %q not found, in the store or on Temporal", id)
+	case cancel && errors.Is(err, sdk.ErrInvalid):
+		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error()}
+	}
+	return err
+}
+
+// clusterTask is GET /api/v1/tasks/{id} for a run on the cluster: its
+// task as the cluster has it, no executions or calls until it ended.
+func (s *Server) clusterTask(ctx context.Context, id string) (int, any, error) {
+	t, err := s.opts.Cluster.Task(ctx, id)
+	if err != nil {
+		return 0, nil, clusterErr(id, false, err)
+	}
+	return 200, TaskDetail{Tree: &store.Tree{Task: *t, Executions: []store.ExecutionTree{}}, Calls: []*store.Recording{}}, nil
+}
+
+// clusterRows are the runs going on on the cluster that a first page of
+// tasks filtered by q shows, above the stored ones: those the store lacks
+// (a run is stored once it ended), when q filters by nothing a run on the
+// cluster is known by (tags, rewards, times) and allows running.
+func (s *Server) clusterRows(ctx context.Context, q store.Query, rewardFilter bool) ([]TaskRow, error) {
+	if s.opts.Cluster == nil || q.After != "" || q.Tag != "" || q.RewardTag != "" || rewardFilter ||
+		!q.Since.IsZero() || !q.Until.IsZero() || q.Status != "" && q.Status != store.StatusRunning {
+		return nil, nil
+	}
+	ts, err := s.opts.Cluster.Running(ctx, q.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	var rows []TaskRow
+	for _, t := range ts {
+		if _, err := s.opts.Store.Task(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
+			rows = append(rows, TaskRow{Task: *t})
+		}
+	}
+	return rows, nil
+}
