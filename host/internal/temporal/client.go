@@ -7,9 +7,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
@@ -140,26 +138,13 @@ func Deliver(ctx context.Context, c client.Client, task string, d run.Delivery) 
 // their task ids in that order. None waiting is not an error: a BPMN
 // signal nobody catches is lost.
 func Broadcast(ctx context.Context, c client.Client, pipeline, name string, vars map[string]any) ([]string, error) {
-	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", WorkflowName)
-	var ids []string
-	var token []byte
-	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, NextPageToken: token})
-		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
-		}
-		for _, e := range resp.Executions {
-			if pipeline != "" {
-				var p string
-				if f := e.GetMemo().GetFields()[memoPipeline]; f == nil || converter.GetDefaultDataConverter().FromPayload(f, &p) != nil || p != pipeline {
-					continue
-				}
-			}
-			ids = append(ids, e.Execution.WorkflowId)
-		}
-		if token = resp.NextPageToken; len(token) == 0 {
-			break
-		}
+	running, err := Running(ctx, c, pipeline)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(running))
+	for i, t := range running {
+		ids[i] = t.ID
 	}
 	d := run.Delivery{Kind: store.WaitSignal, Name: name, Vars: vars}
 	var out []string
