@@ -29,10 +29,3 @@ func (f *temporalFlags) add(c *cobra.Command, client bool) {
 		c.Flags().BoolVar(&f.localSteps, "local-steps", false, "with --temporal: run steps inside the driving worker (fewer round trips; a running step does not move to another worker)")
 	}
 }
-
-func (f *temporalFlags) queueName() string {
-	if f.queue == "" {
-		return defaultTaskQueue
-	}
-	return f.queue
-}
