@@ -39,9 +39,10 @@ var bom = []byte("\xef\xbb\xbf")
 // caller that passes events on or records them keeps what the server
 // sent.
 type Reader struct {
-	br     *bufio.Reader
-	max    int
-	events int // events returned so far
+	br      *bufio.Reader
+	max     int
+	events  int  // events returned so far
+	crLines bool // the last line ended in a lone CR
 }
 
 // NewReader reads events from r.
@@ -70,11 +71,18 @@ func (s *Reader) line(raw []byte, noWait bool) ([]byte, int, error) {
 			return raw, endNone, err
 		}
 		buf, _ := s.br.Peek(s.br.Buffered())
+		// The line ends at the first CR or LF. The ending the last line
+		// had is looked for first, so that the search for the other
+		// stops there rather than run on through the buffer.
+		first, second := byte('\n'), byte('\r')
+		if s.crLines {
+			first, second = second, first
+		}
 		n := len(buf)
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		if i := bytes.IndexByte(buf, first); i >= 0 {
 			n = i + 1
 		}
-		if i := bytes.IndexByte(buf[:n], '\r'); i >= 0 {
+		if i := bytes.IndexByte(buf[:n], second); i >= 0 {
 			n = i + 1
 		}
 		if len(raw)+n > s.max {
@@ -85,19 +93,23 @@ func (s *Reader) line(raw []byte, noWait bool) ([]byte, int, error) {
 		_, _ = s.br.Discard(n)
 		switch last {
 		case '\n':
+			s.crLines = false
 			return raw, endLF, nil
 		case '\r':
 		default:
 			continue
 		}
 		if noWait && len(raw)-start == 1 && s.br.Buffered() == 0 {
+			s.crLines = true
 			return raw, endCR, nil
 		}
 		next, err := s.br.Peek(1)
 		if len(next) == 1 && next[0] == '\n' {
 			_, _ = s.br.Discard(1)
+			s.crLines = false
 			return append(raw, '\n'), endCRLF, nil
 		}
+		s.crLines = true
 		if err != nil && err != io.EOF {
 			return raw, endCR, err
 		}
@@ -190,7 +202,8 @@ type Event struct {
 	// Name is the event field ("" when none).
 	Name string
 	// Data is the data lines joined by \n; nil when none or empty, an
-	// event the SSE spec does not dispatch.
+	// event the SSE spec does not dispatch. One data line is not copied:
+	// Data shares the event's bytes then.
 	Data []byte
 }
 
@@ -208,11 +221,15 @@ func Parse(raw []byte) Event {
 		case "event":
 			ev.Name = string(value)
 		case "data":
-			if lines > 0 {
-				ev.Data = append(ev.Data, '\n')
+			if lines == 0 {
+				// The usual event has one data line: it is not copied,
+				// and its capacity is cut so that a second line's
+				// append copies rather than write over raw.
+				ev.Data = value[:len(value):len(value)]
+			} else {
+				ev.Data = append(append(ev.Data, '\n'), value...)
 			}
 			lines++
-			ev.Data = append(ev.Data, value...)
 		}
 	}
 	if len(ev.Data) == 0 {
