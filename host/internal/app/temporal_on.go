@@ -47,12 +47,34 @@ func (b *onTemporal) Close() error {
 // Run starts the workflow and follows it: until it ends or waits for
 // anything, or, with Wait, until it ends or waits for a person.
 func (b *onTemporal) Run(ctx context.Context, req RunRequest) (*run.Result, error) {
-	prep, in := req.Prep, req.Input
-	if prep.Pipeline.Evolve.Online {
-		return nil, invalid(errors.New("--temporal: this pipeline learns as it runs ([evolve] online = true), which needs the store to itself; run it without --temporal"))
-	}
+	in := req.Input
 	if in.ID == "" {
 		in.ID = temporal.NewTaskID(time.Now())
+	}
+	if err := b.start(ctx, req.Prep, in); err != nil {
+		return nil, err
+	}
+	until := temporal.UntilWait
+	if req.Wait {
+		until = temporal.UntilPerson
+	}
+	return temporal.Follow(ctx, b.c, in.ID, until)
+}
+
+// Start is sextant serve --temporal's POST /api/v1/runs: it starts the
+// workflow of task in.ID as Run does and, with follow, follows it until
+// it ends or waits for anything; else it returns once the cluster has it.
+func (b *onTemporal) Start(ctx context.Context, prep *run.Prepared, in run.Input, follow bool) (*run.Result, error) {
+	if err := b.start(ctx, prep, in); err != nil || !follow {
+		return nil, err
+	}
+	return temporal.Follow(ctx, b.c, in.ID, temporal.UntilWait)
+}
+
+// start starts the workflow of task in.ID (set) on prep's pipeline.
+func (b *onTemporal) start(ctx context.Context, prep *run.Prepared, in run.Input) error {
+	if prep.Pipeline.Evolve.Online {
+		return invalid(errors.New("--temporal: this pipeline learns as it runs ([evolve] online = true), which needs the store to itself; run it without --temporal"))
 	}
 	ri := temporal.RunInput{Pipeline: prep.Pipeline.Name, Task: in.ID, Input: in.Input,
 		Truth: in.Truth, Tags: in.Tags, Start: in.Start, LocalSteps: b.t.LocalSteps}
@@ -64,14 +86,7 @@ func (b *onTemporal) Run(ctx context.Context, req RunRequest) (*run.Result, erro
 	if t := prep.Pipeline.Limits.Timeout; t > 0 {
 		ri.StepTimeout = t.Std()
 	}
-	if err := temporal.Start(ctx, b.c, b.t.Queue, ri); err != nil {
-		return nil, err
-	}
-	until := temporal.UntilWait
-	if req.Wait {
-		until = temporal.UntilPerson
-	}
-	return temporal.Follow(ctx, b.c, in.ID, until)
+	return temporal.Start(ctx, b.c, b.t.Queue, ri)
 }
 
 // Resume answers a run's waiting steps and follows it.

@@ -66,27 +66,25 @@ func TestOpenTemporal(t *testing.T) {
 	}
 }
 
-// TestServeOperatesTemporalRuns: a sextant serve with --temporal shows a
-// run going on on the cluster, which its store lacks, lists it, answers
-// it and cancels it through the Temporal backend; the cancelled run is
-// then the store's, recorded with who and why, and a second cancel, like
-// one of a task nobody has, is refused.
-func TestServeOperatesTemporalRuns(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// serveOnTemporal starts a dev server, a worker of f's pipeline on queue
+// writing to f's store, and a sextant serve --temporal over that store
+// and cluster that runs f's pipeline directory; call asks the server and
+// wants the status given.
+func serveOnTemporal(ctx context.Context, t *testing.T, queue string) (f fixture, tt TemporalTarget, call func(method, path string, body any, want int, out any)) {
+	t.Helper()
 	srv := temporaltest.Start(t)
-	f := newFixture(t)
+	f = newFixture(t)
 	st, err := store.Open(ctx, f.store, store.NewConfig().WithLogger(quiet()).WithSyncCheckpoints(false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	tt := TemporalTarget{Addr: srv.HostPort, Namespace: srv.Namespace, Queue: "q-serve"}
+	t.Cleanup(func() { st.Close() })
+	tt = TemporalTarget{Addr: srv.HostPort, Namespace: srv.Namespace, Queue: queue}
 	m, closeAll, err := temporal.LoadPipelines(ctx, filepath.Dir(filepath.Dir(f.pipeline)), temporal.StoreSink(st), prepare, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll(ctx)
+	t.Cleanup(func() { closeAll(context.Background()) })
 	w, err := temporal.NewWorker(srv.Dial(t), temporal.WorkerOptions{TaskQueue: tt.Queue, Pipelines: m, Sink: temporal.StoreSink(st)})
 	if err != nil {
 		t.Fatal(err)
@@ -94,19 +92,20 @@ func TestServeOperatesTemporalRuns(t *testing.T) {
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	t.Cleanup(w.Stop)
 	cl, err := ServeCluster(tt, options())(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	s, err := serve.New(serve.Options{Store: st, Prepare: prepare, Logger: quiet(), Cluster: cl})
+	t.Cleanup(func() { cl.Close() })
+	s, err := serve.New(serve.Options{Store: st, Prepare: prepare, Logger: quiet(), Cluster: cl,
+		Pipelines: filepath.Dir(filepath.Dir(f.pipeline))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
-	call := func(method, path string, body any, want int, out any) {
+	t.Cleanup(hs.Close)
+	call = func(method, path string, body any, want int, out any) {
 		t.Helper()
 		var rd io.Reader
 		if body != nil {
@@ -130,7 +129,18 @@ func TestServeOperatesTemporalRuns(t *testing.T) {
 			}
 		}
 	}
+	return f, tt, call
+}
 
+// TestServeOperatesTemporalRuns: a sextant serve with --temporal shows a
+// run going on on the cluster, which its store lacks, lists it, answers
+// it and cancels it through the Temporal backend; the cancelled run is
+// then the store's, recorded with who and why, and a second cancel, like
+// one of a task nobody has, is refused.
+func TestServeOperatesTemporalRuns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f, tt, call := serveOnTemporal(ctx, t, "q-serve")
 	b := open(t, Target{Temporal: tt})
 	for _, id := range []string{"on-temporal", "answered"} {
 		prep, err := prepare(ctx, f.pipeline)
@@ -177,5 +187,94 @@ func TestServeOperatesTemporalRuns(t *testing.T) {
 	call("GET", "/api/v1/tasks?status=running", nil, 200, &page)
 	if len(page.Tasks) != 0 {
 		t.Fatalf("listed %+v once both runs ended", page.Tasks)
+	}
+}
+
+// TestServeStartsTemporalRuns: POST /api/v1/runs on a sextant serve with
+// --temporal starts the run as a workflow of the cluster, which its
+// worker runs: followed, it answers the run's result (the invoice waits
+// for a person, answered through the API it completes, and the task
+// then shows completed); with wait=false it answers 202 with a task id
+// that GET /api/v1/tasks/{id} shows at once. A request the local path
+// refuses is refused alike and starts no workflow.
+func TestServeStartsTemporalRuns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f, tt, call := serveOnTemporal(ctx, t, "q-serve-start")
+	cl, err := ServeCluster(tt, options())(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+
+	var res run.Result
+	call("POST", "/api/v1/runs", map[string]any{"pipeline": "email-triage", "id": "via-api", "input": f.input}, 200, &res)
+	if res.Task != "via-api" || res.Status != store.StatusWaiting {
+		t.Fatalf("started through the API: %+v, want task via-api waiting for a person", res)
+	}
+	if onCluster, err := cl.Task(ctx, "via-api"); err != nil || onCluster.Status != store.StatusWaiting || onCluster.Pipeline != "email-triage" {
+		t.Fatalf("the cluster has %+v, %v; want the run waiting there", onCluster, err)
+	}
+	var d struct {
+		Task store.Task `json:"task"`
+	}
+	call("GET", "/api/v1/tasks/via-api", nil, 200, &d)
+	if d.Task.Status != store.StatusWaiting {
+		t.Fatalf("the run started through the API shows as %+v", d.Task)
+	}
+	call("POST", "/api/v1/tasks/via-api/resume", map[string]any{"answers": map[string]any{"answer": "yes"}}, 200, &res)
+	if res.Status != store.StatusCompleted {
+		t.Fatalf("answered through the API: %+v", res)
+	}
+	call("GET", "/api/v1/tasks/via-api", nil, 200, &d)
+	if d.Task.Status != store.StatusCompleted {
+		t.Fatalf("after its answer the task shows %+v", d.Task)
+	}
+
+	var accepted struct {
+		Task string `json:"task"`
+	}
+	call("POST", "/api/v1/runs", map[string]any{"pipeline": "email-triage", "input": f.input, "wait": false}, 202, &accepted)
+	if accepted.Task == "" {
+		t.Fatal("202 without a task id")
+	}
+	call("GET", "/api/v1/tasks/"+accepted.Task, nil, 200, &d)
+	if d.Task.ID != accepted.Task || d.Task.Pipeline != "email-triage" || d.Task.Status.Ended() {
+		t.Fatalf("the run started with wait=false shows as %+v", d.Task)
+	}
+	// Resuming with no answers follows the run until it waits.
+	call("POST", "/api/v1/tasks/"+accepted.Task+"/resume", map[string]any{}, 200, &res)
+	if res.Status != store.StatusWaiting {
+		t.Fatalf("the run started with wait=false: %+v, want waiting for a person", res)
+	}
+
+	before, err := cl.Running(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		body map[string]any
+		want int
+	}{
+		{map[string]any{"pipeline": "nope", "id": "bad-1", "input": f.input}, 400},
+		{map[string]any{"pipeline": "email-triage", "id": "bad-2", "file": "/elsewhere/pipeline.toml", "input": f.input}, 400},
+		{map[string]any{"pipeline": "email-triage", "id": "bad-3", "input": f.input, "colour": "red"}, 400},
+		{map[string]any{"pipeline": "email-triage", "id": accepted.Task, "input": f.input}, 409},
+		{map[string]any{"pipeline": "email-triage", "id": "via-api", "input": f.input}, 409},
+	} {
+		call("POST", "/api/v1/runs", bad.body, bad.want, nil)
+	}
+	for _, id := range []string{"bad-1", "bad-2", "bad-3"} {
+		if _, err := cl.Task(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a refused request left task %s on the cluster: %v", id, err)
+		}
+		call("GET", "/api/v1/tasks/"+id, nil, 404, nil)
+	}
+	after, err := cl.Running(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) || len(after) != 1 || after[0].ID != accepted.Task {
+		t.Fatalf("runs going on after the refused requests: %+v, want only %s", after, accepted.Task)
 	}
 }

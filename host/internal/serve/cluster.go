@@ -26,6 +26,13 @@ type Cluster interface {
 	// Running lists the runs going on (of pipeline, when not ""), newest
 	// first.
 	Running(ctx context.Context, pipeline string) ([]*store.Task, error)
+	// Start starts a run of prep's pipeline on in (its ID set) on the
+	// cluster, under the version the cluster's workers find live unless
+	// the pipeline is pinned; with follow it returns the run's result
+	// once it ends or waits, else nil once the cluster has the run. A
+	// task id the cluster has already is an error matching
+	// store.ErrExists.
+	Start(ctx context.Context, prep *run.Prepared, in run.Input, follow bool) (*run.Result, error)
 	Resume(ctx context.Context, task string, answers map[string]any) (*run.Result, error)
 	Send(ctx context.Context, task string, d run.Delivery) (*run.Result, error)
 	Signal(ctx context.Context, pipeline string, d run.Delivery) ([]*run.Result, error)
@@ -41,6 +48,26 @@ func (s *Server) onCluster(ctx context.Context, id string) bool {
 	}
 	_, err := s.opts.Store.Task(ctx, id)
 	return errors.Is(err, store.ErrNotFound)
+}
+
+// clusterStart is POST /api/v1/runs on a server with a cluster: the run
+// goes on there, as sextant run --temporal's does, once its input is
+// checked here, so that a run the routine refuses starts no workflow.
+// Without follow it answers 202 with the task id once the cluster has
+// the run. It closes prep.
+func (s *Server) clusterStart(ctx context.Context, prep *run.Prepared, in run.Input, follow bool) (int, any, error) {
+	defer prep.Close(ctx)
+	if err := prep.CheckInput(ctx, in); err != nil {
+		return 0, nil, runErr(err)
+	}
+	res, err := s.opts.Cluster.Start(ctx, prep, in, follow)
+	switch {
+	case err != nil:
+		return 0, nil, runErr(err)
+	case !follow:
+		return http.StatusAccepted, map[string]string{"task": in.ID}, nil
+	}
+	return 200, res, nil
 }
 
 // clusterErr maps the cluster's refusal: an unknown task is a 404, a

@@ -334,6 +334,9 @@ func (s *Server) startRun(r *http.Request) (int, any, error) {
 		return 0, nil, taskErr(id, err)
 	}
 	in := run.Input{ID: id, Input: req.Input, Truth: req.Truth, Tags: req.Tags}
+	if s.opts.Cluster != nil {
+		return s.clusterStart(ctx, prep, in, req.Wait == nil || *req.Wait)
+	}
 	if req.Wait != nil && !*req.Wait {
 		s.bg.Add(1)
 		go func() {

@@ -28,7 +28,7 @@ func Dial(ctx context.Context, hostPort, namespace string) (client.Client, error
 const memoPipeline = "pipeline"
 
 // Start starts a run on queue (the workflow id is the task id) and
-// returns at once. A task id already used is an error.
+// returns at once. A task id already used is an *ExistsError.
 func Start(ctx context.Context, c client.Client, queue string, in RunInput) error {
 	if in.Task == "" {
 		return errors.New("start run: no task id")
@@ -44,12 +44,25 @@ func Start(ctx context.Context, c client.Client, queue string, in RunInput) erro
 	}, WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
-		return sdk.Errorf(sdk.CodeInvalid, "task %s exists on Temporal already", in.Task)
+		return &ExistsError{Task: in.Task}
 	}
 	if err != nil {
 		return fmt.Errorf("start run %s: %w", in.Task, err)
 	}
 	return nil
+}
+
+// ExistsError is a task id a workflow has already: invalid input
+// (sdk.ErrInvalid) and, to a server starting it, store.ErrExists.
+type ExistsError struct{ Task string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("task %s exists on Temporal already", e.Task)
+}
+
+// Is makes the error sdk.ErrInvalid and store.ErrExists.
+func (e *ExistsError) Is(target error) bool {
+	return target == sdk.ErrInvalid || target == store.ErrExists
 }
 
 // Follow waits until the task's run ended or waits as until says, and
