@@ -588,7 +588,8 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 		} else if fired {
 			continue
 		}
-		if batch := e.ready(); len(batch) > 0 {
+		if batch := e.readyInto(e.tokens[:0]); len(batch) > 0 {
+			e.tokens = batch[:0] // start keeps none of it
 			if n := e.st.Steps + e.started() + len(batch); lim.MaxSteps > 0 && n > lim.MaxSteps {
 				return finish(fmt.Errorf("%w: max_steps %d (the next batch would run step %d)", ErrLimit, lim.MaxSteps, n))
 			}
@@ -628,8 +629,10 @@ func (e *exec) completed() bool {
 // ready lists the tokens whose steps should run now, in state order: not
 // running, not finished. A human step without an answer becomes a
 // waiting question instead.
-func (e *exec) ready() []sdk.Token {
-	var out []sdk.Token
+func (e *exec) ready() []sdk.Token { return e.readyInto(nil) }
+
+// readyInto is ready appending to out.
+func (e *exec) readyInto(out []sdk.Token) []sdk.Token {
 	for _, t := range e.st.Nav.Tokens {
 		if t.Status != sdk.Ready {
 			continue

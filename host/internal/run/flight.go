@@ -30,13 +30,18 @@ import (
 // beside the run loop".
 type running struct {
 	// flights are the running steps, by token id.
-	flights map[string]*flight
+	flights map[string]flight
 	// queue holds started steps waiting for a slot (limits.parallel), in
 	// start order.
 	queue []queued
 	// batches are the batches started and not yet handed over, oldest
 	// first.
 	batches []*batch
+	// spare is a batch handed over, for the next start to reuse, and
+	// tokens the array ready lists the next batch's tokens in: a run
+	// of one step after another allocates neither anew for every step.
+	spare  *batch
+	tokens []sdk.Token
 	results chan landed
 	slots   int
 	// idle hands a step to one of the run's step goroutines that has
@@ -49,14 +54,26 @@ type running struct {
 	// next is the run's only step when it was started and has not begun
 	// to run: await runs it in the driving goroutine when nothing can come
 	// while it runs, and hands it to a step goroutine otherwise (launch).
-	// A second step starting hands it over at once.
-	next *ready
+	// A second step starting hands it over at once. It points at
+	// nextStep.
+	next     *ready
+	nextStep ready
 }
 
-// ready is a step started and not yet running.
+// ready is a step started and not yet running: its token, its context
+// and what it sees of the run.
 type ready struct {
 	t   sdk.Token
-	job func() landed
+	ctx *lazyCtx
+	in  stepIn
+}
+
+// run runs the step, in the goroutine that calls it.
+func (r ready) run(e *exec) landed {
+	failpoint.Hit(failpoint.StepStart)
+	res, wait, err := e.step(r.ctx, r.t, r.in)
+	failpoint.Hit(failpoint.StepDone)
+	return landed{t: r.t, res: res, wait: wait, err: err}
 }
 
 // batch is steps started together.
@@ -67,9 +84,9 @@ type batch struct {
 
 // flight is a running step.
 type flight struct {
-	node   string
-	batch  *batch
-	cancel context.CancelFunc
+	node  string
+	batch *batch
+	ctx   *lazyCtx
 	// dropped is set when the step's token is gone (an interrupting event
 	// took it): the step is cancelled and what it returns is dropped.
 	dropped bool
@@ -94,13 +111,19 @@ type landed struct {
 func (e *exec) start(ctx context.Context, ts []sdk.Token) {
 	if e.results == nil {
 		e.results = make(chan landed)
-		e.flights = map[string]*flight{}
+		e.flights = map[string]flight{}
 		// The loader gives limits.parallel its declared default and
 		// refuses values below 1; a hand-made pipeline without it runs
 		// serially.
 		e.slots = max(e.r.cfg.Pipeline.Limits.Parallel, 1)
 	}
-	b := &batch{pending: len(ts)}
+	b := e.spare
+	if b != nil {
+		e.spare = nil
+		*b = batch{ids: b.ids[:0], pending: len(ts)}
+	} else {
+		b = &batch{pending: len(ts)}
+	}
 	in := e.stepIn()
 	for _, t := range ts {
 		b.ids = append(b.ids, t.ID)
@@ -115,38 +138,38 @@ func (e *exec) start(ctx context.Context, ts []sdk.Token) {
 func (e *exec) pump(ctx context.Context) {
 	for e.slots > 0 && len(e.queue) > 0 {
 		q := e.queue[0]
-		e.queue = e.queue[1:]
+		// Shifted down rather than resliced, so that the queue's array
+		// serves the whole run.
+		n := copy(e.queue, e.queue[1:])
+		e.queue[n] = queued{}
+		e.queue = e.queue[:n]
 		e.slots--
-		sctx, cancel := context.WithCancel(ctx)
-		e.flights[q.t.ID] = &flight{node: q.t.Node, batch: q.batch, cancel: cancel}
-		job := func() landed {
-			failpoint.Hit(failpoint.StepStart)
-			res, wait, err := e.step(sctx, q.t, q.in)
-			failpoint.Hit(failpoint.StepDone)
-			return landed{t: q.t, res: res, wait: wait, err: err}
-		}
+		sctx := newLazyCtx(ctx, time.Time{})
+		e.flights[q.t.ID] = flight{node: q.t.Node, batch: q.batch, ctx: sctx}
+		r := ready{t: q.t, ctx: sctx, in: q.in}
 		if len(e.flights) == 1 {
-			e.next = &ready{t: q.t, job: job}
+			e.nextStep, e.next = r, &e.nextStep
 			continue
 		}
 		e.launch()
-		e.goStep(job)
+		e.goStep(r)
 	}
 }
 
 // launch hands the step that has not begun to run (next) to a step
 // goroutine.
 func (e *exec) launch() {
-	if n := e.next; n != nil {
-		e.next = nil
-		e.goStep(n.job)
+	if e.next != nil {
+		r := e.nextStep
+		e.next, e.nextStep = nil, ready{}
+		e.goStep(r)
 	}
 }
 
 // goStep runs a step in a step goroutine, which sends what it returns to
 // e.results.
-func (e *exec) goStep(job func() landed) {
-	run := func() { e.results <- job() }
+func (e *exec) goStep(r ready) {
+	run := func() { e.results <- r.run(e) }
 	if e.quit == nil {
 		e.idle, e.quit = make(chan func()), make(chan struct{})
 	}
@@ -181,13 +204,13 @@ func (e *exec) stopSteppers() {
 
 // flying reports whether token id's step is running.
 func (e *exec) flying(id string) bool {
-	f := e.flights[id]
-	return f != nil && !f.dropped
+	f, ok := e.flights[id]
+	return ok && !f.dropped
 }
 
 // busy reports whether token id's step has started and not finished.
 func (e *exec) busy(id string) bool {
-	if e.flights[id] != nil {
+	if _, ok := e.flights[id]; ok {
 		return true
 	}
 	for _, q := range e.queue {
@@ -226,9 +249,10 @@ func (e *exec) await(ctx context.Context) error {
 		// for. It runs without e.mu, as it would there (a step whose
 		// token is gone meanwhile runs cancelled, and land drops it, as
 		// there).
-		e.next = nil
+		r := *n
+		e.next, e.nextStep = nil, ready{}
 		e.mu.Unlock()
-		l := n.job()
+		l := r.run(e)
 		e.mu.Lock()
 		return e.land(ctx, l)
 	}
@@ -292,7 +316,7 @@ func (e *exec) stepTimer() *store.Wait {
 func (e *exec) land(ctx context.Context, l landed) error {
 	f := e.flights[l.t.ID]
 	delete(e.flights, l.t.ID)
-	f.cancel()
+	f.ctx.cancel()
 	e.slots++
 	f.batch.pending--
 	if f.dropped {
@@ -321,24 +345,26 @@ func (e *exec) drain() {
 	for _, q := range e.queue {
 		q.batch.pending--
 	}
-	e.queue = nil
+	e.queue = e.queue[:0]
 	if n := e.next; n != nil { // started, never ran: nothing to wait for
-		e.next = nil
-		f := e.flights[n.t.ID]
-		delete(e.flights, n.t.ID)
-		f.cancel()
+		id := n.t.ID
+		e.next, e.nextStep = nil, ready{}
+		f := e.flights[id]
+		delete(e.flights, id)
+		f.ctx.cancel()
 		f.batch.pending--
 		e.slots++
 	}
-	for _, f := range e.flights {
+	for id, f := range e.flights {
 		f.dropped = true
-		f.cancel()
+		e.flights[id] = f
+		f.ctx.cancel()
 	}
 	for len(e.flights) > 0 {
 		e.mu.Unlock()
 		l := <-e.results
 		e.mu.Lock()
-		if f := e.flights[l.t.ID]; f != nil {
+		if f, ok := e.flights[l.t.ID]; ok {
 			delete(e.flights, l.t.ID)
 			f.batch.pending--
 			e.slots++
@@ -363,7 +389,8 @@ func (e *exec) dropGone() {
 	for id, f := range e.flights {
 		if !f.dropped && !at(id, f.node) {
 			f.dropped = true
-			f.cancel()
+			e.flights[id] = f
+			f.ctx.cancel()
 		}
 	}
 	kept := e.queue[:0]
@@ -396,6 +423,8 @@ func (e *exec) handOverBatches(ctx context.Context) error {
 		if err := e.handOverOf(ctx, b.ids); err != nil {
 			return err
 		}
+		// Handed over: no flight or queued step points at it any more.
+		e.spare = b
 	}
 	return e.handOver(ctx)
 }

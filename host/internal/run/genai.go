@@ -21,7 +21,7 @@ func (r *Providers) CallAttributes(block string, req *sdk.ChatRequest, resp *sdk
 	if p != nil {
 		system = p.System
 		if system == "" && p.Plugin != nil {
-			system = p.Plugin.Describe().Name
+			system = r.pluginName(p)
 		}
 	}
 	a := store.ChatSpanAttributes(system, req, resp)

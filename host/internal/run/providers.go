@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sextant-dev/sextant/sdk"
@@ -65,6 +66,19 @@ type Providers struct {
 	jitter func(d time.Duration) time.Duration
 	// BaseBackoff is the first retry delay (doubled per attempt, with jitter).
 	BaseBackoff time.Duration
+	// plugins caches the name each provider's plugin describes itself
+	// by (pluginName): Describe builds its whole Info every time.
+	plugins sync.Map // *Provider → string
+}
+
+// pluginName is the name p's plugin describes itself by.
+func (r *Providers) pluginName(p *Provider) string {
+	if n, ok := r.plugins.Load(p); ok {
+		return n.(string)
+	}
+	n := p.Plugin.Describe().Name
+	r.plugins.Store(p, n)
+	return n
 }
 
 // NewProviders returns a provider router over ps.
@@ -128,7 +142,14 @@ func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest
 	if _, ok := r.byName[name]; !ok {
 		return nil, "", nil, fmt.Errorf("unknown provider %q", name)
 	}
-	chain := r.chain(name)
+	var chain []string
+	if p := r.byName[name]; len(p.Fallback) == 0 {
+		var one [1]string // the common chain of one, without allocating it
+		one[0] = name
+		chain = one[:]
+	} else {
+		chain = r.chain(name)
+	}
 	var attempts []Attempt
 	var errs []error
 	for i, n := range chain {
@@ -137,9 +158,7 @@ func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest
 			err = fmt.Errorf("provider %q: unknown provider", n)
 		} else {
 			var resp *sdk.ChatResponse
-			var tries []Attempt
-			resp, tries, err = r.try(ctx, p, req, call)
-			attempts = append(attempts, tries...)
+			resp, attempts, err = r.try(ctx, p, req, call, attempts)
 			if err == nil {
 				return resp, n, attempts, nil
 			}
@@ -180,7 +199,10 @@ func (r *Providers) chain(name string) []string {
 	return out
 }
 
-func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, call callFunc) (*sdk.ChatResponse, []Attempt, error) {
+// try sends req to p, retrying as p allows; it appends the calls it made
+// to attempts, and returns them.
+func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, call callFunc, attempts []Attempt) (*sdk.ChatResponse, []Attempt, error) {
+	first := len(attempts)
 	req := *in
 	if req.Model == "" {
 		req.Model = p.Model
@@ -197,12 +219,10 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, c
 		timeout = defaultTimeout
 	}
 	retries := max(p.Retries, 0)
-	plugin := p.Plugin.Describe().Name
 	b := r.breakers[p.Name]
 	if b == nil { // a Provider added to byName by hand
 		b = newBreaker(p.Name, Breaker{Failures: -1})
 	}
-	var attempts []Attempt
 	var last error
 	for n := 0; n <= retries; n++ {
 		probe, err := b.allow(r.now())
@@ -212,13 +232,13 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, c
 			}
 			break // opened by a concurrent call while this one waited
 		}
-		callCtx, cancel := context.WithTimeout(ctx, timeout)
 		start := time.Now()
+		callCtx := newLazyCtx(ctx, start.Add(timeout))
 		resp, err := call(callCtx, p, &req)
 		// The call's own deadline passed, not the caller's: a timeout,
 		// whatever error the plugin made of it.
 		timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-		cancel()
+		callCtx.cancel()
 		if err != nil && timedOut {
 			te := &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
 			if errors.Is(err, errStreamStarted) {
@@ -268,7 +288,7 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, c
 			break
 		}
 	}
-	return nil, attempts, &ProviderError{Provider: p.Name, Plugin: plugin, Attempts: len(attempts), Err: last}
+	return nil, attempts, &ProviderError{Provider: p.Name, Plugin: r.pluginName(p), Attempts: len(attempts) - first, Err: last}
 }
 
 // retryable: rate limits, upstream timeouts and unavailable upstreams are

@@ -1,0 +1,128 @@
+package run
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// lazyCtx is context.WithCancel(parent), or context.WithDeadline(parent,
+// deadline) when deadline is set, made only when something needs it: the
+// context of a step and of a provider call. Most steps and calls end
+// without anything asking for their Done channel (an expression, an
+// in-process provider that answers at once), and the standard library's
+// contexts cost a timer, a closure and the parent's map of children each
+// time. Until the context is made, lazyCtx answers as it would: its
+// deadline is the earlier of its own and its parent's, its error is its
+// parent's, or DeadlineExceeded once its deadline has passed, or Canceled
+// once cancelled. Done, and Err or Value once it has ended, make the real
+// context, which answers from then on (so context.Cause and the contexts
+// derived from it see a real context).
+type lazyCtx struct {
+	parent   context.Context
+	deadline time.Time // none of its own when zero
+	mu       sync.Mutex
+	real     atomic.Pointer[realCtx]
+	// ended is set by cancel before the real context is made: making it
+	// then cancels it.
+	ended atomic.Bool
+}
+
+// realCtx is the context a lazyCtx stands for, once made.
+type realCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// newLazyCtx is a lazyCtx of parent; a zero deadline means none.
+func newLazyCtx(parent context.Context, deadline time.Time) *lazyCtx {
+	return &lazyCtx{parent: parent, deadline: deadline}
+}
+
+// make returns the real context, making it if need be.
+func (c *lazyCtx) make() context.Context {
+	if r := c.real.Load(); r != nil {
+		return r.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.real.Load(); r != nil {
+		return r.ctx
+	}
+	r := &realCtx{}
+	if c.deadline.IsZero() {
+		r.ctx, r.cancel = context.WithCancel(c.parent)
+	} else {
+		r.ctx, r.cancel = context.WithDeadline(c.parent, c.deadline)
+	}
+	if c.ended.Load() {
+		r.cancel()
+	}
+	c.real.Store(r)
+	return r.ctx
+}
+
+// over reports whether the context has ended on its own account
+// (cancelled, or past its deadline) without the real one being made.
+func (c *lazyCtx) over() bool {
+	return c.ended.Load() || !c.deadline.IsZero() && !time.Now().Before(c.deadline)
+}
+
+// Deadline implements context.Context.
+func (c *lazyCtx) Deadline() (time.Time, bool) {
+	if r := c.real.Load(); r != nil {
+		return r.ctx.Deadline()
+	}
+	d, ok := c.parent.Deadline()
+	if c.deadline.IsZero() || ok && d.Before(c.deadline) {
+		return d, ok
+	}
+	return c.deadline, true
+}
+
+// Done implements context.Context.
+func (c *lazyCtx) Done() <-chan struct{} { return c.make().Done() }
+
+// Err implements context.Context.
+func (c *lazyCtx) Err() error {
+	if r := c.real.Load(); r != nil {
+		return r.ctx.Err()
+	}
+	if err := c.parent.Err(); err != nil {
+		return err
+	}
+	if c.over() {
+		return c.make().Err()
+	}
+	return nil
+}
+
+// Value implements context.Context.
+func (c *lazyCtx) Value(key any) any {
+	if r := c.real.Load(); r != nil {
+		return r.ctx.Value(key)
+	}
+	if c.over() {
+		return c.make().Value(key)
+	}
+	return c.parent.Value(key)
+}
+
+// cancel cancels the context. Unless the real context was made, it is
+// only marked: whoever looks at the context afterwards makes it, and
+// finds it cancelled (or, when that is after its parent has ended as
+// well, ended with its parent's error).
+func (c *lazyCtx) cancel() {
+	c.ended.Store(true)
+	if r := c.real.Load(); r != nil {
+		r.cancel()
+		return
+	}
+	c.mu.Lock()
+	r := c.real.Load()
+	c.mu.Unlock()
+	if r != nil { // made meanwhile, maybe before ended was set
+		r.cancel()
+	}
+}
