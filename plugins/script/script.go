@@ -63,6 +63,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 	"time"
 
@@ -89,6 +90,10 @@ const ConfigRulesFile = sdk.ConfigRulesFile
 type Provider struct {
 	mu    sync.Mutex
 	cache map[[32]byte]*ruleSet
+	// last is the rule set of the last call, by its file's name and text:
+	// every call of a pipeline passes the same strings, which compare
+	// equal without hashing the text again.
+	last atomic.Pointer[lastRules]
 	// Sleep waits for a rule's delay; tests and replays may replace it.
 	Sleep func(context.Context, time.Duration) error
 }
@@ -126,6 +131,7 @@ type rule struct {
 	re    *regexp.Regexp
 	when  *vm.Program
 	tmpl  *template.Template
+	fast  *fastReply // tmpl's fast form, nil if it has none
 	delay time.Duration
 }
 
@@ -145,6 +151,12 @@ type rulesFile struct {
 
 type ruleSet struct{ rulesFile }
 
+// lastRules is Provider.last.
+type lastRules struct {
+	file, text string
+	rs         *ruleSet
+}
+
 // Chat implements sdk.Provider.
 func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatResponse, error) {
 	text, _ := r.Config[ConfigRules].(string)
@@ -157,13 +169,7 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 		return nil, err
 	}
 	prompt := lastUser(r.Messages)
-	round, results := toolRounds(r.Messages)
-	tools := make([]any, len(r.Tools))
-	for i, t := range r.Tools {
-		tools[i] = t.Name
-	}
-	env := map[string]any{"input": r.Vars["input"], "vars": r.Vars["vars"], "step": r.Step,
-		"rounds": round, "results": results, "tools": tools}
+	env := &callEnv{r: r}
 	for i := range rs.Rule {
 		ru := &rs.Rule[i]
 		if m, ok := ru.matches(r.Step, prompt, env); ok {
@@ -180,7 +186,39 @@ func (p *Provider) Chat(ctx context.Context, r *sdk.ChatRequest) (*sdk.ChatRespo
 	return nil, sdk.Errorf(sdk.CodeBadRequest, "script provider: no rule in %s matches step %q (prompt %q)", file, r.Step, clip(prompt, 60))
 }
 
-func (ru *rule) matches(step, prompt string, env map[string]any) ([]string, bool) {
+// callEnv is what a call's conditions and templates see, made when
+// first needed: most rules have no condition, and most replies are text
+// and fields the fast form renders (see fastReply).
+type callEnv struct {
+	r   *sdk.ChatRequest
+	env map[string]any
+}
+
+// vars are the variables conditions see: input, vars, step, rounds,
+// results and tools.
+func (c *callEnv) vars() map[string]any {
+	if c.env == nil {
+		r := c.r
+		round, results := toolRounds(r.Messages)
+		tools := make([]any, len(r.Tools))
+		for i, t := range r.Tools {
+			tools[i] = t.Name
+		}
+		c.env = map[string]any{"input": r.Vars["input"], "vars": r.Vars["vars"], "step": r.Step,
+			"rounds": round, "results": results, "tools": tools}
+	}
+	return c.env
+}
+
+// data is what templates see: input, vars, match, rounds, results and
+// tools.
+func (c *callEnv) data(m []string) map[string]any {
+	env := c.vars()
+	return map[string]any{"input": env["input"], "vars": env["vars"], "match": m,
+		"rounds": env["rounds"], "results": env["results"], "tools": env["tools"]}
+}
+
+func (ru *rule) matches(step, prompt string, env *callEnv) ([]string, bool) {
 	if ru.Step != "" && ru.Step != step {
 		return nil, false
 	}
@@ -191,7 +229,7 @@ func (ru *rule) matches(step, prompt string, env map[string]any) ([]string, bool
 		}
 	}
 	if ru.when != nil {
-		out, err := expr.Run(ru.when, env)
+		out, err := expr.Run(ru.when, env.vars())
 		if b, ok := out.(bool); err != nil || !ok || !b {
 			return nil, false
 		}
@@ -199,22 +237,31 @@ func (ru *rule) matches(step, prompt string, env map[string]any) ([]string, bool
 	return m, true
 }
 
-func (p *Provider) answer(ctx context.Context, ru *rule, where string, r *sdk.ChatRequest, prompt string, env map[string]any, m []string) (*sdk.ChatResponse, error) {
+func (p *Provider) answer(ctx context.Context, ru *rule, where string, r *sdk.ChatRequest, prompt string, env *callEnv, m []string) (*sdk.ChatResponse, error) {
 	if ru.delay > 0 {
 		if err := p.Sleep(ctx, ru.delay); err != nil {
 			return nil, sdk.Errorf(sdk.CodeTimeout, "script provider: %v", err)
 		}
 	}
-	data := map[string]any{"input": env["input"], "vars": env["vars"], "match": m,
-		"rounds": env["rounds"], "results": env["results"], "tools": env["tools"]}
-	var b bytes.Buffer
-	if err := ru.tmpl.Execute(&b, data); err != nil {
-		return nil, sdk.Errorf(sdk.CodeBadRequest, "script provider: reply template: %v", err)
+	text, ok := ru.fast.render(r.Vars, m)
+	var data map[string]any
+	if !ok {
+		data = env.data(m)
+		var b bytes.Buffer
+		if err := ru.tmpl.Execute(&b, data); err != nil {
+			return nil, sdk.Errorf(sdk.CodeBadRequest, "script provider: reply template: %v", err)
+		}
+		text = b.String()
 	}
-	text := b.String()
-	calls, err := ru.calls(where, r, data)
-	if err != nil {
-		return nil, err
+	var calls []sdk.ToolCall
+	if len(ru.ToolCalls) > 0 {
+		if data == nil {
+			data = env.data(m)
+		}
+		var err error
+		if calls, err = ru.calls(where, r, data); err != nil {
+			return nil, err
+		}
 	}
 	finish, written := "stop", len(text)
 	if len(calls) > 0 {
@@ -327,17 +374,21 @@ func (p *Provider) rules(file, text string) (*ruleSet, error) {
 	if text == "" {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "script provider: no rules (set rules = \"responses.toml\" in the provider block)")
 	}
+	if l := p.last.Load(); l != nil && l.file == file && l.text == text {
+		return l.rs, nil
+	}
 	key := sha256.Sum256([]byte(file + "\x00" + text))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if rs, ok := p.cache[key]; ok {
-		return rs, nil
+	rs, ok := p.cache[key]
+	if !ok {
+		var err error
+		if rs, err = ParseRules(file, []byte(text)); err != nil {
+			return nil, err
+		}
+		p.cache[key] = rs
 	}
-	rs, err := ParseRules(file, []byte(text))
-	if err != nil {
-		return nil, err
-	}
-	p.cache[key] = rs
+	p.last.Store(&lastRules{file: file, text: text, rs: rs})
 	return rs, nil
 }
 
@@ -400,7 +451,7 @@ func ParseRules(file string, data []byte) (*ruleSet, error) {
 		if err != nil {
 			bad("reply", "reply: %v", err)
 		}
-		ru.tmpl = t
+		ru.tmpl, ru.fast = t, compileFast(t)
 		if ru.Delay != "" {
 			d, err := time.ParseDuration(ru.Delay)
 			if err != nil || d < 0 {

@@ -85,6 +85,9 @@ type Config struct {
 type Runner struct {
 	cfg   Config
 	nodes map[string]sdk.Node
+	// stepNames are the names of the routine's nodes' step spans
+	// ("step NODE"), made once.
+	stepNames map[string]string
 	// ref is the strategy's identity, hashed once.
 	ref store.StrategyRef
 	// stateless journals (replay) are never resumed: no state to encode.
@@ -156,10 +159,12 @@ func NewRunner(cfg Config) *Runner {
 		cfg.Journal = cfg.Store
 	}
 	nodes := map[string]sdk.Node{}
+	stepNames := map[string]string{}
 	for _, n := range cfg.Routine.Nodes {
 		nodes[n.ID] = n
+		stepNames[n.ID] = "step " + n.ID
 	}
-	r := &Runner{cfg: cfg, nodes: nodes, compiled: cfg.Compiled,
+	r := &Runner{cfg: cfg, nodes: nodes, stepNames: stepNames, compiled: cfg.Compiled,
 		decisions: newDecisions(cfg.Pipeline.Routine.Navigator, cfg.Routine)}
 	if r.compiled == nil {
 		r.compiled = &Compiled{}
@@ -270,8 +275,13 @@ type exec struct {
 	haveSpanIDs bool
 	rootSpanID  string // spanID(1), the parent of every step's span
 	// stateBuf is the array checkpoints are encoded into, when the
-	// Journal keeps none of their bytes (see checkpointLocked).
+	// Journal keeps none of their bytes (see checkpointLocked), and cp
+	// the record they are passed in then.
 	stateBuf []byte
+	cp       store.Checkpoint
+	// taskID is the task's id as expressions see it (exprEnvInto),
+	// boxed once, by the first start.
+	taskID any
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -696,7 +706,7 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 		}
 		node := e.tokenNode(id)
 		spans := e.number(res.Spans)
-		e.st.Trace = append(e.st.Trace, TraceOf(spans)...)
+		e.st.Trace = appendTrace(e.st.Trace, spans)
 		if !res.Handed { // handed over before an incident: counted then
 			e.st.Steps++
 		}
@@ -922,13 +932,19 @@ func (e *exec) checkpointLocked(ctx context.Context, spans ...store.Span) error 
 	if reuse {
 		buf = e.stateBuf
 	}
-	c, err := e.checkpointInto(buf)
-	if err != nil {
+	var c *store.Checkpoint
+	if reuse {
+		c = &e.cp // the store keeps no part of it either
+	} else {
+		c = new(store.Checkpoint)
+	}
+	if err := e.fillCheckpoint(c, buf); err != nil {
 		return err
 	}
-	err = e.r.cfg.Journal.Checkpoint(ctx, c, spans...)
+	err := e.r.cfg.Journal.Checkpoint(ctx, c, spans...)
 	if reuse {
 		e.stateBuf = c.State[:0]
+		e.cp = store.Checkpoint{}
 	}
 	if err != nil {
 		return err
@@ -945,6 +961,15 @@ func (e *exec) checkpointRecord() (*store.Checkpoint, error) { return e.checkpoi
 // checkpointInto is checkpointRecord with the state encoded into buf's
 // array when it is large enough.
 func (e *exec) checkpointInto(buf []byte) (*store.Checkpoint, error) {
+	c := &store.Checkpoint{}
+	if err := e.fillCheckpoint(c, buf); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// fillCheckpoint sets c to checkpointInto's record.
+func (e *exec) fillCheckpoint(c *store.Checkpoint, buf []byte) error {
 	// Neither the strategy nor the input is checkpointed: Resume rebuilds
 	// the strategy from the strategy file, whose hash it checks against
 	// the task's, and takes the input from the task, which holds it once
@@ -958,11 +983,12 @@ func (e *exec) checkpointInto(buf []byte) (*store.Checkpoint, error) {
 		cp.Nav.Env.Strategy, cp.Nav.Env.Input = nil, nil
 		var err error
 		if b, err = cp.encodeInto(buf); err != nil {
-			return nil, fmt.Errorf("encode run state: %w", err)
+			return fmt.Errorf("encode run state: %w", err)
 		}
 	}
-	return &store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
-		State: b, Updated: e.r.cfg.Clock()}, nil
+	*c = store.Checkpoint{Task: e.task.ID, Execution: e.id, Step: uint64(e.st.Steps),
+		State: b, Updated: e.r.cfg.Clock()}
+	return nil
 }
 
 // wait pauses the run for a person, a timer, a message, a signal or a
@@ -1255,13 +1281,18 @@ func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // TraceOf is the fidelity trace of spans, in sequence order: "step NODE"
 // for each step, "call HASH12" for each provider call (its canonical
 // request hash). A replay reproduces a run when the traces are equal.
-func TraceOf(spans []store.Span) []string {
+func TraceOf(spans []store.Span) []string { return appendTrace(nil, spans) }
+
+// appendTrace appends the fidelity trace of spans (TraceOf) to out.
+func appendTrace(out []string, spans []store.Span) []string {
 	sorted := spans
-	if !sort.SliceIsSorted(spans, func(i, j int) bool { return spans[i].Seq < spans[j].Seq }) {
-		sorted = append([]store.Span(nil), spans...)
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].Seq < spans[i-1].Seq {
+			sorted = append([]store.Span(nil), spans...)
+			sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+			break
+		}
 	}
-	var out []string
 	for _, sp := range sorted {
 		switch {
 		case strings.HasPrefix(sp.Name, "step "):

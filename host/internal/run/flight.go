@@ -40,8 +40,8 @@ type running struct {
 	// spare is a batch handed over, for the next start to reuse, and
 	// tokens the array ready lists the next batch's tokens in: a run
 	// of one step after another allocates neither anew for every step.
-	spare  *batch
-	tokens []sdk.Token
+	spare   *batch
+	tokens  []sdk.Token
 	results chan landed
 	slots   int
 	// idle hands a step to one of the run's step goroutines that has
@@ -116,6 +116,7 @@ func (e *exec) start(ctx context.Context, ts []sdk.Token) {
 		// refuses values below 1; a hand-made pipeline without it runs
 		// serially.
 		e.slots = max(e.r.cfg.Pipeline.Limits.Parallel, 1)
+		e.taskID = e.task.ID // before any step reads it
 	}
 	b := e.spare
 	if b != nil {

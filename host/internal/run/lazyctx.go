@@ -25,8 +25,11 @@ type lazyCtx struct {
 	mu       sync.Mutex
 	real     atomic.Pointer[realCtx]
 	// ended is set by cancel before the real context is made: making it
-	// then cancels it.
-	ended atomic.Bool
+	// then cancels it. detached says the cancel came while the parent
+	// was live and the deadline ahead: the context ended as cancelled,
+	// whatever its parent does after.
+	ended    atomic.Bool
+	detached bool
 }
 
 // realCtx is the context a lazyCtx stands for, once made.
@@ -51,9 +54,13 @@ func (c *lazyCtx) make() context.Context {
 		return r.ctx
 	}
 	r := &realCtx{}
-	if c.deadline.IsZero() {
+	switch {
+	case c.detached:
+		// Values still come from the parent; Deadline answers itself.
+		r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(c.parent))
+	case c.deadline.IsZero():
 		r.ctx, r.cancel = context.WithCancel(c.parent)
-	} else {
+	default:
 		r.ctx, r.cancel = context.WithDeadline(c.parent, c.deadline)
 	}
 	if c.ended.Load() {
@@ -69,11 +76,9 @@ func (c *lazyCtx) over() bool {
 	return c.ended.Load() || !c.deadline.IsZero() && !time.Now().Before(c.deadline)
 }
 
-// Deadline implements context.Context.
+// Deadline implements context.Context: the earlier of the parent's and
+// its own, as context.WithDeadline's.
 func (c *lazyCtx) Deadline() (time.Time, bool) {
-	if r := c.real.Load(); r != nil {
-		return r.ctx.Deadline()
-	}
 	d, ok := c.parent.Deadline()
 	if c.deadline.IsZero() || ok && d.Before(c.deadline) {
 		return d, ok
@@ -88,6 +93,9 @@ func (c *lazyCtx) Done() <-chan struct{} { return c.make().Done() }
 func (c *lazyCtx) Err() error {
 	if r := c.real.Load(); r != nil {
 		return r.ctx.Err()
+	}
+	if c.ended.Load() {
+		return c.make().Err()
 	}
 	if err := c.parent.Err(); err != nil {
 		return err
@@ -111,18 +119,18 @@ func (c *lazyCtx) Value(key any) any {
 
 // cancel cancels the context. Unless the real context was made, it is
 // only marked: whoever looks at the context afterwards makes it, and
-// finds it cancelled (or, when that is after its parent has ended as
-// well, ended with its parent's error).
+// finds it ended as it would have ended then.
 func (c *lazyCtx) cancel() {
-	c.ended.Store(true)
-	if r := c.real.Load(); r != nil {
-		r.cancel()
-		return
-	}
 	c.mu.Lock()
 	r := c.real.Load()
+	if r == nil && !c.ended.Load() {
+		// Ended by this cancel, unless its parent or its deadline ended
+		// it already.
+		c.detached = c.parent.Err() == nil && !c.over()
+		c.ended.Store(true)
+	}
 	c.mu.Unlock()
-	if r != nil { // made meanwhile, maybe before ended was set
+	if r != nil {
 		r.cancel()
 	}
 }

@@ -127,7 +127,13 @@ type Attempt struct {
 //   - When every provider failed the error has one clause per provider
 //     and matches (errors.Is) each provider's error.
 func (r *Providers) Chat(ctx context.Context, name string, req *sdk.ChatRequest) (*sdk.ChatResponse, string, []Attempt, error) {
-	return r.route(ctx, name, req, chatOnce)
+	return r.route(ctx, name, req, chatOnce, nil)
+}
+
+// chatInto is Chat appending the calls it makes to attempts: a caller
+// that drops them passes an array of its own, and nothing is allocated.
+func (r *Providers) chatInto(ctx context.Context, name string, req *sdk.ChatRequest, attempts []Attempt) (*sdk.ChatResponse, string, []Attempt, error) {
+	return r.route(ctx, name, req, chatOnce, attempts)
 }
 
 // callFunc makes one attempt of a request at a provider.
@@ -138,7 +144,7 @@ func chatOnce(ctx context.Context, p *Provider, req *sdk.ChatRequest) (*sdk.Chat
 }
 
 // route sends req through the chain of name, each attempt made by call.
-func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest, call callFunc) (*sdk.ChatResponse, string, []Attempt, error) {
+func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest, call callFunc, attempts []Attempt) (*sdk.ChatResponse, string, []Attempt, error) {
 	if _, ok := r.byName[name]; !ok {
 		return nil, "", nil, fmt.Errorf("unknown provider %q", name)
 	}
@@ -150,7 +156,6 @@ func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest
 	} else {
 		chain = r.chain(name)
 	}
-	var attempts []Attempt
 	var errs []error
 	for i, n := range chain {
 		var err error

@@ -11,6 +11,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -44,7 +45,9 @@ func (e *exec) stepIn() stepIn { return stepIn{env: e.st.Nav.Env, answers: e.ans
 func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, string, error) {
 	spec, ok := e.r.cfg.Pipeline.Steps[t.Node]
 	start := e.r.cfg.Clock()
-	res := &stepResult{Outcome: sdk.Outcome{Status: sdk.OK}}
+	f := &stepFrame{res: stepResult{Outcome: sdk.Outcome{Status: sdk.OK}}}
+	res := &f.res
+	res.Spans = f.spans[1:1]
 	if !ok {
 		// A node the host does not act at (the pipeline loader already
 		// refused nodes that need a step): it completes at once.
@@ -94,9 +97,22 @@ func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, s
 		res.Outcome = sdk.Outcome{Status: sdk.Failed, Error: "step_failed"}
 		res.Err = err.Error()
 	}
-	res.Spans = append([]store.Span{span}, res.Spans...)
+	if n := len(res.Spans); n < len(f.spans) && (n == 0 || &res.Spans[0] == &f.spans[1]) {
+		f.spans[0] = span
+		res.Spans = f.spans[:1+n]
+	} else {
+		res.Spans = append([]store.Span{span}, res.Spans...)
+	}
 	e.observeStep(ctx, t.Node, spec.Kind, start, res, "")
 	return res, "", nil
+}
+
+// stepFrame is a step's result with room for its first spans, its own
+// and one provider call's, in one allocation: the step's span goes
+// first, in front of the spans the step appends from spans[1].
+type stepFrame struct {
+	res   stepResult
+	spans [2]store.Span
 }
 
 // fatalError ends the run instead of failing the step (limits, provider
@@ -117,7 +133,11 @@ func (e *fatalError) Error() string { return e.err.Error() }
 func (e *fatalError) Unwrap() error { return e.err }
 
 func (e *exec) stepSpan(t sdk.Token, kind string, start time.Time, err error) store.Span {
-	sp := store.Span{Name: "step " + t.Node, Kind: store.SpanInternal, Start: start, End: e.r.cfg.Clock(),
+	name, ok := e.r.stepNames[t.Node]
+	if !ok {
+		name = "step " + t.Node
+	}
+	sp := store.Span{Name: name, Kind: store.SpanInternal, Start: start, End: e.r.cfg.Clock(),
 		Attributes: store.Attributes{
 			"sextant.node":      store.String(t.Node),
 			"sextant.step.kind": store.String(kind),
@@ -144,8 +164,16 @@ func (e *exec) data(t sdk.Token, env sdk.Env) map[string]any {
 func (e *exec) exprEnv(t sdk.Token, run sdk.Env) map[string]any {
 	// Sized for every variable at once (data's five names and the vars):
 	// growing a map key by key rehashes it as it goes.
-	env := make(map[string]any, 5+len(run.Vars))
-	env["input"], env["vars"], env["strategy"], env["token"], env["task"] = run.Input, run.Vars, run.Strategy, t.Attrs, e.task.ID
+	return e.exprEnvInto(make(map[string]any, 5+len(run.Vars)), t, run)
+}
+
+// exprEnvInto is exprEnv filling env, which is empty.
+func (e *exec) exprEnvInto(env map[string]any, t sdk.Token, run sdk.Env) map[string]any {
+	task := e.taskID
+	if task == nil { // a step start did not run (stepwise runs steps itself)
+		task = e.task.ID
+	}
+	env["input"], env["vars"], env["strategy"], env["token"], env["task"] = run.Input, run.Vars, run.Strategy, t.Attrs, task
 	for k, v := range run.Vars {
 		if _, taken := env[k]; !taken {
 			env[k] = v
@@ -331,7 +359,8 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		return nil, &fatalError{err}
 	} else {
 		t0 := e.r.cfg.Clock()
-		r, who, _, err := e.r.cfg.Providers.Chat(ctx, provider, &full)
+		var tries [2]Attempt // dropped: room enough for most calls
+		r, who, _, err := e.r.cfg.Providers.chatInto(ctx, provider, &full, tries[:0])
 		latency = e.r.cfg.Clock().Sub(t0)
 		if err != nil {
 			a := e.r.cfg.Providers.CallAttributes(provider, &full, nil)
@@ -394,13 +423,26 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 }
 
 func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult, run sdk.Env) error {
-	out := map[string]any{}
-	env := e.exprEnv(t, run)
+	out := make(map[string]any, len(spec.Set))
 	names := make([]string, 0, len(spec.Set))
-	for k := range spec.Set {
+	pooled := true
+	for k, src := range spec.Set {
 		names = append(names, k)
+		// $env, the whole environment, is the one way an expression's
+		// value can hold the environment map itself.
+		pooled = pooled && !strings.Contains(src, "$")
 	}
 	sortStrings(names)
+	var env map[string]any
+	if pooled {
+		env = e.exprEnvInto(exprEnvs.Get().(map[string]any), t, run)
+		defer func() {
+			clear(env)
+			exprEnvs.Put(env)
+		}()
+	} else {
+		env = e.exprEnv(t, run)
+	}
 	for _, k := range names {
 		v, err := e.r.eval(spec.Set[k], env)
 		if err != nil {
@@ -411,6 +453,12 @@ func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult, run sd
 	res.Outcome.Output = out
 	return nil
 }
+
+// exprEnvs are the maps expression steps build their environment in
+// (exprEnvInto), reused: no value an expression returns holds the map
+// unless it names $env, and then the step makes a map of its own. A
+// cleared map keeps its room for the next step's variables.
+var exprEnvs = sync.Pool{New: func() any { return map[string]any{} }}
 
 func (e *exec) actionStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) (string, error) {
 	action, err := e.render("action", spec.Action, t, in.env)
@@ -621,6 +669,11 @@ func (r *Runner) eval(src string, env map[string]any) (any, error) {
 // different answers each replay their own, and a live run never answers
 // from another task's recording.
 func RecordingKey(task, requestHash string) string {
-	sum := sha256.Sum256([]byte("sextant.recording.v1\x00" + task + "\x00" + requestHash))
-	return hex.EncodeToString(sum[:])
+	const domain = "sextant.recording.v1\x00"
+	var in [256]byte // on the stack for the ids and hashes of a run
+	b := append(append(append(append(in[:0], domain...), task...), 0), requestHash...)
+	sum := sha256.Sum256(b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }

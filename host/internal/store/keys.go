@@ -35,8 +35,12 @@ const (
 	subSpan       = 's'
 )
 
-func taskPrefix(task string) []byte {
-	b := make([]byte, 0, len(pTask)+len(task)+32)
+func taskPrefix(task string) []byte { return taskPrefixRoom(task, 32) }
+
+// taskPrefixRoom is taskPrefix with room for extra more bytes, so that a
+// key built on it is one allocation.
+func taskPrefixRoom(task string, extra int) []byte {
+	b := make([]byte, 0, len(pTask)+len(task)+1+extra)
 	b = append(b, pTask...)
 	b = append(b, task...)
 	return append(b, '/')
@@ -51,7 +55,7 @@ func execKey(task, exec string) []byte {
 }
 
 func linkKey(task, hash string) []byte {
-	return append(append(taskSub(task, subLink), '/'), hash...)
+	return append(append(taskPrefixRoom(task, 2+len(hash)), subLink, '/'), hash...)
 }
 
 func checkpointKey(task, exec string) []byte {
@@ -79,7 +83,9 @@ func spanKeyInto(b []byte, task, exec string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(b, seq)
 }
 
-func recordingKey(hash string) []byte { return append([]byte(pRec), hash...) }
+func recordingKey(hash string) []byte {
+	return append(append(make([]byte, 0, len(pRec)+len(hash)), pRec...), hash...)
+}
 
 func strategyPrefix(name string) []byte {
 	return append(append([]byte(pStrategy), name...), '/')
@@ -105,7 +111,8 @@ func timeIndexKey(created time.Time, task string) []byte {
 
 // fieldIndexKey is x/pipe/<pipeline>\0<inv-time><task> or x/tag/<tag>\0....
 func fieldIndexKey(prefix, field string, created time.Time, task string) []byte {
-	b := append([]byte(prefix), field...)
+	b := make([]byte, 0, len(prefix)+len(field)+1+8+len(task))
+	b = append(append(b, prefix...), field...)
 	b = append(b, 0)
 	b = binary.BigEndian.AppendUint64(b, invTime(created))
 	return append(b, task...)

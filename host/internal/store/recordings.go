@@ -51,7 +51,10 @@ func keyHash(domain string, b []byte) string {
 	h.Write([]byte(domain))
 	h.Write([]byte{0})
 	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], h.Sum(sum[:0]))
+	return string(out[:])
 }
 
 // NewChatRecording builds the recording of one provider call, keyed and

@@ -104,8 +104,9 @@ func pendingPrefix(task string) []byte {
 // pendingUsageKey is where usageKVs puts usage: placeUsage moves it
 // beneath the task's summary, or leaves it waiting for its task.
 func pendingUsageKey(task, exec string, seq uint64) []byte {
-	b := append(append(pendingPrefix(task), exec...), '/')
-	return binary.BigEndian.AppendUint64(b, seq)
+	b := make([]byte, 0, len(pSumPending)+len(task)+1+len(exec)+1+8)
+	b = append(append(append(append(b, pSumPending...), task...), '/'), exec...)
+	return binary.BigEndian.AppendUint64(append(b, '/'), seq)
 }
 
 // sumAt returns the prefix of a task's summary, and false if the task
@@ -249,15 +250,19 @@ func statusIndexKey(st Status, created time.Time, task string) []byte {
 	return fieldIndexKey(pStatus, string(st), created, task)
 }
 
-func pipeStatusPrefix(pipeline string, st Status) []byte {
-	b := append([]byte(pPipeStatus), pipeline...)
+func pipeStatusPrefix(pipeline string, st Status) []byte { return pipeStatusPrefixRoom(pipeline, st, 0) }
+
+// pipeStatusPrefixRoom is pipeStatusPrefix with room for extra more bytes.
+func pipeStatusPrefixRoom(pipeline string, st Status, extra int) []byte {
+	b := make([]byte, 0, len(pPipeStatus)+len(pipeline)+1+len(st)+1+extra)
+	b = append(append(b, pPipeStatus...), pipeline...)
 	b = append(b, 0)
 	b = append(b, st...)
 	return append(b, 0)
 }
 
 func pipeStatusKey(pipeline string, st Status, created time.Time, task string) []byte {
-	b := binary.BigEndian.AppendUint64(pipeStatusPrefix(pipeline, st), invTime(created))
+	b := binary.BigEndian.AppendUint64(pipeStatusPrefixRoom(pipeline, st, 8+len(task)), invTime(created))
 	return append(b, task...)
 }
 
