@@ -18,7 +18,8 @@ import (
 // parent's, or DeadlineExceeded once its deadline has passed, or Canceled
 // once cancelled. Done, and Err or Value once it has ended, make the real
 // context, which answers from then on (so context.Cause and the contexts
-// derived from it see a real context).
+// derived from it see a real context). See RATIONALE.md, "Why a step's
+// and a call's contexts are made when asked for, not up front".
 type lazyCtx struct {
 	parent   context.Context
 	deadline time.Time // none of its own when zero
