@@ -17,7 +17,7 @@
 // ascending scan lists newest first.
 //
 //	key                                   value
-//	m/meta                                {layout}: the key layout version (5)
+//	m/meta                                {layout}: the key layout version (6)
 //	m/lease                               {pid, host, started}: the lease of the last writer (lease.go)
 //	t/<task>/a                            Task (its input and truth too, unless they are large)
 //	t/<task>/b/input                      a large task's input (JSON), written once (body.go)
@@ -64,7 +64,10 @@
 // execution and seq live in the key) or, since layout 5, a batch: a JSON
 // array of consecutive spans of the execution, each with its seq, the
 // key's seq being the last. A burst of new spans is written as batches
-// of up to 64; a span written again replaces its copy where it is.
+// of up to 64; a span written again replaces its copy where it is. Since
+// layout 6 a span leaves out its trace and span ids when they are the
+// ones derived from its key (TraceIDFor, SpanIDFor): readers derive them
+// again.
 //
 // Every value passes through the store's Redactor after encoding: the
 // secret never reaches Badger's write-ahead log, tables or value log.

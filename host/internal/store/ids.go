@@ -118,6 +118,58 @@ func appendSpanID(b []byte, base, seq uint64) []byte {
 	return hex.AppendEncode(b, raw[:])
 }
 
+// isDerivedSpanID reports whether id is spanIDFrom(base, seq), without
+// building a string.
+func isDerivedSpanID(id string, base, seq uint64) bool {
+	if len(id) != 16 {
+		return false
+	}
+	var b [16]byte
+	return string(appendSpanID(b[:0], base, seq)) == id
+}
+
+// derivedSeqs returns the seqs whose derived span id under base is id:
+// spanIDFrom inverted, its finaliser step by step. There is one, or two
+// for the id of 1 (which a mix of 0 also gives), or none if id is no
+// span id.
+func derivedSeqs(id string, base uint64) []uint64 {
+	var raw [8]byte
+	if len(id) != 16 {
+		return nil
+	}
+	if _, err := hex.Decode(raw[:], []byte(id)); err != nil {
+		return nil
+	}
+	z := binary.BigEndian.Uint64(raw[:])
+	if z == 0 {
+		return nil
+	}
+	out := []uint64{unmix(z) ^ base}
+	if z == 1 {
+		out = append(out, unmix(0)^base)
+	}
+	return out
+}
+
+// unmix inverts the finaliser of appendSpanID.
+func unmix(z uint64) uint64 {
+	z ^= z>>31 ^ z>>62
+	z *= inverse(0x94d049bb133111eb)
+	z ^= z>>27 ^ z>>54
+	z *= inverse(0xbf58476d1ce4e5b9)
+	return z ^ z>>30 ^ z>>60
+}
+
+// inverse is c's multiplicative inverse modulo 2^64 (c odd), by Newton's
+// iteration, each step doubling the bits that are right.
+func inverse(c uint64) uint64 {
+	x := c // right in 3 bits for any odd c
+	for range 5 {
+		x *= 2 - c*x
+	}
+	return x
+}
+
 func derivedID(n int, parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {

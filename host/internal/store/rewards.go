@@ -136,8 +136,26 @@ func findSpan(ctx context.Context, txn *badger.Txn, task, spanID string) error {
 	prefix := taskSub(task, subSpan)
 	needle := []byte(`"span_id":"` + spanID + `"`)
 	errFound := errors.New("found")
+	// A span entry leaves out a derived span id (layout 6): per
+	// execution, the seqs that would derive spanID, whose entry (the
+	// first whose key's seq reaches one) is read.
+	var exec string
+	var seqs []uint64
 	err := scanTxn(ctx, txn, prefix, func(key, val []byte) error {
-		if !bytes.Contains(val, needle) {
+		look := bytes.Contains(val, needle)
+		if _, sub, ok := parseTaskSub(key); ok {
+			if e, last, ok := parseSpanSub(sub); ok {
+				if e != exec || seqs == nil {
+					exec, seqs = e, derivedSeqs(spanID, spanIDBase(task, e))
+				}
+				for i, seq := range seqs {
+					if seq != 0 && seq <= last {
+						look, seqs[i] = true, 0 // 0 is no seq: looked at
+					}
+				}
+			}
+		}
+		if !look {
 			return nil
 		}
 		spans, err := appendDecodedSpans(nil, key, val)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -43,7 +44,9 @@ func appendDecodedSpans(out []Span, key, val []byte) ([]Span, error) {
 			return out, err
 		}
 		sp.Task, sp.Execution, sp.Seq = task, exec, seq
-		return append(out, sp), nil
+		out = append(out, sp)
+		fillDerivedIDs(out[len(out)-1:], task, exec)
+		return out, nil
 	}
 	n := len(out)
 	var batch []Span // Unmarshal empties a slice before it appends
@@ -64,7 +67,83 @@ func appendDecodedSpans(out []Span, key, val []byte) ([]Span, error) {
 		prev = sp.Seq
 		sp.Task, sp.Execution = task, exec
 	}
+	fillDerivedIDs(out[n:], task, exec)
 	return out, nil
+}
+
+// fillDerivedIDs sets the ids a span entry left out because they are
+// derived from its key (layout 6, see implicitIDs); a span of layout 5
+// or before has them all. The span ids of an entry share one string.
+func fillDerivedIDs(spans []Span, task, exec string) {
+	var trace string
+	var base uint64
+	var ids []byte
+	for i := range spans {
+		sp := &spans[i]
+		if sp.TraceID == "" {
+			if trace == "" {
+				trace = TraceIDFor(task, exec)
+			}
+			sp.TraceID = trace
+		}
+		if sp.SpanID == "" {
+			if ids == nil {
+				base = spanIDBase(task, exec)
+				ids = make([]byte, 0, 16*(len(spans)-i))
+			}
+			ids = appendSpanID(ids, base, sp.Seq)
+		}
+	}
+	if ids == nil {
+		return
+	}
+	all := string(ids)
+	for i := range spans {
+		if sp := &spans[i]; sp.SpanID == "" {
+			sp.SpanID, all = all[:16], all[16:]
+		}
+	}
+}
+
+// implicitIDsOf puts back into the JSON objects of an execution's spans
+// the ids their entry left out (see fillDerivedIDs), so that what
+// eachSpanJSON passes on is whole. The encoder writes trace_id and
+// span_id first when it writes them.
+type implicitIDsOf struct {
+	task, exec string
+	trace      string
+	base       uint64
+	based      bool
+}
+
+// appendObject appends {, the ids fields lacks, and fields (the
+// object's fields after its brace).
+func (d *implicitIDsOf) appendObject(b []byte, seq uint64, fields []byte) []byte {
+	b = append(b, '{')
+	if !bytes.HasPrefix(fields, []byte(`"trace_id":`)) {
+		if d.trace == "" {
+			d.trace = TraceIDFor(d.task, d.exec)
+		}
+		b = append(b, `"trace_id":"`...)
+		b = append(b, d.trace...)
+		b = append(b, `",`...)
+	} else if end := bytes.IndexByte(fields[len(`"trace_id":"`):], '"'); end >= 0 {
+		n := len(`"trace_id":"`) + end + 1
+		if n < len(fields) && fields[n] == ',' {
+			n++
+		}
+		b = append(b, fields[:n]...)
+		fields = fields[n:]
+	}
+	if !bytes.HasPrefix(fields, []byte(`"span_id":`)) {
+		if !d.based {
+			d.base, d.based = spanIDBase(d.task, d.exec), true
+		}
+		b = append(b, `"span_id":"`...)
+		b = appendSpanID(b, d.base, seq)
+		b = append(b, `",`...)
+	}
+	return append(b, fields...)
 }
 
 // damaged is the DamageError of a stored value that does not decode.
@@ -79,11 +158,11 @@ func damaged(key []byte, err error) error {
 // fn's obj leaves out: it is what a single span's value holds. obj is
 // only valid during the call.
 func eachSpanJSON(key, val []byte, fn func(seq uint64, obj []byte) error) error {
-	_, sub, ok := parseTaskSub(key)
+	task, sub, ok := parseTaskSub(key)
 	if !ok {
 		return fmt.Errorf("bad span key %s", printableKey(key))
 	}
-	_, seq, ok := parseSpanSub(sub)
+	exec, seq, ok := parseSpanSub(sub)
 	if !ok {
 		return fmt.Errorf("bad span key %s", printableKey(key))
 	}
@@ -91,8 +170,12 @@ func eachSpanJSON(key, val []byte, fn func(seq uint64, obj []byte) error) error 
 	if err != nil {
 		return err
 	}
+	ids := implicitIDsOf{task: task, exec: exec}
 	if !isBatch(js) {
-		return fn(seq, js)
+		if len(js) < 2 || js[0] != '{' {
+			return damaged(key, errors.New("a span is not a JSON object"))
+		}
+		return fn(seq, ids.appendObject(nil, seq, js[1:]))
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(js, &elems); err != nil {
@@ -104,7 +187,7 @@ func eachSpanJSON(key, val []byte, fn func(seq uint64, obj []byte) error) error 
 		if !ok {
 			return damaged(key, fmt.Errorf("a span of the batch ending at %d has no leading seq", seq))
 		}
-		obj = append(append(obj[:0], '{'), fields...)
+		obj = ids.appendObject(obj[:0], n, fields)
 		if err := fn(n, obj); err != nil {
 			return err
 		}

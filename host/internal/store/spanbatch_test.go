@@ -67,7 +67,7 @@ func wantSeqs(t *testing.T, spans []Span, n int) {
 
 // TestSpanBatchOpensLayout4 opens a layout-4 store written by the
 // single-span code path: its spans read as they are (Spans, Tree,
-// Export), the writer marks it layout 5, and new spans of the same
+// Export), the writer marks it layout 6, and new spans of the same
 // execution follow as batches.
 func TestSpanBatchOpensLayout4(t *testing.T) {
 	ctx := context.Background()
@@ -86,8 +86,8 @@ func TestSpanBatchOpensLayout4(t *testing.T) {
 	defer s.Close()
 	var m storeMeta
 	must(t, s.db.View(func(txn *badger.Txn) error { return get(txn, []byte(keyMeta), &m) }))
-	if m.Layout != layoutVersion || layoutVersion != 5 {
-		t.Fatalf("layout %d after a writer opened a layout-4 store, want 5", m.Layout)
+	if m.Layout != layoutVersion || layoutVersion != 6 {
+		t.Fatalf("layout %d after a writer opened a layout-4 store, want 6", m.Layout)
 	}
 	if n, b := spanEntries(t, s, "old", "old-e1"); n != 12 || b != 0 {
 		t.Fatalf("layout-4 store: %d span entries, %d batches; want 12, 0", n, b)
@@ -214,5 +214,130 @@ func TestSpanBatchDamaged(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// writeIDsStore writes the same spans into the store at dir with span
+// entries of the given layout: 5 keeps every id, 6 leaves out those
+// derived from the key. Its task "ids" has a burst of batches, spans
+// with ids the writer chose, a link, a checkpoint's spans, a span
+// written again, a second execution and a reward aimed at a derived
+// span id.
+func writeIDsStore(t *testing.T, dir string, layout int) {
+	t.Helper()
+	defer func(v bool) { implicitIDs = v }(implicitIDs)
+	implicitIDs = layout >= 6
+	ctx := context.Background()
+	s, err := Open(ctx, dir, testConfig())
+	must(t, err)
+	_, e := seed(t, s, "ids", spanBatch+6)
+	chosen := stepSpan("ids", e.ID, 0)
+	chosen.TraceID, chosen.SpanID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	linked := stepSpan("ids", e.ID, 0)
+	linked.SpanID = SpanIDFor("ids", e.ID, 99) // derived, but another seq's
+	linked.Links = []Link{{TraceID: chosen.TraceID, SpanID: chosen.SpanID, Attributes: Attributes{"k": String("v")}}}
+	must(t, s.AppendSpans(ctx, []Span{chosen, linked, stepSpan("ids", e.ID, 0)}))
+	must(t, s.Checkpoint(ctx, &Checkpoint{Task: "ids", Execution: e.ID, Step: 1, State: []byte(`{}`)},
+		stepSpan("ids", e.ID, 0), stepSpan("ids", e.ID, 0)))
+	again := stepSpan("ids", e.ID, 0)
+	again.Seq, again.Name = 5, "written again"
+	must(t, s.AppendSpans(ctx, []Span{again}))
+	e2 := &Execution{Task: "ids", ID: "ids-e2", Mode: "live"}
+	must(t, s.CreateExecution(ctx, e2))
+	must(t, s.AppendSpans(ctx, []Span{stepSpan("ids", e2.ID, 0), stepSpan("ids", e2.ID, 1)}))
+	must(t, s.AddReward(ctx, &Reward{Task: "ids", Value: 1, SpanID: SpanIDFor("ids", e.ID, 7)}))
+	must(t, s.AddReward(ctx, &Reward{Task: "ids", Value: 1, SpanID: SpanIDFor("ids", e2.ID, 2)}))
+	meta, err := s.encode(storeMeta{Layout: layout})
+	must(t, err)
+	must(t, s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyMeta), meta) }))
+	must(t, s.Close())
+}
+
+// readAll is what every reader of spans makes of task "ids": its tree,
+// its spans, the JSONL export and the OTLP export.
+func readAll(t *testing.T, s *Store) []byte {
+	t.Helper()
+	ctx := context.Background()
+	tr, err := s.Tree(ctx, "ids")
+	must(t, err)
+	out, err := json.Marshal(tr)
+	must(t, err)
+	for _, exec := range []string{"ids-e1", "ids-e2"} {
+		spans, err := s.Spans(ctx, "ids", exec)
+		must(t, err)
+		js, err := json.Marshal(spans)
+		must(t, err)
+		out = append(append(out, '\n'), js...)
+	}
+	var b bytes.Buffer
+	_, err = s.Export(ctx, &b, ExportOptions{})
+	must(t, err)
+	_, err = s.ExportOTLP(ctx, &b, OTLPOptions{})
+	must(t, err)
+	return append(out, b.Bytes()...)
+}
+
+// TestLayout5ReadsAsLayout6: a store whose span entries keep every id
+// (layout 5) reads exactly as one that leaves out the derived ids
+// (layout 6) written with the same calls, through every reader; the
+// latter's entries do leave them out, and a writer marks a layout-5
+// store 6 and writes on.
+func TestLayout5ReadsAsLayout6(t *testing.T) {
+	ctx := context.Background()
+	dir5, dir6 := filepath.Join(t.TempDir(), "5"), filepath.Join(t.TempDir(), "6")
+	writeIDsStore(t, dir5, 5)
+	writeIDsStore(t, dir6, 6)
+	var reads [2][]byte
+	var traceIDs [2]int
+	for i, dir := range []string{dir5, dir6} {
+		s, err := Open(ctx, dir, testConfig().WithReadOnly(true))
+		must(t, err)
+		reads[i] = readAll(t, s)
+		must(t, s.scan(ctx, taskSub("ids", subSpan), func(key, val []byte) error {
+			traceIDs[i] += bytes.Count(val, []byte(`"trace_id":`))
+			return nil
+		}))
+		must(t, s.Close())
+	}
+	if !bytes.Equal(reads[0], reads[1]) {
+		t.Fatalf("layout 5 reads as\n%s\nlayout 6 as\n%s", reads[0], reads[1])
+	}
+	// 77 spans of which one chose its trace id; the link's is in both.
+	if traceIDs[0] != 78 || traceIDs[1] != 2 {
+		t.Fatalf("trace ids stored: %d in layout 5, %d in layout 6; want 78, 2", traceIDs[0], traceIDs[1])
+	}
+	s, err := Open(ctx, dir5, testConfig())
+	must(t, err)
+	defer s.Close()
+	var m storeMeta
+	must(t, s.db.View(func(txn *badger.Txn) error { return get(txn, []byte(keyMeta), &m) }))
+	if m.Layout != 6 {
+		t.Fatalf("layout %d after a writer opened a layout-5 store, want 6", m.Layout)
+	}
+	must(t, s.AppendSpans(ctx, []Span{stepSpan("ids", "ids-e1", 0), stepSpan("ids", "ids-e1", 0)}))
+	spans, err := s.Spans(ctx, "ids", "ids-e1")
+	must(t, err)
+	for _, sp := range spans[len(spans)-2:] {
+		if sp.TraceID != TraceIDFor("ids", "ids-e1") || sp.SpanID != SpanIDFor("ids", "ids-e1", sp.Seq) {
+			t.Fatalf("span %d written on a layout-5 store reads as %+v", sp.Seq, sp)
+		}
+	}
+}
+
+// TestDerivedSeqs: the seqs derivedSeqs finds are those whose derived
+// span id it was given.
+func TestDerivedSeqs(t *testing.T) {
+	base := spanIDBase("t", "t-e1")
+	for _, seq := range []uint64{1, 2, 3, 1000, 1 << 40, ^uint64(0)} {
+		got := derivedSeqs(spanIDFrom(base, seq), base)
+		if len(got) != 1 || got[0] != seq {
+			t.Fatalf("seq %d: derivedSeqs gives %v", seq, got)
+		}
+	}
+	if got := derivedSeqs("0000000000000001", base); len(got) != 2 || spanIDFrom(base, got[0]) != "0000000000000001" || spanIDFrom(base, got[1]) != "0000000000000001" {
+		t.Fatalf("id 1: %v", got)
+	}
+	if got := derivedSeqs("nothex0000000000", base); got != nil {
+		t.Fatalf("a bad id gives %v", got)
 	}
 }

@@ -407,6 +407,7 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 	var enc spanEncoder
 	for i := 0; i < len(spans); {
 		sp := &spans[i]
+		enc.deriveFor(sp.Task, sp.Execution)
 		n := 1
 		if fresh != nil && fresh[i] == fateFresh {
 			for n < spanBatch && i+n < len(spans) && fresh[i+n] == fateFresh && spans[i+n].Seq > spans[i+n-1].Seq &&
@@ -1005,7 +1006,7 @@ func (c *seqCounters) reset() {
 }
 
 // appendSpanBody writes a span's fields (without task, execution and
-// seq, which the key holds) as the inside of a JSON object. It is the
+// seq, which its key holds), trace and span ids included. It is on the
 // hot path of span writing, so it avoids reflection; the output is what
 // encoding/json would produce for the same fields.
 func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
@@ -1014,26 +1015,56 @@ func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 }
 
 // spanEncoder is appendSpanBody with scratch space that a burst's spans
-// share: where a span's attributes are sorted.
+// share (where a span's attributes are sorted) and, once deriveFor has
+// named an execution, its derived ids, which a span that has them leaves
+// out (layout 6: readers derive them again, see implicitIDs).
 type spanEncoder struct {
 	keys  []string
 	vals  []Value
 	order []int
+
+	derived    bool   // task and exec are set
+	task, exec string // the execution whose ids are left out
+	traceID    string // its derived trace id
+	spanBase   uint64 // for its derived span ids
 }
 
-// appendSpanBody is the function appendSpanBody.
-func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
-	b = append(b, `"trace_id":"`...)
-	b = append(b, sp.TraceID...)
-	b = append(b, `","span_id":"`...)
-	b = append(b, sp.SpanID...)
-	b = append(b, '"')
-	if sp.ParentSpanID != "" {
-		b = append(b, `,"parent_span_id":"`...)
-		b = append(b, sp.ParentSpanID...)
-		b = append(b, '"')
+// deriveFor makes the encoder leave out the derived ids of the spans of
+// the execution from now on.
+func (e *spanEncoder) deriveFor(task, exec string) {
+	if !implicitIDs || e.derived && e.task == task && e.exec == exec {
+		return
 	}
-	b = append(b, `,"name":`...)
+	e.derived, e.task, e.exec = true, task, exec
+	e.traceID, e.spanBase = TraceIDFor(task, exec), spanIDBase(task, exec)
+}
+
+// implicitIDs is whether span entries leave out derived ids (layout 6).
+// A test clears it to write spans as layout 5 did.
+var implicitIDs = true
+
+// appendSpanBody is the function appendSpanBody, leaving out the ids
+// that are derived from the span's key if deriveFor named its execution.
+func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
+	// The ids go first, each with its comma: name, which follows, is
+	// never left out.
+	mine := e.derived && sp.Task == e.task && sp.Execution == e.exec
+	if !mine || sp.TraceID != e.traceID {
+		b = append(b, `"trace_id":"`...)
+		b = append(b, sp.TraceID...)
+		b = append(b, `",`...)
+	}
+	if !mine || !isDerivedSpanID(sp.SpanID, e.spanBase, sp.Seq) {
+		b = append(b, `"span_id":"`...)
+		b = append(b, sp.SpanID...)
+		b = append(b, `",`...)
+	}
+	if sp.ParentSpanID != "" {
+		b = append(b, `"parent_span_id":"`...)
+		b = append(b, sp.ParentSpanID...)
+		b = append(b, `",`...)
+	}
+	b = append(b, `"name":`...)
 	b = appendJSONString(b, sp.Name)
 	if sp.Kind != "" {
 		b = append(b, `,"kind":`...)

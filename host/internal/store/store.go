@@ -36,11 +36,13 @@ var (
 // keeps a large task body under keys of its own (body.go), which an older
 // sextant would read as a task without input; layout 4 keys the task
 // summaries by created time; layout 5 stores a burst of an execution's
-// spans as one entry (spanbatch.go), which layout 4 would misread. A
-// writer migrates a store of layout 1 to 3 at Open by building its
-// derived keys again, and one of layout 4 by setting the layout (its
-// single-span entries read as they are).
-const layoutVersion = 5
+// spans as one entry (spanbatch.go), which layout 4 would misread;
+// layout 6 leaves out of a span entry the ids derived from its key
+// (implicitIDs), which layout 5 would read as empty. A writer migrates a
+// store of layout 1 to 3 at Open by building its derived keys again, and
+// one of layout 4 or 5 by setting the layout (its entries read as they
+// are).
+const layoutVersion = 6
 
 // layoutSpanBatches is the first layout whose span entries may hold
 // batches: derived keys need no rebuild from the layout before it.
@@ -460,10 +462,10 @@ func (s *Store) checkMeta(ctx context.Context) error {
 	case m.Layout == layoutVersion && !deriving:
 		s.indexed = true
 		return nil
-	case m.Layout == layoutSpanBatches-1 && !deriving:
+	case m.Layout >= layoutSpanBatches-1 && !deriving:
 		// Its derived keys are those of this layout, and its spans read
 		// as they are: a writer only marks it, so that an older sextant
-		// refuses the batches it is about to write.
+		// refuses the entries it is about to write.
 		if !s.ro {
 			if err := s.setLayout(); err != nil {
 				return fmt.Errorf("open store %s: %w", s.dir, err)
