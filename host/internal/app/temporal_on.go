@@ -133,9 +133,16 @@ func (b *onTemporal) Task(ctx context.Context, id string) (*store.Task, error) {
 	return temporal.Task(ctx, b.c, id)
 }
 
-// Running lists the runs going on on the cluster, newest first.
-func (b *onTemporal) Running(ctx context.Context, pipeline string) ([]*store.Task, error) {
-	return temporal.Running(ctx, b.c, pipeline)
+// Tree is a task's run as the cluster has it now, with its execution so
+// far while it goes on.
+func (b *onTemporal) Tree(ctx context.Context, id string) (*store.Tree, error) {
+	return temporal.Tree(ctx, b.c, id)
+}
+
+// Running lists the runs going on on the cluster that f selects, newest
+// first, each with its status now.
+func (b *onTemporal) Running(ctx context.Context, f serve.ClusterFilter) ([]*store.Task, error) {
+	return temporal.Running(ctx, b.c, temporal.Filter(f))
 }
 
 // ServeCluster is sextant serve's --temporal: a function that connects to

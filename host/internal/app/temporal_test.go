@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -147,26 +148,58 @@ func TestServeOperatesTemporalRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := b.Run(ctx, RunRequest{Prep: prep, Input: run.Input{ID: id, Input: f.input}})
+		res, err := b.Run(ctx, RunRequest{Prep: prep, Input: run.Input{ID: id, Input: f.input, Tags: []string{"tag-" + id}}})
 		prep.Close(ctx)
 		if err != nil || res.Status != store.StatusWaiting {
 			t.Fatalf("run %s on Temporal: %+v, %v; want waiting for a person", id, res, err)
 		}
 	}
-	var d struct {
-		Task store.Task `json:"task"`
-	}
+	var d serve.TaskDetail
 	call("GET", "/api/v1/tasks/on-temporal", nil, 200, &d)
-	if d.Task.Status != store.StatusWaiting || d.Task.Pipeline != "email-triage" || len(d.Task.Waits) == 0 || d.Task.Waits[0].Kind != store.WaitHuman {
+	if d.Task.Status != store.StatusWaiting || d.Task.Pipeline != "email-triage" || len(d.Task.Waits) == 0 || d.Task.Waits[0].Kind != store.WaitHuman ||
+		!slices.Equal(d.Task.Tags, []string{"tag-on-temporal"}) || d.Task.Strategy.Version == "" {
 		t.Fatalf("a run waiting on Temporal shows as %+v", d.Task)
 	}
-	var page struct {
-		Tasks []store.Task `json:"tasks"`
+	// Its history so far, before the workers record it: the execution,
+	// the spans of the steps done (the classifier's call among them, with
+	// its recording) and the state of its last step.
+	if len(d.Executions) != 1 || d.Executions[0].Execution.ID == "" || d.Executions[0].Checkpoint == nil || len(d.Executions[0].Checkpoint.State) == 0 {
+		t.Fatalf("a run waiting on Temporal has executions %+v", d.Executions)
 	}
-	call("GET", "/api/v1/tasks?status=running", nil, 200, &page)
-	if len(page.Tasks) != 2 {
-		t.Fatalf("listed %+v, want the two runs going on on Temporal", page.Tasks)
+	steps := map[string]bool{}
+	for _, sp := range d.Executions[0].Spans {
+		if sp.Task != "on-temporal" || sp.Execution != d.Executions[0].Execution.ID {
+			t.Fatalf("span %+v is not the run's", sp)
+		}
+		steps[sp.Attributes["sextant.node"].Str()] = true
 	}
+	if !steps["classify"] || len(d.Calls) == 0 {
+		t.Fatalf("a run waiting on Temporal shows spans of steps %v and %d calls", steps, len(d.Calls))
+	}
+	var page serve.TaskPage
+	list := func(query string, want ...string) {
+		t.Helper()
+		call("GET", "/api/v1/tasks?"+query, nil, 200, &page)
+		var got []string
+		for _, r := range page.Tasks {
+			got = append(got, r.ID)
+			if r.Status != store.StatusWaiting || len(r.Waits) == 0 || r.Waits[0].Kind != store.WaitHuman {
+				t.Fatalf("%s lists %+v, want it waiting for a person", query, r.Task)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) || !page.ClusterFirstPage {
+			t.Fatalf("%s lists %v (cluster first page %v), want %v", query, got, page.ClusterFirstPage, want)
+		}
+	}
+	list("status=waiting", "answered", "on-temporal")
+	list("", "answered", "on-temporal")
+	list("status=running")
+	list("status=completed")
+	list("tag=tag-answered", "answered")
+	list("since="+time.Now().Add(time.Hour).UTC().Format(time.RFC3339), []string{}...)
+	list("until="+time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "answered", "on-temporal")
+	list("min_reward=0")
 
 	var res run.Result
 	call("POST", "/api/v1/tasks/answered/resume", map[string]any{"answers": map[string]any{"answer": "yes"}}, 200, &res)
@@ -184,7 +217,7 @@ func TestServeOperatesTemporalRuns(t *testing.T) {
 	call("POST", "/api/v1/tasks/on-temporal/cancel", map[string]any{}, 409, nil)
 	call("POST", "/api/v1/tasks/nobody/cancel", map[string]any{}, 404, nil)
 	call("GET", "/api/v1/tasks/nobody", nil, 404, nil)
-	call("GET", "/api/v1/tasks?status=running", nil, 200, &page)
+	call("GET", "/api/v1/tasks?status=waiting", nil, 200, &page)
 	if len(page.Tasks) != 0 {
 		t.Fatalf("listed %+v once both runs ended", page.Tasks)
 	}
@@ -248,7 +281,7 @@ func TestServeStartsTemporalRuns(t *testing.T) {
 		t.Fatalf("the run started with wait=false: %+v, want waiting for a person", res)
 	}
 
-	before, err := cl.Running(ctx, "")
+	before, err := cl.Running(ctx, serve.ClusterFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +303,7 @@ func TestServeStartsTemporalRuns(t *testing.T) {
 		}
 		call("GET", "/api/v1/tasks/"+id, nil, 404, nil)
 	}
-	after, err := cl.Running(ctx, "")
+	after, err := cl.Running(ctx, serve.ClusterFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

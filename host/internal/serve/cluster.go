@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -23,9 +26,13 @@ import (
 type Cluster interface {
 	// Task is the task's run as the cluster has it now.
 	Task(ctx context.Context, id string) (*store.Task, error)
-	// Running lists the runs going on (of pipeline, when not ""), newest
-	// first.
-	Running(ctx context.Context, pipeline string) ([]*store.Task, error)
+	// Tree is Task with, while the run goes on, its execution so far:
+	// the spans the cluster holds that the store has not been given yet,
+	// and the state of its last step.
+	Tree(ctx context.Context, id string) (*store.Tree, error)
+	// Running lists the runs going on that f selects, newest first, each
+	// with its status now (running, or waiting with its waits).
+	Running(ctx context.Context, f ClusterFilter) ([]*store.Task, error)
 	// Start starts a run of prep's pipeline on in (its ID set) on the
 	// cluster, under the version the cluster's workers find live unless
 	// the pipeline is pinned; with follow it returns the run's result
@@ -83,26 +90,75 @@ func clusterErr(id string, cancel bool, err error) error {
 	return err
 }
 
+// ClusterFilter selects the runs going on on a cluster: of Pipeline,
+// with Status (running or waiting) and Tag, begun from Since and before
+// Until (each when set).
+type ClusterFilter struct {
+	Pipeline     string
+	Status       store.Status
+	Tag          string
+	Since, Until time.Time
+}
+
 // clusterTask is GET /api/v1/tasks/{id} for a run on the cluster: its
-// task as the cluster has it, no executions or calls until it ended.
+// task as the cluster has it and, while it goes on, its execution so
+// far (RATIONALE "Why a Temporal run's progress is a query"): the spans
+// the workers staged into this store, then those the workflow holds, and
+// the recordings they name. Once the run ended, the store has it.
 func (s *Server) clusterTask(ctx context.Context, id string) (int, any, error) {
-	t, err := s.opts.Cluster.Task(ctx, id)
+	tr, err := s.opts.Cluster.Tree(ctx, id)
 	if err != nil {
 		return 0, nil, clusterErr(id, false, err)
 	}
-	return 200, TaskDetail{Tree: &store.Tree{Task: *t, Executions: []store.ExecutionTree{}}, Calls: []*store.Recording{}}, nil
+	calls := []*store.Recording{}
+	for i := range tr.Executions {
+		x := &tr.Executions[i]
+		staged, err := s.opts.Store.Spans(ctx, id, x.Execution.ID)
+		if err != nil {
+			return 0, nil, err
+		}
+		x.Spans = mergeSpans(staged, x.Spans)
+		seen := map[string]bool{}
+		for _, sp := range x.Spans {
+			h := sp.Attributes["sextant.recording"].Str()
+			if h == "" || seen[h] {
+				continue
+			}
+			seen[h] = true
+			r, err := s.opts.Store.Recording(ctx, h)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // another store's, or not written yet
+			}
+			if err != nil {
+				return 0, nil, err
+			}
+			tr.Recordings = append(tr.Recordings, h)
+			calls = append(calls, r)
+		}
+	}
+	return 200, TaskDetail{Tree: tr, Calls: calls}, nil
+}
+
+// mergeSpans is an execution's spans in seq order: those staged into the
+// store and those its workflow holds (a span staged while the query was
+// answered is in both).
+func mergeSpans(staged, held []store.Span) []store.Span {
+	out := append(staged, held...)
+	slices.SortStableFunc(out, func(a, b store.Span) int { return cmp.Compare(a.Seq, b.Seq) })
+	return slices.CompactFunc(out, func(a, b store.Span) bool { return a.Seq == b.Seq })
 }
 
 // clusterRows are the runs going on on the cluster that a first page of
 // tasks filtered by q shows, above the stored ones: those the store lacks
-// (a run is stored once it ended), when q filters by nothing a run on the
-// cluster is known by (tags, rewards, times) and allows running.
+// (a run is stored once it ended). A later page shows none (TaskPage's
+// ClusterFirstPage says so). No run going on has rewards or an ended
+// status, so a filter by either selects none.
 func (s *Server) clusterRows(ctx context.Context, q store.Query, rewardFilter bool) ([]TaskRow, error) {
-	if s.opts.Cluster == nil || q.After != "" || q.Tag != "" || q.RewardTag != "" || rewardFilter ||
-		!q.Since.IsZero() || !q.Until.IsZero() || q.Status != "" && q.Status != store.StatusRunning {
+	if s.opts.Cluster == nil || q.After != "" || q.RewardTag != "" || rewardFilter ||
+		q.Status != "" && q.Status != store.StatusRunning && q.Status != store.StatusWaiting {
 		return nil, nil
 	}
-	ts, err := s.opts.Cluster.Running(ctx, q.Pipeline)
+	ts, err := s.opts.Cluster.Running(ctx, ClusterFilter{Pipeline: q.Pipeline, Status: q.Status, Tag: q.Tag, Since: q.Since, Until: q.Until})
 	if err != nil {
 		return nil, err
 	}

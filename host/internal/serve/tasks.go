@@ -43,6 +43,10 @@ func (s *Server) listPipelines(*http.Request) (int, any, error) {
 type TaskPage struct {
 	Tasks      []TaskRow `json:"tasks"`
 	NextCursor string    `json:"next_cursor,omitempty"`
+	// ClusterFirstPage says that the server lists the runs going on on
+	// its cluster (serve --temporal) above the stored tasks of the first
+	// page only, all of those the filters select, whatever the limit.
+	ClusterFirstPage bool `json:"cluster_first_page,omitempty"`
 }
 
 // TaskRow is a task as listed: the task and its rewards' mean and count.
@@ -152,7 +156,7 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	page := TaskPage{Tasks: append([]TaskRow{}, onCluster...), NextCursor: next}
+	page := TaskPage{Tasks: append([]TaskRow{}, onCluster...), NextCursor: next, ClusterFirstPage: s.opts.Cluster != nil}
 	for _, t := range tasks {
 		st := rewards[t.ID]
 		row := TaskRow{Task: t, Rewards: st.n}

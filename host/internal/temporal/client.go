@@ -24,8 +24,12 @@ func Dial(ctx context.Context, hostPort, namespace string) (client.Client, error
 	return c, nil
 }
 
-// memoPipeline is the memo field naming a run's pipeline.
-const memoPipeline = "pipeline"
+// The memo fields of a run's workflow: its pipeline and tags, which a
+// list of the runs going on shows and filters by (Running).
+const (
+	memoPipeline = "pipeline"
+	memoTags     = "tags"
+)
 
 // Start starts a run on queue (the workflow id is the task id) and
 // returns at once. A task id already used is an *ExistsError.
@@ -37,7 +41,7 @@ func Start(ctx context.Context, c client.Client, queue string, in RunInput) erro
 		queue = DefaultTaskQueue
 	}
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.Task, TaskQueue: queue,
-		Memo:                                     map[string]any{memoPipeline: in.Pipeline},
+		Memo:                                     map[string]any{memoPipeline: in.Pipeline, memoTags: in.Tags},
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
@@ -151,23 +155,15 @@ func Deliver(ctx context.Context, c client.Client, task string, d run.Delivery) 
 // their task ids in that order. None waiting is not an error: a BPMN
 // signal nobody catches is lost.
 func Broadcast(ctx context.Context, c client.Client, pipeline, name string, vars map[string]any) ([]string, error) {
-	running, err := Running(ctx, c, pipeline)
+	waiting, err := Running(ctx, c, Filter{Pipeline: pipeline, Status: store.StatusWaiting})
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(running))
-	for i, t := range running {
-		ids[i] = t.ID
-	}
 	d := run.Delivery{Kind: store.WaitSignal, Name: name, Vars: vars}
 	var out []string
-	for i := len(ids) - 1; i >= 0; i-- { // the list is newest first
-		id := ids[i]
-		st, err := Status(ctx, c, id)
-		if err != nil {
-			return out, err
-		}
-		if st == nil || st.Status != store.StatusWaiting || !run.Matches(st.Waits, d) {
+	for i := len(waiting) - 1; i >= 0; i-- { // the list is newest first
+		id := waiting[i].ID
+		if !run.Matches(waiting[i].Waits, d) {
 			continue
 		}
 		if err := Deliver(ctx, c, id, d); err != nil {

@@ -33,6 +33,10 @@ const (
 	// UpdateCancel says who cancels the run and why (a run.Cancelled),
 	// before the client asks Temporal to cancel the workflow.
 	UpdateCancel = "sextant.cancel"
+	// QueryProgress returns the run so far (a *RunNow): its task's
+	// status now and, when its argument is true, its execution, state
+	// and the spans the workflow holds.
+	QueryProgress = "sextant.progress"
 )
 
 // RunInput starts a run; the workflow id is the task id.
@@ -249,6 +253,15 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		}
 		spans, spanBytes = nil, 0
 		return nil
+	}
+	// The run so far, for a server showing it before it is recorded
+	// (RATIONALE "Why a Temporal run's progress is a query"). A query
+	// reads what the workflow holds and changes nothing, so it adds no
+	// command and needs no version.
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, func(full bool) (*RunNow, error) {
+		return runNow(f, &p, spans, full), nil
+	}); err != nil {
+		return nil, err
 	}
 	begin := func() error {
 		exec := workflow.GetInfo(ctx).WorkflowExecution.RunID
@@ -521,4 +534,37 @@ func pendingAnswers(f *flow) bool {
 		}
 	}
 	return false
+}
+
+// RunNow is the run as its workflow holds it (QueryProgress): its task,
+// with the status, waits and incident of now; with full, the execution
+// so far, the run state of its last step and the finished spans not yet
+// staged into the store (those staged are there, under the execution).
+type RunNow struct {
+	Task store.Task `json:"task"`
+	// Running are the steps of the batch running now (their nodes).
+	Running   []string         `json:"running,omitempty"`
+	Execution *store.Execution `json:"execution,omitempty"`
+	State     json.RawMessage  `json:"state,omitempty"`
+	Spans     []store.Span     `json:"spans,omitempty"`
+}
+
+// runNow builds QueryProgress's answer; it reads f, p and spans and
+// changes nothing (a query must not).
+func runNow(f *flow, p *run.Progress, spans []store.Span, full bool) *RunNow {
+	n := &RunNow{Task: p.Snapshot.Task}
+	n.Task.Status, n.Task.Waits, n.Task.Incident = store.StatusRunning, nil, nil
+	if (f.waiting || f.ended) && f.res != nil {
+		n.Task.Status, n.Task.Waits, n.Task.Incident = f.res.Status, f.res.Waits, f.res.Incident
+	}
+	if !f.waiting && !f.ended {
+		for _, t := range p.Batch {
+			n.Running = append(n.Running, t.Node)
+		}
+	}
+	if full && p.Snapshot.Execution.ID != "" {
+		e := p.Snapshot.Execution
+		n.Execution, n.State, n.Spans = &e, p.Snapshot.State, spans
+	}
+	return n
 }

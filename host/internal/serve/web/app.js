@@ -138,6 +138,9 @@ async function runsPage(params) {
         h("table", { id: "runs-table" },
           h("thead", {}, h("tr", {}, ["task", "status", "pipeline", "strategy", "created", "tags", "reward"].map((c) => h("th", {}, c)))),
           h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 7, class: "muted" }, "no tasks")))),
+        page.cluster_first_page ? h("p", { class: "muted", id: "cluster-note" }, q.get("cursor")
+          ? "Runs going on on Temporal are listed on the first page only."
+          : "Runs going on on Temporal are listed above the stored tasks, on this first page only.") : null,
         h("p", { class: "muted" }, "updates every 3 s ", next));
     } catch (err) {
       body.replaceChildren(errorBox(err));
