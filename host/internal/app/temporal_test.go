@@ -69,9 +69,9 @@ func TestOpenTemporal(t *testing.T) {
 
 // serveOnTemporal starts a dev server, a worker of f's pipeline on queue
 // writing to f's store, and a sextant serve --temporal over that store
-// and cluster that runs f's pipeline directory; call asks the server and
-// wants the status given.
-func serveOnTemporal(ctx context.Context, t *testing.T, queue string) (f fixture, tt TemporalTarget, call func(method, path string, body any, want int, out any)) {
+// and cluster that runs f's pipeline directory, at base; call asks the
+// server and wants the status given.
+func serveOnTemporal(ctx context.Context, t *testing.T, queue string) (f fixture, tt TemporalTarget, call func(method, path string, body any, want int, out any), base string) {
 	t.Helper()
 	srv := temporaltest.Start(t)
 	f = newFixture(t)
@@ -130,7 +130,7 @@ func serveOnTemporal(ctx context.Context, t *testing.T, queue string) (f fixture
 			}
 		}
 	}
-	return f, tt, call
+	return f, tt, call, hs.URL
 }
 
 // TestServeOperatesTemporalRuns: a sextant serve with --temporal shows a
@@ -141,7 +141,7 @@ func serveOnTemporal(ctx context.Context, t *testing.T, queue string) (f fixture
 func TestServeOperatesTemporalRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	f, tt, call := serveOnTemporal(ctx, t, "q-serve")
+	f, tt, call, _ := serveOnTemporal(ctx, t, "q-serve")
 	b := open(t, Target{Temporal: tt})
 	for _, id := range []string{"on-temporal", "answered"} {
 		prep, err := prepare(ctx, f.pipeline)
@@ -233,7 +233,7 @@ func TestServeOperatesTemporalRuns(t *testing.T) {
 func TestServeStartsTemporalRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	f, tt, call := serveOnTemporal(ctx, t, "q-serve-start")
+	f, tt, call, _ := serveOnTemporal(ctx, t, "q-serve-start")
 	cl, err := ServeCluster(tt, options())(ctx)
 	if err != nil {
 		t.Fatal(err)
