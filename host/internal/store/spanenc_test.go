@@ -101,6 +101,66 @@ func TestSpanBodyJSON(t *testing.T) {
 	}
 }
 
+// TestSpanBodyJSONSharedKeys: spans encoded one after another by one
+// encoder, as a burst's are, whose attributes often have the keys of the
+// span before (found without a sort, their encoded forms reused), or as
+// many other keys, encode as encoding/json writes each.
+func TestSpanBodyJSONSharedKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 23))
+	var sets [][]string
+	for range 6 {
+		var keys []string
+		for range 1 + rng.IntN(8) {
+			keys = append(keys, randString(rng)+"k")
+		}
+		sets = append(sets, keys)
+	}
+	sets = append(sets, []string{"a", "b", "c"}, []string{"a", "b", "d"}, []string{"b", "c", "a"})
+	value := func() Value {
+		switch rng.IntN(4) {
+		case 0:
+			return String(randString(rng))
+		case 1:
+			return Int(rng.Int64() - rng.Int64())
+		case 2:
+			return Float(rng.NormFloat64() * 1e6)
+		}
+		return Bool(rng.IntN(2) == 0)
+	}
+	var e spanEncoder
+	set := sets[0]
+	hits := 0
+	for range 3000 {
+		if rng.IntN(4) == 0 {
+			set = sets[rng.IntN(len(sets))]
+		}
+		a := Attributes{}
+		for _, k := range set {
+			a[strings.Clone(k)] = value() // equal keys, not the same bytes
+		}
+		sp := Span{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7", Name: "n",
+			Start: randTime(rng), End: randTime(rng), Attributes: a}
+		if rng.IntN(8) == 0 {
+			sp.Links = []Link{{TraceID: sp.TraceID, SpanID: sp.SpanID, Attributes: Attributes{"l": value()}}}
+		}
+		if len(e.sameKeys) == len(a) {
+			hits++
+		}
+		want, err := json.Marshal(&sp)
+		must(t, err)
+		want = bytes.Replace(want, []byte(`"task":"","execution":"","seq":0,`), nil, 1)
+		got, err := e.appendSpanBody([]byte{'{'}, &sp)
+		must(t, err)
+		got = append(got, '}')
+		if !bytes.Equal(got, want) {
+			t.Fatalf("span encodes as\n%s\nencoding/json writes\n%s", got, want)
+		}
+	}
+	if hits < 1000 {
+		t.Fatalf("only %d spans had as many keys as the attributes before", hits)
+	}
+}
+
 // everyRule is r running every rule on every input: what the hint scan
 // must agree with, since a rule whose hints are absent cannot match.
 func everyRule(r *Redactor) *Redactor {

@@ -1023,6 +1023,13 @@ type spanEncoder struct {
 	vals  []Value
 	order []int
 
+	// The keys of the attributes written last, in order (at most
+	// maxSameKeys), each encoded with its colon into sameEnc, ending at
+	// sameEnds: see appendSameKeys.
+	sameKeys []string
+	sameEnc  []byte
+	sameEnds []int
+
 	derived    bool   // task and exec are set
 	task, exec string // the execution whose ids are left out
 	traceID    string // its derived trace id
@@ -1170,6 +1177,9 @@ func append4(b []byte, n int) []byte {
 
 // appendAttributes writes a as a JSON object, its keys sorted.
 func (e *spanEncoder) appendAttributes(b []byte, a Attributes) ([]byte, error) {
+	if b, ok, err := e.appendSameKeys(b, a); ok || err != nil {
+		return b, err
+	}
 	// Keys and values copied out, so that sorting moves indexes, not
 	// them, and no key is looked up in the map again.
 	keys, vals, order := e.keys[:0], e.vals[:0], e.order[:0]
@@ -1191,16 +1201,71 @@ func (e *spanEncoder) appendAttributes(b []byte, a Attributes) ([]byte, error) {
 		slices.SortFunc(order, func(x, y int) int { return strings.Compare(keys[x], keys[y]) })
 	}
 	b = append(b, '{')
+	remember := len(order) <= maxSameKeys
+	if remember {
+		e.sameKeys, e.sameEnc, e.sameEnds = e.sameKeys[:0], e.sameEnc[:0], e.sameEnds[:0]
+	}
 	var err error
 	for n, i := range order {
 		if n > 0 {
 			b = append(b, ',')
 		}
+		start := len(b)
 		b = appendJSONString(b, keys[i])
 		b = append(b, ':')
+		if remember {
+			e.sameKeys = append(e.sameKeys, keys[i])
+			e.sameEnc = append(e.sameEnc, b[start:]...)
+			e.sameEnds = append(e.sameEnds, len(e.sameEnc))
+		}
 		if b, err = vals[i].appendJSON(b); err != nil {
 			return nil, fmt.Errorf("attribute %q: %w", keys[i], err)
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// maxSameKeys is the most attributes appendSameKeys places by search.
+const maxSameKeys = 16
+
+// appendSameKeys writes a when its keys are those of the attributes
+// written last (the spans of a burst mostly share their keys): each key
+// is found among them, with no sort and no escaping, their encoded forms
+// copied. ok is false, and nothing written, when they are not.
+func (e *spanEncoder) appendSameKeys(b []byte, a Attributes) (_ []byte, ok bool, _ error) {
+	keys := e.sameKeys
+	if len(a) != len(keys) || len(keys) == 0 {
+		return b, false, nil
+	}
+	vals := e.vals[:0]
+	for range keys {
+		vals = append(vals, Value{})
+	}
+	e.vals = vals
+	for k, v := range a {
+		// Keys are constants as a rule: equal strings share their bytes,
+		// which == compares first.
+		j := 0
+		for j < len(keys) && keys[j] != k {
+			j++
+		}
+		if j == len(keys) {
+			return b, false, nil
+		}
+		vals[j] = v // the keys of a map are distinct: j is not taken
+	}
+	b = append(b, '{')
+	var err error
+	start := 0
+	for j, end := range e.sameEnds {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e.sameEnc[start:end]...)
+		start = end
+		if b, err = vals[j].appendJSON(b); err != nil {
+			return nil, false, fmt.Errorf("attribute %q: %w", keys[j], err)
+		}
+	}
+	return append(b, '}'), true, nil
 }

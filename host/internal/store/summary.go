@@ -454,6 +454,9 @@ func deleteTaskDerived(txn *badger.Txn, t, next *Task) error {
 // entries; readers drop a call listed twice (readSummary).
 func usageKVs(spans []Span, kvs []kv) []kv {
 	var calls []CallUsage
+	if len(spans) > 1 {
+		calls = make([]CallUsage, 0, len(spans)) // grown once, not per call
+	}
 	flush := func(sp *Span) {
 		if len(calls) > 0 {
 			kvs = append(kvs, kv{pendingUsageKey(sp.Task, sp.Execution, calls[0].Seq), sumUsageValue(calls)})
