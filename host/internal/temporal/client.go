@@ -75,14 +75,22 @@ func Follow(ctx context.Context, c client.Client, task string, until Until) (*ru
 	var res *run.Result
 	err := update(ctx, c, task, UpdateFollow, &res, until)
 	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		// Either the workflow closed (its result is the run's) or it was
-		// never started: waiting for the result of a workflow that does
-		// not exist yet would wait for it to start and then to end.
-		if _, derr := c.DescribeWorkflowExecution(ctx, task, ""); derr != nil {
+	// A NotFound for a running workflow is its start racing this call:
+	// asked again a few times, never forever.
+	for try := 0; errors.As(err, &nf) && try < maxRaceRetries; try++ {
+		// The workflow closed (its result is the run's), was never
+		// started, or started since the update was refused: waiting for
+		// the result of a workflow that does not exist yet would wait
+		// for it to start and then to end, and so would waiting for one
+		// that is running and will wait for what the caller sends next.
+		running, derr := isRunning(ctx, c, task)
+		if derr != nil {
 			return nil, err
 		}
-		return Result(ctx, c, task)
+		if !running {
+			return Result(ctx, c, task)
+		}
+		err = update(ctx, c, task, UpdateFollow, &res, until)
 	}
 	if isCompleted(err) {
 		return Result(ctx, c, task)
@@ -91,6 +99,19 @@ func Follow(ctx context.Context, c client.Client, task string, until Until) (*ru
 		return nil, err
 	}
 	return res, nil
+}
+
+// isRunning reports whether the task's workflow is running; an error
+// when there is none.
+func isRunning(ctx context.Context, c client.Client, task string) (bool, error) {
+	if notFoundHook != nil {
+		notFoundHook(task)
+	}
+	d, err := c.DescribeWorkflowExecution(ctx, task, "")
+	if err != nil {
+		return false, err
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // Result waits for the task's workflow to close and returns the run's
@@ -203,6 +224,19 @@ func endedErr(task, update string) error {
 // update sends an update and waits for its answer; a refusal by the
 // workflow's validator is invalid input (exit 2).
 func update(ctx context.Context, c client.Client, task, name string, out any, arg any) error {
+	return updateTry(ctx, c, task, name, out, arg, 0)
+}
+
+// notFoundHook, when set (by tests only), runs when a call was refused
+// as NotFound, before the workflow is looked up: where a start racing
+// the call lands.
+var notFoundHook func(task string)
+
+// maxRaceRetries bounds how often a call refused as NotFound by a
+// workflow that turns out to be running is made again.
+const maxRaceRetries = 5
+
+func updateTry(ctx context.Context, c client.Client, task, name string, out any, arg any, retry int) error {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: task, UpdateName: name, Args: []any{arg},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
@@ -216,10 +250,17 @@ func update(ctx context.Context, c client.Client, task, name string, out any, ar
 	switch {
 	case name == UpdateFollow:
 	case errors.As(err, &nf):
-		if _, derr := c.DescribeWorkflowExecution(ctx, task, ""); derr == nil {
-			return endedErr(task, name)
+		running, derr := isRunning(ctx, c, task)
+		switch {
+		case derr != nil:
+			return &NoRunError{Task: task}
+		case running && retry < maxRaceRetries:
+			// Started since the update was refused: ask again.
+			return updateTry(ctx, c, task, name, out, arg, retry+1)
+		case running:
+			return err
 		}
-		return &NoRunError{Task: task}
+		return endedErr(task, name)
 	case isCompleted(err):
 		return endedErr(task, name)
 	}

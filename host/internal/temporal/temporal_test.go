@@ -671,3 +671,53 @@ func TestSinkOutage(t *testing.T) {
 		t.Errorf("run across a sink outage differs from the local run\n--- got\n%s--- want\n%s", got, want)
 	}
 }
+
+// TestFollowRacingStart: a follow refused as NotFound because the run was
+// not started yet, whose workflow then starts before the follow looks it
+// up, follows the run (it waits for a person here) instead of waiting for
+// the workflow to end — which it never would, as it waits for an answer
+// the caller sends only after the follow returns.
+func TestFollowRacingStart(t *testing.T) {
+	const file = "testdata/restart/pipeline.toml"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := startCluster(t, nil, 1, file)
+	for _, tc := range []struct {
+		task string
+		call func(task string) error
+	}{
+		{"race-follow", func(task string) error {
+			res, err := temporal.Follow(ctx, cl.c, task, temporal.UntilWait)
+			if err == nil && (res.Status != store.StatusWaiting || len(res.Waiting) != 1) {
+				err = fmt.Errorf("followed to %+v, want waiting for a person", res)
+			}
+			return err
+		}},
+		{"race-resume", func(task string) error {
+			// An answer racing the start: asked again once the workflow runs.
+			return temporal.Resume(ctx, cl.c, task, map[string]any{"answer": "yes"})
+		}},
+	} {
+		started := false
+		temporal.SetNotFoundHook(func(task string) {
+			if task != tc.task || started {
+				return
+			}
+			started = true
+			cl.start(t, "wait-twice", task, nil)
+			// Until the run waits for its person: the follow and the
+			// answer then meet a workflow that can take them.
+			if _, err := temporal.Follow(ctx, cl.c, task, temporal.UntilWait); err != nil {
+				t.Errorf("%s: follow from the hook: %v", task, err)
+			}
+		})
+		err := tc.call(tc.task)
+		temporal.SetNotFoundHook(nil)
+		if !started {
+			t.Fatalf("%s: the call was never refused as not found", tc.task)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.task, err)
+		}
+	}
+}
