@@ -105,7 +105,9 @@ func BenchmarkCheckpoint(b *testing.B) {
 				seed(b, s, fmt.Sprintf("run-%d", i), 0)
 			}
 			b.SetParallelism(bc.parallel) // × GOMAXPROCS goroutines
+			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			var n atomicCounter
 			b.RunParallel(func(pb *testing.PB) {
 				id := fmt.Sprintf("run-%d", n.next()%bc.parallel)
@@ -123,6 +125,9 @@ func BenchmarkCheckpoint(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checkpoints/s")
+			if cpu0 >= 0 {
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			}
 		})
 	}
 }

@@ -155,6 +155,7 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			}
 		}
 		if r != nil {
+			s.noteRecording(r.Hash)
 			if err := txn.Set(recordingKey(r.Hash), rval); err != nil {
 				return err
 			}

@@ -19,6 +19,9 @@ import (
 // rawSet writes a raw value under a key, bypassing the codec.
 func rawSet(t *testing.T, s *Store, key string, val []byte) {
 	t.Helper()
+	if hash, ok := strings.CutPrefix(key, pRec); ok {
+		s.noteRecording(hash) // as every write of a recording does
+	}
 	must(t, s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(key), val) }))
 }
 

@@ -616,6 +616,9 @@ func (im *importer) write(ctx context.Context, r io.Reader) (Counts, error) {
 		if err != nil {
 			return im.errAt(line, err) // cannot happen: check passed
 		}
+		if rec.typ == "recording" {
+			im.s.noteRecording(string(rec.kvs[0].k[len(pRec):]))
+		}
 		for _, e := range rec.kvs {
 			if err := wb.Set(e.k, e.v); err != nil {
 				return err

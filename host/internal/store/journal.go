@@ -1,32 +1,39 @@
 package store
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dgraph-io/ristretto/v2/z"
 )
 
 // The journal holds a run's step writes (checkpoints, an execution's end,
 // recordings) until the applier moves them into Badger (see
 // "Why run steps commit to a journal, not a Badger transaction each" in
 // RATIONALE.md). It is a directory of segments, journal/NNNNNN.log, each
-// a sequence of records:
+// a file of zeros sized in advance and mapped into memory, into which
+// records are encoded one after another:
 //
-//	length uint32 LE   the payload's length
+//	length uint32 LE   the payload's length, never 0
 //	crc    uint32 LE   CRC-32C of lsn, kind and payload
 //	lsn    uint64 LE   the record's sequence number, from 1, across segments
 //	kind   byte        kindCheckpoint or kindRecording
 //	payload
+//
+// A zero length ends a segment's records; the next record is in the
+// next segment. A record is in the page cache, which a killed process
+// does not lose, once it is encoded: no write call is made. With
+// WithSyncCheckpoints, fdatasync puts it on disk.
 //
 // Badger holds the lsn of the last record applied (keyJournal), written
 // in the transaction that applies it: a record at or below it is never
@@ -35,20 +42,20 @@ import (
 const (
 	journalDirName  = "journal"
 	journalHeader   = 17
-	journalSegMax   = 8 << 20 // a segment past this size is closed at the next apply
+	journalSegSize  = 8 << 20 // a segment's size, unless one record needs more
 	journalMaxRec   = 1 << 30 // a longer length field is damage
 	kindCheckpoint  = 1
 	kindRecording   = 2
-	journalChunk    = 256 << 10 // the arena's unit (see journal.arena)
 	journalSegWidth = 6
 )
 
 // jrec is one journaled write, decoded: its byte slices point into the
-// journal's arena (live) or into a replayed segment's bytes.
+// mapping of its segment (live) or into a replayed segment's bytes.
 type jrec struct {
 	lsn  uint64
 	kind byte
 	seg  uint64 // the segment it is in
+	size int    // its length in the segment, header included
 	// kindCheckpoint
 	task, exec string
 	cp         []byte // the checkpoint's value
@@ -63,43 +70,40 @@ type jrec struct {
 	val  []byte
 }
 
+// segment is one journal file and its mapping.
+type segment struct {
+	n uint64
+	f *os.File
+	m []byte
+}
+
 // journal is the store's open journal (nil on a reader).
 type journal struct {
-	dir    string
-	sync   bool // fdatasync each group (WithSyncCheckpoints)
-	mu     sync.Mutex
-	cond   *sync.Cond
-	f      *os.File // the segment being written
-	seg    uint64   // its number
-	segLen int64
-	rotate bool // open a new segment at the next write
-	segs   []uint64
+	dir  string
+	sync bool // fdatasync before a checkpoint returns (WithSyncCheckpoints)
+	mu   sync.Mutex
+	cond *sync.Cond
+	cur  *segment   // the segment records go into (nil before the first)
+	off  int        // where in cur.m the next record goes
+	segs []*segment // the segments not yet deleted, in order; cur last
+	seg  uint64     // the number of the last segment created or found
 
 	nextLSN  uint64
-	arena    [][]byte // encoded records not yet applied; chunks never grow in place
-	lastLSN  []uint64 // of each arena chunk, the lsn of its last record
-	wchunk   int      // arena[wchunk][woff:] and the chunks after it are not yet written
-	woff     int
-	appended atomic.Uint64 // lsn of the last record queued
+	appended atomic.Uint64 // lsn of the last record appended
 	kick     chan struct{} // wakes the applier (applyLoop)
 	recs     []*jrec       // records appended, not yet applied, in lsn order
-	written  int           // recs[:written] are written to the segment (and visible)
-	dropped  int           // records applied and dropped from recs, ever
-	wrote    uint64        // lsn of the last record written
+	bytes    int           // their size in the segments
 	synced   uint64        // lsn of the last record synced
-	writing  bool
 	syncing  bool
-	err      error // a failed write or sync: the journal takes no more
+	err      error // a failed segment or sync: the journal takes no more
 
-	// The overlay: the latest written, unapplied value of what a run
-	// reads back while it runs.
+	// The overlay: the latest unapplied value of what a run reads back
+	// while it runs.
 	execs map[seqID]*jrec
 	rdngs map[string]*jrec
 
 	pending atomic.Int64 // len(recs), for readers deciding whether to settle
 	free    []*jrec
-	bufs    [][]byte // what the writer writes (unwritten), reused
-	spare   [][]byte // arena chunks to reuse
 }
 
 // segName is the file name of segment n.
@@ -145,32 +149,11 @@ func hasJournal(dir string) bool {
 // newJournal starts a journal after the segments that replay found:
 // records number on from next.
 func newJournal(dir string, fsync bool, lastSeg, next uint64) *journal {
-	j := &journal{dir: dir, sync: fsync, seg: lastSeg, rotate: true, nextLSN: next,
+	j := &journal{dir: dir, sync: fsync, seg: lastSeg, nextLSN: next,
 		execs: map[seqID]*jrec{}, rdngs: map[string]*jrec{}}
 	j.cond = sync.NewCond(&j.mu)
 	j.kick = make(chan struct{}, 1)
 	return j
-}
-
-// room returns a slice of the arena with room for n more bytes, whose
-// array never moves: records keep pointing into it.
-func (j *journal) room(n int) []byte {
-	if k := len(j.arena); k > 0 {
-		c := j.arena[k-1]
-		if cap(c)-len(c) >= n {
-			return c
-		}
-	}
-	var c []byte
-	if n <= journalChunk && len(j.spare) > 0 {
-		c = j.spare[len(j.spare)-1][:0]
-		j.spare = j.spare[:len(j.spare)-1]
-	} else {
-		c = make([]byte, 0, max(n, journalChunk))
-	}
-	j.arena = append(j.arena, c)
-	j.lastLSN = append(j.lastLSN, 0)
-	return c
 }
 
 // newRec returns a record to fill, recycled if one is free. j.mu is held.
@@ -215,48 +198,55 @@ func putKVs(b *[]byte, kvs []kv, out []kv) []kv {
 	return out
 }
 
-// begin reserves room for a record of at most size payload bytes and
-// its header; the payload is appended to b, and end frames it.
-func (j *journal) begin(size int) (b []byte, start int) {
-	b = j.room(journalHeader + size)
-	start = len(b)
-	return append(b, zeroHeader[:]...), start
+// begin makes room for a record of at most size payload bytes and its
+// header; the payload is appended to b, and end frames it. j.mu is held.
+func (j *journal) begin(size int) (b []byte, start int, err error) {
+	if j.err != nil {
+		return nil, 0, j.err
+	}
+	if j.cur == nil || len(j.cur.m)-j.off < journalHeader+size {
+		if err := j.openSegment(journalHeader + size); err != nil {
+			j.fail(err)
+			return nil, 0, err
+		}
+	}
+	// The mapping is zeros past j.off: the header stays zero (the end
+	// of the segment's records) until end fills it in.
+	return j.cur.m[:j.off+journalHeader], j.off, nil
 }
-
-var zeroHeader [journalHeader]byte
 
 // end fills in the header of the record b[start:] and returns its lsn.
 func (j *journal) end(b []byte, start int, kind byte) uint64 {
-	if cap(b) != cap(j.arena[len(j.arena)-1]) {
+	if &b[0] != &j.cur.m[0] {
 		panic("journal: a record outgrew its room") // its size is computed wrongly: a bug
 	}
 	lsn := j.nextLSN
 	j.nextLSN++
 	h := b[start : start+journalHeader]
-	binary.LittleEndian.PutUint32(h[0:], uint32(len(b)-start-journalHeader))
 	binary.LittleEndian.PutUint64(h[8:], lsn)
 	h[16] = kind
 	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(b[start+8:], castagnoli))
-	j.arena[len(j.arena)-1] = b
-	j.lastLSN[len(j.lastLSN)-1] = lsn
+	binary.LittleEndian.PutUint32(h[0:], uint32(len(b)-start-journalHeader))
+	j.off = len(b)
 	j.appended.Store(lsn)
 	return lsn
 }
 
-// appendCheckpoint queues a checkpoint record; it returns its lsn. The
-// record's fields copy r's into the arena.
+// appendCheckpoint journals a checkpoint record; it returns its lsn. The
+// record's fields copy r's into the segment. Once it returns, the record
+// is in the page cache and every read sees it.
 func (j *journal) appendCheckpoint(r *jrec) (uint64, error) {
 	size := 6*binary.MaxVarintLen64 + len(r.task) + len(r.exec) + len(r.cp) + len(r.execVal) + len(r.sumExec) + len(r.status) + 1 +
 		kvsSize(r.kvs) + kvsSize(r.rewrites)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.err != nil {
-		return 0, j.err
+	b, start, err := j.begin(size)
+	if err != nil {
+		return 0, err
 	}
 	rec := j.newRec()
 	*rec = jrec{kind: kindCheckpoint, task: r.task, exec: r.exec, status: r.status, sum: r.sum,
 		kvs: rec.kvs[:0], rewrites: rec.rewrites[:0]}
-	b, start := j.begin(size)
 	putString(&b, r.task)
 	putString(&b, r.exec)
 	flags := byte(0)
@@ -272,35 +262,47 @@ func (j *journal) appendCheckpoint(r *jrec) (uint64, error) {
 	putString(&b, string(r.status))
 	rec.kvs = putKVs(&b, r.kvs, rec.kvs)
 	rec.rewrites = putKVs(&b, r.rewrites, rec.rewrites)
-	rec.lsn = j.end(b, start, kindCheckpoint)
+	rec.lsn, rec.size = j.end(b, start, kindCheckpoint), len(b)-start
 	j.queue(rec)
 	return rec.lsn, nil
 }
 
-// appendRecording queues a recording record; it returns its lsn.
+// appendRecording journals a recording record; it returns its lsn.
 func (j *journal) appendRecording(hash, task string, val []byte) (uint64, error) {
 	size := 3*binary.MaxVarintLen64 + len(hash) + len(task) + len(val)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.err != nil {
-		return 0, j.err
+	b, start, err := j.begin(size)
+	if err != nil {
+		return 0, err
 	}
 	rec := j.newRec()
 	*rec = jrec{kind: kindRecording, hash: hash, task: task, kvs: rec.kvs[:0], rewrites: rec.rewrites[:0]}
-	b, start := j.begin(size)
 	putString(&b, hash)
 	putString(&b, task)
 	rec.val = putBytes(&b, val)
-	rec.lsn = j.end(b, start, kindRecording)
+	rec.lsn, rec.size = j.end(b, start, kindRecording), len(b)-start
 	j.queue(rec)
 	return rec.lsn, nil
 }
 
+// queue takes a record just framed: it is in the overlay and waits for
+// the applier. j.mu is held.
 func (j *journal) queue(rec *jrec) {
+	rec.seg = j.cur.n
 	j.recs = append(j.recs, rec)
+	j.bytes += rec.size
+	switch rec.kind {
+	case kindCheckpoint:
+		if rec.execVal != nil {
+			j.execs[seqID{rec.task, rec.exec}] = rec
+		}
+	case kindRecording:
+		j.rdngs[rec.hash] = rec
+	}
 	n := len(j.recs)
 	j.pending.Store(int64(n))
-	if n == 1 || n >= applyThreshold || len(j.arena) > applyChunks {
+	if n == 1 || n >= applyThreshold || j.bytes > applyBytes {
 		select {
 		case j.kick <- struct{}{}:
 		default:
@@ -308,140 +310,89 @@ func (j *journal) queue(rec *jrec) {
 	}
 }
 
-// waitWritten writes the queued records, if no other caller is, until
-// the record lsn is written (visible) and returns.
-func (j *journal) waitWritten(lsn uint64) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for j.wrote < lsn {
-		if j.err != nil {
-			return j.err
-		}
-		if j.writing {
-			j.cond.Wait()
-			continue
-		}
-		j.writeLocked()
-	}
-	return nil
-}
-
-// writeLocked writes every queued record with one write per arena chunk
-// touched; j.mu is held and released meanwhile.
-func (j *journal) writeLocked() {
-	j.writing = true
-	from, to := j.written, len(j.recs)
-	base := j.dropped
-	if from == to {
-		j.writing = false
-		return
-	}
-	if j.rotate || j.f == nil {
-		if err := j.openSegment(); err != nil {
-			j.fail(err)
-			return
-		}
-	}
-	bufs := j.unwritten()
-	f := j.f
-	j.mu.Unlock()
-	var n int64
-	var err error
-	for _, b := range bufs {
-		var k int
-		k, err = f.Write(b)
-		n += int64(k)
-		if err != nil {
-			break
-		}
-	}
-	j.mu.Lock()
-	// An apply meanwhile dropped records before from.
-	from, to = from-(j.dropped-base), to-(j.dropped-base)
-	j.writing = false
-	j.segLen += n
-	if err != nil {
-		j.fail(fmt.Errorf("write journal: %w", err))
-		return
-	}
-	for _, r := range j.recs[from:to] {
-		r.seg = j.seg
-		switch r.kind {
-		case kindCheckpoint:
-			if r.execVal != nil {
-				j.execs[seqID{r.task, r.exec}] = r
-			}
-		case kindRecording:
-			j.rdngs[r.hash] = r
-		}
-	}
-	j.written = to
-	j.wrote = j.recs[to-1].lsn
-	if j.segLen >= journalSegMax {
-		j.rotate = true
-	}
-	j.cond.Broadcast()
-}
-
-// unwritten returns the arena's bytes not yet written and marks them
-// written. The arena's chunks are written in order; writtenOff is how
-// far into the first chunk the bytes are written.
-func (j *journal) unwritten() [][]byte {
-	out := j.bufs[:0]
-	for i := j.wchunk; i < len(j.arena); i++ {
-		c := j.arena[i]
-		if i == j.wchunk {
-			if len(c) > j.woff {
-				out = append(out, c[j.woff:])
-			}
-		} else if len(c) > 0 {
-			out = append(out, c)
-		}
-	}
-	j.wchunk = len(j.arena) - 1
-	j.woff = len(j.arena[j.wchunk])
-	j.bufs = out
-	return out
-}
-
 func (j *journal) fail(err error) {
-	j.writing = false
 	if j.err == nil {
 		j.err = err
 	}
 	j.cond.Broadcast()
 }
 
-// openSegment starts the next segment.
-func (j *journal) openSegment() error {
+// openSegment starts the next segment, of room for at least need bytes.
+// j.mu is held.
+func (j *journal) openSegment(need int) error {
 	if err := os.MkdirAll(j.dir, 0o755); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
+	size := int64(journalSegSize)
+	if int64(need) > size {
+		page := int64(os.Getpagesize())
+		size = (int64(need) + page - 1) / page * page
+	}
 	n := j.seg + 1
-	f, err := os.OpenFile(filepath.Join(j.dir, segName(n)), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	path := filepath.Join(j.dir, segName(n))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	if j.sync {
-		// The new name must survive a power loss too.
-		if err := syncDir(j.dir); err != nil {
-			f.Close()
-			return fmt.Errorf("journal: %w", err)
+	m, err := mapSegment(f, size, j.sync, j.dir)
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("journal: segment %s: %w", segName(n), err)
+	}
+	if j.sync && j.cur != nil {
+		// Records of the old segment that a later sync (of the new
+		// one) is to cover.
+		if err := syncSegment(j.cur); err != nil {
+			unmapSegment(&segment{f: f, m: m})
+			os.Remove(path)
+			return fmt.Errorf("sync journal: %w", err)
 		}
 	}
-	if j.f != nil {
-		// Records of the old segment that a later sync is to cover.
-		if j.sync {
-			if err := fdatasync(j.f); err != nil {
-				f.Close()
-				return fmt.Errorf("sync journal: %w", err)
-			}
-		}
-		j.f.Close()
-	}
-	j.f, j.seg, j.segLen, j.rotate = f, n, 0, false
-	j.segs = append(j.segs, n)
+	j.seg = n
+	j.cur, j.off = &segment{n: n, f: f, m: m}, 0
+	j.segs = append(j.segs, j.cur)
 	return nil
+}
+
+// mapSegment sizes a new segment file, maps it, and with fsync makes its
+// name and size durable.
+func mapSegment(f *os.File, size int64, fsync bool, dir string) ([]byte, error) {
+	if err := preallocate(f, size); err != nil {
+		return nil, err
+	}
+	if fsync {
+		// The new name and size must survive a power loss too.
+		if err := fdatasync(f); err != nil {
+			return nil, err
+		}
+		if err := syncDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	return z.Mmap(f, true, size)
+}
+
+// syncSegment puts a segment's mapped records on disk.
+func syncSegment(sg *segment) error {
+	if runtime.GOOS != "linux" {
+		// Elsewhere a file's sync need not cover its shared mappings.
+		if err := z.Msync(sg.m); err != nil {
+			return err
+		}
+	}
+	return fdatasync(sg.f)
+}
+
+// unmapSegment unmaps and closes a segment: nothing may point into its
+// mapping any more.
+func unmapSegment(sg *segment) error {
+	err := z.Munmap(sg.m)
+	sg.m = nil
+	if cerr := sg.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // waitSynced syncs the segment, if no other caller is, until record lsn
@@ -458,9 +409,10 @@ func (j *journal) waitSynced(lsn uint64) error {
 			continue
 		}
 		j.syncing = true
-		target, f := j.wrote, j.f
+		// Segments before cur were synced when cur was opened.
+		target, cur := j.appended.Load(), j.cur
 		j.mu.Unlock()
-		err := fdatasync(f)
+		err := syncSegment(cur)
 		j.mu.Lock()
 		j.syncing = false
 		if err != nil {
@@ -482,7 +434,7 @@ func (j *journal) execution(task, exec string) []byte {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if r, ok := j.execs[seqID{task, exec}]; ok {
-		return slices.Clone(r.execVal) // the arena is reused once applied
+		return slices.Clone(r.execVal) // the segment is unmapped once applied
 	}
 	return nil
 }
@@ -496,7 +448,7 @@ func (j *journal) recording(hash string) []byte {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if r, ok := j.rdngs[hash]; ok {
-		return slices.Clone(r.val) // the arena is reused once applied
+		return slices.Clone(r.val) // the segment is unmapped once applied
 	}
 	return nil
 }
@@ -515,49 +467,40 @@ func syncDir(dir string) error {
 }
 
 // readSegment decodes the records of one segment, calling fn with each
-// in order. It stops at the first record that is incomplete or does not
-// check: torn reports that it reached the end of the file (a write cut
-// short), else bad is where the damage starts.
+// in order; their byte slices point into the segment's bytes. It stops at
+// a zero length (the end of the records) or at the first record that
+// does not check: torn reports that nothing but zeros follows what that
+// record claims (a record cut short by a kill or a power loss), else bad
+// is where the damage starts.
 func readSegment(path string, seg uint64, fn func(r *jrec) error) (bad int64, torn bool, err error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, false, err
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return 0, false, err
-	}
-	size := info.Size()
-	br := bufio.NewReaderSize(f, 256<<10)
+	size := int64(len(b))
 	var off int64
-	var hdr [journalHeader]byte
 	for {
-		if off == size {
-			return -1, false, nil
-		}
-		if size-off < journalHeader {
+		if size-off < journalHeader || binary.LittleEndian.Uint32(b[off:]) == 0 {
+			if allZero(b[off:]) {
+				return -1, false, nil
+			}
+			// A record whose header is not filled in yet (end fills it in last).
 			return off, true, nil
 		}
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return 0, false, err
-		}
-		n := int64(binary.LittleEndian.Uint32(hdr[0:]))
+		hdr := b[off : off+journalHeader]
+		n := int64(binary.LittleEndian.Uint32(hdr))
 		if n > journalMaxRec {
 			return off, false, nil
 		}
 		if size-off-journalHeader < n {
 			return off, true, nil
 		}
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(br, payload); err != nil {
-			return 0, false, err
-		}
+		payload := b[off+journalHeader : off+journalHeader+n : off+journalHeader+n]
 		crc := crc32.Update(crc32.Checksum(hdr[8:], castagnoli), castagnoli, payload)
 		if crc != binary.LittleEndian.Uint32(hdr[4:]) {
-			return off, off+journalHeader+n == size, nil
+			return off, allZero(b[off+journalHeader+n:]), nil
 		}
-		r := &jrec{lsn: binary.LittleEndian.Uint64(hdr[8:]), kind: hdr[16], seg: seg}
+		r := &jrec{lsn: binary.LittleEndian.Uint64(hdr[8:]), kind: hdr[16], seg: seg, size: int(journalHeader + n)}
 		if err := decodeRecord(r, payload); err != nil {
 			return off, false, nil
 		}
@@ -566,6 +509,22 @@ func readSegment(path string, seg uint64, fn func(r *jrec) error) (bad int64, to
 		}
 		off += journalHeader + n
 	}
+}
+
+// allZero reports whether b holds only zeros.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeRecord fills r from its payload.

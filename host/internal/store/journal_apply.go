@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,12 +21,15 @@ import (
 // could see them (settle), and at Close.
 const (
 	applyThreshold = 1024
-	applyChunks    = 64 // of the arena (journalChunk each): 16 MiB pending
+	applyBytes     = 16 << 20 // of records pending in the segments
 	applyIdle      = 10 * time.Millisecond
 	// applyTxnBytes bounds the bytes one apply transaction sets; a
 	// batch of more is applied in several, each with its own mark.
 	applyTxnBytes = 2 << 20
 )
+
+// errJournalClosed fails a write to a journal after Close.
+var errJournalClosed = errors.New("journal: closed")
 
 // keyJournal holds the lsn of the last journal record applied, as 8
 // bytes big-endian after the schema byte.
@@ -40,14 +44,14 @@ func (s *Store) settle() error {
 	return s.applyPending()
 }
 
-// applyPending applies the written records and deletes the segments
-// that then hold nothing unapplied.
+// applyPending applies the records journaled so far and deletes the
+// segments that then hold nothing unapplied.
 func (s *Store) applyPending() error {
 	j := s.jr
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	j.mu.Lock()
-	n := j.written
+	n := len(j.recs)
 	batch := j.recs[:n:n]
 	j.mu.Unlock()
 	if n == 0 {
@@ -67,18 +71,26 @@ func (s *Store) applyPending() error {
 	j.dropApplied(n)
 	del := j.deletable()
 	j.mu.Unlock()
-	for _, seg := range del {
-		if err := os.Remove(filepath.Join(j.dir, segName(seg))); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("apply journal: %w", err)
-		}
-	}
-	return nil
+	return j.remove(del)
 }
 
-// dropApplied forgets recs[:n], applied, recycling them and the arena
-// chunks that hold only applied records. j.mu is held.
+// remove unmaps and deletes segments that hold nothing unapplied.
+func (j *journal) remove(segs []*segment) error {
+	var first error
+	for _, sg := range segs {
+		err := unmapSegment(sg)
+		if rerr := os.Remove(filepath.Join(j.dir, segName(sg.n))); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = rerr
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("journal: %w", err)
+		}
+	}
+	return first
+}
+
+// dropApplied forgets recs[:n], applied, recycling them. j.mu is held.
 func (j *journal) dropApplied(n int) {
-	last := j.recs[n-1].lsn
 	for _, r := range j.recs[:n] {
 		id := seqID{r.task, r.exec}
 		switch r.kind {
@@ -91,6 +103,7 @@ func (j *journal) dropApplied(n int) {
 				delete(j.rdngs, r.hash)
 			}
 		}
+		j.bytes -= r.size
 		kvs, rw := r.kvs[:0], r.rewrites[:0]
 		clear(r.kvs[:cap(r.kvs)])
 		clear(r.rewrites[:cap(r.rewrites)])
@@ -102,53 +115,23 @@ func (j *journal) dropApplied(n int) {
 	rest := copy(j.recs, j.recs[n:])
 	clear(j.recs[rest:])
 	j.recs = j.recs[:rest]
-	j.written -= n
-	j.dropped += n
 	j.pending.Store(int64(len(j.recs)))
-	// Chunks before the one being written whose records are all applied.
-	k := 0
-	for k < j.wchunk && j.lastLSN[k] <= last {
-		k++
-	}
-	if k == j.wchunk && k == len(j.arena)-1 && j.woff == len(j.arena[k]) && (len(j.recs) == 0) {
-		// Everything is written and applied: the last chunk starts over.
-		j.arena[k] = j.arena[k][:0]
-		j.woff = 0
-	}
-	for _, c := range j.arena[:k] {
-		if cap(c) == journalChunk && len(j.spare) < 4 {
-			j.spare = append(j.spare, c[:0])
-		}
-	}
-	rc := copy(j.arena, j.arena[k:])
-	clear(j.arena[rc:])
-	j.arena = j.arena[:rc]
-	copy(j.lastLSN, j.lastLSN[k:])
-	j.lastLSN = j.lastLSN[:rc]
-	j.wchunk -= k
 }
 
 // deletable removes from j.segs, and returns, the segments that hold no
-// unapplied record: those before the segment of the first written
-// record left, or before the one being written. j.mu is held.
-func (j *journal) deletable() []uint64 {
+// unapplied record and take no more: those before the segment of the
+// first record left, or before the one being written. j.mu is held.
+func (j *journal) deletable() []*segment {
 	limit := j.seg
-	if j.rotate && j.written == 0 && !j.writing {
-		limit = j.seg + 1 // the next write opens a new segment
-	}
-	if j.written > 0 {
+	if len(j.recs) > 0 {
 		limit = j.recs[0].seg
 	}
 	i := 0
-	for i < len(j.segs) && j.segs[i] < limit {
+	for i < len(j.segs) && j.segs[i].n < limit {
 		i++
 	}
-	out := append([]uint64(nil), j.segs[:i]...)
+	out := slices.Clone(j.segs[:i])
 	j.segs = append(j.segs[:0], j.segs[i:]...)
-	if limit > j.seg && j.f != nil {
-		j.f.Close()
-		j.f = nil
-	}
 	return out
 }
 
@@ -588,7 +571,7 @@ func (s *Store) applyLoop(stop <-chan struct{}, done chan<- struct{}) {
 			t.Stop()
 			return
 		case <-j.kick:
-			if j.pending.Load() >= applyThreshold || s.arenaFull() {
+			if j.pending.Load() >= applyThreshold || s.journalFull() {
 				s.applyBackground()
 				continue
 			}
@@ -608,10 +591,10 @@ func (s *Store) applyLoop(stop <-chan struct{}, done chan<- struct{}) {
 	}
 }
 
-func (s *Store) arenaFull() bool {
+func (s *Store) journalFull() bool {
 	s.jr.mu.Lock()
 	defer s.jr.mu.Unlock()
-	return len(s.jr.arena) > applyChunks
+	return s.jr.bytes > applyBytes
 }
 
 func (s *Store) applyBackground() {
@@ -638,16 +621,11 @@ func (s *Store) closeJournal() error {
 	if len(j.recs) > 0 {
 		return fmt.Errorf("journal: %d writes were still in progress at close", len(j.recs))
 	}
-	if j.f != nil {
-		j.f.Close()
-		j.f = nil
+	segs := j.segs
+	j.segs, j.cur, j.err = nil, nil, errJournalClosed
+	if err := j.remove(segs); err != nil {
+		return err
 	}
-	for _, seg := range j.segs {
-		if err := os.Remove(filepath.Join(j.dir, segName(seg))); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("journal: %w", err)
-		}
-	}
-	j.segs = nil
 	if err := os.Remove(j.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		// Segments kept aside (.bad) stay, and with them the directory.
 		s.log.Debug("journal directory kept", "err", err)

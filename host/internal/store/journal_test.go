@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -229,25 +230,51 @@ func crashAfter(t *testing.T) string {
 	return image
 }
 
-// TestJournalTornTail cuts the last record short, as a write cut by a
-// power loss leaves it: the steps before it are there, the store opens,
-// and nothing is kept aside.
-func TestJournalTornTail(t *testing.T) {
-	image := crashAfter(t)
-	seg := lastSegment(t, image)
-	info, err := os.Stat(seg)
-	must(t, err)
-	must(t, os.Truncate(seg, info.Size()-5))
-	var log bytes.Buffer
-	c, err := Open(context.Background(), image, testConfig().WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-	must(t, err)
-	defer c.Close()
-	checkStepsRecorded(t, c, "cut", 3)
-	if !strings.Contains(log.String(), "cut short") {
-		t.Errorf("the torn tail is not reported:\n%s", log.String())
+// recordsEnd returns where the last record of a segment's bytes starts
+// and where the records end.
+func recordsEnd(b []byte) (last, end int) {
+	for end+journalHeader <= len(b) {
+		n := int(binary.LittleEndian.Uint32(b[end:]))
+		if n == 0 {
+			break
+		}
+		last, end = end, end+journalHeader+n
 	}
-	if bad, _ := badSegments(filepath.Join(image, journalDirName)); bad != 0 {
-		t.Error("a torn tail was kept aside as damage")
+	return last, end
+}
+
+// TestJournalTornTail leaves the last record as a kill while it is
+// being encoded, or a power loss before its sync, leaves it: its last
+// bytes still the segment's zeros, or its header not filled in yet. The
+// steps before it are there, the store opens, and nothing is kept aside.
+func TestJournalTornTail(t *testing.T) {
+	for name, cut := range map[string]func(b []byte, last, end int){
+		"payload": func(b []byte, last, end int) { clear(b[end-5 : end]) },
+		"header":  func(b []byte, last, end int) { clear(b[last : last+journalHeader]) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			image := crashAfter(t)
+			seg := lastSegment(t, image)
+			b, err := os.ReadFile(seg)
+			must(t, err)
+			last, end := recordsEnd(b)
+			if end == 0 || !allZero(b[end:]) {
+				t.Fatalf("the segment's records end at %d of %d, then not zeros", end, len(b))
+			}
+			cut(b, last, end)
+			must(t, os.WriteFile(seg, b, 0o644))
+			var log bytes.Buffer
+			c, err := Open(context.Background(), image, testConfig().WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+			must(t, err)
+			defer c.Close()
+			checkStepsRecorded(t, c, "cut", 3)
+			if !strings.Contains(log.String(), "cut short") {
+				t.Errorf("the torn tail is not reported:\n%s", log.String())
+			}
+			if bad, _ := badSegments(filepath.Join(image, journalDirName)); bad != 0 {
+				t.Error("a torn tail was kept aside as damage")
+			}
+		})
 	}
 }
 

@@ -83,6 +83,8 @@ func spanKeyInto(b []byte, task, exec string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(b, seq)
 }
 
+// recordingKey is where a recording is; a write of one tells the
+// recording filter first (noteRecording).
 func recordingKey(hash string) []byte {
 	return append(append(make([]byte, 0, len(pRec)+len(hash)), pRec...), hash...)
 }

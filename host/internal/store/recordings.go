@@ -128,11 +128,8 @@ func (s *Store) PutRecording(ctx context.Context, r *Recording) error {
 	}
 	// Journaled (journal.go) like a checkpoint, and synced with the
 	// checkpoint that follows it.
-	lsn, err := s.jr.appendRecording(r.Hash, r.Task, val)
-	if err == nil {
-		err = s.jr.waitWritten(lsn)
-	}
-	if err != nil {
+	s.noteRecording(r.Hash)
+	if _, err := s.jr.appendRecording(r.Hash, r.Task, val); err != nil {
 		return fmt.Errorf("write recording %s: %w", r.Hash, err)
 	}
 	return nil
@@ -172,6 +169,12 @@ func (s *Store) Recording(ctx context.Context, hash string) (*Recording, error) 
 			return nil, &recordingError{hash: hash, err: err}
 		}
 		return r, nil
+	}
+	if s.recf.absent(hash) { // a live call's miss, answered without Badger
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, &recordingError{hash: hash, err: ErrNotFound}
 	}
 	// Badger holds every recording the journal no longer does (the
 	// applier commits a record before it leaves the overlay): no need to

@@ -96,6 +96,7 @@ type Store struct {
 	hs      handlers     // a writer's other requests (serve.go)
 	wmu     sync.RWMutex // held shared by every commit, exclusively while a snapshot is taken
 	jr      *journal     // a writer's journal of run steps (journal.go)
+	recf    *recFilter   // a writer's filter of recording hashes (recfilter.go)
 	applyMu sync.Mutex   // one applier at a time (journal_apply.go)
 	clock   func() time.Time
 	log     *slog.Logger
@@ -184,6 +185,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 			_ = s.Close()
 			return nil, fmt.Errorf("open store %s: %w", s.dir, err)
 		}
+		s.startRecFilter()
 	}
 	if err := s.openLease(s.fromWriter); err != nil {
 		_ = s.Close()
@@ -505,6 +507,7 @@ func (s *Store) Close() error {
 	}
 	var err error
 	if s.db != nil {
+		s.stopRecFilter()
 		err = s.closeJournal()
 		if cerr := s.db.Close(); err == nil {
 			err = cerr
