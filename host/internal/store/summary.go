@@ -250,7 +250,9 @@ func statusIndexKey(st Status, created time.Time, task string) []byte {
 	return fieldIndexKey(pStatus, string(st), created, task)
 }
 
-func pipeStatusPrefix(pipeline string, st Status) []byte { return pipeStatusPrefixRoom(pipeline, st, 0) }
+func pipeStatusPrefix(pipeline string, st Status) []byte {
+	return pipeStatusPrefixRoom(pipeline, st, 0)
+}
 
 // pipeStatusPrefixRoom is pipeStatusPrefix with room for extra more bytes.
 func pipeStatusPrefixRoom(pipeline string, st Status, extra int) []byte {
