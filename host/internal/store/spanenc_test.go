@@ -53,6 +53,26 @@ func TestAppendTime(t *testing.T) {
 			t.Fatalf("%v: got %s, want %s", tm, got, want)
 		}
 	}
+	// One encoder, as a burst's spans use it: the next time often falls
+	// in the second before it (in another zone too), whose text it reuses.
+	var e spanEncoder
+	tm := times[0]
+	for i := range 20000 {
+		switch rng.IntN(5) {
+		case 0:
+			tm = times[i%len(times)]
+		case 1:
+			tm = tm.Truncate(time.Second).Add(time.Duration(rng.IntN(1_000_000_000)))
+		case 2:
+			tm = tm.Add(time.Duration(rng.IntN(3)-1) * time.Second)
+		case 3:
+			tm = tm.In(zones[rng.IntN(len(zones))])
+		}
+		want := `"` + tm.UTC().Format(time.RFC3339Nano) + `"`
+		if got := string(e.appendTime(nil, tm)); got != want {
+			t.Fatalf("%v after a time of the same encoder: got %s, want %s", tm, got, want)
+		}
+	}
 }
 
 // TestSpanBodyJSON: a span's hand-written encoding is encoding/json's

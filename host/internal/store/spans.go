@@ -1027,6 +1027,12 @@ type spanEncoder struct {
 	sameEnc  []byte
 	sameEnds []int
 
+	// The second appendTime wrote last (if secOK), as a quote, a date and
+	// a clock.
+	sec     int64
+	secText [20]byte
+	secOK   bool
+
 	derived    bool   // task and exec are set
 	task, exec string // the execution whose ids are left out
 	traceID    string // its derived trace id
@@ -1075,9 +1081,9 @@ func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 		b = appendJSONString(b, string(sp.Kind))
 	}
 	b = append(b, `,"start":`...)
-	b = appendTime(b, sp.Start)
+	b = e.appendTime(b, sp.Start)
 	b = append(b, `,"end":`...)
-	b = appendTime(b, sp.End)
+	b = e.appendTime(b, sp.End)
 	var err error
 	if len(sp.Attributes) > 0 {
 		b = append(b, `,"attributes":`...)
@@ -1149,8 +1155,13 @@ func appendTime(b []byte, t time.Time) []byte {
 	b = append2(b, minute)
 	b = append(b, ':')
 	b = append2(b, sec)
-	if ns := t.Nanosecond(); ns != 0 {
-		// Nine digits, trailing zeros dropped.
+	return appendFraction(b, t.Nanosecond())
+}
+
+// appendFraction ends a time appendTime writes: its nanoseconds, nine
+// digits with trailing zeros dropped (none if zero), Z and the quote.
+func appendFraction(b []byte, ns int) []byte {
+	if ns != 0 {
 		var d [10]byte
 		d[0] = '.'
 		for i := 9; i >= 1; i-- {
@@ -1164,6 +1175,26 @@ func appendTime(b []byte, t time.Time) []byte {
 		b = append(b, d[:n]...)
 	}
 	return append(b, 'Z', '"')
+}
+
+// appendTime is the function appendTime, which writes the times of a
+// burst's spans, mostly within a few seconds, once per second: the
+// quote, date and clock of the last second written are copied.
+func (e *spanEncoder) appendTime(b []byte, t time.Time) []byte {
+	sec := t.Unix()
+	if e.secOK && sec == e.sec {
+		b = append(b, e.secText[:]...)
+		return appendFraction(b, t.Nanosecond())
+	}
+	start := len(b)
+	b = appendTime(b, t)
+	// "YYYY-MM-DDThh:mm:ss then . or Z: no year of more or fewer than
+	// four digits, which AppendFormat writes.
+	if w := b[start:]; len(w) > len(e.secText) && (w[20] == '.' || w[20] == 'Z') {
+		copy(e.secText[:], w)
+		e.sec, e.secOK = sec, true
+	}
+	return b
 }
 
 func append2(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
