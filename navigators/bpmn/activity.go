@@ -1,7 +1,5 @@
 package bpmn
 
-import "github.com/sextant-dev/sextant/sdk"
-
 // activate starts the work of an activity token (a plain one, or one
 // multi-instance instance).
 func (r *run) activate(t *tok) {
@@ -9,7 +7,7 @@ func (r *run) activate(t *tok) {
 	case kTask:
 		r.activateTask(t)
 	case kReceiveTask:
-		r.rest(t, sdk.Waiting, waitTriggers(t))
+		r.rest(t, stWaiting, waitTriggers(t))
 	case kSubProcess:
 		r.activateSubProcess(t)
 	case kCallActivity:
@@ -46,7 +44,7 @@ func (r *run) activateTask(t *tok) {
 	}
 	if n.msgIn && t.attr(attrMsgWait) == nil {
 		t.setAttr(attrMsgWait, true)
-		r.rest(t, sdk.Waiting, waitTriggers(t))
+		r.rest(t, stWaiting, waitTriggers(t))
 		return
 	}
 	if n.script != nil {
@@ -57,7 +55,7 @@ func (r *run) activateTask(t *tok) {
 		r.runDecision(t)
 		return
 	}
-	r.rest(t, sdk.Ready, hostTriggers(t))
+	r.rest(t, stReady, hostTriggers(t))
 }
 
 // activateSubProcess makes t the scope of its sub-process and starts it:
@@ -72,7 +70,7 @@ func (r *run) activateSubProcess(t *tok) {
 	if t.kind == tkInstance {
 		trig = n.subTriggers
 	}
-	r.rest(t, sdk.Scope, trig)
+	r.rest(t, stScope, trig)
 	started := false
 	for _, s := range n.starts {
 		r.push(opSignal, r.newTok(s, t))
@@ -91,14 +89,14 @@ func (r *run) activateSubProcess(t *tok) {
 // inside t.
 func (r *run) callProcess(t *tok) {
 	n := t.n
-	r.rest(t, sdk.Scope, hostTriggers(t))
+	r.rest(t, stScope, hostTriggers(t))
 	p := n.called
 	if len(p.starts) == 0 && len(p.implicit) == 0 {
 		r.failf(n, "", "called process %q has no none start event", p.id)
 		return
 	}
 	inst := r.newTok(p, t)
-	r.rest(inst, sdk.Scope, p.subTriggers)
+	r.rest(inst, stScope, p.subTriggers)
 	if len(p.starts) > 0 {
 		r.push(opSignal, r.newTok(p.starts[0], inst))
 	}

@@ -1,7 +1,5 @@
 package bpmn
 
-import "github.com/sextant-dev/sextant/sdk"
-
 // Compensation. When an activity that can be compensated completes, a
 // record of it is added to its scope token (Attrs.comp): an activity with a
 // compensation boundary event, or a sub-process with a compensation event
@@ -73,9 +71,8 @@ func take(s *tok, a *node) []map[string]any {
 
 // ensureID names t now, for tokens that others refer to within the call.
 func (r *run) ensureID(t *tok) {
-	if t.id == "" {
-		r.seq++
-		t.id = tokenID(r.seq)
+	if !t.orig && !t.named {
+		r.name(t)
 	}
 }
 
@@ -96,7 +93,7 @@ func (r *run) compensateThrow(t *tok) {
 	waiter := ""
 	if !n.compNoWait {
 		r.ensureID(t)
-		waiter = t.id
+		waiter = r.tid(t)
 	}
 	count := 0
 	for _, rec := range recs {
@@ -107,7 +104,7 @@ func (r *run) compensateThrow(t *tok) {
 		return
 	}
 	t.setAttr(attrCompWait, count)
-	r.rest(t, sdk.Waiting, nil)
+	r.rest(t, stWaiting, nil)
 }
 
 // compensate runs the compensation of one record in scope s and returns
@@ -134,7 +131,7 @@ func (r *run) compensate(rec map[string]any, s *tok, waiter string) int {
 	}
 	// Revive the sub-process to compensate what ran inside it.
 	ns := r.newTok(a, s)
-	r.rest(ns, sdk.Scope, nil)
+	r.rest(ns, stScope, nil)
 	ns.setAttr(attrCompFor, waiter)
 	count++
 	if a.compSub != nil {
@@ -191,14 +188,14 @@ func (r *run) cancel(t *tok) {
 	r.ensureID(t)
 	count := 0
 	for _, rec := range recs {
-		count += r.compensate(rec, s, t.id)
+		count += r.compensate(rec, s, r.tid(t))
 	}
 	if count == 0 {
 		r.cancelled(t)
 		return
 	}
 	t.setAttr(attrCompWait, count)
-	r.rest(t, sdk.Waiting, nil)
+	r.rest(t, stWaiting, nil)
 }
 
 // cancelled fires the cancel boundary event of the transaction t ends.

@@ -103,7 +103,7 @@ func (r *run) decision() *sdk.Decision {
 		if t.orig && t.dirty {
 			dirty++
 		}
-		if t.status == sdk.Parked && !slices.Contains(r.waiting, t.n.ix) {
+		if t.status == stParked && !slices.Contains(r.waiting, t.n.ix) {
 			r.waiting = append(r.waiting, t.n.ix)
 		}
 	}
@@ -154,9 +154,9 @@ func (r *run) decision() *sdk.Decision {
 		if t.dead {
 			if t.orig {
 				if removes == 1 {
-					d.Remove = mem.oneID(t.id)
+					d.Remove = mem.oneID(r.tid(t))
 				} else {
-					d.Remove = append(d.Remove, t.id)
+					d.Remove = append(d.Remove, r.tid(t))
 				}
 			}
 			continue
@@ -180,7 +180,7 @@ func (r *run) decision() *sdk.Decision {
 // creation order.
 func (r *run) seal() {
 	for _, t := range r.toks {
-		if !t.dead && t.status == "" && r.fault == nil {
+		if !t.dead && t.status == stMoving && r.fault == nil {
 			// A token that never came to rest is an engine bug; surface it
 			// rather than hand the host a state it cannot read.
 			r.failf(t.n, "", "internal error: the token did not come to rest")
@@ -192,16 +192,15 @@ func (r *run) seal() {
 		}
 	}
 	for _, t := range r.toks {
-		if t.dead || t.id != "" {
+		if t.dead || t.orig || t.named {
 			continue
 		}
-		r.seq++
-		t.id = tokenID(r.seq)
+		r.name(t)
 	}
 }
 
 func (r *run) choice(t *tok) *sdk.Choice {
-	c := &sdk.Choice{Token: t.id, Node: t.n.id, Multi: t.n.k == kInclusive}
+	c := &sdk.Choice{Token: r.tid(t), Node: t.n.id, Multi: t.n.k == kInclusive}
 	for _, f := range t.n.out {
 		c.Flows = append(c.Flows, sdk.Flow{ID: f.id, Target: f.dst.id})
 	}
@@ -212,13 +211,13 @@ func (r *run) choice(t *tok) *sdk.Choice {
 // at a time: only the fields t sets, and no whole-struct copy, which would
 // go through the runtime's bulk write barrier while a collection marks.
 func (r *run) token(st *sdk.Token, t *tok) {
-	st.ID, st.Node, st.Status = t.id, t.n.id, t.status
+	st.ID, st.Node, st.Status = r.tid(t), t.n.id, statuses[t.status]
 	if t.triggers != nil {
 		st.Triggers = t.triggers
 	}
 	st.Attempt, st.DelayMS = t.attempt, t.delay
 	if t.scope != nil {
-		st.Scope = t.scope.id
+		st.Scope = r.tid(t.scope)
 	}
 	if len(t.attrs) > 0 {
 		st.Attrs = t.attrs

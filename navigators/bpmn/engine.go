@@ -87,6 +87,7 @@ type jobAux struct {
 type run struct {
 	m      *model
 	env    *sdk.Env
+	in     []sdk.Token // the request's tokens: the ids of the original ones
 	toks   []*tok
 	seq    int64
 	q      []job
@@ -144,11 +145,12 @@ func (r *run) release() {
 	runPool.Put(r)
 }
 
-// slot returns a new token of the run, set to the given fields and
-// bits, appended to r.toks.
-func (r *run) slot(id string, n *node, status sdk.TokenStatus, scope *tok, triggers []string, attrs map[string]any, bits tokBits) *tok {
+// slot returns a new moving token of the run at n in scope, appended to
+// r.toks.
+func (r *run) slot(n *node, scope *tok) *tok {
 	t := r.alloc()
-	t.set(id, n, status, triggers, attrs, bits)
+	t.reset(n, stMoving, nil, nil)
+	t.src, t.dirty = -1, true
 	if t.scope != scope {
 		t.scope = scope
 	}
@@ -165,38 +167,30 @@ func (r *run) alloc() *tok {
 	} else {
 		t = new(tok)
 	}
-	t.ix = int32(len(r.toks))
+	ix := int32(len(r.toks))
 	if k := len(r.toks); k < cap(r.toks) && r.toks[:k+1][k] == t {
 		r.toks = r.toks[:k+1]
 	} else {
 		r.toks = append(r.toks, t)
 	}
+	t.ix = ix
 	return t
 }
 
-// set sets t's fields and bits, but for its scope. It stores field by
-// field: copying a whole token into the (heap) arena would go through the
-// runtime's bulk write barrier whenever a collection is marking.
+// reset zeroes t's bits (but its index) and sets its pointer fields but
+// its scope.
 //
-// It also skips the stores of values t already holds. The run is pooled,
-// and the next call most often puts a like token at the same slot (the
+// It skips the stores of values t already holds. The run is pooled, and
+// the next call most often puts a like token at the same slot (the
 // process's scope token first, the same scope, no attributes): while a
 // collection marks, every pointer stored pays the write barrier on the
 // old value and the new, and a comparison costs nothing of the kind.
-func (t *tok) set(id string, n *node, status sdk.TokenStatus, triggers []string, attrs map[string]any, bits tokBits) {
-	bits.ix = t.ix
-	t.tokBits = bits
-	if t.id != id {
-		t.id = id
-	}
+func (t *tok) reset(n *node, status tokStatus, triggers []string, attrs map[string]any) {
+	ix := t.ix
+	t.tokBits = tokBits{}
+	t.ix, t.status = ix, status
 	if t.n != n {
 		t.n = n
-	}
-	if t.status != status {
-		t.status = status
-	}
-	if t.flow != nil {
-		t.flow = nil
 	}
 	if !sameSlice(t.triggers, triggers) {
 		t.triggers = triggers
@@ -246,6 +240,9 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 	}
 	r.seq = st.Seq
 	r.trace = r.trace[:0]
+	if !sameSlice(r.in, st.Tokens) {
+		r.in = st.Tokens
+	}
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
 		n := m.node(s.Node)
@@ -257,9 +254,8 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 			r.release()
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token at %q has no id", s.Node)
 		}
-		switch s.Status {
-		case sdk.Ready, sdk.Waiting, sdk.Parked, sdk.Scope:
-		default:
+		status, ok := restingStatus(s.Status)
+		if !ok {
 			// A token the host holds is at rest; one without a resting
 			// status would end the call as a fault blaming the engine.
 			r.release()
@@ -267,7 +263,11 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 		}
 		// its scope is set below, once every token is there
 		t := r.alloc()
-		t.set(s.ID, n, s.Status, s.Triggers, s.Attrs, tokBits{attempt: s.Attempt, delay: s.DelayMS, orig: true})
+		t.reset(n, status, s.Triggers, s.Attrs)
+		t.src, t.orig = int32(i), true
+		if s.Attempt != 0 || s.DelayMS != 0 {
+			t.attempt, t.delay = s.Attempt, s.DelayMS
+		}
 		if len(t.attrs) > 0 {
 			switch t.attrs[attrMI] {
 			case "body":
@@ -280,15 +280,17 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 				return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: %s is not a multi-instance activity", s.ID, n.elem())
 			}
 			if f, ok := t.attrs[attrFlow].(string); ok {
-				t.flow = m.flows[f]
+				if fl := m.flows[f]; fl != nil {
+					t.fl = fl.ix + 1
+				}
 			}
 		}
 	}
 	var byID map[string]*tok
 	if len(st.Tokens) > 16 {
 		byID = make(map[string]*tok, len(st.Tokens))
-		for _, t := range r.toks {
-			byID[t.id] = t
+		for i, t := range r.toks {
+			byID[st.Tokens[i].ID] = t
 		}
 	}
 	for i := range st.Tokens {
@@ -303,9 +305,9 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 		if byID != nil {
 			sc = byID[s.Scope]
 		} else {
-			for _, t := range r.toks {
-				if t.id == s.Scope {
-					sc = t
+			for j := range st.Tokens {
+				if st.Tokens[j].ID == s.Scope {
+					sc = r.toks[j]
 					break
 				}
 			}
@@ -328,7 +330,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 		}
 		if s != nil {
 			r.release()
-			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: its scopes form a cycle", t.id)
+			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: its scopes form a cycle", r.tid(t))
 		}
 	}
 	return r, nil
@@ -344,11 +346,43 @@ func shortHash(h string) string {
 // find returns the live token with id.
 func (r *run) find(id string) *tok {
 	for _, t := range r.toks {
-		if t.id == id && !t.dead {
+		if !t.dead && r.tid(t) == id {
 			return t
 		}
 	}
 	return nil
+}
+
+// tid returns t's id: the request's for an original token, else the one
+// it was named (see name), else "".
+func (r *run) tid(t *tok) string {
+	switch {
+	case t.orig:
+		return r.in[t.src].ID
+	case !t.named:
+		return ""
+	case t.seq >= 0 && t.seq < int64(len(ids)):
+		return ids[t.seq]
+	}
+	return t.name
+}
+
+// name gives new token t the next id, in creation order but for the
+// tokens others must refer to within the call (see ensureID).
+func (r *run) name(t *tok) {
+	r.seq++
+	t.seq, t.named = r.seq, true
+	if r.seq < 0 || r.seq >= int64(len(ids)) {
+		t.name = tokenID(r.seq)
+	}
+}
+
+// flowOf returns the flow t crossed or arrived on, or nil.
+func (r *run) flowOf(t *tok) *flow {
+	if t.fl == 0 {
+		return nil
+	}
+	return r.m.flowList[t.fl-1]
 }
 
 func (r *run) push(o op, t *tok) { r.q = append(r.q, job{op: o, t: t.ix + 1}) }
@@ -381,7 +415,7 @@ func (r *run) jobAux(j job) jobAux {
 
 // newTok creates a moving token at n in scope.
 func (r *run) newTok(n *node, scope *tok) *tok {
-	t := r.slot("", n, "", scope, nil, nil, tokBits{dirty: true})
+	t := r.slot(n, scope)
 	if scope != nil {
 		scope.kids++
 	}
@@ -392,9 +426,11 @@ func (r *run) newTok(n *node, scope *tok) *tok {
 }
 
 // rest puts t to rest in a status the host sees.
-func (r *run) rest(t *tok, status sdk.TokenStatus, triggers []string) {
+func (r *run) rest(t *tok, status tokStatus, triggers []string) {
 	t.status = status
-	t.triggers = triggers
+	if !sameSlice(t.triggers, triggers) {
+		t.triggers = triggers
+	}
 	t.dirty = true
 	if t.n.timers != nil && len(triggers) > 0 {
 		if len(t.n.timerEvents) == 0 {
@@ -516,7 +552,7 @@ func (r *run) do(j job) (job, bool) {
 	case opFlowIn:
 		return job{op: opFlowOut, t: j.t}, true
 	case opFlowOut:
-		t.n = t.flow.dst
+		t.n = r.m.flowList[t.fl-1].dst
 		return job{op: opEnter, t: j.t}, true
 	case opSignal:
 		return job{op: opExit, t: j.t}, true
@@ -580,7 +616,7 @@ func (r *run) enter(t *tok) {
 		}
 		r.push(opExit, t)
 	case kEventGateway, kCatch:
-		r.rest(t, sdk.Waiting, n.waitTriggers)
+		r.rest(t, stWaiting, n.waitTriggers)
 	case kThrow:
 		r.throwEvent(t)
 	case kEnd:
@@ -624,7 +660,7 @@ func (r *run) exit(t *tok, flows []*flow, chosen bool) {
 	moved := false
 	for _, f := range flows {
 		nt := r.newTok(f.dst, t.scope)
-		nt.flow = f
+		nt.fl = f.ix + 1
 		r.push(opFlowIn, nt)
 		moved = true
 	}

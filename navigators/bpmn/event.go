@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/sextant-dev/sextant/navigators/feel"
-	"github.com/sextant-dev/sextant/sdk"
 )
 
 // Events. What the routine throws runs inside the call: a signal reaches
@@ -81,7 +80,7 @@ func isHost(t *tok) bool {
 // containerOf returns the container whose event sub-processes scope s
 // holds, or nil.
 func containerOf(s *tok) *node {
-	if s.status != sdk.Scope || s.kind == tkBody || !s.n.k.isContainer() {
+	if s.status != stScope || s.kind == tkBody || !s.n.k.isContainer() {
 		return nil
 	}
 	return s.n
@@ -102,7 +101,7 @@ func (r *run) raise(t *tok, ev evKind, key string) bool {
 				return true
 			}
 		}
-		if isHost(s) && s.status != "" {
+		if isHost(s) && s.status != stMoving {
 			if b := findBoundary(s.n, ev, key); b != nil {
 				r.pushN(opCatchBnd, s, b, nil)
 				return true
@@ -159,10 +158,10 @@ func catches(c *node, ev evKind, key string, all **node) bool {
 func (r *run) broadcast(key string) {
 	live := len(r.toks)
 	for _, w := range r.toks[:live] {
-		if w.dead || w.status == "" {
+		if w.dead || w.status == stMoving {
 			continue
 		}
-		if w.status == sdk.Waiting {
+		if w.status == stWaiting {
 			switch w.n.k {
 			case kCatch:
 				if w.n.ev == evSignal && w.n.key == key {
@@ -240,7 +239,7 @@ func (r *run) sendMessages(n *node) {
 // else a new instance when tg is a start event; otherwise it is lost.
 func (r *run) message(tg *node) {
 	for _, w := range r.toks {
-		if w.dead || w.status == "" {
+		if w.dead || w.status == stMoving {
 			continue
 		}
 		switch {
@@ -253,10 +252,10 @@ func (r *run) message(tg *node) {
 			}
 			r.fireEventSub(w, tg)
 			return
-		case w.status == sdk.Waiting && w.n == tg && hasString(w.triggers, tg.id):
+		case w.status == stWaiting && w.n == tg && hasString(w.triggers, tg.id):
 			r.fire(w, tg)
 			return
-		case w.status == sdk.Waiting && w.n.k == kEventGateway && hasNode(w.n.targets, tg):
+		case w.status == stWaiting && w.n.k == kEventGateway && hasNode(w.n.targets, tg):
 			r.fire(w, tg)
 			return
 		}
@@ -309,7 +308,7 @@ func (r *run) fire(w *tok, ev *node) {
 			r.runDecision(w)
 			break
 		}
-		r.rest(w, sdk.Ready, hostTriggers(w))
+		r.rest(w, stReady, hostTriggers(w))
 	case ev == w.n && w.n.k == kReceiveTask:
 		r.activityDone(w, nil)
 	case ev == w.n:
@@ -337,10 +336,10 @@ func (r *run) fireEventSub(s *tok, st *node) {
 		if s.kind == tkPlain && s.n.k == kSubProcess {
 			host = s.n.hostTriggers
 		}
-		r.rest(s, sdk.Scope, host)
+		r.rest(s, stScope, host)
 	}
 	sub := r.newTok(es, s)
-	r.rest(sub, sdk.Scope, es.subTriggers)
+	r.rest(sub, stScope, es.subTriggers)
 	r.push(opSignal, r.newTok(st, sub))
 	for _, n := range es.implicit {
 		r.push(opEnter, r.newTok(n, sub))
@@ -353,7 +352,7 @@ func (r *run) fireEventSub(s *tok, st *node) {
 func (r *run) startInstance(s *node) {
 	p := s.proc
 	inst := r.newTok(p, nil)
-	r.rest(inst, sdk.Scope, p.subTriggers)
+	r.rest(inst, stScope, p.subTriggers)
 	if s.k == kStart {
 		r.push(opSignal, r.newTok(s, inst))
 	}

@@ -8,10 +8,10 @@ import (
 
 // park rests a token at a join gateway.
 func (r *run) park(t *tok) {
-	if t.flow != nil {
-		t.setShared(t.flow.parked, attrFlow)
+	if f := r.flowOf(t); f != nil {
+		t.setShared(f.parked, attrFlow)
 	}
-	r.rest(t, sdk.Parked, nil)
+	r.rest(t, stParked, nil)
 }
 
 // parallelJoin fires a parallel join when every incoming flow holds a
@@ -25,7 +25,7 @@ func (r *run) parallelJoin(t *tok) {
 	}
 	pick = pick[:len(n.in)]
 	for i, f := range n.in {
-		if f == t.flow {
+		if f.ix+1 == t.fl {
 			pick[i] = t
 			break
 		}
@@ -47,11 +47,11 @@ func (r *run) parallelJoin(t *tok) {
 // with the tokens parked at n in scope: the first on each flow.
 func (r *run) parked(pick []*tok, n *node, scope *tok) {
 	for _, p := range r.toks {
-		if p.dead || p.n != n || p.status != sdk.Parked || p.scope != scope {
+		if p.dead || p.n != n || p.status != stParked || p.scope != scope {
 			continue
 		}
 		for i, f := range n.in {
-			if f == p.flow && pick[i] == nil {
+			if f.ix+1 == p.fl && pick[i] == nil {
 				pick[i] = p
 				break
 			}
@@ -63,7 +63,7 @@ func (r *run) parked(pick []*tok, n *node, scope *tok) {
 // whether one did.
 func (r *run) inclusiveJoins() bool {
 	for _, t := range r.toks {
-		if t.dead || t.status != sdk.Parked || t.n.k != kInclusive {
+		if t.dead || t.status != stParked || t.n.k != kInclusive {
 			continue
 		}
 		if pick := r.inclusiveReady(t.n, t.scope); pick != nil {
@@ -100,7 +100,7 @@ func (r *run) inclusiveReady(n *node, scope *tok) []*tok {
 		}
 		up := n.upstream[i]
 		for _, o := range r.toks {
-			if o.dead || o.scope != scope || (o.n == n && o.status == sdk.Parked) {
+			if o.dead || o.scope != scope || (o.n == n && o.status == stParked) {
 				continue
 			}
 			if up[o.n] {
@@ -120,7 +120,7 @@ func (r *run) gateway(t *tok) {
 			return
 		}
 		t.setShared(choiceAttrs, attrChoice)
-		r.rest(t, sdk.Waiting, nil)
+		r.rest(t, stWaiting, nil)
 		return
 	}
 	env := r.evalEnv(t, nil)

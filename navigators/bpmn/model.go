@@ -3,6 +3,7 @@ package bpmn
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/sextant-dev/sextant/sdk"
@@ -154,6 +155,7 @@ type flow struct {
 	src, dst *node
 	cond     *cond
 	parked   map[string]any // attrs of a token parked after this flow (shared)
+	ix       int32          // index in model.flowList (set by internIDs)
 }
 
 // elem renders the flow for problems: `sequenceFlow "f1"`.
@@ -184,6 +186,9 @@ type model struct {
 	// bytes, little endian); the nodes' ids are views into it (see node).
 	ids   []byte
 	nodes []*node
+	// flowList holds every sequence flow, ordered by id: a token names the
+	// flow it crossed by its index (see tokBits).
+	flowList []*flow
 	// idList holds every node's id at its index in nodes: a one-element
 	// slice of it names one node without allocating (sharedIDs).
 	idList []string
@@ -217,6 +222,14 @@ func (m *model) internIDs() {
 		m.idList[i] = n.id
 	}
 	m.ids = buf
+	m.flowList = make([]*flow, 0, len(m.flows))
+	for _, f := range m.flows {
+		m.flowList = append(m.flowList, f)
+	}
+	slices.SortFunc(m.flowList, func(a, b *flow) int { return strings.Compare(a.id, b.id) })
+	for i, f := range m.flowList {
+		f.ix = int32(i)
+	}
 }
 
 // node returns the node with id, or nil. An id whose bytes lie in m.ids

@@ -1,9 +1,5 @@
 package bpmn
 
-import (
-	"github.com/sextant-dev/sextant/sdk"
-)
-
 // Multi-instance activities. The token that arrives becomes the body: a
 // scope token that carries the boundary events, the input items and the
 // collected outputs. Each instance is a token inside it with attributes
@@ -45,7 +41,7 @@ func (r *run) startMI(t *tok) {
 	}
 	t.kind = tkBody
 	t.setAttr(attrMI, "body")
-	r.rest(t, sdk.Scope, n.hostTriggers)
+	r.rest(t, stScope, n.hostTriggers)
 	if count == 0 {
 		r.finishMI(t, nil)
 		return

@@ -171,7 +171,7 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 		}
 		t.delAttr(attrChoice)
 		r.pushN(opChosen, t, nil, flows)
-	case t.status == sdk.Ready:
+	case t.status == stReady:
 		switch out.Status {
 		case sdk.OK, sdk.Skipped, "":
 			r.activityDone(t, out.Output)
@@ -184,9 +184,9 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 				r.failf(t.n, "", "failed")
 			}
 		default:
-			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: unknown outcome status %q", t.id, out.Status)
+			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: unknown outcome status %q", r.tid(t), out.Status)
 		}
-	case t.status == sdk.Waiting && hasString(t.triggers, t.n.id):
+	case t.status == stWaiting && hasString(t.triggers, t.n.id):
 		if out.Status == sdk.Failed {
 			if !r.raise(t, evError, out.Error) {
 				r.failf(t.n, out.Error, "%s was not caught", describeError(out.Error))
@@ -195,7 +195,7 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 		}
 		r.fire(t, t.n)
 	default:
-		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s is %s: Next completes ready tokens and answers choices", t.id, t.n.elem(), statusName(t.status))
+		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s is %s: Next completes ready tokens and answers choices", r.tid(t), t.n.elem(), statusName(t.status))
 	}
 	return r.finish(), nil
 }
@@ -222,11 +222,11 @@ func (nv *Navigator) resume(ctx context.Context, st *sdk.State, id string) (*run
 	return r, t, nil
 }
 
-func statusName(s sdk.TokenStatus) string {
-	if s == "" {
+func statusName(s tokStatus) string {
+	if s == stMoving {
 		return "moving"
 	}
-	return string(s)
+	return string(statuses[s])
 }
 
 // chosen validates the flows the host selected for a choice.
@@ -292,7 +292,7 @@ func (nv *Navigator) Boundary(ctx context.Context, req *sdk.BoundaryRequest) (d 
 		}
 	}()
 	if !hasString(t.triggers, req.Event) {
-		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s does not wait for %q (it waits for: %s)", t.id, t.n.elem(), req.Event, strings.Join(t.triggers, ", "))
+		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s does not wait for %q (it waits for: %s)", r.tid(t), t.n.elem(), req.Event, strings.Join(t.triggers, ", "))
 	}
 	ev := r.m.byID[req.Event]
 	if ev == nil {

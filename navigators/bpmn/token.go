@@ -2,6 +2,7 @@ package bpmn
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -10,30 +11,68 @@ import (
 // multi-instance activity.
 type tokKind uint8
 
-// tok is the engine's view of one token. Its pointer-free fields are
-// grouped in tokBits, so that a reused slot is reset with one plain copy
-// plus one store per pointer (see run.slot).
+// tokStatus is a token's status inside the engine: a byte, where
+// sdk.Token's is a string (see statuses).
+type tokStatus uint8
+
+const (
+	stMoving tokStatus = iota
+	stReady
+	stWaiting
+	stParked
+	stScope
+)
+
+// statuses are the sdk statuses of tokStatus values; a moving token has
+// none.
+var statuses = [...]sdk.TokenStatus{stMoving: "", stReady: sdk.Ready, stWaiting: sdk.Waiting, stParked: sdk.Parked, stScope: sdk.Scope}
+
+// restingStatus returns the engine status of a status the host holds, and
+// false for any other.
+func restingStatus(s sdk.TokenStatus) (tokStatus, bool) {
+	switch s {
+	case sdk.Ready:
+		return stReady, true
+	case sdk.Waiting:
+		return stWaiting, true
+	case sdk.Parked:
+		return stParked, true
+	case sdk.Scope:
+		return stScope, true
+	}
+	return stMoving, false
+}
+
+// tok is the engine's view of one token. Its id, status and flow are
+// numbers, not strings and pointers (see tokBits): the run is pooled, and
+// while a collection marks, every pointer stored into a reused slot pays
+// the GC's write barrier.
 type tok struct {
-	id       string
 	n        *node
-	status   sdk.TokenStatus // "" while moving
 	scope    *tok
-	flow     *flow // flow crossed, or arrived on
 	triggers []string
 	attrs    map[string]any
+	name     string // the id of a new token numbered past the ids table
 	tokBits
 }
 
-// tokBits are the fields of a token that hold no pointer.
+// tokBits are the fields of a token that hold no pointer. A slot is reset
+// by zeroing them, then storing the few that are set (see run.slot): a
+// struct built on the stack and copied whole would be read back before
+// its narrow stores reach memory.
 type tokBits struct {
-	ownAttrs bool // attrs is a private copy
-	attempt  int
-	delay    int64
-	kind     tokKind
-	kids     int   // live tokens whose scope this is
-	ix       int32 // index in run.toks
+	attempt int
+	delay   int64
+	seq     int64 // a new token's id number, once named (see run.tid)
+	src     int32 // index of an original token in run.in, or -1
+	fl      int32 // one plus the index in model.flowList of the flow crossed or arrived on
+	kids    int32 // live tokens whose scope this is
+	ix      int32 // index in run.toks
+	status  tokStatus
+	kind    tokKind
 
-	dead, orig, dirty, completing bool
+	ownAttrs                             bool // attrs is a private copy
+	dead, orig, dirty, completing, named bool
 }
 
 func (t *tok) attr(k string) any {
@@ -81,14 +120,27 @@ func (t *tok) delAttr(k string) {
 
 func (t *tok) interrupted() bool { b, _ := t.attr(attrInterrupted).(bool); return b }
 
-// ids holds the first token ids, so that naming a token allocates nothing.
-var ids = func() []string {
-	out := make([]string, 1024)
-	for i := range out {
-		out[i] = "t" + strconv.Itoa(i)
+// ids holds the first token ids, so that naming a token allocates
+// nothing. The table and the ids' bytes (idsText) are globals: a pointer
+// outside the heap costs the GC's write barrier (while a collection
+// marks) a range check, where one into the heap is looked up and marked,
+// and answers store a token's id wherever they name one.
+var ids [1024]string
+
+// idsText holds the bytes of ids: 't' and up to four digits each.
+var idsText [len(ids) * 5]byte
+
+func init() {
+	b := idsText[:0]
+	for i := range ids {
+		start := len(b)
+		b = strconv.AppendInt(append(b, 't'), int64(i), 10)
+		ids[i] = unsafe.String(&b[start], len(b)-start)
 	}
-	return out
-}()
+	if &b[0] != &idsText[0] {
+		panic("bpmn: token ids outgrew their table")
+	}
+}
 
 func tokenID(seq int64) string {
 	if seq >= 0 && seq < int64(len(ids)) {
