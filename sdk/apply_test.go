@@ -42,7 +42,7 @@ func applyByHand(d *sdk.Decision, s sdk.State) []sdk.Token {
 // TestApplyAgreesWithTheRule: random states and decisions (ids that repeat,
 // adds that replace kept tokens and each other, removes past the scanning
 // limit) give the tokens the rule gives, in memory of exactly their size,
-// with or without reserved room (and with the added tokens written inside
+// (states past 64 tokens too), with or without reserved room (and with the added tokens written inside
 // it, where the state would hold them or elsewhere), and leave the input
 // and the decision's added tokens alone.
 func TestApplyAgreesWithTheRule(t *testing.T) {
@@ -67,7 +67,11 @@ func TestApplyAgreesWithTheRule(t *testing.T) {
 	}
 	for i := range 3000 {
 		var s sdk.State
-		for range rng.IntN(6) {
+		size := rng.IntN(6)
+		if i%10 == 9 {
+			size = 60 + rng.IntN(12) // past the 64 tokens Apply marks as kept
+		}
+		for range size {
 			s.Tokens = append(s.Tokens, token("s"))
 		}
 		d := &sdk.Decision{}

@@ -495,15 +495,18 @@ func (d *Decision) Apply(s State) State {
 			drop[id] = true
 		}
 	}
-	// Count the tokens first, so that the new state is allocated once.
+	// Count the tokens first, so that the new state is allocated once;
+	// stay remembers which of them stay, so that no id is looked up twice.
 	kept, added := 0, 0
+	var stay stays
 	for i := range s.Tokens {
 		if !d.removed(s.Tokens[i].ID, drop) {
 			kept++
+			stay.set(i)
 		}
 	}
 	for j := range d.Add {
-		if !d.replaces(j, s.Tokens, drop) {
+		if !d.replaces(j, s.Tokens, &stay, drop) {
 			added++
 		}
 	}
@@ -523,7 +526,7 @@ func (d *Decision) Apply(s State) State {
 			toks = make([]Token, 0, n)
 		}
 		for i := range s.Tokens {
-			if !d.removed(s.Tokens[i].ID, drop) {
+			if stay.has(i, d, s.Tokens, drop) {
 				toks = toks[:len(toks)+1]
 				copyToken(&toks[len(toks)-1], &s.Tokens[i])
 			}
@@ -602,12 +605,30 @@ func (d *Decision) removed(id string, drop map[string]bool) bool {
 	return false
 }
 
+// stays marks the first 64 tokens of a state that an Apply keeps.
+type stays uint64
+
+func (s *stays) set(i int) {
+	if i < 64 {
+		*s |= 1 << i
+	}
+}
+
+// has reports whether Apply keeps toks[i], looking its id up past the
+// first 64.
+func (s stays) has(i int, d *Decision, toks []Token, drop map[string]bool) bool {
+	if i < 64 {
+		return s&(1<<i) != 0
+	}
+	return !d.removed(toks[i].ID, drop)
+}
+
 // replaces reports whether d.Add[j] replaces a token rather than adding
 // one: a token of toks that stays, or an earlier added token, has its id.
-func (d *Decision) replaces(j int, toks []Token, drop map[string]bool) bool {
+func (d *Decision) replaces(j int, toks []Token, stay *stays, drop map[string]bool) bool {
 	id := d.Add[j].ID
 	for i := range toks {
-		if toks[i].ID == id && !d.removed(id, drop) {
+		if toks[i].ID == id && stay.has(i, d, toks, drop) {
 			return true
 		}
 	}

@@ -280,7 +280,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 				return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: %s is not a multi-instance activity", s.ID, n.elem())
 			}
 			if f, ok := t.attrs[attrFlow].(string); ok {
-				if fl := m.flows[f]; fl != nil {
+				if fl := m.flow(f); fl != nil {
 					t.fl = fl.ix + 1
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/sextant-dev/sextant/sdk"
@@ -183,7 +184,9 @@ type model struct {
 	flows   map[string]*flow
 	routine *sdk.Routine
 	// ids holds every node id, each after its node's index in nodes (4
-	// bytes, little endian); the nodes' ids are views into it (see node).
+	// bytes, little endian), then every flow id, each after its index in
+	// flowList with the top bit set; the ids are views into it (see node
+	// and flow).
 	ids   []byte
 	nodes []*node
 	// flowList holds every sequence flow, ordered by id: a token names the
@@ -197,9 +200,38 @@ type model struct {
 	signalStarts []*node
 }
 
-// internIDs moves every node id into one buffer, each id preceded by its
-// node's index, so that node finds the node of an id the navigator handed
-// out (a token's Node) from the id's address, without hashing it.
+// idArena holds the interned ids of the first routines loaded (see
+// idBuffer). It is never reclaimed, and it is bounded.
+var idArena struct {
+	mu   sync.Mutex
+	buf  [256 << 10]byte
+	used int
+}
+
+// idBuffer returns an empty buffer for size bytes of interned ids: carved
+// from idArena while it lasts, else from the heap. Answers hold node ids
+// in every token and trace event; while a collection marks, storing a
+// pointer outside the heap costs the write barrier a range check, where
+// one into the heap is looked up and marked (as for the token ids).
+func idBuffer(size int) []byte {
+	a := &idArena
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if size > len(a.buf)-a.used {
+		return make([]byte, 0, size)
+	}
+	b := a.buf[a.used : a.used : a.used+size]
+	a.used += size
+	return b
+}
+
+// flowTag marks a flow's index in model.ids.
+const flowTag = 1 << 31
+
+// internIDs moves every node and flow id into one buffer, each id preceded
+// by its index, so that node and flow find the element of an id the
+// navigator handed out (a token's Node, a parked token's flow) from the
+// id's address, without hashing it.
 func (m *model) internIDs() {
 	ids := make([]string, 0, len(m.byID))
 	size := 0
@@ -207,8 +239,11 @@ func (m *model) internIDs() {
 		ids = append(ids, id)
 		size += 4 + len(id)
 	}
+	for id := range m.flows {
+		size += 4 + len(id)
+	}
 	slices.Sort(ids)
-	buf := make([]byte, 0, size)
+	buf := idBuffer(size)
 	m.nodes = make([]*node, len(ids))
 	m.idList = make([]string, len(ids))
 	for i, id := range ids {
@@ -221,7 +256,6 @@ func (m *model) internIDs() {
 		n.id = unsafe.String(&buf[start], len(id))
 		m.idList[i] = n.id
 	}
-	m.ids = buf
 	m.flowList = make([]*flow, 0, len(m.flows))
 	for _, f := range m.flows {
 		m.flowList = append(m.flowList, f)
@@ -229,7 +263,36 @@ func (m *model) internIDs() {
 	slices.SortFunc(m.flowList, func(a, b *flow) int { return strings.Compare(a.id, b.id) })
 	for i, f := range m.flowList {
 		f.ix = int32(i)
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(i)|flowTag)
+		start := len(buf)
+		buf = append(buf, f.id...)
+		f.id = unsafe.String(&buf[start], len(f.id))
+		f.parked = map[string]any{attrFlow: f.id}
 	}
+	m.ids = buf
+}
+
+// interned returns the index stored in front of id when id's bytes lie in
+// m.ids right after one, and false otherwise.
+func (m *model) interned(id string) (uint32, bool) {
+	if len(id) == 0 || len(m.ids) == 0 {
+		return 0, false
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(id))) - uintptr(unsafe.Pointer(unsafe.SliceData(m.ids)))
+	if off < 4 || off >= uintptr(len(m.ids)) {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(m.ids[off-4 : off]), true
+}
+
+// flow returns the flow with id, or nil, found as node finds a node.
+func (m *model) flow(id string) *flow {
+	if i, ok := m.interned(id); ok && i&flowTag != 0 && int(i&^flowTag) < len(m.flowList) {
+		if f := m.flowList[i&^flowTag]; unsafe.StringData(f.id) == unsafe.StringData(id) && len(f.id) == len(id) {
+			return f
+		}
+	}
+	return m.flows[id]
 }
 
 // node returns the node with id, or nil. An id whose bytes lie in m.ids
@@ -237,15 +300,9 @@ func (m *model) internIDs() {
 // front of it confirms; any other id (read back from JSON, built by the
 // caller) is looked up by value.
 func (m *model) node(id string) *node {
-	if len(id) > 0 && len(m.ids) > 0 {
-		off := uintptr(unsafe.Pointer(unsafe.StringData(id))) - uintptr(unsafe.Pointer(unsafe.SliceData(m.ids)))
-		if off >= 4 && off < uintptr(len(m.ids)) {
-			i := binary.LittleEndian.Uint32(m.ids[off-4 : off])
-			if int(i) < len(m.nodes) {
-				if n := m.nodes[i]; unsafe.StringData(n.id) == unsafe.StringData(id) && len(n.id) == len(id) {
-					return n
-				}
-			}
+	if i, ok := m.interned(id); ok && int(i) < len(m.nodes) {
+		if n := m.nodes[i]; unsafe.StringData(n.id) == unsafe.StringData(id) && len(n.id) == len(id) {
+			return n
 		}
 	}
 	return m.byID[id]
