@@ -3,11 +3,11 @@ package bpmn
 // activate starts the work of an activity token (a plain one, or one
 // multi-instance instance).
 func (r *run) activate(t *tok) {
-	switch t.n.k {
+	switch r.node(t).k {
 	case kTask:
 		r.activateTask(t)
 	case kReceiveTask:
-		r.rest(t, stWaiting, waitTriggers(t))
+		r.rest(t, stWaiting, r.waitTriggers(t))
 	case kSubProcess:
 		r.activateSubProcess(t)
 	case kCallActivity:
@@ -18,33 +18,33 @@ func (r *run) activate(t *tok) {
 // hostTriggers are the triggers of activity token t while it works: its
 // boundary events, which the body holds for an instance of a
 // multi-instance activity.
-func hostTriggers(t *tok) []string {
+func (r *run) hostTriggers(t *tok) []string {
 	if t.kind == tkInstance {
 		return nil
 	}
-	return t.n.hostTriggers
+	return r.node(t).hostTriggers
 }
 
 // waitTriggers are the triggers of activity token t while it waits for
 // its message: its own id and its boundary events (an instance: its own id
 // alone).
-func waitTriggers(t *tok) []string {
+func (r *run) waitTriggers(t *tok) []string {
 	if t.kind == tkInstance {
-		return []string{t.n.id}
+		return []string{r.node(t).id}
 	}
-	return t.n.waitTriggers
+	return r.node(t).waitTriggers
 }
 
 // activateTask readies a task for the host, after its input mappings and,
 // when a message flow leads to it, after its message.
 func (r *run) activateTask(t *tok) {
-	n := t.n
+	n := r.node(t)
 	if (n.headers != nil || n.inMaps != nil) && !r.inputs(t) {
 		return
 	}
 	if n.msgIn && t.attr(attrMsgWait) == nil {
 		t.setAttr(attrMsgWait, true)
-		r.rest(t, stWaiting, waitTriggers(t))
+		r.rest(t, stWaiting, r.waitTriggers(t))
 		return
 	}
 	if n.script != nil {
@@ -55,14 +55,14 @@ func (r *run) activateTask(t *tok) {
 		r.runDecision(t)
 		return
 	}
-	r.rest(t, stReady, hostTriggers(t))
+	r.rest(t, stReady, r.hostTriggers(t))
 }
 
 // activateSubProcess makes t the scope of its sub-process and starts it:
 // its none start events and the nodes without incoming flows. A
 // sub-process with nothing to start completes at once.
 func (r *run) activateSubProcess(t *tok) {
-	n := t.n
+	n := r.node(t)
 	if n.inMaps != nil && !r.inputs(t) {
 		return
 	}
@@ -88,8 +88,8 @@ func (r *run) activateSubProcess(t *tok) {
 // callProcess starts an instance of the process call activity t calls,
 // inside t.
 func (r *run) callProcess(t *tok) {
-	n := t.n
-	r.rest(t, stScope, hostTriggers(t))
+	n := r.node(t)
+	r.rest(t, stScope, r.hostTriggers(t))
 	p := n.called
 	if len(p.starts) == 0 && len(p.implicit) == 0 {
 		r.failf(n, "", "called process %q has no none start event", p.id)
@@ -107,7 +107,7 @@ func (r *run) callProcess(t *tok) {
 
 // activityDone continues after an activity completed normally.
 func (r *run) activityDone(t *tok, output map[string]any) {
-	if n := t.n; n.k == kTask {
+	if n := r.node(t); n.k == kTask {
 		if n.outMaps == nil {
 			// Zeebe merges a job's variables into the process; with
 			// output mappings, the mappings decide what is written.
@@ -122,6 +122,6 @@ func (r *run) activityDone(t *tok, output map[string]any) {
 		r.instanceDone(t, output)
 		return
 	}
-	r.sendMessages(t.n)
+	r.sendMessages(r.node(t))
 	r.push(opExit, t)
 }

@@ -20,7 +20,7 @@ const (
 
 // record adds a compensation record for completed activity t to its scope.
 func (r *run) record(t *tok) {
-	n := t.n
+	n := r.node(t)
 	var inner []any
 	if n.k == kSubProcess && t.kind != tkBody {
 		inner, _ = t.attr(attrComp).([]any)
@@ -78,14 +78,14 @@ func (r *run) ensureID(t *tok) {
 
 // compensateThrow handles a compensation intermediate throw or end event.
 func (r *run) compensateThrow(t *tok) {
-	n := t.n
+	n := r.node(t)
 	// The records live in the thrower's scope; a thrower inside an event
 	// sub-process compensates the scope the event sub-process runs in.
 	s := t.scope
 	var recs []map[string]any
 	for s != nil {
 		recs = take(s, n.compRef)
-		if len(recs) > 0 || s.n.k != kEventSub {
+		if len(recs) > 0 || r.node(s).k != kEventSub {
 			break
 		}
 		s = s.scope
@@ -201,13 +201,13 @@ func (r *run) cancel(t *tok) {
 // cancelled fires the cancel boundary event of the transaction t ends.
 func (r *run) cancelled(t *tok) {
 	s := t.scope
-	if s == nil || !isHost(s) {
-		r.failf(t.n, "", "cancelled outside a transaction")
+	if s == nil || !r.isHost(s) {
+		r.failf(r.node(t), "", "cancelled outside a transaction")
 		return
 	}
-	b := findBoundary(s.n, evCancel, "")
+	b := findBoundary(r.node(s), evCancel, "")
 	if b == nil {
-		r.failf(t.n, "", "%s has no cancel boundary event", s.n.elem())
+		r.failf(r.node(t), "", "%s has no cancel boundary event", r.node(s).elem())
 		return
 	}
 	r.fireBoundary(s, b)

@@ -232,6 +232,7 @@ type scope struct {
 	env   *sdk.Env
 	token map[string]any
 	at    *tok           // the token evaluated at: its and its scopes' locals are seen by name
+	run   *run           // the run of at
 	extra map[string]any // names of this evaluation only
 	out   map[string]any // a step's output, for output mappings
 }
@@ -258,7 +259,7 @@ func (s *scope) Lookup(name string) (any, bool) {
 			return v, true
 		}
 	}
-	if o := owner(s.at, name); o != nil {
+	if o := s.run.owner(s.at, name); o != nil {
 		return o.attr(name), true
 	}
 	if v, ok := s.env.Vars[name]; ok {

@@ -103,8 +103,8 @@ func (r *run) decision() *sdk.Decision {
 		if t.orig && t.dirty {
 			dirty++
 		}
-		if t.status == stParked && !slices.Contains(r.waiting, t.n.ix) {
-			r.waiting = append(r.waiting, t.n.ix)
+		if t.status == stParked && !slices.Contains(r.waiting, t.ni) {
+			r.waiting = append(r.waiting, t.ni)
 		}
 	}
 	mem := &r.mem
@@ -183,7 +183,7 @@ func (r *run) seal() {
 		if !t.dead && t.status == stMoving && r.fault == nil {
 			// A token that never came to rest is an engine bug; surface it
 			// rather than hand the host a state it cannot read.
-			r.failf(t.n, "", "internal error: the token did not come to rest")
+			r.failf(r.node(t), "", "internal error: the token did not come to rest")
 		}
 	}
 	if r.fault != nil {
@@ -200,8 +200,8 @@ func (r *run) seal() {
 }
 
 func (r *run) choice(t *tok) *sdk.Choice {
-	c := &sdk.Choice{Token: r.tid(t), Node: t.n.id, Multi: t.n.k == kInclusive}
-	for _, f := range t.n.out {
+	c := &sdk.Choice{Token: r.tid(t), Node: r.node(t).id, Multi: r.node(t).k == kInclusive}
+	for _, f := range r.node(t).out {
 		c.Flows = append(c.Flows, sdk.Flow{ID: f.id, Target: f.dst.id})
 	}
 	return c
@@ -211,7 +211,7 @@ func (r *run) choice(t *tok) *sdk.Choice {
 // at a time: only the fields t sets, and no whole-struct copy, which would
 // go through the runtime's bulk write barrier while a collection marks.
 func (r *run) token(st *sdk.Token, t *tok) {
-	st.ID, st.Node, st.Status = r.tid(t), t.n.id, statuses[t.status]
+	st.ID, st.Node, st.Status = r.tid(t), r.m.idList[t.ni], statuses[t.status]
 	if t.triggers != nil {
 		st.Triggers = t.triggers
 	}

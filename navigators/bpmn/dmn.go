@@ -174,7 +174,7 @@ func (l *loader) zeebeDecision(e *xelem, n *node) {
 // runDecision runs business rule task t: the decision's value becomes its
 // result variable, and the task completes as if a step had returned it.
 func (r *run) runDecision(t *tok) {
-	n := t.n
+	n := r.node(t)
 	d := n.decision
 	v, err := d.model.EvaluateVars(context.Background(), d.id, r.visible(t), r.env.Now)
 	if err != nil {
@@ -203,7 +203,7 @@ func (r *run) visible(t *tok) map[string]any {
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		s := chain[i]
-		for _, name := range s.localNames() {
+		for _, name := range r.localNames(s) {
 			vars[name] = s.attr(name)
 		}
 	}
@@ -211,14 +211,14 @@ func (r *run) visible(t *tok) map[string]any {
 }
 
 // localNames lists the local variables token t holds (see holds).
-func (t *tok) localNames() []string {
+func (r *run) localNames(t *tok) []string {
 	var out []string
 	if t.kind == tkBody {
 		return nil
 	}
 	if t.kind == tkInstance {
 		out = append(out, attrLoopCounter)
-		if mi := t.n.mi; mi != nil {
+		if mi := r.node(t).mi; mi != nil {
 			if mi.element != "" {
 				out = append(out, mi.element)
 			}
@@ -227,7 +227,7 @@ func (t *tok) localNames() []string {
 			}
 		}
 	}
-	for name := range t.n.locals {
+	for name := range r.node(t).locals {
 		out = append(out, name)
 	}
 	return out

@@ -86,6 +86,7 @@ type jobAux struct {
 // run is the state of one call.
 type run struct {
 	m      *model
+	nodes  []*node // m.nodes
 	env    *sdk.Env
 	in     []sdk.Token // the request's tokens: the ids of the original ones
 	toks   []*tok
@@ -188,10 +189,7 @@ func (r *run) alloc() *tok {
 func (t *tok) reset(n *node, status tokStatus, triggers []string, attrs map[string]any) {
 	ix := t.ix
 	t.tokBits = tokBits{}
-	t.ix, t.status = ix, status
-	if t.n != n {
-		t.n = n
-	}
+	t.ix, t.ni, t.status = ix, n.ix, status
 	if !sameSlice(t.triggers, triggers) {
 		t.triggers = triggers
 	}
@@ -236,7 +234,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 	r := runPool.Get().(*run)
 	r.setEnv(&st.Env)
 	if r.m != m {
-		r.m = m
+		r.m, r.nodes = m, m.nodes
 	}
 	r.seq = st.Seq
 	r.trace = r.trace[:0]
@@ -377,6 +375,9 @@ func (r *run) name(t *tok) {
 	}
 }
 
+// node returns t's node.
+func (r *run) node(t *tok) *node { return r.nodes[t.ni] }
+
 // flowOf returns the flow t crossed or arrived on, or nil.
 func (r *run) flowOf(t *tok) *flow {
 	if t.fl == 0 {
@@ -432,14 +433,18 @@ func (r *run) rest(t *tok, status tokStatus, triggers []string) {
 		t.triggers = triggers
 	}
 	t.dirty = true
-	if t.n.timers != nil && len(triggers) > 0 {
-		if len(t.n.timerEvents) == 0 {
-			t.setShared(t.n.timerAttrs, attrTimers)
+	if len(triggers) == 0 {
+		return
+	}
+	n := r.node(t)
+	if n.timers != nil {
+		if len(n.timerEvents) == 0 {
+			t.setShared(n.timerAttrs, attrTimers)
 		} else {
 			t.setAttr(attrTimers, r.timers(t))
 		}
 	}
-	if len(t.n.corrEvents) > 0 && len(triggers) > 0 {
+	if len(n.corrEvents) > 0 {
 		t.setAttr(attrCorrelation, r.correlations(t))
 	}
 }
@@ -521,7 +526,7 @@ func (r *run) drain() {
 			if r.jobs > maxJobs {
 				n := r.jobAux(j).n
 				if t := r.jobTok(j); t != nil {
-					n = t.n
+					n = r.node(t)
 				}
 				r.failf(n, "", "the routine loops without reaching a task or a wait state (more than %d steps in one move)", maxJobs)
 				return
@@ -552,7 +557,7 @@ func (r *run) do(j job) (job, bool) {
 	case opFlowIn:
 		return job{op: opFlowOut, t: j.t}, true
 	case opFlowOut:
-		t.n = r.m.flowList[t.fl-1].dst
+		t.ni = r.m.flowList[t.fl-1].dst.ix
 		return job{op: opEnter, t: j.t}, true
 	case opSignal:
 		return job{op: opExit, t: j.t}, true
@@ -592,7 +597,7 @@ func (r *run) doAux(o op, t *tok, a jobAux) {
 
 // enter handles a token arriving at its node.
 func (r *run) enter(t *tok) {
-	n := t.n
+	n := r.node(t)
 	r.emit(traceEnter, n)
 	switch n.k {
 	case kTask, kReceiveTask, kSubProcess, kCallActivity:
@@ -628,7 +633,7 @@ func (r *run) enter(t *tok) {
 
 // exit leaves t's node along flows (chosen) or along its outgoing flows.
 func (r *run) exit(t *tok, flows []*flow, chosen bool) {
-	n := t.n
+	n := r.node(t)
 	if n.k == kEnd && n.ev == evCancel {
 		r.cancelled(t) // the transaction's compensation finished
 		return
@@ -693,17 +698,18 @@ func (r *run) complete(s *tok) {
 	if r.hasChildren(s) {
 		return // an event started something inside meanwhile
 	}
+	n := r.node(s)
 	switch {
 	case s.kind == tkBody:
 		r.push(opExit, s)
-	case s.n.k == kProcess:
+	case n.k == kProcess:
 		c := s.scope
 		r.kill(s)
 		if c != nil {
 			r.activityDone(c, nil)
 		}
-	case s.n.k == kEventSub:
-		r.emit(traceExit, s.n)
+	case n.k == kEventSub:
+		r.emit(traceExit, n)
 		p := s.scope
 		r.kill(s)
 		r.tryComplete(p)
@@ -728,7 +734,7 @@ func (r *run) evalEnv(t *tok, extra map[string]any) *scope {
 	if attrs == nil && t != nil {
 		attrs = t.attrs
 	}
-	r.sc = scope{env: r.env, token: attrs, at: t, extra: extra}
+	r.sc = scope{env: r.env, token: attrs, at: t, run: r, extra: extra}
 	return &r.sc
 }
 

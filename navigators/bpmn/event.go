@@ -13,10 +13,10 @@ import (
 // flow (message). What the host delivers through Boundary (timers,
 // messages, signals, conditions) fires the same way (fire).
 
-// throwEvent runs intermediate throw event t.n: its messages, then the
+// throwEvent runs intermediate throw event r.node(t): its messages, then the
 // signal, escalation or compensation it throws.
 func (r *run) throwEvent(t *tok) {
-	n := t.n
+	n := r.node(t)
 	r.sendMessages(n)
 	switch n.ev {
 	case evCompensate:
@@ -30,10 +30,10 @@ func (r *run) throwEvent(t *tok) {
 	r.push(opExit, t)
 }
 
-// endEvent runs end event t.n: its messages, then what it throws. A
+// endEvent runs end event r.node(t): its messages, then what it throws. A
 // terminate end event ends its scope; an error nothing catches is a fault.
 func (r *run) endEvent(t *tok) {
-	n := t.n
+	n := r.node(t)
 	r.sendMessages(n)
 	switch n.ev {
 	case evCompensate:
@@ -73,17 +73,17 @@ func describeError(code string) string {
 }
 
 // isHost reports whether boundary events of t's node are attached to t.
-func isHost(t *tok) bool {
-	return t.kind != tkInstance && len(t.n.boundaries) > 0 && t.n.k != kProcess
+func (r *run) isHost(t *tok) bool {
+	return t.kind != tkInstance && len(r.node(t).boundaries) > 0 && r.node(t).k != kProcess
 }
 
 // containerOf returns the container whose event sub-processes scope s
 // holds, or nil.
-func containerOf(s *tok) *node {
-	if s.status != stScope || s.kind == tkBody || !s.n.k.isContainer() {
+func (r *run) containerOf(s *tok) *node {
+	if s.status != stScope || s.kind == tkBody || !r.node(s).k.isContainer() {
 		return nil
 	}
-	return s.n
+	return r.node(s)
 }
 
 // raise throws an error or escalation from t up the scopes: the first
@@ -91,18 +91,18 @@ func containerOf(s *tok) *node {
 // reports whether one did.
 func (r *run) raise(t *tok, ev evKind, key string) bool {
 	s := t
-	if !isHost(t) {
+	if !r.isHost(t) {
 		s = t.scope
 	}
 	for ; s != nil; s = s.scope {
-		if c := containerOf(s); c != nil && !s.interrupted() {
+		if c := r.containerOf(s); c != nil && !s.interrupted() {
 			if st := findSubStart(c, ev, key); st != nil {
 				r.pushN(opCatchSub, s, st, nil)
 				return true
 			}
 		}
-		if isHost(s) && s.status != stMoving {
-			if b := findBoundary(s.n, ev, key); b != nil {
+		if r.isHost(s) && s.status != stMoving {
+			if b := findBoundary(r.node(s), ev, key); b != nil {
 				r.pushN(opCatchBnd, s, b, nil)
 				return true
 			}
@@ -162,14 +162,14 @@ func (r *run) broadcast(key string) {
 			continue
 		}
 		if w.status == stWaiting {
-			switch w.n.k {
+			switch r.node(w).k {
 			case kCatch:
-				if w.n.ev == evSignal && w.n.key == key {
-					r.pushN(opFire, w, w.n, nil)
+				if r.node(w).ev == evSignal && r.node(w).key == key {
+					r.pushN(opFire, w, r.node(w), nil)
 					continue
 				}
 			case kEventGateway:
-				for _, tg := range w.n.targets {
+				for _, tg := range r.node(w).targets {
 					if tg.ev == evSignal && tg.key == key {
 						r.pushN(opFire, w, tg, nil)
 						break
@@ -192,7 +192,7 @@ func (r *run) broadcast(key string) {
 // first), else every non-interrupting one.
 func (r *run) subscriptions(w *tok, ev evKind, key string) {
 	var subs, bnds []*node
-	if c := containerOf(w); c != nil && !w.interrupted() {
+	if c := r.containerOf(w); c != nil && !w.interrupted() {
 		for _, es := range c.eventSubs {
 			for _, s := range es.children {
 				if s.k == kStart && s.ev == ev && s.key == key {
@@ -201,8 +201,8 @@ func (r *run) subscriptions(w *tok, ev evKind, key string) {
 			}
 		}
 	}
-	if isHost(w) {
-		for _, b := range w.n.boundaries {
+	if r.isHost(w) {
+		for _, b := range r.node(w).boundaries {
 			if b.ev == ev && b.key == key {
 				bnds = append(bnds, b)
 			}
@@ -243,19 +243,19 @@ func (r *run) message(tg *node) {
 			continue
 		}
 		switch {
-		case tg.k == kBoundary && w.n == tg.attached && isHost(w):
+		case tg.k == kBoundary && w.ni == tg.attached.ix && r.isHost(w):
 			r.fireBoundary(w, tg)
 			return
-		case tg.k == kStart && tg.parent.k == kEventSub && containerOf(w) == tg.parent.parent:
+		case tg.k == kStart && tg.parent.k == kEventSub && r.containerOf(w) == tg.parent.parent:
 			if tg.interrupting && w.interrupted() {
 				continue
 			}
 			r.fireEventSub(w, tg)
 			return
-		case w.status == stWaiting && w.n == tg && hasString(w.triggers, tg.id):
+		case w.status == stWaiting && w.ni == tg.ix && hasString(w.triggers, tg.id):
 			r.fire(w, tg)
 			return
-		case w.status == stWaiting && w.n.k == kEventGateway && hasNode(w.n.targets, tg):
+		case w.status == stWaiting && r.node(w).k == kEventGateway && hasNode(r.node(w).targets, tg):
 			r.fire(w, tg)
 			return
 		}
@@ -293,25 +293,25 @@ func (r *run) fire(w *tok, ev *node) {
 			return
 		}
 		r.fireEventSub(w, ev)
-	case w.n.k == kEventGateway:
+	case r.node(w).k == kEventGateway:
 		s := w.scope
 		r.kill(w)
 		r.push(opSignal, r.newTok(ev, s))
-	case ev == w.n && w.n.k == kTask && w.attr(attrMsgWait) != nil:
+	case ev == r.node(w) && r.node(w).k == kTask && w.attr(attrMsgWait) != nil:
 		// the message arrived: now the host runs the task (the navigator
 		// a script task)
-		if w.n.script != nil {
+		if r.node(w).script != nil {
 			r.runScript(w)
 			break
 		}
-		if w.n.decision != nil {
+		if r.node(w).decision != nil {
 			r.runDecision(w)
 			break
 		}
-		r.rest(w, stReady, hostTriggers(w))
-	case ev == w.n && w.n.k == kReceiveTask:
+		r.rest(w, stReady, r.hostTriggers(w))
+	case ev == r.node(w) && r.node(w).k == kReceiveTask:
 		r.activityDone(w, nil)
-	case ev == w.n:
+	case ev == r.node(w):
 		r.push(opSignal, w)
 	}
 }
@@ -320,7 +320,7 @@ func (r *run) fire(w *tok, ev *node) {
 func (r *run) fireBoundary(h *tok, b *node) {
 	if b.interrupting {
 		r.killChildren(h)
-		r.emit(traceExit, h.n)
+		r.emit(traceExit, r.node(h))
 		r.kill(h)
 	}
 	r.push(opSignal, r.newTok(b, h.scope))
@@ -333,8 +333,8 @@ func (r *run) fireEventSub(s *tok, st *node) {
 		r.killChildren(s)
 		s.setAttr(attrInterrupted, true)
 		var host []string
-		if s.kind == tkPlain && s.n.k == kSubProcess {
-			host = s.n.hostTriggers
+		if s.kind == tkPlain && r.node(s).k == kSubProcess {
+			host = r.node(s).hostTriggers
 		}
 		r.rest(s, stScope, host)
 	}
@@ -365,8 +365,8 @@ func (r *run) startInstance(s *node) {
 // subscribes to, for the host: the key as text, or {"error": why} when
 // it is not a string or a number (Zeebe raises an incident there).
 func (r *run) correlations(t *tok) map[string]any {
-	out := make(map[string]any, len(t.n.corrEvents))
-	for _, ev := range t.n.corrEvents {
+	out := make(map[string]any, len(r.node(t).corrEvents))
+	for _, ev := range r.node(t).corrEvents {
 		v, err := ev.corrKey.eval(r.evalEnv(t, nil))
 		if n, ok := v.(feel.Number); ok {
 			out[ev.id] = n.String()
@@ -390,11 +390,11 @@ func (r *run) correlations(t *tok) map[string]any {
 // timers evaluates the expression timers of t's node for the host, as in
 // "timeDuration PT5M"; a value that fails stays as written, with the error.
 func (r *run) timers(t *tok) map[string]string {
-	out := make(map[string]string, len(t.n.timers))
-	for k, v := range t.n.timers {
+	out := make(map[string]string, len(r.node(t).timers))
+	for k, v := range r.node(t).timers {
 		out[k] = v
 	}
-	for _, ev := range t.n.timerEvents {
+	for _, ev := range r.node(t).timerEvents {
 		v, err := ev.timerExpr.eval(r.evalEnv(t, nil))
 		if err == nil && v == nil {
 			err = fmt.Errorf("gave null")

@@ -17,7 +17,7 @@ func (r *run) park(t *tok) {
 // parallelJoin fires a parallel join when every incoming flow holds a
 // token (the arriving one included); else the arriving token parks.
 func (r *run) parallelJoin(t *tok) {
-	n := t.n
+	n := r.node(t)
 	var small [8]*tok
 	pick := small[:0]
 	if len(n.in) > len(small) {
@@ -47,7 +47,7 @@ func (r *run) parallelJoin(t *tok) {
 // with the tokens parked at n in scope: the first on each flow.
 func (r *run) parked(pick []*tok, n *node, scope *tok) {
 	for _, p := range r.toks {
-		if p.dead || p.n != n || p.status != stParked || p.scope != scope {
+		if p.dead || p.ni != n.ix || p.status != stParked || p.scope != scope {
 			continue
 		}
 		for i, f := range n.in {
@@ -63,16 +63,16 @@ func (r *run) parked(pick []*tok, n *node, scope *tok) {
 // whether one did.
 func (r *run) inclusiveJoins() bool {
 	for _, t := range r.toks {
-		if t.dead || t.status != stParked || t.n.k != kInclusive {
+		if t.dead || t.status != stParked || r.node(t).k != kInclusive {
 			continue
 		}
-		if pick := r.inclusiveReady(t.n, t.scope); pick != nil {
+		if pick := r.inclusiveReady(r.node(t), t.scope); pick != nil {
 			for _, p := range pick {
 				if p != nil {
 					r.kill(p)
 				}
 			}
-			r.gateway(r.newTok(t.n, t.scope))
+			r.gateway(r.newTok(r.node(t), t.scope))
 			return true
 		}
 	}
@@ -100,10 +100,10 @@ func (r *run) inclusiveReady(n *node, scope *tok) []*tok {
 		}
 		up := n.upstream[i]
 		for _, o := range r.toks {
-			if o.dead || o.scope != scope || (o.n == n && o.status == stParked) {
+			if o.dead || o.scope != scope || (o.ni == n.ix && o.status == stParked) {
 				continue
 			}
-			if up[o.n] {
+			if up[r.node(o)] {
 				return nil
 			}
 		}
@@ -113,7 +113,7 @@ func (r *run) inclusiveReady(n *node, scope *tok) []*tok {
 
 // gateway decides where an exclusive or inclusive gateway goes.
 func (r *run) gateway(t *tok) {
-	n := t.n
+	n := r.node(t)
 	if !anyCond(n.out) {
 		if len(n.out) == 1 {
 			r.pushN(opChosen, t, nil, n.out)
@@ -159,7 +159,7 @@ func (r *run) gateway(t *tok) {
 // without a condition and every flow whose condition holds; the default
 // flow when no other is taken.
 func (r *run) outgoing(t *tok) ([]*flow, bool) {
-	n := t.n
+	n := r.node(t)
 	if !anyCond(n.out) && n.def == nil {
 		return n.out, true
 	}

@@ -8,7 +8,7 @@ package bpmn
 
 // startMI turns t into the body of its multi-instance activity.
 func (r *run) startMI(t *tok) {
-	n := t.n
+	n := r.node(t)
 	mi := n.mi
 	env := r.evalEnv(t, nil)
 	var items []any
@@ -64,7 +64,7 @@ func (r *run) startMI(t *tok) {
 
 // spawn starts instance i (from 0) of body.
 func (r *run) spawn(body *tok, i int) {
-	n := body.n
+	n := r.node(body)
 	it := r.newTok(n, body)
 	it.kind = tkInstance
 	it.setAttr(attrMI, "instance")
@@ -83,7 +83,7 @@ func (r *run) spawn(body *tok, i int) {
 // next one, or completes the body.
 func (r *run) instanceDone(it *tok, output map[string]any) {
 	body := it.scope
-	n := it.n
+	n := r.node(it)
 	mi := n.mi
 	idx, _ := toInt(it.attr(attrLoopCounter))
 	idx--
@@ -143,7 +143,7 @@ func (r *run) instanceDone(it *tok, output map[string]any) {
 
 // finishMI sets the output collection and leaves the activity.
 func (r *run) finishMI(body *tok, outs []any) {
-	n := body.n
+	n := r.node(body)
 	if n.mi.outColl != "" {
 		if r.set == nil {
 			r.set = map[string]any{}

@@ -165,7 +165,7 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 	out := req.Outcome
 	switch {
 	case t.attr(attrChoice) != nil:
-		flows, err := chosen(t, out.Flows)
+		flows, err := r.chosen(t, out.Flows)
 		if err != nil {
 			return nil, err
 		}
@@ -178,24 +178,24 @@ func (nv *Navigator) Next(ctx context.Context, req *sdk.NextRequest) (d *sdk.Dec
 		case sdk.Failed:
 			if out.Error != "" {
 				if !r.raise(t, evError, out.Error) {
-					r.failf(t.n, out.Error, "error %q was not caught", out.Error)
+					r.failf(r.node(t), out.Error, "error %q was not caught", out.Error)
 				}
 			} else {
-				r.failf(t.n, "", "failed")
+				r.failf(r.node(t), "", "failed")
 			}
 		default:
 			return nil, sdk.Errorf(sdk.CodeInvalid, "token %s: unknown outcome status %q", r.tid(t), out.Status)
 		}
-	case t.status == stWaiting && hasString(t.triggers, t.n.id):
+	case t.status == stWaiting && hasString(t.triggers, r.node(t).id):
 		if out.Status == sdk.Failed {
 			if !r.raise(t, evError, out.Error) {
-				r.failf(t.n, out.Error, "%s was not caught", describeError(out.Error))
+				r.failf(r.node(t), out.Error, "%s was not caught", describeError(out.Error))
 			}
 			break
 		}
-		r.fire(t, t.n)
+		r.fire(t, r.node(t))
 	default:
-		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s is %s: Next completes ready tokens and answers choices", r.tid(t), t.n.elem(), statusName(t.status))
+		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s is %s: Next completes ready tokens and answers choices", r.tid(t), r.node(t).elem(), statusName(t.status))
 	}
 	return r.finish(), nil
 }
@@ -230,8 +230,8 @@ func statusName(s tokStatus) string {
 }
 
 // chosen validates the flows the host selected for a choice.
-func chosen(t *tok, ids []string) ([]*flow, error) {
-	n := t.n
+func (r *run) chosen(t *tok, ids []string) ([]*flow, error) {
+	n := r.node(t)
 	if len(ids) == 0 {
 		return nil, sdk.Errorf(sdk.CodeInvalid, "%s: choose one of its outgoing flows: %s", n.elem(), flowIDs(n.out))
 	}
@@ -292,7 +292,7 @@ func (nv *Navigator) Boundary(ctx context.Context, req *sdk.BoundaryRequest) (d 
 		}
 	}()
 	if !hasString(t.triggers, req.Event) {
-		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s does not wait for %q (it waits for: %s)", r.tid(t), t.n.elem(), req.Event, strings.Join(t.triggers, ", "))
+		return nil, sdk.Errorf(sdk.CodeInvalid, "token %s at %s does not wait for %q (it waits for: %s)", r.tid(t), r.node(t).elem(), req.Event, strings.Join(t.triggers, ", "))
 	}
 	ev := r.m.byID[req.Event]
 	if ev == nil {

@@ -43,12 +43,11 @@ func restingStatus(s sdk.TokenStatus) (tokStatus, bool) {
 	return stMoving, false
 }
 
-// tok is the engine's view of one token. Its id, status and flow are
-// numbers, not strings and pointers (see tokBits): the run is pooled, and
-// while a collection marks, every pointer stored into a reused slot pays
-// the GC's write barrier.
+// tok is the engine's view of one token. Its id, node, status and flow
+// are numbers, not strings and pointers (see tokBits): the run is pooled,
+// and while a collection marks, every pointer stored into a reused slot
+// pays the GC's write barrier.
 type tok struct {
-	n        *node
 	scope    *tok
 	triggers []string
 	attrs    map[string]any
@@ -63,11 +62,12 @@ type tok struct {
 type tokBits struct {
 	attempt int
 	delay   int64
-	seq     int64 // a new token's id number, once named (see run.tid)
-	src     int32 // index of an original token in run.in, or -1
-	fl      int32 // one plus the index in model.flowList of the flow crossed or arrived on
-	kids    int32 // live tokens whose scope this is
-	ix      int32 // index in run.toks
+	seq     int64  // a new token's id number, once named (see run.tid)
+	src     int32  // index of an original token in run.in, or -1
+	fl      int32  // one plus the index in model.flowList of the flow crossed or arrived on
+	kids    int32  // live tokens whose scope this is
+	ix      int32  // index in run.toks
+	ni      uint32 // its node's index in model.nodes (see run.node)
 	status  tokStatus
 	kind    tokKind
 

@@ -25,8 +25,8 @@ import (
 // the process scope.
 
 // holds reports whether token t holds a local variable name.
-func (t *tok) holds(name string) bool {
-	n := t.n
+func (r *run) holds(t *tok, name string) bool {
+	n := r.node(t)
 	switch t.kind {
 	case tkBody:
 		return false
@@ -40,9 +40,9 @@ func (t *tok) holds(name string) bool {
 
 // owner is the nearest token, from t outward, that holds a local variable
 // name; nil: the name is a process variable.
-func owner(t *tok, name string) *tok {
+func (r *run) owner(t *tok, name string) *tok {
 	for s := t; s != nil; s = s.scope {
-		if s.holds(name) {
+		if r.holds(s, name) {
 			return s
 		}
 	}
@@ -67,7 +67,7 @@ func (r *run) propagate(t *tok, vars map[string]any) {
 	from := propagationStart(t)
 	var global map[string]any
 	for k, v := range vars {
-		if o := owner(from, k); o != nil {
+		if o := r.owner(from, k); o != nil {
 			o.setAttr(k, v)
 			continue
 		}
@@ -84,7 +84,7 @@ func (r *run) propagate(t *tok, vars map[string]any) {
 // assign writes one (possibly dotted) target of a mapping from token t
 // outward, as propagate does.
 func (r *run) assign(t *tok, path []string, v any, output map[string]any) {
-	if o := owner(propagationStart(t), path[0]); o != nil {
+	if o := r.owner(propagationStart(t), path[0]); o != nil {
 		if len(path) > 1 {
 			m := copyMap(o.attr(path[0]))
 			setPath(m, path[1:], v)

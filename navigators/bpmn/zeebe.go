@@ -213,7 +213,7 @@ func (l *loader) zeebeElsewhere(x *xelem, elem string) {
 // inputs evaluates t's input mappings and headers onto the token, before
 // the host runs its step. Later mappings see earlier ones.
 func (r *run) inputs(t *tok) bool {
-	n := t.n
+	n := r.node(t)
 	if n.headers != nil {
 		t.setAttr(attrHeaders, n.headers)
 	}
@@ -242,7 +242,7 @@ func (r *run) inputs(t *tok) bool {
 // step's result is then local to the activity: the mappings alone decide
 // what the process sees.
 func (r *run) outputs(t *tok, output map[string]any) {
-	n := t.n
+	n := r.node(t)
 	if len(n.outMaps) == 0 {
 		return
 	}
@@ -355,7 +355,7 @@ func (l *loader) zeebeScript(e *xelem, n *node) {
 // runScript runs script task t: its expression's value becomes its result
 // variable, and the task completes as if a step had returned it.
 func (r *run) runScript(t *tok) {
-	n := t.n
+	n := r.node(t)
 	v, err := n.script.value(r.evalEnv(t, nil))
 	if err != nil {
 		r.failf(n, "", "zeebe:script %q: %v", n.script.src, err)
