@@ -178,8 +178,8 @@ func (r *run) alloc() *tok {
 	return t
 }
 
-// reset zeroes t's bits (but its index) and sets its pointer fields but
-// its scope.
+// reset zeroes t's bits but its index, and sets its node, status,
+// triggers and attributes (not its scope).
 //
 // It skips the stores of values t already holds. The run is pooled, and
 // the next call most often puts a like token at the same slot (the

@@ -211,8 +211,8 @@ var idArena struct {
 // idBuffer returns an empty buffer for size bytes of interned ids: carved
 // from idArena while it lasts, else from the heap. Answers hold node ids
 // in every token and trace event; while a collection marks, storing a
-// pointer outside the heap costs the write barrier a range check, where
-// one into the heap is looked up and marked (as for the token ids).
+// pointer outside the heap costs the write barrier one lookup, where one
+// into the heap has its object found and marked (as for the token ids).
 func idBuffer(size int) []byte {
 	a := &idArena
 	a.mu.Lock()

@@ -56,9 +56,9 @@ type tok struct {
 }
 
 // tokBits are the fields of a token that hold no pointer. A slot is reset
-// by zeroing them, then storing the few that are set (see run.slot): a
-// struct built on the stack and copied whole would be read back before
-// its narrow stores reach memory.
+// by zeroing them, then storing the few that are set (see tok.reset): a
+// struct built on the stack and copied whole is read back in wide loads
+// before its narrow stores reach memory, which stalls the copy.
 type tokBits struct {
 	attempt int
 	delay   int64
@@ -123,8 +123,9 @@ func (t *tok) interrupted() bool { b, _ := t.attr(attrInterrupted).(bool); retur
 // ids holds the first token ids, so that naming a token allocates
 // nothing. The table and the ids' bytes (idsText) are globals: a pointer
 // outside the heap costs the GC's write barrier (while a collection
-// marks) a range check, where one into the heap is looked up and marked,
-// and answers store a token's id wherever they name one.
+// marks) one lookup that finds no heap there, where one into the heap has
+// its object found and marked, and answers store a token's id wherever
+// they name one.
 var ids [1024]string
 
 // idsText holds the bytes of ids: 't' and up to four digits each.
