@@ -161,7 +161,7 @@ func (r *run) decision() *sdk.Decision {
 			}
 			continue
 		}
-		if d.Choice == nil && t.attr(attrChoice) != nil {
+		if d.Choice == nil && len(t.attrs) > 0 && !r.parkedAttrs(t) && t.attr(attrChoice) != nil {
 			d.Choice = r.choice(t)
 		}
 		if !t.orig || t.dirty {

@@ -266,7 +266,7 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 		if s.Attempt != 0 || s.DelayMS != 0 {
 			t.attempt, t.delay = s.Attempt, s.DelayMS
 		}
-		if len(t.attrs) > 0 {
+		if len(t.attrs) > 0 && !r.parkedAttrs(t) {
 			switch t.attrs[attrMI] {
 			case "body":
 				t.kind = tkBody
@@ -377,6 +377,26 @@ func (r *run) name(t *tok) {
 
 // node returns t's node.
 func (r *run) node(t *tok) *node { return r.nodes[t.ni] }
+
+// parkedAttrs reports whether t's attributes are the shared ones of a
+// token parked after a flow (its flow only), and sets t's flow if so: a
+// token waiting at a join holds them through every call until the join
+// fires, and they need no lookup of the other attributes.
+func (r *run) parkedAttrs(t *tok) bool {
+	if t.fl == 0 {
+		f, ok := t.attrs[attrFlow].(string)
+		if !ok {
+			return false
+		}
+		fl := r.m.flow(f)
+		if fl == nil || !sameMap(t.attrs, fl.parked) {
+			return false
+		}
+		t.fl = fl.ix + 1
+		return true
+	}
+	return sameMap(t.attrs, r.m.flowList[t.fl-1].parked)
+}
 
 // flowOf returns the flow t crossed or arrived on, or nil.
 func (r *run) flowOf(t *tok) *flow {
