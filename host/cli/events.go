@@ -145,5 +145,5 @@ var temporalLoc = project.StoreLoc{From: project.FromEnv}
 
 // target is the Temporal cluster the flags name (none without --temporal).
 func (f *temporalFlags) target() layer.TemporalTarget {
-	return layer.TemporalTarget{Addr: f.addr, Namespace: f.namespace, Queue: f.queue, LocalSteps: f.localSteps}
+	return layer.TemporalTarget{Addr: f.addr, Namespace: f.namespace, Queue: f.queue, LocalSteps: f.localSteps, QueryTimeout: f.queryTimeout}
 }

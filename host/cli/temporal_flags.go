@@ -2,6 +2,7 @@ package cli
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -15,6 +16,7 @@ const defaultTaskQueue = "sextant"
 type temporalFlags struct {
 	addr, namespace, queue string
 	localSteps             bool
+	queryTimeout           time.Duration // serve's --query-timeout
 }
 
 func (f *temporalFlags) add(c *cobra.Command, client bool) {

@@ -84,11 +84,22 @@ type Target struct {
 	Temporal TemporalTarget
 }
 
+// DefaultQueryTimeout is how long sextant serve --temporal waits for a
+// worker to answer one query of a running workflow (--query-timeout): a
+// worker answers in milliseconds, and with none polling a query would
+// wait as long as the request that asks it.
+const DefaultQueryTimeout = 5 * time.Second
+
 // TemporalTarget is a Temporal cluster: --temporal, --namespace,
 // --task-queue and --local-steps.
 type TemporalTarget struct {
 	Addr, Namespace, Queue string
 	LocalSteps             bool
+	// QueryTimeout bounds each query sextant serve --temporal asks a
+	// running workflow (0: DefaultQueryTimeout): a run no worker
+	// answers for within it is shown from the cluster's record, and what
+	// needs a worker of it is refused.
+	QueryTimeout time.Duration
 }
 
 // Options are what a backend needs of its caller.

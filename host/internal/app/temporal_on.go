@@ -24,6 +24,10 @@ import (
 type onTemporal struct {
 	c client.Client
 	t TemporalTarget
+	// wait bounds each query of a running workflow, and what needs a
+	// worker asks one first (serve --temporal); 0 on the command line,
+	// where a call waits for a worker as long as its caller does.
+	wait time.Duration
 }
 
 func openTemporal(ctx context.Context, t TemporalTarget, _ Options) (Backend, error) {
@@ -89,8 +93,21 @@ func (b *onTemporal) start(ctx context.Context, prep *run.Prepared, in run.Input
 	return temporal.Start(ctx, b.c, b.t.Queue, ri)
 }
 
+// answering refuses, within b.wait, what needs a worker of the task's
+// run when none answers for it (serve --temporal): an update, and
+// following the run, wait for a worker as long as their caller does.
+func (b *onTemporal) answering(ctx context.Context, task string) error {
+	if b.wait == 0 {
+		return nil
+	}
+	return temporal.Answering(ctx, b.c, task, b.wait)
+}
+
 // Resume answers a run's waiting steps and follows it.
 func (b *onTemporal) Resume(ctx context.Context, task string, answers map[string]any) (*run.Result, error) {
+	if err := b.answering(ctx, task); err != nil {
+		return nil, err
+	}
 	if len(answers) > 0 {
 		if err := temporal.Resume(ctx, b.c, task, answers); err != nil {
 			return nil, err
@@ -104,6 +121,9 @@ func (b *onTemporal) Send(ctx context.Context, task string, d run.Delivery) (*ru
 	if task == "" {
 		return nil, &UsageError{errors.New("with --temporal, name the TASK to send to")}
 	}
+	if err := b.answering(ctx, task); err != nil {
+		return nil, err
+	}
 	if err := temporal.Deliver(ctx, b.c, task, d); err != nil {
 		return nil, err
 	}
@@ -112,7 +132,7 @@ func (b *onTemporal) Send(ctx context.Context, task string, d run.Delivery) (*ru
 
 // Signal broadcasts a signal to the runs waiting for it and follows each.
 func (b *onTemporal) Signal(ctx context.Context, pipe string, d run.Delivery) ([]*run.Result, error) {
-	tasks, err := temporal.Broadcast(ctx, b.c, pipe, d.Name, d.Vars)
+	tasks, err := temporal.Broadcast(ctx, b.c, pipe, d.Name, d.Vars, b.wait)
 	if err != nil {
 		return nil, err
 	}
@@ -129,20 +149,46 @@ func (b *onTemporal) Signal(ctx context.Context, pipe string, d run.Delivery) ([
 
 // Task is a task's run as the cluster has it now (sextant serve
 // --temporal shows a run its store lacks so).
-func (b *onTemporal) Task(ctx context.Context, id string) (*store.Task, error) {
-	return temporal.Task(ctx, b.c, id)
+func (b *onTemporal) Task(ctx context.Context, id string) (*serve.ClusterRun, error) {
+	s, err := temporal.Task(ctx, b.c, id, b.wait)
+	if err != nil {
+		return nil, err
+	}
+	return clusterRun(s), nil
 }
 
 // Tree is a task's run as the cluster has it now, with its execution so
 // far while it goes on.
-func (b *onTemporal) Tree(ctx context.Context, id string) (*store.Tree, error) {
-	return temporal.Tree(ctx, b.c, id)
+func (b *onTemporal) Tree(ctx context.Context, id string) (*serve.ClusterRun, error) {
+	s, err := temporal.Tree(ctx, b.c, id, b.wait)
+	if err != nil {
+		return nil, err
+	}
+	return clusterRun(s), nil
 }
 
 // Running lists the runs going on on the cluster that f selects, newest
 // first, each with its status now.
-func (b *onTemporal) Running(ctx context.Context, f serve.ClusterFilter) ([]*store.Task, error) {
-	return temporal.Running(ctx, b.c, temporal.Filter(f))
+func (b *onTemporal) Running(ctx context.Context, f serve.ClusterFilter) ([]*serve.ClusterRun, error) {
+	seen, err := temporal.Running(ctx, b.c, temporal.Filter{Pipeline: f.Pipeline, Status: f.Status, Tag: f.Tag,
+		Since: f.Since, Until: f.Until, Wait: b.wait})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*serve.ClusterRun, len(seen))
+	for i, s := range seen {
+		out[i] = clusterRun(s)
+	}
+	return out, nil
+}
+
+// clusterRun is a run as the cluster has it, in serve's terms.
+func clusterRun(s *temporal.Seen) *serve.ClusterRun {
+	r := &serve.ClusterRun{Tree: s.Tree}
+	if s.NoWorker {
+		r.Workers = serve.WorkersNone
+	}
+	return r
 }
 
 // ServeCluster is sextant serve's --temporal: a function that connects to
@@ -157,14 +203,24 @@ func ServeCluster(t TemporalTarget, o Options) func(context.Context) (serve.Clus
 		if err != nil {
 			return nil, err
 		}
-		return b.(*onTemporal), nil
+		ot := b.(*onTemporal)
+		if ot.wait = t.QueryTimeout; ot.wait == 0 {
+			ot.wait = DefaultQueryTimeout
+		}
+		return ot, nil
 	}
 }
 
 var _ serve.Cluster = (*onTemporal)(nil)
 
-// Cancel cancels a run's workflow; the workers record it.
+// Cancel cancels a run's workflow; the workers record it. On serve
+// --temporal, a run no worker answers for is refused, not cancelled
+// without who and why (RATIONALE "Why a Temporal cancel is an update
+// first, and serve --temporal acts through the app layer").
 func (b *onTemporal) Cancel(ctx context.Context, task string, c run.Cancelled) (*run.Result, error) {
+	if err := b.answering(ctx, task); err != nil {
+		return nil, err
+	}
 	return temporal.Cancel(ctx, b.c, task, c)
 }
 

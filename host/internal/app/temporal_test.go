@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,40 +74,70 @@ func TestOpenTemporal(t *testing.T) {
 // server and wants the status given.
 func serveOnTemporal(ctx context.Context, t *testing.T, queue string) (f fixture, tt TemporalTarget, call func(method, path string, body any, want int, out any), base string) {
 	t.Helper()
+	sv := serveCluster(ctx, t, TemporalTarget{Queue: queue})
+	return sv.f, sv.tt, sv.call, sv.base
+}
+
+// served is a sextant serve --temporal over a dev server (serveCluster).
+type served struct {
+	f    fixture
+	tt   TemporalTarget
+	call func(method, path string, body any, want int, out any)
+	base string
+	// worker is the worker started first; addWorker starts another.
+	worker    *temporal.Worker
+	addWorker func() *temporal.Worker
+}
+
+// serveCluster is serveOnTemporal on tt's queue, with tt's query
+// timeout, its pipeline directory holding needs-topic (testdata) beside
+// f's pipeline.
+func serveCluster(ctx context.Context, t *testing.T, tt TemporalTarget) *served {
+	t.Helper()
 	srv := temporaltest.Start(t)
-	f = newFixture(t)
-	st, err := store.Open(ctx, f.store, store.NewConfig().WithLogger(quiet()).WithSyncCheckpoints(false))
+	sv := &served{f: newFixture(t)}
+	dir := filepath.Dir(filepath.Dir(sv.f.pipeline))
+	if err := os.CopyFS(filepath.Join(dir, "needs-topic"), os.DirFS(filepath.Join("testdata", "needs-topic"))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, sv.f.store, store.NewConfig().WithLogger(quiet()).WithSyncCheckpoints(false))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	tt = TemporalTarget{Addr: srv.HostPort, Namespace: srv.Namespace, Queue: queue}
-	m, closeAll, err := temporal.LoadPipelines(ctx, filepath.Dir(filepath.Dir(f.pipeline)), temporal.StoreSink(st), prepare, quiet())
+	tt.Addr, tt.Namespace = srv.HostPort, srv.Namespace
+	sv.tt = tt
+	m, closeAll, err := temporal.LoadPipelines(ctx, dir, temporal.StoreSink(st), prepare, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeAll(context.Background()) })
-	w, err := temporal.NewWorker(srv.Dial(t), temporal.WorkerOptions{TaskQueue: tt.Queue, Pipelines: m, Sink: temporal.StoreSink(st)})
-	if err != nil {
-		t.Fatal(err)
+	sv.addWorker = func() *temporal.Worker {
+		t.Helper()
+		w, err := temporal.NewWorker(srv.Dial(t), temporal.WorkerOptions{TaskQueue: tt.Queue, Pipelines: m, Sink: temporal.StoreSink(st)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+		return w
 	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	sv.worker = sv.addWorker()
 	cl, err := ServeCluster(tt, options())(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close() })
-	s, err := serve.New(serve.Options{Store: st, Prepare: prepare, Logger: quiet(), Cluster: cl,
-		Pipelines: filepath.Dir(filepath.Dir(f.pipeline))})
+	s, err := serve.New(serve.Options{Store: st, Prepare: prepare, Logger: quiet(), Cluster: cl, Pipelines: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
-	call = func(method, path string, body any, want int, out any) {
+	sv.base = hs.URL
+	sv.call = func(method, path string, body any, want int, out any) {
 		t.Helper()
 		var rd io.Reader
 		if body != nil {
@@ -117,7 +148,7 @@ func serveOnTemporal(ctx context.Context, t *testing.T, queue string) (f fixture
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s %s: %v", method, path, err)
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
@@ -130,7 +161,7 @@ func serveOnTemporal(ctx context.Context, t *testing.T, queue string) (f fixture
 			}
 		}
 	}
-	return f, tt, call, hs.URL
+	return sv
 }
 
 // TestServeOperatesTemporalRuns: a sextant serve with --temporal shows a
@@ -245,7 +276,7 @@ func TestServeStartsTemporalRuns(t *testing.T) {
 	if res.Task != "via-api" || res.Status != store.StatusWaiting {
 		t.Fatalf("started through the API: %+v, want task via-api waiting for a person", res)
 	}
-	if onCluster, err := cl.Task(ctx, "via-api"); err != nil || onCluster.Status != store.StatusWaiting || onCluster.Pipeline != "email-triage" {
+	if onCluster, err := cl.Task(ctx, "via-api"); err != nil || onCluster.Task.Status != store.StatusWaiting || onCluster.Task.Pipeline != "email-triage" {
 		t.Fatalf("the cluster has %+v, %v; want the run waiting there", onCluster, err)
 	}
 	var d struct {
@@ -297,7 +328,16 @@ func TestServeStartsTemporalRuns(t *testing.T) {
 	} {
 		call("POST", "/api/v1/runs", bad.body, bad.want, nil)
 	}
-	for _, id := range []string{"bad-1", "bad-2", "bad-3"} {
+	// An input the routine refuses (needs-topic's chain needs topic) is
+	// refused before the workflow starts, naming what it lacks.
+	var refused struct {
+		Error serve.Error `json:"error"`
+	}
+	call("POST", "/api/v1/runs", map[string]any{"pipeline": "needs-topic", "id": "no-topic", "input": map[string]any{"subject": "hi"}}, 400, &refused)
+	if refused.Error.Code != serve.CodeBadRequest || !strings.Contains(refused.Error.Message, `missing input "topic"`) {
+		t.Fatalf("an input the routine refuses: %+v, want a 400 naming topic", refused.Error)
+	}
+	for _, id := range []string{"bad-1", "bad-2", "bad-3", "no-topic"} {
 		if _, err := cl.Task(ctx, id); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a refused request left task %s on the cluster: %v", id, err)
 		}
@@ -307,7 +347,83 @@ func TestServeStartsTemporalRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after) != len(before) || len(after) != 1 || after[0].ID != accepted.Task {
+	if len(after) != len(before) || len(after) != 1 || after[0].Task.ID != accepted.Task {
 		t.Fatalf("runs going on after the refused requests: %+v, want only %s", after, accepted.Task)
+	}
+	// With its input, the same pipeline runs on the cluster.
+	call("POST", "/api/v1/runs", map[string]any{"pipeline": "needs-topic", "id": "with-topic", "input": map[string]any{"topic": "hi"}}, 200, &res)
+	if res.Status != store.StatusCompleted || res.Output["said"] != "hi" {
+		t.Fatalf("needs-topic with its topic: %+v, want completed saying hi", res)
+	}
+}
+
+// TestServeTemporalRunsWithoutWorkers: with every worker of a run's task
+// queue stopped, sextant serve --temporal lists the run and shows its
+// page within the query timeout, from what the cluster records (running
+// since it began, its pipeline and tags) marked "workers: none
+// answering", under any status filter; an answer, a message, a signal
+// and a cancel are refused as unavailable, naming the task queue, and
+// change nothing; once a worker polls again the run shows as it is,
+// waiting for its answer.
+func TestServeTemporalRunsWithoutWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sv := serveCluster(ctx, t, TemporalTarget{Queue: "q-serve-noworker", QueryTimeout: 300 * time.Millisecond})
+	call := sv.call
+	var res run.Result
+	call("POST", "/api/v1/runs", map[string]any{"pipeline": "email-triage", "id": "unanswered", "input": sv.f.input, "tags": []string{"nightly"}}, 200, &res)
+	if res.Status != store.StatusWaiting {
+		t.Fatalf("started: %+v, want waiting for a person", res)
+	}
+	sv.worker.Stop()
+
+	var d serve.TaskDetail
+	call("GET", "/api/v1/tasks/unanswered", nil, 200, &d)
+	if d.Workers != serve.WorkersNone || d.Task.Status != store.StatusRunning || d.Task.Pipeline != "email-triage" ||
+		!slices.Equal(d.Task.Tags, []string{"nightly"}) || d.Task.Created.IsZero() || len(d.Executions) != 0 {
+		t.Fatalf("with no worker the run shows as %+v, workers %q, executions %+v", d.Task, d.Workers, d.Executions)
+	}
+	var page serve.TaskPage
+	for _, query := range []string{"", "status=waiting", "status=running", "tag=nightly"} {
+		page = serve.TaskPage{}
+		call("GET", "/api/v1/tasks?"+query, nil, 200, &page)
+		if len(page.Tasks) != 1 || page.Tasks[0].ID != "unanswered" || page.Tasks[0].Workers != serve.WorkersNone || page.Tasks[0].Status != store.StatusRunning {
+			t.Fatalf("with no worker, %q lists %+v", query, page.Tasks)
+		}
+	}
+	var refused struct {
+		Error serve.Error `json:"error"`
+	}
+	for _, op := range []struct {
+		path string
+		body any
+	}{
+		{"/api/v1/tasks/unanswered/resume", map[string]any{"answers": map[string]any{"answer": "yes"}}},
+		{"/api/v1/tasks/unanswered/messages", map[string]any{"name": "paid"}},
+		{"/api/v1/tasks/unanswered/cancel", map[string]any{"by": "ann"}},
+		{"/api/v1/signals", map[string]any{"name": "go", "pipeline": "email-triage"}},
+	} {
+		call("POST", op.path, op.body, 503, &refused)
+		if refused.Error.Code != serve.CodeUnavailable || !strings.Contains(refused.Error.Message, `no worker is polling task queue "q-serve-noworker"`) {
+			t.Fatalf("POST %s with no worker: %+v", op.path, refused.Error)
+		}
+	}
+
+	sv.addWorker()
+	// The new worker's first poll may reach the server after the first
+	// query does: ask until it answers, within the test's bound.
+	tries := 0
+	for ; tries == 0 || d.Workers != ""; tries++ {
+		d = serve.TaskDetail{}
+		call("GET", "/api/v1/tasks/unanswered", nil, 200, &d)
+	}
+	t.Logf("the run showed as it is after %d requests", tries)
+	if d.Task.Status != store.StatusWaiting || len(d.Task.Waits) == 0 || d.Task.Waits[0].Kind != store.WaitHuman || len(d.Executions) != 1 {
+		t.Fatalf("with a worker back the run shows as %+v, executions %+v", d.Task, d.Executions)
+	}
+	page = serve.TaskPage{}
+	call("GET", "/api/v1/tasks?status=waiting", nil, 200, &page)
+	if len(page.Tasks) != 1 || page.Tasks[0].Workers != "" || page.Tasks[0].Status != store.StatusWaiting {
+		t.Fatalf("with a worker back, the list has %+v", page.Tasks)
 	}
 }

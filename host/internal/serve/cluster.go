@@ -22,17 +22,23 @@ import (
 // first, and serve --temporal acts through the app layer"). A task it has
 // no run of is an error matching store.ErrNotFound; a change the run
 // does not allow (it ended, waits for nothing of the kind) one matching
-// sdk.ErrInvalid.
+// sdk.ErrInvalid; a change that needs a worker of the run when none
+// answers one matching sdk.ErrUnavailable, returned within the cluster's
+// query bound rather than when a worker comes back. A run going on that
+// no worker answers for is shown from what the cluster records
+// (ClusterRun.Workers), not waited for.
 type Cluster interface {
 	// Task is the task's run as the cluster has it now.
-	Task(ctx context.Context, id string) (*store.Task, error)
+	Task(ctx context.Context, id string) (*ClusterRun, error)
 	// Tree is Task with, while the run goes on, its execution so far:
 	// the spans the cluster holds that the store has not been given yet,
 	// and the state of its last step.
-	Tree(ctx context.Context, id string) (*store.Tree, error)
+	Tree(ctx context.Context, id string) (*ClusterRun, error)
 	// Running lists the runs going on that f selects, newest first, each
-	// with its status now (running, or waiting with its waits).
-	Running(ctx context.Context, f ClusterFilter) ([]*store.Task, error)
+	// with its status now (running, or waiting with its waits), or, when
+	// no worker answers for it, whatever f.Status, as the cluster
+	// records it.
+	Running(ctx context.Context, f ClusterFilter) ([]*ClusterRun, error)
 	// Start starts a run of prep's pipeline on in (its ID set) on the
 	// cluster, under the version the cluster's workers find live unless
 	// the pipeline is pinned; with follow it returns the run's result
@@ -45,6 +51,21 @@ type Cluster interface {
 	Signal(ctx context.Context, pipeline string, d run.Delivery) ([]*run.Result, error)
 	Cancel(ctx context.Context, task string, c run.Cancelled) (*run.Result, error)
 	Close() error
+}
+
+// WorkersNone is ClusterRun.Workers, TaskRow.Workers and
+// TaskDetail.Workers for a run going on that no worker answered for
+// within the cluster's query bound (every worker down, say): its task is
+// what the cluster itself records (status running since it began, its
+// pipeline and tags), and its status now is unknown.
+const WorkersNone = "none answering"
+
+// ClusterRun is a task's run as the cluster has it now: its tree (the
+// task; from Tree, while it goes on, its execution so far) and Workers,
+// WorkersNone when no worker answered for it, else "".
+type ClusterRun struct {
+	store.Tree
+	Workers string
 }
 
 // onCluster reports whether task id is the cluster's: the server has a
@@ -106,10 +127,11 @@ type ClusterFilter struct {
 // the workers staged into this store, then those the workflow holds, and
 // the recordings they name. Once the run ended, the store has it.
 func (s *Server) clusterTask(ctx context.Context, id string) (int, any, error) {
-	tr, err := s.opts.Cluster.Tree(ctx, id)
+	cr, err := s.opts.Cluster.Tree(ctx, id)
 	if err != nil {
 		return 0, nil, clusterErr(id, false, err)
 	}
+	tr := &cr.Tree
 	calls := []*store.Recording{}
 	for i := range tr.Executions {
 		x := &tr.Executions[i]
@@ -136,7 +158,7 @@ func (s *Server) clusterTask(ctx context.Context, id string) (int, any, error) {
 			calls = append(calls, r)
 		}
 	}
-	return 200, TaskDetail{Tree: tr, Calls: calls}, nil
+	return 200, TaskDetail{Tree: tr, Calls: calls, Workers: cr.Workers}, nil
 }
 
 // mergeSpans is an execution's spans in seq order: those staged into the
@@ -158,14 +180,14 @@ func (s *Server) clusterRows(ctx context.Context, q store.Query, rewardFilter bo
 		q.Status != "" && q.Status != store.StatusRunning && q.Status != store.StatusWaiting {
 		return nil, nil
 	}
-	ts, err := s.opts.Cluster.Running(ctx, ClusterFilter{Pipeline: q.Pipeline, Status: q.Status, Tag: q.Tag, Since: q.Since, Until: q.Until})
+	runs, err := s.opts.Cluster.Running(ctx, ClusterFilter{Pipeline: q.Pipeline, Status: q.Status, Tag: q.Tag, Since: q.Since, Until: q.Until})
 	if err != nil {
 		return nil, err
 	}
 	var rows []TaskRow
-	for _, t := range ts {
-		if _, err := s.opts.Store.Task(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
-			rows = append(rows, TaskRow{Task: *t})
+	for _, r := range runs {
+		if _, err := s.opts.Store.Task(ctx, r.Task.ID); errors.Is(err, store.ErrNotFound) {
+			rows = append(rows, TaskRow{Task: r.Task, Workers: r.Workers})
 		}
 	}
 	return rows, nil

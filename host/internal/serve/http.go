@@ -42,6 +42,9 @@ const (
 	CodeTimeout      = "timeout"
 	CodeUnsupported  = "unsupported_media_type"
 	CodeInternal     = "internal"
+	// CodeUnavailable: what the request needs cannot answer now (serve
+	// --temporal: no worker polls the run's task queue); try again later.
+	CodeUnavailable = "unavailable"
 )
 
 func badRequest(format string, args ...any) *Error {
@@ -228,6 +231,8 @@ func (s *Server) toError(r *http.Request, err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, run.ErrNoWaiter), errors.Is(err, sdk.ErrInvalid), errors.Is(err, store.ErrBadCursor), errors.Is(err, store.ErrInvalid):
 		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: err.Error()}
+	case errors.Is(err, sdk.ErrUnavailable):
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: err.Error()}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &Error{Status: http.StatusRequestTimeout, Code: CodeTimeout, Message: err.Error()}
 	case errors.Is(err, context.Canceled):

@@ -36,14 +36,16 @@ func schemas() obj {
 	strs := arr(obj{"type": "string"})
 	return obj{
 		"Object":       anyObj,
-		"Error":        object(obj{"error": object(obj{"code": str("bad_request, unauthorized, forbidden, not_found, conflict, too_large, unsupported_media_type or internal"), "message": str("what went wrong")}, "code", "message")}, "error"),
+		"Error":        object(obj{"error": object(obj{"code": str("bad_request, unauthorized, forbidden, not_found, conflict, too_large, unsupported_media_type, unavailable or internal"), "message": str("what went wrong")}, "code", "message")}, "error"),
 		"PipelineList": object(obj{"pipelines": arr(object(obj{"name": str("pipeline name"), "file": str("pipeline file")}))}),
 		"Task": object(obj{"id": str("task id"), "pipeline": str(""), "status": str("running, waiting, completed, failed, cancelled, incident or interrupted"), "created": str("RFC 3339"), "tags": strs, "input": anyObj, "truth": obj{}, "strategy": anyObj, "waits": arr(anyObj),
-			"owner": obj{"type": "object", "description": "the lease (pid, host, started) of the process running it"}, "incident": obj{"type": "object", "description": "where (node, position) and why (kind, error) it stopped"}, "cancelled": obj{"type": "object", "description": "who cancelled it (by), why (reason) and when (at)"}, "rewards": intg("number of rewards"), "mean_reward": num("mean of the rewards, absent without any")}),
+			"owner": obj{"type": "object", "description": "the lease (pid, host, started) of the process running it"}, "incident": obj{"type": "object", "description": "where (node, position) and why (kind, error) it stopped"}, "cancelled": obj{"type": "object", "description": "who cancelled it (by), why (reason) and when (at)"}, "rewards": intg("number of rewards"), "mean_reward": num("mean of the rewards, absent without any"),
+			"workers": str("serve --temporal: \"none answering\" for a run going on that no worker answered for; its status is then the cluster's record (running) and its status now unknown")}),
 		"TaskPage": object(obj{"tasks": arr(ref("Task")), "next_cursor": str("pass as cursor for the next page; absent on the last"),
 			"cluster_first_page": obj{"type": "boolean", "description": "serve --temporal: the runs going on on the cluster that the filters select are listed above the stored tasks of the first page only, whatever the limit"}}, "tasks"),
 		"TaskDetail": object(obj{"task": ref("Task"), "executions": arr(object(obj{"execution": anyObj, "spans": arr(anyObj), "checkpoint": anyObj})),
-			"rewards": arr(ref("Reward")), "recordings": strs, "calls": arr(ref("Recording"))}, "task", "executions", "calls"),
+			"rewards": arr(ref("Reward")), "recordings": strs, "calls": arr(ref("Recording")),
+			"workers": str("serve --temporal: \"none answering\" for a run going on that no worker answered for; the task is then the cluster's record, with no execution")}, "task", "executions", "calls"),
 		"Recording":     object(obj{"hash": str(""), "kind": str("chat or human"), "provider": str(""), "request": anyObj, "response": obj{}, "usage": anyObj, "latency_ns": intg(""), "task": str(""), "created": str("")}),
 		"Reward":        object(obj{"task": str(""), "seq": intg(""), "execution": str(""), "span_id": str(""), "value": num(""), "tags": strs, "note": str(""), "created": str("")}),
 		"RewardRequest": object(obj{"value": num("from -1 (bad) to 1 (good)"), "span_id": str("16 hex digits: a span of the task"), "execution": str("an execution of the task"), "tags": strs, "note": str("at most 4096 bytes")}, "value"),
@@ -132,6 +134,9 @@ func (s *Server) document() obj {
 			resps["409"] = errResp("conflicts with the stored state")
 			resps["413"] = errResp("request body too large")
 			resps["415"] = errResp("the body is not of the media type asked for")
+			if s.opts.Cluster != nil {
+				resps["503"] = errResp("serve --temporal: no worker polls the task queue of a run this needs to reach; nothing was done")
+			}
 		}
 		if rt.ID == "startRun" {
 			resps["202"] = obj{"description": "started (wait=false)", "content": obj{"application/json": obj{"schema": object(obj{"task": str("")})}}}

@@ -54,6 +54,10 @@ type TaskRow struct {
 	store.Task
 	Rewards    int      `json:"rewards"`
 	MeanReward *float64 `json:"mean_reward,omitempty"`
+	// Workers is WorkersNone for a run going on on the cluster that no
+	// worker answered for: its status is the cluster's record, running,
+	// and its status now unknown.
+	Workers string `json:"workers,omitempty"`
 }
 
 func queryTime(q url.Values, name string) (time.Time, error) {
@@ -174,6 +178,10 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 type TaskDetail struct {
 	*store.Tree
 	Calls []*store.Recording `json:"calls"`
+	// Workers is WorkersNone for a run going on on the cluster that no
+	// worker answered for (TaskRow.Workers): the task is the cluster's
+	// record, with no execution.
+	Workers string `json:"workers,omitempty"`
 }
 
 func (s *Server) getTask(r *http.Request) (int, any, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -174,17 +175,25 @@ func Deliver(ctx context.Context, c client.Client, task string, d run.Delivery) 
 // Broadcast delivers the signal name to every running sextant workflow
 // (of pipeline, when not "") that waits for it, oldest first, and returns
 // their task ids in that order. None waiting is not an error: a BPMN
-// signal nobody catches is lost.
-func Broadcast(ctx context.Context, c client.Client, pipeline, name string, vars map[string]any) ([]string, error) {
-	waiting, err := Running(ctx, c, Filter{Pipeline: pipeline, Status: store.StatusWaiting})
+// signal nobody catches is lost. A run no worker answers for (within
+// wait, when not 0) may wait for it: then the signal is delivered to
+// none and the error is a *NoWorkerError, so that it is not lost on the
+// runs no worker could be asked about.
+func Broadcast(ctx context.Context, c client.Client, pipeline, name string, vars map[string]any, wait time.Duration) ([]string, error) {
+	waiting, err := Running(ctx, c, Filter{Pipeline: pipeline, Status: store.StatusWaiting, Wait: wait})
 	if err != nil {
 		return nil, err
+	}
+	for _, s := range waiting {
+		if s.NoWorker {
+			return nil, fmt.Errorf("signal %q delivered to none: %w", name, &NoWorkerError{Task: s.Task.ID, Queue: s.queue})
+		}
 	}
 	d := run.Delivery{Kind: store.WaitSignal, Name: name, Vars: vars}
 	var out []string
 	for i := len(waiting) - 1; i >= 0; i-- { // the list is newest first
-		id := waiting[i].ID
-		if !run.Matches(waiting[i].Waits, d) {
+		id := waiting[i].Task.ID
+		if !run.Matches(waiting[i].Task.Waits, d) {
 			continue
 		}
 		if err := Deliver(ctx, c, id, d); err != nil {

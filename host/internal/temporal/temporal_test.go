@@ -415,7 +415,7 @@ func TestMessagesAndSignals(t *testing.T) {
 	if res.Status != store.StatusWaiting || len(res.Waits) != 1 || res.Waits[0].Kind != store.WaitMessage || res.Waits[0].Name != "approved" {
 		t.Fatalf("after the timer: %+v", res)
 	}
-	if got, err := temporal.Broadcast(ctx, cl.c, "", "go", nil); err != nil || len(got) != 0 {
+	if got, err := temporal.Broadcast(ctx, cl.c, "", "go", nil, 0); err != nil || len(got) != 0 {
 		t.Fatalf("a signal nobody waits for yet: %v %v", got, err)
 	}
 	must(t, temporal.Deliver(ctx, cl.c, "ev-1", run.Delivery{Kind: store.WaitMessage, Name: "approved", Vars: map[string]any{"who": "ann"}}))
@@ -424,10 +424,10 @@ func TestMessagesAndSignals(t *testing.T) {
 	if res.Status != store.StatusWaiting || len(res.Waits) != 1 || res.Waits[0].Kind != store.WaitSignal {
 		t.Fatalf("after the message: %+v", res)
 	}
-	if got, err := temporal.Broadcast(ctx, cl.c, "other-pipeline", "go", nil); err != nil || len(got) != 0 {
+	if got, err := temporal.Broadcast(ctx, cl.c, "other-pipeline", "go", nil, 0); err != nil || len(got) != 0 {
 		t.Fatalf("a signal for another pipeline's runs: %v %v", got, err)
 	}
-	got, err := temporal.Broadcast(ctx, cl.c, "events", "go", nil)
+	got, err := temporal.Broadcast(ctx, cl.c, "events", "go", nil, 0)
 	if err != nil || len(got) != 1 || got[0] != "ev-1" {
 		t.Fatalf("broadcast: %v %v", got, err)
 	}

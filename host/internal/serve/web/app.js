@@ -92,6 +92,12 @@ function fmtMs(ms) {
 function statusCell(s) {
   return h("span", { class: "status-" + s }, s);
 }
+// workersNote marks a Temporal run no worker answered for: its status is
+// Temporal's record (running), its status now unknown.
+function workersNote(workers) {
+  if (!workers) return null;
+  return h("span", { class: "muted workers-none", title: "no worker answered for this run: its status now is unknown; answers, messages and cancels wait for a worker" }, " workers: " + workers);
+}
 function attr(sp, name) {
   return sp.attributes ? sp.attributes[name] : undefined;
 }
@@ -127,7 +133,7 @@ async function runsPage(params) {
       const page = await api("GET", "/tasks?" + q.toString());
       const rows = page.tasks.map((t) => h("tr", { "data-task": t.id },
         h("td", {}, h("a", { href: "#/task/" + encodeURIComponent(t.id) }, t.id)),
-        h("td", {}, statusCell(t.status)),
+        h("td", {}, statusCell(t.status), workersNote(t.workers)),
         h("td", {}, t.pipeline),
         h("td", {}, t.strategy && t.strategy.version ? t.strategy.version : ""),
         h("td", {}, fmtTime(t.created)),
@@ -165,7 +171,8 @@ async function taskPage(id) {
   for (const c of d.calls || []) calls[c.hash] = c;
   const humans = (d.calls || []).filter((c) => c.kind === "human");
   const summary = h("dl", { class: "kv card" },
-    h("dt", {}, "status"), h("dd", {}, statusCell(t.status)),
+    h("dt", {}, "status"), h("dd", {}, statusCell(t.status), workersNote(d.workers)),
+    d.workers ? [h("dt", {}, "workers"), h("dd", { id: "workers-none" }, d.workers + ": no worker polls this run's task queue, so its status now is unknown and what Temporal records is shown (running since " + fmtTime(t.created) + "); answers, messages and cancels are refused until a worker runs")] : null,
     h("dt", {}, "pipeline"), h("dd", {}, t.pipeline),
     h("dt", {}, "strategy"), h("dd", {}, t.strategy ? (t.strategy.name || "") + " " + (t.strategy.version || "") : ""),
     h("dt", {}, "created"), h("dd", {}, fmtTime(t.created)),
