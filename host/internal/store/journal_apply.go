@@ -180,15 +180,16 @@ func recSize(r *jrec) int {
 
 // applier is one apply transaction: records applied in order, with the
 // writes that only their last value matters for (an execution's
-// checkpoint and record) and the spans of an execution (merged into one
-// entry) set at the end.
+// checkpoint and record) and the spans and usage of an execution (each
+// merged into one entry) set at the end.
 type applier struct {
 	s    *Store
 	txn  *badger.Txn
 	cps  map[seqID]*jrec
 	exs  map[seqID]*jrec
 	accs map[seqID]*spanAcc
-	buf  []byte // merged span values; Badger keeps them until the commit
+	uses map[seqID]*usageAcc
+	buf  []byte // merged span and usage values; Badger keeps them until the commit
 }
 
 // spanAcc is a run of fresh span entries of an execution being merged.
@@ -241,20 +242,29 @@ func (a *applier) apply(r *jrec) error {
 	if err := placeUsageAt(txn, r.kvs, r.task, r.sum); err != nil {
 		return err
 	}
-	for _, e := range r.kvs {
-		if isSpanKeyOf(e.k, r.task, r.exec) {
-			if err := a.addSpans(id, e); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := txn.Set(e.k, e.v); err != nil {
+	rewrite := len(r.rewrites) > 0
+	if rewrite {
+		// A rewrite reads the entries of its execution: those merged so
+		// far go in first.
+		if err := a.flushUsage(id); err != nil {
 			return err
 		}
 	}
-	if len(r.rewrites) > 0 {
-		// A rewrite reads the entries of its execution: those merged so
-		// far go in first.
+	for _, e := range r.kvs {
+		var err error
+		switch {
+		case isSpanKeyOf(e.k, r.task, r.exec):
+			err = a.addSpans(id, e)
+		case !rewrite && isUsageKeyOf(e.k, r.task, r.exec):
+			err = a.addUsage(id, e)
+		default:
+			err = setSpanKV(txn, e, rewrite)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if rewrite {
 		if err := a.flushSpans(id); err != nil {
 			return err
 		}
@@ -382,6 +392,11 @@ func (a *applier) flush() error {
 	txn := a.txn
 	for _, acc := range a.accs {
 		if err := a.setAcc(acc); err != nil {
+			return err
+		}
+	}
+	for _, u := range a.uses {
+		if err := a.setUsage(u); err != nil {
 			return err
 		}
 	}

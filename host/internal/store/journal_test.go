@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -437,4 +438,64 @@ func TestJournalMergesSpans(t *testing.T) {
 	checkSteps(t, s, "merge", 5)
 	journalStep(t, s, "merge", 6) // a later burst: an entry of its own
 	checkSteps(t, s, "merge", 6)
+}
+
+// TestJournalMergesUsage applies a run's journaled calls in one
+// transaction: their usage becomes one entry, and a call written again
+// alone keeps the others of that entry.
+func TestJournalMergesUsage(t *testing.T) {
+	holdJournal(t)
+	s := openTest(t)
+	ctx := context.Background()
+	const id, ex = "use", "use-e1"
+	must(t, s.Begin(ctx, &Task{ID: id, Pipeline: "p", Input: json.RawMessage(`{}`)}, &Execution{ID: ex},
+		&Checkpoint{State: []byte(`{"step":0}`)}))
+	for n := 1; n <= 5; n++ {
+		must(t, s.Checkpoint(ctx, &Checkpoint{Task: id, Execution: ex, Step: uint64(n), State: []byte(`{}`)},
+			callSpan(id, ex, 0, int64(n), 1, 0.5)))
+	}
+	must(t, s.Sync())
+	entries := 0
+	must(t, s.scan(ctx, []byte(pSum), func(key, val []byte) error {
+		if isUsageKeyOf(key, id, ex) {
+			entries++
+		}
+		return nil
+	}))
+	if entries != 1 {
+		t.Errorf("%d usage entries, want 1", entries)
+	}
+	calls := func() []CallUsage {
+		t.Helper()
+		var got []CallUsage
+		must(t, s.EachSummary(ctx, Query{}, func(ts *TaskSummary) error {
+			for _, es := range ts.Executions {
+				got = append(got, es.Calls...)
+			}
+			return nil
+		}))
+		return got
+	}
+	want := []CallUsage{{1, 2, 0.5}, {2, 3, 0.5}, {3, 4, 0.5}, {4, 5, 0.5}, {5, 6, 0.5}}
+	if got := calls(); !slices.Equal(got, want) {
+		t.Fatalf("calls %v, want %v", got, want)
+	}
+	// The first call written again, alone: its entry's key is the merged one's.
+	must(t, s.AppendSpans(ctx, []Span{callSpan(id, ex, 1, 10, 10, 1)}))
+	want[0] = CallUsage{1, 20, 1}
+	if got := calls(); !slices.Equal(got, want) {
+		t.Errorf("after a rewrite, calls %v, want %v", got, want)
+	}
+	// Two more calls merged, and the first of them journaled again alone
+	// before they are applied.
+	for n := 6; n <= 7; n++ {
+		must(t, s.Checkpoint(ctx, &Checkpoint{Task: id, Execution: ex, Step: uint64(n), State: []byte(`{}`)},
+			callSpan(id, ex, 0, int64(n), 1, 0.5)))
+	}
+	must(t, s.Checkpoint(ctx, &Checkpoint{Task: id, Execution: ex, Step: 8, State: []byte(`{}`)}, callSpan(id, ex, 6, 30, 0, 2)))
+	must(t, s.Sync())
+	want = append(want, CallUsage{6, 30, 2}, CallUsage{7, 8, 0.5})
+	if got := calls(); !slices.Equal(got, want) {
+		t.Errorf("after a journaled rewrite, calls %v, want %v", got, want)
+	}
 }

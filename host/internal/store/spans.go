@@ -246,7 +246,7 @@ func (s *Store) writeSpans(ctx context.Context, spans []Span, fresh []fate) erro
 			if err != nil {
 				break
 			}
-			err = txn.Set(e.k, e.v)
+			err = setSpanKV(txn, e, len(rewrites) > 0)
 		}
 		if err == nil {
 			err = rewriteSpans(txn, rewrites)
@@ -574,13 +574,13 @@ func (s *Store) writeSpanKVs(ctx context.Context, kvs, rewrites []kv) error {
 		return err
 	}
 	for _, e := range kvs {
-		err := txn.Set(e.k, e.v)
+		err := setSpanKV(txn, e, len(rewrites) > 0)
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			if err := txn.Commit(); err != nil {
 				return err
 			}
 			txn = s.db.NewTransaction(true)
-			err = txn.Set(e.k, e.v)
+			err = setSpanKV(txn, e, len(rewrites) > 0)
 		}
 		if err != nil {
 			return err
