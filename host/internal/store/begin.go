@@ -10,7 +10,8 @@ import (
 )
 
 // Begin stores a new task, its first execution and that execution's first
-// checkpoint in one transaction, synced before it returns. A run started
+// checkpoint in one journal record, durable as a checkpoint is (see
+// checkpoint) before it returns; every read sees it. A run started
 // with Begin is resumable from the moment the task exists: a crash can
 // leave no task, or a task with a checkpoint, never a task without one.
 // Defaults are filled in as CreateTask, CreateExecution and Checkpoint fill
@@ -74,43 +75,75 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	if err != nil {
 		return where(err)
 	}
-	// A new task's keys are none that a journaled record writes: no need
-	// to apply the journal first.
-	err = s.updateRaw(ctx, func(txn *badger.Txn) error {
-		if ok, err := exists(txn, taskKey(t.ID)); err != nil || ok {
-			if ok {
-				return ErrExists
-			}
-			return err
-		}
-		if err := setTask(txn, t.ID, tkvs, false, false); err != nil {
-			return err
-		}
-		if err := setTaskIndexes(txn, t); err != nil {
-			return err
-		}
-		if err := s.setTaskDerived(txn, t, nil); err != nil {
-			return err
-		}
-		if err := txn.Set(execKey(t.ID, e.ID), eval); err != nil {
-			return err
-		}
-		if err := txn.Set(sumExecKey(sumPrefix(t.Created, t.ID), e.ID), sumExecValue(e)); err != nil {
-			return err
-		}
-		failpoint.Hit(failpoint.CheckpointCommit)
-		return txn.Set(checkpointKey(t.ID, e.ID), cval)
-	})
+	// The task's keys, as CreateTask writes them (setTaskDerived for a
+	// new task, but for adoptPending, which the applier does).
+	kvs := tkvs
+	set := kvSetter{&kvs}
+	if err := setTaskIndexes(set, t); err != nil {
+		return where(err)
+	}
+	p := sumPrefix(t.Created, t.ID)
+	sval, err := s.sumTaskValue(t)
 	if err != nil {
 		return where(err)
 	}
-	s.seqs.fresh(t.ID, e.ID, sumPrefix(t.Created, t.ID))
+	kvs = append(kvs, kv{sumAtKey(t.ID), sumAtValue(t.Created)}, kv{sumTaskKey(p), sval},
+		kv{statusIndexKey(t.Status, t.Created, t.ID), nil}, kv{pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil})
+	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExecValue(e), sum: p, kvs: kvs, begins: true}
+	// The task commits to the journal, as a checkpoint does (checkpoint).
+	lsn, err := s.appendBegin(ctx, &rec)
+	if err != nil {
+		return where(err)
+	}
 	failpoint.Hit(failpoint.CheckpointCommitted)
+	hook(failpoint.CheckpointCommitted)
 	if !s.noSync {
-		if err := s.syncer.sync(s.db); err != nil {
-			return where(fmt.Errorf("sync: %w", err))
+		if err := s.jr.waitSynced(lsn); err != nil {
+			return where(err)
 		}
 	}
 	failpoint.Hit(failpoint.CheckpointSynced)
+	hook(failpoint.CheckpointSynced)
+	return nil
+}
+
+// appendBegin journals Begin's record unless its task exists (ErrExists).
+// bmu keeps a CreateTask of the same id from passing between the look
+// for the task and the append.
+func (s *Store) appendBegin(ctx context.Context, rec *jrec) (uint64, error) {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	if err := s.taskAbsent(ctx, rec.task); err != nil {
+		return 0, err
+	}
+	failpoint.Hit(failpoint.CheckpointCommit)
+	hook(failpoint.CheckpointCommit)
+	lsn, err := s.jr.appendCheckpoint(rec)
+	if err == nil {
+		s.seqs.fresh(rec.task, rec.exec, rec.sum)
+	}
+	return lsn, err
+}
+
+// taskAbsent is nil if no task id is in Badger or the journal, else
+// ErrExists.
+func (s *Store) taskAbsent(ctx context.Context, id string) error {
+	if s.jr.hasTask(id) {
+		return ErrExists
+	}
+	return s.viewRaw(ctx, func(txn *badger.Txn) error {
+		ok, err := exists(txn, taskKey(id))
+		if err == nil && ok {
+			err = ErrExists
+		}
+		return err
+	})
+}
+
+// kvSetter collects what a setter is told to set.
+type kvSetter struct{ kvs *[]kv }
+
+func (c kvSetter) Set(k, v []byte) error {
+	*c.kvs = append(*c.kvs, kv{k, v})
 	return nil
 }

@@ -62,6 +62,7 @@ type jrec struct {
 	execVal    []byte // the execution's new value, or nil
 	sumExec    []byte // its summary entry (with execVal)
 	status     Status // the task's new status, or ""
+	begins     bool   // Begin's record: kvs create the task (adoptPending when applied)
 	kvs        []kv   // span and usage entries to set
 	rewrites   []kv   // spans that may sit in an entry already (rewriteSpans)
 	sum        []byte // where the task's summary is, if known (live only)
@@ -101,6 +102,7 @@ type journal struct {
 	// while it runs.
 	execs map[seqID]*jrec
 	rdngs map[string]*jrec
+	tasks map[string]*jrec // tasks Begin created
 
 	pending atomic.Int64 // len(recs), for readers deciding whether to settle
 	free    []*jrec
@@ -150,7 +152,7 @@ func hasJournal(dir string) bool {
 // records number on from next.
 func newJournal(dir string, fsync bool, lastSeg, next uint64) *journal {
 	j := &journal{dir: dir, sync: fsync, seg: lastSeg, nextLSN: next,
-		execs: map[seqID]*jrec{}, rdngs: map[string]*jrec{}}
+		execs: map[seqID]*jrec{}, rdngs: map[string]*jrec{}, tasks: map[string]*jrec{}}
 	j.cond = sync.NewCond(&j.mu)
 	j.kick = make(chan struct{}, 1)
 	return j
@@ -245,13 +247,16 @@ func (j *journal) appendCheckpoint(r *jrec) (uint64, error) {
 		return 0, err
 	}
 	rec := j.newRec()
-	*rec = jrec{kind: kindCheckpoint, task: r.task, exec: r.exec, status: r.status, sum: r.sum,
+	*rec = jrec{kind: kindCheckpoint, task: r.task, exec: r.exec, status: r.status, sum: r.sum, begins: r.begins,
 		kvs: rec.kvs[:0], rewrites: rec.rewrites[:0]}
 	putString(&b, r.task)
 	putString(&b, r.exec)
 	flags := byte(0)
 	if r.execVal != nil {
 		flags |= 1
+	}
+	if r.begins {
+		flags |= 2
 	}
 	b = append(b, flags)
 	rec.cp = putBytes(&b, r.cp)
@@ -296,6 +301,9 @@ func (j *journal) queue(rec *jrec) {
 	case kindCheckpoint:
 		if rec.execVal != nil {
 			j.execs[seqID{rec.task, rec.exec}] = rec
+		}
+		if rec.begins {
+			j.tasks[rec.task] = rec
 		}
 	case kindRecording:
 		j.rdngs[rec.hash] = rec
@@ -439,6 +447,29 @@ func (j *journal) execution(task, exec string) []byte {
 	return nil
 }
 
+// hasExecution reports whether the journal holds an unapplied value of
+// an execution.
+func (j *journal) hasExecution(task, exec string) bool {
+	if j == nil || j.pending.Load() == 0 {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, ok := j.execs[seqID{task, exec}]
+	return ok
+}
+
+// hasTask reports whether the journal holds an unapplied Begin of task.
+func (j *journal) hasTask(task string) bool {
+	if j == nil || j.pending.Load() == 0 {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, ok := j.tasks[task]
+	return ok
+}
+
 // recording returns the latest unapplied value of a recording, if the
 // journal holds one.
 func (j *journal) recording(hash string) []byte {
@@ -538,6 +569,7 @@ func decodeRecord(r *jrec, p []byte) error {
 		if flags&1 != 0 {
 			r.execVal, r.sumExec = d.bytes(), d.bytes()
 		}
+		r.begins = flags&2 != 0
 		r.status = Status(d.bytes())
 		r.kvs, r.rewrites = d.kvs(), d.kvs()
 	case kindRecording:

@@ -98,6 +98,9 @@ func (j *journal) dropApplied(n int) {
 			if j.execs[id] == r {
 				delete(j.execs, id)
 			}
+			if r.begins && j.tasks[r.task] == r {
+				delete(j.tasks, r.task)
+			}
 		case kindRecording:
 			if j.rdngs[r.hash] == r {
 				delete(j.rdngs, r.hash)
@@ -262,6 +265,19 @@ func (a *applier) apply(r *jrec) error {
 		}
 		if err != nil {
 			return err
+		}
+	}
+	if r.begins {
+		// Usage staged before the task (StageSpans) moves beneath its
+		// summary, which the record's kvs just set, as CreateTask moves it.
+		p, ok, err := sumAt(txn, r.task)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := adoptPending(txn, r.task, p); err != nil {
+				return err
+			}
 		}
 	}
 	if rewrite {

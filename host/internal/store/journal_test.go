@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/sextant-dev/sextant/host/internal/failpoint"
 )
@@ -62,7 +66,7 @@ func crashImage(t *testing.T, src, dst string) {
 func journalRun(t *testing.T, s *Store, id string, steps int) {
 	t.Helper()
 	ctx := context.Background()
-	task := &Task{ID: id, Pipeline: "p", Input: json.RawMessage(`{}`)}
+	task := &Task{ID: id, Pipeline: "p", Tags: []string{"t"}, Input: json.RawMessage(`{}`)}
 	ex := &Execution{ID: id + "-e1"}
 	must(t, s.Begin(ctx, task, ex, &Checkpoint{State: []byte(`{"step":0}`)}))
 	for n := 1; n <= steps; n++ {
@@ -197,8 +201,8 @@ func TestJournalAppliedNotDeleted(t *testing.T) {
 	defer c.Close()
 	mark, err := c.journalMark()
 	must(t, err)
-	if mark != 6 { // three recordings and three checkpoints
-		t.Errorf("mark %d, want 6", mark)
+	if mark != 7 { // Begin, three recordings and three checkpoints
+		t.Errorf("mark %d, want 7", mark)
 	}
 	checkSteps(t, c, "twice", 3)
 	journalStep(t, c, "twice", 4)
@@ -288,10 +292,10 @@ func TestJournalCorruptRecord(t *testing.T) {
 	seg := lastSegment(t, image)
 	b, err := os.ReadFile(seg)
 	must(t, err)
-	// Records: recording 1, checkpoint 1, recording 2, checkpoint 2, …;
-	// damage the third record's payload (recording 2).
+	// Records: Begin, recording 1, checkpoint 1, recording 2, …; damage
+	// the fourth record's payload (recording 2).
 	off := 0
-	for range 2 {
+	for range 3 {
 		off += journalHeader + int(uint32(b[off])|uint32(b[off+1])<<8|uint32(b[off+2])<<16|uint32(b[off+3])<<24)
 	}
 	b[off+journalHeader+2] ^= 0xff
@@ -309,8 +313,9 @@ func TestJournalCorruptRecord(t *testing.T) {
 	}
 }
 
-// TestJournalReadYourWrites reads, with the journal unapplied, through
-// every read API a run's data reaches: each sees the journaled writes.
+// TestJournalReadYourWrites reads, with the journal unapplied (Begin's
+// record too), through every read API a run's data reaches: each sees
+// the journaled writes.
 func TestJournalReadYourWrites(t *testing.T) {
 	holdJournal(t)
 	ctx := context.Background()
@@ -322,8 +327,8 @@ func TestJournalReadYourWrites(t *testing.T) {
 		sp := Span{Task: "ryw", Execution: "ryw-e1", Seq: 100, Name: "run", Start: t0, End: t0}
 		must(t, s.FinishExecution(ctx, &Checkpoint{Task: "ryw", Execution: "ryw-e1", Step: 3, State: []byte(`{}`)},
 			func(e *Execution) { e.Status, e.Ended = StatusCompleted, t0.Add(time.Second) }, StatusCompleted, sp))
-		if s.jr.pending.Load() != 5 { // two recordings, three checkpoints
-			t.Fatalf("%d records pending, want 5: the read below tests nothing", s.jr.pending.Load())
+		if s.jr.pending.Load() != 6 { // Begin, two recordings, three checkpoints
+			t.Fatalf("%d records pending, want 6: the read below tests nothing", s.jr.pending.Load())
 		}
 		return s
 	}
@@ -369,6 +374,31 @@ func TestJournalReadYourWrites(t *testing.T) {
 			ts, err := s.Tasks(ctx, Query{Status: StatusCompleted})
 			if err == nil && (len(ts) != 1 || ts[0].ID != "ryw") {
 				err = fmt.Errorf("%d tasks", len(ts))
+			}
+			return err
+		},
+		"Tasks by pipeline, tag and time": func(s *Store) error {
+			for _, q := range []Query{{Pipeline: "p"}, {Tag: "t"}, {Since: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}, {Pipeline: "p", Status: StatusCompleted}} {
+				ts, err := s.Tasks(ctx, q)
+				if err == nil && (len(ts) != 1 || ts[0].ID != "ryw") {
+					err = fmt.Errorf("%d tasks", len(ts))
+				}
+				if err != nil {
+					return fmt.Errorf("%+v: %w", q, err)
+				}
+			}
+			return nil
+		},
+		"Summary": func(s *Store) error {
+			n := 0
+			err := s.EachSummary(ctx, Query{}, func(ts *TaskSummary) error {
+				if n++; ts.ID != "ryw" || ts.Status != StatusCompleted || len(ts.Executions) != 1 || !ts.Executions[0].Ended {
+					return fmt.Errorf("summary %+v", ts)
+				}
+				return nil
+			})
+			if err == nil && n != 1 {
+				err = fmt.Errorf("%d summaries", n)
 			}
 			return err
 		},
@@ -498,4 +528,76 @@ func TestJournalMergesUsage(t *testing.T) {
 	if got := calls(); !slices.Equal(got, want) {
 		t.Errorf("after a journaled rewrite, calls %v, want %v", got, want)
 	}
+}
+
+// TestJournalBegin journals a Begin whose task has usage staged before
+// it: a second creation of the id sees the pending one, and a replay from
+// a crash image writes what applying it live writes, the staged usage
+// adopted beneath the task's summary.
+func TestJournalBegin(t *testing.T) {
+	holdJournal(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	image := filepath.Join(t.TempDir(), "image")
+	s, err := Open(ctx, dir, testConfig())
+	must(t, err)
+	must(t, s.StageSpans(ctx, []Span{callSpan("b1", "b1-e1", 1, 10, 2, 0.25)}))
+	task := &Task{ID: "b1", Pipeline: "p", Tags: []string{"x", "y"}, Input: json.RawMessage(`{"a":1}`)}
+	must(t, s.Begin(ctx, task, &Execution{ID: "b1-e1"}, &Checkpoint{State: []byte(`{}`)}))
+	if s.jr.pending.Load() != 1 {
+		t.Fatalf("%d records pending, want Begin's", s.jr.pending.Load())
+	}
+	if err := s.Begin(ctx, &Task{ID: "b1", Pipeline: "p"}, &Execution{}, &Checkpoint{}); !errors.Is(err, ErrExists) {
+		t.Errorf("a second Begin of a pending task: %v, want ErrExists", err)
+	}
+	if s.jr.pending.Load() != 1 {
+		t.Fatal("the second Begin applied the journal: it is to see the pending one")
+	}
+	crashImage(t, dir, image)
+	if err := s.CreateTask(ctx, &Task{ID: "b1", Pipeline: "p"}); !errors.Is(err, ErrExists) {
+		t.Errorf("CreateTask of a pending task: %v, want ErrExists", err)
+	}
+	live := storeKeys(t, s)
+	must(t, s.Close())
+	c, err := Open(ctx, image, testConfig())
+	must(t, err)
+	defer c.Close()
+	if got := storeKeys(t, c); !maps.Equal(got, live) {
+		t.Errorf("replayed keys differ from those applied live:\n%v\n%v", got, live)
+	}
+	checkDerived(t, c)
+	var calls []CallUsage
+	must(t, c.EachSummary(ctx, Query{Tag: "y"}, func(ts *TaskSummary) error {
+		for _, es := range ts.Executions {
+			calls = append(calls, es.Calls...)
+		}
+		return nil
+	}))
+	if want := []CallUsage{{1, 12, 0.25}}; !slices.Equal(calls, want) {
+		t.Errorf("calls %v, want %v", calls, want)
+	}
+}
+
+// storeKeys returns every key and value of a store but its marks (m/).
+func storeKeys(t *testing.T, s *Store) map[string]string {
+	t.Helper()
+	must(t, s.Sync())
+	out := map[string]string{}
+	must(t, s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.DefaultIteratorOptions)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := string(it.Item().Key())
+			if strings.HasPrefix(k, "m/") {
+				continue
+			}
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			out[k] = string(v)
+		}
+		return nil
+	}))
+	return out
 }

@@ -743,12 +743,12 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 		if rec.execVal, rec.sumExec, ended, err = s.updatedExecution(ctx, c.Task, c.Execution, update); err != nil {
 			return where(err)
 		}
-	case len(spans) == 0: // checkSpans checked the execution otherwise
+	case len(spans) == 0 && !s.jr.hasExecution(c.Task, c.Execution): // checkSpans checked the execution otherwise
 		if err := s.mustExist(ctx, execKey(c.Task, c.Execution), "execution %q of task %q", c.Execution, c.Task); err != nil {
 			return where(err)
 		}
 	}
-	if status != "" {
+	if status != "" && !s.jr.hasTask(c.Task) {
 		if err := s.mustExist(ctx, taskKey(c.Task), "task %q", c.Task); err != nil {
 			return where(fmt.Errorf("update task %q: %w", c.Task, err))
 		}
@@ -811,8 +811,8 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 }
 
 // mustExist fails with ErrNotFound, described by format and args, when
-// key is not in Badger. Journaled records never create keys it is asked
-// about (tasks, executions), so Badger alone answers.
+// key is not in Badger. The journal's tasks and executions (Begin's) are
+// looked for first by the caller (hasTask, hasExecution).
 func (s *Store) mustExist(ctx context.Context, key []byte, format string, args ...any) error {
 	return s.viewRaw(ctx, func(txn *badger.Txn) error {
 		ok, err := exists(txn, key)

@@ -95,6 +95,7 @@ type Store struct {
 	srv     *snapServer  // a writer's snapshot service
 	hs      handlers     // a writer's other requests (serve.go)
 	wmu     sync.RWMutex // held shared by every commit, exclusively while a snapshot is taken
+	bmu     sync.Mutex   // held by Begin from its look for the task to its append, and by CreateTask
 	jr      *journal     // a writer's journal of run steps (journal.go)
 	recf    *recFilter   // a writer's filter of recording hashes (recfilter.go)
 	applyMu sync.Mutex   // one applier at a time (journal_apply.go)
@@ -568,7 +569,7 @@ func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) erro
 }
 
 // updateRaw is update without applying the journal first: for a write
-// whose keys no journaled record touches (Begin's new task).
+// whose keys no journaled record touches.
 func (s *Store) updateRaw(ctx context.Context, fn func(txn *badger.Txn) error) error {
 	if s.ro {
 		return fmt.Errorf("store %s: %w", s.dir, ErrReadOnly)

@@ -38,6 +38,8 @@ func (s *Store) CreateTask(ctx context.Context, t *Task) error {
 	if err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
 	}
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
 	err = s.update(ctx, func(txn *badger.Txn) error {
 		if ok, err := exists(txn, taskKey(t.ID)); err != nil || ok {
 			if ok {
