@@ -15,7 +15,7 @@ func TestReaderBesideClosingWriter(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), ".sextant")
 	points := []string{"close-start", "close-unserved", "close-db-closed"}
-	t.Cleanup(func() { testHook = nil })
+	t.Cleanup(func() { setTestHook(nil) })
 	var failures []string
 	for round := range 200 {
 		point := points[round%len(points)]
@@ -23,7 +23,7 @@ func TestReaderBesideClosingWriter(t *testing.T) {
 		must(t, err)
 		must(t, w.CreateTask(ctx, &Task{ID: fmt.Sprintf("task-%03d", round), Pipeline: "p"}))
 		at, proceed, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
-		testHook = func(p string) {
+		setTestHook(func(p string) {
 			switch p {
 			case point:
 				close(at)
@@ -31,7 +31,7 @@ func TestReaderBesideClosingWriter(t *testing.T) {
 			case "reader-waits":
 				waiting <- struct{}{}
 			}
-		}
+		})
 		closed := make(chan error, 1)
 		go func() { closed <- w.Close() }()
 		<-at
@@ -60,7 +60,7 @@ func TestReaderBesideClosingWriter(t *testing.T) {
 		if point != "close-start" {
 			rerr = <-read
 		}
-		testHook = nil
+		setTestHook(nil)
 		if rerr != nil {
 			failures = append(failures, fmt.Sprintf("round %d (%s): %v", round, point, rerr))
 		}

@@ -127,13 +127,13 @@ func TestJournalCrashAtFailpoints(t *testing.T) {
 					must(t, err)
 					journalRun(t, s, "crash", 3)
 					var once sync.Once
-					testHook = func(p string) {
+					setTestHook(func(p string) {
 						if p == point {
 							once.Do(func() { crashImage(t, dir, image) })
 						}
-					}
+					})
 					journalStep(t, s, "crash", 4)
-					testHook = nil
+					setTestHook(nil)
 					must(t, s.Close())
 					if !hasJournal(image) {
 						t.Fatal("the crash image holds no journal: the test tests nothing")
@@ -185,13 +185,13 @@ func TestJournalAppliedNotDeleted(t *testing.T) {
 	must(t, err)
 	journalRun(t, s, "twice", 3)
 	var once sync.Once
-	testHook = func(p string) {
+	setTestHook(func(p string) {
 		if p == "journal-applied" {
 			once.Do(func() { crashImage(t, dir, image) })
 		}
-	}
+	})
 	checkSteps(t, s, "twice", 3) // settles: applies the journal
-	testHook = nil
+	setTestHook(nil)
 	must(t, s.Close())
 	if !hasJournal(image) {
 		t.Fatal("the crash image holds no journal")

@@ -91,13 +91,13 @@ func TestRecordingFilter(t *testing.T) {
 func TestRecordingFilterNotedDuringBuild(t *testing.T) {
 	ctx := context.Background()
 	scanning, release := make(chan struct{}), make(chan struct{})
-	testHook = func(p string) {
+	setTestHook(func(p string) {
 		if p == "recfilter-scan" {
 			close(scanning)
 			<-release
 		}
-	}
-	t.Cleanup(func() { testHook = nil })
+	})
+	t.Cleanup(func() { setTestHook(nil) })
 	s := openTest(t)
 	<-scanning
 	for i := range 3 {

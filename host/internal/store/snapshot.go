@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -35,13 +36,24 @@ const (
 // testHook, when set (by tests only), is called at fixed points of taking
 // a snapshot: "reader" while a reader copies a store with no writer (the
 // gate held), "writer" while a writer copies for a reader (its writes
-// paused). It lets tests hold either side there.
-var testHook func(point string)
+// paused). It lets tests hold either side there. It is atomic: a store's
+// background goroutines (the recording filter's scan) pass hook points
+// while a test sets the hook for its next round.
+var testHook atomic.Pointer[func(point string)]
 
 func hook(point string) {
-	if testHook != nil {
-		testHook(point)
+	if f := testHook.Load(); f != nil {
+		(*f)(point)
 	}
+}
+
+// setTestHook sets the hook; nil removes it (tests only).
+func setTestHook(f func(point string)) {
+	if f == nil {
+		testHook.Store(nil)
+		return
+	}
+	testHook.Store(&f)
 }
 
 // snapshot is a reader's copy of the store.

@@ -140,13 +140,13 @@ func TestWriterWaitsForReader(t *testing.T) {
 	must(t, s.Close())
 
 	inHook, release := make(chan struct{}), make(chan struct{})
-	testHook = func(point string) {
+	setTestHook(func(point string) {
 		if point == "reader" {
 			close(inHook)
 			<-release
 		}
-	}
-	defer func() { testHook = nil }()
+	})
+	defer func() { setTestHook(nil) }()
 	type result struct {
 		s   *Store
 		err error
