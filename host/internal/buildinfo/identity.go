@@ -1,12 +1,11 @@
 package buildinfo
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
 	"os"
 	"strconv"
 	"sync"
+
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 )
 
 // Identity names this build for the caches whose entries only the build
@@ -33,14 +32,9 @@ var devIdentity = sync.OnceValue(func() string {
 
 // fileHash is the first 12 bytes of the SHA-256 of the file at path, in hex.
 func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
+	h, err := readfile.SHA256(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12]), nil
+	return h[:24], nil
 }

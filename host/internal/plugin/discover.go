@@ -1,16 +1,14 @@
 package plugin
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -156,18 +154,7 @@ func checksumState(m *Manifest) string {
 }
 
 // FileSHA256 returns the hex sha256 of the file at path.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func FileSHA256(path string) (string, error) { return readfile.SHA256(path) }
 
 // VerifyChecksum checks the artifact against the manifest's pin, returning
 // an error naming the plugin and both sums on a mismatch.
