@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sextant-dev/sextant/internal/sse"
 	"github.com/sextant-dev/sextant/plugins/internal/llmhttp"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sse"
 )
 
 // The subset of the Chat Completions API the provider speaks. Unknown

@@ -17,8 +17,8 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
-	sseread "github.com/sextant-dev/sextant/internal/sse"
 	"github.com/sextant-dev/sextant/sdk"
+	sseread "github.com/sextant-dev/sextant/sdk/sse"
 )
 
 // MaxResponse is the largest upstream answer the proxy passes on and

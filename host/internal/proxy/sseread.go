@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	// Named for this file: the proxy's own sse type writes events.
-	sseread "github.com/sextant-dev/sextant/internal/sse"
+	sseread "github.com/sextant-dev/sextant/sdk/sse"
 )
 
 // MaxEvent is the largest server-sent event the proxy passes on; an

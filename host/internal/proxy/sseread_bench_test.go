@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	sseread "github.com/sextant-dev/sextant/internal/sse"
+	sseread "github.com/sextant-dev/sextant/sdk/sse"
 )
 
 // BenchmarkSSERead reads a 200-chunk chat stream (LF framing) event by

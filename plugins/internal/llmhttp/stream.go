@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sextant-dev/sextant/internal/sse"
 	"github.com/sextant-dev/sextant/sdk"
+	"github.com/sextant-dev/sextant/sdk/sse"
 )
 
 // maxErrorBody bounds the body of a refused streamed request read for

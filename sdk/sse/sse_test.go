@@ -9,7 +9,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/sextant-dev/sextant/internal/sse"
+	"github.com/sextant-dev/sextant/sdk/sse"
 )
 
 // framings are event streams as conformant servers frame them, each

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sextant-dev/sextant/internal/sse"
+	"github.com/sextant-dev/sextant/sdk/sse"
 )
 
 // chatStream is a 200-chunk chat stream framed with eol.
