@@ -2,12 +2,14 @@ package report_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/report"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 func TestCheckSpecs(t *testing.T) {
@@ -59,5 +61,47 @@ func TestWriteSpecs(t *testing.T) {
 	}
 	if err := report.WriteSpecs([]string{"json=" + filepath.Join(dir, "missing", "r.json")}, &stdout, r); err == nil {
 		t.Fatal("a report to a missing directory did not fail")
+	}
+	// whole or not at all: a report that cannot be written leaves the
+	// others as they were, and no temporary file behind
+	if err := os.WriteFile(filepath.Join(dir, "r.md"), []byte("previous run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	specs := []string{"md=" + filepath.Join(dir, "r.md"), "json=" + filepath.Join(dir, "missing", "r.json")}
+	if err := report.WriteSpecs(specs, &stdout, r); err == nil {
+		t.Fatal("a report to a missing directory did not fail")
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "r.md")); err != nil || string(got) != "previous run" {
+		t.Fatalf("r.md after a failed write: %q, %v; want the previous run's", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Fatalf("files left: %v, want r.json and r.md", entries)
+	}
+}
+
+func TestCheckSpecsFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		specs []string
+		want  string
+	}{
+		{"files", []string{"json=" + filepath.Join(dir, "r.json"), "md=" + filepath.Join(dir, "r.md")}, ""},
+		{"no folder", []string{"json=" + filepath.Join(dir, "nodir", "r.json")}, "folder " + `"` + filepath.Join(dir, "nodir") + `" does not exist`},
+		{"a folder", []string{"json=" + dir}, `"` + dir + `" is a folder`},
+		{"one file twice", []string{"json=" + filepath.Join(dir, "r"), "md=" + filepath.Join(dir, ".", "r")}, "is also written by"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := report.CheckSpecs(tc.specs)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, sdk.ErrInvalid) {
+				t.Fatalf("err %v, want an invalid-input error containing %s", err, tc.want)
+			}
+		})
 	}
 }
