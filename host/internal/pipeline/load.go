@@ -149,7 +149,9 @@ func (l *loader) decode(path string, raw map[string]any, spec *schema.Block) (*P
 	delete(eff, "gates")
 	b, err := json.Marshal(eff)
 	if err != nil {
-		l.add(nil, "decode: %v", err)
+		if schemaOK { // else the schema's positioned problems say why
+			l.add(nil, "decode: %v", err)
+		}
 		return nil, false
 	}
 	var p Pipeline

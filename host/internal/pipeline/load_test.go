@@ -198,6 +198,14 @@ func TestLoadErrors(t *testing.T) {
 			`:13: providers.backup.retries: want an integer >= 0, got -1`,
 			`:14: providers.backup.temperature: want a number >= 0, got -0.5`,
 			`:44: prices.m.input: want a number >= 0, got -2.5`}},
+		{"nan and inf: positioned once, also where any value goes", func(s string) string {
+			s = strings.Replace(s, "[providers.backup]\n", "[providers.backup]\nconfig = { t = [1, { u = nan }] }\n", 1)
+			s = strings.Replace(s, `patterns = ["@"]`, `patterns = ["@"]`+"\nweights = { a = -inf }", 1)
+			return s + "[prices.m]\ninput = inf\noutput = 1\n"
+		}, []string{
+			`:13: providers.backup.config.t[1].u: want a finite number, got NaN (JSON, which plugins read, has no NaN or infinity)`,
+			`:39: gates[1].weights.a: want a finite number, got -Inf (JSON, which plugins read, has no NaN or infinity)`,
+			`:44: prices.m.input: want a finite number, got +Inf`}},
 		{"syntax error", func(s string) string { return strings.Replace(s, `name = "email-triage"`, `name = = "x"`, 1) },
 			[]string{`:1: expected value but found '=' instead`}},
 	}

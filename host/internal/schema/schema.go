@@ -196,6 +196,8 @@ func (c *Checker) Check(data map[string]any, b *Block, path []string) {
 		if !ok {
 			if !b.Open {
 				c.Add(p, "unknown key%s", suggest.Hint(k, b.names()))
+			} else {
+				c.finite(data[k], p)
 			}
 			continue
 		}
@@ -368,6 +370,32 @@ func (c *Checker) value(v any, f Field, p []string) {
 			c.Check(sub, f.Block, append(p, strconv.Itoa(i)))
 		}
 	case Any:
+		c.finite(v, p)
+	}
+}
+
+// finite reports the NaN and infinities in a value the schema takes as it
+// is (plugin configuration, open tables): TOML has them, but the value
+// reaches plugins and the store as JSON, which has neither, and would
+// fail there unpositioned.
+func (c *Checker) finite(v any, p []string) {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			c.Add(p, "want a finite number, got %v (JSON, which plugins read, has no NaN or infinity)", x)
+		}
+	case map[string]any:
+		for k, el := range x {
+			c.finite(el, append(append([]string(nil), p...), k))
+		}
+	case []any:
+		for i, el := range x {
+			c.finite(el, append(append([]string(nil), p...), strconv.Itoa(i)))
+		}
+	case []map[string]any:
+		for i, el := range x {
+			c.finite(el, append(append([]string(nil), p...), strconv.Itoa(i)))
+		}
 	}
 }
 
