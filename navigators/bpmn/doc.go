@@ -22,7 +22,8 @@
 // Anything else in the BPMN namespace (complex gateways, ad-hoc
 // sub-processes with content, standard loops, choreographies) is a
 // validation problem naming the element and its line: never ignored, never
-// a panic.
+// a panic. So are the Camunda 7 extensions that move data or run code
+// (camunda:inputOutput, in/out, listeners, decisionRef).
 //
 // Conditions, multi-instance collections and conditions, input/output
 // mapping sources and timer expressions are FEEL (package

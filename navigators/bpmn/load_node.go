@@ -99,6 +99,9 @@ func (l *loader) resolve(x *xelem, n *node) {
 			l.extensions(k, n)
 		}
 	}
+	if x.nsAttr(nsCamunda, "decisionRef") != "" {
+		l.problem(x.line, n.elem(), "camunda:decisionRef is not run (call the decision with zeebe:calledDecision)")
+	}
 	if len(defs) > 1 {
 		l.problem(defs[1].line, n.elem(), "events with more than one event definition are not supported")
 	} else if len(defs) == 1 {
@@ -214,16 +217,29 @@ func (l *loader) extensions(x *xelem, n *node) {
 				l.problem(e.line, n.elem(), "zeebe:calledDecision and zeebe:taskDefinition: a business rule task either calls a decision or runs a job, not both")
 				n.decision = nil
 			}
-		case e.space == nsCamunda && e.local == "inputOutput":
-			for _, io := range e.kids {
-				switch io.local {
-				case "inputParameter":
-					n.io.Inputs = appendName(n.io.Inputs, io.attr("name"))
-				case "outputParameter":
-					n.io.Outputs = appendName(n.io.Outputs, io.attr("name"))
-				}
-			}
+		case e.space == nsCamunda:
+			l.camunda7(e, n.elem())
 		}
+	}
+}
+
+// camunda7Refused are the Camunda 7 extension elements that move data or
+// run code, with what to write instead. The navigator runs none of them,
+// and a diagram that counts on one would take another path with no word
+// said; the others (camunda:field, camunda:properties, connectors) only
+// configure the implementation a pipeline step replaces, and are ignored.
+var camunda7Refused = map[string]string{
+	"inputOutput":       "write the mappings as zeebe:ioMapping",
+	"in":                "the called process sees every variable, as with Zeebe's default",
+	"out":               "the called process sees every variable, as with Zeebe's default",
+	"executionListener": "listeners run no code here",
+	"taskListener":      "listeners run no code here",
+}
+
+// camunda7 reports a refused Camunda 7 extension element e of elem.
+func (l *loader) camunda7(e *xelem, elem string) {
+	if hint, ok := camunda7Refused[e.local]; ok {
+		l.problem(e.line, elem, "camunda:%s is not run (%s)", e.local, hint)
 	}
 }
 

@@ -183,7 +183,8 @@ func (l *loader) zeebeExtension(e *xelem, n *node) {
 
 // zeebeElsewhere reports zeebe: elements in the extensionElements of
 // something that is not a flow node (a process, a flow, a message): only
-// a message's zeebe:subscription is read there.
+// a message's zeebe:subscription is read there. Camunda 7's listeners
+// there are refused as on flow nodes (camunda7).
 func (l *loader) zeebeElsewhere(x *xelem, elem string) {
 	for _, k := range x.kids {
 		if !k.isBPMN("extensionElements") {
@@ -191,6 +192,8 @@ func (l *loader) zeebeElsewhere(x *xelem, elem string) {
 		}
 		for _, z := range k.kids {
 			switch {
+			case z.space == nsCamunda:
+				l.camunda7(z, elem)
 			case z.space != nsZeebe:
 			case z.local == "subscription" && x.local == "message":
 				if key := strings.TrimSpace(z.attr("correlationKey")); key != "" {

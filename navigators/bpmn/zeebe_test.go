@@ -287,3 +287,50 @@ func TestReads(t *testing.T) {
 		t.Errorf("a routine that reads vars as a whole: Reads %q, want nil (every variable)", r.Reads.Vars)
 	}
 }
+
+// TestCamunda7Problems: Camunda 7 extensions that would move data or run
+// code (input/output parameters, call activity variables, listeners, a
+// DMN reference) are problems naming what to write instead: the navigator
+// runs none of them, and a diagram that counts on them would take another
+// path silently. What only configures the replaced implementation or a
+// tasklist (camunda:class, camunda:field, camunda:asyncBefore,
+// camunda:formKey, camunda:assignee) still loads.
+func TestCamunda7Problems(t *testing.T) {
+	c7 := func(body string) string {
+		return strings.Replace(doc(body), `id="d">`, `xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">`, 1)
+	}
+	tests := []struct{ name, src, want string }{
+		{"input and output parameters", c7(`<process id="p">
+  <serviceTask id="t"><extensionElements><camunda:inputOutput>
+    <camunda:inputParameter name="x">${a * 2}</camunda:inputParameter>
+  </camunda:inputOutput></extensionElements></serviceTask>
+</process>`), `t.bpmn:4: serviceTask "t": camunda:inputOutput is not run (write the mappings as zeebe:ioMapping)`},
+		{"call activity variables", c7(`<process id="p">
+  <callActivity id="c" calledElement="q"><extensionElements><camunda:in source="a" target="b"/>
+  <camunda:out variables="all"/></extensionElements></callActivity>
+</process>
+<process id="q"><task id="t"/></process>`), "t.bpmn:4: callActivity \"c\": camunda:in is not run (the called process sees every variable, as with Zeebe's default)\n" +
+			`t.bpmn:5: callActivity "c": camunda:out is not run (the called process sees every variable, as with Zeebe's default)`},
+		{"listeners", c7(`<process id="p"><extensionElements><camunda:executionListener event="start" class="a.B"/></extensionElements>
+  <userTask id="t"><extensionElements><camunda:taskListener event="create" expression="${x}"/></extensionElements></userTask>
+  <sequenceFlow id="f" sourceRef="t" targetRef="t"><extensionElements><camunda:executionListener event="take" class="a.B"/></extensionElements></sequenceFlow>
+</process>`), "t.bpmn:3: process \"p\": camunda:executionListener is not run (listeners run no code here)\n" +
+			"t.bpmn:4: userTask \"t\": camunda:taskListener is not run (listeners run no code here)\n" +
+			`t.bpmn:5: sequenceFlow "f": camunda:executionListener is not run (listeners run no code here)`},
+		{"decision reference", c7(`<process id="p">
+  <businessRuleTask id="t" camunda:decisionRef="risk" camunda:resultVariable="r"/>
+</process>`), `t.bpmn:4: businessRuleTask "t": camunda:decisionRef is not run (call the decision with zeebe:calledDecision)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New().Load(context.Background(), &sdk.LoadRequest{Name: "t.bpmn", Routine: []byte(tc.src)})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got  %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+	loadString(t, New(), c7(`<process id="p" camunda:historyTimeToLive="30">
+  <serviceTask id="t" camunda:class="a.B" camunda:asyncBefore="true"><extensionElements><camunda:field name="f"><camunda:string>x</camunda:string></camunda:field></extensionElements></serviceTask>
+  <userTask id="u" camunda:formKey="k" camunda:assignee="demo"/>
+</process>`))
+}

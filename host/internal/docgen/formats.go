@@ -167,6 +167,11 @@ names its conditions and mappings name:
   are some). An id no file has, or two files have, is a load error at the task's line; a
   failed evaluation (two UNIQUE rules match, an input of the wrong type) stops the run at
   the task's ` + "`FILE:LINE`" + `. Decisions are evaluated by sextant's own DMN engine (` + "`sextant decide`" + `).
+- **Camunda 7 extensions.** ` + "`camunda:inputOutput`, `camunda:in`/`camunda:out`" + `, execution
+  and task listeners and ` + "`camunda:decisionRef`" + ` are load errors at their line: the navigator
+  runs none of them (write ` + "`zeebe:ioMapping` and `zeebe:calledDecision`" + `). What only
+  configures the implementation a step replaces or a tasklist (` + "`camunda:class`" + `,
+  ` + "`camunda:field`, `camunda:asyncBefore`, `camunda:formKey`" + `, …) is ignored.
 - **No silent default.** A condition that gives null (a misspelt or unset variable) or
   anything but a boolean stops the run at the flow's ` + "`FILE:LINE`" + `, as Zeebe raises an
   incident; it is never counted as false. Before a run,
