@@ -192,17 +192,24 @@ type applier struct {
 	exs  map[seqID]*jrec
 	accs map[seqID]*spanAcc
 	uses map[seqID]*usageAcc
-	buf  []byte // merged span and usage values; Badger keeps them until the commit
+	// unset holds the status index entries of the tasks Begin created in
+	// this transaction, set at the end: a status change replaces them
+	// rather than deleting keys set in the transaction, which Badger
+	// would write as tombstones.
+	unset map[string]*[]kv
+	buf   []byte // merged span and usage values; Badger keeps them until the commit
+	spare []byte // a span run's body being rebuilt (addSpans)
 }
 
 // spanAcc is a run of fresh span entries of an execution being merged.
 type spanAcc struct {
-	key  []byte // the last entry's key (its last seq)
-	last uint64
-	body []byte // the spans as batch elements, comma-separated
-	n    int    // entries merged
-	k    int    // spans merged
-	v    []byte // the only entry's value, while n == 1
+	key   []byte // the last entry's key (its last seq)
+	first uint64
+	last  uint64
+	body  []byte // the spans as batch elements, comma-separated
+	n     int    // entries merged
+	k     int    // spans merged
+	v     []byte // the only entry's value, while n == 1
 }
 
 // applyTxn applies recs in one transaction; with no records, it only
@@ -260,6 +267,8 @@ func (a *applier) apply(r *jrec) error {
 			err = a.addSpans(id, e)
 		case !rewrite && isUsageKeyOf(e.k, r.task, r.exec):
 			err = a.addUsage(id, e)
+		case r.begins && isStatusKey(e.k):
+			a.keepUnset(r.task, e)
 		default:
 			err = setSpanKV(txn, e, rewrite)
 		}
@@ -270,9 +279,12 @@ func (a *applier) apply(r *jrec) error {
 	if r.begins {
 		// Usage staged before the task (StageSpans) moves beneath its
 		// summary, which the record's kvs just set, as CreateTask moves it.
-		p, ok, err := sumAt(txn, r.task)
-		if err != nil {
-			return err
+		p, ok := r.sum, r.sum != nil
+		if !ok { // replayed: where the kvs put it
+			var err error
+			if p, ok, err = sumAt(txn, r.task); err != nil {
+				return err
+			}
 		}
 		if ok {
 			if err := adoptPending(txn, r.task, p); err != nil {
@@ -289,7 +301,7 @@ func (a *applier) apply(r *jrec) error {
 		}
 	}
 	if r.status != "" {
-		if err := a.s.updateTaskTxn(txn, r.task, a.s.setStatus(r.status)); err != nil {
+		if err := a.s.updateTask(txn, r.task, a.s.setStatus(r.status), a.unset[r.task]); err != nil {
 			return fmt.Errorf("update task %q: %w", r.task, err)
 		}
 	}
@@ -320,9 +332,32 @@ func isSpanKeyOf(k []byte, task, exec string) bool {
 	return string(k[:len(exec)]) == exec && k[len(exec)] == '/'
 }
 
+// isStatusKey reports whether k is a status index entry (x/status/,
+// x/pstat/).
+func isStatusKey(k []byte) bool {
+	return bytes.HasPrefix(k, []byte(pStatus)) || bytes.HasPrefix(k, []byte(pPipeStatus))
+}
+
+// keepUnset keeps a status index entry of a task Begin creates, to be set
+// at the end of the transaction (flush) unless a status change in it
+// replaces it (updateTask).
+func (a *applier) keepUnset(task string, e kv) {
+	if a.unset == nil {
+		a.unset = map[string]*[]kv{}
+	}
+	u := a.unset[task]
+	if u == nil {
+		u = new([]kv)
+		a.unset[task] = u
+	}
+	*u = append(*u, e)
+}
+
 // addSpans merges a fresh span entry into its execution's run of
-// entries when its spans follow the run's; otherwise the run is set and
-// the entry starts a new one.
+// entries when its spans follow the run's, or come right before them (a
+// run's root span, written last with seq 1: no entry holds it, or it
+// would not be fresh); otherwise the run is set and the entry starts a
+// new one.
 func (a *applier) addSpans(id seqID, e kv) error {
 	js := e.v[1:]
 	last := binary.BigEndian.Uint64(e.k[len(e.k)-8:])
@@ -349,6 +384,18 @@ func (a *applier) addSpans(id seqID, e kv) error {
 		acc.key, acc.last, acc.n, acc.k = e.k, last, acc.n+1, acc.k+k
 		return nil
 	}
+	if acc != nil && acc.n > 0 && last+1 == acc.first && acc.k+k <= spanBatch {
+		b := appendElements(a.spare[:0], e.v, last)
+		b = append(b, ',')
+		if acc.n == 1 {
+			b = appendElements(b, acc.v, acc.last)
+		} else {
+			b = append(b, acc.body...)
+		}
+		a.spare, acc.body = acc.body, b
+		acc.first, acc.n, acc.k = first, acc.n+1, acc.k+k
+		return nil
+	}
 	if acc != nil {
 		if err := a.setAcc(acc); err != nil {
 			return err
@@ -357,7 +404,7 @@ func (a *applier) addSpans(id seqID, e kv) error {
 		acc = &spanAcc{}
 		a.accs[id] = acc
 	}
-	*acc = spanAcc{key: e.k, last: last, n: 1, k: k, v: e.v, body: acc.body[:0]}
+	*acc = spanAcc{key: e.k, first: first, last: last, n: 1, k: k, v: e.v, body: acc.body[:0]}
 	return nil
 }
 
@@ -414,6 +461,13 @@ func (a *applier) flush() error {
 	for _, u := range a.uses {
 		if err := a.setUsage(u); err != nil {
 			return err
+		}
+	}
+	for _, kvs := range a.unset {
+		for _, e := range *kvs {
+			if err := txn.Set(e.k, e.v); err != nil {
+				return err
+			}
 		}
 	}
 	for id, r := range a.exs {

@@ -387,11 +387,12 @@ func appendNumber(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
-// setTaskDerived writes a task's summary and status index entries; old
-// is the task as it was, nil for a task created in txn. x/sat/<task> is
+// setTaskDerived writes a task's summary and status index entries (the
+// latter to idx, txn unless the caller keeps them: updateTask); old is
+// the task as it was, nil for a task created in txn. x/sat/<task> is
 // written only when the summary moves, so that status changes do not
 // conflict with span bursts, which read it (placeUsage).
-func (s *Store) setTaskDerived(txn *badger.Txn, t, old *Task) error {
+func (s *Store) setTaskDerived(txn *badger.Txn, idx setter, t, old *Task) error {
 	val, err := s.sumTaskValue(t)
 	if err != nil {
 		return err
@@ -426,10 +427,10 @@ func (s *Store) setTaskDerived(txn *badger.Txn, t, old *Task) error {
 	if old != nil && sameStatusKeys(old, t) {
 		return nil
 	}
-	if err := txn.Set(statusIndexKey(t.Status, t.Created, t.ID), nil); err != nil {
+	if err := idx.Set(statusIndexKey(t.Status, t.Created, t.ID), nil); err != nil {
 		return err
 	}
-	return txn.Set(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil)
+	return idx.Set(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil)
 }
 
 // sameStatusKeys reports whether tasks a and b have the same status

@@ -53,7 +53,7 @@ func (s *Store) CreateTask(ctx context.Context, t *Task) error {
 		if err := setTaskIndexes(txn, t); err != nil {
 			return err
 		}
-		return s.setTaskDerived(txn, t, nil)
+		return s.setTaskDerived(txn, txn, t, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
@@ -161,6 +161,15 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 
 // updateTaskTxn is UpdateTask's change inside txn.
 func (s *Store) updateTaskTxn(txn *badger.Txn, id string, fn func(*Task) error) error {
+	return s.updateTask(txn, id, fn, nil)
+}
+
+// updateTask is updateTaskTxn; with unset not nil, the task's status
+// index entries are not in txn but in *unset, to be set later (the
+// applier's task created in the same transaction): they are replaced
+// there, not deleted from txn, which would write tombstones of keys that
+// were never written.
+func (s *Store) updateTask(txn *badger.Txn, id string, fn func(*Task) error, unset *[]kv) error {
 	var old Task
 	if err := get(txn, taskKey(id), &old); err != nil {
 		return err
@@ -196,8 +205,15 @@ func (s *Store) updateTaskTxn(txn *badger.Txn, id string, fn func(*Task) error) 
 			return err
 		}
 	}
-	if err := deleteTaskDerived(txn, &old, &t); err != nil {
-		return err
+	var idx setter = txn
+	switch {
+	case unset == nil:
+		if err := deleteTaskDerived(txn, &old, &t); err != nil {
+			return err
+		}
+	case !sameStatusKeys(&old, &t):
+		*unset = (*unset)[:0]
+		idx = kvSetter{unset}
 	}
 	if err := setTask(txn, id, kvs, hadBody, keep); err != nil {
 		return err
@@ -207,7 +223,7 @@ func (s *Store) updateTaskTxn(txn *badger.Txn, id string, fn func(*Task) error) 
 			return err
 		}
 	}
-	return s.setTaskDerived(txn, &t, &old)
+	return s.setTaskDerived(txn, idx, &t, &old)
 }
 
 // SetTaskStatus changes a task's status.
