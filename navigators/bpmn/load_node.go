@@ -190,6 +190,7 @@ func (l *loader) callee(x *xelem, n *node) {
 					if pid := z.attr("processId"); pid != "" {
 						id, line = pid, z.line
 					}
+					l.calledElementOptions(z, n)
 				}
 			}
 		}
@@ -203,6 +204,24 @@ func (l *loader) callee(x *xelem, n *node) {
 		l.problem(line, n.elem(), "calledElement %q names no process in this file", id)
 	default:
 		n.called = p
+	}
+}
+
+// calledElementOptions refuses the zeebe:calledElement options that would
+// make Zeebe take another path than the navigator does: it shares every
+// variable between caller and called process both ways, and calls the
+// process of the same file.
+func (l *loader) calledElementOptions(z *xelem, n *node) {
+	for _, o := range []struct{ attr, hint string }{
+		{"propagateAllChildVariables", "the caller sees every variable the called process writes"},
+		{"propagateAllParentVariables", "the called process sees every variable of the caller"},
+	} {
+		if z.attr(o.attr) == "false" {
+			l.problem(z.line, n.elem(), "zeebe:calledElement %s=\"false\" is not supported (%s)", o.attr, o.hint)
+		}
+	}
+	if b := z.attr("bindingType"); b != "" && b != "latest" && b != "deployment" {
+		l.problem(z.line, n.elem(), "zeebe:calledElement bindingType %q is not supported (the file's own process is the only version)", b)
 	}
 }
 

@@ -191,6 +191,13 @@ func TestZeebeProblems(t *testing.T) {
 		{"task definition on an event", doc(`<process id="p">
   <endEvent id="t"><extensionElements><zeebe:taskDefinition type="mail"/></extensionElements><messageEventDefinition/></endEvent>
 </process>`), `t.bpmn:4: endEvent "t": zeebe:taskDefinition is only supported on tasks (model a job at a message event as a send task)`},
+		{"call activity variable propagation", doc(`<process id="p">
+  <callActivity id="c"><extensionElements><zeebe:calledElement processId="q" propagateAllChildVariables="false"/></extensionElements></callActivity>
+  <callActivity id="d"><extensionElements><zeebe:calledElement processId="q" propagateAllParentVariables="false" bindingType="versionTag" versionTag="v1"/></extensionElements></callActivity>
+</process>
+<process id="q"><task id="t"/></process>`), "t.bpmn:4: callActivity \"c\": zeebe:calledElement propagateAllChildVariables=\"false\" is not supported (the caller sees every variable the called process writes)\n" +
+			"t.bpmn:5: callActivity \"d\": zeebe:calledElement propagateAllParentVariables=\"false\" is not supported (the called process sees every variable of the caller)\n" +
+			`t.bpmn:5: callActivity "d": zeebe:calledElement bindingType "versionTag" is not supported (the file's own process is the only version)`},
 		{"bad correlation key", doc(`<message id="m" name="m"><extensionElements><zeebe:subscription correlationKey="=order.(id"/></extensionElements></message>
 <process id="p"><task id="t"/></process>`), `t.bpmn:3: message "m": zeebe:subscription correlationKey "=order.(id": unexpected "(" after ".", want a name (column 8)`},
 	}
