@@ -90,7 +90,7 @@ func (n *Navigator) Start(_ context.Context, req *sdk.StartRequest) (*sdk.Decisi
 	}
 	w := newWalk(r, &req.State)
 	w.from(r.top, 0, "")
-	return w.d, nil
+	return w.decision(), nil
 }
 
 // Next implements sdk.Navigator.
@@ -130,7 +130,7 @@ func (n *Navigator) Next(_ context.Context, req *sdk.NextRequest) (*sdk.Decision
 	default:
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: step %q: unknown outcome status %q", r.summary.ID, s.id, req.Outcome.Status)
 	}
-	return w.d, nil
+	return w.decision(), nil
 }
 
 // Boundary implements sdk.Navigator. Chain steps have no boundary events.
@@ -176,6 +176,18 @@ func newWalk(r *routine, st *sdk.State) *walk {
 	w.d = &w.dec
 	w.dec.Seq = st.Seq
 	return w
+}
+
+// decision is the walk's Decision, with the walk's token room reserved
+// for the state Apply returns: a step of a top-level chain removes its
+// token and adds the next one, so the applied state is d.Add itself and
+// Apply allocates nothing (Apply falls back to allocating whenever the
+// state keeps tokens, such as a sub-chain's scope).
+func (w *walk) decision() *sdk.Decision {
+	if len(w.d.Add) > 0 {
+		w.d.ReserveApply(w.add[:])
+	}
+	return w.d
 }
 
 // from continues in chain c at step k, inside the scope token scope ("" at

@@ -1,7 +1,9 @@
 package chain
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -442,7 +444,10 @@ func (b blindCheck) Next(ctx context.Context, r *sdk.NextRequest) (*sdk.Decision
 	without := *r
 	without.Outcome.Output = nil
 	d2, err2 := b.Navigator.Next(ctx, &without)
-	if !reflect.DeepEqual(d1, d2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
+	// Compared on the wire: each Decision reserves room of its own for Apply.
+	j1, _ := json.Marshal(d1)
+	j2, _ := json.Marshal(d2)
+	if !bytes.Equal(j1, j2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
 		b.t.Fatalf("Next answers by the output: with %+v %v, without %+v %v", d1, err1, d2, err2)
 	}
 	return d2, err2

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -70,7 +71,14 @@ func (w *walker) apply(d *sdk.Decision, err error) {
 	for _, e := range d.Trace {
 		w.log = append(w.log, string(e.Type)+":"+e.Node)
 	}
+	// A copy of d has none of its reserved room (see Decision.decision):
+	// applying it is the general path, which the room must not change.
+	plain := *d
+	want := plain.Apply(w.st)
 	w.st = d.Apply(w.st)
+	if !reflect.DeepEqual(w.st, want) {
+		w.tb.Fatalf("call %d: applied in the reserved room %+v, in fresh memory %+v", w.calls, w.st, want)
+	}
 	if d.Fault != nil {
 		w.log = append(w.log, fmt.Sprintf("fault: %s [%s] %s", d.Fault.Node, d.Fault.Code, d.Fault.Message))
 	}
@@ -141,4 +149,30 @@ func (w *walker) summary() string {
 		}
 	}
 	return b.String()
+}
+
+// TestApplyInReservedRoom: applying a top-level step's Decision builds the
+// new state in the walk's own memory, allocating nothing beyond Next's.
+// (walker.apply checks, at every call of every walk, that the state built
+// there equals the one Apply builds without the room.)
+func TestApplyInReservedRoom(t *testing.T) {
+	w := newWalker(t, "name = \"three\"\n[[steps]]\nid = \"a\"\n[[steps]]\nid = \"b\"\n[[steps]]\nid = \"c\"\n", sdk.Env{}, nil)
+	w.apply(w.nav.Start(context.Background(), &sdk.StartRequest{State: w.state()}))
+	req := &sdk.NextRequest{State: w.state(), Token: w.st.Tokens[0].ID, Outcome: sdk.Outcome{Status: sdk.OK}}
+	next := func() *sdk.Decision {
+		d, err := w.nav.Next(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	var st sdk.State
+	alone := testing.AllocsPerRun(100, func() { next() })
+	applied := testing.AllocsPerRun(100, func() { st = next().Apply(req.State) })
+	if applied != alone {
+		t.Errorf("Next and Apply allocate %v times, Next alone %v", applied, alone)
+	}
+	if len(st.Tokens) != 1 || st.Tokens[0].Node != "b" {
+		t.Errorf("applied state: %+v", st.Tokens)
+	}
 }

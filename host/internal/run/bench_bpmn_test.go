@@ -98,7 +98,7 @@ func benchmarkBPMN(b *testing.B, name string) {
 // with empty variables (the input is separate), so for the exclusive
 // process, whose conditions read amount, t1's step lifts input.amount and
 // a zeebe:ioMapping output on t1 makes it the variable amount.
-func writeBPMNPipeline(b *testing.B, dir, name, doc string) []string {
+func writeBPMNPipeline(b testing.TB, dir, name, doc string) []string {
 	b.Helper()
 	var tasks []string
 	for _, m := range serviceTaskID.FindAllStringSubmatch(doc, -1) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -103,6 +104,9 @@ type Runner struct {
 	events sdk.EventSemantics
 	// conditions are the conditional events' conditions, compiled once.
 	conditions map[string]func(sdk.Env) (bool, error)
+	// copyVars makes assignOutput copy vars at every output (the
+	// reference path of the tests; see varsMine).
+	copyVars bool
 }
 
 // Compiled caches parsed templates and compiled expressions. Runners of the
@@ -282,6 +286,8 @@ type exec struct {
 	// taskID is the task's id as expressions see it (exprEnvInto),
 	// boxed once, by the first start.
 	taskID any
+	// ownVars is the vars map assignOutput made last (see varsMine).
+	ownVars map[string]any
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -822,9 +828,13 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 			}
 		}
 	}
-	vars := make(map[string]any, len(e.st.Nav.Env.Vars)+2)
-	for k, v := range e.st.Nav.Env.Vars {
-		vars[k] = v
+	vars := e.st.Nav.Env.Vars
+	if !e.varsMine(out) {
+		vars = make(map[string]any, len(e.st.Nav.Env.Vars)+2)
+		for k, v := range e.st.Nav.Env.Vars {
+			vars[k] = v
+		}
+		e.ownVars = vars
 	}
 	value, whole := out.Output["value"], len(out.Output) == 1
 	if whole && value != nil {
@@ -843,6 +853,36 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 	}
 	e.st.Nav.Env.Vars = vars
 	return nil
+}
+
+// varsMine reports whether assignOutput may write out's values into the
+// current vars map itself rather than into a copy: vars are otherwise
+// never changed in place, since whatever was handed them may hold them.
+// It may when assignOutput made the map and nothing that was handed it
+// can still read it: no step runs or waits to start (steps read vars as
+// they started), no other outcome waits to be handed over, and out holds
+// scalars only, so that it cannot hold the map. Navigator calls and
+// checkpoints hold nothing past their return (sdk.Navigator's contract;
+// fillCheckpoint encodes), and a state kept to restore on an incident is
+// taken after assignOutput.
+func (e *exec) varsMine(out sdk.Outcome) bool {
+	if e.r.copyVars || e.ownVars == nil || len(e.flights) > 0 || len(e.queue) > 0 || e.next != nil || len(e.st.Done) > 1 ||
+		!sameMap(e.ownVars, e.st.Nav.Env.Vars) || sameMap(out.Output, e.ownVars) {
+		return false
+	}
+	for _, v := range out.Output {
+		switch v.(type) {
+		case nil, string, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// sameMap reports whether a and b are the same map (not equal ones).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // apply checks and applies a navigator decision (call names the navigator
