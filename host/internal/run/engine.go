@@ -288,6 +288,12 @@ type exec struct {
 	taskID any
 	// ownVars is the vars map assignOutput made last (see varsMine).
 	ownVars map[string]any
+	// handing and spanBuf are the arrays handOverOf orders tokens and
+	// numbers spans in.
+	handing []string
+	spanBuf []store.Span
+	// nextReq is navNext's request.
+	nextReq sdk.NextRequest
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -683,7 +689,12 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 	if len(e.st.Done) == 0 {
 		return nil
 	}
-	var order []string
+	// order and the numbered spans live in arrays the run keeps for every
+	// hand-over; taken, so that a hand-over inside this one (none today)
+	// would make its own.
+	order, spanBuf := e.handing[:0], e.spanBuf
+	e.handing, e.spanBuf = nil, nil
+	defer func() { e.handing = order[:0] }()
 	for _, t := range e.st.Nav.Tokens {
 		if _, ok := e.st.Done[t.ID]; ok && (only == nil || slices.Contains(only, t.ID)) {
 			order = append(order, t.ID)
@@ -711,8 +722,21 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 			continue
 		}
 		node := e.tokenNode(id)
-		spans := e.number(res.Spans)
-		e.st.Trace = appendTrace(e.st.Trace, spans)
+		var spans []store.Span
+		if e.spansPassed() {
+			spans = e.numberInto(spanBuf[:0], res.Spans)
+			spanBuf = spans
+		} else {
+			spans = e.number(res.Spans)
+		}
+		trace := e.st.Trace
+		if trace == nil {
+			// Room for a step and a call per node, before it grows.
+			trace = make([]string, 0, 2*len(e.r.nodes))
+		}
+		if trace = appendTrace(trace, spans); len(trace) > 0 {
+			e.st.Trace = trace
+		}
 		if !res.Handed { // handed over before an incident: counted then
 			e.st.Steps++
 		}
@@ -730,7 +754,7 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 		}
 		res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
 		before := e.st.Nav
-		d, err := e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: id, Outcome: res.Outcome})
+		d, err := e.navNext(ctx, id, res.Outcome)
 		delete(e.st.Done, id)
 		if err != nil {
 			return fmt.Errorf("navigator after step %q: %w", node, err)
@@ -763,7 +787,17 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 			return err
 		}
 	}
+	e.spanBuf = spanBuf[:0]
 	return nil
+}
+
+// spansPassed reports whether a checkpoint's spans are only passed: the
+// store encodes them before Checkpoint returns and keeps no part of them,
+// and no OnSpans hook is given them. handOverOf then numbers every step's
+// spans into one array.
+func (e *exec) spansPassed() bool {
+	_, st := e.r.cfg.Journal.(*store.Store)
+	return st && e.r.cfg.OnSpans == nil
 }
 
 func (e *exec) checkLimits() error {
@@ -830,7 +864,8 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 	}
 	vars := e.st.Nav.Env.Vars
 	if !e.varsMine(out) {
-		vars = make(map[string]any, len(e.st.Nav.Env.Vars)+2)
+		// Room for the outputs still to come, which go in place.
+		vars = make(map[string]any, 2*len(e.st.Nav.Env.Vars)+8)
 		for k, v := range e.st.Nav.Env.Vars {
 			vars[k] = v
 		}
@@ -917,7 +952,7 @@ func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
 				flows = append(flows, f.ID)
 			}
 		}
-		d, err = e.r.cfg.Navigator.Next(ctx, &sdk.NextRequest{State: e.navState(), Token: choice.Token, Outcome: sdk.Outcome{Status: sdk.OK, Flows: flows}})
+		d, err = e.navNext(ctx, choice.Token, sdk.Outcome{Status: sdk.OK, Flows: flows})
 		if err != nil {
 			return fmt.Errorf("navigator at %q: %w", choice.Node, err)
 		}
@@ -925,10 +960,26 @@ func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
 	}
 }
 
+// navNext calls the navigator's Next with the run's state. The request
+// lives in the exec, reused call after call: a navigator keeps no part of
+// a request past the call (sdk.Navigator), and the request holds nothing
+// between calls.
+func (e *exec) navNext(ctx context.Context, token string, out sdk.Outcome) (*sdk.Decision, error) {
+	e.nextReq = sdk.NextRequest{State: e.navState(), Token: token, Outcome: out}
+	d, err := e.r.cfg.Navigator.Next(ctx, &e.nextReq)
+	e.nextReq = sdk.NextRequest{}
+	return d, err
+}
+
 // number assigns sequence numbers and ids to a step's spans: the first is
 // the step's own span (a child of the root), the rest its children.
 func (e *exec) number(spans []store.Span) []store.Span {
-	out := make([]store.Span, len(spans))
+	return e.numberInto(make([]store.Span, 0, len(spans)), spans)
+}
+
+// numberInto is number appending to out (empty).
+func (e *exec) numberInto(out []store.Span, spans []store.Span) []store.Span {
+	out = slices.Grow(out, len(spans))[:len(spans)]
 	for i, sp := range spans {
 		e.st.SpanSeq++
 		sp.Task, sp.Execution, sp.TraceID = e.task.ID, e.id, e.traceID

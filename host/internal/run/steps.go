@@ -59,7 +59,7 @@ func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, s
 	var wait string
 	switch spec.Kind {
 	case pipeline.KindLLM:
-		wait, err = e.llmStep(ctx, t, spec, res, in)
+		wait, err = e.llmStep(ctx, t, spec, res, in, f.msgs[:0])
 	case pipeline.KindExpr:
 		err = e.exprStep(t, spec, res, in.env)
 	case pipeline.KindAction:
@@ -113,6 +113,8 @@ func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, s
 type stepFrame struct {
 	res   stepResult
 	spans [2]store.Span
+	// msgs is room for an LLM step's system and user messages.
+	msgs [2]sdk.Message
 }
 
 // fatalError ends the run instead of failing the step (limits, provider
@@ -215,7 +217,8 @@ func (e *exec) render(name, src string, t sdk.Token, env sdk.Env) (string, error
 	return strings.ReplaceAll(out, "<no value>", ""), nil
 }
 
-func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn) (string, error) {
+// llmStep runs an LLM step; its request's messages go in msgs (room, empty).
+func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn, msgs []sdk.Message) (string, error) {
 	prompt, err := e.render("prompt", spec.Prompt, t, in.env)
 	if err != nil {
 		return "", err
@@ -224,7 +227,6 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	if err != nil {
 		return "", err
 	}
-	var msgs []sdk.Message
 	if system != "" {
 		msgs = append(msgs, sdk.Message{Role: "system", Content: system})
 	}
@@ -310,6 +312,20 @@ func parseJSON(text string) (any, error) {
 		s = strings.TrimPrefix(s, "```")
 		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
 	}
+	var v any
+	// A reply that is one JSON value is decoded at once; anything else
+	// goes through the stream decoder, whose errors the repair prompt
+	// shows the model (and which takes a value followed by a stray
+	// closing bracket).
+	if json.Unmarshal([]byte(s), &v) == nil {
+		return v, nil
+	}
+	return decodeJSONStream(s)
+}
+
+// decodeJSONStream is parseJSON's general path: the first JSON value of
+// s, with nothing but white space or a closing bracket after it.
+func decodeJSONStream(s string) (any, error) {
 	var v any
 	dec := json.NewDecoder(strings.NewReader(s))
 	if err := dec.Decode(&v); err != nil {
