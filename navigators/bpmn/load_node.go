@@ -99,6 +99,7 @@ func (l *loader) resolve(x *xelem, n *node) {
 			l.extensions(k, n)
 		}
 	}
+	l.unsupportedAttrs(x, n)
 	if x.nsAttr(nsCamunda, "decisionRef") != "" {
 		l.problem(x.line, n.elem(), "camunda:decisionRef is not run (call the decision with zeebe:calledDecision)")
 	}
@@ -204,6 +205,30 @@ func (l *loader) callee(x *xelem, n *node) {
 		l.problem(line, n.elem(), "calledElement %q names no process in this file", id)
 	default:
 		n.called = p
+	}
+}
+
+// unsupportedAttrs refuses the BPMN attributes of a flow node that would
+// change where tokens go, which the engine does not do: token quantities
+// other than 1, instantiating gateways and receive tasks, parallel
+// event-based gateways. Tools write the defaults (startQuantity="1") on
+// every activity; those load.
+func (l *loader) unsupportedAttrs(x *xelem, n *node) {
+	const oneToken = "an activity starts for each token that arrives, and sends one token down each outgoing flow"
+	const instantiate = "start the process with a message or timer start event"
+	for _, a := range []struct{ name, ok, hint string }{
+		{"startQuantity", "1", oneToken},
+		{"completionQuantity", "1", oneToken},
+	} {
+		if v := strings.TrimSpace(x.attr(a.name)); v != "" && v != a.ok {
+			l.problem(x.line, n.elem(), "%s=%q is not supported (%s)", a.name, v, a.hint)
+		}
+	}
+	if (n.k == kEventGateway || n.k == kReceiveTask) && x.attr("instantiate") == "true" {
+		l.problem(x.line, n.elem(), "instantiate=\"true\" is not supported (%s)", instantiate)
+	}
+	if n.k == kEventGateway && x.attr("eventGatewayType") == "Parallel" {
+		l.problem(x.line, n.elem(), "eventGatewayType=\"Parallel\" is not supported (the first event to occur wins)")
 	}
 }
 

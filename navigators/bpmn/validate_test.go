@@ -33,6 +33,21 @@ func TestLoadProblems(t *testing.T) {
   <sequenceFlow id="f" sourceRef="s" targetRef="gw1"/>
   <exclusiveGateway id="gw1"/>
 </process>`), `bad.bpmn:6: exclusiveGateway "gw1": no outgoing sequence flow`},
+		{"token quantities and instantiating elements", doc(`<message id="m" name="m"/><message id="m2" name="m2"/>
+<process id="p">
+  <task id="t" startQuantity="2" completionQuantity="1"/>
+  <task id="u" completionQuantity="3"/>
+  <eventBasedGateway id="g" eventGatewayType="Parallel" instantiate="true"/>
+  <sequenceFlow id="f2" sourceRef="g" targetRef="a"/>
+  <intermediateCatchEvent id="a"><messageEventDefinition messageRef="m"/></intermediateCatchEvent>
+  <sequenceFlow id="f3" sourceRef="g" targetRef="b"/>
+  <intermediateCatchEvent id="b"><messageEventDefinition messageRef="m2"/></intermediateCatchEvent>
+  <receiveTask id="r" messageRef="m" instantiate="true"/>
+</process>`), "bad.bpmn:5: task \"t\": startQuantity=\"2\" is not supported (an activity starts for each token that arrives, and sends one token down each outgoing flow)\n" +
+			"bad.bpmn:6: task \"u\": completionQuantity=\"3\" is not supported (an activity starts for each token that arrives, and sends one token down each outgoing flow)\n" +
+			"bad.bpmn:7: eventBasedGateway \"g\": instantiate=\"true\" is not supported (start the process with a message or timer start event)\n" +
+			"bad.bpmn:7: eventBasedGateway \"g\": eventGatewayType=\"Parallel\" is not supported (the first event to occur wins)\n" +
+			`bad.bpmn:12: receiveTask "r": instantiate="true" is not supported (start the process with a message or timer start event)`},
 		{"missing and duplicate ids", doc(`<process id="p">
   <task/>
   <task id="p"/>
