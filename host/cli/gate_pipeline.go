@@ -13,7 +13,7 @@ import (
 // the pipeline at path and the candidate pipeline (a full one, or an
 // overlay) replayed over path's recorded tasks, judged by path's gates.
 func (a *app) gatePipeline(ctx context.Context, path, candPath string, f *replayFlags) error {
-	shard, shards, err := a.replayChecks(f).CheckCandidate(os.Getenv)
+	shard, shards, err := a.replayChecks(f, path, candPath).CheckCandidate(os.Getenv)
 	if err != nil {
 		return err
 	}

@@ -102,7 +102,7 @@ func (a *app) gateCommand() *cobra.Command {
 // (app.Replayer.Replay); a shard only collects its results for sextant
 // merge.
 func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, gate bool) error {
-	shard, shards, err := a.replayChecks(f).Check(os.Getenv)
+	shard, shards, err := a.replayChecks(f, path).Check(os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -128,9 +128,9 @@ func (a *app) replayAndJudge(ctx context.Context, path string, f *replayFlags, g
 }
 
 // replayChecks are the flags of replay and gate checked before any
-// work (app.ReplayFlags).
-func (a *app) replayChecks(f *replayFlags) *layer.ReplayFlags {
-	return &layer.ReplayFlags{Shard: f.shard, ShardTotal: f.shardTotal, Results: f.results, Reports: f.reports,
+// work (app.ReplayFlags), with the files they read.
+func (a *app) replayChecks(f *replayFlags, files ...string) *layer.ReplayFlags {
+	return &layer.ReplayFlags{Shard: f.shard, ShardTotal: f.shardTotal, Results: f.results, Reports: f.reports, Files: append(append(files, f.strategies...), f.dataset),
 		Temporal: f.temporal.hostPort, TemporalShards: f.temporal.shards, OTLP: a.otlpEndpoint != ""}
 }
 
@@ -161,7 +161,7 @@ func (a *app) mergeCommand() *cobra.Command {
 // merge judges sharded results (app.Replayer.Merge) and prints the
 // judgment.
 func (a *app) merge(ctx context.Context, files, reports []string) error {
-	if err := layer.CheckReports(reports); err != nil {
+	if err := layer.CheckReports(reports, files...); err != nil {
 		return err
 	}
 	r, err := a.replayer().Merge(ctx, files)

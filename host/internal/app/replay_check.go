@@ -17,6 +17,9 @@ type ReplayFlags struct {
 	ShardTotal int
 	Results    string
 	Reports    []string
+	// Files are the files the replay reads (pipeline, strategies,
+	// dataset), which no report may overwrite.
+	Files []string
 	// Temporal is --temporal's HOST:PORT, TemporalShards
 	// --temporal-shards; OTLP is whether --otlp-endpoint was given.
 	Temporal       string
@@ -42,7 +45,7 @@ func (f *ReplayFlags) Check(getenv func(string) string) (shard, shards int, err 
 	if shards > 0 && len(f.Reports) > 0 {
 		return 0, 0, &UsageError{errors.New("--report with --shard: a shard holds part of the tasks; pass --report to sextant merge, which judges the whole")}
 	}
-	return shard, shards, CheckReports(f.Reports)
+	return shard, shards, CheckReports(f.Reports, append(f.Files, f.Results)...)
 }
 
 // checkTemporal checks the flags of replay --temporal.
@@ -70,10 +73,11 @@ func (f *ReplayFlags) CheckCandidate(getenv func(string) string) (shard, shards 
 	return f.Check(getenv)
 }
 
-// CheckReports checks --report FORMAT=PATH specs (report.CheckSpecs); a
-// bad one is a *UsageError.
-func CheckReports(specs []string) error {
-	if err := report.CheckSpecs(specs); err != nil {
+// CheckReports checks --report FORMAT=PATH specs (report.CheckSpecs)
+// against the files the command reads or writes; a bad one is a
+// *UsageError.
+func CheckReports(specs []string, files ...string) error {
+	if err := report.CheckSpecs(specs, files...); err != nil {
 		return &UsageError{err}
 	}
 	return nil

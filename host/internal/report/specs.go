@@ -17,10 +17,18 @@ import (
 // that can be written: its folder exists, it is no folder itself, and no
 // two specs name it. A destination found bad only after a long replay
 // would end the command with the verdict's exit status 1 and lose the
-// judgment; it is invalid input (sdk.ErrInvalid), found before it.
-func CheckSpecs(specs []string) error {
+// judgment; it is invalid input (sdk.ErrInvalid), found before it. Nor may
+// a report name one of files, the files the command reads or writes (a
+// merge's shards, a replay's pipeline): it would overwrite them.
+func CheckSpecs(specs []string, files ...string) error {
 	var toStdout []string
 	byPath := map[string]string{}
+	own := map[string]bool{}
+	for _, f := range files {
+		if f != "" && f != "-" {
+			own[destKey(f)] = true
+		}
+	}
 	for _, spec := range specs {
 		_, path, err := ParseSpec(spec)
 		if err != nil {
@@ -34,6 +42,9 @@ func CheckSpecs(specs []string) error {
 			return fmt.Errorf("--report: report %q: %w", spec, err)
 		}
 		key := destKey(path)
+		if own[key] {
+			return sdk.Errorf(sdk.CodeInvalid, "--report: report %q: %q is a file this command reads or writes: the report would overwrite it", spec, path)
+		}
 		if other, ok := byPath[key]; ok {
 			return sdk.Errorf(sdk.CodeInvalid, "--report: report %q: %q is also written by %q; give each report its own file", spec, path, other)
 		}

@@ -90,9 +90,10 @@ func TestCheckSpecsFiles(t *testing.T) {
 		{"no folder", []string{"json=" + filepath.Join(dir, "nodir", "r.json")}, "folder " + `"` + filepath.Join(dir, "nodir") + `" does not exist`},
 		{"a folder", []string{"json=" + dir}, `"` + dir + `" is a folder`},
 		{"one file twice", []string{"json=" + filepath.Join(dir, "r"), "md=" + filepath.Join(dir, ".", "r")}, "is also written by"},
+		{"a file the command reads", []string{"json=" + filepath.Join(dir, "shard.jsonl")}, "is a file this command reads or writes: the report would overwrite it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := report.CheckSpecs(tc.specs)
+			err := report.CheckSpecs(tc.specs, filepath.Join(dir, "pipeline.toml"), filepath.Join(dir, "x", "..", "shard.jsonl"), "")
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
