@@ -34,7 +34,9 @@ type Merged struct {
 // input's.
 func MergeFiles(files []string) (*Merged, error) {
 	var header *ResultsHeader
-	byKey, candidate := map[string]Result{}, map[string]Result{}
+	var results []Result
+	var slots map[string]int // strategy hash → how many of the replay's strategies have it
+	fileOf, count, candidate := map[string]string{}, map[string]int{}, map[string]Result{}
 	shardOf := map[int]string{} // shard index → file
 	total := -1
 	for _, f := range files {
@@ -45,6 +47,9 @@ func MergeFiles(files []string) (*Merged, error) {
 		h, rs := rc.Header, rc.Results
 		if header == nil {
 			header = h
+			if slots, err = strategySlots(files[0], h); err != nil {
+				return nil, err
+			}
 		} else if err := sameCandidate(f, h, files[0], header); err != nil {
 			return nil, err
 		} else if h.settings() != header.settings() {
@@ -69,11 +74,24 @@ func MergeFiles(files []string) (*Merged, error) {
 		}
 		shardOf[i] = f
 		for _, r := range rs {
+			// A task has one result per strategy of the replay; two
+			// strategies of one content (a candidate copied from the
+			// baseline) give it two results of one hash, in one file.
 			key := r.Task + "\x00" + r.Hash
-			if _, dup := byKey[key]; dup {
+			if prev, dup := fileOf[key]; dup && prev != f {
 				return nil, fmt.Errorf("%s: task %s replayed twice under %s (overlapping shards?)", f, r.Task, r.Strategy)
 			}
-			byKey[key] = r
+			fileOf[key] = f
+			if count[key]++; count[key] > max(slots[r.Hash], 1) {
+				n := 0
+				for _, x := range rs {
+					if x.Task == r.Task && x.Hash == r.Hash {
+						n++
+					}
+				}
+				return nil, fmt.Errorf("%s: task %s replayed %d times under %s, which the replay's strategies name %d times", f, r.Task, n, r.Strategy, slots[r.Hash])
+			}
+			results = append(results, r)
 		}
 		for _, r := range rc.Candidate {
 			if _, dup := candidate[r.Task]; dup {
@@ -88,7 +106,7 @@ func MergeFiles(files []string) (*Merged, error) {
 	if err := complete(files, total, shardOf); err != nil {
 		return nil, err
 	}
-	m := &Merged{Header: header, Results: make([]Result, 0, len(byKey))}
+	m := &Merged{Header: header, Results: results}
 	for i, text := range header.Strategies {
 		st, err := strategy.Parse(fmt.Sprintf("%s: strategy %d", files[0], i+1), []byte(text))
 		if err != nil {
@@ -96,15 +114,26 @@ func MergeFiles(files []string) (*Merged, error) {
 		}
 		m.Strategies = append(m.Strategies, st)
 	}
-	for _, r := range byKey {
-		m.Results = append(m.Results, r)
-	}
 	SortResults(m.Results, m.Strategies)
 	for _, r := range candidate {
 		m.Candidate = append(m.Candidate, r)
 	}
 	sort.Slice(m.Candidate, func(i, j int) bool { return m.Candidate[i].Task < m.Candidate[j].Task })
 	return m, nil
+}
+
+// strategySlots counts the strategies of the header h of file f by content
+// hash.
+func strategySlots(f string, h *ResultsHeader) (map[string]int, error) {
+	slots := map[string]int{}
+	for i, text := range h.Strategies {
+		st, err := strategy.Parse(fmt.Sprintf("%s: strategy %d", f, i+1), []byte(text))
+		if err != nil {
+			return nil, err
+		}
+		slots[st.Hash()]++
+	}
+	return slots, nil
 }
 
 // sameCandidate checks that the results file f (header h) gated the
@@ -167,7 +196,7 @@ func MergeShards(shards [][]Result, strategies []*strategy.Strategy) ([]Result, 
 				return nil, fmt.Errorf("shard %d/%d: task %s replayed under strategy %s, which this replay does not replay", i+1, len(shards), r.Task, r.Hash)
 			}
 			key := r.Task + "\x00" + r.Hash
-			if prev, dup := seen[key]; dup {
+			if prev, dup := seen[key]; dup && prev != i { // one shard holds both results of identical strategies
 				return nil, fmt.Errorf("shard %d/%d: task %s replayed twice under %s (also in shard %d/%d)", i+1, len(shards), r.Task, r.Strategy, prev+1, len(shards))
 			}
 			seen[key] = i

@@ -261,3 +261,44 @@ func TestResolveShard(t *testing.T) {
 		t.Fatalf("ParseShard(x): %v", err)
 	}
 }
+
+// TestMergeSameStrategies: a candidate identical to the baseline (a copy
+// of the strategy file, as a new project's CI starts with) gives each task
+// two results of one strategy hash in each shard; they merge as the
+// unsharded replay's do, while a task in two shards is still an overlap.
+func TestMergeSameStrategies(t *testing.T) {
+	files, sts := twoStrategies(t)
+	files, sts = []string{files[0], files[0]}, []*strategy.Strategy{sts[0], sts[0]}
+	dir := t.TempDir()
+	s1 := shardFile(t, dir, "1/2", files, sts, 1, "a")
+	s2 := shardFile(t, dir, "2/2", files, sts, 1, "b")
+	m, err := replay.MergeFiles([]string{s2, s1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range m.Results {
+		got = append(got, r.Task+"@"+r.Strategy)
+	}
+	if want := "a@1.0.0 a@1.0.0 b@1.0.0 b@1.0.0"; strings.Join(got, " ") != want {
+		t.Fatalf("merged %s, want %s", strings.Join(got, " "), want)
+	}
+	overlap := shardFile(t, dir, "2/2", files, sts, 1, "a")
+	if _, err := replay.MergeFiles([]string{s1, overlap}); err == nil || err.Error() != overlap+": task a replayed twice under 1.0.0 (overlapping shards?)" {
+		t.Fatalf("overlap: %v", err)
+	}
+	thrice := shardFile(t, dir, "2/2", files, sts, 1, "b", "b")
+	if _, err := replay.MergeFiles([]string{s1, thrice}); err == nil || err.Error() != thrice+": task b replayed 4 times under 1.0.0, which the replay's strategies name 2 times" {
+		t.Fatalf("a task replayed too often in one file: %v", err)
+	}
+	r := func(task string) replay.Result {
+		return replay.Result{Task: task, Strategy: "1.0.0", Hash: sts[0].Hash()}
+	}
+	if got, err := replay.MergeShards([][]replay.Result{{r("b"), r("b")}, {r("a"), r("a")}}, sts); err != nil || len(got) != 4 || got[0].Task != "a" {
+		t.Fatalf("MergeShards of one strategy twice: %+v, %v", got, err)
+	}
+	if _, err := replay.MergeShards([][]replay.Result{{r("a"), r("a")}, {r("a")}}, sts); err == nil ||
+		err.Error() != "shard 2/2: task a replayed twice under 1.0.0 (also in shard 1/2)" {
+		t.Fatalf("MergeShards overlap: %v", err)
+	}
+}
