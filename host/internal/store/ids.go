@@ -72,7 +72,20 @@ func encodeULID(raw [16]byte) string {
 // writer did not choose one: 32 hex digits derived from the task and
 // execution ids, so a re-export gives the same trace.
 func TraceIDFor(task, exec string) string {
-	return derivedID(16, "trace", task, exec)
+	h := traceIDHex(task, exec)
+	return string(h[:])
+}
+
+// traceIDHex is TraceIDFor's digits, in an array: an encoder compares a
+// span's trace id with them without making a string.
+func traceIDHex(task, exec string) (h [32]byte) {
+	sum := derivedSum("trace", task, exec)
+	id := sum[:16]
+	if isZero(id) {
+		id[15] = 1 // all-zero ids are invalid in OpenTelemetry
+	}
+	hex.Encode(h[:], id)
+	return h
 }
 
 // SpanIDFor is the span id of a span when the writer did not choose one:
@@ -93,8 +106,11 @@ func NewSpanIDs(task, exec string) SpanIDs { return SpanIDs{base: spanIDBase(tas
 func (g SpanIDs) ID(seq uint64) string { return spanIDFrom(g.base, seq) }
 
 func spanIDBase(task, exec string) uint64 {
-	b, _ := hex.DecodeString(derivedID(8, "span", task, exec))
-	return binary.BigEndian.Uint64(b)
+	sum := derivedSum("span", task, exec)
+	if base := binary.BigEndian.Uint64(sum[:8]); base != 0 {
+		return base
+	}
+	return 1 // as for a trace id, the last byte of an all-zero id is 1
 }
 
 // spanIDFrom mixes the sequence number into the execution's base with
@@ -170,17 +186,19 @@ func inverse(c uint64) uint64 {
 	return x
 }
 
-func derivedID(n int, parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	sum := h.Sum(nil)[:n]
-	if isZero(sum) {
-		sum[n-1] = 1 // all-zero ids are invalid in OpenTelemetry
-	}
-	return hex.EncodeToString(sum)
+// derivedSum is the SHA-256 of what, task and exec, each followed by a
+// zero byte, whose first bytes the derived ids are. It hashes on the
+// stack (two ids of the longest valid length fit): ids are derived for
+// every checkpoint's spans.
+func derivedSum(what, task, exec string) [sha256.Size]byte {
+	var buf [280]byte
+	b := append(buf[:0], what...)
+	b = append(b, 0)
+	b = append(b, task...)
+	b = append(b, 0)
+	b = append(b, exec...)
+	b = append(b, 0)
+	return sha256.Sum256(b)
 }
 
 func isZero(b []byte) bool {

@@ -255,3 +255,53 @@ func TestRedactSpanBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycledSpanEncoder: an encoder that has encoded other spans (of
+// other executions, other keys, other seconds; reset as the pool resets
+// it; before and after a switch of layout) writes each span exactly as a
+// new encoder does.
+func TestRecycledSpanEncoder(t *testing.T) {
+	defer func(v bool) { implicitIDs = v }(implicitIDs)
+	rng := rand.New(rand.NewPCG(29, 31))
+	execs := [][2]string{{"t1", "t1-e1"}, {"t1", "t1-e2"}, {"t2", "t2-e1"}}
+	sets := [][]string{{"a", "b", "c"}, {"c", "b", "a"}, {"a", "b", "d"}, {"gen_ai.usage.input_tokens", "sextant.node"}}
+	for range 20 { // past maxPooledAttrs sometimes
+		var keys []string
+		for range 1 + rng.IntN(300) {
+			keys = append(keys, randString(rng)+"k")
+		}
+		sets = append(sets, keys)
+	}
+	var recycled spanEncoder
+	start := randTime(rng)
+	for i := range 5000 {
+		switch rng.IntN(16) {
+		case 0:
+			recycled.reset()
+		case 1:
+			implicitIDs = !implicitIDs
+		}
+		x := execs[rng.IntN(len(execs))]
+		sp := Span{Task: x[0], Execution: x[1], Seq: uint64(1 + rng.IntN(50)), Name: "n", Start: start.Add(time.Duration(rng.IntN(3e9))),
+			Attributes: Attributes{}}
+		sp.End = sp.Start.Add(time.Duration(rng.IntN(2e9)))
+		sp.TraceID, sp.SpanID = TraceIDFor(x[0], x[1]), SpanIDFor(x[0], x[1], sp.Seq)
+		if rng.IntN(4) == 0 { // another execution's ids, or a given span id
+			y := execs[rng.IntN(len(execs))]
+			sp.TraceID, sp.SpanID = TraceIDFor(y[0], y[1]), SpanIDFor(y[0], y[1], uint64(rng.IntN(50)))
+		}
+		for _, k := range sets[rng.IntN(len(sets))] {
+			sp.Attributes[strings.Clone(k)] = String(randString(rng))
+		}
+		var fresh spanEncoder
+		fresh.deriveFor(sp.Task, sp.Execution)
+		want, err := fresh.appendSpanBody(nil, &sp)
+		must(t, err)
+		recycled.deriveFor(sp.Task, sp.Execution)
+		got, err := recycled.appendSpanBody(nil, &sp)
+		must(t, err)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("span %d: a recycled encoder writes\n%s\na new one\n%s", i, got, want)
+		}
+	}
+}

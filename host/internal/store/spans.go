@@ -404,7 +404,8 @@ func (s *Store) encodeSpans(spans []Span, fresh []fate, kvs []kv) (_, rewrites [
 func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]byte) (_, rewrites []kv, _ error) {
 	buf := *bufp
 	defer func() { *bufp = buf }()
-	var enc spanEncoder
+	enc := getSpanEncoder()
+	defer enc.put()
 	for i := 0; i < len(spans); {
 		sp := &spans[i]
 		enc.deriveFor(sp.Task, sp.Execution)
@@ -1007,8 +1008,45 @@ func (c *seqCounters) reset() {
 // hot path of span writing, so it avoids reflection; the output is what
 // encoding/json would produce for the same fields.
 func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
-	var e spanEncoder
+	e := getSpanEncoder()
+	defer e.put()
 	return e.appendSpanBody(b, sp)
+}
+
+// spanEncoders recycles encoders, so that their scratch has grown to a
+// span's attributes once rather than for every checkpoint (a burst of
+// one or two spans). An encoder is one goroutine's at a time: the
+// journal's applier and the writers encode at once. What an encoder
+// remembers (the keys written last, a second, an execution's ids) only
+// spares work: the bytes are those a new encoder writes.
+var spanEncoders = sync.Pool{New: func() any { return new(spanEncoder) }}
+
+// getSpanEncoder returns an encoder from spanEncoders.
+func getSpanEncoder() *spanEncoder { return spanEncoders.Get().(*spanEncoder) }
+
+// maxPooledAttrs is the most attributes of the scratch an encoder keeps
+// when it goes back: one span's thousands do not stay pinned.
+const maxPooledAttrs = 256
+
+// put recycles e, dropping its references to the values encoded (a
+// prompt's text, say) and any scratch grown for a span of many
+// attributes.
+func (e *spanEncoder) put() {
+	e.reset()
+	spanEncoders.Put(e)
+}
+
+// reset is put but for the recycling.
+func (e *spanEncoder) reset() {
+	if cap(e.keys) > maxPooledAttrs || cap(e.vals) > maxPooledAttrs || cap(e.order) > maxPooledAttrs {
+		e.keys, e.vals, e.order = nil, nil, nil
+	}
+	if cap(e.sameEnc) > 64<<10 {
+		e.sameKeys, e.sameEnc, e.sameEnds = nil, nil, nil
+	}
+	clear(e.keys[:cap(e.keys)])
+	clear(e.vals[:cap(e.vals)])
+	e.keys, e.vals, e.order = e.keys[:0], e.vals[:0], e.order[:0]
 }
 
 // spanEncoder is appendSpanBody with scratch space that a burst's spans
@@ -1033,20 +1071,24 @@ type spanEncoder struct {
 	secText [20]byte
 	secOK   bool
 
-	derived    bool   // task and exec are set
-	task, exec string // the execution whose ids are left out
-	traceID    string // its derived trace id
-	spanBase   uint64 // for its derived span ids
+	derived    bool     // task and exec are set
+	task, exec string   // the execution whose ids are left out
+	traceID    [32]byte // its derived trace id
+	spanBase   uint64   // for its derived span ids
 }
 
 // deriveFor makes the encoder leave out the derived ids of the spans of
 // the execution from now on.
 func (e *spanEncoder) deriveFor(task, exec string) {
-	if !implicitIDs || e.derived && e.task == task && e.exec == exec {
+	if !implicitIDs {
+		e.derived = false // a recycled encoder may have named one
+		return
+	}
+	if e.derived && e.task == task && e.exec == exec {
 		return
 	}
 	e.derived, e.task, e.exec = true, task, exec
-	e.traceID, e.spanBase = TraceIDFor(task, exec), spanIDBase(task, exec)
+	e.traceID, e.spanBase = traceIDHex(task, exec), spanIDBase(task, exec)
 }
 
 // implicitIDs is whether span entries leave out derived ids (layout 6).
@@ -1059,7 +1101,7 @@ func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 	// The ids go first, each with its comma: name, which follows, is
 	// never left out.
 	mine := e.derived && sp.Task == e.task && sp.Execution == e.exec
-	if !mine || sp.TraceID != e.traceID {
+	if !mine || sp.TraceID != string(e.traceID[:]) {
 		b = append(b, `"trace_id":"`...)
 		b = append(b, sp.TraceID...)
 		b = append(b, `",`...)
