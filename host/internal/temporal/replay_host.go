@@ -156,6 +156,9 @@ func (h ReplayHost) shardConfig(ctx context.Context, root string, in ReplayShard
 	}
 	rc := setup.Config(src)
 	rc.Strategies, rc.Shard, rc.Shards = strategies, in.Shard, in.Shards
+	// As `replay --shard I/N` does: the shards of one replay share its cap
+	// (RATIONALE "Why a candidate pipeline's shard may spend max_live_cost_usd / N, not the whole cap").
+	rc.MaxLiveCostUSD = replay.ShardMax(rc.MaxLiveCostUSD, in.Shards)
 	return rc, func() { src.Close() }, nil
 }
 

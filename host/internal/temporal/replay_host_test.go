@@ -186,3 +186,110 @@ func TestReplayHostInvalid(t *testing.T) {
 		t.Fatalf("a candidate file that is missing: %v, want invalid input", err)
 	}
 }
+
+// liveTriage copies the email-triage example to a directory of its own
+// with another system prompt, so every recorded call misses and goes live
+// to the script provider, priced so that each costs something; capUSD,
+// when not 0, is its [replay] max_live_cost_usd. It returns the plan of a
+// replay of its first tasks in shards.
+func liveTriage(t *testing.T, dir string, capUSD float64, shards int) temporal.ReplayPlan {
+	t.Helper()
+	src := filepath.Dir(triageFile)
+	for _, f := range []string{"dataset.jsonl", "email-triage.bpmn", "responses.toml", "strategies/email-handler.toml"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(triageFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for old, new := range map[string]string{
+		`system = "You triage e-mail`: `system = "You sort e-mail`,
+		`max_cost_usd = 0.05`:         `max_cost_usd = 100`,
+		`on_miss = "fail"`:            `on_miss = "live"`,
+	} {
+		if !strings.Contains(text, old) {
+			t.Fatalf("%s lacks %q", triageFile, old)
+		}
+		text = strings.Replace(text, old, new, 1)
+	}
+	if capUSD > 0 {
+		text = strings.Replace(text, `on_miss = "live"`, fmt.Sprintf("on_miss = \"live\"\nmax_live_cost_usd = %v", capUSD), 1)
+	}
+	text += "\n[prices.script]\ninput = 100\noutput = 100\n"
+	file := filepath.Join(dir, "pipeline.toml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.Load(context.Background(), file, registry(t), pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := strategy.Load(p.Path(p.Strategy.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := replay.NewSettings(p, replay.Overrides{Sample: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return temporal.ReplayPlan{Pipeline: p, File: file, Baseline: base, Settings: settings, Dataset: replay.DatasetOf(p, ""), Shards: shards}
+}
+
+// TestReplayHostShardCap: a worker's shard may spend its share of
+// max_live_cost_usd, as `replay --shard I/N` may, not the whole cap. With
+// the cap just above what the costliest of two shards spends, that shard
+// passes its share and fails; with the whole cap each, none would.
+func TestReplayHostShardCap(t *testing.T) {
+	ctx := context.Background()
+	h := replayHost(t)
+	dir := t.TempDir()
+	in, err := h.Input(ctx, liveTriage(t, dir, 0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0.0
+	for i := range in.Shards {
+		rs, err := h.Shard(ctx, temporal.ReplayShardInput{ReplayInput: in, Shard: i})
+		if err != nil {
+			t.Fatalf("shard %d/2 without a cap: %v", i+1, err)
+		}
+		spent := 0.0
+		for _, r := range rs {
+			for _, l := range r.Live {
+				spent += l.CostUSD
+			}
+		}
+		most = max(most, spent)
+	}
+	if most == 0 {
+		t.Fatal("no shard spent anything live: the test replays nothing live")
+	}
+	capUSD := most * 1.01
+	in, err = h.Input(ctx, liveTriage(t, dir, capUSD, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stopped []string
+	for i := range in.Shards {
+		_, err := h.Shard(ctx, temporal.ReplayShardInput{ReplayInput: in, Shard: i})
+		switch {
+		case errors.Is(err, replay.ErrLiveCost):
+			stopped = append(stopped, fmt.Sprint(i+1))
+		case err != nil:
+			t.Fatalf("shard %d/2: %v", i+1, err)
+		}
+	}
+	if len(stopped) == 0 {
+		t.Fatalf("no shard stopped at its share $%.4f of max_live_cost_usd $%.4f, though one spends $%.4f", capUSD/2, capUSD, most)
+	}
+}
