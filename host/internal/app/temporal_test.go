@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,8 @@ type served struct {
 	tt   TemporalTarget
 	call func(method, path string, body any, want int, out any)
 	base string
+	// header is the last call's answer's header.
+	header http.Header
 	// worker is the worker started first; addWorker starts another.
 	worker    *temporal.Worker
 	addWorker func() *temporal.Worker
@@ -155,6 +158,7 @@ func serveCluster(ctx context.Context, t *testing.T, tt TemporalTarget) *served 
 		if resp.StatusCode != want {
 			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
 		}
+		sv.header = resp.Header
 		if out != nil {
 			if err := json.Unmarshal(b, out); err != nil {
 				t.Fatal(err)
@@ -406,6 +410,9 @@ func TestServeTemporalRunsWithoutWorkers(t *testing.T) {
 		call("POST", op.path, op.body, 503, &refused)
 		if refused.Error.Code != serve.CodeUnavailable || !strings.Contains(refused.Error.Message, `no worker is polling task queue "q-serve-noworker"`) {
 			t.Fatalf("POST %s with no worker: %+v", op.path, refused.Error)
+		}
+		if ra, err := strconv.Atoi(sv.header.Get("Retry-After")); err != nil || ra <= 0 {
+			t.Fatalf("POST %s with no worker: Retry-After %q, want a number of seconds", op.path, sv.header.Get("Retry-After"))
 		}
 	}
 

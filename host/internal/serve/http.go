@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
@@ -27,7 +28,15 @@ type Error struct {
 	Status  int    `json:"-"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// RetryAfter, when not 0, is the Retry-After header's seconds: when
+	// a request refused for now (503) is worth sending again.
+	RetryAfter int `json:"-"`
 }
+
+// retryUnavailable is the Retry-After of a 503 for want of a worker:
+// about a worker's restart. The refusal changed nothing, so sending the
+// request again is safe; sooner would mostly meet the same refusal.
+const retryUnavailable = 5
 
 func (e *Error) Error() string { return e.Message }
 
@@ -60,6 +69,9 @@ func notFound(format string, args ...any) *Error {
 func WriteError(w http.ResponseWriter, err *Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if err.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(err.RetryAfter))
+	}
 	w.WriteHeader(err.Status)
 	_ = json.NewEncoder(w).Encode(struct {
 		Error *Error `json:"error"`
@@ -232,7 +244,7 @@ func (s *Server) toError(r *http.Request, err error) *Error {
 	case errors.Is(err, run.ErrNoWaiter), errors.Is(err, sdk.ErrInvalid), errors.Is(err, store.ErrBadCursor), errors.Is(err, store.ErrInvalid):
 		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: err.Error()}
 	case errors.Is(err, sdk.ErrUnavailable):
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: err.Error()}
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: err.Error(), RetryAfter: retryUnavailable}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &Error{Status: http.StatusRequestTimeout, Code: CodeTimeout, Message: err.Error()}
 	case errors.Is(err, context.Canceled):

@@ -135,7 +135,9 @@ func (s *Server) document() obj {
 			resps["413"] = errResp("request body too large")
 			resps["415"] = errResp("the body is not of the media type asked for")
 			if s.opts.Cluster != nil {
-				resps["503"] = errResp("serve --temporal: no worker polls the task queue of a run this needs to reach; nothing was done")
+				unavailable := errResp("serve --temporal: no worker polls the task queue of a run this needs to reach; nothing was done")
+				unavailable["headers"] = obj{"Retry-After": obj{"description": "seconds after which the request is worth sending again", "schema": obj{"type": "integer"}}}
+				resps["503"] = unavailable
 			}
 		}
 		if rt.ID == "startRun" {
