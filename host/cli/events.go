@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -79,7 +80,7 @@ func (a *app) send(ctx context.Context, sf *storeFlags, tf *temporalFlags, task 
 		if asJSON {
 			return writeJSON(a.stdout, res)
 		}
-		fmt.Fprintf(a.stdout, "message %q delivered to task %s; its run goes on in the process that holds the store\n", d.Name, res.Task)
+		fmt.Fprintf(a.stdout, "message %q delivered to task %s; %s\n", d.Name, res.Task, cmp.Or(res.Error, "its run goes on in the process that holds the store"))
 		return nil
 	}
 	return a.report(res, asJSON, loc)

@@ -51,7 +51,6 @@ func (a *app) serveCommand() *cobra.Command {
 	c.Flags().DurationVar(&f.lim.IdleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "longest a kept-alive connection may wait for its next request")
 	f.sf.add(c, false)
 	f.tf.add(c, false)
-	c.Flags().DurationVar(&f.tf.queryTimeout, "query-timeout", layer.DefaultQueryTimeout, "with --temporal: longest a worker may take to answer for a run going on (past it the run shows from Temporal's record, and answers, messages and cancels are refused)")
 	a.addTelemetryFlag(c)
 	return c
 }

@@ -84,21 +84,28 @@ type Target struct {
 	Temporal TemporalTarget
 }
 
-// DefaultQueryTimeout is how long sextant serve --temporal waits for a
-// worker to answer one query of a running workflow (--query-timeout): a
+// DefaultQueryTimeout is how long serve, resume, send, signal and cancel
+// --temporal wait for a worker to answer one query of a running workflow
+// (--query-timeout): a
 // worker answers in milliseconds, and with none polling a query would
 // wait as long as the request that asks it.
 const DefaultQueryTimeout = 5 * time.Second
+
+// DefaultTaskQueue is temporal.DefaultTaskQueue, spelt out so that the
+// CLI's flags build without Temporal's SDK (-tags notemporal).
+const DefaultTaskQueue = "sextant"
 
 // TemporalTarget is a Temporal cluster: --temporal, --namespace,
 // --task-queue and --local-steps.
 type TemporalTarget struct {
 	Addr, Namespace, Queue string
 	LocalSteps             bool
-	// QueryTimeout bounds each query sextant serve --temporal asks a
-	// running workflow (0: DefaultQueryTimeout): a run no worker
-	// answers for within it is shown from the cluster's record, and what
-	// needs a worker of it is refused.
+	// QueryTimeout bounds each query asked of a running workflow (serve
+	// --temporal: 0 is DefaultQueryTimeout; elsewhere 0 waits as long as
+	// the caller): a run no worker answers for within it is shown from
+	// the cluster's record, a message or cancel to it left with Temporal
+	// (on the command line), and anything else that needs a worker of it
+	// refused.
 	QueryTimeout time.Duration
 }
 

@@ -25,9 +25,12 @@ type onTemporal struct {
 	c client.Client
 	t TemporalTarget
 	// wait bounds each query of a running workflow, and what needs a
-	// worker asks one first (serve --temporal); 0 on the command line,
-	// where a call waits for a worker as long as its caller does.
+	// worker asks one first (--query-timeout); 0 (run --temporal): a
+	// call waits for a worker as long as its caller does.
 	wait time.Duration
+	// hold leaves a message or a cancel with Temporal when no worker
+	// answers (the command line), rather than refusing it (serve).
+	hold bool
 }
 
 func openTemporal(ctx context.Context, t TemporalTarget, _ Options) (Backend, error) {
@@ -38,7 +41,14 @@ func openTemporal(ctx context.Context, t TemporalTarget, _ Options) (Backend, er
 	if t.Queue == "" {
 		t.Queue = temporal.DefaultTaskQueue
 	}
-	return &onTemporal{c: c, t: t}, nil
+	return &onTemporal{c: c, t: t, wait: t.QueryTimeout, hold: true}, nil
+}
+
+// held is the result of a message or cancel Temporal holds for want of a
+// worker (nw): the run goes on until a worker takes it.
+func held(task, what string, nw *temporal.NoWorkerError) *run.Result {
+	return &run.Result{Task: task, Status: store.StatusRunning, Error: fmt.Sprintf(
+		"%s held by Temporal: no worker is polling task queue %q; the run takes it once one does", what, nw.Queue)}
 }
 
 func (b *onTemporal) Kind() Kind { return Temporal }
@@ -121,7 +131,14 @@ func (b *onTemporal) Send(ctx context.Context, task string, d run.Delivery) (*ru
 	if task == "" {
 		return nil, &UsageError{errors.New("with --temporal, name the TASK to send to")}
 	}
-	if err := b.answering(ctx, task); err != nil {
+	err := b.answering(ctx, task)
+	if nw := (*temporal.NoWorkerError)(nil); b.hold && errors.As(err, &nw) {
+		if err := temporal.DeliverHeld(ctx, b.c, task, d); err != nil {
+			return nil, err
+		}
+		return held(task, fmt.Sprintf("%s %q", d.Kind, d.Name), nw), nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := temporal.Deliver(ctx, b.c, task, d); err != nil {
@@ -204,7 +221,7 @@ func ServeCluster(t TemporalTarget, o Options) func(context.Context) (serve.Clus
 			return nil, err
 		}
 		ot := b.(*onTemporal)
-		if ot.wait = t.QueryTimeout; ot.wait == 0 {
+		if ot.hold = false; ot.wait == 0 {
 			ot.wait = DefaultQueryTimeout
 		}
 		return ot, nil
@@ -213,12 +230,20 @@ func ServeCluster(t TemporalTarget, o Options) func(context.Context) (serve.Clus
 
 var _ serve.Cluster = (*onTemporal)(nil)
 
-// Cancel cancels a run's workflow; the workers record it. On serve
-// --temporal, a run no worker answers for is refused, not cancelled
-// without who and why (RATIONALE "Why a Temporal cancel is an update
-// first, and serve --temporal acts through the app layer").
+// Cancel cancels a run's workflow; the workers record it. A run no
+// worker answers for is refused on serve --temporal, and on the command
+// line cancelled by Temporal once a worker takes it, who and why held
+// with it (RATIONALE "Why a Temporal cancel is an update first, and
+// serve --temporal acts through the app layer").
 func (b *onTemporal) Cancel(ctx context.Context, task string, c run.Cancelled) (*run.Result, error) {
-	if err := b.answering(ctx, task); err != nil {
+	err := b.answering(ctx, task)
+	if nw := (*temporal.NoWorkerError)(nil); b.hold && errors.As(err, &nw) {
+		if err := temporal.CancelHeld(ctx, b.c, task, c); err != nil {
+			return nil, err
+		}
+		return held(task, "cancel by "+c.By, nw), nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	return temporal.Cancel(ctx, b.c, task, c)

@@ -434,3 +434,45 @@ func TestServeTemporalRunsWithoutWorkers(t *testing.T) {
 		t.Fatalf("with a worker back, the list has %+v", page.Tasks)
 	}
 }
+
+// TestTemporalCommandsWithoutWorkers: with every worker of a run's task
+// queue stopped, the command line's resume fails within --query-timeout
+// naming the queue, while a message and a cancel are left with Temporal
+// at once; once a worker polls again, the run is recorded cancelled by
+// whom the cancel named.
+func TestTemporalCommandsWithoutWorkers(t *testing.T) {
+	if DefaultTaskQueue != temporal.DefaultTaskQueue {
+		t.Fatalf("the CLI's default task queue %q is not the workers' %q", DefaultTaskQueue, temporal.DefaultTaskQueue)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sv := serveCluster(ctx, t, TemporalTarget{Queue: "q-cli-noworker", QueryTimeout: 300 * time.Millisecond})
+	var res run.Result
+	sv.call("POST", "/api/v1/runs", map[string]any{"pipeline": "email-triage", "id": "cli-unanswered", "input": sv.f.input}, 200, &res)
+	if res.Status != store.StatusWaiting {
+		t.Fatalf("started: %+v, want waiting for a person", res)
+	}
+	sv.worker.Stop()
+	b, err := Open(ctx, Target{Temporal: sv.tt}, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var nw *temporal.NoWorkerError
+	if _, err := b.Resume(ctx, "cli-unanswered", map[string]any{"answer": "yes"}); !errors.As(err, &nw) || !strings.Contains(err.Error(), `task queue "q-cli-noworker"`) {
+		t.Fatalf("resume with no worker: %v, want refused naming the task queue", err)
+	}
+	sent, err := b.Send(ctx, "cli-unanswered", run.Delivery{Kind: store.WaitMessage, Name: "paid"})
+	if err != nil || sent.Status != store.StatusRunning || !strings.Contains(sent.Error, "held by Temporal") {
+		t.Fatalf("send with no worker: %+v %v, want held", sent, err)
+	}
+	got, err := b.Cancel(ctx, "cli-unanswered", run.Cancelled{By: "ann", Reason: "deploy"})
+	if err != nil || got.Status != store.StatusRunning || !strings.Contains(got.Error, `cancel by ann held by Temporal: no worker is polling task queue "q-cli-noworker"`) {
+		t.Fatalf("cancel with no worker: %+v %v, want held", got, err)
+	}
+	sv.addWorker()
+	end, err := temporal.Result(ctx, b.(*onTemporal).c, "cli-unanswered")
+	if err != nil || end.Status != store.StatusCancelled || !strings.Contains(end.Error, "ann") || !strings.Contains(end.Error, "deploy") {
+		t.Fatalf("once a worker polls: %+v %v, want cancelled by ann for deploy", end, err)
+	}
+}

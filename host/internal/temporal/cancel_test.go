@@ -223,3 +223,66 @@ func TestCancel(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldWithoutWorker: with no worker polling, a message (DeliverHeld)
+// and a cancel (CancelHeld) are taken by Temporal at once, which keeps
+// them; once a worker polls again, the run waiting for the message takes
+// it, and the cancelled run is recorded cancelled by whom the cancel
+// named. A run that ended, or none, refuses both as invalid input.
+func TestHeldWithoutWorker(t *testing.T) {
+	const events, wait = "testdata/events/pipeline.toml", "testdata/restart/pipeline.toml"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := startCluster(t, nil, 0, events, wait)
+	w := cl.addWorker(t, temporal.WorkerOptions{}, events, wait)
+	cl.start(t, "events", "held-msg", nil)
+	res, err := temporal.Follow(ctx, cl.c, "held-msg", temporal.UntilEvent)
+	must(t, err)
+	if len(res.Waits) != 1 || res.Waits[0].Name != "approved" {
+		t.Fatalf("before the message: %+v", res)
+	}
+	cl.start(t, "wait-twice", "held-cancel", nil)
+	if res, err = temporal.Follow(ctx, cl.c, "held-cancel", temporal.UntilPerson); err != nil || len(res.Waiting) != 1 {
+		t.Fatalf("before the cancel: %+v %v", res, err)
+	}
+	w.Stop()
+
+	msg := run.Delivery{Kind: store.WaitMessage, Name: "approved", Vars: map[string]any{"who": "bob"}}
+	must(t, temporal.DeliverHeld(ctx, cl.c, "held-msg", msg))
+	by := run.Cancelled{By: "ann", Reason: "deploy"}
+	must(t, temporal.CancelHeld(ctx, cl.c, "held-cancel", by))
+	if err := temporal.DeliverHeld(ctx, cl.c, "no-such-task", msg); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, sdk.ErrInvalid) {
+		t.Errorf("a message to no run: %v, want not found", err)
+	}
+
+	cl.addWorker(t, temporal.WorkerOptions{}, events, wait)
+	// The first follow may be answered in the workflow task that takes
+	// the message, before the run does: a few suffice, none when the
+	// message was lost.
+	for try := 0; len(res.Waits) != 1 || res.Waits[0].Kind != store.WaitSignal; try++ {
+		if try == 5 {
+			t.Fatalf("the held message never reached the run: %+v", res)
+		}
+		res, err = temporal.Follow(ctx, cl.c, "held-msg", temporal.UntilEvent)
+		must(t, err)
+	}
+	if got, err := temporal.Broadcast(ctx, cl.c, "events", "go", nil, 0); err != nil || len(got) != 1 {
+		t.Fatalf("broadcast after the held message: %v %v", got, err)
+	}
+	if res, err = temporal.Result(ctx, cl.c, "held-msg"); err != nil || fmt.Sprint(res.Output["after"]) != "map[seen:bob]" {
+		t.Fatalf("the run that took the held message: %+v %v", res, err)
+	}
+
+	res, err = temporal.Result(ctx, cl.c, "held-cancel")
+	must(t, err)
+	task, err := cl.st.Task(ctx, "held-cancel")
+	must(t, err)
+	if res.Status != store.StatusCancelled || task.Status != store.StatusCancelled || !strings.Contains(res.Error, "ann") || !strings.Contains(res.Error, "deploy") {
+		t.Fatalf("the run cancelled without a worker: %+v, stored %+v", res, task)
+	}
+	for _, err := range []error{temporal.CancelHeld(ctx, cl.c, "held-cancel", by), temporal.DeliverHeld(ctx, cl.c, "held-msg", msg)} {
+		if !errors.Is(err, sdk.ErrInvalid) || !strings.Contains(err.Error(), "has ended") {
+			t.Errorf("to a run that ended: %v, want invalid input", err)
+		}
+	}
+}

@@ -157,6 +157,54 @@ func Cancel(ctx context.Context, c client.Client, task string, by run.Cancelled)
 	return res, nil
 }
 
+// CancelHeld cancels the task's run without a worker: it signals who
+// cancels and why (SignalCancel), then asks Temporal to cancel the
+// workflow. Temporal keeps both until a worker takes the workflow, which
+// then records the run cancelled as Cancel does. Temporal's terminate
+// would end the workflow at once, but nothing would record the run in
+// the store, nor stop its steps (RATIONALE "Why a Temporal cancel is an
+// update first, and serve --temporal acts through the app layer").
+func CancelHeld(ctx context.Context, c client.Client, task string, by run.Cancelled) error {
+	if err := signal(ctx, c, task, SignalCancel, UpdateCancel, by); err != nil {
+		return err
+	}
+	if err := c.CancelWorkflow(ctx, task, ""); err != nil && !isCompleted(err) {
+		return fmt.Errorf("cancel task %s: %w", task, err)
+	}
+	return nil
+}
+
+// DeliverHeld delivers a message to the task's run without a worker:
+// Temporal keeps it (SignalDeliver) until a worker takes the workflow,
+// and the run takes it at its next wait.
+func DeliverHeld(ctx context.Context, c client.Client, task string, d run.Delivery) error {
+	return signal(ctx, c, task, SignalDeliver, UpdateDeliver, d)
+}
+
+// signal sends a signal to the task's running sextant workflow; a task
+// with none is a *NoRunError, one whose workflow closed refused as
+// endedErr says for update.
+func signal(ctx context.Context, c client.Client, task, name, update string, arg any) error {
+	d, err := c.DescribeWorkflowExecution(ctx, task, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf) || err == nil && d.GetWorkflowExecutionInfo().GetType().GetName() != WorkflowName:
+		return &NoRunError{Task: task}
+	case err != nil:
+		return fmt.Errorf("task %s: %w", task, err)
+	case d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return endedErr(task, update)
+	}
+	err = c.SignalWorkflow(ctx, task, "", name, arg)
+	if errors.As(err, &nf) || isCompleted(err) {
+		return endedErr(task, update) // closed since it was described
+	}
+	if err != nil {
+		return fmt.Errorf("task %s: %w", task, err)
+	}
+	return nil
+}
+
 func isCompleted(err error) bool {
 	var fp *serviceerror.FailedPrecondition
 	return errors.As(err, &fp) // "workflow execution already completed"

@@ -37,6 +37,15 @@ const (
 	// status now and, when its argument is true, its execution, state
 	// and the spans the workflow holds.
 	QueryProgress = "sextant.progress"
+	// SignalDeliver is UpdateDeliver as a signal, which Temporal keeps
+	// until a worker takes it: what a client sends with no worker
+	// answering. The run takes it at its next wait; one it does not
+	// wait for then is dropped, with a warning in the worker's log.
+	SignalDeliver = "sextant.deliver.held"
+	// SignalCancel is UpdateCancel as a signal, sent just before Temporal
+	// is asked to cancel the workflow when no worker answers: the run,
+	// once a worker takes it, is recorded cancelled by whom it names.
+	SignalCancel = "sextant.cancel.held"
 )
 
 // RunInput starts a run; the workflow id is the task id.
@@ -319,6 +328,10 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 			}
 		}
 		if !p.Ended() {
+			var held run.Cancelled
+			if f.cancel == nil && workflow.GetSignalChannel(ctx, SignalCancel).ReceiveAsync(&held) {
+				f.cancel = &held
+			}
 			c := f.cancel
 			if c == nil {
 				c = &run.Cancelled{By: "temporal", Reason: "the workflow was cancelled through Temporal"}
@@ -496,6 +509,16 @@ func (w *Worker) handlers(ctx workflow.Context, f *flow) error {
 	if err != nil {
 		return err
 	}
+	held := workflow.GetSignalChannel(ctx, SignalDeliver)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var d run.Delivery
+			if !held.Receive(ctx, &d) {
+				return
+			}
+			f.inbox = append(f.inbox, inbound{delivery: &d})
+		}
+	})
 	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel,
 		func(ctx workflow.Context, c run.Cancelled) error {
 			f.cancel = &c
