@@ -49,7 +49,14 @@ func replayHost(t *testing.T) temporal.ReplayHost {
 // tasks under its strategy and a candidate.
 func triagePlan(t *testing.T, shards int) temporal.ReplayPlan {
 	t.Helper()
-	p, err := pipeline.Load(context.Background(), triageFile, registry(t), pipeline.Options{})
+	return planOf(t, triageFile, shards, triageCandidate)
+}
+
+// planOf is a fanned-out replay of the first tasks of the pipeline in
+// file, from its dataset, under its strategy and the candidates.
+func planOf(t *testing.T, file string, shards int, candidates ...string) temporal.ReplayPlan {
+	t.Helper()
+	p, err := pipeline.Load(context.Background(), file, registry(t), pipeline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +68,7 @@ func triagePlan(t *testing.T, shards int) temporal.ReplayPlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return temporal.ReplayPlan{Pipeline: p, File: triageFile, Baseline: base, Candidates: []string{triageCandidate},
+	return temporal.ReplayPlan{Pipeline: p, File: file, Baseline: base, Candidates: candidates,
 		Settings: settings, Dataset: replay.DatasetOf(p, ""), Shards: shards}
 }
 
@@ -230,19 +237,7 @@ func liveTriage(t *testing.T, dir string, capUSD float64, shards int) temporal.R
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := pipeline.Load(context.Background(), file, registry(t), pipeline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := strategy.Load(p.Path(p.Strategy.File))
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings, err := replay.NewSettings(p, replay.Overrides{Sample: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return temporal.ReplayPlan{Pipeline: p, File: file, Baseline: base, Settings: settings, Dataset: replay.DatasetOf(p, ""), Shards: shards}
+	return planOf(t, file, shards)
 }
 
 // TestReplayHostShardCap: a worker's shard may spend its share of
