@@ -75,6 +75,11 @@ func (l *loader) timerDef(d *xelem, n *node) {
 		if !t.isBPMN("timeDate") && !t.isBPMN("timeDuration") && !t.isBPMN("timeCycle") {
 			continue
 		}
+		if n.timerKind != "" {
+			// BPMN allows one; running either would be a guess.
+			l.problem(t.line, n.elem(), "timerEventDefinition has %s and %s: give one", n.timerKind, t.local)
+			continue
+		}
 		v := strings.TrimSpace(t.text)
 		if c, err := checkTimer(t.local, v); err != nil {
 			l.problem(t.line, n.elem(), "%s %q: %v", t.local, v, err)

@@ -303,6 +303,7 @@ func appendName(list []string, name string) []string {
 func (l *loader) multi(x *xelem, n *node) {
 	mi := &multi{sequential: x.attr("isSequential") == "true"}
 	given := false // an input collection or cardinality was written
+	cardLine := 0
 	compile := func(line int, what, src string) *cond {
 		if strings.TrimSpace(src) == "" {
 			return nil
@@ -320,6 +321,7 @@ func (l *loader) multi(x *xelem, n *node) {
 		switch {
 		case k.isBPMN("loopCardinality"):
 			mi.cardinal = compile(k.line, "loopCardinality", k.text)
+			cardLine = k.line
 		case k.isBPMN("completionCondition"):
 			if strings.TrimSpace(k.text) != "" {
 				mi.completion = l.expr(k.line, n.elem(), "completionCondition", k.text)
@@ -342,6 +344,10 @@ func (l *loader) multi(x *xelem, n *node) {
 	}
 	if !given {
 		l.problem(x.line, n.elem(), "multi-instance needs an input collection or a loopCardinality")
+	}
+	if mi.collection != nil && mi.cardinal != nil {
+		// startMI would count the collection and drop the cardinality.
+		l.problem(cardLine, n.elem(), "multi-instance has a loopCardinality and an input collection: give one (the collection's length is the count)")
 	}
 	if mi.outColl != "" {
 		n.io.Outputs = appendName(n.io.Outputs, mi.outColl)

@@ -48,6 +48,16 @@ func TestLoadProblems(t *testing.T) {
 			"bad.bpmn:7: eventBasedGateway \"g\": instantiate=\"true\" is not supported (start the process with a message or timer start event)\n" +
 			"bad.bpmn:7: eventBasedGateway \"g\": eventGatewayType=\"Parallel\" is not supported (the first event to occur wins)\n" +
 			`bad.bpmn:12: receiveTask "r": instantiate="true" is not supported (start the process with a message or timer start event)`},
+		{"two timer values, two instance counts", doc(`<process id="p">
+  <intermediateCatchEvent id="c"><timerEventDefinition>
+    <timeDuration>PT1M</timeDuration><timeCycle>R2/PT1M</timeCycle>
+  </timerEventDefinition></intermediateCatchEvent>
+  <task id="t"><multiInstanceLoopCharacteristics>
+    <loopCardinality>2</loopCardinality>
+    <extensionElements><zeebe:loopCharacteristics inputCollection="=[1,2,3]" inputElement="x"/></extensionElements>
+  </multiInstanceLoopCharacteristics></task>
+</process>`), "bad.bpmn:5: intermediateCatchEvent \"c\": timerEventDefinition has timeDuration and timeCycle: give one\n" +
+			`bad.bpmn:8: task "t": multi-instance has a loopCardinality and an input collection: give one (the collection's length is the count)`},
 		{"missing and duplicate ids", doc(`<process id="p">
   <task/>
   <task id="p"/>
