@@ -150,7 +150,7 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			}
 		}
 		if c.Replayed != "" {
-			if err := txn.Set(linkKey(t.ID, c.Replayed), nil); err != nil {
+			if err := setLinks(txn, t.ID, []string{c.Replayed}); err != nil {
 				return err
 			}
 		}
@@ -159,7 +159,7 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			if err := txn.Set(recordingKey(r.Hash), rval); err != nil {
 				return err
 			}
-			return txn.Set(linkKey(t.ID, r.Hash), nil)
+			return setLinks(txn, t.ID, []string{r.Hash})
 		}
 		return nil
 	})

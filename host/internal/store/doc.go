@@ -17,13 +17,13 @@
 // ascending scan lists newest first.
 //
 //	key                                   value
-//	m/meta                                {layout}: the key layout version (6)
+//	m/meta                                {layout}: the key layout version (7)
 //	m/lease                               {pid, host, started}: the lease of the last writer (lease.go)
 //	t/<task>/a                            Task (its input and truth too, unless they are large)
 //	t/<task>/b/input                      a large task's input (JSON), written once (body.go)
 //	t/<task>/b/truth                      a large task's truth (JSON)
 //	t/<task>/e/<exec>                     Execution
-//	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>
+//	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>; or ["<hash>",…]: and those too (layout 7)
 //	t/<task>/k/<exec>                     Checkpoint: the execution's latest run state
 //	t/<task>/r/<seq:8>                    Reward
 //	t/<task>/s/<exec>/<seq:8>             Span, or a batch of spans ending at seq (see Values)
@@ -67,7 +67,11 @@
 // of up to 64; a span written again replaces its copy where it is. Since
 // layout 6 a span leaves out its trace and span ids when they are the
 // ones derived from its key (TraceIDFor, SpanIDFor): readers derive them
-// again.
+// again. Since layout 7 a recording link may name more recordings: the
+// links a task gains in one apply transaction of the journal are one
+// entry, keyed by the first, whose value lists the others (a link of one
+// recording stays empty); readers list a task's recordings sorted, once
+// each, as before.
 //
 // Every value passes through the store's Redactor after encoding: the
 // secret never reaches Badger's write-ahead log, tables or value log.

@@ -110,6 +110,7 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 	// (body.go): head is the record, body its fields.
 	var head []byte
 	var body [][]byte
+	merged := false // a link entry named more than its key's recording
 	flushTask := func() error {
 		if head == nil {
 			return nil
@@ -134,8 +135,10 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 			}
 		}
 		if sub[0] == subLink {
-			hashes = append(hashes, string(sub[2:]))
-			return nil
+			merged = merged || len(val) > 0
+			var err error
+			hashes, err = appendLinks(hashes, key, sub, val)
+			return err
 		}
 		js, err := unseal(key, val)
 		if err != nil {
@@ -202,7 +205,7 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 	if err == nil {
 		err = flushTask()
 	}
-	return lines, hashes, err
+	return lines, sortLinks(hashes, merged), err
 }
 
 // exportRecordings writes the recordings (all, or those linked); a
@@ -618,6 +621,21 @@ func (im *importer) write(ctx context.Context, r io.Reader) (Counts, error) {
 		}
 		if rec.typ == "recording" {
 			im.s.noteRecording(string(rec.kvs[0].k[len(pRec):]))
+			// A link of a task in the store may name more (layout 7):
+			// they stay named.
+			err := im.s.db.View(func(txn *badger.Txn) error {
+				for i, e := range rec.kvs[1:] {
+					more, err := keptLinks(txn, e.k, nil)
+					if err != nil {
+						return err
+					}
+					rec.kvs[1+i].v = linkValue(more)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
 		}
 		for _, e := range rec.kvs {
 			if err := wb.Set(e.k, e.v); err != nil {

@@ -197,6 +197,9 @@ type applier struct {
 	// rather than deleting keys set in the transaction, which Badger
 	// would write as tombstones.
 	unset map[string]*[]kv
+	// links holds, by task, the recordings linked in this transaction:
+	// one entry each task (setLinks), not one each link.
+	links map[string][]string
 	buf   []byte // merged span and usage values; Badger keeps them until the commit
 	spare []byte // a span run's body being rebuilt (addSpans)
 }
@@ -243,8 +246,17 @@ func (a *applier) apply(r *jrec) error {
 		if err := txn.Set(recordingKey(r.hash), r.val); err != nil {
 			return err
 		}
-		if r.task != "" {
+		if r.task == "" {
+			return nil
+		}
+		if !mergeLinks {
 			return txn.Set(linkKey(r.task, r.hash), nil)
+		}
+		if a.links == nil {
+			a.links = map[string][]string{}
+		}
+		if hs := a.links[r.task]; !slices.Contains(hs, r.hash) {
+			a.links[r.task] = append(hs, r.hash)
 		}
 		return nil
 	}
@@ -331,6 +343,11 @@ func isSpanKeyOf(k []byte, task, exec string) bool {
 	k = k[len(task)+3:]
 	return string(k[:len(exec)]) == exec && k[len(exec)] == '/'
 }
+
+// mergeLinks is whether the applier writes the recording links of a
+// task in one transaction as one entry (layout 7). A test clears it to
+// write them as layout 6 did.
+var mergeLinks = true
 
 // isStatusKey reports whether k is a status index entry (x/status/,
 // x/pstat/).
@@ -460,6 +477,11 @@ func (a *applier) flush() error {
 	}
 	for _, u := range a.uses {
 		if err := a.setUsage(u); err != nil {
+			return err
+		}
+	}
+	for task, hs := range a.links {
+		if err := setLinks(txn, task, hs); err != nil {
 			return err
 		}
 	}

@@ -3,10 +3,14 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // Key prefixes. The layout is documented in doc.go; keep the two in step.
@@ -207,4 +211,107 @@ func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
 
 func invalidf(format string, args ...any) error {
 	return &invalidError{msg: fmt.Sprintf(format, args...)}
+}
+
+// A link entry, t/<task>/h/<hash>, says the task made or used recording
+// <hash>. Since layout 7 its value may name more such recordings: the
+// applier writes the links of one transaction's records as one entry.
+// The value is then the schema byte and a JSON array of the other
+// hashes; a link of one recording is empty, as before.
+
+// linkValue is the value of a link entry that also names more.
+func linkValue(more []string) []byte {
+	if len(more) == 0 {
+		return nil
+	}
+	n := 3
+	for _, h := range more {
+		n += len(h) + 3
+	}
+	b := append(make([]byte, 0, n), schemaVersion, '[')
+	for i, h := range more {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), h...), '"') // an id: nothing to escape
+	}
+	return append(b, ']')
+}
+
+// appendLinks appends the hashes of the link entry key (whose sub-key is
+// sub, h/<hash>) to hashes: its key's, then those its value names. A
+// value that does not decode, or names a bad hash, is a *DamageError.
+func appendLinks(hashes []string, key, sub, val []byte) ([]string, error) {
+	hashes = append(hashes, string(sub[2:]))
+	if len(val) == 0 {
+		return hashes, nil
+	}
+	var more []string
+	if err := decode(key, val, &more); err != nil {
+		return hashes, err
+	}
+	for _, h := range more {
+		if err := validID("recording hash", h); err != nil {
+			d := &DamageError{Key: printableKey(key), Err: fmt.Errorf("decode %s: %w", printableKey(key), err)}
+			d.Task, _, _ = parseTaskSub(key)
+			return hashes, d
+		}
+	}
+	return append(hashes, more...), nil
+}
+
+// sortLinks sorts and de-duplicates the hashes of a task's link entries,
+// once more than one was named by an entry: readers list them as layout
+// 6 did, one entry each, in key order.
+func sortLinks(hashes []string, merged bool) []string {
+	if !merged {
+		return hashes
+	}
+	slices.Sort(hashes)
+	return slices.Compact(hashes)
+}
+
+// setLinks links task to hashes (at least one) in one entry keyed by the
+// first. What an entry at that key names already stays named: its value
+// is the union.
+func setLinks(txn *badger.Txn, task string, hashes []string) error {
+	key := linkKey(task, hashes[0])
+	more, err := keptLinks(txn, key, slices.Clip(hashes[1:]))
+	if err != nil {
+		return err
+	}
+	return txn.Set(key, linkValue(more))
+}
+
+// keptLinks adds to more the hashes the link entry at key names beside
+// its key's, if it is there. A value that does not decode is replaced,
+// as any write replaced it before.
+func keptLinks(txn *badger.Txn, key []byte, more []string) ([]string, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return more, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = item.Value(func(val []byte) error {
+		if len(val) == 0 {
+			return nil
+		}
+		_, sub, _ := parseTaskSub(key)
+		old, err := appendLinks(nil, key, sub, val)
+		if err != nil {
+			return nil
+		}
+		for _, h := range old[1:] {
+			if h != old[0] && !slices.Contains(more, h) {
+				more = append(more, h)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, asDamage(key, err)
+	}
+	return more, nil
 }

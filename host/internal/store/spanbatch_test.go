@@ -86,8 +86,8 @@ func TestSpanBatchOpensLayout4(t *testing.T) {
 	defer s.Close()
 	var m storeMeta
 	must(t, s.db.View(func(txn *badger.Txn) error { return get(txn, []byte(keyMeta), &m) }))
-	if m.Layout != layoutVersion || layoutVersion != 6 {
-		t.Fatalf("layout %d after a writer opened a layout-4 store, want 6", m.Layout)
+	if m.Layout != layoutVersion {
+		t.Fatalf("layout %d after a writer opened a layout-4 store, want %d", m.Layout, layoutVersion)
 	}
 	if n, b := spanEntries(t, s, "old", "old-e1"); n != 12 || b != 0 {
 		t.Fatalf("layout-4 store: %d span entries, %d batches; want 12, 0", n, b)
@@ -311,8 +311,8 @@ func TestLayout5ReadsAsLayout6(t *testing.T) {
 	defer s.Close()
 	var m storeMeta
 	must(t, s.db.View(func(txn *badger.Txn) error { return get(txn, []byte(keyMeta), &m) }))
-	if m.Layout != 6 {
-		t.Fatalf("layout %d after a writer opened a layout-5 store, want 6", m.Layout)
+	if m.Layout != layoutVersion {
+		t.Fatalf("layout %d after a writer opened a layout-5 store, want %d", m.Layout, layoutVersion)
 	}
 	must(t, s.AppendSpans(ctx, []Span{stepSpan("ids", "ids-e1", 0), stepSpan("ids", "ids-e1", 0)}))
 	spans, err := s.Spans(ctx, "ids", "ids-e1")

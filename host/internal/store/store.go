@@ -38,11 +38,12 @@ var (
 // summaries by created time; layout 5 stores a burst of an execution's
 // spans as one entry (spanbatch.go), which layout 4 would misread;
 // layout 6 leaves out of a span entry the ids derived from its key
-// (implicitIDs), which layout 5 would read as empty. A writer migrates a
-// store of layout 1 to 3 at Open by building its derived keys again, and
-// one of layout 4 or 5 by setting the layout (its entries read as they
-// are).
-const layoutVersion = 6
+// (implicitIDs), which layout 5 would read as empty; layout 7 lets a
+// recording link name more recordings (linkValue), which layout 6 would
+// leave out. A writer migrates a store of layout 1 to 3 at Open by
+// building its derived keys again, and one of layout 4 to 6 by setting
+// the layout (its entries read as they are).
+const layoutVersion = 7
 
 // layoutSpanBatches is the first layout whose span entries may hold
 // batches: derived keys need no rebuild from the layout before it.

@@ -76,6 +76,7 @@ func readTreeOpt(ctx context.Context, txn *badger.Txn, id string, bodies bool) (
 		_, sub, ok := parseTaskSub(key)
 		return ok && (sub[0] == subSpan || sub[0] == subCheckpoint)
 	}
+	merged := false // a link entry named more than its key's recording
 	err := scanTxnSkip(ctx, txn, taskPrefix(id), skip, func(key, val []byte) error {
 		_, sub, ok := parseTaskSub(key)
 		if !ok {
@@ -106,7 +107,10 @@ func readTreeOpt(ctx context.Context, txn *badger.Txn, id string, bodies bool) (
 			byExec[e.ID] = len(tr.Executions)
 			tr.Executions = append(tr.Executions, ExecutionTree{Execution: e})
 		case subLink:
-			tr.Recordings = append(tr.Recordings, string(sub[2:]))
+			merged = merged || len(val) > 0
+			var err error
+			tr.Recordings, err = appendLinks(tr.Recordings, key, sub, val)
+			return err
 		case subCheckpoint:
 			var c Checkpoint
 			if err := decode(key, val, &c); err != nil {
@@ -145,5 +149,6 @@ func readTreeOpt(ctx context.Context, txn *badger.Txn, id string, bodies bool) (
 	if !found {
 		return nil, ErrNotFound
 	}
+	tr.Recordings = sortLinks(tr.Recordings, merged)
 	return tr, nil
 }
