@@ -149,6 +149,9 @@ func (s *Set) conn(ctx context.Context, source string) (*conn, error) {
 			return
 		}
 		specs, err := c.src.List(tctx)
+		if err == nil {
+			err = uniqueNames(specs)
+		}
 		if err != nil {
 			c.err = fmt.Errorf("tools.%s: list tools: %w", source, err)
 			c.src.Close()
@@ -161,6 +164,20 @@ func (s *Set) conn(ctx context.Context, source string) (*conn, error) {
 		}
 	})
 	return c, c.err
+}
+
+// uniqueNames refuses a tool list that names one tool twice: the model
+// would be offered two tools of one name (providers refuse such a
+// request) and a call by that name would reach whichever the source picks.
+func uniqueNames(specs []sdk.ToolSpec) error {
+	seen := make(map[string]bool, len(specs))
+	for _, sp := range specs {
+		if seen[sp.Name] {
+			return fmt.Errorf("the source lists tool %q twice", sp.Name)
+		}
+		seen[sp.Name] = true
+	}
+	return nil
 }
 
 func (s *Set) dial(ctx context.Context, name string, cfg pipeline.ToolSource) (Source, error) {

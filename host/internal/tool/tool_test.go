@@ -238,3 +238,25 @@ func TestPolicyOverrides(t *testing.T) {
 		t.Errorf("no annotations %+v", p)
 	}
 }
+
+// TestDuplicateToolNames: a server that lists one tool name twice cannot
+// start: the model would see two tools of one name (providers refuse the
+// request, or it calls one of them not knowing which), and a call by that
+// name reaches whichever the server picks.
+func TestDuplicateToolNames(t *testing.T) {
+	mcptest.Dir(t) // node is needed
+	const server = `require("readline").createInterface({input: process.stdin}).on("line", (line) => {
+  const m = JSON.parse(line);
+  const answer = (result) => process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: m.id, result}) + "\n");
+  if (m.method === "initialize") answer({protocolVersion: m.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: "twice", version: "1"}});
+  else if (m.method === "tools/list") answer({tools: [{name: "get", inputSchema: {type: "object"}}, {name: "put", inputSchema: {type: "object"}}, {name: "get", description: "the other get", inputSchema: {type: "object"}}]});
+  else if (m.id !== undefined) answer({});
+});`
+	src := pipeline.ToolSource{Command: "node", Args: []string{"-e", server}, Timeout: pipeline.Duration(5 * time.Second)}
+	s := tool.NewSet(&pipeline.Pipeline{Dir: t.TempDir(), Tools: map[string]pipeline.ToolSource{"twice": src}}, tool.Options{})
+	defer s.Close()
+	err := s.Start(context.Background(), "twice")
+	if err == nil || err.Error() != `tools.twice: list tools: the source lists tool "get" twice` {
+		t.Fatalf("err = %v", err)
+	}
+}
