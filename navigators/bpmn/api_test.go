@@ -79,6 +79,23 @@ func TestRoutineSummary(t *testing.T) {
 	}
 }
 
+// TestMainProcessNotCalled: the process a run starts is one no call
+// activity calls, wherever the called one stands in the file (Camunda
+// Modeler keeps a called process first when it was drawn first); a run
+// that started the child would skip the parent without a word.
+func TestMainProcessNotCalled(t *testing.T) {
+	r := loadString(t, New(), doc(`<process id="child" isExecutable="true">
+  <startEvent id="cs"/><sequenceFlow id="c0" sourceRef="cs" targetRef="ce"/><endEvent id="ce"/>
+</process>
+<process id="parent" isExecutable="true">
+  <startEvent id="s"/><sequenceFlow id="f0" sourceRef="s" targetRef="call"/>
+  <callActivity id="call" calledElement="child"/><sequenceFlow id="f1" sourceRef="call" targetRef="e"/><endEvent id="e"/>
+</process>`))
+	if r.ID != "parent" || r.Starts[0] != "s" {
+		t.Fatalf("main process %q (starts %v), want parent", r.ID, r.Starts)
+	}
+}
+
 func TestIO(t *testing.T) {
 	nv := New()
 	r := loadFixture(t, nv, "tasks.bpmn")

@@ -6,18 +6,25 @@ import "github.com/sextant-dev/sextant/sdk"
 func (l *loader) summary() {
 	m := l.m
 	// The main process: the first executable one that a none start event
-	// starts, else the first with a none start event, else the first.
-	for _, p := range m.procs {
-		if len(p.starts) > 0 && l.executable(p) {
-			m.main = p
-			break
+	// starts, else the first with a none start event, else the first;
+	// in each round one that no call activity calls comes before one that
+	// one does, wherever it stands in the file (a run that started the
+	// called process would skip its caller).
+	called := map[*node]bool{}
+	for _, n := range m.byID {
+		if n.called != nil {
+			called[n.called] = true
 		}
 	}
-	if m.main == nil {
+	for _, pick := range []func(p *node) bool{
+		func(p *node) bool { return len(p.starts) > 0 && l.executable(p) && !called[p] },
+		func(p *node) bool { return len(p.starts) > 0 && !called[p] },
+		func(p *node) bool { return len(p.starts) > 0 && l.executable(p) },
+		func(p *node) bool { return len(p.starts) > 0 },
+	} {
 		for _, p := range m.procs {
-			if len(p.starts) > 0 {
+			if m.main == nil && pick(p) {
 				m.main = p
-				break
 			}
 		}
 	}
