@@ -338,6 +338,14 @@ func (l *loader) multi(x *xelem, n *node) {
 					mi.outColl = z.attr("outputCollection")
 					mi.outElem = compile(z.line, "outputElement", z.attr("outputElement"))
 					mi.outLocal = localOutput(mi.outElem)
+					// Zeebe refuses these at deploy; run, the element
+					// would never be set, the outputs never kept.
+					if in := z.attr("inputElement"); in != "" && strings.TrimSpace(z.attr("inputCollection")) == "" {
+						l.problem(z.line, n.elem(), "zeebe:loopCharacteristics inputElement %q without an inputCollection: nothing sets it (name the collection)", in)
+					}
+					if out := z.attr("outputElement"); strings.TrimSpace(out) != "" && mi.outColl == "" {
+						l.problem(z.line, n.elem(), "zeebe:loopCharacteristics outputElement %q without an outputCollection: its values go nowhere (name the collection)", out)
+					}
 				}
 			}
 		}

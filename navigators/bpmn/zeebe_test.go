@@ -198,6 +198,12 @@ func TestZeebeProblems(t *testing.T) {
 <process id="q"><task id="t"/></process>`), "t.bpmn:4: callActivity \"c\": zeebe:calledElement propagateAllChildVariables=\"false\" is not supported (the caller sees every variable the called process writes)\n" +
 			"t.bpmn:5: callActivity \"d\": zeebe:calledElement propagateAllParentVariables=\"false\" is not supported (the called process sees every variable of the caller)\n" +
 			`t.bpmn:5: callActivity "d": zeebe:calledElement bindingType "versionTag" is not supported (the file's own process is the only version)`},
+		{"multi-instance element without its collection", doc(`<process id="p">
+  <task id="t"><multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality><extensionElements>
+    <zeebe:loopCharacteristics inputElement="item" outputElement="=item * 2"/>
+  </extensionElements></multiInstanceLoopCharacteristics></task>
+</process>`), "t.bpmn:5: task \"t\": zeebe:loopCharacteristics inputElement \"item\" without an inputCollection: nothing sets it (name the collection)\n" +
+			`t.bpmn:5: task "t": zeebe:loopCharacteristics outputElement "=item * 2" without an outputCollection: its values go nowhere (name the collection)`},
 		{"bad correlation key", doc(`<message id="m" name="m"><extensionElements><zeebe:subscription correlationKey="=order.(id"/></extensionElements></message>
 <process id="p"><task id="t"/></process>`), `t.bpmn:3: message "m": zeebe:subscription correlationKey "=order.(id": unexpected "(" after ".", want a name (column 8)`},
 	}
