@@ -150,12 +150,11 @@ func sum(text string) string {
 	return hex.EncodeToString(b[:])
 }
 
-func TestMergeFiles(t *testing.T) {
-	files, sts := twoStrategies(t)
-	dir := t.TempDir()
-	s1 := shardFile(t, dir, "1/2", files, sts, 1, "c", "a")
-	s2 := shardFile(t, dir, "2/2", files, sts, 1, "b")
-	m, err := replay.MergeFiles([]string{s2, s1})
+// mergedAs merges files and checks the results' order, as TASK@VERSION
+// words.
+func mergedAs(t *testing.T, want string, files ...string) *replay.Merged {
+	t.Helper()
+	m, err := replay.MergeFiles(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +162,18 @@ func TestMergeFiles(t *testing.T) {
 	for _, r := range m.Results {
 		got = append(got, r.Task+"@"+r.Strategy)
 	}
-	if want := "a@1.0.0 a@1.1.0 b@1.0.0 b@1.1.0 c@1.0.0 c@1.1.0"; strings.Join(got, " ") != want {
+	if strings.Join(got, " ") != want {
 		t.Fatalf("merged %s, want %s", strings.Join(got, " "), want)
 	}
+	return m
+}
+
+func TestMergeFiles(t *testing.T) {
+	files, sts := twoStrategies(t)
+	dir := t.TempDir()
+	s1 := shardFile(t, dir, "1/2", files, sts, 1, "c", "a")
+	s2 := shardFile(t, dir, "2/2", files, sts, 1, "b")
+	m := mergedAs(t, "a@1.0.0 a@1.1.0 b@1.0.0 b@1.1.0 c@1.0.0 c@1.1.0", s2, s1)
 	if len(m.Strategies) != 2 || m.Strategies[1].Hash() != sts[1].Hash() {
 		t.Fatalf("strategies %v", m.Strategies)
 	}
@@ -272,17 +280,7 @@ func TestMergeSameStrategies(t *testing.T) {
 	dir := t.TempDir()
 	s1 := shardFile(t, dir, "1/2", files, sts, 1, "a")
 	s2 := shardFile(t, dir, "2/2", files, sts, 1, "b")
-	m, err := replay.MergeFiles([]string{s2, s1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range m.Results {
-		got = append(got, r.Task+"@"+r.Strategy)
-	}
-	if want := "a@1.0.0 a@1.0.0 b@1.0.0 b@1.0.0"; strings.Join(got, " ") != want {
-		t.Fatalf("merged %s, want %s", strings.Join(got, " "), want)
-	}
+	mergedAs(t, "a@1.0.0 a@1.0.0 b@1.0.0 b@1.0.0", s2, s1)
 	overlap := shardFile(t, dir, "2/2", files, sts, 1, "a")
 	if _, err := replay.MergeFiles([]string{s1, overlap}); err == nil || err.Error() != overlap+": task a replayed twice under 1.0.0 (overlapping shards?)" {
 		t.Fatalf("overlap: %v", err)
