@@ -312,7 +312,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	defer untrack()
-	input, err := json.Marshal(orEmpty(in.Input))
+	input, err := encodeInput(orEmpty(in.Input))
 	if err != nil {
 		return nil, fmt.Errorf("encode input: %w", err)
 	}
@@ -524,6 +524,16 @@ func short(h string) string {
 	return h
 }
 
+// encodeInput is json.Marshal of a task's input, written directly as a
+// checkpoint's variables are (appendMap) unless that cannot write it as
+// encoding/json would.
+func encodeInput(in map[string]any) ([]byte, error) {
+	if b, err := appendMap(nil, in, 0); err == nil {
+		return b, nil
+	}
+	return json.Marshal(in)
+}
+
 func orEmpty(m map[string]any) map[string]any {
 	if m == nil {
 		return map[string]any{}
@@ -554,7 +564,10 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 	arm := func() {
 		if lim.Timeout > 0 {
 			cancel()
-			ctx, cancel = context.WithTimeout(parent, lim.Timeout.Std())
+			// context.WithTimeout, made only if something waits on it
+			// (see lazyCtx).
+			lazy := newLazyCtx(parent, time.Now().Add(lim.Timeout.Std()))
+			ctx, cancel = lazy, lazy.cancel
 			deadline = e.r.cfg.Clock().Add(lim.Timeout.Std())
 		}
 	}

@@ -1,7 +1,9 @@
 package run
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,6 +36,38 @@ func TestParseJSONFastPath(t *testing.T) {
 	for r, want := range map[string]any{"```json\n{\"k\": \"v\"}\n```": map[string]any{"k": "v"}, "```\n[1]\n```": []any{1.0}} {
 		if v, err := parseJSON(r); err != nil || !reflect.DeepEqual(v, want) {
 			t.Errorf("%q: %#v %v", r, v, err)
+		}
+	}
+}
+
+// TestEncodeInputFastPath: encodeInput writes every input as json.Marshal
+// does, and fails where it fails.
+func TestEncodeInputFastPath(t *testing.T) {
+	deep := map[string]any{}
+	for m, i := deep, 0; i < 1100; i++ {
+		next := map[string]any{}
+		m["d"] = next
+		m = next
+	}
+	inputs := []map[string]any{
+		{}, nil, {"topic": "a"}, {"html": "<b>&</b>", "u": "é\u2028\u2029😀", "bad": "\xff\xfe", "ctl": "\x00\x1f\t\n\""},
+		{"n": 1.5, "i": 3, "i64": int64(-9), "big": 1e21, "small": 1e-7, "neg0": 0.0, "f32": float32(0.1), "u8": uint8(7)},
+		{"list": []any{1.0, "x", nil, true, map[string]any{"k": []string{"a", "b"}}}, "nil": nil, "nilmap": map[string]any(nil), "nillist": []any(nil)},
+		{"struct": struct{ A int }{1}, "time": "2026-01-01T00:00:00Z", "raw": json.RawMessage(`{"x":1}`), "strs": map[string]string{"b": "1", "a": "2"}},
+		{"nan": math.NaN()}, {"inf": math.Inf(1)}, {"deep": deep}, {"ch": make(chan int)},
+	}
+	for i := 0; i < 40; i++ {
+		m := map[string]any{}
+		for j := 0; j <= i; j++ {
+			m[fmt.Sprintf("k%02d<%d>", (j*7)%41, j)] = []any{float64(j) / 3, fmt.Sprint(j), j%2 == 0}
+		}
+		inputs = append(inputs, m)
+	}
+	for _, in := range inputs {
+		got, err := encodeInput(orEmpty(in))
+		want, werr := json.Marshal(orEmpty(in))
+		if string(got) != string(want) || fmt.Sprint(err) != fmt.Sprint(werr) {
+			t.Errorf("encodeInput: %s %v\njson.Marshal: %s %v", got, err, want, werr)
 		}
 	}
 }
