@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/failpoint"
@@ -294,6 +295,9 @@ type exec struct {
 	spanBuf []store.Span
 	// nextReq is navNext's request.
 	nextReq sdk.NextRequest
+	// lastChatVars is the chat request Vars made last (see chatVars);
+	// steps running at once share it.
+	lastChatVars atomic.Pointer[chatVars]
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -878,7 +882,7 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 	vars := e.st.Nav.Env.Vars
 	if !e.varsMine(out) {
 		// Room for the outputs still to come, which go in place.
-		vars = make(map[string]any, 2*len(e.st.Nav.Env.Vars)+8)
+		vars = make(map[string]any, len(e.st.Nav.Env.Vars)+2*len(e.r.nodes)+2)
 		for k, v := range e.st.Nav.Env.Vars {
 			vars[k] = v
 		}

@@ -237,7 +237,7 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	}
 	env := in.env
 	req := &sdk.ChatRequest{Messages: msgs, Step: t.Node, JSON: spec.Output == "json", Temperature: spec.Temperature,
-		MaxTokens: spec.MaxTokens, Vars: map[string]any{"input": env.Input, "vars": env.Vars}}
+		MaxTokens: spec.MaxTokens, Vars: e.chatVars(env)}
 	var resp *sdk.ChatResponse
 	if len(spec.Tools) > 0 {
 		var wait string
@@ -281,6 +281,22 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	}
 	return "", nil
 }
+
+// chatVars is a chat request's Vars for env: {"input": env.Input,
+// "vars": env.Vars}. Such a map is never changed once made, so the run
+// gives the same one to every call that sees the same input and vars maps
+// (vars are one map from step to step while assignOutput writes in place).
+func (e *exec) chatVars(env sdk.Env) map[string]any {
+	if c := e.lastChatVars.Load(); c != nil && sameMap(c.input, env.Input) && sameMap(c.vars, env.Vars) {
+		return c.m
+	}
+	c := &chatVars{input: env.Input, vars: env.Vars, m: map[string]any{"input": env.Input, "vars": env.Vars}}
+	e.lastChatVars.Store(c)
+	return c.m
+}
+
+// chatVars is a chat request's Vars and the maps it holds.
+type chatVars struct{ input, vars, m map[string]any }
 
 // cite records the playbook bullets a reply cites (strategy.Cited) on the
 // step's result and on its provider call's span (sextant.playbook.cited),
