@@ -66,12 +66,14 @@ type ready struct {
 	t   sdk.Token
 	ctx *lazyCtx
 	in  stepIn
+	// frame is the step's frame, which holds ctx.
+	frame *stepFrame
 }
 
 // run runs the step, in the goroutine that calls it.
 func (r ready) run(e *exec) landed {
 	failpoint.Hit(failpoint.StepStart)
-	res, wait, err := e.step(r.ctx, r.t, r.in)
+	res, wait, err := e.stepInFrame(r.ctx, r.t, r.in, r.frame)
 	failpoint.Hit(failpoint.StepDone)
 	return landed{t: r.t, res: res, wait: wait, err: err}
 }
@@ -145,9 +147,11 @@ func (e *exec) pump(ctx context.Context) {
 		e.queue[n] = queued{}
 		e.queue = e.queue[:n]
 		e.slots--
-		sctx := newLazyCtx(ctx, time.Time{})
+		// The step's context lives in its frame: one allocation for both.
+		f := &stepFrame{ctx: lazyCtx{parent: ctx}}
+		sctx := &f.ctx
 		e.flights[q.t.ID] = flight{node: q.t.Node, batch: q.batch, ctx: sctx}
-		r := ready{t: q.t, ctx: sctx, in: q.in}
+		r := ready{t: q.t, ctx: sctx, in: q.in, frame: f}
 		if len(e.flights) == 1 {
 			e.nextStep, e.next = r, &e.nextStep
 			continue

@@ -208,7 +208,9 @@ func (r *Providers) chain(name string) []string {
 // to attempts, and returns them.
 func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, call callFunc, attempts []Attempt) (*sdk.ChatResponse, []Attempt, error) {
 	first := len(attempts)
-	req := *in
+	// The request and the first try's context, in one allocation.
+	cf := &callFrame{req: *in}
+	req := &cf.req
 	if req.Model == "" {
 		req.Model = p.Model
 	}
@@ -238,8 +240,13 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, c
 			break // opened by a concurrent call while this one waited
 		}
 		start := time.Now()
-		callCtx := newLazyCtx(ctx, start.Add(timeout))
-		resp, err := call(callCtx, p, &req)
+		callCtx := &cf.ctx
+		if n == 0 {
+			cf.ctx = lazyCtx{parent: ctx, deadline: start.Add(timeout)}
+		} else {
+			callCtx = newLazyCtx(ctx, start.Add(timeout))
+		}
+		resp, err := call(callCtx, p, req)
 		// The call's own deadline passed, not the caller's: a timeout,
 		// whatever error the plugin made of it.
 		timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
@@ -294,6 +301,12 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, c
 		}
 	}
 	return nil, attempts, &ProviderError{Provider: p.Name, Plugin: r.pluginName(p), Attempts: len(attempts) - first, Err: last}
+}
+
+// callFrame is a provider call's request and its first try's context.
+type callFrame struct {
+	req sdk.ChatRequest
+	ctx lazyCtx
 }
 
 // retryable: rate limits, upstream timeouts and unavailable upstreams are

@@ -43,9 +43,17 @@ func (e *exec) stepIn() stepIn { return stepIn{env: e.st.Nav.Env, answers: e.ans
 // the run (a provider that failed after its retries and fallbacks, a
 // limit, a cancelled context).
 func (e *exec) step(ctx context.Context, t sdk.Token, in stepIn) (*stepResult, string, error) {
+	return e.stepInFrame(ctx, t, in, nil)
+}
+
+// stepInFrame is step in frame f (new, or nil for a frame of its own).
+func (e *exec) stepInFrame(ctx context.Context, t sdk.Token, in stepIn, f *stepFrame) (*stepResult, string, error) {
 	spec, ok := e.r.cfg.Pipeline.Steps[t.Node]
 	start := e.r.cfg.Clock()
-	f := &stepFrame{res: stepResult{Outcome: sdk.Outcome{Status: sdk.OK}}}
+	if f == nil {
+		f = new(stepFrame)
+	}
+	f.res = stepResult{Outcome: sdk.Outcome{Status: sdk.OK}}
 	res := &f.res
 	res.Spans = f.spans[1:1]
 	if !ok {
@@ -115,6 +123,8 @@ type stepFrame struct {
 	spans [2]store.Span
 	// msgs is room for an LLM step's system and user messages.
 	msgs [2]sdk.Message
+	// ctx is the step's context, when the run made the frame (pump).
+	ctx lazyCtx
 }
 
 // fatalError ends the run instead of failing the step (limits, provider
