@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +35,7 @@ func CheckSpecs(specs []string, files ...string) error {
 		if err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
-		if path == "-" {
+		if isStdout(path) {
 			toStdout = append(toStdout, spec)
 			continue
 		}
@@ -84,11 +85,23 @@ func destKey(path string) string {
 	return filepath.Clean(path)
 }
 
+// isStdout reports whether a report path means standard output: "-", or
+// a name of it that shells and CI scripts write (/dev/stdout), which is
+// the same stream and gets the same treatment (the summary moves to
+// stderr) rather than a second writer truncating the first's output.
+func isStdout(path string) bool {
+	switch path {
+	case "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+		return true
+	}
+	return false
+}
+
 // ToStdout reports whether one of specs writes stdout (PATH "-"), which
 // then belongs to that report alone.
 func ToStdout(specs []string) bool {
 	for _, spec := range specs {
-		if _, path, _ := ParseSpec(spec); path == "-" {
+		if _, path, _ := ParseSpec(spec); isStdout(path) {
 			return true
 		}
 	}
@@ -97,16 +110,17 @@ func ToStdout(specs []string) bool {
 
 // WriteSpecs writes r once per spec (checked by CheckSpecs), in the spec's
 // format, to its path or, for "-", to stdout. The files are written whole
-// or not at all: each is rendered into a temporary file beside its path
-// and they are renamed into place only once every one was rendered, so a
-// failure leaves no report cut short and no report of this run beside the
-// previous run's others.
-func WriteSpecs(specs []string, stdout io.Writer, r *Report) (err error) {
-	type pending struct{ tmp, path string }
-	var done []pending
+// or not at all: each is rendered into a temporary file beside it, and
+// they are renamed into place only once every one was, so a failure leaves
+// no report cut short and no report of this run beside the previous run's
+// others. A path that is a symlink is written through; one that is no
+// regular file (a pipe, /dev/stdout) is written in place at the end, never
+// replaced.
+func WriteSpecs(specs []string, stdout io.Writer, r *Report) error {
+	var pending []*pendingFile
 	defer func() {
-		for _, p := range done {
-			os.Remove(p.tmp)
+		for _, p := range pending {
+			p.abort()
 		}
 	}()
 	for _, spec := range specs {
@@ -118,35 +132,52 @@ func WriteSpecs(specs []string, stdout io.Writer, r *Report) (err error) {
 		if err != nil {
 			return err
 		}
-		if path == "-" {
+		if isStdout(path) {
 			if err := write(stdout, r); err != nil {
 				return err
 			}
 			continue
 		}
-		tmp, err := writeTemp(path, func(w io.Writer) error { return write(w, r) })
+		p, err := prepareFile(path, func(w io.Writer) error { return write(w, r) })
 		if err != nil {
 			return fmt.Errorf("report %q: %w", spec, err)
 		}
-		done = append(done, pending{tmp, path})
+		pending = append(pending, p)
 	}
-	for i, p := range done {
-		if err := os.Rename(p.tmp, p.path); err != nil {
-			done = done[i:]
-			return fmt.Errorf("report %s: %w", p.path, err)
+	for len(pending) > 0 {
+		if err := pending[0].commit(); err != nil {
+			return fmt.Errorf("report %s: %w", pending[0].target, err)
 		}
+		pending = pending[1:]
 	}
-	done = nil
 	return nil
 }
 
-// writeTemp writes a temporary file beside path with write and returns its
-// name.
-func writeTemp(path string, write func(io.Writer) error) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return "", err
+// pendingFile is a report rendered and not yet in place: in a temporary
+// file beside target, or, for a target that is no regular file, in data.
+type pendingFile struct {
+	target, tmp string
+	data        []byte
+}
+
+// prepareFile renders a report for path with write.
+func prepareFile(path string, write func(io.Writer) error) (*pendingFile, error) {
+	target := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		target = real
 	}
+	if st, err := os.Stat(target); err == nil && (!st.Mode().IsRegular() || devicePath(path) || devicePath(target)) {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			return nil, err
+		}
+		return &pendingFile{target: target, data: b.Bytes()}, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	p := &pendingFile{target: target, tmp: f.Name()}
 	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -158,8 +189,39 @@ func writeTemp(path string, write func(io.Writer) error) (string, error) {
 		err = os.Chmod(f.Name(), 0o644)
 	}
 	if err != nil {
-		os.Remove(f.Name())
-		return "", err
+		p.abort()
+		return nil, err
 	}
-	return f.Name(), nil
+	return p, nil
+}
+
+// devicePath reports whether path names a file of the process or the
+// system (/dev/stdout, /proc/self/fd/1, /dev/fd/3), which is written in
+// place even when it is a regular file: replacing it would leave the open
+// descriptor it stands for writing to a file no longer there.
+func devicePath(path string) bool {
+	return strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/")
+}
+
+// commit puts the report in place.
+func (p *pendingFile) commit() error {
+	if p.tmp != "" {
+		return os.Rename(p.tmp, p.target)
+	}
+	f, err := os.OpenFile(p.target, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(p.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// abort removes the temporary file of a report not put in place.
+func (p *pendingFile) abort() {
+	if p.tmp != "" {
+		os.Remove(p.tmp)
+	}
 }

@@ -106,3 +106,19 @@ func TestCheckSpecsFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestStdoutNames: /dev/stdout is stdout, as "-" is: the summary moves to
+// stderr instead of the report truncating it, and two reports there are
+// refused.
+func TestStdoutNames(t *testing.T) {
+	if !report.ToStdout([]string{"md=/dev/stdout"}) {
+		t.Fatal("md=/dev/stdout does not write stdout")
+	}
+	if err := report.CheckSpecs([]string{"json=-", "md=/dev/stdout"}); err == nil {
+		t.Fatal("two reports to stdout were accepted")
+	}
+	var stdout bytes.Buffer
+	if err := report.WriteSpecs([]string{"md=/dev/stdout"}, &stdout, &report.Report{Pipeline: "p"}); err != nil || !strings.HasPrefix(stdout.String(), "## sextant: p") {
+		t.Fatalf("md=/dev/stdout wrote %q, %v; want the report on the given stdout", stdout.String(), err)
+	}
+}
