@@ -50,7 +50,7 @@ func (s *Store) putExecution(ctx context.Context, e *Execution, create bool) err
 	if err := checkExecution(e); err != nil {
 		return fmt.Errorf("write execution: %w", err)
 	}
-	val, err := s.encode(e)
+	val, err := s.encodeExecution(e)
 	if err != nil {
 		return fmt.Errorf("write execution %q: %w", e.ID, err)
 	}
@@ -784,9 +784,9 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 	var ex Execution
 	key := execKey(task, id)
 	if v := s.jr.execution(task, id); v != nil {
-		err = decode(key, v, &ex)
+		err = decodeExecution(key, v, &ex, task, id)
 	} else {
-		err = s.viewRaw(ctx, func(txn *badger.Txn) error { return get(txn, key, &ex) })
+		err = s.viewRaw(ctx, func(txn *badger.Txn) error { return getExecution(txn, key, &ex, task, id) })
 	}
 	if errors.Is(err, ErrNotFound) {
 		err = fmt.Errorf("execution %q of task %q: %w", id, task, ErrNotFound)
@@ -805,10 +805,27 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 	if err := checkExecution(&ex); err != nil {
 		return nil, nil, false, err
 	}
-	if val, err = s.encode(&ex); err != nil {
+	if val, err = s.encodeExecution(&ex); err != nil {
 		return nil, nil, false, err
 	}
 	return val, sumExecValue(&ex), ex.Status == StatusCompleted || ex.Status == StatusFailed, nil
+}
+
+// getExecution is get(txn, key, ex) for the execution task/id, decoded
+// by decodeExecution.
+func getExecution(txn *badger.Txn, key []byte, ex *Execution, task, id string) error {
+	it, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return asDamage(key, err)
+	}
+	var derr error
+	if err := it.Value(func(val []byte) error { derr = decodeExecution(key, val, ex, task, id); return nil }); err != nil {
+		return asDamage(key, err)
+	}
+	return derr
 }
 
 // mustExist fails with ErrNotFound, described by format and args, when
