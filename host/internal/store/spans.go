@@ -786,7 +786,9 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 	if v := s.jr.execution(task, id); v != nil {
 		err = decodeExecution(key, v, &ex, task, id)
 	} else {
-		err = s.viewRaw(ctx, func(txn *badger.Txn) error { return getExecution(txn, key, &ex, task, id) })
+		err = s.viewRaw(ctx, func(txn *badger.Txn) error {
+			return getWith(txn, key, func(val []byte) error { return decodeExecution(key, val, &ex, task, id) })
+		})
 	}
 	if errors.Is(err, ErrNotFound) {
 		err = fmt.Errorf("execution %q of task %q: %w", id, task, ErrNotFound)
@@ -809,23 +811,6 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 		return nil, nil, false, err
 	}
 	return val, sumExecValue(&ex), ex.Status == StatusCompleted || ex.Status == StatusFailed, nil
-}
-
-// getExecution is get(txn, key, ex) for the execution task/id, decoded
-// by decodeExecution.
-func getExecution(txn *badger.Txn, key []byte, ex *Execution, task, id string) error {
-	it, err := txn.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return asDamage(key, err)
-	}
-	var derr error
-	if err := it.Value(func(val []byte) error { derr = decodeExecution(key, val, ex, task, id); return nil }); err != nil {
-		return asDamage(key, err)
-	}
-	return derr
 }
 
 // mustExist fails with ErrNotFound, described by format and args, when

@@ -622,6 +622,11 @@ func (s *Store) viewRaw(ctx context.Context, fn func(txn *badger.Txn) error) (er
 
 // get reads and decodes one key; a missing key is ErrNotFound.
 func get(txn *badger.Txn, key []byte, v any) error {
+	return getWith(txn, key, func(val []byte) error { return decode(key, val, v) })
+}
+
+// getWith is get decoding with dec, which may not keep val.
+func getWith(txn *badger.Txn, key []byte, dec func(val []byte) error) error {
 	it, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return ErrNotFound
@@ -630,7 +635,7 @@ func get(txn *badger.Txn, key []byte, v any) error {
 		return asDamage(key, err)
 	}
 	var derr error
-	if err := it.Value(func(val []byte) error { derr = decode(key, val, v); return nil }); err != nil {
+	if err := it.Value(func(val []byte) error { derr = dec(val); return nil }); err != nil {
 		return asDamage(key, err)
 	}
 	return derr
