@@ -84,3 +84,24 @@ func TestPrefixAndReadAll(t *testing.T) {
 		t.Fatalf("ReadAll: %v", err)
 	}
 }
+
+func TestTarget(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Symlink("real", filepath.Join(dir, "rel")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "rel"), filepath.Join(dir, "abs")); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("loop", filepath.Join(dir, "loop"))
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "abs"), real}, // through two links, the last one dangling
+		{filepath.Join(dir, "plain"), filepath.Join(dir, "plain")},
+		{filepath.Join(dir, "loop"), filepath.Join(dir, "loop")}, // gives up, as the kernel would
+	} {
+		if got := Target(tc.path); got != tc.want {
+			t.Errorf("Target(%s) = %s, want %s", tc.path, got, tc.want)
+		}
+	}
+}

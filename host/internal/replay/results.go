@@ -13,7 +13,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // A results file (sextant replay --results) is JSON lines: a header, then
@@ -140,6 +142,12 @@ func CreateResults(path, pipe string, files []string, strategies []*strategy.Str
 			return nil, fmt.Errorf("results: %w", err)
 		}
 		h.Strategies = append(h.Strategies, string(b))
+	}
+	// Written through a symlink; never renamed over a pipe or a device
+	// (/dev/null as root would become a regular file).
+	path = readfile.Target(path)
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, sdk.Errorf(sdk.CodeInvalid, "results: %s is not a regular file: merge reads the results from a file", path)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -76,11 +77,12 @@ func checkDest(path string) error {
 
 // destKey names a report file the same however the path spells it.
 func destKey(path string) string {
+	path = readfile.Target(path)
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		path = filepath.Join(dir, filepath.Base(path))
+	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		return real
 	}
 	return filepath.Clean(path)
 }
@@ -162,10 +164,7 @@ type pendingFile struct {
 
 // prepareFile renders a report for path with write.
 func prepareFile(path string, write func(io.Writer) error) (*pendingFile, error) {
-	target := path
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		target = real
-	}
+	target := readfile.Target(path)
 	if st, err := os.Stat(target); err == nil && (!st.Mode().IsRegular() || devicePath(path) || devicePath(target)) {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {
