@@ -196,12 +196,25 @@ type applier struct {
 	// this transaction, set at the end: a status change replaces them
 	// rather than deleting keys set in the transaction, which Badger
 	// would write as tombstones.
-	unset map[string]*[]kv
+	unset map[string]*unsetKeys
 	// links holds, by task, the recordings linked in this transaction:
 	// one entry each task (setLinks), not one each link.
 	links map[string][]string
 	buf   []byte // merged span and usage values; Badger keeps them until the commit
+	keys  []byte // keys the applier builds, carved out of one array (key)
 	spare []byte // a span run's body being rebuilt (addSpans)
+}
+
+// key returns an empty slice with room for n bytes, for a key Badger
+// keeps until the commit: the applier's keys share arrays rather than
+// each being an allocation.
+func (a *applier) key(n int) []byte {
+	if cap(a.keys)-len(a.keys) < n {
+		a.keys = make([]byte, 0, max(8<<10, n))
+	}
+	start := len(a.keys)
+	a.keys = a.keys[:start+n]
+	return a.keys[start : start : start+n]
 }
 
 // spanAcc is a run of fresh span entries of an execution being merged.
@@ -243,7 +256,7 @@ func (s *Store) applyTxn(recs []*jrec, mark ...uint64) error {
 func (a *applier) apply(r *jrec) error {
 	txn := a.txn
 	if r.kind == kindRecording {
-		if err := txn.Set(recordingKey(r.hash), r.val); err != nil {
+		if err := txn.Set(append(append(a.key(len(pRec)+len(r.hash)), pRec...), r.hash...), r.val); err != nil {
 			return err
 		}
 		if r.task == "" {
@@ -255,7 +268,11 @@ func (a *applier) apply(r *jrec) error {
 		if a.links == nil {
 			a.links = map[string][]string{}
 		}
-		if hs := a.links[r.task]; !slices.Contains(hs, r.hash) {
+		hs := a.links[r.task]
+		if hs == nil {
+			hs = make([]string, 0, 8) // a run's links, as a rule
+		}
+		if !slices.Contains(hs, r.hash) {
 			a.links[r.task] = append(hs, r.hash)
 		}
 		return nil
@@ -313,7 +330,11 @@ func (a *applier) apply(r *jrec) error {
 		}
 	}
 	if r.status != "" {
-		if err := a.s.updateTask(txn, r.task, a.s.setStatus(r.status), a.unset[r.task]); err != nil {
+		var unset *[]kv
+		if u := a.unset[r.task]; u != nil {
+			unset = &u.kvs
+		}
+		if err := a.s.updateTask(txn, r.task, a.s.setStatus(r.status), unset); err != nil {
 			return fmt.Errorf("update task %q: %w", r.task, err)
 		}
 	}
@@ -360,14 +381,22 @@ func isStatusKey(k []byte) bool {
 // replaces it (updateTask).
 func (a *applier) keepUnset(task string, e kv) {
 	if a.unset == nil {
-		a.unset = map[string]*[]kv{}
+		a.unset = map[string]*unsetKeys{}
 	}
 	u := a.unset[task]
 	if u == nil {
-		u = new([]kv)
+		u = &unsetKeys{}
+		u.kvs = u.two[:0]
 		a.unset[task] = u
 	}
-	*u = append(*u, e)
+	u.kvs = append(u.kvs, e)
+}
+
+// unsetKeys are a task's status index entries (two: x/status/, x/pstat/)
+// kept to be set at the end of the transaction.
+type unsetKeys struct {
+	kvs []kv
+	two [2]kv
 }
 
 // addSpans merges a fresh span entry into its execution's run of
@@ -485,15 +514,15 @@ func (a *applier) flush() error {
 			return err
 		}
 	}
-	for _, kvs := range a.unset {
-		for _, e := range *kvs {
+	for _, u := range a.unset {
+		for _, e := range u.kvs {
 			if err := txn.Set(e.k, e.v); err != nil {
 				return err
 			}
 		}
 	}
 	for id, r := range a.exs {
-		if err := txn.Set(execKey(id.task, id.exec), r.execVal); err != nil {
+		if err := txn.Set(a.execSubKey(id, subExec), r.execVal); err != nil {
 			return err
 		}
 		p, ok := r.sum, r.sum != nil
@@ -504,17 +533,26 @@ func (a *applier) flush() error {
 			}
 		}
 		if ok {
-			if err := txn.Set(sumExecKey(p, id.exec), r.sumExec); err != nil {
+			k := append(append(append(a.key(len(p)+2+len(id.exec)), p...), sumExec, '/'), id.exec...)
+			if err := txn.Set(k, r.sumExec); err != nil {
 				return err
 			}
 		}
 	}
 	for id, r := range a.cps {
-		if err := txn.Set(checkpointKey(id.task, id.exec), r.cp); err != nil {
+		if err := txn.Set(a.execSubKey(id, subCheckpoint), r.cp); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// execSubKey is execKey (sub subExec) or checkpointKey (subCheckpoint),
+// built in the applier's keys.
+func (a *applier) execSubKey(id seqID, sub byte) []byte {
+	b := a.key(len(pTask) + len(id.task) + 3 + len(id.exec))
+	b = append(append(b, pTask...), id.task...)
+	return append(append(b, '/', sub, '/'), id.exec...)
 }
 
 // journalMark reads keyJournal: the lsn of the last record applied.

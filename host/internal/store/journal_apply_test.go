@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -289,5 +290,20 @@ func TestLayout6ReadsAsLayout7(t *testing.T) {
 	must(t, s.db.View(func(txn *badger.Txn) error { return get(txn, []byte(keyMeta), &m) }))
 	if m.Layout != 7 {
 		t.Fatalf("layout %d after a writer opened a layout-6 store, want 7", m.Layout)
+	}
+}
+
+// TestApplierKeys: the keys the applier builds in its arena are those
+// the key functions build.
+func TestApplierKeys(t *testing.T) {
+	var a applier
+	id := seqID{"task-1", "exec-1"}
+	for range 2000 { // past an arena's end
+		if got, want := a.execSubKey(id, subExec), execKey(id.task, id.exec); !bytes.Equal(got, want) {
+			t.Fatalf("execution key %q, want %q", got, want)
+		}
+		if got, want := a.execSubKey(id, subCheckpoint), checkpointKey(id.task, id.exec); !bytes.Equal(got, want) {
+			t.Fatalf("checkpoint key %q, want %q", got, want)
+		}
 	}
 }
