@@ -30,9 +30,18 @@ type Overrides struct {
 }
 
 // NewSettings are p's [replay] settings with o applied. An on-miss policy
-// other than fail, skip or live is an error of the command line.
+// other than fail, skip or live, a sample below -1 (unset) and negative
+// workers are errors of the command line.
 func NewSettings(p *pipeline.Pipeline, o Overrides) (Settings, error) {
 	s := Settings{Sample: p.Replay.Sample, Workers: p.Replay.Workers, Seed: p.Replay.Seed, OnMiss: p.Replay.OnMiss, StratifyBy: p.Replay.StratifyBy}
+	// -1 is the flag's "not given"; a number below it, or negative
+	// workers, is a mistake that would silently mean the default.
+	if o.Sample < -1 {
+		return s, fmt.Errorf("--sample %d: want a number of tasks, or 0 for all", o.Sample)
+	}
+	if o.Workers < 0 {
+		return s, fmt.Errorf("--workers %d: want at least 1", o.Workers)
+	}
 	if o.Sample >= 0 {
 		s.Sample = o.Sample
 	}
