@@ -105,6 +105,13 @@ type Runner struct {
 	events sdk.EventSemantics
 	// conditions are the conditional events' conditions, compiled once.
 	conditions map[string]func(sdk.Env) (bool, error)
+	// abs is the pipeline file's absolute path (pipelineAbs).
+	absOnce sync.Once
+	abs     string
+	absErr  error
+	// outputBlind: the navigator never reads an outcome's output
+	// (sdk.OutputBlind), so handOverOf need not name it (nameOutput).
+	outputBlind bool
 	// copyVars makes assignOutput copy vars at every output (the
 	// reference path of the tests; see varsMine).
 	copyVars bool
@@ -171,6 +178,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	r := &Runner{cfg: cfg, nodes: nodes, stepNames: stepNames, compiled: cfg.Compiled,
 		decisions: newDecisions(cfg.Pipeline.Routine.Navigator, cfg.Routine)}
+	if ob, ok := cfg.Navigator.(sdk.OutputBlind); ok {
+		r.outputBlind = ob.OutputBlind()
+	}
 	if r.compiled == nil {
 		r.compiled = &Compiled{}
 	}
@@ -335,7 +345,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	e.traceID = store.TraceIDFor(task.ID, e.id)
 	execution := &store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
 		TraceID: e.traceID, Started: e.st.Started}
-	if abs, err := filepath.Abs(r.cfg.Pipeline.File); err == nil {
+	if abs, err := r.pipelineAbs(); err == nil {
 		e.st.Pipeline = abs
 	}
 	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: map[string]any{}, Strategy: r.compiled.strategyEnv(r.cfg.Strategy)}}
@@ -526,6 +536,13 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// pipelineAbs is filepath.Abs of the pipeline's file, found once: a
+// relative path costs a look at the working directory each time.
+func (r *Runner) pipelineAbs() (string, error) {
+	r.absOnce.Do(func() { r.abs, r.absErr = filepath.Abs(r.cfg.Pipeline.File) })
+	return r.abs, r.absErr
 }
 
 // encodeInput is json.Marshal of a task's input, written directly as a
@@ -769,7 +786,9 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 				return err
 			}
 		}
-		res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
+		if !e.r.outputBlind {
+			res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
+		}
 		before := e.st.Nav
 		d, err := e.navNext(ctx, id, res.Outcome)
 		delete(e.st.Done, id)
@@ -778,6 +797,10 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 		}
 		err = e.apply(ctx, navCall{"next after step", node}, d)
 		if inc := e.incidentOf(err, id, res, &before); inc != nil {
+			if e.r.outputBlind {
+				// The outcome kept is the one handed over, named.
+				res.Outcome.Output = e.nameOutput(node, res.Outcome.Output)
+			}
 			e.afterStep(inc, id, res, before)
 			if e.retried(ctx) { // a replay retries as the recorded run did
 				if err := e.checkpoint(ctx, spans...); err != nil {
@@ -1138,7 +1161,15 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	if f, ok := e.r.cfg.Journal.(finisher); ok {
 		// The last checkpoint, the execution's status and the task's are
 		// one write.
-		c, err := e.checkpointRecord()
+		var c *store.Checkpoint
+		var err error
+		if _, reuse := e.r.cfg.Journal.(*store.Store); reuse {
+			// Keeps no part of it either (see checkpointLocked).
+			c = &e.cp
+			err = e.fillCheckpoint(c, e.stateBuf)
+		} else {
+			c, err = e.checkpointRecord()
+		}
 		if err != nil {
 			return nil, err
 		}

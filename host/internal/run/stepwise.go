@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -164,7 +163,7 @@ func (s *Stepper) Begin(ctx context.Context, in Input, now time.Time) (*Progress
 	j.task = *task
 	j.exec = store.Execution{Task: task.ID, ID: e.id, Strategy: r.ref, Mode: "live", Status: store.StatusRunning,
 		TraceID: e.traceID, Started: e.st.Started}
-	if abs, err := filepath.Abs(r.cfg.Pipeline.File); err == nil {
+	if abs, err := r.pipelineAbs(); err == nil {
 		e.st.Pipeline = abs
 	}
 	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: map[string]any{}, Strategy: r.compiled.strategyEnv(r.cfg.Strategy)}}
