@@ -58,7 +58,7 @@ func ExitCode(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	if isUsage(err) || errors.Is(err, sdk.ErrInvalid) {
+	if isUsage(err) || layer.IsInvalid(err) {
 		return ExitInvalid
 	}
 	return ExitFailed

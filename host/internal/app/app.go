@@ -209,6 +209,14 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// IsInvalid reports whether err is bad input: a value a plugin or the
+// application refused (sdk.ErrInvalid) or one the store refused (an id or
+// tag it cannot hold: store.ErrInvalid), which a command reports with the
+// exit status of invalid input, not that of a failed run.
+func IsInvalid(err error) bool {
+	return errors.Is(err, sdk.ErrInvalid) || errors.Is(err, store.ErrInvalid)
+}
+
 // InvalidError is input a backend refused (exit 2): an unknown task, a
 // delivery nothing waits for, a change that conflicts.
 type InvalidError struct{ Err error }
