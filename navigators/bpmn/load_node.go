@@ -333,6 +333,10 @@ func (l *loader) multi(x *xelem, n *node) {
 		case k.isBPMN("extensionElements"):
 			for _, z := range k.kids {
 				if z.space == nsZeebe && z.local == "loopCharacteristics" {
+					if mi.collection != nil && strings.TrimSpace(z.attr("inputCollection")) != "" {
+						// The Zeebe one would replace the Camunda 7 one unsaid.
+						l.problem(z.line, n.elem(), "multi-instance has camunda:collection and zeebe:loopCharacteristics inputCollection: give one")
+					}
 					mi.collection = compile(z.line, "inputCollection", z.attr("inputCollection"))
 					mi.element = z.attr("inputElement")
 					mi.outColl = z.attr("outputCollection")

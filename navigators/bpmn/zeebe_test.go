@@ -330,6 +330,11 @@ func TestCamunda7Problems(t *testing.T) {
 </process>`), "t.bpmn:3: process \"p\": camunda:executionListener is not run (listeners run no code here)\n" +
 			"t.bpmn:4: userTask \"t\": camunda:taskListener is not run (listeners run no code here)\n" +
 			`t.bpmn:5: sequenceFlow "f": camunda:executionListener is not run (listeners run no code here)`},
+		{"two input collections", c7(`<process id="p">
+  <task id="t"><multiInstanceLoopCharacteristics camunda:collection="${items}" camunda:elementVariable="i"><extensionElements>
+    <zeebe:loopCharacteristics inputCollection="=others" inputElement="o"/>
+  </extensionElements></multiInstanceLoopCharacteristics></task>
+</process>`), `t.bpmn:5: task "t": multi-instance has camunda:collection and zeebe:loopCharacteristics inputCollection: give one`},
 		{"decision reference", c7(`<process id="p">
   <businessRuleTask id="t" camunda:decisionRef="risk" camunda:resultVariable="r"/>
 </process>`), `t.bpmn:4: businessRuleTask "t": camunda:decisionRef is not run (call the decision with zeebe:calledDecision)`},
