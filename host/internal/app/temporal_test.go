@@ -5,12 +5,14 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -223,8 +225,8 @@ func TestServeOperatesTemporalRuns(t *testing.T) {
 			}
 		}
 		slices.Sort(got)
-		if !slices.Equal(got, want) || !page.ClusterFirstPage {
-			t.Fatalf("%s lists %v (cluster first page %v), want %v", query, got, page.ClusterFirstPage, want)
+		if !slices.Equal(got, want) || page.NextCursor != "" {
+			t.Fatalf("%s lists %v (next %q), want %v", query, got, page.NextCursor, want)
 		}
 	}
 	list("status=waiting", "answered", "on-temporal")
@@ -316,7 +318,7 @@ func TestServeStartsTemporalRuns(t *testing.T) {
 		t.Fatalf("the run started with wait=false: %+v, want waiting for a person", res)
 	}
 
-	before, err := cl.Running(ctx, serve.ClusterFilter{})
+	before, _, err := cl.Running(ctx, serve.ClusterFilter{}, 500, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +349,7 @@ func TestServeStartsTemporalRuns(t *testing.T) {
 		}
 		call("GET", "/api/v1/tasks/"+id, nil, 404, nil)
 	}
-	after, err := cl.Running(ctx, serve.ClusterFilter{})
+	after, _, err := cl.Running(ctx, serve.ClusterFilter{}, 500, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,5 +476,58 @@ func TestTemporalCommandsWithoutWorkers(t *testing.T) {
 	end, err := temporal.Result(ctx, b.(*onTemporal).c, "cli-unanswered")
 	if err != nil || end.Status != store.StatusCancelled || !strings.Contains(end.Error, "ann") || !strings.Contains(end.Error, "deploy") {
 		t.Fatalf("once a worker polls: %+v %v, want cancelled by ann for deploy", end, err)
+	}
+}
+
+// TestServeTemporalRunsPaged: GET /api/v1/tasks pages through the runs
+// going on on the cluster, then the stored tasks, with one cursor: with a
+// limit below the runs going on, every run and task is listed once, no
+// page longer than the limit; a cursor the server never gave is a 400.
+func TestServeTemporalRunsPaged(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sv := serveCluster(ctx, t, TemporalTarget{Queue: "q-serve-paged"})
+	var res run.Result
+	ids := []string{"paged-0", "paged-1", "paged-2", "paged-3"}
+	for _, id := range ids {
+		sv.call("POST", "/api/v1/runs", map[string]any{"pipeline": "email-triage", "id": id, "input": sv.f.input}, 200, &res)
+	}
+	// One ends, and is then the store's.
+	sv.call("POST", "/api/v1/tasks/paged-0/resume", map[string]any{"answers": map[string]any{"answer": "yes"}}, 200, &res)
+	if res.Status != store.StatusCompleted {
+		t.Fatalf("paged-0 answered: %+v", res)
+	}
+	var seen []string
+	cursor, pages := "", 0
+	for {
+		var page serve.TaskPage
+		sv.call("GET", "/api/v1/tasks?limit=2&cursor="+url.QueryEscape(cursor), nil, 200, &page)
+		if pages++; len(page.Tasks) > 2 || pages > 10 {
+			t.Fatalf("page %d lists %d tasks (limit 2)", pages, len(page.Tasks))
+		}
+		for _, r := range page.Tasks {
+			seen = append(seen, r.ID)
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	slices.Sort(seen)
+	if !slices.Equal(seen, slices.Compact(slices.Clone(seen))) || !slices.Equal(seen, ids) {
+		t.Fatalf("%d pages of 2 list %v, want %v each once", pages, seen, ids)
+	}
+	var stored serve.TaskPage
+	sv.call("GET", "/api/v1/tasks?cursor=t~", nil, 200, &stored)
+	if len(stored.Tasks) != 1 || stored.Tasks[0].ID != "paged-0" {
+		t.Fatalf("the stored tasks' first page lists %+v, want paged-0 alone", stored.Tasks)
+	}
+	for _, bad := range []string{"t~bm90LWEtdG9rZW4", "t~!!", "t~" + base64.RawURLEncoding.EncodeToString([]byte(`{"LastCloseTime":"x"}`))} {
+		var refused struct {
+			Error serve.Error `json:"error"`
+		}
+		sv.call("GET", "/api/v1/tasks?limit=2&cursor="+url.QueryEscape(bad), nil, 400, &refused)
+		if refused.Error.Code != serve.CodeBadRequest || !strings.Contains(refused.Error.Message, "cursor") {
+			t.Fatalf("cursor %q: %+v, want a 400 naming the cursor", bad, refused.Error)
+		}
 	}
 }

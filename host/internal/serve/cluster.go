@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
@@ -34,11 +35,14 @@ type Cluster interface {
 	// the spans the cluster holds that the store has not been given yet,
 	// and the state of its last step.
 	Tree(ctx context.Context, id string) (*ClusterRun, error)
-	// Running lists the runs going on that f selects, newest first, each
-	// with its status now (running, or waiting with its waits), or, when
-	// no worker answers for it, whatever f.Status, as the cluster
-	// records it.
-	Running(ctx context.Context, f ClusterFilter) ([]*ClusterRun, error)
+	// Running lists a page of the runs going on that f selects, newest
+	// first, each with its status now (running, or waiting with its
+	// waits), or, when no worker answers for it, whatever f.Status, as
+	// the cluster records it: those f selects of about limit runs of the
+	// cluster's list from after (a cursor it gave, "" for the first
+	// page), and the cursor of the next page ("" after the last). A
+	// cursor it never gave is an error matching store.ErrBadCursor.
+	Running(ctx context.Context, f ClusterFilter, limit int, after string) ([]*ClusterRun, string, error)
 	// Start starts a run of prep's pipeline on in (its ID set) on the
 	// cluster, under the version the cluster's workers find live unless
 	// the pipeline is pinned; with follow it returns the run's result
@@ -170,19 +174,25 @@ func mergeSpans(staged, held []store.Span) []store.Span {
 	return slices.CompactFunc(out, func(a, b store.Span) bool { return a.Seq == b.Seq })
 }
 
-// clusterRows are the runs going on on the cluster that a first page of
-// tasks filtered by q shows, above the stored ones: those the store lacks
-// (a run is stored once it ended). A later page shows none (TaskPage's
-// ClusterFirstPage says so). No run going on has rewards or an ended
-// status, so a filter by either selects none.
-func (s *Server) clusterRows(ctx context.Context, q store.Query, rewardFilter bool) ([]TaskRow, error) {
-	if s.opts.Cluster == nil || q.After != "" || q.RewardTag != "" || rewardFilter ||
-		q.Status != "" && q.Status != store.StatusRunning && q.Status != store.StatusWaiting {
-		return nil, nil
+// clusterCursor begins the cursors of GET /api/v1/tasks that page
+// through the runs going on on the cluster, listed before the stored
+// tasks: the cluster's cursor follows it, and alone it is the stored
+// tasks' first page. A store's cursor never holds a '~' (base64url).
+const clusterCursor = "t~"
+
+// clusterRows are a page of the runs going on on the cluster that tasks
+// filtered by q show, before the stored ones (clusterCursor): those the
+// store lacks (a run is stored once it ended), from the cluster's cursor
+// after, with the cursor of the cluster's next page ("" after the last).
+// No run going on has rewards or an ended status, so a filter by either
+// selects none.
+func (s *Server) clusterRows(ctx context.Context, q store.Query, after string, rewardFilter bool) ([]TaskRow, string, error) {
+	if q.RewardTag != "" || rewardFilter || q.Status != "" && q.Status != store.StatusRunning && q.Status != store.StatusWaiting {
+		return nil, "", nil
 	}
-	runs, err := s.opts.Cluster.Running(ctx, ClusterFilter{Pipeline: q.Pipeline, Status: q.Status, Tag: q.Tag, Since: q.Since, Until: q.Until})
+	runs, next, err := s.opts.Cluster.Running(ctx, ClusterFilter{Pipeline: q.Pipeline, Status: q.Status, Tag: q.Tag, Since: q.Since, Until: q.Until}, q.Limit, after)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var rows []TaskRow
 	for _, r := range runs {
@@ -190,5 +200,36 @@ func (s *Server) clusterRows(ctx context.Context, q store.Query, rewardFilter bo
 			rows = append(rows, TaskRow{Task: r.Task, Workers: r.Workers})
 		}
 	}
-	return rows, nil
+	return rows, next, nil
+}
+
+// clusterPage puts on page the rows of the runs going on on the cluster
+// from q.After (clusterCursor and the cluster's cursor; "" for the first
+// page), up to q.Limit, taking one page of the cluster's list after
+// another while rows are wanted. done is true when the page is full:
+// its cursor is then set to what follows. Otherwise q is left for the
+// stored tasks that fill the rest of the page: their first, with the
+// limit less the cluster's rows. An error is a cursor the cluster
+// refuses, or its failure.
+func (s *Server) clusterPage(ctx context.Context, q *store.Query, page *TaskPage, rewardFilter bool) (done bool, err error) {
+	after := strings.TrimPrefix(q.After, clusterCursor)
+	if q.After != clusterCursor { // clusterCursor alone: the stored tasks' first page
+		for q.Limit > 0 {
+			rows, next, err := s.clusterRows(ctx, *q, after, rewardFilter)
+			if err != nil {
+				return false, err
+			}
+			page.Tasks = append(page.Tasks, rows...)
+			q.Limit -= len(rows)
+			if after = next; next == "" {
+				break
+			}
+		}
+		if q.Limit <= 0 {
+			page.NextCursor = clusterCursor + after
+			return true, nil
+		}
+	}
+	q.After = ""
+	return false, nil
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
@@ -41,12 +42,11 @@ func (s *Server) listPipelines(*http.Request) (int, any, error) {
 
 // TaskPage is a page of GET /api/v1/tasks.
 type TaskPage struct {
-	Tasks      []TaskRow `json:"tasks"`
-	NextCursor string    `json:"next_cursor,omitempty"`
-	// ClusterFirstPage says that the server lists the runs going on on
-	// its cluster (serve --temporal) above the stored tasks of the first
-	// page only, all of those the filters select, whatever the limit.
-	ClusterFirstPage bool `json:"cluster_first_page,omitempty"`
+	Tasks []TaskRow `json:"tasks"`
+	// NextCursor is the cursor of the next page. With serve --temporal
+	// the runs going on on the cluster come first, then the stored tasks,
+	// through the one cursor.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // TaskRow is a task as listed: the task and its rewards' mean and count.
@@ -149,6 +149,16 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 		m := sum / float64(n)
 		return (lo == nil || m >= *lo) && (hi == nil || m <= *hi)
 	}
+	page := TaskPage{Tasks: []TaskRow{}}
+	if s.opts.Cluster != nil && (q.After == "" || strings.HasPrefix(q.After, clusterCursor)) {
+		done, err := s.clusterPage(ctx, &q, &page, lo != nil || hi != nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		if done {
+			return 200, page, nil
+		}
+	}
 	tasks, next, err := s.opts.Store.TaskPage(ctx, q)
 	if err == nil {
 		err = readErr
@@ -156,11 +166,7 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	onCluster, err := s.clusterRows(ctx, q, lo != nil || hi != nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	page := TaskPage{Tasks: append([]TaskRow{}, onCluster...), NextCursor: next, ClusterFirstPage: s.opts.Cluster != nil}
+	page.NextCursor = next
 	for _, t := range tasks {
 		st := rewards[t.ID]
 		row := TaskRow{Task: t, Rewards: st.n}

@@ -220,6 +220,42 @@ const listQueries = 8
 // other runs of its task queue are not asked, so that a list with every
 // worker down answers within one bound, not one per run.
 func Running(ctx context.Context, c client.Client, f Filter) ([]*Seen, error) {
+	var listed []*Seen
+	var token []byte
+	for {
+		page, next, err := list(ctx, c, f, 0, token)
+		if err != nil {
+			return nil, err
+		}
+		listed = append(listed, page...)
+		if token = next; len(token) == 0 {
+			break
+		}
+	}
+	return ask(ctx, c, f, listed)
+}
+
+// RunningPage is one page of Running: of the next size runs of the
+// cluster's list (about: the server may give fewer) from token ("" for
+// the first page), those f selects; next is the token of the page after,
+// nil after the last. A token the server refuses is store.ErrBadCursor.
+func RunningPage(ctx context.Context, c client.Client, f Filter, size int, token []byte) (runs []*Seen, next []byte, err error) {
+	listed, next, err := list(ctx, c, f, size, token)
+	var ia *serviceerror.InvalidArgument
+	if len(token) > 0 && errors.As(err, &ia) {
+		return nil, nil, fmt.Errorf("%w: the cluster refuses it: %s", store.ErrBadCursor, ia.Message)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	runs, err = ask(ctx, c, f, listed)
+	return runs, next, err
+}
+
+// list is one page of the visibility records of the runs going on that
+// f selects by what the records hold (all but the status), and the token
+// of the page after (size 0: the server's page size).
+func list(ctx context.Context, c client.Client, f Filter, size int, token []byte) ([]*Seen, []byte, error) {
 	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", WorkflowName)
 	if !f.Since.IsZero() {
 		q += fmt.Sprintf(" AND StartTime >= '%s'", f.Since.UTC().Format(time.RFC3339Nano))
@@ -227,22 +263,22 @@ func Running(ctx context.Context, c client.Client, f Filter) ([]*Seen, error) {
 	if !f.Until.IsZero() {
 		q += fmt.Sprintf(" AND StartTime < '%s'", f.Until.UTC().Format(time.RFC3339Nano))
 	}
+	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: int32(min(size, 1000)), NextPageToken: token})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list runs: %w", err)
+	}
 	var listed []*Seen
-	var token []byte
-	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, NextPageToken: token})
-		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
-		}
-		for _, e := range resp.Executions {
-			if t := taskOf(e); (f.Pipeline == "" || t.Pipeline == f.Pipeline) && (f.Tag == "" || slices.Contains(t.Tags, f.Tag)) {
-				listed = append(listed, &Seen{Tree: store.Tree{Task: *t, Executions: []store.ExecutionTree{}}, queue: e.GetTaskQueue()})
-			}
-		}
-		if token = resp.NextPageToken; len(token) == 0 {
-			break
+	for _, e := range resp.Executions {
+		if t := taskOf(e); (f.Pipeline == "" || t.Pipeline == f.Pipeline) && (f.Tag == "" || slices.Contains(t.Tags, f.Tag)) {
+			listed = append(listed, &Seen{Tree: store.Tree{Task: *t, Executions: []store.ExecutionTree{}}, queue: e.GetTaskQueue()})
 		}
 	}
+	return listed, resp.NextPageToken, nil
+}
+
+// ask queries each listed run for its status now (at most listQueries at
+// once) and keeps those still going on with f.Status.
+func ask(ctx context.Context, c client.Client, f Filter, listed []*Seen) ([]*Seen, error) {
 	errs := make([]error, len(listed))
 	var unanswered sync.Map // task queues a query found no worker on
 	sem := make(chan struct{}, listQueries)

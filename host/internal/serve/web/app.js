@@ -124,8 +124,8 @@ async function runsPage(params) {
     location.hash = "#/?" + q.toString();
   });
   const q = new URLSearchParams();
-  for (const k of ["pipeline", "status", "tag", "reward_tag", "min_reward", "cursor"]) if (params.get(k)) q.set(k, params.get(k));
-  q.set("limit", "50");
+  for (const k of ["pipeline", "status", "tag", "reward_tag", "min_reward", "cursor", "limit"]) if (params.get(k)) q.set(k, params.get(k));
+  if (!q.has("limit")) q.set("limit", "50");
   const body = h("div", { id: "runs" });
   show(h("h1", {}, "Runs"), form, body);
   const load = async () => {
@@ -139,14 +139,11 @@ async function runsPage(params) {
         h("td", {}, fmtTime(t.created)),
         h("td", {}, (t.tags || []).join(", ")),
         h("td", {}, t.rewards ? fmtNum(t.mean_reward, 2) + " (" + t.rewards + ")" : "")));
-      const next = page.next_cursor ? h("a", { href: "#/?" + new URLSearchParams([...q.entries()].filter(([k]) => k !== "limit").concat([["cursor", page.next_cursor]])).toString() }, "next page →") : null;
+      const next = page.next_cursor ? h("a", { href: "#/?" + new URLSearchParams([...q.entries()].filter(([k]) => k !== "cursor").concat([["cursor", page.next_cursor]])).toString() }, "next page →") : null;
       body.replaceChildren(
         h("table", { id: "runs-table" },
           h("thead", {}, h("tr", {}, ["task", "status", "pipeline", "strategy", "created", "tags", "reward"].map((c) => h("th", {}, c)))),
           h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 7, class: "muted" }, "no tasks")))),
-        page.cluster_first_page ? h("p", { class: "muted", id: "cluster-note" }, q.get("cursor")
-          ? "Runs going on on Temporal are listed on the first page only."
-          : "Runs going on on Temporal are listed above the stored tasks, on this first page only.") : null,
         h("p", { class: "muted" }, "updates every 3 s ", next));
     } catch (err) {
       body.replaceChildren(errorBox(err));
