@@ -21,8 +21,16 @@ import (
 // recordings) until the applier moves them into Badger (see
 // "Why run steps commit to a journal, not a Badger transaction each" in
 // RATIONALE.md). It is a directory of segments, journal/NNNNNN.log, each
-// a file of zeros sized in advance and mapped into memory, into which
-// records are encoded one after another:
+// a file sized in advance and mapped into memory, which opens with a
+// header and then holds records encoded one after another:
+//
+//	magic  uint32 LE   journalMagic (more than any record's length)
+//	crc    uint32 LE   CRC-32C of the rest of the header
+//	n      uint64 LE   the segment's number, as in its name
+//	base   uint64 LE   the lsn of its first record
+//	gen    uint64 LE   how many segments the file was before (0: new)
+//
+// and each record:
 //
 //	length uint32 LE   the payload's length, never 0
 //	crc    uint32 LE   CRC-32C of lsn, kind and payload
@@ -35,6 +43,15 @@ import (
 // does not lose, once it is encoded: no write call is made. With
 // WithSyncCheckpoints, fdatasync puts it on disk.
 //
+// A segment whose records are all applied is recycled as a later one
+// (see "Why applied journal segments are recycled, not deleted" in
+// RATIONALE.md): renamed, its header rewritten with a new base, its old
+// records left in place. Each record's lsn must be the next one after
+// the base (the CRC covers it), so an old record, valid as it is, below
+// the base ends the segment; and the length after each new record is
+// zeroed before that record's own is set, so that a kill leaves the end
+// of the records where it was.
+//
 // Badger holds the lsn of the last record applied (keyJournal), written
 // in the transaction that applies it: a record at or below it is never
 // applied twice. A writer that opens a store replays the records above
@@ -42,12 +59,24 @@ import (
 const (
 	journalDirName  = "journal"
 	journalHeader   = 17
-	journalSegSize  = 8 << 20 // a segment's size, unless one record needs more
 	journalMaxRec   = 1 << 30 // a longer length field is damage
 	kindCheckpoint  = 1
 	kindRecording   = 2
 	journalSegWidth = 6
+	// journalSegHeader is the segment header's size: records start there.
+	journalSegHeader = 32
+	journalMagic     = 0x314affff // "\xff\xffJ1": never a record's length
+	// journalSpares is how many applied segments wait to be recycled.
+	journalSpares = 2
 )
+
+// journalSegSize is a segment's size, unless one record needs more;
+// tests lower it.
+var journalSegSize = 8 << 20
+
+// recycleSegments reports whether applied segments are recycled: a
+// mapped file cannot be renamed on Windows.
+const recycleSegments = runtime.GOOS != "windows"
 
 // jrec is one journaled write, decoded: its byte slices point into the
 // mapping of its segment (live) or into a replayed segment's bytes.
@@ -73,9 +102,10 @@ type jrec struct {
 
 // segment is one journal file and its mapping.
 type segment struct {
-	n uint64
-	f *os.File
-	m []byte
+	n   uint64
+	gen uint64 // how many segments the file was before
+	f   *os.File
+	m   []byte
 }
 
 // journal is the store's open journal (nil on a reader).
@@ -88,6 +118,9 @@ type journal struct {
 	off  int        // where in cur.m the next record goes
 	segs []*segment // the segments not yet deleted, in order; cur last
 	seg  uint64     // the number of the last segment created or found
+	// spares are applied segments, still mapped, to recycle (retire).
+	spares []*segment
+	filter *recFilter // told of each recording appended (noteRecording)
 
 	nextLSN  uint64
 	appended atomic.Uint64 // lsn of the last record appended
@@ -228,6 +261,11 @@ func (j *journal) end(b []byte, start int, kind byte) uint64 {
 	binary.LittleEndian.PutUint64(h[8:], lsn)
 	h[16] = kind
 	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(b[start+8:], castagnoli))
+	if e := len(b); j.cur.gen > 0 && e+4 <= len(j.cur.m) {
+		// A recycled segment holds old bytes here: the end of the
+		// records moves past this one only once its length is set.
+		clear(j.cur.m[e : e+4])
+	}
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(b)-start-journalHeader))
 	j.off = len(b)
 	j.appended.Store(lsn)
@@ -281,6 +319,9 @@ func (j *journal) appendRecording(hash, task string, val []byte) (uint64, error)
 	if err != nil {
 		return 0, err
 	}
+	// Noted under j.mu: a filter rebuild that reads the overlay then
+	// sees this record, or is collecting notes already.
+	j.filter.note(hash)
 	rec := j.newRec()
 	*rec = jrec{kind: kindRecording, hash: hash, task: task, kvs: rec.kvs[:0], rewrites: rec.rewrites[:0]}
 	putString(&b, hash)
@@ -325,42 +366,128 @@ func (j *journal) fail(err error) {
 	j.cond.Broadcast()
 }
 
-// openSegment starts the next segment, of room for at least need bytes.
-// j.mu is held.
+// openSegment starts the next segment, of room for at least need bytes
+// besides its header: a spare recycled, else a new file. j.mu is held.
 func (j *journal) openSegment(need int) error {
 	if err := os.MkdirAll(j.dir, 0o755); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	size := int64(journalSegSize)
-	if int64(need) > size {
-		page := int64(os.Getpagesize())
-		size = (int64(need) + page - 1) / page * page
-	}
 	n := j.seg + 1
-	path := filepath.Join(j.dir, segName(n))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	m, err := mapSegment(f, size, j.sync, j.dir)
-	if err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("journal: segment %s: %w", segName(n), err)
+	var sg *segment
+	if k := len(j.spares); k > 0 && journalSegHeader+need <= len(j.spares[k-1].m) {
+		sg = j.spares[k-1]
+		j.spares = j.spares[:k-1]
+		if err := j.recycle(sg, n); err != nil {
+			unmapSegment(sg)
+			os.Remove(filepath.Join(j.dir, segName(sg.n)))
+			os.Remove(filepath.Join(j.dir, segName(n)))
+			return fmt.Errorf("journal: recycle segment %s as %s: %w", segName(sg.n), segName(n), err)
+		}
+	} else {
+		var err error
+		if sg, err = j.createSegment(n, journalSegHeader+need); err != nil {
+			return err
+		}
 	}
 	if j.sync && j.cur != nil {
 		// Records of the old segment that a later sync (of the new
 		// one) is to cover.
 		if err := syncSegment(j.cur); err != nil {
-			unmapSegment(&segment{f: f, m: m})
-			os.Remove(path)
+			unmapSegment(sg)
+			os.Remove(filepath.Join(j.dir, segName(n)))
 			return fmt.Errorf("sync journal: %w", err)
 		}
 	}
+	sg.n = n
+	putSegHeader(sg.m, n, j.nextLSN, sg.gen)
 	j.seg = n
-	j.cur, j.off = &segment{n: n, f: f, m: m}, 0
+	j.cur, j.off = sg, journalSegHeader
 	j.segs = append(j.segs, j.cur)
 	return nil
+}
+
+// createSegment creates and maps segment n, of at least size bytes.
+func (j *journal) createSegment(n uint64, size int) (*segment, error) {
+	sz := int64(journalSegSize)
+	if int64(size) > sz {
+		page := int64(os.Getpagesize())
+		sz = (int64(size) + page - 1) / page * page
+	}
+	path := filepath.Join(j.dir, segName(n))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	m, err := mapSegment(f, sz, j.sync, j.dir)
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("journal: segment %s: %w", segName(n), err)
+	}
+	return &segment{n: n, f: f, m: m}, nil
+}
+
+// recycle renames an applied segment as segment n, its records cut off
+// first: whatever a kill leaves of the renaming, the file holds no
+// record of this journal until openSegment writes its new header. Its
+// pages are mapped already, and its blocks written: the next records
+// fault no page in and convert no extent.
+func (j *journal) recycle(sg *segment, n uint64) error {
+	clear(sg.m[journalSegHeader : journalSegHeader+4])
+	hook("journal-recycle")
+	if err := os.Rename(filepath.Join(j.dir, segName(sg.n)), filepath.Join(j.dir, segName(n))); err != nil {
+		return err
+	}
+	hook("journal-recycled")
+	if j.sync {
+		// A power loss must not take the name back once records in
+		// the segment are acknowledged: its header names n.
+		if err := syncDir(j.dir); err != nil {
+			return err
+		}
+	}
+	sg.gen++
+	return nil
+}
+
+// putSegHeader writes a segment's header: its number, the lsn of its
+// first record, and how many segments its file was before.
+func putSegHeader(m []byte, n, base, gen uint64) {
+	h := m[:journalSegHeader]
+	binary.LittleEndian.PutUint64(h[8:], n)
+	binary.LittleEndian.PutUint64(h[16:], base)
+	binary.LittleEndian.PutUint64(h[24:], gen)
+	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(h[8:], castagnoli))
+	binary.LittleEndian.PutUint32(h[0:], journalMagic)
+}
+
+// retire takes segments whose records are all applied: up to
+// journalSpares of full size stay mapped, to be recycled; the rest are
+// deleted.
+func (j *journal) retire(segs []*segment) error {
+	if recycleSegments {
+		j.mu.Lock()
+		keep := 0
+		for _, sg := range segs {
+			if j.err != nil || len(j.spares) >= journalSpares || len(sg.m) != journalSegSize {
+				segs[keep] = sg
+				keep++
+				continue
+			}
+			j.spares = append(j.spares, sg)
+		}
+		segs = segs[:keep]
+		j.mu.Unlock()
+	}
+	return j.remove(segs)
+}
+
+// dropSpares returns the spares, which the journal no longer holds: for
+// Close to delete. j.mu is held.
+func (j *journal) dropSpares() []*segment {
+	sp := j.spares
+	j.spares = nil
+	return sp
 }
 
 // mapSegment sizes a new segment file, maps it, and with fsync makes its
@@ -499,20 +626,44 @@ func syncDir(dir string) error {
 
 // readSegment decodes the records of one segment, calling fn with each
 // in order; their byte slices point into the segment's bytes. It stops at
-// a zero length (the end of the records) or at the first record that
-// does not check: torn reports that nothing but zeros follows what that
-// record claims (a record cut short by a kill or a power loss), else bad
-// is where the damage starts.
+// a zero length (the end of the records), at an old record of a
+// recycled segment (below its base), or at the first record that does
+// not check: torn reports that the record was cut short by a kill or a
+// power loss (nothing but zeros follows what it claims; in a recycled
+// segment, which holds old bytes there, any record that does not
+// check), else bad is where the damage starts.
 func readSegment(path string, seg uint64, fn func(r *jrec) error) (bad int64, torn bool, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, false, err
 	}
 	size := int64(len(b))
-	var off int64
+	var (
+		off             int64
+		base, next, gen uint64 // next: the lsn the next record must have (0: unchecked, no header)
+	)
+	if size >= journalSegHeader && binary.LittleEndian.Uint32(b) == journalMagic {
+		off = journalSegHeader
+		if binary.LittleEndian.Uint32(b[off:]) == 0 {
+			// No record yet: the header may be half written (openSegment
+			// cuts a recycled segment's records off before it).
+			return -1, false, nil
+		}
+		h := b[:journalSegHeader]
+		if crc32.Checksum(h[8:], castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
+			return 0, false, nil
+		}
+		if binary.LittleEndian.Uint64(h[8:]) != seg {
+			// A recycled segment renamed, its header not rewritten yet: its
+			// records are another segment's, all applied.
+			return -1, false, nil
+		}
+		base, gen = binary.LittleEndian.Uint64(h[16:]), binary.LittleEndian.Uint64(h[24:])
+		next = base
+	}
 	for {
 		if size-off < journalHeader || binary.LittleEndian.Uint32(b[off:]) == 0 {
-			if allZero(b[off:]) {
+			if gen > 0 || allZero(b[off:]) {
 				return -1, false, nil
 			}
 			// A record whose header is not filled in yet (end fills it in last).
@@ -521,7 +672,7 @@ func readSegment(path string, seg uint64, fn func(r *jrec) error) (bad int64, to
 		hdr := b[off : off+journalHeader]
 		n := int64(binary.LittleEndian.Uint32(hdr))
 		if n > journalMaxRec {
-			return off, false, nil
+			return off, gen > 0, nil
 		}
 		if size-off-journalHeader < n {
 			return off, true, nil
@@ -529,9 +680,15 @@ func readSegment(path string, seg uint64, fn func(r *jrec) error) (bad int64, to
 		payload := b[off+journalHeader : off+journalHeader+n : off+journalHeader+n]
 		crc := crc32.Update(crc32.Checksum(hdr[8:], castagnoli), castagnoli, payload)
 		if crc != binary.LittleEndian.Uint32(hdr[4:]) {
-			return off, allZero(b[off+journalHeader+n:]), nil
+			return off, gen > 0 || allZero(b[off+journalHeader+n:]), nil
 		}
 		r := &jrec{lsn: binary.LittleEndian.Uint64(hdr[8:]), kind: hdr[16], seg: seg, size: int(journalHeader + n)}
+		if next > 0 && r.lsn != next {
+			if gen > 0 && r.lsn < base {
+				return -1, false, nil // a record of the segment the file was before
+			}
+			return off, false, nil
+		}
 		if err := decodeRecord(r, payload); err != nil {
 			return off, false, nil
 		}
@@ -539,6 +696,9 @@ func readSegment(path string, seg uint64, fn func(r *jrec) error) (bad int64, to
 			return 0, false, err
 		}
 		off += journalHeader + n
+		if next > 0 {
+			next++
+		}
 	}
 }
 

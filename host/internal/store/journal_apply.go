@@ -71,7 +71,7 @@ func (s *Store) applyPending() error {
 	j.dropApplied(n)
 	del := j.deletable()
 	j.mu.Unlock()
-	return j.remove(del)
+	return j.retire(del)
 }
 
 // remove unmaps and deletes segments that hold nothing unapplied.
@@ -766,7 +766,7 @@ func (s *Store) closeJournal() error {
 	if len(j.recs) > 0 {
 		return fmt.Errorf("journal: %d writes were still in progress at close", len(j.recs))
 	}
-	segs := j.segs
+	segs := append(j.segs, j.dropSpares()...)
 	j.segs, j.cur, j.err = nil, nil, errJournalClosed
 	if err := j.remove(segs); err != nil {
 		return err

@@ -238,6 +238,7 @@ func crashAfter(t *testing.T) string {
 // recordsEnd returns where the last record of a segment's bytes starts
 // and where the records end.
 func recordsEnd(b []byte) (last, end int) {
+	end = journalSegHeader
 	for end+journalHeader <= len(b) {
 		n := int(binary.LittleEndian.Uint32(b[end:]))
 		if n == 0 {
@@ -294,7 +295,7 @@ func TestJournalCorruptRecord(t *testing.T) {
 	must(t, err)
 	// Records: Begin, recording 1, checkpoint 1, recording 2, …; damage
 	// the fourth record's payload (recording 2).
-	off := 0
+	off := journalSegHeader
 	for range 3 {
 		off += journalHeader + int(uint32(b[off])|uint32(b[off+1])<<8|uint32(b[off+2])<<16|uint32(b[off+3])<<24)
 	}

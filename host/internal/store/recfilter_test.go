@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -109,6 +110,90 @@ func TestRecordingFilterNotedDuringBuild(t *testing.T) {
 	for i := range 3 {
 		if _, err := s.Recording(ctx, fmt.Sprintf("during-%d", i)); err != nil {
 			t.Errorf("recording written during the build: %v", err)
+		}
+	}
+}
+
+// TestRecordingFilterRebuild fills a filter sized for 64 recordings with
+// thousands, some applied to Badger and some still journaled: a lookup
+// starts a rebuild, recordings written while its scan runs (journaled,
+// and a proxied call's, committed to Badger) are noted into it, and the
+// rebuilt filter answers "absent" for none of them and rarely says
+// "maybe" for a hash never written.
+func TestRecordingFilterRebuild(t *testing.T) {
+	old := bloomMinWords
+	bloomMinWords = 16 // 1 KiB: room for 64 recordings
+	t.Cleanup(func() { bloomMinWords = old })
+	holdJournal(t)
+	ctx := context.Background()
+	s := openTest(t)
+	builtFilter(t, s)
+	var hashes []string
+	put := func(hash string) {
+		must(t, s.PutRecording(ctx, testRecording(hash, "")))
+		hashes = append(hashes, hash)
+	}
+	for i := range 1500 {
+		put(fmt.Sprintf("applied-%d", i))
+	}
+	must(t, s.Sync())
+	for i := range 500 {
+		put(fmt.Sprintf("journaled-%d", i)) // left in the journal's overlay
+	}
+	falseMaybe := func() int {
+		n := 0
+		for i := range 10000 {
+			if !s.recf.cur.Load().has(s.recf.hash(fmt.Sprintf("never-%d", i))) {
+				continue
+			}
+			n++
+		}
+		return n
+	}
+	if n := falseMaybe(); n < 5000 {
+		t.Fatalf("the full filter says maybe for %d of 10000 hashes never written: the test tests nothing", n)
+	}
+
+	scanning, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	setTestHook(func(p string) {
+		if p == "recfilter-scan" {
+			once.Do(func() {
+				close(scanning)
+				<-release
+			})
+		}
+	})
+	t.Cleanup(func() { setTestHook(nil) })
+	s.recf.absent("never-written") // past its room: starts the rebuild
+	if !s.recf.building.Load() {
+		t.Fatal("a lookup in a filter past its room started no rebuild")
+	}
+	<-scanning
+	for i := range 3 {
+		put(fmt.Sprintf("during-%d", i))
+	}
+	must(t, s.RecordCall(ctx, &Call{Task: &Task{ID: "call", Pipeline: "proxy", Input: json.RawMessage(`{}`)},
+		Execution: &Execution{ID: "call-e1"}, Recording: testRecording("during-call", "call")}))
+	hashes = append(hashes, "during-call")
+	close(release)
+	s.recf.builds.Wait()
+
+	if b := s.recf.cur.Load(); b.room < int64(len(hashes)) {
+		t.Fatalf("the filter has room for %d recordings, the store holds %d: not rebuilt", b.room, len(hashes))
+	}
+	for _, h := range hashes {
+		if s.recf.absent(h) {
+			t.Errorf("the rebuilt filter says recording %s is absent", h)
+		}
+	}
+	if n := falseMaybe(); n > 300 {
+		t.Errorf("the rebuilt filter says maybe for %d of 10000 hashes never written", n)
+	}
+	must(t, s.Sync())
+	for _, h := range hashes {
+		if _, err := s.Recording(ctx, h); err != nil {
+			t.Errorf("recording %s: %v", h, err)
 		}
 	}
 }

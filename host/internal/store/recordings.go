@@ -127,8 +127,7 @@ func (s *Store) PutRecording(ctx context.Context, r *Recording) error {
 		return err
 	}
 	// Journaled (journal.go) like a checkpoint, and synced with the
-	// checkpoint that follows it.
-	s.noteRecording(r.Hash)
+	// checkpoint that follows it; the journal notes it (noteRecording).
 	if _, err := s.jr.appendRecording(r.Hash, r.Task, val); err != nil {
 		return fmt.Errorf("write recording %s: %w", r.Hash, err)
 	}
