@@ -43,10 +43,10 @@ import (
 // does not lose, once it is encoded: no write call is made. With
 // WithSyncCheckpoints, fdatasync puts it on disk.
 //
-// A segment whose records are all applied is recycled as a later one
-// (see "Why applied journal segments are recycled, not deleted" in
-// RATIONALE.md): renamed, its header rewritten with a new base, its old
-// records left in place. Each record's lsn must be the next one after
+// A segment whose records are all applied is recycled as a later one:
+// renamed, its header rewritten with a new base, its old records left in
+// place (its pages stay mapped and its blocks written: the next records
+// fault no page in and convert no extent). Each record's lsn must be the next one after
 // the base (the CRC covers it), so an old record, valid as it is, below
 // the base ends the segment; and the length after each new record is
 // zeroed before that record's own is set, so that a kill leaves the end
