@@ -176,6 +176,8 @@ func validID(what, id string) error {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case i > 0 && (c == '.' || c == '_' || c == '-' || c == ':' || c == '+'):
+		case i == 0 && (c == '.' || c == '_' || c == '-' || c == ':' || c == '+'):
+			return invalidf("%s %q must start with a letter or digit", what, id)
 		default:
 			return invalidf("%s %q has a bad character %q (use letters, digits and . _ - : +)", what, id, c)
 		}

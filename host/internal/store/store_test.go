@@ -130,6 +130,8 @@ func TestTaskErrors(t *testing.T) {
 	}{
 		{"bad id", func() error { return s.CreateTask(ctx, &Task{ID: "a/b", Pipeline: "p"}) },
 			`create task: task id "a/b" has a bad character '/' (use letters, digits and . _ - : +)`},
+		{"leading dot", func() error { return s.CreateTask(ctx, &Task{ID: ".hidden", Pipeline: "p"}) },
+			`create task: task id ".hidden" must start with a letter or digit`},
 		{"no pipeline", func() error { return s.CreateTask(ctx, &Task{ID: "t2"}) },
 			`create task: pipeline name is empty`},
 		{"bad status", func() error { return s.CreateTask(ctx, &Task{ID: "t2", Pipeline: "p", Status: "done"}) },
