@@ -379,8 +379,28 @@ func TestWorkerProcesses(t *testing.T) {
 	if err := json.Unmarshal(fg.out.Bytes(), &fgRes); err != nil || fgRes.Status != store.StatusCompleted || fmt.Sprint(fgRes.Output["after"]) != "map[seen:ann]" {
 		t.Fatalf("run --wait: %v %+v\n%s", err, fgRes, fg.out.String())
 	}
+	// 5. With every worker stopped, nothing waits for one: resume fails
+	// within --query-timeout naming the task queue (exit 1); send and
+	// cancel are left with Temporal (exit 0), which says so.
+	evPrep := prepare(t, filepath.Join(pipes, "events", "pipeline.toml"))
+	must(t, temporal.Start(ctx, c, "procs", temporal.RunInput{Pipeline: "events", Strategy: evPrep.Strategy.Hash(), Task: "ev-held"}))
+	if res, err := temporal.Follow(ctx, c, "ev-held", temporal.UntilEvent); err != nil || res.Status != store.StatusWaiting {
+		t.Fatalf("ev-held: %+v %v", res, err)
+	}
 	stop(w1)
 	stop(w2)
+	held := append([]string{"--query-timeout", "300ms"}, q...)
+	resume := exec.Command(bin, append([]string{"resume", "ev-held", "--set", "answer=yes"}, held...)...)
+	resume.Dir, resume.Env = dir, env
+	if out, err := resume.CombinedOutput(); resume.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), `no worker is polling task queue "procs"`) {
+		t.Fatalf("resume with no worker: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"send", "ev-held", "--message", "approved"}, {"cancel", "ev-held", "--reason", "deploy"}} {
+		if res, code := cli(append(append(args, "--json"), held...)...); code != 0 || res.Status != store.StatusRunning ||
+			!strings.Contains(res.Error, `held by Temporal: no worker is polling task queue "procs"`) {
+			t.Fatalf("%s with no worker: exit %d: %+v", args[0], code, res)
+		}
+	}
 	stop(sv)
 
 	// Replay reads the runs Temporal recorded as it reads local ones: the
