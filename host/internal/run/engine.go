@@ -904,8 +904,14 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 	}
 	vars := e.st.Nav.Env.Vars
 	if !e.varsMine(out) {
-		// Room for the outputs still to come, which go in place.
-		vars = make(map[string]any, len(e.st.Nav.Env.Vars)+2*len(e.r.nodes)+2)
+		hint := len(e.st.Nav.Env.Vars) + 2
+		if e.ownVars == nil {
+			// The run's first: room for the outputs still to come, which
+			// go in place unless the navigator replaces vars (Decision.Set)
+			// as it goes, when later copies are made to measure.
+			hint += 2 * len(e.r.nodes)
+		}
+		vars = make(map[string]any, hint)
 		for k, v := range e.st.Nav.Env.Vars {
 			vars[k] = v
 		}
@@ -939,7 +945,8 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 // scalars only, so that it cannot hold the map. Navigator calls and
 // checkpoints hold nothing past their return (sdk.Navigator's contract;
 // fillCheckpoint encodes), and a state kept to restore on an incident is
-// taken after assignOutput.
+// taken after assignOutput. See RATIONALE.md, "Why a step's output is
+// written into the run's vars map only when nothing else can read it".
 func (e *exec) varsMine(out sdk.Outcome) bool {
 	if e.r.copyVars || e.ownVars == nil || len(e.flights) > 0 || len(e.queue) > 0 || e.next != nil || len(e.st.Done) > 1 ||
 		!sameMap(e.ownVars, e.st.Nav.Env.Vars) || sameMap(out.Output, e.ownVars) {
