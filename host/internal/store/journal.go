@@ -378,12 +378,14 @@ func (j *journal) openSegment(need int) error {
 		sg = j.spares[k-1]
 		j.spares = j.spares[:k-1]
 		if err := j.recycle(sg, n); err != nil {
+			// Applied, and cut off: gone, and a new file takes its place.
 			unmapSegment(sg)
 			os.Remove(filepath.Join(j.dir, segName(sg.n)))
 			os.Remove(filepath.Join(j.dir, segName(n)))
-			return fmt.Errorf("journal: recycle segment %s as %s: %w", segName(sg.n), segName(n), err)
+			sg = nil
 		}
-	} else {
+	}
+	if sg == nil {
 		var err error
 		if sg, err = j.createSegment(n, journalSegHeader+need); err != nil {
 			return err
