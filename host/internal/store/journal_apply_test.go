@@ -307,3 +307,27 @@ func TestApplierKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSumTaskValue: the summary value written without reflection is the
+// one s.encode writes, redaction included.
+func TestSumTaskValue(t *testing.T) {
+	s := openTest(t)
+	redacted := false
+	for _, tk := range []Task{
+		{Status: StatusRunning, Pipeline: "p"},
+		{Status: StatusCompleted, Pipeline: "a <b> & \"c\" \u2028 é", Strategy: StrategyRef{Version: "1.2.0"}},
+		{Status: StatusFailed, Pipeline: "token sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", Strategy: StrategyRef{Version: "\x01"}},
+	} {
+		want, err := s.encode(sumTaskVal{Status: tk.Status, Pipeline: tk.Pipeline, Version: tk.Strategy.Version})
+		must(t, err)
+		got, err := s.sumTaskValue(&tk)
+		must(t, err)
+		if !bytes.Equal(got, want) {
+			t.Errorf("sumTaskValue %q, want %q", got, want)
+		}
+		redacted = redacted || bytes.Contains(got, []byte("REDACTED"))
+	}
+	if !redacted {
+		t.Error("no pipeline name was redacted: the test misses redaction")
+	}
+}
