@@ -46,6 +46,7 @@ func (a *app) serveCommand() *cobra.Command {
 	c.Flags().StringArrayVar(&f.allowHosts, "allow-host", nil, "a name clients reach the server by, besides localhost and IP addresses (repeatable; added to --config's allow_hosts); other Host headers get 403")
 	c.Flags().IntVar(&f.lim.MaxConns, "max-conns", serve.DefaultMaxConns, "most connections open at once (1/8 of them kept for loopback clients)")
 	c.Flags().IntVar(&f.lim.MaxConnsPerIP, "max-conns-per-ip", serve.DefaultMaxConnsPerIP, "most connections open at once from one client other than loopback (IPv6: per /64)")
+	c.Flags().IntVar(&f.lim.MaxRuns, "max-runs", serve.DefaultMaxRuns, "most runs started by the API with wait=false going on at once; one more is answered 503 with Retry-After")
 	c.Flags().DurationVar(&f.lim.ReadTimeout, "read-timeout", serve.DefaultReadTimeout, "longest a client may take to send a request body")
 	c.Flags().DurationVar(&f.lim.WriteTimeout, "write-timeout", serve.DefaultWriteTimeout, "longest one write of an answer may wait for the client to read")
 	c.Flags().DurationVar(&f.lim.IdleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "longest a kept-alive connection may wait for its next request")
@@ -132,8 +133,5 @@ func (a *app) newServer(ctx context.Context, s *store.Store, f *serveFlags, toke
 		a.shutdownTelemetry(ctx, exp)
 		return nil, nil, err
 	}
-	return srv, func(ctx context.Context) {
-		closeProxy(ctx)
-		a.shutdownTelemetry(ctx, exp)
-	}, nil
+	return srv, func(ctx context.Context) { closeProxy(ctx); a.shutdownTelemetry(ctx, exp) }, nil
 }

@@ -78,7 +78,7 @@ func TestServeStore(t *testing.T) {
 // TestCheckFlags: only loopback goes without a token; every refusal names
 // its flag.
 func TestCheckFlags(t *testing.T) {
-	lim := serve.Limits{MaxConns: 8, MaxConnsPerIP: 2, ReadTimeout: 1, WriteTimeout: 1, IdleTimeout: 1}
+	lim := serve.Limits{MaxConns: 8, MaxConnsPerIP: 2, MaxRuns: 1, ReadTimeout: 1, WriteTimeout: 1, IdleTimeout: 1}
 	if err := serve.CheckLimitFlags(lim); err != nil {
 		t.Fatalf("the test's limits: %v", err)
 	}

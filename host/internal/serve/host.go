@@ -116,6 +116,9 @@ func CheckLimitFlags(l Limits) error {
 	if l.MaxConnsPerIP < 1 {
 		return fmt.Errorf("--max-conns-per-ip %d: want at least 1", l.MaxConnsPerIP)
 	}
+	if l.MaxRuns < 1 {
+		return fmt.Errorf("--max-runs %d: want at least 1", l.MaxRuns)
+	}
 	return nil
 }
 

@@ -19,7 +19,7 @@ import (
 
 func TestCheckLimitFlags(t *testing.T) {
 	def := serve.Limits{ReadTimeout: serve.DefaultReadTimeout, WriteTimeout: serve.DefaultWriteTimeout, IdleTimeout: serve.DefaultIdleTimeout,
-		MaxConns: serve.DefaultMaxConns, MaxConnsPerIP: serve.DefaultMaxConnsPerIP}
+		MaxConns: serve.DefaultMaxConns, MaxConnsPerIP: serve.DefaultMaxConnsPerIP, MaxRuns: serve.DefaultMaxRuns}
 	if err := serve.CheckLimitFlags(def); err != nil {
 		t.Fatalf("the defaults: %v", err)
 	}
@@ -29,6 +29,7 @@ func TestCheckLimitFlags(t *testing.T) {
 		"--idle-timeout 0s":     func(l *serve.Limits) { l.IdleTimeout = 0 },
 		"--max-conns 1":         func(l *serve.Limits) { l.MaxConns = 1 },
 		"--max-conns-per-ip 0:": func(l *serve.Limits) { l.MaxConnsPerIP = 0 },
+		"--max-runs 0":          func(l *serve.Limits) { l.MaxRuns = 0 },
 	} {
 		l := def
 		change(&l)

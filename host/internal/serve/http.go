@@ -38,6 +38,11 @@ type Error struct {
 // request again is safe; sooner would mostly meet the same refusal.
 const retryUnavailable = 5
 
+// retryRuns is the Retry-After of a 503 for want of a run slot
+// (Limits.MaxRuns): runs take seconds to minutes, and the refusal
+// started nothing, so sending the request again is safe.
+const retryRuns = 10
+
 func (e *Error) Error() string { return e.Message }
 
 // The error codes of the API.
@@ -52,7 +57,8 @@ const (
 	CodeUnsupported  = "unsupported_media_type"
 	CodeInternal     = "internal"
 	// CodeUnavailable: what the request needs cannot answer now (serve
-	// --temporal: no worker polls the run's task queue); try again later.
+	// --temporal: no worker polls the run's task queue; --max-runs runs
+	// started with wait=false go on already); try again later.
 	CodeUnavailable = "unavailable"
 )
 

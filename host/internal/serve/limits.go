@@ -22,6 +22,7 @@ const (
 	DefaultIdleTimeout       = 60 * time.Second
 	DefaultMaxConns          = 1024
 	DefaultMaxConnsPerIP     = 64
+	DefaultMaxRuns           = 32
 )
 
 // Limits bound what one client, and all clients together, can hold of the
@@ -60,6 +61,12 @@ type Limits struct {
 	// Loopback clients have no per-IP cap: every local process shares
 	// one address, and the reserve of MaxConns is theirs.
 	MaxConnsPerIP int
+	// MaxRuns bounds the runs started with wait=false that go on at once
+	// in this server. One past it is answered 503 with Retry-After, and
+	// nothing is started: each run holds its plugins (processes, wasm
+	// instances) and provider calls until it returns, and nothing else
+	// would bound how many a client starts.
+	MaxRuns int
 }
 
 // withDefaults fills zero fields and refuses negative ones.
@@ -89,6 +96,7 @@ func (l Limits) withDefaults() (Limits, error) {
 	}{
 		{"MaxConns", &l.MaxConns, DefaultMaxConns, 2},
 		{"MaxConnsPerIP", &l.MaxConnsPerIP, DefaultMaxConnsPerIP, 1},
+		{"MaxRuns", &l.MaxRuns, DefaultMaxRuns, 1},
 	}
 	for _, n := range ints {
 		switch {

@@ -196,3 +196,48 @@ func TestLiveRunDeliveries(t *testing.T) {
 		})
 	}
 }
+
+// TestStartRunClaims: a run started with wait=false claims its id and a
+// run slot before the 202, while the run itself has not begun (held by the
+// hook before it stores anything). A second start of the id is a 409, not
+// a second 202 whose run fails unseen; a start past --max-runs is a 503
+// with Retry-After and starts nothing; once the run returned, its slot is
+// free again.
+func TestStartRunClaims(t *testing.T) {
+	held.reset()
+	t.Cleanup(held.open)
+	e := newEnv(t, "127.0.0.1:0", withLivePipeline, func(o *serve.Options) { o.Limits.MaxRuns = 1 })
+	entered, release := make(chan string, 4), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	e.srv.SetBeforeBackground(func(id string) {
+		entered <- id
+		<-release
+	})
+	e.do("POST", "/api/v1/runs", map[string]any{"pipeline": "live", "id": "first", "wait": false}).want(t, 202)
+	if id := <-entered; id != "first" {
+		t.Fatalf("held run %q", id)
+	}
+	if code := e.do("POST", "/api/v1/runs", map[string]any{"pipeline": "live", "id": "first", "wait": false}).want(t, 409).errorCode(t); code != serve.CodeConflict {
+		t.Fatalf("second start of the id: code %q", code)
+	}
+	busy := e.do("POST", "/api/v1/runs", map[string]any{"pipeline": "live", "id": "second", "wait": false}).want(t, 503)
+	if code := busy.errorCode(t); code != serve.CodeUnavailable || busy.header.Get("Retry-After") == "" {
+		t.Fatalf("start past --max-runs: code %q, Retry-After %q", code, busy.header.Get("Retry-After"))
+	}
+	if _, err := e.store.Task(context.Background(), "second"); err == nil {
+		t.Fatal("the refused start stored its task")
+	}
+
+	once.Do(func() { close(release) })
+	<-held.started // the run stored its task and holds the task's lock
+	held.open()
+	// Resume takes the task's lock, so it answers once the run has
+	// returned and given its slot up (it refuses: the task completed).
+	e.do("POST", "/api/v1/tasks/first/resume", map[string]any{}).want(t, 400)
+	e.do("POST", "/api/v1/runs", map[string]any{"pipeline": "live", "id": "second", "wait": false}).want(t, 202)
+	if id := <-entered; id != "second" {
+		t.Fatalf("held run %q", id)
+	}
+	<-held.started // leave no start for the next test to take as its own
+}

@@ -141,6 +141,11 @@ func (s *Server) document() obj {
 		}
 		if rt.ID == "startRun" {
 			resps["202"] = obj{"description": "started (wait=false)", "content": obj{"application/json": obj{"schema": object(obj{"task": str("")})}}}
+			if s.opts.Cluster == nil {
+				busy := errResp("wait=false: the server runs --max-runs such runs already; nothing was started")
+				busy["headers"] = obj{"Retry-After": obj{"description": "seconds after which the request is worth sending again", "schema": obj{"type": "integer"}}}
+				resps["503"] = busy
+			}
 		}
 		o["responses"] = resps
 	}

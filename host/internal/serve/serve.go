@@ -107,9 +107,20 @@ type Server struct {
 	// live holds the runs carried out now, by task id (live.go).
 	live sync.Map // task id → *liveRun
 	// bg tracks runs started without waiting, so Close can wait for them.
-	bg     sync.WaitGroup
-	bgCtx  context.Context
-	cancel context.CancelFunc
+	bg sync.WaitGroup
+	// bgSlots bounds the runs started without waiting (Limits.MaxRuns):
+	// each holds a slot until it returns.
+	bgSlots chan struct{}
+	// starting holds the ids of the runs started here that have not
+	// returned. A start claims its id before it answers, so a second start
+	// of the same id is a 409 even before the first run stored its task.
+	startingMu sync.Mutex
+	starting   map[string]struct{}
+	// beforeBackground, when set (tests), is called by a run started
+	// without waiting before it does anything.
+	beforeBackground func(id string)
+	bgCtx            context.Context
+	cancel           context.CancelFunc
 }
 
 // New checks opts and returns a server. A non-loopback Addr without a
@@ -151,7 +162,8 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, hosts: hosts, mux: http.NewServeMux(), pipelines: map[string]*pipeline.Pipeline{}}
+	s := &Server{opts: opts, hosts: hosts, mux: http.NewServeMux(), pipelines: map[string]*pipeline.Pipeline{},
+		bgSlots: make(chan struct{}, opts.Limits.MaxRuns), starting: map[string]struct{}{}}
 	s.bgCtx, s.cancel = context.WithCancel(context.Background())
 	if opts.Pipelines != "" {
 		if err := s.loadPipelines(opts.Pipelines); err != nil {

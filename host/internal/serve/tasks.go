@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"net/http"
@@ -343,25 +344,38 @@ func (s *Server) startRun(r *http.Request) (int, any, error) {
 	if id == "" {
 		id = s.opts.Store.NewID()
 	}
-	// Check the input before anything is written (or answered 202).
-	if _, err := s.opts.Store.Task(ctx, id); err == nil {
+	release, err := s.claimStart(ctx, id)
+	if err != nil {
 		prep.Close(ctx)
-		return 0, nil, &Error{Status: http.StatusConflict, Code: CodeConflict, Message: "task " + id + " exists already"}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		prep.Close(ctx)
-		return 0, nil, taskErr(id, err)
+		return 0, nil, err
 	}
 	in := run.Input{ID: id, Input: req.Input, Truth: req.Truth, Tags: req.Tags}
 	if s.opts.Cluster != nil {
+		defer release()
 		return s.clusterStart(ctx, prep, in, req.Wait == nil || *req.Wait)
 	}
 	if req.Wait != nil && !*req.Wait {
+		select {
+		case s.bgSlots <- struct{}{}:
+		default:
+			release()
+			prep.Close(ctx)
+			return 0, nil, &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: retryRuns,
+				Message: fmt.Sprintf("the server runs %d runs started with wait=false already (serve --max-runs): try again later", cap(s.bgSlots))}
+		}
 		s.bg.Add(1)
 		go func() {
 			defer s.bg.Done()
-			defer prep.Close(context.Background())
+			if s.beforeBackground != nil {
+				s.beforeBackground(id)
+			}
+			// The slot and the claim are given up before the task's lock:
+			// whoever takes the lock next sees the run wholly over.
 			unlock := s.lockTask(id)
 			defer unlock()
+			defer func() { <-s.bgSlots }()
+			defer release()
+			defer prep.Close(context.Background())
 			cfg, ended := s.runConfig(id, p.Name)
 			defer ended()
 			if _, err := prep.Runner(cfg).Start(s.bgCtx, in); err != nil {
@@ -370,6 +384,7 @@ func (s *Server) startRun(r *http.Request) (int, any, error) {
 		}()
 		return http.StatusAccepted, map[string]string{"task": id}, nil
 	}
+	defer release()
 	defer prep.Close(ctx)
 	unlock := s.lockTask(id)
 	defer unlock()
@@ -380,6 +395,38 @@ func (s *Server) startRun(r *http.Request) (int, any, error) {
 		return 0, nil, runErr(err)
 	}
 	return 200, res, nil
+}
+
+// claimStart claims id for a run this server starts, refusing with a 409
+// an id whose task is stored or whose start here has not returned; release
+// gives the claim up once the run returned (its task is stored by then,
+// or it never will be). Checking the store alone is not enough: a run
+// started with wait=false stores its task after the 202.
+func (s *Server) claimStart(ctx context.Context, id string) (release func(), err error) {
+	s.startingMu.Lock()
+	_, busy := s.starting[id]
+	if !busy {
+		s.starting[id] = struct{}{}
+	}
+	s.startingMu.Unlock()
+	exists := &Error{Status: http.StatusConflict, Code: CodeConflict, Message: "task " + id + " exists already"}
+	if busy {
+		return nil, exists
+	}
+	release = func() {
+		s.startingMu.Lock()
+		delete(s.starting, id)
+		s.startingMu.Unlock()
+	}
+	// Check the input before anything is written (or answered 202).
+	if _, err := s.opts.Store.Task(ctx, id); err == nil {
+		release()
+		return nil, exists
+	} else if !errors.Is(err, store.ErrNotFound) {
+		release()
+		return nil, taskErr(id, err)
+	}
+	return release, nil
 }
 
 // runErr is an error of a run: bad input (store.ErrInvalid,
