@@ -70,6 +70,9 @@ const (
 	// store of an older layout, or an interrupted import); a batch of
 	// tasks is summarized, the layout not yet recorded.
 	StoreMigrate = "store.migrate.batch"
+	// PluginPinWritten: plugins pin wrote and synced the pinned manifest
+	// beside plugin.toml; plugin.toml is not yet replaced by it.
+	PluginPinWritten = "plugin.pin.written"
 )
 
 var (

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/host/internal/readfile"
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -195,11 +196,37 @@ func Pin(m *Manifest) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pin plugin %q: %s: %w", m.Name, m.Path, err)
 	}
-	if err := os.WriteFile(m.Path, []byte(out), 0o644); err != nil {
+	if err := replaceFile(m.Path, []byte(out)); err != nil {
 		return "", fmt.Errorf("pin plugin %q: %w", m.Name, err)
 	}
 	m.Artifact().SHA256 = sum
 	return sum, nil
+}
+
+// replaceFile replaces the file at path with b, keeping its mode, through
+// a synced temporary file in the same directory and a rename: a crash
+// leaves the old manifest or the new one, never a truncated one (a
+// manifest that no longer parses would take its plugin away).
+func replaceFile(path string, b []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	err = errors.Join(werr, f.Chmod(info.Mode().Perm()), f.Sync(), f.Close())
+	if err == nil {
+		failpoint.Hit(failpoint.PluginPinWritten)
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
 }
 
 // setSHA256 sets sha256 in the [section] of a manifest's text, keeping

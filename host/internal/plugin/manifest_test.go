@@ -1,13 +1,17 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sextant-dev/sextant/host/internal/failpoint"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -164,6 +168,59 @@ func TestPin(t *testing.T) {
 	data, _ := os.ReadFile(p)
 	if !strings.Contains(string(data), "# keep this comment") {
 		t.Fatalf("pin lost the comment:\n%s", data)
+	}
+}
+
+// pinEnv names the manifest TestPinCrash's child process pins.
+const pinEnv = "SEXTANT_TEST_PIN"
+
+// TestPinCrash: a pin killed (SIGKILL, at its failpoint) once it wrote the
+// pinned manifest but before that replaced plugin.toml leaves plugin.toml
+// whole and as it was; pinning again then works and keeps the file's
+// mode. Before, plugin.toml was rewritten in place, and a crash during the
+// write could leave it truncated.
+func TestPinCrash(t *testing.T) {
+	if p := os.Getenv(pinEnv); p != "" {
+		m, err := ReadManifest(p)
+		if err == nil {
+			_, err = Pin(m)
+		}
+		fmt.Fprintln(os.Stderr, "pin returned:", err)
+		os.Exit(3)
+	}
+	p := writePlugin(t, t.TempDir(), "g", strings.Replace(gateManifest, "%q", `"g"`, 1), "bin")
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPinCrash$")
+	cmd.Env = append(os.Environ(), pinEnv+"="+p, failpoint.Env+"="+failpoint.PluginPinWritten+":1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "failpoint "+failpoint.PluginPinWritten+":1") {
+		t.Fatalf("the pin was not killed at its failpoint: %v\n%s", err, out)
+	}
+	if after, err := os.ReadFile(p); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("plugin.toml after the crash (%v):\n%s", err, after)
+	}
+	m, err := ReadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pin(m); err != nil {
+		t.Fatal(err)
+	}
+	if m2, err := ReadManifest(p); err != nil || checksumState(m2) != ChecksumOK {
+		t.Fatalf("pinned again: %v", err)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Fatalf("mode after pin: %v", info.Mode())
 	}
 }
 
