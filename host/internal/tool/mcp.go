@@ -113,9 +113,10 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (s *mcpSource) List(ctx context.Context) ([]sdk.ToolSpec, error) {
 	var out []sdk.ToolSpec
+	mark := s.stderr.mark()
 	for t, err := range s.session.Tools(ctx, nil) {
 		if err != nil {
-			return nil, s.stderr.wrap(err)
+			return nil, s.stderr.wrapSince(err, mark)
 		}
 		spec := sdk.ToolSpec{Name: t.Name, Description: t.Description}
 		if t.InputSchema != nil {
@@ -141,9 +142,10 @@ func (s *mcpSource) Call(ctx context.Context, name string, args json.RawMessage)
 			return nil, fmt.Errorf("%w: %v", ErrBadArguments, err)
 		}
 	}
+	mark := s.stderr.mark()
 	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: a})
 	if err != nil {
-		return nil, s.stderr.wrap(err)
+		return nil, s.stderr.wrapSince(err, mark)
 	}
 	out := &sdk.ToolResult{IsError: res.IsError}
 	var text []string
@@ -190,6 +192,7 @@ type tail struct {
 	mu      sync.Mutex
 	last    []byte // the last tailMax bytes
 	pending []byte // a line not yet ended
+	total   int64  // bytes written since the server started
 }
 
 const tailMax = 2048
@@ -197,6 +200,7 @@ const tailMax = 2048
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.total += int64(len(p))
 	t.last = append(t.last, p...)
 	if len(t.last) > tailMax {
 		t.last = append([]byte(nil), t.last[len(t.last)-tailMax:]...)
@@ -216,13 +220,35 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// wrap adds the server's last stderr output to err, when there is any.
-func (t *tail) wrap(err error) error {
+// wrap adds the server's last stderr output to err, when there is any:
+// for a server that failed to start, all it said may explain why.
+func (t *tail) wrap(err error) error { return t.wrapSince(err, 0) }
+
+// mark is how much the server has written to stderr so far, for
+// wrapSince.
+func (t *tail) mark() int64 {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.total
+}
+
+// wrapSince adds to err what the server wrote to stderr after mark, when
+// there is any. A call's error gets only what the server said during the
+// call: its startup banner or an earlier call's complaint does not explain
+// a timeout, and shown beside one it reads as if it did.
+func (t *tail) wrapSince(err error, mark int64) error {
 	if t == nil || err == nil {
 		return err
 	}
 	t.mu.Lock()
-	s := strings.TrimSpace(string(t.last))
+	b := t.last
+	if n := t.total - mark; n < int64(len(b)) {
+		b = b[int64(len(b))-n:]
+	}
+	s := strings.TrimSpace(string(b))
 	t.mu.Unlock()
 	if s == "" {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,6 +115,56 @@ func TestResultLimit(t *testing.T) {
 	_, err := s.Call(context.Background(), "files", "read_text_file", args)
 	if !errors.Is(err, tool.ErrTooLarge) || !strings.HasPrefix(err.Error(), "tools.files: read_text_file: result over max_result: ") || !strings.HasSuffix(err.Error(), " bytes, max_result 1024") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// stderrLines is a slog handler that passes on each stderr line a tool
+// server wrote, as the Set logs it.
+type stderrLines chan string
+
+func (stderrLines) Enabled(context.Context, slog.Level) bool { return true }
+func (h stderrLines) WithAttrs([]slog.Attr) slog.Handler     { return h }
+func (h stderrLines) WithGroup(string) slog.Handler          { return h }
+func (h stderrLines) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "tool server stderr" {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "line" {
+				select {
+				case h <- a.Value.String():
+				default: // a full channel must not stall the server's stderr
+				}
+			}
+			return true
+		})
+	}
+	return nil
+}
+
+// TestCallErrorStderr: a call that fails is not blamed on what the server
+// wrote to stderr before the call began — here the everything server's
+// startup banner, written (and logged) before the call. Before, every
+// failed call ended "(server stderr: Starting default (STDIO) server...)".
+func TestCallErrorStderr(t *testing.T) {
+	entry := filepath.Join(mcptest.Dir(t), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	lines := make(stderrLines, 64)
+	s := tool.NewSet(&pipeline.Pipeline{Dir: t.TempDir(), Tools: map[string]pipeline.ToolSource{"every": {Command: "node", Args: []string{entry, "stdio"},
+		Timeout: pipeline.Duration(20 * time.Second)}}}, tool.Options{Logger: slog.New(lines)})
+	t.Cleanup(func() { s.Close() })
+	if err := s.Start(context.Background(), "every"); err != nil {
+		t.Fatal(err)
+	}
+	for l := range lines {
+		if strings.Contains(l, "Starting default (STDIO) server") {
+			break
+		}
+	}
+	// The call's context ends (as its timeout would) while the operation
+	// it started goes on for an hour.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Call(ctx, "every", "trigger-long-running-operation", json.RawMessage(`{"duration": 3600, "steps": 1}`))
+	if err == nil || !strings.HasPrefix(err.Error(), "tools.every: trigger-long-running-operation: ") || strings.Contains(err.Error(), "server stderr") {
+		t.Fatalf("call error: %v", err)
 	}
 }
 
