@@ -182,6 +182,7 @@ func (l *loader) stepTools(p *Pipeline, id string, s Step, raw map[string]any) {
 		}
 		return
 	}
+	var pats []strategy.ToolPattern // the selectors that parsed
 	for i, sel := range s.Tools {
 		at := []string{"steps", id, "tools", strconv.Itoa(i)}
 		pat, err := strategy.ParseToolPattern(sel)
@@ -191,12 +192,33 @@ func (l *loader) stepTools(p *Pipeline, id string, s Step, raw map[string]any) {
 		case len(pat.Args) > 0:
 			l.add(at, "%q: a step selects tools, not calls: argument patterns belong in a strategy's constraints", sel)
 		default:
+			pats = append(pats, pat)
 			if _, ok := p.Tools[pat.Source]; !ok {
 				l.add(at, "unknown tool source %q%s", pat.Source, suggest.Hint(pat.Source, sortedKeys(p.Tools)))
 			}
 		}
 	}
-	if c := s.ToolChoice; c != "" && !contains(ToolChoices, c) && !sourceNameRE.MatchString(c) {
-		l.add([]string{"steps", id, "tool_choice"}, "%q is not auto, none, required or a tool name", c)
+	c := s.ToolChoice
+	if c == "" || contains(ToolChoices, c) {
+		return
 	}
+	if !sourceNameRE.MatchString(c) {
+		l.add([]string{"steps", id, "tool_choice"}, "%q is not auto, none, required or a tool name", c)
+		return
+	}
+	// The sources' tools are known only when the run starts them, but a
+	// name no selector can match is never offered, whatever they hold.
+	if len(pats) < len(s.Tools) {
+		return // a bad selector is reported already
+	}
+	var exact []string
+	for _, pat := range pats {
+		if pat.MatchTool(pat.Source, c) {
+			return
+		}
+		if pat.Tool != "" && !strings.ContainsAny(pat.Tool, "*?[\\") {
+			exact = append(exact, pat.Tool)
+		}
+	}
+	l.add([]string{"steps", id, "tool_choice"}, "%q is not a tool the step's tools select (%s)%s", c, strings.Join(s.Tools, ", "), suggest.Hint(c, exact))
 }

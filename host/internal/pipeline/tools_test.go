@@ -77,6 +77,12 @@ func TestLoadToolsBad(t *testing.T) {
 		{"max_turns without tools", `tools = ["files.read_*", "web"]
 tool_choice = "auto"`, `max_turns = 3`,
 			[]string{`pipeline.toml:28: steps.classify.max_turns: takes effect only with tools (the step offers none)`}},
+		{"tool_choice no selector matches", "tools = [\"files.read_*\", \"web\"]\ntool_choice = \"auto\"",
+			"tools = [\"files.read_*\", \"files.list_directory\"]\ntool_choice = \"list_directry\"",
+			[]string{`pipeline.toml:29: steps.classify.tool_choice: "list_directry" is not a tool the step's tools select (files.read_*, files.list_directory) (did you mean "list_directory"?)`}},
+		{"tool_choice matches a glob", "tools = [\"files.read_*\", \"web\"]\ntool_choice = \"auto\"",
+			"tools = [\"files.read_*\"]\ntool_choice = \"read_text_file\"\nmax_turns = 0", // only the max_turns problem
+			[]string{`pipeline.toml:30: steps.classify.max_turns: want an integer > 0, got 0`}},
 		{"max_turns zero", `tool_choice = "auto"`, `max_turns = 0`,
 			[]string{`pipeline.toml:29: steps.classify.max_turns: want an integer > 0, got 0`}},
 		{"tools on an action step", `confidence = "vars.classify.confidence"`, "confidence = \"vars.classify.confidence\"\ntools = [\"web\"]",
