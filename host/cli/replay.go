@@ -30,7 +30,7 @@ type replayFlags struct {
 
 func (f *replayFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.dataset, "dataset", "", "JSONL dataset to replay (default: the pipeline's [replay] dataset, else its store)")
-	c.Flags().IntVar(&f.sample, "sample", -1, "replay at most N tasks (stratified, seeded; default: [replay] sample, else all)")
+	c.Flags().IntVar(&f.sample, "sample", -1, "replay at most N tasks (stratified, seeded; 0: all; default: [replay] sample, else all)")
 	c.Flags().IntVar(&f.workers, "workers", 0, "parallel workers (default: [replay] workers)")
 	c.Flags().Int64Var(&f.seed, "seed", 0, "sampling and bootstrap seed (default: [replay] seed)")
 	c.Flags().StringVar(&f.onMiss, "on-miss", "", "a call with no recording: fail, skip or live (default: [replay] on_miss)")

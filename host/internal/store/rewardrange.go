@@ -26,8 +26,11 @@ func ParseReward(s string) (dim string, v float64, err error) {
 		dim, num = name, val
 	}
 	v, err = strconv.ParseFloat(num, 64)
-	if err != nil || num == "" || math.IsNaN(v) {
+	if err != nil || num == "" {
 		return "", 0, fmt.Errorf("%q is not a number", s)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "", 0, fmt.Errorf("%q: NaN and Inf are not allowed: want a number from %g (bad) to %g (good)", s, MinReward, MaxReward)
 	}
 	if v < MinReward || v > MaxReward {
 		return "", 0, fmt.Errorf("%s is out of range: want %g (bad) to %g (good)", s, MinReward, MaxReward)

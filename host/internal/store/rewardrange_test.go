@@ -16,7 +16,9 @@ func TestParseReward(t *testing.T) {
 		{"-0.5", "", -0.5, ""},
 		{"safety=1", "safety", 1, ""},
 		{"2", "", 0, "2 is out of range: want -1 (bad) to 1 (good)"},
-		{"NaN", "", 0, `"NaN" is not a number`},
+		{"NaN", "", 0, `"NaN": NaN and Inf are not allowed: want a number from -1 (bad) to 1 (good)`},
+		{"a=nan", "", 0, `"a=nan": NaN and Inf are not allowed: want a number from -1 (bad) to 1 (good)`},
+		{"-Inf", "", 0, `"-Inf": NaN and Inf are not allowed: want a number from -1 (bad) to 1 (good)`},
 		{"safety=", "", 0, `"safety=" is not a number`},
 		{"bad name=1", "", 0, "dimension"},
 	} {
