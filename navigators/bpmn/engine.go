@@ -758,22 +758,25 @@ func (r *run) evalEnv(t *tok, extra map[string]any) *scope {
 	return &r.sc
 }
 
-// setVars sets process variables for the rest of the call: the decision
-// sets them, and expressions see them at once.
-func (r *run) setVars(vars map[string]any) {
+// nextVars is a copy of the process variables with room for n more, for
+// setting some that expressions see at once (useVars); it makes r.set, the variables the call set, if
+// need be.
+func (r *run) nextVars(n int) map[string]any {
 	if r.set == nil {
-		r.set = make(map[string]any, len(vars))
+		r.set = make(map[string]any, n)
 	}
-	merged := make(map[string]any, len(r.env.Vars)+len(vars))
+	merged := make(map[string]any, len(r.env.Vars)+n)
 	for k, v := range r.env.Vars {
 		merged[k] = v
 	}
-	for k, v := range vars {
-		r.set[k] = v
-		merged[k] = v
-	}
+	return merged
+}
+
+// useVars makes vars (from nextVars) the process variables for the rest
+// of the call; the env the call was given is left as it was.
+func (r *run) useVars(vars map[string]any) {
 	env := *r.env
-	env.Vars = merged
+	env.Vars = vars
 	r.envVal = env
 	r.env = &r.envVal
 }

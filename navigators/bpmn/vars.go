@@ -65,19 +65,22 @@ func propagationStart(t *tok) *tok {
 // scope. The process variables are set in one batch.
 func (r *run) propagate(t *tok, vars map[string]any) {
 	from := propagationStart(t)
-	var global map[string]any
+	// The process variables go straight into the run's next vars (no
+	// batch of them first): one map a step where there were two.
+	var merged map[string]any
 	for k, v := range vars {
 		if o := r.owner(from, k); o != nil {
 			o.setAttr(k, v)
 			continue
 		}
-		if global == nil {
-			global = make(map[string]any, len(vars))
+		if merged == nil {
+			merged = r.nextVars(len(vars))
 		}
-		global[k] = v
+		r.set[k] = v
+		merged[k] = v
 	}
-	if global != nil {
-		r.setVars(global)
+	if merged != nil {
+		r.useVars(merged)
 	}
 }
 

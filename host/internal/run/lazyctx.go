@@ -73,8 +73,12 @@ func (c *lazyCtx) make() context.Context {
 
 // over reports whether the context has ended on its own account
 // (cancelled, or past its deadline) without the real one being made.
+//
+// time.Until reads only the monotonic clock when the deadline carries a
+// reading (deadlines are made from time.Now), where !time.Now().Before
+// reads the wall clock as well, and compares the same readings.
 func (c *lazyCtx) over() bool {
-	return c.ended.Load() || !c.deadline.IsZero() && !time.Now().Before(c.deadline)
+	return c.ended.Load() || !c.deadline.IsZero() && time.Until(c.deadline) <= 0
 }
 
 // Deadline implements context.Context: the earlier of the parent's and
