@@ -297,7 +297,8 @@ type exec struct {
 	// taskID is the task's id as expressions see it (exprEnvInto),
 	// boxed once, by the first start.
 	taskID any
-	// ownVars is the vars map assignOutput made last (see varsMine).
+	// ownVars is the vars map assignOutput or a decision's Set made last
+	// (see varsMine).
 	ownVars map[string]any
 	// handing and spanBuf are the arrays handOverOf orders tokens and
 	// numbers spans in.
@@ -939,7 +940,8 @@ func (e *exec) assignOutput(token, node string, out sdk.Outcome) error {
 // varsMine reports whether assignOutput may write out's values into the
 // current vars map itself rather than into a copy: vars are otherwise
 // never changed in place, since whatever was handed them may hold them.
-// It may when assignOutput made the map and nothing that was handed it
+// It may when assignOutput (or Decision.Apply, for the navigator's Set:
+// see apply) made the map and nothing that was handed it
 // can still read it: no step runs or waits to start (steps read vars as
 // they started), no other outcome waits to be handed over, and out holds
 // scalars only, so that it cannot hold the map. Navigator calls and
@@ -975,6 +977,13 @@ func (e *exec) apply(ctx context.Context, call navCall, d *sdk.Decision) error {
 		next, err := e.r.decisions.apply(call, e.st.Nav, d)
 		if err != nil {
 			return err
+		}
+		if len(d.Set) > 0 && !sameMap(next.Env.Vars, e.st.Nav.Env.Vars) && !sameMap(next.Env.Vars, d.Set) {
+			// Decision.Apply made the map that takes the navigator's
+			// Set, and nothing else holds it (the state kept to restore
+			// on an incident holds the one before): the next output may
+			// go into it in place (varsMine) rather than into a copy.
+			e.ownVars = next.Env.Vars
 		}
 		e.st.Nav = next
 		if d.Complete {
