@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -267,25 +268,33 @@ func appendMap(b []byte, m map[string]any, depth int) ([]byte, error) {
 	if depth >= maxDepth {
 		return nil, errSlowPath
 	}
-	var small [32]string
-	keys := small[:0]
-	for k := range m {
-		keys = append(keys, k)
+	// Each entry is taken with its value as the map is walked, then
+	// sorted by key: no key is looked up again.
+	var small [32]mapEntry
+	es := small[:0]
+	for k, v := range m {
+		es = append(es, mapEntry{k, v})
 	}
-	slices.Sort(keys)
+	slices.SortFunc(es, func(x, y mapEntry) int { return strings.Compare(x.key, y.key) })
 	b = append(b, '{')
 	var err error
-	for i, k := range keys {
+	for i := range es {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = appendString(b, es[i].key)
 		b = append(b, ':')
-		if b, err = appendValue(b, m[k], depth); err != nil {
+		if b, err = appendValue(b, es[i].val, depth); err != nil {
 			return nil, err
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// mapEntry is a map's entry, as appendMap sorts them.
+type mapEntry struct {
+	key string
+	val any
 }
 
 func appendStringMap(b []byte, m map[string]string) []byte {
