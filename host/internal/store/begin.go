@@ -61,7 +61,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	if err != nil {
 		return where(err)
 	}
-	eval, err := s.encode(e)
+	eval, err := s.encodeExecution(e)
 	if err != nil {
 		return where(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -245,7 +246,9 @@ func (s *Store) applyTxn(recs []*jrec, mark ...uint64) error {
 			}
 			last = r.lsn
 		}
-		if err := a.flush(); err != nil {
+		err := a.flush()
+		a.release()
+		if err != nil {
 			return err
 		}
 		v := binary.BigEndian.AppendUint64([]byte{schemaVersion}, last)
@@ -447,11 +450,27 @@ func (a *applier) addSpans(id seqID, e kv) error {
 			return err
 		}
 	} else {
-		acc = &spanAcc{}
+		acc = accPool.Get().(*spanAcc)
 		a.accs[id] = acc
 	}
 	*acc = spanAcc{key: e.k, first: first, last: last, n: 1, k: k, v: e.v, body: acc.body[:0]}
 	return nil
+}
+
+// accPool keeps span accumulators, their bodies grown, from one apply
+// transaction to the next: a run's merged spans would otherwise regrow
+// a body from empty in every transaction. setAcc copies a body into the
+// applier's buf, so nothing Badger keeps points into one.
+var accPool = sync.Pool{New: func() any { return new(spanAcc) }}
+
+// release returns the applier's accumulators to accPool once flush has
+// set them.
+func (a *applier) release() {
+	for id, acc := range a.accs {
+		*acc = spanAcc{body: acc.body[:0]}
+		accPool.Put(acc)
+		delete(a.accs, id)
+	}
 }
 
 // appendElements appends the spans of a span entry value as batch
