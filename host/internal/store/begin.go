@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -57,7 +61,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		c.Updated = s.Now()
 	}
 	c.Updated = c.Updated.UTC()
-	tkvs, err := s.encodeTask(t, nil)
+	tkvs, begun, err := s.encodeBegun(t)
 	if err != nil {
 		return where(err)
 	}
@@ -89,7 +93,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	}
 	kvs = append(kvs, kv{sumAtKey(t.ID), sumAtValue(t.Created)}, kv{sumTaskKey(p), sval},
 		kv{statusIndexKey(t.Status, t.Created, t.ID), nil}, kv{pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil})
-	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExecValue(e), sum: p, kvs: kvs, begins: true}
+	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExecValue(e), sum: p, kvs: kvs, begins: true, begun: begun}
 	// The task commits to the journal, as a checkpoint does (checkpoint).
 	lsn, err := s.appendBegin(ctx, &rec)
 	if err != nil {
@@ -105,6 +109,69 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	failpoint.Hit(failpoint.CheckpointSynced)
 	hook(failpoint.CheckpointSynced)
 	return nil
+}
+
+// encodeBegun is encodeTask(t) for Begin, with a copy of t the applier
+// may finish the task from (jrec.begun) when reading the record back
+// would give that same task: its body inline, nothing redacted, and
+// nothing encoding/json changes on the way (plainTask). Otherwise the
+// copy is nil and the applier reads the task from Badger.
+func (s *Store) encodeBegun(t *Task) ([]kv, *Task, error) {
+	kvs := make([]kv, 0, 8) // the record, its indexes and summary (Begin)
+	if splitBody(t) {
+		kvs, err := s.encodeTask(t, kvs)
+		return kvs, nil, err
+	}
+	js, err := json.Marshal(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	red, err := s.red.redactJSON(js)
+	if err != nil {
+		return nil, nil, err
+	}
+	val := append(append(make([]byte, 0, 1+len(red)), schemaVersion), red...) // s.seal's value
+	kvs = append(kvs, kv{taskKey(t.ID), val})
+	if len(red) != len(js) || len(js) > 0 && &red[0] != &js[0] || !plainTask(t) {
+		return kvs, nil, nil
+	}
+	return kvs, cloneTask(t), nil
+}
+
+// plainTask reports whether decoding t's encoding gives t back, up to
+// what no writer tells apart (a nil or an empty slice or map, a time's
+// location and monotonic reading): no string encoding/json would
+// replace (invalid UTF-8), a compact body it does not escape, and none
+// of the fields a new task rarely has (waits, incident, cancellation).
+func plainTask(t *Task) bool {
+	if t.Waits != nil || t.Incident != nil || t.Cancelled != nil ||
+		!plainCompact(t.Input) || !plainCompact(t.Truth) {
+		return false
+	}
+	ok := utf8.ValidString(t.ID) && utf8.ValidString(t.Pipeline) && utf8.ValidString(string(t.Status)) &&
+		utf8.ValidString(t.Strategy.Name) && utf8.ValidString(t.Strategy.Version) && utf8.ValidString(t.Strategy.Hash) &&
+		utf8.ValidString(t.Routine) && utf8.ValidString(t.Start) && (t.Owner == nil || utf8.ValidString(t.Owner.Host))
+	for _, tag := range t.Tags {
+		ok = ok && utf8.ValidString(tag)
+	}
+	for k, v := range t.Rules {
+		ok = ok && utf8.ValidString(k) && utf8.ValidString(v)
+	}
+	return ok
+}
+
+// cloneTask copies a plainTask: the caller of Begin keeps its task and
+// may change it before the applier reads the copy.
+func cloneTask(t *Task) *Task {
+	c := *t
+	c.Input, c.Truth = slices.Clone(t.Input), slices.Clone(t.Truth)
+	c.Tags = slices.Clone(t.Tags)
+	c.Rules = maps.Clone(t.Rules)
+	if t.Owner != nil {
+		o := *t.Owner
+		c.Owner = &o
+	}
+	return &c
 }
 
 // appendBegin journals Begin's record unless its task exists (ErrExists).

@@ -95,6 +95,9 @@ type jrec struct {
 	kvs        []kv   // span and usage entries to set
 	rewrites   []kv   // spans that may sit in an entry already (rewriteSpans)
 	sum        []byte // where the task's summary is, if known (live only)
+	// begun is Begin's task as its record decodes, when Begin could tell
+	// (encodeBegun; live only): the applier finishes it in memory.
+	begun *Task
 	// kindRecording (task above: the task it is linked to, or "")
 	hash string
 	val  []byte
@@ -285,7 +288,7 @@ func (j *journal) appendCheckpoint(r *jrec) (uint64, error) {
 		return 0, err
 	}
 	rec := j.newRec()
-	*rec = jrec{kind: kindCheckpoint, task: r.task, exec: r.exec, status: r.status, sum: r.sum, begins: r.begins,
+	*rec = jrec{kind: kindCheckpoint, task: r.task, exec: r.exec, status: r.status, sum: r.sum, begins: r.begins, begun: r.begun,
 		kvs: rec.kvs[:0], rewrites: rec.rewrites[:0]}
 	putString(&b, r.task)
 	putString(&b, r.exec)

@@ -201,6 +201,11 @@ type applier struct {
 	// links holds, by task, the recordings linked in this transaction:
 	// one entry each task (setLinks), not one each link.
 	links map[string][]string
+	// begun holds, by task, the tasks Begin created in this transaction
+	// as their records decode (jrec.begun): a status change of one
+	// starts from it rather than decoding the task just set. Nothing else
+	// in the transaction writes a task's record.
+	begun map[string]*Task
 	buf   []byte // merged span and usage values; Badger keeps them until the commit
 	keys  []byte // keys the applier builds, carved out of one array (key)
 	spare []byte // a span run's body being rebuilt (addSpans)
@@ -308,6 +313,12 @@ func (a *applier) apply(r *jrec) error {
 			return err
 		}
 	}
+	if r.begins && r.begun != nil {
+		if a.begun == nil {
+			a.begun = map[string]*Task{}
+		}
+		a.begun[r.task] = r.begun
+	}
 	if r.begins {
 		// Usage staged before the task (StageSpans) moves beneath its
 		// summary, which the record's kvs just set, as CreateTask moves it.
@@ -337,7 +348,10 @@ func (a *applier) apply(r *jrec) error {
 		if u := a.unset[r.task]; u != nil {
 			unset = &u.kvs
 		}
-		if err := a.s.updateTask(txn, r.task, a.s.setStatus(r.status), unset); err != nil {
+		// The task as Begin set it, once: the change writes a new one.
+		cur := a.begun[r.task]
+		delete(a.begun, r.task)
+		if err := a.s.updateTask(txn, r.task, a.s.setStatus(r.status), unset, cur); err != nil {
 			return fmt.Errorf("update task %q: %w", r.task, err)
 		}
 	}

@@ -161,24 +161,31 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 
 // updateTaskTxn is UpdateTask's change inside txn.
 func (s *Store) updateTaskTxn(txn *badger.Txn, id string, fn func(*Task) error) error {
-	return s.updateTask(txn, id, fn, nil)
+	return s.updateTask(txn, id, fn, nil, nil)
 }
 
 // updateTask is updateTaskTxn; with unset not nil, the task's status
 // index entries are not in txn but in *unset, to be set later (the
 // applier's task created in the same transaction): they are replaced
 // there, not deleted from txn, which would write tombstones of keys that
-// were never written.
-func (s *Store) updateTask(txn *badger.Txn, id string, fn func(*Task) error, unset *[]kv) error {
+// were never written. With cur not nil, the task is *cur rather than
+// read from txn: the applier's task as Begin set it in the same
+// transaction (jrec.begun), its body inline; cur is not changed.
+func (s *Store) updateTask(txn *badger.Txn, id string, fn func(*Task) error, unset *[]kv, cur *Task) error {
 	var old Task
-	if err := get(txn, taskKey(id), &old); err != nil {
-		return err
-	}
-	// The body is carried over, not checked: it is written again
-	// only if fn changed it.
-	hadBody, err := readBody(txn, &old, false)
-	if err != nil {
-		return err
+	hadBody := false
+	if cur != nil {
+		old = *cur
+	} else {
+		if err := get(txn, taskKey(id), &old); err != nil {
+			return err
+		}
+		// The body is carried over, not checked: it is written again
+		// only if fn changed it.
+		var err error
+		if hadBody, err = readBody(txn, &old, false); err != nil {
+			return err
+		}
 	}
 	t := old
 	t.Tags = slices.Clone(old.Tags)
