@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -122,7 +121,7 @@ func (s *Store) encodeBegun(t *Task) ([]kv, *Task, error) {
 		kvs, err := s.encodeTask(t, kvs)
 		return kvs, nil, err
 	}
-	js, err := json.Marshal(t)
+	js, err := marshalTask(t)
 	if err != nil {
 		return nil, nil, err
 	}

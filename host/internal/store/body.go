@@ -58,7 +58,7 @@ func splitBody(t *Task) bool { return len(t.Input)+len(t.Truth) > bodyInline }
 // record, and its body keys when the body is large (bodyKVs).
 func (s *Store) encodeTask(t *Task, kvs []kv) ([]kv, error) {
 	if !splitBody(t) {
-		val, err := s.encode(t)
+		val, err := s.encodeTaskValue(t)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func (s *Store) encodeTask(t *Task, kvs []kv) ([]kv, error) {
 	}
 	head := *t
 	head.Input, head.Truth = nil, nil
-	val, err := s.encode(&head)
+	val, err := s.encodeTaskValue(&head)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (s *Store) encodeTaskUpdate(t, old *Task, hadBody bool) (kvs []kv, keep boo
 	}
 	head := *t
 	head.Input, head.Truth = nil, nil
-	val, err := s.encode(&head)
+	val, err := s.encodeTaskValue(&head)
 	if err != nil {
 		return nil, false, err
 	}
