@@ -165,3 +165,23 @@ func BenchmarkEncodeSpans(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*burst), "ns/span")
 }
+
+// BenchmarkChainRun measures the store's part of a 10-step durable run
+// (chainRun: Begin, ten checkpoints, five recordings, the finish) and of
+// applying it to Badger, which the store does in the background: the
+// journal is applied within the timing (Sync).
+func BenchmarkChainRun(b *testing.B) {
+	s := openTest(b, testConfig().WithSyncCheckpoints(false))
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	i := 0
+	for b.Loop() {
+		chainRun(b, s, fmt.Sprintf("run-%07d", i), nil)
+		i++
+	}
+	must(b, s.Sync())
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+	if cpu0 >= 0 {
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
