@@ -47,20 +47,7 @@ func appendExecution(b []byte, e *Execution) []byte {
 	b = append(b, `,"id":`...)
 	b = AppendJSONString(b, e.ID)
 	if e.Strategy != (StrategyRef{}) {
-		b = append(b, `,"strategy":{`...)
-		comma := false
-		for _, f := range [...]struct{ name, v string }{{`"name":`, e.Strategy.Name}, {`"version":`, e.Strategy.Version}, {`"hash":`, e.Strategy.Hash}} {
-			if f.v == "" {
-				continue
-			}
-			if comma {
-				b = append(b, ',')
-			}
-			b = append(b, f.name...)
-			b = AppendJSONString(b, f.v)
-			comma = true
-		}
-		b = append(b, '}')
+		b = appendStrategy(append(b, `,"strategy":`...), e.Strategy)
 	}
 	if e.Mode != "" {
 		b = append(b, `,"mode":`...)
