@@ -121,17 +121,12 @@ func (s *Store) encodeBegun(t *Task) ([]kv, *Task, error) {
 		kvs, err := s.encodeTask(t, kvs)
 		return kvs, nil, err
 	}
-	js, err := marshalTask(t)
+	val, redacted, err := s.taskValue(t)
 	if err != nil {
 		return nil, nil, err
 	}
-	red, err := s.red.redactJSON(js)
-	if err != nil {
-		return nil, nil, err
-	}
-	val := append(append(make([]byte, 0, 1+len(red)), schemaVersion), red...) // s.seal's value
 	kvs = append(kvs, kv{taskKey(t.ID), val})
-	if len(red) != len(js) || len(js) > 0 && &red[0] != &js[0] || !plainTask(t) {
+	if redacted || !plainTask(t) {
 		return kvs, nil, nil
 	}
 	return kvs, cloneTask(t), nil

@@ -6,16 +6,26 @@ import (
 	"strconv"
 )
 
-// marshalTask is json.Marshal(t) without reflection for a checked task
-// (checkTask: its body valid JSON) as a run writes one, at Begin and at
-// its finish: its times UTC, its body compact, no waits, incident or
-// cancellation. Anything else goes the encoding/json way. The bytes are
-// encoding/json's (TestTaskCodec).
+// marshalTask is json.Marshal(t) (taskValue without the version byte).
 func marshalTask(t *Task) ([]byte, error) {
-	if len(t.Waits) > 0 || t.Incident != nil || t.Cancelled != nil || !plainUTC(t.Created) ||
-		t.Owner != nil && !plainUTC(t.Owner.Started) || !plainCompact(t.Input) || !plainCompact(t.Truth) {
+	if !fastTask(t) {
 		return json.Marshal(t)
 	}
+	return appendTask(make([]byte, 0, taskSize(t)), t), nil
+}
+
+// fastTask reports whether appendTask writes t: a checked task
+// (checkTask: its body valid JSON) as a run writes one, at Begin and at
+// its finish, its times UTC, its body compact, no waits, incident or
+// cancellation. Anything else goes the encoding/json way. The bytes are
+// encoding/json's either way (TestTaskCodec).
+func fastTask(t *Task) bool {
+	return len(t.Waits) == 0 && t.Incident == nil && t.Cancelled == nil && plainUTC(t.Created) &&
+		(t.Owner == nil || plainUTC(t.Owner.Started)) && plainCompact(t.Input) && plainCompact(t.Truth)
+}
+
+// taskSize is room for appendTask's bytes, as a rule.
+func taskSize(t *Task) int {
 	n := 192 + len(t.ID) + len(t.Pipeline) + len(t.Input) + len(t.Truth) + len(t.Routine) + len(t.Start) +
 		len(t.Strategy.Name) + len(t.Strategy.Version) + len(t.Strategy.Hash)
 	for _, tag := range t.Tags {
@@ -24,7 +34,31 @@ func marshalTask(t *Task) ([]byte, error) {
 	for k, v := range t.Rules {
 		n += len(k) + len(v) + 6
 	}
-	return appendTask(make([]byte, 0, n), t), nil
+	return n
+}
+
+// taskValue is s.encode(t), the version byte and the redacted JSON in
+// one array, and whether redaction changed anything.
+func (s *Store) taskValue(t *Task) (val []byte, redacted bool, err error) {
+	var b []byte
+	if fastTask(t) {
+		b = appendTask(append(make([]byte, 0, 1+taskSize(t)), schemaVersion), t)
+	} else {
+		js, err := json.Marshal(t)
+		if err != nil {
+			return nil, false, err
+		}
+		b = append(append(make([]byte, 0, 1+len(js)), schemaVersion), js...)
+	}
+	js := b[1:]
+	red, err := s.red.redactJSON(js)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(red) != len(js) || len(js) > 0 && &red[0] != &js[0] { // redacted: a new value
+		return append(b[:1], red...), true, nil
+	}
+	return b, false, nil
 }
 
 // appendTask appends t as encoding/json writes it, for a task
@@ -112,11 +146,8 @@ func appendStrategy(b []byte, r StrategyRef) []byte {
 	return append(b, '}')
 }
 
-// encodeTaskValue is s.encode(t) for a task (marshalTask).
+// encodeTaskValue is s.encode(t) for a task (taskValue).
 func (s *Store) encodeTaskValue(t *Task) ([]byte, error) {
-	js, err := marshalTask(t)
-	if err != nil {
-		return nil, err
-	}
-	return s.seal(js)
+	val, _, err := s.taskValue(t)
+	return val, err
 }

@@ -10,8 +10,10 @@ import (
 )
 
 // TestTaskCodec: the hand-written task encoding is encoding/json's, for
-// the tasks it writes itself and those it hands to encoding/json.
+// the tasks it writes itself and those it hands to encoding/json, and
+// taskValue's is s.encode's, redacted as it redacts.
 func TestTaskCodec(t *testing.T) {
+	s := openTest(t)
 	rng := rand.New(rand.NewPCG(43, 47))
 	str := func() string {
 		switch rng.IntN(4) {
@@ -31,7 +33,7 @@ func TestTaskCodec(t *testing.T) {
 		}
 		return randTime(rng)
 	}
-	bodies := []string{"", `{"topic":"x"}`, `{ "topic": "x" }`, `{"a":"<b>"}`, `"\u2028"`, `"a\u2028b"`, `[1,2.5,null,true]`, `"é"`}
+	bodies := []string{"", `{"topic":"x"}`, `{ "topic": "x" }`, `{"a":"<b>"}`, `"\u2028"`, `"a\u2028b"`, `[1,2.5,null,true]`, `"é"`, `{"api_key":"hunter2"}`}
 	fast := 0
 	for range 20000 {
 		task := &Task{ID: str(), Pipeline: str(), Input: json.RawMessage(bodies[rng.IntN(len(bodies))]),
@@ -65,6 +67,11 @@ func TestTaskCodec(t *testing.T) {
 		got, gotErr := marshalTask(task)
 		if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("%+v marshals as\n%s (%v)\nencoding/json writes\n%s (%v)", task, got, gotErr, want, wantErr)
+		}
+		wantVal, wantErr := s.encode(task)
+		gotVal, _, gotErr := s.taskValue(task)
+		if !bytes.Equal(gotVal, wantVal) || (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%+v encodes as\n%s (%v)\ns.encode writes\n%s (%v)", task, gotVal, gotErr, wantVal, wantErr)
 		}
 		if wantErr == nil && bytes.Equal(appendTask(nil, task), want) {
 			fast++
