@@ -171,11 +171,28 @@ func cloneTask(t *Task) *Task {
 // appendBegin journals Begin's record unless its task exists (ErrExists).
 // bmu keeps a CreateTask of the same id from passing between the look
 // for the task and the append.
+//
+// Badger is looked in before bmu is taken: a Badger read waits for the
+// commit in flight (the applier's, of many runs), and under bmu every
+// other Begin would wait behind it. Under bmu the journal is looked in,
+// and Badger again only if a task may have reached Badger since the
+// first look by another way than the journal's records still pending
+// (the applier dropped applied records, or CreateTask wrote one).
 func (s *Store) appendBegin(ctx context.Context, rec *jrec) (uint64, error) {
+	seen := s.taskWrites()
+	if err := s.taskAbsentBadger(ctx, rec.task); err != nil {
+		return 0, err
+	}
+	hook("begin-looked")
 	s.bmu.Lock()
 	defer s.bmu.Unlock()
-	if err := s.taskAbsent(ctx, rec.task); err != nil {
-		return 0, err
+	if s.jr.hasTask(rec.task) {
+		return 0, ErrExists
+	}
+	if s.taskWrites() != seen {
+		if err := s.taskAbsentBadger(ctx, rec.task); err != nil {
+			return 0, err
+		}
 	}
 	failpoint.Hit(failpoint.CheckpointCommit)
 	hook(failpoint.CheckpointCommit)
@@ -186,12 +203,13 @@ func (s *Store) appendBegin(ctx context.Context, rec *jrec) (uint64, error) {
 	return lsn, err
 }
 
-// taskAbsent is nil if no task id is in Badger or the journal, else
-// ErrExists.
-func (s *Store) taskAbsent(ctx context.Context, id string) error {
-	if s.jr.hasTask(id) {
-		return ErrExists
-	}
+// taskWrites counts the ways a task can have reached Badger other than
+// through a journal record still pending: the applier's drops of applied
+// records and CreateTask's commits. appendBegin compares two counts.
+func (s *Store) taskWrites() uint64 { return s.jr.dropCount() + s.created.Load() }
+
+// taskAbsentBadger is nil if no task id is in Badger, else ErrExists.
+func (s *Store) taskAbsentBadger(ctx context.Context, id string) error {
 	return s.viewRaw(ctx, func(txn *badger.Txn) error {
 		ok, err := exists(txn, taskKey(id))
 		if err == nil && ok {

@@ -140,7 +140,8 @@ type journal struct {
 	rdngs map[string]*jrec
 	tasks map[string]*jrec // tasks Begin created
 
-	pending atomic.Int64 // len(recs), for readers deciding whether to settle
+	pending atomic.Int64  // len(recs), for readers deciding whether to settle
+	drops   atomic.Uint64 // dropApplied calls, counted after the records left
 	free    []*jrec
 }
 

@@ -120,6 +120,16 @@ func (j *journal) dropApplied(n int) {
 	clear(j.recs[rest:])
 	j.recs = j.recs[:rest]
 	j.pending.Store(int64(len(j.recs)))
+	j.drops.Add(1)
+}
+
+// dropCount is how many times applied records were dropped (0 for no
+// journal): a task that left the pending records is in Badger by then.
+func (j *journal) dropCount() uint64 {
+	if j == nil {
+		return 0
+	}
+	return j.drops.Load()
 }
 
 // deletable removes from j.segs, and returns, the segments that hold no

@@ -602,3 +602,42 @@ func storeKeys(t *testing.T, s *Store) map[string]string {
 	}))
 	return out
 }
+
+// TestBeginLooksAgain: Begin looks for its task in Badger before it takes
+// the lock that orders it with other Begins and CreateTask. A task that
+// reaches Badger between that look and the lock — created by CreateTask,
+// or begun by another Begin whose record the applier then applied and
+// dropped — is found by a second look, not begun twice.
+func TestBeginLooksAgain(t *testing.T) {
+	holdJournal(t)
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), ".sextant"), testConfig())
+	must(t, err)
+	defer s.Close()
+	for _, c := range []struct {
+		id      string
+		between func()
+	}{
+		{"created", func() { must(t, s.CreateTask(ctx, &Task{ID: "created", Pipeline: "p"})) }},
+		{"applied", func() {
+			must(t, s.Begin(ctx, &Task{ID: "applied", Pipeline: "p"}, &Execution{ID: "applied-e1"}, &Checkpoint{State: []byte(`{}`)}))
+			must(t, s.applyPending())
+			if s.jr.hasTask("applied") {
+				t.Fatal("the other Begin is still pending: the case needs it applied and dropped")
+			}
+		}},
+	} {
+		done := false // the hook runs on the test's goroutine only
+		setTestHook(func(point string) {
+			if point == "begin-looked" && !done {
+				done = true // the first Begin to pass; the nested one passes by
+				c.between()
+			}
+		})
+		err := s.Begin(ctx, &Task{ID: c.id, Pipeline: "p"}, &Execution{ID: c.id + "-e2"}, &Checkpoint{State: []byte(`{}`)})
+		setTestHook(nil)
+		if !errors.Is(err, ErrExists) {
+			t.Errorf("%s: Begin of a task that reached Badger after its first look: %v, want ErrExists", c.id, err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -91,15 +92,16 @@ type Store struct {
 	lock    *dirLock
 	dir     string // as the user named it, for messages
 	absDir  string
-	snap    *snapshot    // a reader's copy of the store
-	lost    []lostFile   // tables a reader's snapshot left out (damage.go)
-	srv     *snapServer  // a writer's snapshot service
-	hs      handlers     // a writer's other requests (serve.go)
-	wmu     sync.RWMutex // held shared by every commit, exclusively while a snapshot is taken
-	bmu     sync.Mutex   // held by Begin from its look for the task to its append, and by CreateTask
-	jr      *journal     // a writer's journal of run steps (journal.go)
-	recf    *recFilter   // a writer's filter of recording hashes (recfilter.go)
-	applyMu sync.Mutex   // one applier at a time (journal_apply.go)
+	snap    *snapshot     // a reader's copy of the store
+	lost    []lostFile    // tables a reader's snapshot left out (damage.go)
+	srv     *snapServer   // a writer's snapshot service
+	hs      handlers      // a writer's other requests (serve.go)
+	wmu     sync.RWMutex  // held shared by every commit, exclusively while a snapshot is taken
+	bmu     sync.Mutex    // held by Begin from its look in the journal to its append, and by CreateTask
+	created atomic.Uint64 // CreateTask commits, for Begin's look in Badger made before bmu
+	jr      *journal      // a writer's journal of run steps (journal.go)
+	recf    *recFilter    // a writer's filter of recording hashes (recfilter.go)
+	applyMu sync.Mutex    // one applier at a time (journal_apply.go)
 	clock   func() time.Time
 	log     *slog.Logger
 	red     *Redactor
