@@ -521,15 +521,21 @@ func (a *applier) setAcc(acc *spanAcc) error {
 		acc.n = 0
 		return a.txn.Set(acc.key, acc.v)
 	}
-	if cap(a.buf)-len(a.buf) < len(acc.body)+3 {
-		a.buf = make([]byte, 0, max(64<<10, len(acc.body)+3))
+	acc.n = 0
+	return a.setFramed(acc.key, "[", acc.body, "]")
+}
+
+// setFramed sets key to the schema version, pre, body and post, written
+// into the applier's shared buffer (a merged entry's value: spans, usage).
+func (a *applier) setFramed(key []byte, pre string, body []byte, post string) error {
+	size := 1 + len(pre) + len(body) + len(post)
+	if cap(a.buf)-len(a.buf) < size {
+		a.buf = make([]byte, 0, max(64<<10, size))
 	}
 	start := len(a.buf)
-	a.buf = append(a.buf, schemaVersion, '[')
-	a.buf = append(a.buf, acc.body...)
-	a.buf = append(a.buf, ']')
-	acc.n = 0
-	return a.txn.Set(acc.key, a.buf[start:len(a.buf):len(a.buf)])
+	a.buf = append(append(a.buf, schemaVersion), pre...)
+	a.buf = append(append(a.buf, body...), post...)
+	return a.txn.Set(key, a.buf[start:len(a.buf):len(a.buf)])
 }
 
 func (a *applier) flushSpans(id seqID) error {

@@ -104,15 +104,8 @@ func (a *applier) setUsage(u *usageAcc) error {
 		u.n = 0
 		return a.txn.Set(u.key, u.v)
 	}
-	size := 1 + len(usagePrefix) + len(u.body) + len(usageSuffix)
-	if cap(a.buf)-len(a.buf) < size {
-		a.buf = make([]byte, 0, max(64<<10, size))
-	}
-	start := len(a.buf)
-	a.buf = append(append(a.buf, schemaVersion), usagePrefix...)
-	a.buf = append(append(a.buf, u.body...), usageSuffix...)
 	u.n = 0
-	return a.txn.Set(u.key, a.buf[start:len(a.buf):len(a.buf)])
+	return a.setFramed(u.key, usagePrefix, u.body, usageSuffix)
 }
 
 func (a *applier) flushUsage(id seqID) error {
