@@ -73,3 +73,47 @@ func TestReadmeLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestPlugintestCleanup: every package whose tests build plugins with
+// plugintest also removes them in its TestMain (plugintest.Cleanup);
+// otherwise each test run leaves its builds (tens of MB) in the
+// temporary folder, and CI machines fill up.
+func TestPlugintestCleanup(t *testing.T) {
+	root := repoRoot(t)
+	builds, cleans := map[string]bool{}, map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(p)
+		if strings.Contains(string(b), "plugintest.Native(") || strings.Contains(string(b), "plugintest.Wasm(") {
+			builds[dir] = true
+		}
+		if strings.Contains(string(b), "plugintest.Cleanup()") {
+			cleans[dir] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(builds) == 0 {
+		t.Fatal("no package builds plugins with plugintest: the check looks for the wrong calls")
+	}
+	for dir := range builds {
+		if !cleans[dir] {
+			rel, _ := filepath.Rel(root, dir)
+			t.Errorf("%s: its tests build plugins with plugintest but no TestMain calls plugintest.Cleanup()", rel)
+		}
+	}
+}

@@ -13,10 +13,21 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/sextant-dev/sextant/host/internal/plugintest"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"sextant": Main})
+	testscript.Main(cleanupM{m}, map[string]func(){"sextant": Main})
+}
+
+// cleanupM removes the plugins plugintest built once the tests have run
+// (testscript.Main exits the process itself).
+type cleanupM struct{ m *testing.M }
+
+func (c cleanupM) Run() int {
+	defer plugintest.Cleanup()
+	return c.m.Run()
 }
 
 // TestScripts runs the CLI scripts in testdata/script with the real

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/plugin"
+	"github.com/sextant-dev/sextant/host/internal/plugintest"
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -217,7 +218,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "replay tests need the email-triage example:", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	plugintest.Cleanup()
+	os.Exit(code)
 }
 
 // Recordings made before executions carried their trace replay the same:

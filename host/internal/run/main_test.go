@@ -1,0 +1,15 @@
+package run_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/sextant-dev/sextant/host/internal/plugintest"
+)
+
+// TestMain removes the plugins plugintest built for this test binary.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	plugintest.Cleanup()
+	os.Exit(code)
+}
