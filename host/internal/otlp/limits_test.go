@@ -278,3 +278,44 @@ func TestUsageChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestBusyRetryAfter: a request that gives up waiting for a free slot
+// (every one held by a body still arriving) is a 503 with a Retry-After,
+// which OTLP exporters wait before sending again.
+func TestBusyRetryAfter(t *testing.T) {
+	st, err := store.Open(context.Background(), t.TempDir(), store.NewConfig().WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := otlp.NewHandler(otlp.Config{Store: st, Logger: quiet(), MaxConcurrent: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The one slot: a body the handler is reading, that has not ended.
+	pr, pw := io.Pipe()
+	slow := httptest.NewRequest(http.MethodPost, "/v1/traces", pr)
+	slow.Header.Set("Content-Type", "application/x-protobuf")
+	done := make(chan int)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, slow)
+		done <- rec.Code
+	}()
+	if _, err := pw.Write([]byte{0}); err != nil { // returns once the handler reads: it holds the slot
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, ct := range []string{"application/x-protobuf", "application/json"} {
+		req := httptest.NewRequest(http.MethodPost, "/v1/traces", strings.NewReader("{}")).WithContext(ctx)
+		req.Header.Set("Content-Type", ct)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" {
+			t.Errorf("%s: %d with Retry-After %q, want 503 with Retry-After 1", ct, rec.Code, rec.Header().Get("Retry-After"))
+		}
+	}
+	pw.Close()
+	<-done
+}

@@ -148,6 +148,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case h.slots <- struct{}{}:
 		defer func() { <-h.slots }()
 	case <-r.Context().Done():
+		// OTLP exporters retry a 503 after its Retry-After.
+		w.Header().Set("Retry-After", "1")
 		httpError(w, isJSON, http.StatusServiceUnavailable, "waiting for the receiver: %v", r.Context().Err())
 		return
 	}

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -353,6 +355,37 @@ func TestOpenRecordReplays(t *testing.T) {
 		}
 		if n := countTasks(t, st); n != want {
 			t.Errorf("record_replays = %v: %d tasks stored, want %d", keep, n, want)
+		}
+	}
+}
+
+// TestUnavailableRetryAfter: a translated call whose upstream is
+// unavailable is a 503 with a Retry-After, and so is one the provider's
+// open circuit refuses — the time until the breaker's next probe — so a
+// client's SDK knows when to send it again.
+func TestUnavailableRetryAfter(t *testing.T) {
+	up := newUpstream(t)
+	up.fail.Store(http.StatusServiceUnavailable)
+	_, ps := serverConfig(t, up)
+	srv := serve(t, ps.live(openStore(t, t.TempDir())))
+	body := `{"model":"gpt-4o-mini","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`
+	for i := 0; ; i++ {
+		resp, b := post(t, srv.URL+"/v1/messages", body, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("call %d: status %d %s, want 503", i, resp.StatusCode, b)
+		}
+		ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if err != nil || ra < 1 || ra > 30 {
+			t.Fatalf("call %d: Retry-After %q on %s, want 1 to 30 seconds", i, resp.Header.Get("Retry-After"), b)
+		}
+		if msg := anthropicError(t, b); strings.Contains(msg, "circuit open") {
+			if n := up.calls.Load(); n != int64(i) {
+				t.Fatalf("the circuit opened after %d calls reached the upstream, want %d", n, i)
+			}
+			return
+		}
+		if i > 10 {
+			t.Fatal("the circuit never opened")
 		}
 	}
 }

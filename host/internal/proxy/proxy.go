@@ -429,7 +429,13 @@ func upstreamFailure(err error) *failure {
 	var se *sdk.Error
 	if !errors.As(err, &se) {
 		if errors.Is(err, run.ErrCircuitOpen) {
-			f.status, f.class, f.code = http.StatusServiceUnavailable, "overloaded", "circuit_open"
+			// A 503 says when to come back: when the breaker lets its
+			// next probe through, at least a second from now.
+			f.status, f.class, f.code, f.retryAfter = http.StatusServiceUnavailable, "overloaded", "circuit_open", time.Second
+			var co *run.CircuitOpenError
+			if errors.As(err, &co) {
+				f.retryAfter = max(co.RetryIn, time.Second)
+			}
 		}
 		return f
 	}
@@ -439,7 +445,7 @@ func upstreamFailure(err error) *failure {
 	case sdk.CodeTimeout:
 		f.status, f.class, f.code = http.StatusGatewayTimeout, "timeout", "upstream_timeout"
 	case sdk.CodeUnavailable:
-		f.status, f.class, f.code = http.StatusServiceUnavailable, "overloaded", "upstream_unavailable"
+		f.status, f.class, f.code, f.retryAfter = http.StatusServiceUnavailable, "overloaded", "upstream_unavailable", max(se.RetryAfter, time.Second)
 	case sdk.CodeBadRequest, sdk.CodeInvalid:
 		f.status, f.class, f.code = http.StatusBadRequest, "invalid_request", "upstream_rejected"
 	case sdk.CodeAuth:
