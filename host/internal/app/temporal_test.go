@@ -482,7 +482,8 @@ func TestTemporalCommandsWithoutWorkers(t *testing.T) {
 // TestServeTemporalRunsPaged: GET /api/v1/tasks pages through the runs
 // going on on the cluster, then the stored tasks, with one cursor: with a
 // limit below the runs going on, every run and task is listed once, no
-// page longer than the limit; a cursor the server never gave is a 400.
+// page longer than the limit, and a page exactly full of the last ones
+// has no cursor; a cursor the server never gave is a 400.
 func TestServeTemporalRunsPaged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -491,6 +492,13 @@ func TestServeTemporalRunsPaged(t *testing.T) {
 	ids := []string{"paged-0", "paged-1", "paged-2", "paged-3"}
 	for _, id := range ids {
 		sv.call("POST", "/api/v1/runs", map[string]any{"pipeline": "email-triage", "id": id, "input": sv.f.input}, 200, &res)
+	}
+	// A page exactly full of the last runs, none stored: no cursor to an
+	// empty page.
+	var full serve.TaskPage
+	sv.call("GET", "/api/v1/tasks?limit=4", nil, 200, &full)
+	if len(full.Tasks) != 4 || full.NextCursor != "" {
+		t.Fatalf("a page of 4 over the 4 runs going on lists %d with cursor %q, want all 4 and no cursor", len(full.Tasks), full.NextCursor)
 	}
 	// One ends, and is then the store's.
 	sv.call("POST", "/api/v1/tasks/paged-0/resume", map[string]any{"answers": map[string]any{"answer": "yes"}}, 200, &res)

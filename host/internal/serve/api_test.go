@@ -585,3 +585,24 @@ func checkCovered(t *testing.T, e *env) {
 		t.Errorf("no test request reached %s", p)
 	}
 }
+
+// TestListRewardBounds: a reward bound that is not a finite number, or a
+// min_reward above max_reward, is a 400 saying what a bound must be —
+// never "NaN is not a number", never a silently empty list.
+func TestListRewardBounds(t *testing.T) {
+	e := newEnv(t, "127.0.0.1:0")
+	for q, want := range map[string]string{
+		"min_reward=NaN":                 `min_reward: "NaN" is not a finite number: want a mean reward from -1 (bad) to 1 (good), like 0.5`,
+		"max_reward=-Inf":                `max_reward: "-Inf" is not a finite number: want a mean reward from -1 (bad) to 1 (good)`,
+		"min_reward=high":                `min_reward: "high" is not a number: want a mean reward from -1 (bad) to 1 (good)`,
+		"min_reward=0.5&max_reward=0.25": "min_reward 0.5 is above max_reward 0.25: no task can match",
+	} {
+		a := e.do("GET", "/api/v1/tasks?"+q, nil).want(t, 400)
+		var body struct{ Error struct{ Message string } }
+		a.json(t, &body)
+		if !strings.HasPrefix(body.Error.Message, want) {
+			t.Errorf("%s: %q, want %q", q, body.Error.Message, want)
+		}
+	}
+	e.do("GET", "/api/v1/tasks?min_reward=0.25&max_reward=0.25", nil).want(t, 200)
+}

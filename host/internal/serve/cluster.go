@@ -226,10 +226,34 @@ func (s *Server) clusterPage(ctx context.Context, q *store.Query, page *TaskPage
 			}
 		}
 		if q.Limit <= 0 {
-			page.NextCursor = clusterCursor + after
+			more, err := s.clusterMore(ctx, *q, after, rewardFilter)
+			if err != nil {
+				return false, err
+			}
+			if more {
+				page.NextCursor = clusterCursor + after
+			}
 			return true, nil
 		}
 	}
 	q.After = ""
 	return false, nil
+}
+
+// clusterMore reports whether a page follows a full one that ended at
+// the cluster's cursor after ("" past its last page): a run going on
+// from there, else a stored task. A page exactly full of the last rows
+// has no cursor, so no client is sent on to an empty page.
+func (s *Server) clusterMore(ctx context.Context, q store.Query, after string, rewardFilter bool) (bool, error) {
+	q.Limit = 1
+	for after != "" {
+		rows, next, err := s.clusterRows(ctx, q, after, rewardFilter)
+		if err != nil || len(rows) > 0 {
+			return len(rows) > 0, err
+		}
+		after = next
+	}
+	q.After = ""
+	tasks, _, err := s.opts.Store.TaskPage(ctx, q)
+	return len(tasks) > 0, err
 }

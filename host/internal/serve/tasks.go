@@ -79,8 +79,12 @@ func queryFloat(q url.Values, name string) (*float64, error) {
 		return nil, nil
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, badRequest("%s: %q is not a number", name, v)
+	if err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		// ParseFloat reads NaN and infinities, which no mean reward is.
+		return nil, badRequest("%s: %q is not a finite number: want a mean reward from %g (bad) to %g (good), like 0.5", name, v, minReward, maxReward)
+	}
+	if err != nil {
+		return nil, badRequest("%s: %q is not a number: want a mean reward from %g (bad) to %g (good), like 0.5", name, v, minReward, maxReward)
 	}
 	return &f, nil
 }
@@ -125,6 +129,9 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	hi, err := queryFloat(qv, "max_reward")
 	if err != nil {
 		return 0, nil, err
+	}
+	if lo != nil && hi != nil && *lo > *hi {
+		return 0, nil, badRequest("min_reward %g is above max_reward %g: no task can match", *lo, *hi)
 	}
 	// The rewards' count and sum come from the task's summary: one read
 	// per task listed, whatever the number of rewards.
