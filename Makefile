@@ -2,7 +2,8 @@
 #
 #   make            build bin/sextant and every first-party plugin (native + wasm)
 #   make test       run every test (what CI runs)
-#   make bench      run the DESIGN.md §9 benchmarks
+#   make bench      run the DESIGN.md §9 benchmarks, then make peer
+#   make peer       the BPMN navigator beside lib-bpmn-engine (ratio of CPU time)
 #   make lint       gofmt + go vet + staticcheck
 #   make tidy       go mod tidy for both modules (sdk/ and the host)
 #   make get MOD=path@version   add or change a requirement of the host module
@@ -17,6 +18,8 @@ PLUGIN_MAINS := $(sort $(dir $(wildcard navigators/*/plugin/main.go plugins/*/pl
 PLUGIN_NAMES := $(foreach d,$(PLUGIN_MAINS),$(notdir $(patsubst %/plugin/,%,$(d))))
 BENCH     ?= BenchmarkPluginCall|BenchmarkPluginLoad|BenchmarkNavigate|BenchmarkRun|BenchmarkReplay|BenchmarkStore|BenchmarkStrategyValidate|BenchmarkServe|BenchmarkTemporal
 BENCHTIME ?= 1s
+PEER_COUNT ?= 3
+PEER_OPS ?= 7
 STATICCHECK ?= v0.8.2
 # The repository holds two modules, the host (.) and the plugin SDK (sdk/),
 # joined by go.work. In workspace mode ./... stops at sdk/go.mod, so every
@@ -24,7 +27,7 @@ STATICCHECK ?= v0.8.2
 PKGS      := ./... ./sdk/...
 SDK_MOD   := github.com/sextant-dev/sextant/sdk
 
-.PHONY: all build plugins test bench lint tidy get wat demo clean
+.PHONY: all build plugins test bench peer lint tidy get wat demo clean
 
 all: build plugins
 
@@ -48,6 +51,8 @@ RACE_TIMEOUT ?= 30m
 
 test:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	@# The peer harness checks that both engines run the same tasks.
+	cd $(PEER) && GOWORK=off $(GO) test -count=1 .
 	@# The concurrent parts again under the race detector: the run engine,
 	@# replay, store, evolution, and CLI scripts that run parallel branches.
 	$(GO) test -race -count=1 -timeout $(RACE_TIMEOUT) ./host/internal/run ./host/internal/replay ./host/internal/store ./host/internal/evolve ./host/internal/report ./host/internal/plugin/process
@@ -58,10 +63,20 @@ test:
 # shares the CPU with another package's benchmarks (its figures halve).
 bench:
 	$(GO) test -p 1 -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem $(PKGS) | grep -E '^(Benchmark|ok|FAIL|---)' 
+	@$(MAKE) --no-print-directory peer
+
+# The BPMN navigator and lib-bpmn-engine v0.2.4 on the same three processes,
+# in alternating blocks in one benchmark; lib/sextant-cpu is the ratio of
+# their CPU time per instance. A module of its own under testdata, so that
+# lib-bpmn-engine stays out of sextant's module graph.
+PEER := navigators/bpmn/testdata/peer
+peer:
+	cd $(PEER) && GOWORK=off $(GO) test -run '^$$' -bench Peer -benchtime $(PEER_OPS)x -count $(PEER_COUNT) . | grep -E '^(Benchmark|ok|FAIL|---)'
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	cd $(PEER) && GOWORK=off $(GO) vet .
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) $(PKGS)
 	@# go install module@version refuses a module with a replace directive.
 	@if grep -nE '^[[:space:]]*replace([[:space:]]|\()' go.mod sdk/go.mod; then echo "go.mod: no replace directives (go install refuses them)"; exit 1; fi
