@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,7 +88,11 @@ func dialHTTP(ctx context.Context, cfg pipeline.ToolSource, getenv func(string) 
 		}
 		hdr.Set(h, v)
 	}
-	hc := &http.Client{Transport: headerTransport{hdr: hdr, next: http.DefaultTransport}}
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	hc := &http.Client{Transport: serverTransport{scheme: u.Scheme, host: u.Host, hdr: hdr, next: http.DefaultTransport}}
 	t := &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
 	sess, err := mcp.NewClient(client, nil).Connect(ctx, t, nil)
 	if err != nil {
@@ -95,21 +101,61 @@ func dialHTTP(ctx context.Context, cfg pipeline.ToolSource, getenv func(string) 
 	return &mcpSource{session: sess}, nil
 }
 
-// headerTransport adds the configured headers to every request.
-type headerTransport struct {
-	hdr  http.Header
-	next http.RoundTripper
+// maxAnswer bounds the body of one JSON answer of an HTTP server, as the
+// SDK bounds an SSE event and a stdio server's line: one answer of a
+// hostile or broken server cannot fill memory before max_result is
+// checked.
+const maxAnswer = mcp.DefaultMaxEventSize
+
+// serverTransport is the HTTP transport of one MCP server.
+type serverTransport struct {
+	scheme, host string // the endpoint's origin
+	hdr          http.Header
+	next         http.RoundTripper
 }
 
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.hdr) > 0 {
+// RoundTrip adds the configured headers to a request to the endpoint's
+// own origin only: a redirect elsewhere must not carry the server's
+// credentials. A JSON answer reads as an error past maxAnswer bytes.
+func (t serverTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.hdr) > 0 && r.URL.Scheme == t.scheme && r.URL.Host == t.host {
 		r = r.Clone(r.Context())
 		for k, v := range t.hdr {
 			r.Header[k] = v
 		}
 	}
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+		resp.Body = &boundedBody{rc: resp.Body, left: maxAnswer}
+	}
+	return resp, err
 }
+
+// boundedBody fails a read past its bound.
+type boundedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of just the bound from a longer one.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, fmt.Errorf("%w: the server's answer is larger than %d bytes", ErrTooLarge, maxAnswer)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
 
 func (s *mcpSource) List(ctx context.Context) ([]sdk.ToolSpec, error) {
 	var out []sdk.ToolSpec
