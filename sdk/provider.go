@@ -10,7 +10,9 @@ type Provider interface {
 	Plugin
 	// Chat sends one request. Failures should be *Error values with a
 	// Code (rate limited, timeout, auth, bad request, unavailable) so the
-	// host can retry or fall back.
+	// host can retry or fall back. Chat must not keep r, nor any map or
+	// slice it holds, once it returns: r.Vars is the run's own variables,
+	// which the host writes in place at later steps.
 	Chat(ctx context.Context, r *ChatRequest) (*ChatResponse, error)
 }
 
