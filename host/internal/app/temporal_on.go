@@ -146,7 +146,9 @@ func (b *onTemporal) Send(ctx context.Context, task string, d run.Delivery) (*ru
 		if err := temporal.DeliverHeld(ctx, b.c, task, d); err != nil {
 			return nil, err
 		}
-		return held(task, fmt.Sprintf("%s %q", d.Kind, d.Name), nw), nil
+		res := held(task, fmt.Sprintf("%s %q", d.Kind, d.Name), nw)
+		res.Error += " at its next wait, if it waits for it then (else the worker drops it, logging why)"
+		return res, nil
 	}
 	if err != nil {
 		return nil, err

@@ -465,7 +465,7 @@ func TestTemporalCommandsWithoutWorkers(t *testing.T) {
 		t.Fatalf("resume with no worker: %v, want refused naming the task queue", err)
 	}
 	sent, err := b.Send(ctx, "cli-unanswered", run.Delivery{Kind: store.WaitMessage, Name: "paid"})
-	if err != nil || sent.Status != store.StatusRunning || !strings.Contains(sent.Error, "held by Temporal") {
+	if err != nil || sent.Status != store.StatusRunning || !strings.Contains(sent.Error, "held by Temporal") || !strings.Contains(sent.Error, "at its next wait, if it waits for it then") {
 		t.Fatalf("send with no worker: %+v %v, want held", sent, err)
 	}
 	got, err := b.Cancel(ctx, "cli-unanswered", run.Cancelled{By: "ann", Reason: "deploy"})
