@@ -13,8 +13,9 @@
 // # Which provider block answers
 //
 // A request's model selects the [providers.NAME] block named exactly like
-// it, else [providers.default]; no such block is a 404 in the API's own
-// error shape.
+// it, else the block named like the route's API ([providers.openai],
+// [providers.anthropic]), else [providers.default]; no such block is a
+// 404 in the API's own error shape.
 //
 // A block with use = "openai" (for the three OpenAI routes) or use =
 // "anthropic" (for /v1/messages) is an HTTP upstream: the client's body
