@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/proxy"
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // streamSeen is what stream-chat.mjs prints.
@@ -81,5 +83,111 @@ func TestOpenAINpmStreamWithoutDone(t *testing.T) {
 				t.Errorf("replayed, the client saw\n%s\nlive it saw\n%s", replayed, out)
 			}
 		})
+	}
+}
+
+// cutSeen is what stream-cut.mjs prints.
+type cutSeen struct {
+	Events []string `json:"events"`
+	Text   string   `json:"text"`
+	Final  *string  `json:"final"`
+	Error  *struct {
+		Name    string `json:"name"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// messagesEvents and responsesEvents are an upstream's stream of the
+// answer "Hi", whole or without its final event.
+func messagesEvents(final bool) string {
+	msg := map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 3, "output_tokens": 1}}
+	s := sseNamed("message_start", map[string]any{"type": "message_start", "message": msg}) +
+		sseNamed("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}}) +
+		sseNamed("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "Hi"}}) +
+		sseNamed("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0}) +
+		sseNamed("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 1}})
+	if final {
+		s += sseNamed("message_stop", map[string]any{"type": "message_stop"})
+	}
+	return s
+}
+
+func responsesEvents(final bool) string {
+	resp := func(status string, output []any) map[string]any {
+		return map[string]any{"id": "resp_1", "object": "response", "created_at": 1, "status": status, "model": "gpt-4o-mini", "output": output,
+			"error": nil, "incomplete_details": nil, "usage": nil}
+	}
+	item := map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": "Hi", "annotations": []any{}}}}
+	s := sseNamed("response.created", map[string]any{"type": "response.created", "sequence_number": 0, "response": resp("in_progress", []any{})}) +
+		sseNamed("response.output_item.added", map[string]any{"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+			"item": map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []any{}}}) +
+		sseNamed("response.content_part.added", map[string]any{"type": "response.content_part.added", "sequence_number": 2, "item_id": "msg_1", "output_index": 0, "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}}) +
+		sseNamed("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "sequence_number": 3, "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "Hi"}) +
+		sseNamed("response.output_text.done", map[string]any{"type": "response.output_text.done", "sequence_number": 4, "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "Hi"}) +
+		sseNamed("response.output_item.done", map[string]any{"type": "response.output_item.done", "sequence_number": 5, "output_index": 0, "item": item})
+	if final {
+		r := resp("completed", []any{item})
+		r["usage"] = map[string]any{"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}
+		s += sseNamed("response.completed", map[string]any{"type": "response.completed", "sequence_number": 6, "response": r})
+	}
+	return s
+}
+
+// TestNpmStreamWithoutFinalEvent drives the proxy with the official
+// Anthropic client's messages.stream() and the openai client's
+// responses.stream() against an upstream whose stream ends cleanly but
+// without its final event (message_stop, response.completed), after the
+// whole text. The helper raises the proxy's error rather than hand over a
+// final message, nothing is recorded, and a replay misses; the same
+// stream with its final event is recorded and replays as the client saw
+// it live.
+func TestNpmStreamWithoutFinalEvent(t *testing.T) {
+	dir := npmClient(t)
+	for _, api := range []string{"messages", "responses"} {
+		for _, final := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s-final-%v", api, final), func(t *testing.T) {
+				stream := messagesEvents(final)
+				if api == "responses" {
+					stream = responsesEvents(final)
+				}
+				up := framedUpstream(t, stream, byteByByte)
+				st := openStore(t, t.TempDir())
+				live := serve(t, toolProviders(t, up).live(st))
+				out := runScript(t, dir, "stream-cut.mjs", live.URL, "cut", api)
+				var seen cutSeen
+				if err := json.Unmarshal(out, &seen); err != nil {
+					t.Fatalf("%v: %s", err, out)
+				}
+				tr, err := st.Tree(context.Background(), "cut")
+				if err != nil {
+					t.Fatal(err)
+				}
+				up.Close()
+				replay := serve(t, proxy.Config{Store: st, Replay: true})
+				replayed := runScript(t, dir, "stream-cut.mjs", replay.URL, "cut", api)
+				if final {
+					if seen.Error != nil || seen.Final == nil || *seen.Final != "Hi" || len(tr.Recordings) != 1 {
+						t.Fatalf("live: %s with %d recordings; want the final text Hi, recorded", out, len(tr.Recordings))
+					}
+					if !bytes.Equal(replayed, out) {
+						t.Errorf("replayed, the client saw\n%s\nlive it saw\n%s", replayed, out)
+					}
+					return
+				}
+				if seen.Error == nil || seen.Final != nil || !strings.Contains(seen.Error.Message, "cut short") || seen.Text != "Hi" {
+					t.Errorf("live: %s; want the text Hi, then the helper raising the proxy's error saying the stream was cut short", out)
+				}
+				if len(tr.Recordings) != 0 || tr.Executions[0].Execution.Status != store.StatusFailed {
+					t.Errorf("%d recordings, execution %s; want none, failed", len(tr.Recordings), tr.Executions[0].Execution.Status)
+				}
+				var miss cutSeen
+				if err := json.Unmarshal(replayed, &miss); err != nil || miss.Error == nil || miss.Error.Name != "NotFoundError" {
+					t.Errorf("replayed: %s (%v), want a NotFoundError", replayed, err)
+				}
+			})
+		}
 	}
 }
