@@ -90,6 +90,9 @@ type Runner struct {
 	// stepNames are the names of the routine's nodes' step spans
 	// ("step NODE"), made once.
 	stepNames map[string]string
+	// stepAttrs holds, per node, the attributes of the step span made
+	// last (see stepAttributes).
+	stepAttrs map[string]*atomic.Pointer[stepAttrs]
 	// ref is the strategy's identity, hashed once.
 	ref store.StrategyRef
 	// stateless journals (replay) are never resumed: no state to encode.
@@ -172,11 +175,13 @@ func NewRunner(cfg Config) *Runner {
 	}
 	nodes := map[string]sdk.Node{}
 	stepNames := map[string]string{}
+	attrs := map[string]*atomic.Pointer[stepAttrs]{}
 	for _, n := range cfg.Routine.Nodes {
 		nodes[n.ID] = n
 		stepNames[n.ID] = "step " + n.ID
+		attrs[n.ID] = new(atomic.Pointer[stepAttrs])
 	}
-	r := &Runner{cfg: cfg, nodes: nodes, stepNames: stepNames, compiled: cfg.Compiled,
+	r := &Runner{cfg: cfg, nodes: nodes, stepNames: stepNames, stepAttrs: attrs, compiled: cfg.Compiled,
 		decisions: newDecisions(cfg.Pipeline.Routine.Navigator, cfg.Routine)}
 	if ob, ok := cfg.Navigator.(sdk.OutputBlind); ok {
 		r.outputBlind = ob.OutputBlind()
@@ -288,6 +293,10 @@ type exec struct {
 	// spanIDs derives the execution's span ids (see spanID).
 	spanIDs     store.SpanIDs
 	haveSpanIDs bool
+	// spanIDBlock holds the ids of spanIDsPerBlock consecutive seqs
+	// from spanIDFirst, 16 hex digits each (see spanID).
+	spanIDBlock string
+	spanIDFirst uint64
 	rootSpanID  string // spanID(1), the parent of every step's span
 	// stateBuf is the array checkpoints are encoded into, when the
 	// Journal keeps none of their bytes (see checkpointLocked), and cp
@@ -1060,8 +1069,29 @@ func (e *exec) spanID(seq uint64) string {
 	if !e.haveSpanIDs {
 		e.spanIDs, e.haveSpanIDs = store.NewSpanIDs(e.task.ID, e.id), true
 	}
-	return e.spanIDs.ID(seq)
+	// Ids are derived a block at a time into one string, and a span's id
+	// is a piece of it: a run's spans take one allocation per block of
+	// ids, not one each.
+	if seq == 0 {
+		return e.spanIDs.ID(seq)
+	}
+	first := (seq-1)/spanIDsPerBlock*spanIDsPerBlock + 1
+	if e.spanIDBlock == "" || e.spanIDFirst != first {
+		var b strings.Builder
+		b.Grow(16 * spanIDsPerBlock)
+		buf := make([]byte, 0, 16)
+		for i := range uint64(spanIDsPerBlock) {
+			b.Write(e.spanIDs.AppendID(buf, first+i))
+		}
+		e.spanIDBlock, e.spanIDFirst = b.String(), first
+	}
+	at := 16 * (seq - first)
+	return e.spanIDBlock[at : at+16]
 }
+
+// spanIDsPerBlock is how many span ids spanID derives at once: those of
+// a ten-step run and its root.
+const spanIDsPerBlock = 32
 
 // checkpoint records the run's state (with spans). The goroutine driving
 // the run calls it (it holds e.mu, or no step runs); a step calls

@@ -150,18 +150,45 @@ func (e *exec) stepSpan(t sdk.Token, kind string, start time.Time, err error) st
 		name = "step " + t.Node
 	}
 	sp := store.Span{Name: name, Kind: store.SpanInternal, Start: start, End: e.r.cfg.Clock(),
-		Attributes: store.Attributes{
-			"sextant.node":      store.String(t.Node),
-			"sextant.step.kind": store.String(kind),
-			"sextant.token_id":  store.String(t.ID),
-		}, Status: store.SpanStatus{Code: store.CodeOK}}
-	if t.Attempt > 0 {
-		sp.Attributes["sextant.attempt"] = store.Int(int64(t.Attempt))
-	}
+		Attributes: e.stepAttributes(t, kind), Status: store.SpanStatus{Code: store.CodeOK}}
 	if err != nil {
 		sp.Status = store.SpanStatus{Code: store.CodeError, Message: err.Error()}
 	}
 	return sp
+}
+
+// stepAttrs are the attributes of a step span, and the token and kind
+// they were made for.
+type stepAttrs struct {
+	token, kind string
+	a           store.Attributes
+}
+
+// stepAttributes are the attributes of t's step span. They depend on the
+// node, the token's id and the step's kind only, and a node's token has
+// the same id in every run of a routine that does not branch, so the
+// runner keeps the map made last for each node and gives it to every
+// span it fits: such a map is shared between runs and spans, and nothing
+// writes to a step span's attributes once made (the spans a step adds
+// after it are the ones it annotates, see cite).
+func (e *exec) stepAttributes(t sdk.Token, kind string) store.Attributes {
+	slot := e.r.stepAttrs[t.Node]
+	if slot != nil && t.Attempt == 0 {
+		if c := slot.Load(); c != nil && c.token == t.ID && c.kind == kind {
+			return c.a
+		}
+	}
+	a := store.Attributes{
+		"sextant.node":      store.String(t.Node),
+		"sextant.step.kind": store.String(kind),
+		"sextant.token_id":  store.String(t.ID),
+	}
+	if t.Attempt > 0 {
+		a["sextant.attempt"] = store.Int(int64(t.Attempt))
+	} else if slot != nil {
+		slot.Store(&stepAttrs{token: t.ID, kind: kind, a: a})
+	}
+	return a
 }
 
 // data is what templates see: .input, .vars, .strategy, .token, .task
@@ -694,16 +721,30 @@ type cachedTemplate struct {
 
 // eval runs an expression, compiling it once per runner.
 func (r *Runner) eval(src string, env map[string]any) (any, error) {
-	if p, ok := r.compiled.programs.Load(src); ok {
-		return expr.Run(p.(*vm.Program), env)
+	var p *vm.Program
+	if c, ok := r.compiled.programs.Load(src); ok {
+		p = c.(*vm.Program)
+	} else {
+		var err error
+		if p, err = expr.Compile(src); err != nil {
+			return nil, err
+		}
+		r.compiled.programs.Store(src, p)
 	}
-	p, err := expr.Compile(src)
-	if err != nil {
-		return nil, err
-	}
-	r.compiled.programs.Store(src, p)
-	return expr.Run(p, env)
+	m := vms.Get().(*vm.VM)
+	v, err := m.Run(p, env)
+	// What the run left on the stack and in variables is dropped, so a
+	// pooled VM holds no value of a finished expression.
+	clear(m.Stack[:cap(m.Stack)])
+	clear(m.Variables)
+	vms.Put(m)
+	return v, err
 }
+
+// vms are the expression VMs eval runs programs on, reused: Run resets
+// a VM's stack, scopes and counters before it starts, and a VM made for
+// each run (expr.Run) costs an allocation for its stack every time.
+var vms = sync.Pool{New: func() any { return new(vm.VM) }}
 
 // RecordingKey is the key a task's provider call is recorded under: the
 // canonical request hash (store.ChatKey) scoped to the task. Each task keeps

@@ -72,10 +72,29 @@ func ChatSpanAttributes(provider string, req *sdk.ChatRequest, resp *sdk.ChatRes
 			a[AttrGenAIResponseID] = String(resp.ID)
 		}
 		if resp.FinishReason != "" {
-			a[AttrGenAIResponseFinishReasons] = Strings(resp.FinishReason)
+			a[AttrGenAIResponseFinishReasons] = finishReasons(resp.FinishReason)
 		}
 		a[AttrGenAIUsageInputTokens] = Int(int64(resp.Usage.InputTokens))
 		a[AttrGenAIUsageOutputTokens] = Int(int64(resp.Usage.OutputTokens))
 	}
 	return a
+}
+
+// commonFinishReasons are the finish_reasons values of the usual finish
+// reasons, made once: a Value's list is never written, so spans can
+// share one.
+var commonFinishReasons = func() map[string]Value {
+	m := map[string]Value{}
+	for _, r := range []string{"stop", "length", "tool_calls", "content_filter", "end_turn", "max_tokens", "stop_sequence", "tool_use"} {
+		m[r] = Strings(r)
+	}
+	return m
+}()
+
+// finishReasons is the gen_ai.response.finish_reasons value of reason.
+func finishReasons(reason string) Value {
+	if v, ok := commonFinishReasons[reason]; ok {
+		return v
+	}
+	return Strings(reason)
 }

@@ -105,6 +105,10 @@ func NewSpanIDs(task, exec string) SpanIDs { return SpanIDs{base: spanIDBase(tas
 // ID is SpanIDFor(task, exec, seq).
 func (g SpanIDs) ID(seq uint64) string { return spanIDFrom(g.base, seq) }
 
+// AppendID appends ID(seq) to b: a caller can derive many ids into one
+// buffer, and make one string of them all.
+func (g SpanIDs) AppendID(b []byte, seq uint64) []byte { return appendSpanID(b, g.base, seq) }
+
 func spanIDBase(task, exec string) uint64 {
 	sum := derivedSum("span", task, exec)
 	if base := binary.BigEndian.Uint64(sum[:8]); base != 0 {
