@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -189,5 +190,104 @@ func TestNpmStreamWithoutFinalEvent(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// wholeUpstream is an upstream on a real port answering every call 200
+// with body as one JSON document, whatever the call asked.
+func wholeUpstream(t *testing.T, body string) *toolUpstream {
+	up := newToolUpstream(t)
+	up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	})
+	return up
+}
+
+// TestNpmUpstreamOtherMode: an upstream that answers a streamed call
+// whole (as a server ignoring stream does) or a whole call with an event
+// stream. The official clients get the answer in the form they asked
+// for — before, a streaming SDK saw an empty stream and reported an empty
+// answer, a whole call's SDK failed to parse the events — and it is
+// recorded and replays as the client saw it live; an event stream cut
+// short is an error and recorded nothing.
+func TestNpmUpstreamOtherMode(t *testing.T) {
+	dir := npmClient(t)
+	item := map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": "Hi", "annotations": []any{}}}}
+	response, _ := json.Marshal(map[string]any{"id": "resp_1", "object": "response", "created_at": 1, "status": "completed", "model": "gpt-4o-mini",
+		"output": []any{item}, "error": nil, "incomplete_details": nil, "usage": map[string]any{"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}})
+	message := `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"Hi"}],` +
+		`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}`
+	chat := `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hi","refusal":null},` +
+		`"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`
+	for _, c := range []struct {
+		name string
+		up   func(t *testing.T) *toolUpstream
+		args []string // after the base URL
+		ok   func(out []byte) bool
+		// cut: the answer is an error, and nothing is recorded.
+		cut bool
+	}{
+		{"chat-stream-answered-whole", func(t *testing.T) *toolUpstream { return wholeUpstream(t, chat) }, []string{"stream-chat.mjs", "/v1", "other"},
+			func(out []byte) bool {
+				var s streamSeen
+				return json.Unmarshal(out, &s) == nil && s.Error == nil && s.Text == "Hi" && s.Finish == "stop" && s.Usage["completion_tokens"] == 1
+			}, false},
+		{"messages-stream-answered-whole", func(t *testing.T) *toolUpstream { return wholeUpstream(t, message) }, []string{"stream-cut.mjs", "", "other", "messages"},
+			func(out []byte) bool {
+				var s cutSeen
+				return json.Unmarshal(out, &s) == nil && s.Error == nil && s.Text == "Hi" && s.Final != nil && *s.Final == "Hi"
+			}, false},
+		{"responses-stream-answered-whole", func(t *testing.T) *toolUpstream { return wholeUpstream(t, string(response)) }, []string{"stream-cut.mjs", "", "other", "responses"},
+			func(out []byte) bool {
+				var s cutSeen
+				return json.Unmarshal(out, &s) == nil && s.Error == nil && s.Text == "Hi" && s.Final != nil && *s.Final == "Hi"
+			}, false},
+		{"chat-whole-answered-streamed", func(t *testing.T) *toolUpstream {
+			return framedUpstream(t, frame("\n", chunkHi, chunkStop, "[DONE]"), byteByByte)
+		}, []string{"client.mjs", "/v1", "one"},
+			func(out []byte) bool { return string(out) == `{"text":"Hi"}` }, false},
+		{"chat-whole-answered-streamed-cut", func(t *testing.T) *toolUpstream {
+			return framedUpstream(t, frame("\n", chunkHi), byteByByte)
+		}, []string{"client.mjs", "/v1", "one"},
+			func(out []byte) bool {
+				var e struct{ Status int }
+				return json.Unmarshal(out, &e) == nil && e.Status == http.StatusBadGateway && strings.Contains(string(out), "cut short")
+			}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := c.up(t)
+			st := openStore(t, t.TempDir())
+			live := serve(t, toolProviders(t, up).live(st))
+			args := append([]string{live.URL + c.args[1]}, c.args[2:]...)
+			out := runScript(t, dir, c.args[0], args...)
+			if !c.ok(out) {
+				t.Fatalf("live, the client saw %s", out)
+			}
+			tasks, err := st.Tasks(context.Background(), store.Query{})
+			if err != nil || len(tasks) != 1 {
+				t.Fatalf("%d tasks (%v), want 1", len(tasks), err)
+			}
+			tr, err := st.Tree(context.Background(), tasks[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.cut {
+				if len(tr.Recordings) != 0 || tr.Executions[0].Execution.Status != store.StatusFailed {
+					t.Errorf("%d recordings, execution %s; want none, failed", len(tr.Recordings), tr.Executions[0].Execution.Status)
+				}
+				return
+			}
+			if len(tr.Recordings) != 1 {
+				t.Fatalf("%d recordings, want 1", len(tr.Recordings))
+			}
+			up.Close()
+			replay := serve(t, proxy.Config{Store: st, Replay: true})
+			args[0] = replay.URL + c.args[1]
+			if replayed := runScript(t, dir, c.args[0], args...); !bytes.Equal(replayed, out) {
+				t.Errorf("replayed, the client saw\n%s\nlive it saw\n%s", replayed, out)
+			}
+		})
 	}
 }

@@ -541,6 +541,10 @@ chain:
 	}
 	ct := resp.Header.Get("Content-Type")
 	if strings.HasPrefix(strings.ToLower(ct), "text/event-stream") {
+		if !c.stream {
+			p.streamWhole(w, c, rc, resp, t0)
+			return
+		}
 		p.streamOut(w, c, rc, resp, ct, t0)
 		return
 	}
@@ -595,7 +599,6 @@ func readFailure(block string, err error) (*failure, string) {
 // plainOut passes on a whole (unstreamed) answer, recorded first: a
 // proxy that cannot record says so rather than answer.
 func (p *Proxy) plainOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp *http.Response, ct string, t0 time.Time) {
-	ctx := context.Background()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
 	var f *failure
 	errType := "_OTHER"
@@ -611,29 +614,108 @@ func (p *Proxy) plainOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp 
 		errType = "sextant.bad_answer"
 	}
 	if f != nil {
-		f = rc.failed(ctx, f, errType, false)
-		writeHeaders(w, f.task, "", false)
-		c.rt.writeError(w, f)
+		p.failWhole(w, c, rc, f, errType)
 		return
 	}
+	p.wholeOut(w, c, rc, resp.StatusCode, ct, p.scrub.bytes(b), t0)
+}
+
+// failWhole records a call failed before any byte of its answer reached
+// the client, and answers it f.
+func (p *Proxy) failWhole(w http.ResponseWriter, c *rawCall, rc *rawRecord, f *failure, errType string) {
+	f = rc.failed(context.Background(), f, errType, false)
+	writeHeaders(w, f.task, "", false)
+	c.rt.writeError(w, f)
+}
+
+// wholeOut records and passes on the whole answer b (JSON, scrubbed). A
+// streamed call gets it as the events its API sends for it, as a replay
+// in the other mode does: the upstream answered whole, as a server that
+// ignores stream may, and the client's SDK, reading an event stream,
+// would otherwise see none and report an empty answer.
+func (p *Proxy) wholeOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, status int, ct string, b []byte, t0 time.Time) {
+	ctx := context.Background()
 	latency := time.Since(t0)
-	b = p.scrub.bytes(b)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
 	o := observe(c.rt, m)
 	if ct == "" {
 		ct = "application/json"
 	}
-	if err := rc.answered(ctx, &o, newRecorded(ct, false, b, o.text), latency, ""); err != nil {
+	streamed := c.stream && c.rt != routeEmbeddings
+	if streamed {
+		usage, _ := obj(c.fields["stream_options"])["include_usage"].(bool)
+		sb, err := synthesize(c.rt, b, usage)
+		if err != nil {
+			p.failWhole(w, c, rc, &failure{status: http.StatusBadGateway, class: "upstream", code: "upstream_error",
+				msg: fmt.Sprintf("provider block %q answered a streamed call whole, with no streamed form: %v", rc.block, err)}, "sextant.bad_answer")
+			return
+		}
+		b, ct = sb, "text/event-stream; charset=utf-8"
+	}
+	if err := rc.answered(ctx, &o, newRecorded(ct, streamed, b, o.text), latency, ""); err != nil {
 		c.rt.writeError(w, &failure{status: http.StatusInternalServerError, class: "internal", code: "record_error",
 			msg: fmt.Sprintf("the answer could not be recorded: %v", p.scrub.string(err.Error()))})
 		return
 	}
 	writeHeaders(w, rc.task, c.hash, false)
 	w.Header().Set("Content-Type", ct)
+	if streamed {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(resp.StatusCode)
+	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// streamWhole answers a whole (unstreamed) call the upstream answered
+// with an event stream: the stream is read to its end and checked
+// complete as a streamed call's is, and the answer its events assemble to
+// is what the client, which reads one JSON document, gets and what is
+// recorded.
+func (p *Proxy) streamWhole(w http.ResponseWriter, c *rawCall, rc *rawRecord, resp *http.Response, t0 time.Time) {
+	sr := sseread.NewReader(resp.Body)
+	asm := newAssembler(c.rt.path, c.fields)
+	size := 0
+	var broken error
+	for broken == nil {
+		raw, err := sr.Next()
+		if err == io.EOF {
+			break
+		}
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			broken = errors.New("the stream was cut short: the upstream's connection ended before its body did")
+		case err != nil:
+			broken = err
+		case size+len(raw) > MaxResponse:
+			broken = fmt.Errorf("the stream is larger than %d bytes", MaxResponse)
+		default:
+			size += len(raw)
+			broken = asm.add(sr.Event(p.scrub.bytes(raw)))
+		}
+	}
+	if broken == nil && asm.failed() != "" {
+		broken = fmt.Errorf("the upstream's stream ended in an error: %s", asm.failed())
+	}
+	if m := asm.missing(); broken == nil && m != "" {
+		broken = fmt.Errorf("the stream was cut short: it ended before %s", m)
+	}
+	if broken != nil {
+		f, errType := readFailure(rc.block, broken)
+		if !errors.Is(broken, errUpstreamTimeout) {
+			f.msg = fmt.Sprintf("provider block %q: %v", rc.block, broken)
+		}
+		p.failWhole(w, c, rc, f, errType)
+		return
+	}
+	b, err := json.Marshal(asm.whole())
+	if err != nil {
+		p.failWhole(w, c, rc, &failure{status: http.StatusBadGateway, class: "upstream", code: "upstream_error",
+			msg: fmt.Sprintf("provider block %q: assemble its stream: %v", rc.block, err)}, "sextant.bad_answer")
+		return
+	}
+	p.wholeOut(w, c, rc, resp.StatusCode, "application/json", b, t0)
 }
 
 // streamOut passes an upstream's event stream on event by event as it

@@ -25,7 +25,10 @@
 // images, JSON schemas, n, reasoning options, parameters sextant has
 // never heard of — reaches the upstream unchanged, and the answer's bytes
 // (whole, or an event stream passed on event by event as it arrives)
-// reach the client unchanged, the keys the host holds scrubbed out.
+// reach the client unchanged, the keys the host holds scrubbed out; an
+// answer in the other form than the client asked (whole to a streamed
+// call, or a stream to a whole one) reaches it converted, as a replay in
+// the other mode does.
 // Retries (the block's retries, on a connection error, 429 or 5xx) and
 // fallbacks (blocks of the same API) happen before the first byte
 // reaches the client. Tokens, cost, finish reasons and the messages with
