@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -427,15 +428,20 @@ type Decision struct {
 	Waiting []string `json:"waiting,omitempty"`
 	Choice  *Choice  `json:"choice,omitempty"`
 	// Complete is true when the instance has finished.
-	Complete bool   `json:"complete,omitempty"`
-	Fault    *Fault `json:"fault,omitempty"`
+	Complete bool `json:"complete,omitempty"`
+	// roomN is how many tokens room holds. It sits in Complete's padding:
+	// a decision is allocated with every answer, and its bytes, not its
+	// count, set how often the host's collector runs.
+	roomN uint32
+	Fault *Fault `json:"fault,omitempty"`
 	// Trace lists the enter/exit events this step produced, in order.
 	Trace []Event `json:"trace,omitempty"`
 
-	// room is memory the navigator reserved for Apply's result (see
-	// ReserveApply). owner is d itself until an Apply takes the room, so a
-	// copy of d, whose address differs, never writes there too.
-	room  []Token
+	// room is the first token of the memory the navigator reserved for
+	// Apply's result (see ReserveApply). owner is d itself until an Apply
+	// takes the room, so a copy of d, whose address differs, never writes
+	// there too.
+	room  *Token
 	owner unsafe.Pointer
 }
 
@@ -453,16 +459,20 @@ type Decision struct {
 // returned state's added tokens are d.Add's own memory; otherwise it
 // allocates as if there were no room.
 func (d *Decision) ReserveApply(room []Token) {
-	d.room = room[:0:len(room)]
+	if len(room) == 0 || uint64(len(room)) > math.MaxUint32 {
+		d.room, d.roomN, d.owner = nil, 0, nil
+		return
+	}
+	d.room, d.roomN = unsafe.SliceData(room), uint32(len(room))
 	d.owner = unsafe.Pointer(d)
 }
 
 // takeRoom claims d's reserved room when it holds n tokens.
 func (d *Decision) takeRoom(n int) []Token {
-	if n == 0 || d.owner == nil || cap(d.room) < n || !atomic.CompareAndSwapPointer(&d.owner, unsafe.Pointer(d), nil) {
+	if n == 0 || d.owner == nil || int(d.roomN) < n || !atomic.CompareAndSwapPointer(&d.owner, unsafe.Pointer(d), nil) {
 		return nil
 	}
-	return d.room[:0:n]
+	return unsafe.Slice(d.room, d.roomN)[:0:n]
 }
 
 // addIn reports whether d.Add lies in room[:n] (a room claimed for n
