@@ -586,9 +586,10 @@ func checkCovered(t *testing.T, e *env) {
 	}
 }
 
-// TestListRewardBounds: a reward bound that is not a finite number, or a
-// min_reward above max_reward, is a 400 saying what a bound must be —
-// never "NaN is not a number", never a silently empty list.
+// TestListRewardBounds: a reward bound that is not a finite number, a
+// min_reward above max_reward, a since after until and a parameter given
+// twice are each a 400 saying what is wrong — never "NaN is not a
+// number", never a silently empty list or a value dropped unseen.
 func TestListRewardBounds(t *testing.T) {
 	e := newEnv(t, "127.0.0.1:0")
 	for q, want := range map[string]string{
@@ -596,6 +597,9 @@ func TestListRewardBounds(t *testing.T) {
 		"max_reward=-Inf":                `max_reward: "-Inf" is not a finite number: want a mean reward from -1 (bad) to 1 (good)`,
 		"min_reward=high":                `min_reward: "high" is not a number: want a mean reward from -1 (bad) to 1 (good)`,
 		"min_reward=0.5&max_reward=0.25": "min_reward 0.5 is above max_reward 0.25: no task can match",
+		"since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z": "since 2026-02-01T00:00:00Z is after until 2026-01-01T00:00:00Z: no task can match",
+		"status=running&status=completed":                       `query parameter "status" is given 2 times: it takes one value`,
+		"limit=1&limit=2":                                       `query parameter "limit" is given 2 times: it takes one value`,
 	} {
 		a := e.do("GET", "/api/v1/tasks?"+q, nil).want(t, 400)
 		var body struct{ Error struct{ Message string } }

@@ -194,9 +194,15 @@ func (s *Server) api(rt route) http.Handler {
 		known[q.Name] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for k := range r.URL.Query() {
+		for k, vs := range r.URL.Query() {
 			if !known[k] {
 				WriteError(w, badRequest("unknown query parameter %q", k))
+				return
+			}
+			// Every parameter takes one value: a second one would be
+			// dropped unseen, as if ?status=a&status=b asked for both.
+			if len(vs) > 1 {
+				WriteError(w, badRequest("query parameter %q is given %d times: it takes one value", k, len(vs)))
 				return
 			}
 		}

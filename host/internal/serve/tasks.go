@@ -119,6 +119,9 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	if q.Until, err = queryTime(qv, "until"); err != nil {
 		return 0, nil, err
 	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && q.Since.After(q.Until) {
+		return 0, nil, badRequest("since %s is after until %s: no task can match", qv.Get("since"), qv.Get("until"))
+	}
 	if q.Limit, err = queryInt(qv, "limit", 50, 1, 500); err != nil {
 		return 0, nil, err
 	}
