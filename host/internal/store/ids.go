@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"math/bits"
 	"sync"
 	"time"
 )
@@ -133,9 +134,26 @@ func appendSpanID(b []byte, base, seq uint64) []byte {
 	if z == 0 {
 		z = 1
 	}
-	var raw [8]byte
-	binary.BigEndian.PutUint64(raw[:], z)
-	return hex.AppendEncode(b, raw[:])
+	b = binary.LittleEndian.AppendUint64(b, hexDigits(uint32(z>>32)))
+	return binary.LittleEndian.AppendUint64(b, hexDigits(uint32(z)))
+}
+
+// hexDigits is the 8 lower-case hex digits of v, most significant first,
+// as the bytes of a little-endian word: computed in a register, where
+// hex.Encode looks each digit up (a span id is derived for every span
+// written, and again to tell whether a span's id is the derived one).
+func hexDigits(v uint32) uint64 {
+	// Spread the nibbles into bytes, nibble i into byte i, then reverse
+	// the bytes: the most significant digit first.
+	x := uint64(v)
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
+	x = bits.ReverseBytes64(x)
+	// A nibble of 10 or more carries into bit 4 when 6 is added to it:
+	// those digits are letters, 'a'-'0'-10 past the digits.
+	letters := (x + 0x0606060606060606) >> 4 & 0x0101010101010101
+	return x + 0x3030303030303030 + letters*('a'-'0'-10)
 }
 
 // isDerivedSpanID reports whether id is spanIDFrom(base, seq), without

@@ -2,7 +2,9 @@ package store
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -45,6 +47,30 @@ func TestDerivedIDsFixed(t *testing.T) {
 		}
 		if got, want := spanIDBase(task, exec), slow(8, "span", task, exec); hex.EncodeToString(be64(got)) != want {
 			t.Fatalf("span id base of %d-byte ids %x, want %s", n, got, want)
+		}
+	}
+}
+
+// TestHexDigits: the span id's digits computed in a register are
+// hex.Encode's, for the words whose nibbles are all one digit, each digit
+// in each place, and random ones.
+func TestHexDigits(t *testing.T) {
+	words := []uint64{0, ^uint64(0), 0x0123456789abcdef, 0xfedcba9876543210, 0x9999999999999999, 0xaaaaaaaaaaaaaaaa}
+	for d := range uint64(16) {
+		for place := range 16 {
+			words = append(words, d<<(4*place), ^(d << (4 * place)))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		words = append(words, rng.Uint64())
+	}
+	for _, z := range words {
+		var got [16]byte
+		binary.LittleEndian.PutUint64(got[:8], hexDigits(uint32(z>>32)))
+		binary.LittleEndian.PutUint64(got[8:], hexDigits(uint32(z)))
+		if want := hex.EncodeToString(be64(z)); string(got[:]) != want {
+			t.Fatalf("%#x: %s, want %s", z, got[:], want)
 		}
 	}
 }

@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,8 +125,10 @@ func TestSpanBodyJSON(t *testing.T) {
 
 // TestSpanBodyJSONSharedKeys: spans encoded one after another by one
 // encoder, as a burst's are, whose attributes often have the keys of the
-// span before (found without a sort, their encoded forms reused), or as
-// many other keys, encode as encoding/json writes each.
+// span before (found without a sort, their encoded forms reused) and
+// often the values (theirs reused too), or as many other keys, encode
+// as encoding/json writes each, and the encoder notes each span's
+// provider call as callUsage reads it.
 func TestSpanBodyJSONSharedKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 23))
 	var sets [][]string
@@ -135,8 +139,17 @@ func TestSpanBodyJSONSharedKeys(t *testing.T) {
 		}
 		sets = append(sets, keys)
 	}
-	sets = append(sets, []string{"a", "b", "c"}, []string{"a", "b", "d"}, []string{"b", "c", "a"})
+	sets = append(sets, []string{"a", "b", "c"}, []string{"a", "b", "d"}, []string{"b", "c", "a"},
+		[]string{AttrGenAIUsageInputTokens, AttrGenAIUsageOutputTokens, attrCostUSD, "a"},
+		[]string{AttrGenAIUsageInputTokens, "b"}, []string{AttrGenAIUsageOutputTokens, attrCostUSD})
+	// Values the spans share, as the model of a burst's calls: equal ones
+	// (a string cloned) and ones of other kinds with the same bits.
+	shared := []Value{String("gpt"), String(strings.Clone("gpt")), String("gpt-4o"), Int(3), Int(4),
+		Float(3), Float(math.Inf(1)), Float(math.NaN()), Bool(true), Int(1), Strings("gpt"), String(""), {}}
 	value := func() Value {
+		if rng.IntN(2) == 0 {
+			return shared[rng.IntN(len(shared))]
+		}
 		switch rng.IntN(4) {
 		case 0:
 			return String(randString(rng))
@@ -149,8 +162,8 @@ func TestSpanBodyJSONSharedKeys(t *testing.T) {
 	}
 	var e spanEncoder
 	set := sets[0]
-	hits := 0
-	for range 3000 {
+	hits, calls := 0, 0
+	for i := range 3000 {
 		if rng.IntN(4) == 0 {
 			set = sets[rng.IntN(len(sets))]
 		}
@@ -166,15 +179,30 @@ func TestSpanBodyJSONSharedKeys(t *testing.T) {
 		if len(e.sameKeys) == len(a) {
 			hits++
 		}
-		want, err := json.Marshal(&sp)
-		must(t, err)
-		want = bytes.Replace(want, []byte(`"task":"","execution":"","seq":0,`), nil, 1)
+		sp.Seq = uint64(i + 1)
+		want, jerr := json.Marshal(&sp)
 		got, err := e.appendSpanBody([]byte{'{'}, &sp)
-		must(t, err)
+		if (err != nil) != (jerr != nil) {
+			t.Fatalf("span %d: encoder's error %v, encoding/json's %v", i, err, jerr)
+		}
+		if err != nil {
+			continue // a value that is not finite
+		}
+		want = bytes.Replace(want, []byte(`"task":"","execution":"","seq":`+strconv.Itoa(i+1)+`,`), nil, 1)
 		got = append(got, '}')
 		if !bytes.Equal(got, want) {
-			t.Fatalf("span encodes as\n%s\nencoding/json writes\n%s", got, want)
+			t.Fatalf("span %d encodes as\n%s\nencoding/json writes\n%s", i, got, want)
 		}
+		c, ok := callUsage(&sp)
+		if ok != e.callOK || ok && c != e.call {
+			t.Fatalf("span %d: the encoder notes call %v (%v), callUsage reads %v (%v)", i, e.call, e.callOK, c, ok)
+		}
+		if ok && c.Tokens != 0 {
+			calls++
+		}
+	}
+	if calls < 200 {
+		t.Fatalf("only %d spans were calls with tokens", calls)
 	}
 	if hits < 1000 {
 		t.Fatalf("only %d spans had as many keys as the attributes before", hits)

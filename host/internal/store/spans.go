@@ -406,6 +406,9 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 	defer func() { *bufp = buf }()
 	enc := getSpanEncoder()
 	defer enc.put()
+	if cap(enc.calls) < len(spans) {
+		enc.calls = make([]spanCall, 0, len(spans))
+	}
 	for i := 0; i < len(spans); {
 		sp := &spans[i]
 		enc.deriveFor(sp.Task, sp.Execution)
@@ -427,6 +430,7 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 			if buf, err = enc.appendSpanBody(buf, sp); err != nil {
 				return nil, nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
 			}
+			enc.calls = append(enc.calls, spanCall{enc.call, enc.callOK})
 			buf = append(buf, '}')
 		} else {
 			buf = append(buf, '[')
@@ -440,6 +444,7 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 				if buf, err = enc.appendSpanBody(buf, &spans[j]); err != nil {
 					return nil, nil, fmt.Errorf("span %d of execution %q: %w", spans[j].Seq, sp.Execution, err)
 				}
+				enc.calls = append(enc.calls, spanCall{enc.call, enc.callOK})
 				buf = append(buf, '}')
 			}
 			buf = append(buf, ']')
@@ -462,7 +467,13 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 		}
 		i += n
 	}
-	return usageKVs(spans, kvs), rewrites, nil
+	return usageKVs(spans, enc.calls, kvs), rewrites, nil
+}
+
+// spanCall is a span's provider call, if it is one (ok).
+type spanCall struct {
+	c  CallUsage
+	ok bool
 }
 
 // checkSpan checks a span whose ids are all set.
@@ -1049,6 +1060,14 @@ func (e *spanEncoder) reset() {
 	clear(e.keys[:cap(e.keys)])
 	clear(e.vals[:cap(e.vals)])
 	e.keys, e.vals, e.order = e.keys[:0], e.vals[:0], e.order[:0]
+	// A short string may be a slice of a long one (a prompt), which
+	// it would keep alive.
+	clear(e.sameVals[:])
+	clear(e.sameValLen[:])
+	if cap(e.calls) > 4*spanChunk {
+		e.calls = nil
+	}
+	e.calls = e.calls[:0]
 }
 
 // spanEncoder is appendSpanBody with scratch space that a burst's spans
@@ -1066,6 +1085,22 @@ type spanEncoder struct {
 	sameKeys []string
 	sameEnc  []byte
 	sameEnds []int
+	// The value each of those keys had last, when its encoding is short
+	// (sameValLen not 0), and that encoding: a value the spans of a
+	// burst share (a model, an operation) is copied, not encoded again.
+	sameVals   [maxSameKeys]Value
+	sameValLen [maxSameKeys]uint8
+	sameValEnc [maxSameKeys][maxCachedValue]byte
+	// Where the usage attributes callUsage reads are among sameKeys, and
+	// in vals for the attributes written last (-1: absent).
+	sameUsage, usage [3]int32
+
+	// The provider call of the span appendSpanBody wrote last, if it is
+	// one (see callUsage), and those of a burst's spans so far (see
+	// encodeSpansInto).
+	call   CallUsage
+	callOK bool
+	calls  []spanCall
 
 	// The second appendTime wrote last (if secOK), as a quote, a date and
 	// a clock.
@@ -1129,11 +1164,13 @@ func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 	b = append(b, `,"end":`...)
 	b = e.appendTime(b, sp.End)
 	var err error
+	e.callOK = false
 	if len(sp.Attributes) > 0 {
 		b = append(b, `,"attributes":`...)
 		if b, err = e.appendAttributes(b, sp.Attributes); err != nil {
 			return nil, err
 		}
+		e.noteCall(sp.Seq)
 	}
 	if sp.Status != (SpanStatus{}) {
 		b = append(b, `,"status":{`...)
@@ -1206,12 +1243,15 @@ func appendTime(b []byte, t time.Time) []byte {
 // digits with trailing zeros dropped (none if zero), Z and the quote.
 func appendFraction(b []byte, ns int) []byte {
 	if ns != 0 {
+		// The first digit, then four pairs, each from a table: fewer
+		// dependent divisions than a digit at a time.
 		var d [10]byte
-		d[0] = '.'
-		for i := 9; i >= 1; i-- {
-			d[i] = byte('0' + ns%10)
-			ns /= 10
-		}
+		d[0], d[1] = '.', byte('0'+ns/1e8)
+		r := ns % 1e8
+		copy(d[2:], digitPairs[2*(r/1e6):][:2])
+		copy(d[4:], digitPairs[2*(r/1e4%100):][:2])
+		copy(d[6:], digitPairs[2*(r/100%100):][:2])
+		copy(d[8:], digitPairs[2*(r%100):][:2])
 		n := 10
 		for d[n-1] == '0' {
 			n--
@@ -1241,13 +1281,19 @@ func (e *spanEncoder) appendTime(b []byte, t time.Time) []byte {
 	return b
 }
 
+// digitPairs is the two digits of 0 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
 func append2(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
 
 func append4(b []byte, n int) []byte {
 	return append(b, byte('0'+n/1000), byte('0'+n/100%10), byte('0'+n/10%10), byte('0'+n%10))
 }
 
-// appendAttributes writes a as a JSON object, its keys sorted.
+// appendAttributes writes a as a JSON object, its keys sorted, and
+// notes where its usage attributes are in e.vals (e.usage).
 func (e *spanEncoder) appendAttributes(b []byte, a Attributes) ([]byte, error) {
 	if b, ok, err := e.appendSameKeys(b, a); ok || err != nil {
 		return b, err
@@ -1276,7 +1322,9 @@ func (e *spanEncoder) appendAttributes(b []byte, a Attributes) ([]byte, error) {
 	remember := len(order) <= maxSameKeys
 	if remember {
 		e.sameKeys, e.sameEnc, e.sameEnds = e.sameKeys[:0], e.sameEnc[:0], e.sameEnds[:0]
+		e.sameUsage = noUsage
 	}
+	e.usage = noUsage
 	var err error
 	for n, i := range order {
 		if n > 0 {
@@ -1290,8 +1338,18 @@ func (e *spanEncoder) appendAttributes(b []byte, a Attributes) ([]byte, error) {
 			e.sameEnc = append(e.sameEnc, b[start:]...)
 			e.sameEnds = append(e.sameEnds, len(e.sameEnc))
 		}
+		if u := usageIndex(keys[i]); u >= 0 {
+			e.usage[u] = int32(i)
+			if remember {
+				e.sameUsage[u] = int32(n)
+			}
+		}
+		start = len(b)
 		if b, err = vals[i].appendJSON(b); err != nil {
 			return nil, fmt.Errorf("attribute %q: %w", keys[i], err)
+		}
+		if remember {
+			e.keepValue(n, vals[i], b[start:])
 		}
 	}
 	return append(b, '}'), nil
@@ -1300,10 +1358,30 @@ func (e *spanEncoder) appendAttributes(b []byte, a Attributes) ([]byte, error) {
 // maxSameKeys is the most attributes appendSameKeys places by search.
 const maxSameKeys = 16
 
+// maxCachedValue is the longest encoded value appendSameKeys keeps.
+const maxCachedValue = 48
+
+// keepValue remembers that the value of sameKeys[j] was v, encoded as
+// enc, if enc is short and v a scalar.
+func (e *spanEncoder) keepValue(j int, v Value, enc []byte) {
+	if len(enc) > maxCachedValue || v.kind == KindStrings || v.kind == KindEmpty {
+		e.sameValLen[j] = 0
+		return
+	}
+	e.sameVals[j] = v
+	e.sameValLen[j] = uint8(copy(e.sameValEnc[j][:], enc))
+}
+
+// sameValue reports whether the scalars a and b encode alike: equal
+// kinds and bits (equal strings mostly share their bytes, which ==
+// compares first).
+func sameValue(a, b Value) bool { return a.kind == b.kind && a.n == b.n && a.s == b.s }
+
 // appendSameKeys writes a when its keys are those of the attributes
 // written last (the spans of a burst mostly share their keys): each key
 // is found among them, with no sort and no escaping, their encoded forms
-// copied. ok is false, and nothing written, when they are not.
+// copied, as are the values equal to those written last under the same
+// keys. ok is false, and nothing written, when they are not.
 func (e *spanEncoder) appendSameKeys(b []byte, a Attributes) (_ []byte, ok bool, _ error) {
 	keys := e.sameKeys
 	if len(a) != len(keys) || len(keys) == 0 {
@@ -1326,6 +1404,7 @@ func (e *spanEncoder) appendSameKeys(b []byte, a Attributes) (_ []byte, ok bool,
 		}
 		vals[j] = v // the keys of a map are distinct: j is not taken
 	}
+	e.usage = e.sameUsage
 	b = append(b, '{')
 	var err error
 	start := 0
@@ -1335,9 +1414,58 @@ func (e *spanEncoder) appendSameKeys(b []byte, a Attributes) (_ []byte, ok bool,
 		}
 		b = append(b, e.sameEnc[start:end]...)
 		start = end
+		if n := e.sameValLen[j]; n > 0 && sameValue(vals[j], e.sameVals[j]) {
+			b = append(b, e.sameValEnc[j][:n]...)
+			continue
+		}
+		at := len(b)
 		if b, err = vals[j].appendJSON(b); err != nil {
 			return nil, false, fmt.Errorf("attribute %q: %w", keys[j], err)
 		}
+		e.keepValue(j, vals[j], b[at:])
 	}
 	return append(b, '}'), true, nil
+}
+
+// The usage attributes callUsage reads, by their index in
+// spanEncoder.usage.
+const (
+	usageIn = iota
+	usageOut
+	usageCost
+)
+
+// noUsage is a spanEncoder.usage without usage attributes.
+var noUsage = [3]int32{-1, -1, -1}
+
+// usageIndex is the index of key among the usage attributes, or -1.
+func usageIndex(key string) int {
+	switch key {
+	case AttrGenAIUsageInputTokens:
+		return usageIn
+	case AttrGenAIUsageOutputTokens:
+		return usageOut
+	case attrCostUSD:
+		return usageCost
+	}
+	return -1
+}
+
+// noteCall sets e.call to what callUsage reads from the attributes
+// appendAttributes wrote last, those of the span of seq (the values are
+// in e.vals, where e.usage says).
+func (e *spanEncoder) noteCall(seq uint64) {
+	in, out, cost := e.usage[usageIn], e.usage[usageOut], e.usage[usageCost]
+	if e.callOK = in >= 0; !e.callOK {
+		return
+	}
+	var outTokens int64
+	var costUSD float64
+	if out >= 0 {
+		outTokens = e.vals[out].Int()
+	}
+	if cost >= 0 {
+		costUSD = e.vals[cost].Float()
+	}
+	e.call = callUsageOf(seq, e.vals[in].Int(), outTokens, costUSD)
 }

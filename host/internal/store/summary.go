@@ -310,11 +310,16 @@ func callUsage(sp *Span) (CallUsage, bool) {
 	if !ok {
 		return CallUsage{}, false
 	}
-	cost := sp.Attributes[attrCostUSD].Float()
+	return callUsageOf(sp.Seq, in.Int(), sp.Attributes[AttrGenAIUsageOutputTokens].Int(), sp.Attributes[attrCostUSD].Float()), true
+}
+
+// callUsageOf is the call of span seq whose usage attributes read as in,
+// out and cost (a zero Value's for one it lacks).
+func callUsageOf(seq uint64, in, out int64, cost float64) CallUsage {
 	if math.IsNaN(cost) || math.IsInf(cost, 0) {
 		cost = 0
 	}
-	return CallUsage{Seq: sp.Seq, Tokens: in.Int() + sp.Attributes[AttrGenAIUsageOutputTokens].Int(), CostUSD: cost}, true
+	return CallUsage{Seq: seq, Tokens: in + out, CostUSD: cost}
 }
 
 // attrCostUSD is the cost the proxy and the run engine put on a call span.
@@ -473,9 +478,11 @@ func deleteTaskDerived(txn *badger.Txn, t, next *Task) error {
 
 // usageKVs are the usage entries of a burst of encoded spans: one per
 // run of spans of the same execution that holds provider calls, keyed by
-// the run's first call, under x/spend/ until placeUsage places them. Writing the same spans again writes the same
-// entries; readers drop a call listed twice (readSummary).
-func usageKVs(spans []Span, kvs []kv) []kv {
+// the run's first call, under x/spend/ until placeUsage places them.
+// Writing the same spans again writes the same entries; readers drop a
+// call listed twice (readSummary). spanCalls[i] is spans[i]'s call, as
+// callUsage reads it (the encoder notes it, see spanEncoder.noteCall).
+func usageKVs(spans []Span, spanCalls []spanCall, kvs []kv) []kv {
 	var calls []CallUsage
 	if len(spans) > 1 {
 		calls = make([]CallUsage, 0, len(spans)) // grown once, not per call
@@ -491,8 +498,8 @@ func usageKVs(spans []Span, kvs []kv) []kv {
 		if i > 0 && (sp.Task != spans[i-1].Task || sp.Execution != spans[i-1].Execution) {
 			flush(&spans[i-1])
 		}
-		if c, ok := callUsage(sp); ok {
-			calls = append(calls, c)
+		if c := spanCalls[i]; c.ok {
+			calls = append(calls, c.c)
 		}
 	}
 	if len(spans) > 0 {
