@@ -104,9 +104,9 @@ func (s *Store) bodyKVs(t *Task, kvs []kv) ([]kv, error) {
 // setTask writes a task's key-values (encodeTask) in txn and, when the
 // task had body keys before (hadBody) that are not kept as they are,
 // removes those it no longer has.
-func setTask(txn *badger.Txn, id string, kvs []kv, hadBody, keep bool) error {
+func setTask(txn *badger.Txn, w setter, id string, kvs []kv, hadBody, keep bool) error {
 	for _, e := range kvs {
-		if err := txn.Set(e.k, e.v); err != nil {
+		if err := w.Set(e.k, e.v); err != nil {
 			return err
 		}
 	}

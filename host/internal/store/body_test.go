@@ -36,7 +36,7 @@ func writeInline(t *testing.T, s *Store, task *Task) {
 		if err := setTaskIndexes(txn, task); err != nil {
 			return err
 		}
-		return s.setTaskDerived(txn, txn, task, nil)
+		return s.setTaskDerived(txn, txn, txn, task, nil)
 	}))
 }
 

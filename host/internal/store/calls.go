@@ -127,7 +127,7 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			return err
 		}
 		if !ok {
-			if err := setTask(txn, t.ID, tkvs, false, false); err != nil {
+			if err := setTask(txn, txn, t.ID, tkvs, false, false); err != nil {
 				return err
 			}
 			if err := setTaskIndexes(txn, t); err != nil {
@@ -150,7 +150,7 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			}
 		}
 		if c.Replayed != "" {
-			if err := setLinks(txn, t.ID, []string{c.Replayed}); err != nil {
+			if err := setLinks(txn, txn, t.ID, []string{c.Replayed}); err != nil {
 				return err
 			}
 		}
@@ -159,7 +159,7 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			if err := txn.Set(recordingKey(r.Hash), rval); err != nil {
 				return err
 			}
-			return setLinks(txn, t.ID, []string{r.Hash})
+			return setLinks(txn, txn, t.ID, []string{r.Hash})
 		}
 		return nil
 	})

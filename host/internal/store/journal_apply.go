@@ -219,6 +219,18 @@ type applier struct {
 	buf   []byte // merged span and usage values; Badger keeps them until the commit
 	keys  []byte // keys the applier builds, carved out of one array (key)
 	spare []byte // a span run's body being rebuilt (addSpans)
+	ents  []badger.Entry
+}
+
+// Set sets k to v in the applier's transaction, its Badger entry carved
+// out of one array (ents) rather than allocated each (txn.Set): Badger
+// keeps the entry until the commit, and the transaction sets thousands.
+func (a *applier) Set(k, v []byte) error {
+	if len(a.ents) == cap(a.ents) {
+		a.ents = make([]badger.Entry, 0, 256)
+	}
+	a.ents = append(a.ents, badger.Entry{Key: k, Value: v})
+	return a.txn.SetEntry(&a.ents[len(a.ents)-1])
 }
 
 // key returns an empty slice with room for n bytes, for a key Badger
@@ -274,14 +286,14 @@ func (s *Store) applyTxn(recs []*jrec, mark ...uint64) error {
 func (a *applier) apply(r *jrec) error {
 	txn := a.txn
 	if r.kind == kindRecording {
-		if err := txn.Set(append(append(a.key(len(pRec)+len(r.hash)), pRec...), r.hash...), r.val); err != nil {
+		if err := a.Set(append(append(a.key(len(pRec)+len(r.hash)), pRec...), r.hash...), r.val); err != nil {
 			return err
 		}
 		if r.task == "" {
 			return nil
 		}
 		if !mergeLinks {
-			return txn.Set(linkKey(r.task, r.hash), nil)
+			return a.Set(linkKey(r.task, r.hash), nil)
 		}
 		if a.links == nil {
 			a.links = map[string][]string{}
@@ -317,7 +329,7 @@ func (a *applier) apply(r *jrec) error {
 		case r.begins && isStatusKey(e.k):
 			a.keepUnset(r.task, e)
 		default:
-			err = setSpanKV(txn, e, rewrite)
+			err = a.setSpanKV(e, rewrite)
 		}
 		if err != nil {
 			return err
@@ -361,7 +373,7 @@ func (a *applier) apply(r *jrec) error {
 		// The task as Begin set it, once: the change writes a new one.
 		cur := a.begun[r.task]
 		delete(a.begun, r.task)
-		if err := a.s.updateTask(txn, r.task, a.s.setStatus(r.status), unset, cur); err != nil {
+		if err := a.s.updateTask(txn, a, r.task, a.s.setStatus(r.status), unset, cur); err != nil {
 			return fmt.Errorf("update task %q: %w", r.task, err)
 		}
 	}
@@ -438,7 +450,7 @@ func (a *applier) addSpans(id seqID, e kv) error {
 	if isBatch(js) {
 		n, _, ok := cutSeq(js[1:])
 		if !ok {
-			return a.txn.Set(e.k, e.v)
+			return a.Set(e.k, e.v)
 		}
 		// At least the batch's spans: "{\"seq\":" may also open an
 		// attribute's object, which only makes the count higher.
@@ -519,7 +531,7 @@ func (a *applier) setAcc(acc *spanAcc) error {
 	}
 	if acc.n == 1 {
 		acc.n = 0
-		return a.txn.Set(acc.key, acc.v)
+		return a.Set(acc.key, acc.v)
 	}
 	acc.n = 0
 	return a.setFramed(acc.key, "[", acc.body, "]")
@@ -535,7 +547,7 @@ func (a *applier) setFramed(key []byte, pre string, body []byte, post string) er
 	start := len(a.buf)
 	a.buf = append(append(a.buf, schemaVersion), pre...)
 	a.buf = append(append(a.buf, body...), post...)
-	return a.txn.Set(key, a.buf[start:len(a.buf):len(a.buf)])
+	return a.Set(key, a.buf[start:len(a.buf):len(a.buf)])
 }
 
 func (a *applier) flushSpans(id seqID) error {
@@ -559,19 +571,19 @@ func (a *applier) flush() error {
 		}
 	}
 	for task, hs := range a.links {
-		if err := setLinks(txn, task, hs); err != nil {
+		if err := setLinks(txn, a, task, hs); err != nil {
 			return err
 		}
 	}
 	for _, u := range a.unset {
 		for _, e := range u.kvs {
-			if err := txn.Set(e.k, e.v); err != nil {
+			if err := a.Set(e.k, e.v); err != nil {
 				return err
 			}
 		}
 	}
 	for id, r := range a.exs {
-		if err := txn.Set(a.execSubKey(id, subExec), r.execVal); err != nil {
+		if err := a.Set(a.execSubKey(id, subExec), r.execVal); err != nil {
 			return err
 		}
 		p, ok := r.sum, r.sum != nil
@@ -583,13 +595,13 @@ func (a *applier) flush() error {
 		}
 		if ok {
 			k := append(append(append(a.key(len(p)+2+len(id.exec)), p...), sumExec, '/'), id.exec...)
-			if err := txn.Set(k, r.sumExec); err != nil {
+			if err := a.Set(k, r.sumExec); err != nil {
 				return err
 			}
 		}
 	}
 	for id, r := range a.cps {
-		if err := txn.Set(a.execSubKey(id, subCheckpoint), r.cp); err != nil {
+		if err := a.Set(a.execSubKey(id, subCheckpoint), r.cp); err != nil {
 			return err
 		}
 	}

@@ -68,7 +68,7 @@ func usageCalls(v []byte) ([]byte, bool) {
 func (a *applier) addUsage(id seqID, e kv) error {
 	calls, ok := usageCalls(e.v)
 	if !ok || len(calls) == 0 {
-		return a.txn.Set(e.k, e.v)
+		return a.Set(e.k, e.v)
 	}
 	if a.uses == nil {
 		a.uses = map[seqID]*usageAcc{}
@@ -102,7 +102,7 @@ func (a *applier) setUsage(u *usageAcc) error {
 		return nil
 	case 1:
 		u.n = 0
-		return a.txn.Set(u.key, u.v)
+		return a.Set(u.key, u.v)
 	}
 	u.n = 0
 	return a.setFramed(u.key, usagePrefix, u.body, usageSuffix)
@@ -161,4 +161,12 @@ func setSpanKV(txn *badger.Txn, e kv, rewrite bool) error {
 		return setUsageUnion(txn, e)
 	}
 	return txn.Set(e.k, e.v)
+}
+
+// setSpanKV is setSpanKV with the applier's entries.
+func (a *applier) setSpanKV(e kv, rewrite bool) error {
+	if rewrite && isUsageKey(e.k) {
+		return setUsageUnion(a.txn, e)
+	}
+	return a.Set(e.k, e.v)
 }

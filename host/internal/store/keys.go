@@ -276,13 +276,13 @@ func sortLinks(hashes []string, merged bool) []string {
 // setLinks links task to hashes (at least one) in one entry keyed by the
 // first. What an entry at that key names already stays named: its value
 // is the union.
-func setLinks(txn *badger.Txn, task string, hashes []string) error {
+func setLinks(txn *badger.Txn, w setter, task string, hashes []string) error {
 	key := linkKey(task, hashes[0])
 	more, err := keptLinks(txn, key, slices.Clip(hashes[1:]))
 	if err != nil {
 		return err
 	}
-	return txn.Set(key, linkValue(more))
+	return w.Set(key, linkValue(more))
 }
 
 // keptLinks adds to more the hashes the link entry at key names beside

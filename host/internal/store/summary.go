@@ -412,12 +412,12 @@ func appendNumber(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
-// setTaskDerived writes a task's summary and status index entries (the
-// latter to idx, txn unless the caller keeps them: updateTask); old is
+// setTaskDerived writes a task's summary (through w) and status index
+// entries (to idx, txn unless the caller keeps them: updateTask); old is
 // the task as it was, nil for a task created in txn. x/sat/<task> is
 // written only when the summary moves, so that status changes do not
 // conflict with span bursts, which read it (placeUsage).
-func (s *Store) setTaskDerived(txn *badger.Txn, idx setter, t, old *Task) error {
+func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Task) error {
 	val, err := s.sumTaskValue(t)
 	if err != nil {
 		return err
@@ -446,7 +446,7 @@ func (s *Store) setTaskDerived(txn *badger.Txn, idx setter, t, old *Task) error 
 			return err
 		}
 	}
-	if err := txn.Set(sumTaskKey(p), val); err != nil {
+	if err := w.Set(sumTaskKey(p), val); err != nil {
 		return err
 	}
 	if old != nil && sameStatusKeys(old, t) {

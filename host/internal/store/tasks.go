@@ -47,13 +47,13 @@ func (s *Store) CreateTask(ctx context.Context, t *Task) error {
 			}
 			return err
 		}
-		if err := setTask(txn, t.ID, kvs, false, false); err != nil {
+		if err := setTask(txn, txn, t.ID, kvs, false, false); err != nil {
 			return err
 		}
 		if err := setTaskIndexes(txn, t); err != nil {
 			return err
 		}
-		return s.setTaskDerived(txn, txn, t, nil)
+		return s.setTaskDerived(txn, txn, txn, t, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
@@ -162,7 +162,7 @@ func (s *Store) UpdateTask(ctx context.Context, id string, fn func(*Task) error)
 
 // updateTaskTxn is UpdateTask's change inside txn.
 func (s *Store) updateTaskTxn(txn *badger.Txn, id string, fn func(*Task) error) error {
-	return s.updateTask(txn, id, fn, nil, nil)
+	return s.updateTask(txn, txn, id, fn, nil, nil)
 }
 
 // updateTask is updateTaskTxn; with unset not nil, the task's status
@@ -171,8 +171,9 @@ func (s *Store) updateTaskTxn(txn *badger.Txn, id string, fn func(*Task) error) 
 // there, not deleted from txn, which would write tombstones of keys that
 // were never written. With cur not nil, the task is *cur rather than
 // read from txn: the applier's task as Begin set it in the same
-// transaction (jrec.begun), its body inline; cur is not changed.
-func (s *Store) updateTask(txn *badger.Txn, id string, fn func(*Task) error, unset *[]kv, cur *Task) error {
+// transaction (jrec.begun), its body inline; cur is not changed. The
+// task and its summary are set through w (txn, or the applier).
+func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) error, unset *[]kv, cur *Task) error {
 	var old Task
 	hadBody := false
 	if cur != nil {
@@ -223,7 +224,7 @@ func (s *Store) updateTask(txn *badger.Txn, id string, fn func(*Task) error, uns
 		*unset = (*unset)[:0]
 		idx = kvSetter{unset}
 	}
-	if err := setTask(txn, id, kvs, hadBody, keep); err != nil {
+	if err := setTask(txn, w, id, kvs, hadBody, keep); err != nil {
 		return err
 	}
 	if !same {
@@ -231,7 +232,7 @@ func (s *Store) updateTask(txn *badger.Txn, id string, fn func(*Task) error, uns
 			return err
 		}
 	}
-	return s.setTaskDerived(txn, idx, &t, &old)
+	return s.setTaskDerived(txn, w, idx, &t, &old)
 }
 
 // SetTaskStatus changes a task's status.
