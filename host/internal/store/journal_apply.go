@@ -216,6 +216,9 @@ type applier struct {
 	// starts from it rather than decoding the task just set. Nothing else
 	// in the transaction writes a task's record.
 	begun map[string]*Task
+	// fresh holds the tasks Begin created in this transaction: none has
+	// a link entry before it, so setting their links reads none.
+	fresh map[string]struct{}
 	buf   []byte // merged span and usage values; Badger keeps them until the commit
 	keys  []byte // keys the applier builds, carved out of one array (key)
 	spare []byte // a span run's body being rebuilt (addSpans)
@@ -342,6 +345,10 @@ func (a *applier) apply(r *jrec) error {
 		a.begun[r.task] = r.begun
 	}
 	if r.begins {
+		if a.fresh == nil {
+			a.fresh = map[string]struct{}{}
+		}
+		a.fresh[r.task] = struct{}{}
 		// Usage staged before the task (StageSpans) moves beneath its
 		// summary, which the record's kvs just set, as CreateTask moves it.
 		p, ok := r.sum, r.sum != nil
@@ -571,7 +578,13 @@ func (a *applier) flush() error {
 		}
 	}
 	for task, hs := range a.links {
-		if err := setLinks(txn, a, task, hs); err != nil {
+		var err error
+		if _, ok := a.fresh[task]; ok {
+			err = a.Set(linkKey(task, hs[0]), linkValue(slices.Clip(hs[1:])))
+		} else {
+			err = setLinks(txn, a, task, hs)
+		}
+		if err != nil {
 			return err
 		}
 	}
