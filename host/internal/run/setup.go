@@ -210,6 +210,9 @@ func (l *Loaded) Open(ctx context.Context, opts ...PrepareOption) (*Prepared, er
 	}
 	p := l.Pipeline
 	keys, err := credentials(p, o.withoutCredentials)
+	if !o.withoutCredentials {
+		err = errors.Join(err, tool.CheckEnv(p, nil)) // what a live run's tool sources need, as its keys
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +49,7 @@ type PluginOpener func(ctx context.Context, name string) (t sdk.Tool, close func
 type Set struct {
 	sources map[string]pipeline.ToolSource
 	dir     string
+	file    string // "NAME: ", the pipeline file's name, for errors
 	open    PluginOpener
 	getenv  func(string) (string, bool)
 	logger  *slog.Logger
@@ -85,7 +87,11 @@ func NewSet(p *pipeline.Pipeline, opts Options) *Set {
 	if opts.Getenv == nil {
 		opts.Getenv = lookupEnv
 	}
-	return &Set{sources: p.Tools, dir: p.Dir, open: opts.OpenPlugin, getenv: opts.Getenv,
+	file := ""
+	if p.File != "" {
+		file = filepath.Base(p.File) + ": "
+	}
+	return &Set{sources: p.Tools, dir: p.Dir, file: file, open: opts.OpenPlugin, getenv: opts.Getenv,
 		logger: opts.Logger, conns: map[string]*conn{}}
 }
 
@@ -141,6 +147,9 @@ func (s *Set) conn(ctx context.Context, source string) (*conn, error) {
 	}
 	s.mu.Unlock()
 	c.once.Do(func() {
+		if c.err = s.checkEnv(source, cfg); c.err != nil {
+			return
+		}
 		tctx, cancel := context.WithTimeout(ctx, timeout(cfg))
 		defer cancel()
 		c.src, c.err = s.dial(tctx, source, cfg)
@@ -164,6 +173,37 @@ func (s *Set) conn(ctx context.Context, source string) (*conn, error) {
 		}
 	})
 	return c, c.err
+}
+
+// CheckEnv reports every variable the env and headers of p's tool
+// sources name that is unset, as an unset api_key_env is reported:
+// invalid input, at the pipeline file, found before anything starts.
+// getenv nil means os.LookupEnv.
+func CheckEnv(p *pipeline.Pipeline, getenv func(string) (string, bool)) error {
+	s := NewSet(p, Options{Getenv: getenv})
+	var errs []error
+	for _, n := range s.Names() {
+		errs = append(errs, s.checkEnv(n, s.sources[n]))
+	}
+	return errors.Join(errs...)
+}
+
+// checkEnv is CheckEnv for one source.
+func (s *Set) checkEnv(source string, cfg pipeline.ToolSource) error {
+	var errs []error
+	for i, e := range cfg.Env {
+		if !strings.Contains(e, "=") {
+			if _, ok := s.getenv(e); !ok {
+				errs = append(errs, sdk.Errorf(sdk.CodeInvalid, "%stools.%s.env[%d]: environment variable %s is not set", s.file, source, i, e))
+			}
+		}
+	}
+	for _, h := range sortedKeys(cfg.Headers) {
+		if v, ok := s.getenv(cfg.Headers[h]); !ok || v == "" {
+			errs = append(errs, sdk.Errorf(sdk.CodeInvalid, "%stools.%s.headers.%s: environment variable %s is not set", s.file, source, h, cfg.Headers[h]))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // uniqueNames refuses a tool list that names one tool twice: the model

@@ -255,7 +255,7 @@ func TestStreamableHTTP(t *testing.T) {
 	// A header whose variable is unset stops the source at start.
 	s2 := tool.NewSet(&pipeline.Pipeline{Tools: map[string]pipeline.ToolSource{"every": {URL: url,
 		Headers: map[string]string{"Authorization": "NOT_SET_ANYWHERE"}}}}, tool.Options{Getenv: func(string) (string, bool) { return "", false }})
-	if err := s2.Start(ctx, "every"); err == nil || err.Error() != "tools.every: start: headers.Authorization: environment variable NOT_SET_ANYWHERE is not set" {
+	if err := s2.Start(ctx, "every"); err == nil || err.Error() != "tools.every.headers.Authorization: environment variable NOT_SET_ANYWHERE is not set" || !errors.Is(err, sdk.ErrInvalid) {
 		t.Fatalf("err = %v", err)
 	}
 }
