@@ -320,6 +320,15 @@ type exec struct {
 	lastChatVars atomic.Pointer[chatVars]
 }
 
+// startFrame is what Start makes for a run: the run, its state, its
+// task and its execution.
+type startFrame struct {
+	e         exec
+	st        runState
+	task      store.Task
+	execution store.Execution
+}
+
 // Start creates a task and runs it until it completes, fails or waits for
 // a person.
 func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
@@ -341,8 +350,10 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 		return nil, fmt.Errorf("encode input: %w", err)
 	}
 	ref := r.ref
-	task := &store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
-		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start, Owner: leaseOf(s)}
+	// The run, its state, task and execution in one allocation.
+	f := &startFrame{task: store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
+		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start, Owner: leaseOf(s)}}
+	task := &f.task
 	if !r.stateless {
 		task.Routine, task.Rules = r.cfg.Routine.Hash, r.rules
 	}
@@ -350,11 +361,13 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if execID == "" {
 		execID = s.NewID()
 	}
-	e := &exec{r: r, task: task, id: execID, st: &runState{Done: map[string]*stepResult{}, Waiting: map[string]string{},
-		Answers: map[string]int{}, Started: r.cfg.Clock()}}
+	f.st = runState{Done: map[string]*stepResult{}, Waiting: map[string]string{}, Answers: map[string]int{}, Started: r.cfg.Clock()}
+	e := &f.e
+	e.r, e.task, e.id, e.st = r, task, execID, &f.st
 	e.traceID = store.TraceIDFor(task.ID, e.id)
-	execution := &store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
+	f.execution = store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
 		TraceID: e.traceID, Started: e.st.Started}
+	execution := &f.execution
 	if abs, err := r.pipelineAbs(); err == nil {
 		e.st.Pipeline = abs
 	}
