@@ -14,8 +14,9 @@ import (
 // through the block called block: gen_ai.provider.name is the well-known
 // provider behind it (Provider.System, "openai"), not the block's name
 // (sextant.provider); server.address and server.port say where it went;
-// gen_ai.output.type is json or text. resp is nil for a failed call.
-func (r *Providers) CallAttributes(block string, req *sdk.ChatRequest, resp *sdk.ChatResponse) store.Attributes {
+// gen_ai.output.type is json or text. resp is nil for a failed call. The
+// map has room for room more attributes, the caller's.
+func (r *Providers) CallAttributes(block string, req *sdk.ChatRequest, resp *sdk.ChatResponse, room int) store.Attributes {
 	p, _ := r.Get(block)
 	system := ""
 	if p != nil {
@@ -24,7 +25,23 @@ func (r *Providers) CallAttributes(block string, req *sdk.ChatRequest, resp *sdk
 			system = r.pluginName(p)
 		}
 	}
-	a := store.ChatSpanAttributes(system, req, resp)
+	var server string
+	var port int
+	var hasServer bool
+	if p != nil {
+		server, port, hasServer = serverOf(p.BaseURL)
+	}
+	own := 0 // what this adds: the block, the output type, the server
+	if block != "" {
+		own++
+	}
+	if req != nil {
+		own++
+	}
+	if hasServer {
+		own += 2
+	}
+	a := store.ChatSpanAttributesRoom(system, req, resp, own+room)
 	if block != "" {
 		a[store.AttrSextantProvider] = store.String(block)
 	}
@@ -35,11 +52,9 @@ func (r *Providers) CallAttributes(block string, req *sdk.ChatRequest, resp *sdk
 		}
 		a[store.AttrGenAIOutputType] = store.String(out)
 	}
-	if p != nil {
-		if host, port, ok := serverOf(p.BaseURL); ok {
-			a[store.AttrServerAddress] = store.String(host)
-			a[store.AttrServerPort] = store.Int(int64(port))
-		}
+	if hasServer {
+		a[store.AttrServerAddress] = store.String(server)
+		a[store.AttrServerPort] = store.Int(int64(port))
 	}
 	return a
 }

@@ -432,7 +432,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		r, who, _, err := e.r.cfg.Providers.chatInto(ctx, provider, &full, tries[:0])
 		latency = e.r.cfg.Clock().Sub(t0)
 		if err != nil {
-			a := e.r.cfg.Providers.CallAttributes(provider, &full, nil)
+			a := e.r.cfg.Providers.CallAttributes(provider, &full, nil, 2)
 			a[store.AttrErrorType] = store.String(ErrorType(err))
 			// The request's hash names the call a replay asked for and
 			// found no recording of (its divergence's "got").
@@ -448,7 +448,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		// Usage is checked before the answer is recorded: an answer that
 		// cannot be accounted is never replayed either.
 		if err := checkUsage(used, resp.Usage, 0); err != nil {
-			a := e.r.cfg.Providers.CallAttributes(used, &full, nil)
+			a := e.r.cfg.Providers.CallAttributes(used, &full, nil, 1)
 			a[store.AttrErrorType] = store.String(ErrorType(err))
 			res.Spans = append(res.Spans, store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
 				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
@@ -478,7 +478,11 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 			e.r.cfg.Logger.Warn("model has no price; its calls cost 0 (add [prices.MODEL] to the pipeline)", "model", model)
 		}
 	}
-	attrs := e.r.cfg.Providers.CallAttributes(used, &full, resp)
+	room := 5 // the five below
+	if e.r.cfg.Strategy != nil {
+		room++ // and the bullets the reply cites (see cite)
+	}
+	attrs := e.r.cfg.Providers.CallAttributes(used, &full, resp, room)
 	attrs["sextant.request_hash"] = store.String(hash)
 	attrs["sextant.recording"] = store.String(key)
 	attrs["sextant.recorded"] = store.Bool(recorded)

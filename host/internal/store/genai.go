@@ -43,39 +43,55 @@ func ChatSpanName(model string) string {
 // ChatSpanAttributes returns the GenAI attributes of one provider call,
 // for a span of kind client. resp may be nil (the call failed).
 func ChatSpanAttributes(provider string, req *sdk.ChatRequest, resp *sdk.ChatResponse) Attributes {
-	// Room for what callers add (a run adds up to ten more): a map that
-	// grows key by key rehashes as it goes.
-	a := make(Attributes, 20)
-	a[AttrGenAIOperationName] = String("chat")
+	// Room for what callers add (a run adds up to ten more).
+	return ChatSpanAttributesRoom(provider, req, resp, 10)
+}
+
+// ChatSpanAttributesRoom is ChatSpanAttributes in a map with room for
+// room more attributes, the ones its caller adds: a map that grows key by
+// key rehashes as it goes, and one sized for more than it holds takes
+// twice the memory past 14 entries.
+func ChatSpanAttributesRoom(provider string, req *sdk.ChatRequest, resp *sdk.ChatResponse, room int) Attributes {
+	// Gathered first, then put in a map made to measure.
+	type attr struct {
+		k string
+		v Value
+	}
+	kv := make([]attr, 0, 11)
+	kv = append(kv, attr{AttrGenAIOperationName, String("chat")})
 	if provider != "" {
-		a[AttrGenAIProviderName] = String(provider)
+		kv = append(kv, attr{AttrGenAIProviderName, String(provider)})
 	}
 	if req != nil {
 		if req.Model != "" {
-			a[AttrGenAIRequestModel] = String(req.Model)
+			kv = append(kv, attr{AttrGenAIRequestModel, String(req.Model)})
 		}
 		if req.Temperature != nil {
-			a[AttrGenAIRequestTemperature] = Float(*req.Temperature)
+			kv = append(kv, attr{AttrGenAIRequestTemperature, Float(*req.Temperature)})
 		}
 		if req.MaxTokens > 0 {
-			a[AttrGenAIRequestMaxTokens] = Int(int64(req.MaxTokens))
+			kv = append(kv, attr{AttrGenAIRequestMaxTokens, Int(int64(req.MaxTokens))})
 		}
 		if len(req.Stop) > 0 {
-			a[AttrGenAIRequestStopSequences] = Strings(req.Stop...)
+			kv = append(kv, attr{AttrGenAIRequestStopSequences, Strings(req.Stop...)})
 		}
 	}
 	if resp != nil {
 		if resp.Model != "" {
-			a[AttrGenAIResponseModel] = String(resp.Model)
+			kv = append(kv, attr{AttrGenAIResponseModel, String(resp.Model)})
 		}
 		if resp.ID != "" {
-			a[AttrGenAIResponseID] = String(resp.ID)
+			kv = append(kv, attr{AttrGenAIResponseID, String(resp.ID)})
 		}
 		if resp.FinishReason != "" {
-			a[AttrGenAIResponseFinishReasons] = finishReasons(resp.FinishReason)
+			kv = append(kv, attr{AttrGenAIResponseFinishReasons, finishReasons(resp.FinishReason)})
 		}
-		a[AttrGenAIUsageInputTokens] = Int(int64(resp.Usage.InputTokens))
-		a[AttrGenAIUsageOutputTokens] = Int(int64(resp.Usage.OutputTokens))
+		kv = append(kv, attr{AttrGenAIUsageInputTokens, Int(int64(resp.Usage.InputTokens))},
+			attr{AttrGenAIUsageOutputTokens, Int(int64(resp.Usage.OutputTokens))})
+	}
+	a := make(Attributes, len(kv)+max(room, 0))
+	for _, x := range kv {
+		a[x.k] = x.v
 	}
 	return a
 }
