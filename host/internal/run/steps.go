@@ -170,7 +170,8 @@ type stepAttrs struct {
 // runner keeps the map made last for each node and gives it to every
 // span it fits: such a map is shared between runs and spans, and nothing
 // writes to a step span's attributes once made (the spans a step adds
-// after it are the ones it annotates, see cite).
+// after it are the ones it annotates, see cite). See RATIONALE.md, "Why
+// a step span's attribute map is shared between runs, not made per span".
 func (e *exec) stepAttributes(t sdk.Token, kind string) store.Attributes {
 	slot := e.r.stepAttrs[t.Node]
 	if slot != nil && t.Attempt == 0 {
