@@ -11,6 +11,7 @@ import (
 // or their table (WriteIncidents) and how to continue one; storeFlag is
 // the --store a follow-up command needs ("" when it finds the store).
 func WriteIncidentList(w io.Writer, tasks []store.Task, storeFlag string) error {
+	w = termSafe{w} // store text: see termSafe
 	if len(tasks) == 0 {
 		_, err := fmt.Fprintln(w, "no incidents")
 		return err

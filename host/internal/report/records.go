@@ -15,6 +15,7 @@ import (
 // a task waits for, where it stopped) in a last column left off the lines
 // where it is empty, so no line ends in blanks. A nil detail writes none.
 func WriteTasks(w io.Writer, tasks []store.Task, detail func(*store.Task) string) error {
+	w = termSafe{w} // store text: see termSafe
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS\tWAITING FOR")
 	for i := range tasks {

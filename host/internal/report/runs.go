@@ -18,6 +18,7 @@ import (
 // what else it waits for. storeFlag is the " --store DIR" a command run
 // from the same directory needs ("" when it finds the store itself).
 func WriteResult(w io.Writer, res *run.Result, storeFlag string) {
+	w = termSafe{w} // store text: see termSafe
 	fmt.Fprintf(w, "task %s %s after %d steps (%d tokens, $%.4f)\n", res.Task, res.Status, res.Steps, res.Tokens, res.CostUSD)
 	for _, act := range res.Actions {
 		fmt.Fprintf(w, "action %s: %s (%s)\n", act.Action, act.Decision, act.Reason)
@@ -63,6 +64,7 @@ func splitHint(q string) (question, first, rest string) {
 // WriteWaits writes what a waiting run waits for besides people (who are
 // written as questions), and when the next timer is due.
 func WriteWaits(w io.Writer, ws []store.Wait) {
+	w = termSafe{w} // store text: see termSafe
 	var next time.Time
 	for _, wt := range ws {
 		if wt.Kind == store.WaitHuman {
@@ -81,6 +83,7 @@ func WriteWaits(w io.Writer, ws []store.Wait) {
 // WriteSignal writes who received the signal name: each task's status,
 // a run that goes on in the process holding the store as running.
 func WriteSignal(w io.Writer, name string, results []*run.Result) {
+	w = termSafe{w} // store text: see termSafe
 	fmt.Fprintf(w, "signal %q received by %d task(s)\n", name, len(results))
 	for _, res := range results {
 		if res.Status == store.StatusRunning {
@@ -136,6 +139,7 @@ func WriteOperated(w io.Writer, t *store.Task) {
 // WriteIncidents writes the table sextant incidents prints: each task
 // in an incident with where it stopped and why.
 func WriteIncidents(w io.Writer, tasks []store.Task) error {
+	w = termSafe{w} // store text: see termSafe
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tPIPELINE\tKIND\tWHERE\tERROR")
 	for _, t := range tasks {

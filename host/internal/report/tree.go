@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -29,6 +30,7 @@ type TreeOptions struct {
 // execution's spans as an indented tree with durations, tokens and cost,
 // and its rewards.
 func WriteTree(w io.Writer, t *store.Tree, opt TreeOptions) {
+	w = termSafe{w}
 	tw := newTreeWriter(w, opt.Calls)
 	task := &t.Task
 	fmt.Fprintf(w, "task %s  %s  pipeline %s  strategy %s %s\n", task.ID, task.Status, task.Pipeline, task.Strategy.Name, task.Strategy.Version)
@@ -236,4 +238,51 @@ func Clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// termSafe writes text from the store to a terminal with its control
+// characters other than newline and tab shown escaped (\x1b, \u009b):
+// what a model, a tool or an OTLP client wrote is shown, never obeyed as
+// an escape sequence (a window title, a cleared screen, the clipboard).
+type termSafe struct{ w io.Writer }
+
+// TermSafe returns w writing as termSafe does: for a command's error,
+// which may quote a tool server's stderr or an upstream's message.
+func TermSafe(w io.Writer) io.Writer { return termSafe{w} }
+
+func (t termSafe) Write(p []byte) (int, error) {
+	if !hasControl(p) && utf8.Valid(p) {
+		return t.w.Write(p)
+	}
+	// A byte that is not UTF-8 (0x9b alone is CSI to an 8-bit terminal)
+	// is shown as U+FFFD.
+	var b strings.Builder
+	for _, r := range string(p) {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if _, err := io.WriteString(t.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// hasControl reports whether p holds a byte termSafe escapes: a C0
+// control other than newline and tab, DEL, or the lead byte 0xc2 of a C1
+// control's UTF-8 encoding.
+func hasControl(p []byte) bool {
+	for _, c := range p {
+		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c == 0xc2 {
+			return true
+		}
+	}
+	return false
 }

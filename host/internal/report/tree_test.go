@@ -157,3 +157,42 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTreeControls: what a model, a tool or an OTLP client wrote
+// reaches the terminal (show, incidents) with its control characters shown escaped, never
+// as the escape sequences they would be (a window title, a cleared
+// screen, a C1 CSI, a raw 0x9b byte, a carriage return overwriting the
+// line); newlines and tabs stay.
+func TestWriteTreeControls(t *testing.T) {
+	tree, calls := treeFixture()
+	tree.Task.Tags = []string{"x\x1b[8m"}
+	tree.Executions[0].Spans[5].Status.Message = "lost\x07"
+	for _, c := range calls {
+		if c.Hash == "tool1" {
+			c.Response = json.RawMessage(`{"content":"a\u001b]0;PWNED\u0007b\tc\u001b[2J\u009b31md\re\nf","is_error":false}`)
+		}
+		if c.Hash == "chat1" {
+			c.Response = []byte("{\"text\":\"raw \x9b31m\"}")
+		}
+	}
+	var b bytes.Buffer
+	WriteTree(&b, tree, TreeOptions{Calls: calls})
+	out := b.String()
+	for i, r := range out {
+		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f {
+			t.Fatalf("control character %U at %d reached the terminal:\n%q", r, i, out)
+		}
+	}
+	var inc bytes.Buffer
+	if err := WriteIncidents(&inc, []store.Task{{ID: "t1", Pipeline: "p", Incident: &store.Incident{Kind: "tool", Node: "ask", Error: "tools.x: \x1b]52;c;cHduZWQ=\x07"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := inc.String(); strings.ContainsRune(got, 0x1b) || !strings.Contains(got, `tools.x: \x1b]52;c;cHduZWQ=\x07`) {
+		t.Errorf("incidents: %q, want the error's controls escaped", got)
+	}
+	for _, want := range []string{`result: a\x1b]0;PWNED\x07b` + "\tc" + `\x1b[2J\u009b31md\x0de` + "\n", `tags: x\x1b[8m`, `ERROR: lost\x07`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
