@@ -5,6 +5,7 @@ package sdk
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +18,25 @@ func logHost(level int32, msg string) {
 	slog.Log(context.Background(), slog.Level(level), msg)
 }
 
-var nativeClient = &http.Client{Timeout: 5 * time.Minute}
+var nativeClient = &http.Client{Timeout: 5 * time.Minute, CheckRedirect: keepCredentials}
+
+// credentialOrigin marks the context of a request that carries a bound
+// credential with the scheme and host it was sent to.
+type credentialOrigin struct{}
+
+// keepCredentials refuses to follow a request that carries a bound
+// credential to another origin, as the wasm host's http function does:
+// net/http passes a custom header (x-api-key) and, to another port of the
+// same host, even Authorization on to wherever a redirect points.
+func keepCredentials(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if origin, ok := req.Context().Value(credentialOrigin{}).(string); ok && req.URL.Scheme+"://"+req.URL.Host != origin {
+		return fmt.Errorf("redirect from %s to %s://%s refused: the request carries a bound credential", origin, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
 
 func doHTTP(req *HTTPRequest) (*HTTPResponse, error) {
 	ctx := context.Background()
@@ -59,6 +78,9 @@ func sendNative(ctx context.Context, req *HTTPRequest) (*http.Response, error) {
 			return nil, fmt.Errorf("http %s %s: credential %q is not bound to this plugin", req.Method, req.URL, c.Name)
 		}
 		hr.Header.Set(c.Header, c.Prefix+secret)
+	}
+	if len(req.Credentials) > 0 {
+		hr = hr.WithContext(context.WithValue(hr.Context(), credentialOrigin{}, hr.URL.Scheme+"://"+hr.URL.Host))
 	}
 	resp, err := nativeClient.Do(hr)
 	if err != nil {

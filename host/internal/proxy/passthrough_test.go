@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/proxy"
@@ -466,5 +469,66 @@ func TestReplayRecordingReplaced(t *testing.T) {
 	}
 	if r, b := post(t, replay.URL+proxy.RouteChatCompletions, body, nil); r.StatusCode != 200 || !bytes.Equal(b, want) {
 		t.Fatalf("replay after the recording was replaced: %d %s, want %s", r.StatusCode, b, want)
+	}
+}
+
+// TestRedirectElsewhereNotFollowed: an upstream that redirects a call to
+// another origin (here another port of the same host, where net/http
+// keeps even Authorization) is not followed: the server it names never
+// sees the block's key (x-api-key or Authorization), and the client gets
+// a 502 saying why. A redirect within the upstream's origin is followed.
+func TestRedirectElsewhereNotFollowed(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	answer := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/messages") {
+			fmt.Fprint(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"Hi"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}`)
+			return
+		}
+		fmt.Fprint(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]}`)
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("X-Api-Key")+r.Header.Get("Authorization"))
+		mu.Unlock()
+		answer(w, r)
+	}))
+	t.Cleanup(other.Close)
+	var elsewhere atomic.Bool
+	elsewhere.Store(true)
+	up := newToolUpstream(t)
+	up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/moved"):
+			answer(w, r)
+		case elsewhere.Load():
+			http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		default:
+			http.Redirect(w, r, "/moved"+r.URL.Path, http.StatusPermanentRedirect)
+		}
+	})
+	st := openStore(t, t.TempDir())
+	live := serve(t, toolProviders(t, up).live(st))
+	calls := map[string]string{
+		proxy.RouteMessages:        `{"model":"claude-test","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`,
+		proxy.RouteChatCompletions: `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`,
+	}
+	for route, body := range calls {
+		resp, b := post(t, live.URL+route, body, nil)
+		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "another origin: not followed") {
+			t.Errorf("%s redirected elsewhere: %d %s, want a 502 saying it was not followed", route, resp.StatusCode, b)
+		}
+	}
+	mu.Lock()
+	if len(seen) != 0 {
+		t.Errorf("the origin the upstream redirected to was sent %q", seen)
+	}
+	mu.Unlock()
+	elsewhere.Store(false)
+	for route, body := range calls {
+		if resp, b := post(t, live.URL+route, body, nil); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s redirected within its origin: %d %s, want 200", route, resp.StatusCode, b)
+		}
 	}
 }

@@ -166,10 +166,24 @@ func New(cfg Config) (*Proxy, error) {
 	if client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 64
-		client = &http.Client{Transport: tr}
+		client = &http.Client{Transport: tr, CheckRedirect: sameOrigin}
 	}
 	scrub := newScrubber(secrets)
 	return &Proxy{cfg: cfg, log: newScrubLogger(cfg.Logger, scrub).With("component", "proxy"), scrub: scrub, client: client}, nil
+}
+
+// sameOrigin follows an upstream's redirect only within its origin: the
+// key goes in a header (x-api-key, or Authorization, which net/http keeps
+// for another port of the same host), so a redirect elsewhere would hand
+// it to whoever the upstream, or anyone on a plain-HTTP path to it, names.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if from := via[0].URL; req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
+		return fmt.Errorf("the upstream redirected to %s://%s, another origin: not followed, so the block's key is not sent there", req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 // The routes the proxy serves.
