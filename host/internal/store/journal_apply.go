@@ -219,9 +219,9 @@ type applier struct {
 	// fresh holds the tasks Begin created in this transaction: none has
 	// a link entry before it, so setting their links reads none.
 	fresh map[string]struct{}
-	buf   []byte // merged span and usage values; Badger keeps them until the commit
-	keys  []byte // keys the applier builds, carved out of one array (key)
-	spare []byte // a span run's body being rebuilt (addSpans)
+	buf   []byte   // merged span and usage values; Badger keeps them until the commit
+	keys  keyArena // keys the applier builds
+	spare []byte   // a span run's body being rebuilt (addSpans)
 	ents  []badger.Entry
 }
 
@@ -236,16 +236,25 @@ func (a *applier) Set(k, v []byte) error {
 	return a.txn.SetEntry(&a.ents[len(a.ents)-1])
 }
 
-// key returns an empty slice with room for n bytes, for a key Badger
-// keeps until the commit: the applier's keys share arrays rather than
-// each being an allocation.
-func (a *applier) key(n int) []byte {
-	if cap(a.keys)-len(a.keys) < n {
-		a.keys = make([]byte, 0, max(8<<10, n))
+// key returns an empty slice with room for n bytes (keyArena.room).
+func (a *applier) key(n int) []byte { return a.keys.room(n) }
+
+// keyArena carves keys Badger keeps until a commit out of shared arrays
+// rather than allocating each; an array is never reused.
+type keyArena struct{ b []byte }
+
+// room returns an empty slice with room for n bytes; for a nil arena, a
+// new one.
+func (ka *keyArena) room(n int) []byte {
+	if ka == nil {
+		return make([]byte, 0, n)
 	}
-	start := len(a.keys)
-	a.keys = a.keys[:start+n]
-	return a.keys[start : start : start+n]
+	if cap(ka.b)-len(ka.b) < n {
+		ka.b = make([]byte, 0, max(8<<10, n))
+	}
+	start := len(ka.b)
+	ka.b = ka.b[:start+n]
+	return ka.b[start : start : start+n]
 }
 
 // spanAcc is a run of fresh span entries of an execution being merged.
@@ -311,7 +320,7 @@ func (a *applier) apply(r *jrec) error {
 		return nil
 	}
 	id := seqID{r.task, r.exec}
-	if err := placeUsageAt(txn, r.kvs, r.task, r.sum); err != nil {
+	if err := placeUsageAt(txn, r.kvs, r.task, r.sum, &a.keys); err != nil {
 		return err
 	}
 	rewrite := len(r.rewrites) > 0
@@ -506,13 +515,18 @@ func (a *applier) addSpans(id seqID, e kv) error {
 // applier's buf, so nothing Badger keeps points into one.
 var accPool = sync.Pool{New: func() any { return new(spanAcc) }}
 
-// release returns the applier's accumulators to accPool once flush has
-// set them.
+// release returns the applier's accumulators to accPool and usePool
+// once flush has set them.
 func (a *applier) release() {
 	for id, acc := range a.accs {
 		*acc = spanAcc{body: acc.body[:0]}
 		accPool.Put(acc)
 		delete(a.accs, id)
+	}
+	for id, u := range a.uses {
+		*u = usageAcc{body: u.body[:0]}
+		usePool.Put(u)
+		delete(a.uses, id)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -88,12 +89,17 @@ func (a *applier) addUsage(id seqID, e kv) error {
 			return err
 		}
 	} else {
-		u = &usageAcc{}
+		u = usePool.Get().(*usageAcc)
 		a.uses[id] = u
 	}
 	*u = usageAcc{key: e.k, n: 1, v: e.v, body: u.body[:0]}
 	return nil
 }
+
+// usePool keeps usage accumulators, their bodies grown, from one apply
+// transaction to the next, as accPool keeps span accumulators: setFramed
+// copies a body, so nothing Badger keeps points into one.
+var usePool = sync.Pool{New: func() any { return new(usageAcc) }}
 
 // setUsage sets a run of merged usage entries as one.
 func (a *applier) setUsage(u *usageAcc) error {

@@ -141,12 +141,12 @@ func sumAt(txn *badger.Txn, task string) ([]byte, bool, error) {
 // without a summary yet (staged spans) stays pending, marked so that the
 // task's creation adopts it. Reading x/sat/<task> in txn makes a commit
 // racing the task's creation a conflict rather than a lost entry.
-func placeUsage(txn *badger.Txn, kvs []kv) error { return placeUsageAt(txn, kvs, "", nil) }
+func placeUsage(txn *badger.Txn, kvs []kv) error { return placeUsageAt(txn, kvs, "", nil, nil) }
 
 // placeUsageAt is placeUsage told that task's summary is at sum (the
 // prefix Begin wrote, which this process knows): its usage goes there
-// without a read.
-func placeUsageAt(txn *badger.Txn, kvs []kv, task string, sum []byte) error {
+// without a read. The keys it builds come from keys (nil: allocated).
+func placeUsageAt(txn *badger.Txn, kvs []kv, task string, sum []byte, keys *keyArena) error {
 	var (
 		prefix     []byte
 		looked, ok bool
@@ -177,8 +177,9 @@ func placeUsageAt(txn *badger.Txn, kvs []kv, task string, sum []byte) error {
 			}
 		}
 		if ok {
-			nk := append(append(slices.Clip(prefix), sumUsage, '/'), rest[slash+1:]...)
-			kvs[i].k = nk
+			tail := rest[slash+1:]
+			nk := keys.room(len(prefix) + 2 + len(tail))
+			kvs[i].k = append(append(append(nk, prefix...), sumUsage, '/'), tail...)
 		}
 	}
 	return nil

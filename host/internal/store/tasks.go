@@ -174,22 +174,20 @@ func (s *Store) updateTaskTxn(txn *badger.Txn, id string, fn func(*Task) error) 
 // transaction (jrec.begun), its body inline; cur is not changed. The
 // task and its summary are set through w (txn, or the applier).
 func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) error, unset *[]kv, cur *Task) error {
-	var old Task
-	hadBody := false
-	if cur != nil {
-		old = *cur
-	} else {
-		if err := get(txn, taskKey(id), &old); err != nil {
+	old, hadBody := cur, false
+	if old == nil {
+		old = new(Task)
+		if err := get(txn, taskKey(id), old); err != nil {
 			return err
 		}
 		// The body is carried over, not checked: it is written again
 		// only if fn changed it.
 		var err error
-		if hadBody, err = readBody(txn, &old, false); err != nil {
+		if hadBody, err = readBody(txn, old, false); err != nil {
 			return err
 		}
 	}
-	t := old
+	t := *old
 	t.Tags = slices.Clone(old.Tags)
 	if err := fn(&t); err != nil {
 		return err
@@ -202,7 +200,7 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 	if err := checkTask(&t); err != nil {
 		return err
 	}
-	kvs, keep, err := s.encodeTaskUpdate(&t, &old, hadBody)
+	kvs, keep, err := s.encodeTaskUpdate(&t, old, hadBody)
 	if err != nil {
 		return err
 	}
@@ -210,17 +208,17 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 	// change then writes the task and its status keys only.
 	same := t.Created.Equal(old.Created) && t.Pipeline == old.Pipeline && slices.Equal(t.Tags, old.Tags)
 	if !same {
-		if err := deleteTaskIndexes(txn, &old); err != nil {
+		if err := deleteTaskIndexes(txn, old); err != nil {
 			return err
 		}
 	}
 	var idx setter = txn
 	switch {
 	case unset == nil:
-		if err := deleteTaskDerived(txn, &old, &t); err != nil {
+		if err := deleteTaskDerived(txn, old, &t); err != nil {
 			return err
 		}
-	case !sameStatusKeys(&old, &t):
+	case !sameStatusKeys(old, &t):
 		*unset = (*unset)[:0]
 		idx = kvSetter{unset}
 	}
@@ -232,7 +230,7 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 			return err
 		}
 	}
-	return s.setTaskDerived(txn, w, idx, &t, &old)
+	return s.setTaskDerived(txn, w, idx, &t, old)
 }
 
 // SetTaskStatus changes a task's status.
