@@ -49,28 +49,32 @@ func (e *notCancellable) Is(target error) bool {
 var active sync.Map // string → *activeRun
 
 type activeRun struct {
+	task   string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	mu     sync.Mutex
 	by     *Cancelled // set by the first Cancel
 }
 
-// track registers task's run as in progress until the returned function
-// is called; the context it returns is the one Cancel ends. A task whose
-// run is in progress here already is refused: the second of two
-// operators acting at once gets the error, and nothing changes.
-func track(ctx context.Context, task string) (context.Context, func(), error) {
+// track registers task's run as in progress until the returned run's
+// untrack is called; the context it returns is the one Cancel ends. A
+// task whose run is in progress here already is refused: the second of
+// two operators acting at once gets the error, and nothing changes.
+func track(ctx context.Context, task string) (context.Context, *activeRun, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	a := &activeRun{cancel: cancel, done: make(chan struct{})}
+	a := &activeRun{task: task, cancel: cancel, done: make(chan struct{})}
 	if _, loaded := active.LoadOrStore(task, a); loaded {
 		cancel(nil)
 		return nil, nil, refused{&store.StateError{Kind: store.ErrOwned, Msg: fmt.Sprintf("task %s is running in this process", task)}}
 	}
-	return ctx, func() {
-		active.CompareAndDelete(task, a)
-		close(a.done)
-		cancel(nil)
-	}, nil
+	return ctx, a, nil
+}
+
+// untrack ends what track began: the run is no longer in progress.
+func (a *activeRun) untrack() {
+	active.CompareAndDelete(a.task, a)
+	close(a.done)
+	a.cancel(nil)
 }
 
 // cancelOf is the *Cancelled that ended ctx, or nil.

@@ -90,6 +90,8 @@ type Runner struct {
 	// stepNames are the names of the routine's nodes' step spans
 	// ("step NODE"), made once.
 	stepNames map[string]string
+	// runName is the name of a run's root span, "run PIPELINE".
+	runName string
 	// stepAttrs holds, per node, the attributes of the step span made
 	// last (see stepAttributes).
 	stepAttrs map[string]*atomic.Pointer[stepAttrs]
@@ -181,7 +183,7 @@ func NewRunner(cfg Config) *Runner {
 		stepNames[n.ID] = "step " + n.ID
 		attrs[n.ID] = new(atomic.Pointer[stepAttrs])
 	}
-	r := &Runner{cfg: cfg, nodes: nodes, stepNames: stepNames, stepAttrs: attrs, compiled: cfg.Compiled,
+	r := &Runner{cfg: cfg, nodes: nodes, stepNames: stepNames, runName: "run " + cfg.Pipeline.Name, stepAttrs: attrs, compiled: cfg.Compiled,
 		decisions: newDecisions(cfg.Pipeline.Routine.Navigator, cfg.Routine)}
 	if ob, ok := cfg.Navigator.(sdk.OutputBlind); ok {
 		r.outputBlind = ob.OutputBlind()
@@ -327,6 +329,13 @@ type startFrame struct {
 	st        runState
 	task      store.Task
 	execution store.Execution
+	// Room for a run of one step at a time: its batch (the run's spare
+	// until its first start), the batch's token ids, the queue and the
+	// list of batches.
+	batch   batch
+	ids     [1]string
+	queue   [1]queued
+	batches [1]*batch
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -340,11 +349,11 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if id == "" {
 		id = s.NewID()
 	}
-	ctx, untrack, err := track(ctx, id)
+	ctx, tracked, err := track(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	defer untrack()
+	defer tracked.untrack()
 	input, err := encodeInput(orEmpty(in.Input))
 	if err != nil {
 		return nil, fmt.Errorf("encode input: %w", err)
@@ -364,6 +373,8 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	f.st = runState{Done: map[string]*stepResult{}, Waiting: map[string]string{}, Answers: map[string]int{}, Started: r.cfg.Clock()}
 	e := &f.e
 	e.r, e.task, e.id, e.st = r, task, execID, &f.st
+	f.batch.ids = f.ids[:0]
+	e.spare, e.queue, e.batches = &f.batch, f.queue[:0], f.batches[:0]
 	e.traceID = store.TraceIDFor(task.ID, e.id)
 	f.execution = store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
 		TraceID: e.traceID, Started: e.st.Started}
@@ -448,11 +459,11 @@ func PipelineOf(ctx context.Context, s *store.Store, taskID string) (string, err
 // the steps waiting for a person (`sextant resume TASK --set k=v`); timers
 // that are due fire.
 func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]any) (*Result, error) {
-	ctx, untrack, err := track(ctx, taskID)
+	ctx, tracked, err := track(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
-	defer untrack()
+	defer tracked.untrack()
 	e, res, err := r.load(ctx, taskID)
 	if e == nil {
 		return res, err
@@ -474,11 +485,11 @@ func (r *Runner) Resume(ctx context.Context, taskID string, answers map[string]a
 // A delivery the task does not wait for is an error (ErrNoWaiter) naming
 // what it waits for; nothing is written then.
 func (r *Runner) Deliver(ctx context.Context, taskID string, d Delivery) (*Result, error) {
-	ctx, untrack, err := track(ctx, taskID)
+	ctx, tracked, err := track(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
-	defer untrack()
+	defer tracked.untrack()
 	e, res, err := r.load(ctx, taskID)
 	if e == nil {
 		if err == nil {
@@ -1206,8 +1217,12 @@ func (e *exec) tokenSummary() string {
 // finish records the end of the execution: completed when err is nil,
 // failed otherwise (or stopped in an incident, see incident.go).
 func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
-	if inc := (*incidentError)(nil); errors.As(runErr, &inc) {
-		return e.incident(ctx, inc)
+	// Looked for only past a nil check: the target of errors.As is
+	// allocated, and most runs end without an error.
+	if runErr != nil {
+		if inc := (*incidentError)(nil); errors.As(runErr, &inc) {
+			return e.incident(ctx, inc)
+		}
 	}
 	graded, scored := e.finishGrade(ctx, &runErr)
 	status, msg := store.StatusCompleted, ""
@@ -1298,7 +1313,7 @@ func (e *exec) ended(ex *store.Execution, st store.Status, msg string, at time.T
 
 func (e *exec) rootSpan(status store.Status, msg string) store.Span {
 	sp := store.Span{Task: e.task.ID, Execution: e.id, Seq: 1, TraceID: e.traceID, SpanID: e.spanID(1),
-		Name: "run " + e.r.cfg.Pipeline.Name, Kind: store.SpanInternal, Start: e.st.Started, End: e.r.cfg.Clock(),
+		Name: e.r.runName, Kind: store.SpanInternal, Start: e.st.Started, End: e.r.cfg.Clock(),
 		Attributes: store.Attributes{
 			"sextant.pipeline":         store.String(e.r.cfg.Pipeline.Name),
 			"sextant.task":             store.String(e.task.ID),

@@ -194,11 +194,11 @@ func (e *exec) incident(ctx context.Context, inc *incidentError) (*Result, error
 // package's incident notes). A task not in an incident is an error that
 // changes nothing.
 func (r *Runner) Retry(ctx context.Context, taskID string, sets map[string]any) (*Result, error) {
-	ctx, untrack, err := track(ctx, taskID)
+	ctx, tracked, err := track(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
-	defer untrack()
+	defer tracked.untrack()
 	t, err := r.cfg.Store.Task(ctx, taskID)
 	if err != nil {
 		return nil, err
@@ -302,11 +302,11 @@ func (e *exec) retried(ctx context.Context) bool {
 // the same point. A task in any other status is an error that changes
 // nothing.
 func (r *Runner) Set(ctx context.Context, taskID string, vars map[string]any) (*Result, error) {
-	ctx, untrack, err := track(ctx, taskID)
+	ctx, tracked, err := track(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
-	defer untrack()
+	defer tracked.untrack()
 	t, err := r.cfg.Store.Task(ctx, taskID)
 	if err != nil {
 		return nil, err
