@@ -319,3 +319,44 @@ func TestBusyRetryAfter(t *testing.T) {
 	pw.Close()
 	<-done
 }
+
+// TestJSONNotAmplified: an OTLP/JSON body is decoded in memory of the
+// order of its size, not decoded into maps first — where a 6 MiB array
+// of zeros took some sixty times its size and seconds of CPU, a cheap
+// flood — and its hex ids still reach the store.
+func TestJSONNotAmplified(t *testing.T) {
+	st, err := store.Open(context.Background(), t.TempDir(), store.NewConfig().WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := otlp.NewHandler(otlp.Config{Store: st, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := `{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","parentSpanId" : "eee19b7ec3c1b173","name":"x\"traceId\":","kind":1,` +
+		`"startTimeUnixNano":"1","endTimeUnixNano":"2","links":[{"traceId":"5b8efff798038103d269b633813fc60d","spanId":"eee19b7ec3c1b175"}]}`
+	body := `{"resourceSpans":[{"scopeSpans":[{"spans":[` + span + `]}]}],"padding":[` + strings.Repeat("0,", 3<<20) + `0]}`
+	req := httptest.NewRequest(http.MethodPost, "/v1/traces", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	h.ServeHTTP(rec, req)
+	runtime.ReadMemStats(&after)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8*uint64(len(body)) {
+		t.Errorf("a %d-byte body took %d bytes of allocations, want at most 8 times its size", len(body), n)
+	}
+	tree, err := st.Tree(context.Background(), "otel-5b8efff798038103d269b633813fc60c")
+	if err != nil || len(tree.Executions) != 1 {
+		t.Fatalf("tree %+v (%v), want one execution", tree, err)
+	}
+	spans := tree.Executions[0].Spans
+	if len(spans) != 1 || spans[0].SpanID != "eee19b7ec3c1b174" || spans[0].ParentSpanID != "eee19b7ec3c1b173" || spans[0].Name != `x"traceId":` {
+		t.Fatalf("stored %+v, want the span with its hex ids", spans)
+	}
+}
