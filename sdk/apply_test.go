@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -178,5 +179,14 @@ func TestApplyKeepsAddedTokensInPlace(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("Apply allocates %.0f times, want 0", allocs)
+	}
+}
+
+// TestDecisionSize: a navigator allocates a decision with every answer,
+// and its bytes, not its count, set how often the host's collector runs;
+// the room's count shares Complete's padding rather than adding a word.
+func TestDecisionSize(t *testing.T) {
+	if size := unsafe.Sizeof(sdk.Decision{}); size > 160 {
+		t.Fatalf("sdk.Decision is %d bytes, want at most 160", size)
 	}
 }
