@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -405,6 +406,14 @@ func (l *loader) providers(p *Pipeline) {
 		if pr.Rules != "" && l.fileExists(p, pr.Rules, "providers", name, "rules") && l.opts.CheckRules != nil {
 			if err := l.opts.CheckRules(pr.Use, p.Path(pr.Rules)); err != nil {
 				l.fileProblems(err, pr.Rules, "rules", "providers", name, "rules")
+			}
+		}
+		if pr.BaseURL != "" && (pr.Use == "openai" || pr.Use == "anthropic") && !strings.Contains(pr.BaseURL, "${") { // an unset variable is reported already
+			// The HTTP providers refuse any other at their first call: a
+			// failed run, or every proxied call a 502, where this is one
+			// positioned error before anything runs.
+			if u, err := url.Parse(pr.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				l.add([]string{"providers", name, "base_url"}, "%q is not an http or https URL", pr.BaseURL)
 			}
 		}
 		if raw, ok := l.raw["providers"].(map[string]any)[name].(map[string]any); ok {

@@ -265,7 +265,8 @@ func TestUpstreamFailure(t *testing.T) {
 }
 
 // TestServerConfigErrors: serve.toml problems are reported at once with
-// file:line, as a pipeline's are.
+// file:line, as a pipeline's are — a base_url an HTTP provider cannot
+// call too, not every call a 502.
 func TestServerConfigErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "serve.toml")
 	cfg := `[proxy]
@@ -279,6 +280,10 @@ fallback = ["backup"]
 [providers.other]
 use = "opena"
 api_key = "sk-123"
+
+[providers.anthropic]
+use = "anthropic"
+base_url = "ftp://api.example.com"
 `
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -293,6 +298,7 @@ api_key = "sk-123"
 		path + `:7: providers.default.fallback[0]: unknown provider "backup"`,
 		path + `:10: providers.other.use: unknown provider "opena" (did you mean "openai"?)`,
 		path + `:11: providers.other.api_key: API keys never live in files`,
+		path + `:15: providers.anthropic.base_url: "ftp://api.example.com" is not an http or https URL`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
