@@ -295,6 +295,8 @@ type exec struct {
 	// spanIDs derives the execution's span ids (see spanID).
 	spanIDs     store.SpanIDs
 	haveSpanIDs bool
+	// traceArena holds the trace's call entries (see appendTrace).
+	traceArena strings.Builder
 	// spanIDBlock holds the ids of spanIDsPerBlock consecutive seqs
 	// from spanIDFirst, 16 hex digits each (see spanID).
 	spanIDBlock string
@@ -802,7 +804,7 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 			// Room for a step and a call per node, before it grows.
 			trace = make([]string, 0, 2*len(e.r.nodes))
 		}
-		if trace = appendTrace(trace, spans); len(trace) > 0 {
+		if trace = appendTrace(trace, spans, &e.traceArena); len(trace) > 0 {
 			e.st.Trace = trace
 		}
 		if !res.Handed { // handed over before an incident: counted then
@@ -1494,10 +1496,14 @@ func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // TraceOf is the fidelity trace of spans, in sequence order: "step NODE"
 // for each step, "call HASH12" for each provider call (its canonical
 // request hash). A replay reproduces a run when the traces are equal.
-func TraceOf(spans []store.Span) []string { return appendTrace(nil, spans) }
+func TraceOf(spans []store.Span) []string { return appendTrace(nil, spans, nil) }
 
-// appendTrace appends the fidelity trace of spans (TraceOf) to out.
-func appendTrace(out []string, spans []store.Span) []string {
+// appendTrace appends the fidelity trace of spans (TraceOf) to out. A
+// call's entry is written into arena, when given, and is a piece of its
+// string: a run's calls take one allocation for their entries, not one
+// each (a Builder never changes the bytes it has written, so a piece
+// stays as it was).
+func appendTrace(out []string, spans []store.Span, arena *strings.Builder) []string {
 	sorted := spans
 	for i := 1; i < len(spans); i++ {
 		if spans[i].Seq < spans[i-1].Seq {
@@ -1515,7 +1521,18 @@ func appendTrace(out []string, spans []store.Span) []string {
 			if len(h) > 12 {
 				h = h[:12]
 			}
-			out = append(out, "call "+h)
+			if arena == nil {
+				out = append(out, "call "+h)
+				break
+			}
+			if arena.Cap()-arena.Len() < len("call ")+len(h) {
+				arena.Reset() // what was written stays in the pieces that hold it
+				arena.Grow(8 * len("call 0123456789ab"))
+			}
+			start := arena.Len()
+			arena.WriteString("call ")
+			arena.WriteString(h)
+			out = append(out, arena.String()[start:])
 		}
 	}
 	return out
