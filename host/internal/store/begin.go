@@ -169,44 +169,45 @@ func cloneTask(t *Task) *Task {
 }
 
 // appendBegin journals Begin's record unless its task exists (ErrExists).
-// bmu keeps a CreateTask of the same id from passing between the look
-// for the task and the append.
 //
-// Badger is looked in before bmu is taken: a Badger read waits for the
-// commit in flight (the applier's, of many runs), and under bmu every
-// other Begin would wait behind it. Under bmu the journal is looked in,
-// and Badger again only if a task may have reached Badger since the
-// first look by another way than the journal's records still pending
-// (the applier dropped applied records, or CreateTask wrote one).
+// Badger is looked in first, with no lock held: a Badger read waits for
+// the commit in flight (the applier's, of many runs), and nothing should
+// queue behind that wait. Then, under bmu shared (CreateTask takes it
+// alone), the journal's look for the task among the pending records and
+// the append are one step under its own lock; Badger is looked in again
+// only if a task may have reached it since the first look by a way other
+// than a pending record: the applier dropped applied records (the
+// journal counts the drops), or CreateTask committed one.
 func (s *Store) appendBegin(ctx context.Context, rec *jrec) (uint64, error) {
-	seen := s.taskWrites()
+	drops, created := s.jr.dropCount(), s.created.Load()
 	if err := s.taskAbsentBadger(ctx, rec.task); err != nil {
 		return 0, err
 	}
 	hook("begin-looked")
-	s.bmu.Lock()
-	defer s.bmu.Unlock()
-	if s.jr.hasTask(rec.task) {
-		return 0, ErrExists
-	}
-	if s.taskWrites() != seen {
+	s.bmu.RLock()
+	defer s.bmu.RUnlock()
+	if s.created.Load() != created {
+		drops = s.jr.dropCount()
 		if err := s.taskAbsentBadger(ctx, rec.task); err != nil {
 			return 0, err
 		}
 	}
 	failpoint.Hit(failpoint.CheckpointCommit)
 	hook(failpoint.CheckpointCommit)
-	lsn, err := s.jr.appendCheckpoint(rec)
-	if err == nil {
-		s.seqs.fresh(rec.task, rec.exec, rec.sum)
+	for {
+		lsn, err := s.jr.appendBegin(rec, drops)
+		if err != errLookAgain {
+			if err == nil {
+				s.seqs.fresh(rec.task, rec.exec, rec.sum)
+			}
+			return lsn, err
+		}
+		drops = s.jr.dropCount()
+		if err := s.taskAbsentBadger(ctx, rec.task); err != nil {
+			return 0, err
+		}
 	}
-	return lsn, err
 }
-
-// taskWrites counts the ways a task can have reached Badger other than
-// through a journal record still pending: the applier's drops of applied
-// records and CreateTask's commits. appendBegin compares two counts.
-func (s *Store) taskWrites() uint64 { return s.jr.dropCount() + s.created.Load() }
 
 // taskAbsentBadger is nil if no task id is in Badger, else ErrExists.
 func (s *Store) taskAbsentBadger(ctx context.Context, id string) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -101,6 +102,10 @@ type jrec struct {
 	// kindRecording (task above: the task it is linked to, or "")
 	hash string
 	val  []byte
+	// slot is the record's room in its segment while it is written
+	// (reserve); sealed says it is whole (publish). Both under j.mu.
+	slot   []byte
+	sealed bool
 }
 
 // segment is one journal file and its mapping.
@@ -116,7 +121,8 @@ type journal struct {
 	dir  string
 	sync bool // fdatasync before a checkpoint returns (WithSyncCheckpoints)
 	mu   sync.Mutex
-	cond *sync.Cond
+	cond *sync.Cond // on mu: a sync finished
+	pub  *sync.Cond // on mu: records were published
 	cur  *segment   // the segment records go into (nil before the first)
 	off  int        // where in cur.m the next record goes
 	segs []*segment // the segments not yet deleted, in order; cur last
@@ -126,9 +132,10 @@ type journal struct {
 	filter *recFilter // told of each recording appended (noteRecording)
 
 	nextLSN  uint64
-	appended atomic.Uint64 // lsn of the last record appended
+	appended atomic.Uint64 // lsn of the last record published
 	kick     chan struct{} // wakes the applier (applyLoop)
-	recs     []*jrec       // records appended, not yet applied, in lsn order
+	recs     []*jrec       // records published, not yet applied, in lsn order
+	inflight []*jrec       // records reserved, not yet published, in lsn order
 	bytes    int           // their size in the segments
 	synced   uint64        // lsn of the last record synced
 	syncing  bool
@@ -191,6 +198,7 @@ func newJournal(dir string, fsync bool, lastSeg, next uint64) *journal {
 	j := &journal{dir: dir, sync: fsync, seg: lastSeg, nextLSN: next,
 		execs: map[seqID]*jrec{}, rdngs: map[string]*jrec{}, tasks: map[string]*jrec{}}
 	j.cond = sync.NewCond(&j.mu)
+	j.pub = sync.NewCond(&j.mu)
 	j.kick = make(chan struct{}, 1)
 	return j
 }
@@ -203,6 +211,21 @@ func (j *journal) newRec() *jrec {
 		return r
 	}
 	return new(jrec)
+}
+
+// uvarintLen is the length of x encoded as a uvarint.
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// fieldLen is the length of a uvarint-prefixed field of n bytes.
+func fieldLen(n int) int { return uvarintLen(uint64(n)) + n }
+
+// kvsLen is the length of what putKVs writes.
+func kvsLen(kvs []kv) int {
+	n := uvarintLen(uint64(len(kvs)))
+	for _, e := range kvs {
+		n += fieldLen(len(e.k)) + fieldLen(len(e.v))
+	}
+	return n
 }
 
 // putBytes appends a uvarint-prefixed field and returns the field.
@@ -218,15 +241,6 @@ func putString(b *[]byte, v string) {
 	*b = append(*b, v...)
 }
 
-// kvsSize bounds what putKVs writes.
-func kvsSize(kvs []kv) int {
-	n := binary.MaxVarintLen64
-	for _, e := range kvs {
-		n += 2*binary.MaxVarintLen64 + len(e.k) + len(e.v)
-	}
-	return n
-}
-
 func putKVs(b *[]byte, kvs []kv, out []kv) []kv {
 	*b = binary.AppendUvarint(*b, uint64(len(kvs)))
 	for _, e := range kvs {
@@ -237,60 +251,167 @@ func putKVs(b *[]byte, kvs []kv, out []kv) []kv {
 	return out
 }
 
-// begin makes room for a record of at most size payload bytes and its
-// header; the payload is appended to b, and end frames it. j.mu is held.
-func (j *journal) begin(size int) (b []byte, start int, err error) {
-	if j.err != nil {
-		return nil, 0, j.err
-	}
-	if j.cur == nil || len(j.cur.m)-j.off < journalHeader+size {
+// Appending is three steps, so that many writers encode their records at
+// once and j.mu covers only the bookkeeping (see "Why journal writers
+// encode their records outside the journal's lock, not under it" in
+// RATIONALE.md):
+//
+//   - reserve, under j.mu, gives a record its lsn and its room, the
+//     next bytes of the segment;
+//   - the writer encodes the record there and frames it (seal), the
+//     length last, with no lock held;
+//   - publish, under j.mu, puts the records sealed so far, in lsn order
+//     up to the first one still being written, in the overlay and the
+//     applier's queue, and the writer waits until its own is published:
+//     it returns only once every record before it is whole too, so a
+//     kill never leaves a record it acknowledged after a torn one.
+//
+// A segment's records are all published before the next segment opens
+// (reserve waits), so a torn record is always the last one replay reads.
+
+// reserve takes the room for a record of exactly size payload bytes and
+// its header, in the current segment or a new one, and gives the record
+// its lsn. The record is written by the caller and goes to publish.
+// j.mu is held.
+func (j *journal) reserve(kind byte, size int) (*jrec, error) {
+	for {
+		if j.err != nil {
+			return nil, j.err
+		}
+		if j.cur != nil && len(j.cur.m)-j.off >= journalHeader+size {
+			break
+		}
+		if len(j.inflight) > 0 {
+			// The records in the segment are to be whole before the
+			// next segment opens (and, with fsync, syncs this one).
+			hook("journal-segment-wait")
+			j.pub.Wait()
+			continue
+		}
 		if err := j.openSegment(journalHeader + size); err != nil {
 			j.fail(err)
-			return nil, 0, err
+			return nil, err
 		}
 	}
-	// The mapping is zeros past j.off: the header stays zero (the end
-	// of the segment's records) until end fills it in.
-	return j.cur.m[:j.off+journalHeader], j.off, nil
-}
-
-// end fills in the header of the record b[start:] and returns its lsn.
-func (j *journal) end(b []byte, start int, kind byte) uint64 {
-	if &b[0] != &j.cur.m[0] {
-		panic("journal: a record outgrew its room") // its size is computed wrongly: a bug
-	}
-	lsn := j.nextLSN
+	rec := j.newRec()
+	*rec = jrec{kind: kind, lsn: j.nextLSN, seg: j.cur.n, size: journalHeader + size,
+		slot: j.cur.m[j.off : j.off+journalHeader+size : j.off+journalHeader+size],
+		kvs:  rec.kvs[:0], rewrites: rec.rewrites[:0]}
 	j.nextLSN++
-	h := b[start : start+journalHeader]
-	binary.LittleEndian.PutUint64(h[8:], lsn)
-	h[16] = kind
-	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(b[start+8:], castagnoli))
-	if e := len(b); j.cur.gen > 0 && e+4 <= len(j.cur.m) {
-		// A recycled segment holds old bytes here: the end of the
-		// records moves past this one only once its length is set.
+	j.off += rec.size
+	if e := j.off; j.cur.gen > 0 && e+4 <= len(j.cur.m) {
+		// A recycled segment holds old bytes here: the next record's
+		// length is zero until that record is sealed. (A new segment
+		// is zeros past j.off.)
 		clear(j.cur.m[e : e+4])
 	}
-	binary.LittleEndian.PutUint32(h[0:], uint32(len(b)-start-journalHeader))
-	j.off = len(b)
-	j.appended.Store(lsn)
-	return lsn
+	j.inflight = append(j.inflight, rec)
+	return rec, nil
+}
+
+// seal frames a record whose payload b was appended to its slot's
+// header: lsn, kind and CRC first, the length last, which makes it a
+// record for a reader of the segment.
+func seal(rec *jrec, b []byte) {
+	h := rec.slot[:journalHeader]
+	if len(b) != rec.size || &b[0] != &h[0] {
+		panic("journal: a record's size is computed wrongly") // a bug
+	}
+	binary.LittleEndian.PutUint64(h[8:], rec.lsn)
+	h[16] = rec.kind
+	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(rec.slot[8:], castagnoli))
+	binary.LittleEndian.PutUint32(h[0:], uint32(rec.size-journalHeader))
+}
+
+// publish takes a sealed record: the records sealed, from the first one
+// reserved up to the first still being written, go to the overlay and
+// the applier's queue, in lsn order. It returns once rec has gone (it
+// may be applied and recycled then: the caller keeps its lsn).
+func (j *journal) publish(rec *jrec) {
+	lsn := rec.lsn
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	rec.sealed = true
+	n := 0
+	for n < len(j.inflight) && j.inflight[n].sealed {
+		j.queue(j.inflight[n])
+		n++
+	}
+	if n > 0 {
+		j.appended.Store(j.inflight[n-1].lsn)
+		rest := copy(j.inflight, j.inflight[n:])
+		clear(j.inflight[rest:])
+		j.inflight = j.inflight[:rest]
+		j.pub.Broadcast()
+	}
+	for j.appended.Load() < lsn {
+		hook("journal-publish-wait")
+		j.pub.Wait()
+	}
 }
 
 // appendCheckpoint journals a checkpoint record; it returns its lsn. The
 // record's fields copy r's into the segment. Once it returns, the record
 // is in the page cache and every read sees it.
 func (j *journal) appendCheckpoint(r *jrec) (uint64, error) {
-	size := 6*binary.MaxVarintLen64 + len(r.task) + len(r.exec) + len(r.cp) + len(r.execVal) + len(r.sumExec) + len(r.status) + 1 +
-		kvsSize(r.kvs) + kvsSize(r.rewrites)
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	b, start, err := j.begin(size)
+	rec, err := j.reserve(kindCheckpoint, checkpointLen(r))
+	j.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
-	rec := j.newRec()
-	*rec = jrec{kind: kindCheckpoint, task: r.task, exec: r.exec, status: r.status, sum: r.sum, begins: r.begins, begun: r.begun,
-		kvs: rec.kvs[:0], rewrites: rec.rewrites[:0]}
+	hook("journal-reserved")
+	return j.writeCheckpoint(rec, r), nil
+}
+
+// errLookAgain is appendBegin's answer when applied records were dropped
+// since the caller's count: their tasks are in Badger, which the caller
+// looked in before.
+var errLookAgain = errors.New("journal: applied records dropped since the look in Badger")
+
+// appendBegin journals a Begin's record (r.begins) unless its task is
+// pending (ErrExists) or records were dropped since the count drops
+// (errLookAgain). The look and the reservation are one step under j.mu,
+// and the task is pending from the reservation on, so two Begins of one
+// task cannot both pass.
+func (j *journal) appendBegin(r *jrec, drops uint64) (uint64, error) {
+	j.mu.Lock()
+	if _, ok := j.tasks[r.task]; ok {
+		j.mu.Unlock()
+		return 0, ErrExists
+	}
+	if j.drops.Load() != drops {
+		j.mu.Unlock()
+		return 0, errLookAgain
+	}
+	rec, err := j.reserve(kindCheckpoint, checkpointLen(r))
+	if err == nil {
+		rec.task, rec.begins = r.task, true
+		j.tasks[r.task] = rec
+	}
+	j.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	hook("journal-reserved")
+	return j.writeCheckpoint(rec, r), nil
+}
+
+// checkpointLen is the length of a checkpoint record's payload.
+func checkpointLen(r *jrec) int {
+	n := fieldLen(len(r.task)) + fieldLen(len(r.exec)) + 1 + fieldLen(len(r.cp)) + fieldLen(len(r.status)) +
+		kvsLen(r.kvs) + kvsLen(r.rewrites)
+	if r.execVal != nil {
+		n += fieldLen(len(r.execVal)) + fieldLen(len(r.sumExec))
+	}
+	return n
+}
+
+// writeCheckpoint encodes r into the room reserved for rec, with no lock
+// held, and publishes it.
+func (j *journal) writeCheckpoint(rec *jrec, r *jrec) uint64 {
+	rec.task, rec.exec, rec.status, rec.sum, rec.begins, rec.begun = r.task, r.exec, r.status, r.sum, r.begins, r.begun
+	b := rec.slot[:journalHeader]
 	putString(&b, r.task)
 	putString(&b, r.exec)
 	flags := byte(0)
@@ -309,37 +430,36 @@ func (j *journal) appendCheckpoint(r *jrec) (uint64, error) {
 	putString(&b, string(r.status))
 	rec.kvs = putKVs(&b, r.kvs, rec.kvs)
 	rec.rewrites = putKVs(&b, r.rewrites, rec.rewrites)
-	rec.lsn, rec.size = j.end(b, start, kindCheckpoint), len(b)-start
-	j.queue(rec)
-	return rec.lsn, nil
+	seal(rec, b)
+	lsn := rec.lsn
+	j.publish(rec)
+	return lsn
 }
 
 // appendRecording journals a recording record; it returns its lsn.
 func (j *journal) appendRecording(hash, task string, val []byte) (uint64, error) {
-	size := 3*binary.MaxVarintLen64 + len(hash) + len(task) + len(val)
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	b, start, err := j.begin(size)
+	rec, err := j.reserve(kindRecording, fieldLen(len(hash))+fieldLen(len(task))+fieldLen(len(val)))
+	j.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
-	// Noted under j.mu: a filter rebuild that reads the overlay then
-	// sees this record, or is collecting notes already.
-	j.filter.note(hash)
-	rec := j.newRec()
-	*rec = jrec{kind: kindRecording, hash: hash, task: task, kvs: rec.kvs[:0], rewrites: rec.rewrites[:0]}
+	hook("journal-reserved")
+	rec.hash, rec.task = hash, task
+	b := rec.slot[:journalHeader]
 	putString(&b, hash)
 	putString(&b, task)
 	rec.val = putBytes(&b, val)
-	rec.lsn, rec.size = j.end(b, start, kindRecording), len(b)-start
-	j.queue(rec)
-	return rec.lsn, nil
+	seal(rec, b)
+	lsn := rec.lsn
+	j.publish(rec)
+	return lsn, nil
 }
 
-// queue takes a record just framed: it is in the overlay and waits for
-// the applier. j.mu is held.
+// queue takes a record just published: it is in the overlay and waits
+// for the applier. j.mu is held.
 func (j *journal) queue(rec *jrec) {
-	rec.seg = j.cur.n
+	rec.slot = nil
 	j.recs = append(j.recs, rec)
 	j.bytes += rec.size
 	switch rec.kind {
@@ -347,10 +467,11 @@ func (j *journal) queue(rec *jrec) {
 		if rec.execVal != nil {
 			j.execs[seqID{rec.task, rec.exec}] = rec
 		}
-		if rec.begins {
-			j.tasks[rec.task] = rec
-		}
 	case kindRecording:
+		// Noted under j.mu as it enters the overlay: a filter rebuild
+		// that reads the overlay then sees this record, or is
+		// collecting notes already.
+		j.filter.note(rec.hash)
 		j.rdngs[rec.hash] = rec
 	}
 	n := len(j.recs)

@@ -604,10 +604,9 @@ func storeKeys(t *testing.T, s *Store) map[string]string {
 }
 
 // TestBeginLooksAgain: Begin looks for its task in Badger before it takes
-// the lock that orders it with other Begins and CreateTask. A task that
-// reaches Badger between that look and the lock — created by CreateTask,
-// or begun by another Begin whose record the applier then applied and
-// dropped — is found by a second look, not begun twice.
+// any lock. A task that arrives after that look — created by CreateTask,
+// begun by another Begin and still pending, or begun and then applied and
+// dropped by the applier — is found, not begun twice.
 func TestBeginLooksAgain(t *testing.T) {
 	holdJournal(t)
 	ctx := context.Background()
@@ -619,6 +618,9 @@ func TestBeginLooksAgain(t *testing.T) {
 		between func()
 	}{
 		{"created", func() { must(t, s.CreateTask(ctx, &Task{ID: "created", Pipeline: "p"})) }},
+		{"pending", func() {
+			must(t, s.Begin(ctx, &Task{ID: "pending", Pipeline: "p"}, &Execution{ID: "pending-e1"}, &Checkpoint{State: []byte(`{}`)}))
+		}},
 		{"applied", func() {
 			must(t, s.Begin(ctx, &Task{ID: "applied", Pipeline: "p"}, &Execution{ID: "applied-e1"}, &Checkpoint{State: []byte(`{}`)}))
 			must(t, s.applyPending())
@@ -637,7 +639,7 @@ func TestBeginLooksAgain(t *testing.T) {
 		err := s.Begin(ctx, &Task{ID: c.id, Pipeline: "p"}, &Execution{ID: c.id + "-e2"}, &Checkpoint{State: []byte(`{}`)})
 		setTestHook(nil)
 		if !errors.Is(err, ErrExists) {
-			t.Errorf("%s: Begin of a task that reached Badger after its first look: %v, want ErrExists", c.id, err)
+			t.Errorf("%s: Begin of a task that arrived after its look in Badger: %v, want ErrExists", c.id, err)
 		}
 	}
 }

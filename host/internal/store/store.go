@@ -97,7 +97,7 @@ type Store struct {
 	srv     *snapServer   // a writer's snapshot service
 	hs      handlers      // a writer's other requests (serve.go)
 	wmu     sync.RWMutex  // held shared by every commit, exclusively while a snapshot is taken
-	bmu     sync.Mutex    // held by Begin from its look in the journal to its append, and by CreateTask
+	bmu     sync.RWMutex  // shared by Begins from their look in the journal to the append, held alone by CreateTask
 	created atomic.Uint64 // CreateTask commits, for Begin's look in Badger made before bmu
 	jr      *journal      // a writer's journal of run steps (journal.go)
 	recf    *recFilter    // a writer's filter of recording hashes (recfilter.go)
