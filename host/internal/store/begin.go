@@ -169,16 +169,25 @@ func cloneTask(t *Task) *Task {
 }
 
 // appendBegin journals Begin's record unless its task exists (ErrExists).
+// It holds bmu shared (CreateTask takes it alone) until the record is
+// published. A task whose keys sort after every task key in the store
+// (the journal's floor: a new id) needs no look in Badger; the journal
+// looks for it among the pending records in the step that reserves its
+// record.
 //
-// Badger is looked in first, with no lock held: a Badger read waits for
-// the commit in flight (the applier's, of many runs), and nothing should
-// queue behind that wait. Then, under bmu shared (CreateTask takes it
-// alone), the journal's look for the task among the pending records and
-// the append are one step under its own lock; Badger is looked in again
-// only if a task may have reached it since the first look by a way other
-// than a pending record: the applier dropped applied records (the
-// journal counts the drops), or CreateTask committed one.
+// Otherwise Badger is looked in first, with no lock held: a Badger read
+// waits for the commit in flight (the applier's, of many runs), and
+// nothing should queue behind that wait. Badger is looked in again if a
+// task may have reached it since the look by a way other than a pending
+// record: the applier dropped applied records (the journal counts the
+// drops), or CreateTask committed one.
 func (s *Store) appendBegin(ctx context.Context, rec *jrec) (uint64, error) {
+	s.bmu.RLock()
+	lsn, err := s.appendBeginLocked(rec, false, 0)
+	s.bmu.RUnlock()
+	if err != errLookAgain {
+		return lsn, err
+	}
 	drops, created := s.jr.dropCount(), s.created.Load()
 	if err := s.taskAbsentBadger(ctx, rec.task); err != nil {
 		return 0, err
@@ -192,14 +201,9 @@ func (s *Store) appendBegin(ctx context.Context, rec *jrec) (uint64, error) {
 			return 0, err
 		}
 	}
-	failpoint.Hit(failpoint.CheckpointCommit)
-	hook(failpoint.CheckpointCommit)
 	for {
-		lsn, err := s.jr.appendBegin(rec, drops)
+		lsn, err := s.appendBeginLocked(rec, true, drops)
 		if err != errLookAgain {
-			if err == nil {
-				s.seqs.fresh(rec.task, rec.exec, rec.sum)
-			}
 			return lsn, err
 		}
 		drops = s.jr.dropCount()
@@ -209,15 +213,50 @@ func (s *Store) appendBegin(ctx context.Context, rec *jrec) (uint64, error) {
 	}
 }
 
+// appendBeginLocked is one try of the journal's appendBegin; bmu is held.
+func (s *Store) appendBeginLocked(rec *jrec, look bool, drops uint64) (uint64, error) {
+	failpoint.Hit(failpoint.CheckpointCommit)
+	hook(failpoint.CheckpointCommit)
+	lsn, err := s.jr.appendBegin(rec, look, drops)
+	if err == nil {
+		s.seqs.fresh(rec.task, rec.exec, rec.sum)
+	}
+	return lsn, err
+}
+
 // taskAbsentBadger is nil if no task id is in Badger, else ErrExists.
+// It gives the journal the last task key it saw (setFloor).
 func (s *Store) taskAbsentBadger(ctx context.Context, id string) error {
-	return s.viewRaw(ctx, func(txn *badger.Txn) error {
-		ok, err := exists(txn, taskKey(id))
-		if err == nil && ok {
+	n, ok := s.jr.writesAt()
+	var last []byte
+	err := s.viewRaw(ctx, func(txn *badger.Txn) error {
+		found, err := exists(txn, taskKey(id))
+		if err == nil && found {
 			err = ErrExists
 		}
+		if err != nil {
+			return err
+		}
+		last, err = lastTaskKey(txn)
 		return err
 	})
+	if err == nil {
+		s.jr.setFloor(last, n, ok)
+	}
+	return err
+}
+
+// lastTaskKey returns the last key under the tasks' prefix, or nil.
+func lastTaskKey(txn *badger.Txn) ([]byte, error) {
+	opts := badger.DefaultIteratorOptions
+	opts.Reverse, opts.PrefetchValues, opts.Prefix = true, false, []byte(pTask)
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	it.Seek(append([]byte(pTask), 0xff))
+	if !it.Valid() {
+		return nil, nil
+	}
+	return it.Item().KeyCopy(nil), nil
 }
 
 // kvSetter collects what a setter is told to set.

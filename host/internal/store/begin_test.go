@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 )
 
@@ -37,4 +40,61 @@ func TestBegin(t *testing.T) {
 		t.Fatalf("execution of the refused Begin: %v", err)
 	}
 	wantErr(t, s.Begin(ctx, &Task{ID: "bad id", Pipeline: "p"}, &Execution{}, &Checkpoint{}), `begin task: task id "bad id" has a bad character ' ' (use letters, digits and . _ - : +)`)
+}
+
+// TestBeginFloor: Begin skips its look in Badger for a task whose keys
+// sort after every task key in the store, and only then. Each case's id
+// sorts after all before it; each task arrives another way first — by
+// CreateTask, an import, a Begin still pending, a Begin applied — and a
+// Begin of it is refused, not journaled twice.
+func TestBeginFloor(t *testing.T) {
+	holdJournal(t)
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), ".sextant"), testConfig())
+	must(t, err)
+	defer s.Close()
+	var looks atomic.Int32
+	setTestHook(func(p string) {
+		if p == "begin-looked" {
+			looks.Add(1)
+		}
+	})
+	defer setTestHook(nil)
+	begin := func(id string) error {
+		return s.Begin(ctx, &Task{ID: id, Pipeline: "p"}, &Execution{ID: id + "-e"}, &Checkpoint{State: []byte(`{}`)})
+	}
+	must(t, begin("b1")) // looks: no floor yet
+	must(t, begin("b2"))
+	if n := looks.Load(); n != 1 {
+		t.Fatalf("%d looks in Badger for two new tasks, want 1: the floor spares none, the test tests nothing", n)
+	}
+
+	other, err := Open(ctx, filepath.Join(t.TempDir(), ".sextant"), testConfig())
+	must(t, err)
+	must(t, other.CreateTask(ctx, &Task{ID: "f6", Pipeline: "p"}))
+	var export bytes.Buffer
+	_, err = other.Export(ctx, &export, ExportOptions{})
+	must(t, err)
+	must(t, other.Close())
+
+	for _, c := range []struct {
+		id     string
+		before func()
+	}{
+		{"c3", func() { must(t, s.CreateTask(ctx, &Task{ID: "c3", Pipeline: "p"})) }},
+		{"d4", func() { must(t, begin("d4")) }},
+		{"e5", func() {
+			must(t, begin("e5"))
+			must(t, s.applyPending())
+		}},
+		{"f6", func() {
+			_, err := s.Import(ctx, bytes.NewReader(export.Bytes()), "export")
+			must(t, err)
+		}},
+	} {
+		c.before()
+		if err := begin(c.id); !errors.Is(err, ErrExists) {
+			t.Errorf("%s: Begin of a task that exists: %v, want ErrExists", c.id, err)
+		}
+	}
 }

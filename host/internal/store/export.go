@@ -610,6 +610,8 @@ func (im *importer) write(ctx context.Context, r io.Reader) (Counts, error) {
 	var n Counts
 	im.s.wmu.RLock() // an import is paused for no snapshot: readers wait for it
 	defer im.s.wmu.RUnlock()
+	im.s.jr.writeStarts() // it may create tasks: Begin's floor no longer holds
+	defer im.s.jr.writeEnds()
 	wb := im.s.db.NewWriteBatch()
 	defer wb.Cancel()
 	first := true

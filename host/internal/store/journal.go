@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -122,7 +123,7 @@ type journal struct {
 	sync bool // fdatasync before a checkpoint returns (WithSyncCheckpoints)
 	mu   sync.Mutex
 	cond *sync.Cond // on mu: a sync finished
-	pub  *sync.Cond // on mu: records were published
+	pub  *sync.Cond // on mu: no record is being written (reserve)
 	cur  *segment   // the segment records go into (nil before the first)
 	off  int        // where in cur.m the next record goes
 	segs []*segment // the segments not yet deleted, in order; cur last
@@ -136,6 +137,7 @@ type journal struct {
 	kick     chan struct{} // wakes the applier (applyLoop)
 	recs     []*jrec       // records published, not yet applied, in lsn order
 	inflight []*jrec       // records reserved, not yet published, in lsn order
+	waiting  []*waiter     // writers of records sealed, not yet published
 	bytes    int           // their size in the segments
 	synced   uint64        // lsn of the last record synced
 	syncing  bool
@@ -147,9 +149,16 @@ type journal struct {
 	rdngs map[string]*jrec
 	tasks map[string]*jrec // tasks Begin created
 
-	pending atomic.Int64  // len(recs), for readers deciding whether to settle
-	drops   atomic.Uint64 // dropApplied calls, counted after the records left
-	free    []*jrec
+	// Begin's floor (taskFloor): every task key in Badger or reserved
+	// here is at most taskMax; with floorOK, as of floorAt writes
+	// outside the journal (writeStarts), which may create tasks too.
+	taskMax        []byte
+	floorAt        uint64
+	floorOK        bool
+	wstarts, wends atomic.Uint64
+	pending        atomic.Int64  // len(recs), for readers deciding whether to settle
+	drops          atomic.Uint64 // dropApplied calls, counted after the records left
+	free           []*jrec
 }
 
 // segName is the file name of segment n.
@@ -253,8 +262,8 @@ func putKVs(b *[]byte, kvs []kv, out []kv) []kv {
 
 // Appending is three steps, so that many writers encode their records at
 // once and j.mu covers only the bookkeeping (see "Why journal writers
-// encode their records outside the journal's lock, not under it" in
-// RATIONALE.md):
+// encode their records outside the journal's lock, and Begin skips
+// Badger for a new id" in RATIONALE.md):
 //
 //   - reserve, under j.mu, gives a record its lsn and its room, the
 //     next bytes of the segment;
@@ -330,7 +339,6 @@ func seal(rec *jrec, b []byte) {
 func (j *journal) publish(rec *jrec) {
 	lsn := rec.lsn
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	rec.sealed = true
 	n := 0
 	for n < len(j.inflight) && j.inflight[n].sealed {
@@ -338,24 +346,61 @@ func (j *journal) publish(rec *jrec) {
 		n++
 	}
 	if n > 0 {
-		j.appended.Store(j.inflight[n-1].lsn)
+		last := j.inflight[n-1].lsn
+		j.appended.Store(last)
 		rest := copy(j.inflight, j.inflight[n:])
 		clear(j.inflight[rest:])
 		j.inflight = j.inflight[:rest]
-		j.pub.Broadcast()
+		j.wake(last)
+		if rest == 0 {
+			j.pub.Broadcast() // a new segment may open (reserve)
+		}
 	}
-	for j.appended.Load() < lsn {
-		hook("journal-publish-wait")
-		j.pub.Wait()
+	if j.appended.Load() >= lsn {
+		j.mu.Unlock()
+		return
 	}
+	// Woken alone when its record is published, not with every
+	// publication: a writer then needs j.mu no more.
+	hook("journal-publish-wait")
+	w := waiters.Get().(*waiter)
+	w.lsn = lsn
+	j.waiting = append(j.waiting, w)
+	j.mu.Unlock()
+	<-w.ch
+	waiters.Put(w)
+}
+
+// waiter is a writer waiting for its record to be published.
+type waiter struct {
+	lsn uint64
+	ch  chan struct{} // one send when it is
+}
+
+var waiters = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1)} }}
+
+// wake lets go the writers whose records are published up to last.
+// j.mu is held.
+func (j *journal) wake(last uint64) {
+	keep := j.waiting[:0]
+	for _, w := range j.waiting {
+		if w.lsn <= last {
+			w.ch <- struct{}{}
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	clear(j.waiting[len(keep):])
+	j.waiting = keep
 }
 
 // appendCheckpoint journals a checkpoint record; it returns its lsn. The
 // record's fields copy r's into the segment. Once it returns, the record
 // is in the page cache and every read sees it.
 func (j *journal) appendCheckpoint(r *jrec) (uint64, error) {
+	size := checkpointLen(r)
 	j.mu.Lock()
-	rec, err := j.reserve(kindCheckpoint, checkpointLen(r))
+	rec, err := j.reserve(kindCheckpoint, size)
 	j.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -364,27 +409,29 @@ func (j *journal) appendCheckpoint(r *jrec) (uint64, error) {
 	return j.writeCheckpoint(rec, r), nil
 }
 
-// errLookAgain is appendBegin's answer when applied records were dropped
-// since the caller's count: their tasks are in Badger, which the caller
-// looked in before.
-var errLookAgain = errors.New("journal: applied records dropped since the look in Badger")
+// errLookAgain is appendBegin's answer when its task may be in Badger:
+// the caller looks there, and tries again.
+var errLookAgain = errors.New("journal: look for the task in Badger")
 
 // appendBegin journals a Begin's record (r.begins) unless its task is
-// pending (ErrExists) or records were dropped since the count drops
-// (errLookAgain). The look and the reservation are one step under j.mu,
+// pending (ErrExists) or may be in Badger (errLookAgain): with look
+// false, unless its task key is above the floor (taskFloor); with look
+// true, if records were dropped since the count drops, taken before the
+// caller looked. The look and the reservation are one step under j.mu,
 // and the task is pending from the reservation on, so two Begins of one
 // task cannot both pass.
-func (j *journal) appendBegin(r *jrec, drops uint64) (uint64, error) {
+func (j *journal) appendBegin(r *jrec, look bool, drops uint64) (uint64, error) {
+	size := checkpointLen(r)
 	j.mu.Lock()
 	if _, ok := j.tasks[r.task]; ok {
 		j.mu.Unlock()
 		return 0, ErrExists
 	}
-	if j.drops.Load() != drops {
+	if look && j.drops.Load() != drops || !look && !j.aboveFloor(r.task) {
 		j.mu.Unlock()
 		return 0, errLookAgain
 	}
-	rec, err := j.reserve(kindCheckpoint, checkpointLen(r))
+	rec, err := j.reserve(kindCheckpoint, size)
 	if err == nil {
 		rec.task, rec.begins = r.task, true
 		j.tasks[r.task] = rec
@@ -395,6 +442,69 @@ func (j *journal) appendBegin(r *jrec, drops uint64) (uint64, error) {
 	}
 	hook("journal-reserved")
 	return j.writeCheckpoint(rec, r), nil
+}
+
+// Begin must know its task is in no store key, and a look in Badger
+// waits for the commit in flight (the applier's, of many runs). The
+// floor spares it the look: ids the store makes (NewID) increase, so a
+// new task's keys sort after every key of the tasks before it. A look
+// in Badger that finds no outside write in progress (writesAt) takes
+// the last task key (setFloor); a Begin's task raises it as its record
+// leaves the pending ones (dropApplied), applied (until then j.tasks
+// holds it); and it holds while no write outside the journal, which may
+// create a task another way (CreateTask, an import), has started since.
+
+// writeStarts and writeEnds bracket a Badger write other than the
+// applier's, which may create a task.
+func (j *journal) writeStarts() {
+	if j != nil {
+		j.wstarts.Add(1)
+	}
+}
+
+func (j *journal) writeEnds() {
+	if j != nil {
+		j.wends.Add(1)
+	}
+}
+
+// writesAt returns how many outside writes started, and whether they
+// have all ended: if so, a Badger read that begins after holds them all.
+func (j *journal) writesAt() (uint64, bool) {
+	e := j.wends.Load()
+	n := j.wstarts.Load()
+	return n, n == e
+}
+
+// aboveFloor reports whether every key of task sorts after every task
+// key in the store. j.mu is held.
+func (j *journal) aboveFloor(task string) bool {
+	if !j.floorOK || j.wstarts.Load() != j.floorAt || j.wends.Load() != j.floorAt {
+		return false
+	}
+	var buf [64]byte
+	p := append(append(append(buf[:0], pTask...), task...), '/') // every key of the task starts so
+	return bytes.Compare(p, j.taskMax) > 0
+}
+
+// raiseFloor makes taskMax at least the key a+b+c. j.mu is held.
+func (j *journal) raiseFloor(a, b, c string) {
+	var buf [80]byte
+	k := append(append(append(buf[:0], a...), b...), c...)
+	if bytes.Compare(k, j.taskMax) > 0 {
+		j.taskMax = append(j.taskMax[:0], k...)
+	}
+}
+
+// setFloor takes the last task key of a Badger read begun when writesAt
+// said n, ok.
+func (j *journal) setFloor(last []byte, n uint64, ok bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.raiseFloor(string(last), "", "")
+	if ok {
+		j.floorAt, j.floorOK = n, true
+	}
 }
 
 // checkpointLen is the length of a checkpoint record's payload.
@@ -438,8 +548,9 @@ func (j *journal) writeCheckpoint(rec *jrec, r *jrec) uint64 {
 
 // appendRecording journals a recording record; it returns its lsn.
 func (j *journal) appendRecording(hash, task string, val []byte) (uint64, error) {
+	size := fieldLen(len(hash)) + fieldLen(len(task)) + fieldLen(len(val))
 	j.mu.Lock()
-	rec, err := j.reserve(kindRecording, fieldLen(len(hash))+fieldLen(len(task))+fieldLen(len(val)))
+	rec, err := j.reserve(kindRecording, size)
 	j.mu.Unlock()
 	if err != nil {
 		return 0, err

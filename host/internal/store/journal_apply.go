@@ -101,6 +101,7 @@ func (j *journal) dropApplied(n int) {
 			}
 			if r.begins && j.tasks[r.task] == r {
 				delete(j.tasks, r.task)
+				j.raiseFloor(pTask, r.task, "/a") // in Badger now, and no longer pending
 			}
 		case kindRecording:
 			if j.rdngs[r.hash] == r {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -43,7 +44,13 @@ func pausedWriter(t *testing.T, s *Store, bSize int) (sign string, release func(
 	aDone, bDone := make(chan error, 1), make(chan error, 1)
 	go func() { aDone <- putRec(ctx, s, "a", 10) }()
 	<-reserved
-	go func() { bDone <- putRec(ctx, s, "b", bSize) }()
+	go func() {
+		err := putRec(ctx, s, "b", bSize)
+		if _, aerr := s.Recording(ctx, "a"); err == nil && aerr != nil {
+			err = fmt.Errorf("B returned before A, journaled first, was published: %w", aerr)
+		}
+		bDone <- err
+	}()
 	select {
 	case err := <-bDone:
 		must(t, err)

@@ -597,6 +597,8 @@ func (s *Store) updateRaw(ctx context.Context, fn func(txn *badger.Txn) error) e
 func (s *Store) updateOnce(fn func(txn *badger.Txn) error) (err error) {
 	s.wmu.RLock()
 	defer s.wmu.RUnlock()
+	s.jr.writeStarts() // it may create a task: Begin's floor no longer holds
+	defer s.jr.writeEnds()
 	defer recoverDamage(&err)
 	return s.db.Update(fn)
 }
