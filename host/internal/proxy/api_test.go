@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -393,5 +394,56 @@ func TestUnavailableRetryAfter(t *testing.T) {
 		if i > 10 {
 			t.Fatal("the circuit never opened")
 		}
+	}
+}
+
+// TestDecodeBudget: while calls hold what the proxy may hold decoded, one
+// more whose body would take it past the budget — a few MB of small
+// numbers decode to some eighty bytes each — is refused at once with a
+// 503 and Retry-After in the API's error shape, and small calls go on; a
+// call larger than the whole budget is served when it is the only one.
+func TestDecodeBudget(t *testing.T) {
+	held, release := make(chan struct{}), make(chan struct{})
+	up := newToolUpstream(t)
+	up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if bytes.Contains(b, []byte(`"hold"`)) {
+			close(held)
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]}`)
+	})
+	cfg := toolProviders(t, up).live(openStore(t, t.TempDir()))
+	cfg.DecodeBudget = 1 << 20
+	srv := serve(t, cfg)
+	small := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`
+	large := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"logit_bias":[` + strings.Repeat("0,", 50_000) + `0]}`
+	done := make(chan int)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+proxy.RouteChatCompletions, strings.NewReader(strings.Replace(small, `"x"`, `"hold"`, 1)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	<-held
+	resp, b := post(t, srv.URL+proxy.RouteChatCompletions, large, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || !strings.Contains(openAIError(t, b), "large requests") {
+		t.Errorf("a large call while another is held: %d Retry-After %q %s, want 503 with Retry-After 1", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	if resp, b := post(t, srv.URL+proxy.RouteChatCompletions, small, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("a small call while another is held: %d %s, want 200", resp.StatusCode, b)
+	}
+	close(release)
+	if code := <-done; code != http.StatusOK {
+		t.Errorf("the held call: %d", code)
+	}
+	if resp, b := post(t, srv.URL+proxy.RouteChatCompletions, large, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the large call alone: %d %s, want 200", resp.StatusCode, b)
 	}
 }

@@ -153,6 +153,12 @@ func (p *Proxy) serveRoute(w http.ResponseWriter, r *http.Request, rt *route) {
 		rt.writeError(w, f)
 		return
 	}
+	cost := decodeCost(body)
+	if !p.budget.take(cost) {
+		rt.writeError(w, busyFailure())
+		return
+	}
+	defer p.budget.give(cost)
 	c, f := parseRaw(rt, r, body)
 	if f != nil {
 		rt.writeError(w, f)

@@ -132,6 +132,10 @@ type Config struct {
 	// Client sends the forwarded calls; nil means a client of the
 	// proxy's own.
 	Client *http.Client
+	// DecodeBudget bounds, in bytes, what the calls being served may hold
+	// decoded at once, as estimated from their bodies; a call past it is
+	// a 503 with Retry-After. 0 means DefaultDecodeBudget.
+	DecodeBudget int64
 }
 
 // Proxy serves the recording proxy's routes. It is safe for concurrent use.
@@ -142,6 +146,7 @@ type Proxy struct {
 	client *http.Client
 	// replays keeps the recordings replays answer with, decoded.
 	replays replayCache
+	budget  *budget
 }
 
 // New returns a proxy over cfg.
@@ -169,7 +174,11 @@ func New(cfg Config) (*Proxy, error) {
 		client = &http.Client{Transport: tr, CheckRedirect: sameOrigin}
 	}
 	scrub := newScrubber(secrets)
-	return &Proxy{cfg: cfg, log: newScrubLogger(cfg.Logger, scrub).With("component", "proxy"), scrub: scrub, client: client}, nil
+	if cfg.DecodeBudget <= 0 {
+		cfg.DecodeBudget = DefaultDecodeBudget
+	}
+	return &Proxy{cfg: cfg, log: newScrubLogger(cfg.Logger, scrub).With("component", "proxy"), scrub: scrub, client: client,
+		budget: &budget{limit: cfg.DecodeBudget}}, nil
 }
 
 // sameOrigin follows an upstream's redirect only within its origin: the
