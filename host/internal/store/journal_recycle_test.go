@@ -43,6 +43,7 @@ func TestJournalRecycledSegment(t *testing.T) {
 		t.Skip("segments are not recycled here")
 	}
 	smallSegments(t)
+	smallFiles(t) // each image copies the store: Badger's preallocated logs small too
 	for _, fsync := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fsync=%t", fsync), func(t *testing.T) {
 			holdJournal(t)
