@@ -731,7 +731,12 @@ func (r *Runner) eval(src string, env map[string]any) (any, error) {
 		p = c.(*vm.Program)
 	} else {
 		var err error
-		if p, err = expr.Compile(src); err != nil {
+		// Compiled for a map[string]any environment, names left free
+		// (AllowUndefinedVariables checks them as compiling with no
+		// environment does): a name is then read straight from the map,
+		// where without it expr reads it through reflection, an
+		// allocation per name.
+		if p, err = expr.Compile(src, expr.Env(map[string]any{}), expr.AllowUndefinedVariables()); err != nil {
 			return nil, err
 		}
 		r.compiled.programs.Store(src, p)
