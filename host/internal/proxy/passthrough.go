@@ -659,12 +659,19 @@ func (p *Proxy) wholeOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, statu
 		}
 		b, ct = sb, "text/event-stream; charset=utf-8"
 	}
-	if err := rc.answered(ctx, &o, newRecorded(ct, streamed, b, o.text), latency, ""); err != nil {
+	task, hash := rc.task, c.hash
+	if msg := unfinished(c.rt, m); msg != "" {
+		// The upstream answered with a response that did not finish: as
+		// its streamed response.failed is, passed on as it was, recorded
+		// failed, never replayed.
+		f := rc.failed(ctx, &failure{status: http.StatusBadGateway, msg: fmt.Sprintf("provider block %q: %s", rc.block, msg)}, "sextant.response_failed", false)
+		task, hash = f.task, ""
+	} else if err := rc.answered(ctx, &o, newRecorded(ct, streamed, b, o.text), latency, ""); err != nil {
 		c.rt.writeError(w, &failure{status: http.StatusInternalServerError, class: "internal", code: "record_error",
 			msg: fmt.Sprintf("the answer could not be recorded: %v", p.scrub.string(err.Error()))})
 		return
 	}
-	writeHeaders(w, rc.task, c.hash, false)
+	writeHeaders(w, task, hash, false)
 	w.Header().Set("Content-Type", ct)
 	if streamed {
 		w.Header().Set("Cache-Control", "no-cache")
@@ -672,6 +679,29 @@ func (p *Proxy) wholeOut(w http.ResponseWriter, c *rawCall, rc *rawRecord, statu
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// unfinished says why a whole Responses answer m is not a finished
+// response, or "" when it is one. The API's statuses are completed and
+// incomplete (finished: a streamed call ends them with
+// response.completed and response.incomplete, recorded), failed (its
+// streamed response.failed is not recorded), cancelled, and queued and
+// in_progress (a background response, whose stream would have been cut
+// short): none of these last four is an answer to replay.
+func unfinished(rt *route, m map[string]any) string {
+	if rt != routeResponses {
+		return ""
+	}
+	switch s := str(m["status"]); s {
+	case "failed":
+		if msg := str(obj(m["error"])["message"]); msg != "" {
+			return "the upstream's response failed: " + msg
+		}
+		return "the upstream reported a failed response"
+	case "cancelled", "queued", "in_progress":
+		return fmt.Sprintf("the upstream's response is %s, not finished", s)
+	}
+	return ""
 }
 
 // streamWhole answers a whole (unstreamed) call the upstream answered

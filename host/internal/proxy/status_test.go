@@ -1,0 +1,69 @@
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sextant-dev/sextant/host/internal/proxy"
+	"github.com/sextant-dev/sextant/host/internal/store"
+)
+
+// TestResponsesStatus: a Responses answer the upstream sends whole with
+// HTTP 200 is recorded as its streamed form is. A completed or incomplete
+// response is recorded and replayed; a failed, cancelled, queued or
+// in_progress one (a streamed call's response.failed, or a stream with no
+// final event) is passed on as it was, recorded failed, and never
+// replayed, whole or asked for as a stream.
+func TestResponsesStatus(t *testing.T) {
+	for _, status := range []string{"completed", "incomplete", "failed", "cancelled", "queued", "in_progress"} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", status, stream), func(t *testing.T) {
+				answer := fmt.Sprintf(`{"id":"resp_1","object":"response","status":%q,"model":"gpt-4o-mini",`+
+					`"error":{"code":"server_error","message":"the model fell over"},`+
+					`"output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"hi","annotations":[]}]}],`+
+					`"usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}`, status)
+				up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(answer))
+				}))
+				t.Cleanup(up.Close)
+				ps := streamProviders(t, block("default", "openai", up.URL+"/v1"))
+				st := openStore(t, t.TempDir())
+				srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
+				body := `{"model":"gpt-4o-mini","input":"hello"}`
+				if stream {
+					body = streamed(body)
+				}
+				r, b := post(t, srv.URL+proxy.RouteResponses, body, map[string]string{proxy.HeaderTask: "t"})
+				if r.StatusCode != http.StatusOK || !strings.Contains(string(b), status) {
+					t.Fatalf("status %d: %s; want 200 with the upstream's response passed on", r.StatusCode, b)
+				}
+				tr, err := st.Tree(context.Background(), "t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				good := status == "completed" || status == "incomplete"
+				want := store.StatusFailed
+				if good {
+					want = store.StatusCompleted
+				}
+				if got := tr.Executions[0].Execution.Status; got != want || (len(tr.Recordings) == 1) != good {
+					t.Fatalf("execution %s with %d recordings; want %s with %d", got, len(tr.Recordings), want, map[bool]int{true: 1}[good])
+				}
+				if r.Header.Get(proxy.HeaderHash) != "" && !good {
+					t.Errorf("a failed answer named recording %q", r.Header.Get(proxy.HeaderHash))
+				}
+				up.Close()
+				replay := serve(t, proxy.Config{Store: st, Replay: true})
+				r, b = post(t, replay.URL+proxy.RouteResponses, body, nil)
+				if (r.StatusCode == http.StatusOK) != good {
+					t.Errorf("replay: %d %s; want it answered only from a finished response", r.StatusCode, b)
+				}
+			})
+		}
+	}
+}
