@@ -587,7 +587,7 @@ func checkCovered(t *testing.T, e *env) {
 }
 
 // TestListRewardBounds: a reward bound that is not a finite number, a
-// min_reward above max_reward, a since after until and a parameter given
+// min_reward above max_reward, a bound out of the reward range, a since after until and a parameter given
 // twice are each a 400 saying what is wrong — never "NaN is not a
 // number", never a silently empty list or a value dropped unseen.
 func TestListRewardBounds(t *testing.T) {
@@ -597,6 +597,9 @@ func TestListRewardBounds(t *testing.T) {
 		"max_reward=-Inf":                `max_reward: "-Inf" is not a finite number: want a mean reward from -1 (bad) to 1 (good)`,
 		"min_reward=high":                `min_reward: "high" is not a number: want a mean reward from -1 (bad) to 1 (good)`,
 		"min_reward=0.5&max_reward=0.25": "min_reward 0.5 is above max_reward 0.25: no task can match",
+		"min_reward=2":                   "min_reward: 2 is out of range: want a mean reward from -1 (bad) to 1 (good)",
+		"max_reward=-1.5":                "max_reward: -1.5 is out of range: want a mean reward from -1 (bad) to 1 (good)",
+		"min_reward=-5&max_reward=0":     "min_reward: -5 is out of range: want a mean reward from -1 (bad) to 1 (good)",
 		"since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z": "since 2026-02-01T00:00:00Z is after until 2026-01-01T00:00:00Z: no task can match",
 		"status=running&status=completed":                       `query parameter "status" is given 2 times: it takes one value`,
 		"limit=1&limit=2":                                       `query parameter "limit" is given 2 times: it takes one value`,
@@ -609,4 +612,5 @@ func TestListRewardBounds(t *testing.T) {
 		}
 	}
 	e.do("GET", "/api/v1/tasks?min_reward=0.25&max_reward=0.25", nil).want(t, 200)
+	e.do("GET", "/api/v1/tasks?min_reward=-1&max_reward=1", nil).want(t, 200)
 }

@@ -86,6 +86,11 @@ func queryFloat(q url.Values, name string) (*float64, error) {
 	if err != nil {
 		return nil, badRequest("%s: %q is not a number: want a mean reward from %g (bad) to %g (good), like 0.5", name, v, minReward, maxReward)
 	}
+	if f < minReward || f > maxReward {
+		// No mean reward is out of the range: such a bound would list
+		// nothing, or everything rewarded, without saying why.
+		return nil, badRequest("%s: %s is out of range: want a mean reward from %g (bad) to %g (good), like 0.5", name, v, minReward, maxReward)
+	}
 	return &f, nil
 }
 
