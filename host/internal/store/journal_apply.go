@@ -342,7 +342,7 @@ func (a *applier) apply(r *jrec) error {
 		case r.begins && isStatusKey(e.k):
 			a.keepUnset(r.task, e)
 		default:
-			err = a.setSpanKV(e, rewrite)
+			err = setSpanKVTo(txn, a, e, rewrite)
 		}
 		if err != nil {
 			return err

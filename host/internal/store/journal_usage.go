@@ -162,17 +162,13 @@ func setUsageUnion(txn *badger.Txn, e kv) error {
 // setSpanKV sets an entry of a span burst (placed: placeUsage); in a
 // burst that writes spans again (rewrite), a usage entry is set by
 // setUsageUnion.
-func setSpanKV(txn *badger.Txn, e kv, rewrite bool) error {
+func setSpanKV(txn *badger.Txn, e kv, rewrite bool) error { return setSpanKVTo(txn, txn, e, rewrite) }
+
+// setSpanKVTo is setSpanKV setting through w (the applier) but for a
+// usage union, which reads txn.
+func setSpanKVTo(txn *badger.Txn, w setter, e kv, rewrite bool) error {
 	if rewrite && isUsageKey(e.k) {
 		return setUsageUnion(txn, e)
 	}
-	return txn.Set(e.k, e.v)
-}
-
-// setSpanKV is setSpanKV with the applier's entries.
-func (a *applier) setSpanKV(e kv, rewrite bool) error {
-	if rewrite && isUsageKey(e.k) {
-		return setUsageUnion(a.txn, e)
-	}
-	return a.Set(e.k, e.v)
+	return w.Set(e.k, e.v)
 }
