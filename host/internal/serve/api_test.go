@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -182,6 +183,21 @@ func TestAPI(t *testing.T) {
 	}
 	if !slices.Equal(paged, all) {
 		t.Fatalf("pages %v, want %v", paged, all)
+	}
+	// A cursor the server never gave, forged in the store's own form
+	// or a real one damaged, positions nothing: it is a 400.
+	e.do("GET", "/api/v1/tasks?limit=3", nil).want(t, 200).json(t, &page)
+	real, _ := base64.RawURLEncoding.DecodeString(page.NextCursor)
+	damaged := slices.Clone(real)
+	damaged[len(damaged)-1] ^= 1
+	for _, c := range []string{"AAAAAAAAAAAAAAAAAAAA", base64.RawURLEncoding.EncodeToString(damaged),
+		base64.RawURLEncoding.EncodeToString(real[:len(real)-1]), string(real[:len(real)-16])} {
+		a := e.do("GET", "/api/v1/tasks?limit=3&cursor="+url.QueryEscape(c), nil).want(t, 400)
+		var body struct{ Error struct{ Message string } }
+		a.json(t, &body)
+		if !strings.Contains(body.Error.Message, "is not one this server gave") {
+			t.Errorf("cursor %q: %q, want it refused as one this server did not give", c, body.Error.Message)
+		}
 	}
 	future := url.QueryEscape(time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
 	e.do("GET", "/api/v1/tasks?since="+future, nil).want(t, 200).json(t, &page)

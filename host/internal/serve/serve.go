@@ -25,6 +25,7 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -121,6 +122,9 @@ type Server struct {
 	beforeBackground func(id string)
 	bgCtx            context.Context
 	cancel           context.CancelFunc
+	// cursorKey seals the store's cursors of the task list (cursor.go):
+	// random, so a cursor is good for this server's life.
+	cursorKey [32]byte
 }
 
 // New checks opts and returns a server. A non-loopback Addr without a
@@ -165,6 +169,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, hosts: hosts, mux: http.NewServeMux(), pipelines: map[string]*pipeline.Pipeline{},
 		bgSlots: make(chan struct{}, opts.Limits.MaxRuns), starting: map[string]struct{}{}}
 	s.bgCtx, s.cancel = context.WithCancel(context.Background())
+	_, _ = rand.Read(s.cursorKey[:]) // never fails (crypto/rand)
 	if opts.Pipelines != "" {
 		if err := s.loadPipelines(opts.Pipelines); err != nil {
 			return nil, err
