@@ -286,7 +286,12 @@ func (r *Redactor) redact(b []byte, mode textMode) ([]byte, *rule) {
 	if lits := registeredSecrets(); lits != nil {
 		out = lits.redact(out, mode)
 	}
-	run := r.hints.scan(out)
+	return r.redactRun(out, r.hints.scan(out))
+}
+
+// redactRun is redact after the registered literals, running the rules
+// in run (a superset of what r.hints.scan(out) finds).
+func (r *Redactor) redactRun(out []byte, run uint64) ([]byte, *rule) {
 	if run == 0 && len(r.rules) <= 64 {
 		return out, nil
 	}
@@ -378,7 +383,23 @@ func (ru *rule) replaceValues(b []byte) []byte {
 // redactJSON redacts an encoded JSON value and checks that user patterns
 // left it valid.
 func (r *Redactor) redactJSON(b []byte) ([]byte, error) {
-	out, blame := r.redact(b, asJSON)
+	return validRedaction(r.redact(b, asJSON))
+}
+
+// redactJSONScanned is redactJSON for b whose hint scan the caller made:
+// run holds every rule r.hints.scan(b) finds (see spanEncoder.hintScan).
+// Registered literals, whose replacements the scan reads, take the whole
+// way.
+func (r *Redactor) redactJSONScanned(b []byte, run uint64) ([]byte, error) {
+	if len(b) == 0 || registeredSecrets() != nil {
+		return r.redactJSON(b)
+	}
+	return validRedaction(r.redactRun(b, run))
+}
+
+// validRedaction fails if the user rule blamed turned a JSON value into
+// invalid JSON.
+func validRedaction(out []byte, blame *rule) ([]byte, error) {
 	if blame != nil && !json.Valid(out) {
 		return nil, fmt.Errorf("redaction pattern %q turned a stored value into invalid JSON; make it match inside strings only", blame.name)
 	}

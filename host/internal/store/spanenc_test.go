@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -331,5 +333,104 @@ func TestRecycledSpanEncoder(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("span %d: a recycled encoder writes\n%s\na new one\n%s", i, got, want)
 		}
+	}
+}
+
+// TestSpanScanCuts: the hint scan of a batch whose span bodies repeat
+// segments (cut to their ends, see hintScan) finds the rules a scan of
+// the whole batch finds, and the batch redacts as running every rule on
+// it does, for batches whose repeated parts hold secrets and hint text
+// (in names, parents, attributes, links), among ones that differ.
+func TestSpanScanCuts(t *testing.T) {
+	user, err := NewRedactor(`corp-[0-9]{6}`, `(?i)ticket-(?P<secret>[a-z0-9]+)`)
+	must(t, err)
+	// Hints across the ends of the segments hintScan cuts: the first
+	// before a span's parent, the second past its status.
+	across, err := NewRedactor(`,"parent_span_id":"(?P<secret>[0-9a-f]{4})`, `(?P<secret>ok)"\}\},\{"seq"`)
+	must(t, err)
+	g := &secretGen{rng: rand.New(rand.NewPCG(37, 41))}
+	cut := 0
+	for _, r := range []*Redactor{DefaultRedactor(), user, across} {
+		slow := everyRule(r)
+		var e, es spanEncoder
+		var notes []string
+		for round := range 120 {
+			// Parts the spans of the batch draw from: a few, so that
+			// neighbours share them, and later batches (which then find
+			// their segments kept).
+			if round%5 == 0 {
+				notes = notes[:0]
+				for range 3 {
+					f := formsOfSecrets[g.rng.IntN(len(formsOfSecrets))]
+					text, _ := f.make(g)
+					notes = append(notes, g.words(1)+" "+text, "token", `"password":`, g.words(2))
+				}
+			}
+			n := 1 + g.rng.IntN(spanBatch+spanBatch/4)
+			spans := make([]Span, n)
+			// Half the batches are spans alike but for their seqs and
+			// times, drawn from the same few parts as the batches before:
+			// every segment of theirs may be cut.
+			alike := g.rng.IntN(2) == 0
+			template := uint64(round/5*2 + g.rng.IntN(2))
+			for i := range spans {
+				sp := &spans[i]
+				*sp = benchSpan("t1", "t1-e1", i)
+				sp.Seq = uint64(i + 1)
+				sp.TraceID, sp.SpanID = TraceIDFor("t1", "t1-e1"), SpanIDFor("t1", "t1-e1", sp.Seq)
+				rng := g.rng
+				if alike {
+					rng = rand.New(rand.NewPCG(template, 0)) // the same draws for each
+				}
+				if rng.IntN(3) == 0 {
+					sp.Name = notes[rng.IntN(len(notes))]
+				}
+				for range rng.IntN(3) {
+					sp.Attributes[notes[rng.IntN(len(notes))]] = String(notes[rng.IntN(len(notes))])
+				}
+				if rng.IntN(4) == 0 {
+					sp.Links = []Link{{TraceID: sp.TraceID, SpanID: sp.ParentSpanID,
+						Attributes: Attributes{"note": String(notes[rng.IntN(len(notes))])}}}
+				}
+				if !alike && rng.IntN(8) == 0 {
+					sp.SpanID = "b7ad6b7169203331" // given, not derived: written
+				}
+			}
+			e.deriveFor("t1", "t1-e1")
+			lo := g.rng.IntN(3)
+			b, err := e.appendBatch(make([]byte, lo), spans)
+			must(t, err)
+			// Each hint set with an encoder of its own, which keeps the
+			// segments of the batches before.
+			es.segs = append(es.segs[:0], e.segs...)
+			for _, x := range []struct {
+				e *spanEncoder
+				h *hintSet
+			}{{&e, r.hints}, {&es, slow.hints}} {
+				got, want := x.e.hintScan(x.h, b, lo), x.h.scan(b[lo:])
+				if got != want {
+					t.Fatalf("round %d: the cut scan finds rules %b, the whole scan %b, in\n%s", round, got, want, b[lo:])
+				}
+			}
+			if len(e.scanText) > 0 && len(e.scanText) < len(b)-lo {
+				cut++
+			}
+			js := b[lo:]
+			got, err := r.redactJSONScanned(slices.Clone(js), e.hintScan(r.hints, b, lo))
+			want, werr := slow.redactJSON(slices.Clone(js))
+			if fmt.Sprint(err) != fmt.Sprint(werr) { // across's may break the JSON
+				t.Fatalf("round %d: error %v, every rule's %v", round, err, werr)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("round %d: batch redacts as\n%s\nevery rule gives\n%s", round, got, want)
+			}
+			e.scanText = e.scanText[:0]
+			if g.rng.IntN(8) == 0 {
+				e.reset()
+			}
+		}
+	}
+	if cut < 200 {
+		t.Fatalf("only %d of 360 batches were scanned cut", cut)
 	}
 }

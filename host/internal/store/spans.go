@@ -425,32 +425,11 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 		mid := len(buf)
 		buf = append(buf, schemaVersion)
 		var err error
-		if n == 1 {
-			buf = append(buf, '{')
-			if buf, err = enc.appendSpanBody(buf, sp); err != nil {
-				return nil, nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
-			}
-			enc.calls = append(enc.calls, spanCall{enc.call, enc.callOK})
-			buf = append(buf, '}')
-		} else {
-			buf = append(buf, '[')
-			for j := i; j < i+n; j++ {
-				if j > i {
-					buf = append(buf, ',')
-				}
-				buf = append(buf, `{"seq":`...)
-				buf = strconv.AppendUint(buf, spans[j].Seq, 10)
-				buf = append(buf, ',')
-				if buf, err = enc.appendSpanBody(buf, &spans[j]); err != nil {
-					return nil, nil, fmt.Errorf("span %d of execution %q: %w", spans[j].Seq, sp.Execution, err)
-				}
-				enc.calls = append(enc.calls, spanCall{enc.call, enc.callOK})
-				buf = append(buf, '}')
-			}
-			buf = append(buf, ']')
+		if buf, err = enc.appendBatch(buf, spans[i:i+n]); err != nil {
+			return nil, nil, err
 		}
 		js := buf[mid+1:]
-		red, err := s.red.redactJSON(js)
+		red, err := s.red.redactJSONScanned(js, enc.hintScan(s.red.hints, buf, mid+1))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -474,6 +453,43 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 type spanCall struct {
 	c  CallUsage
 	ok bool
+}
+
+// appendBatch appends the JSON of a span entry holding spans, of one
+// execution: an object for one span, an array of objects that carry
+// their seqs for more (see spanbatch.go). It notes their calls (e.calls)
+// and the segments of their bodies around their times (e.segs).
+func (e *spanEncoder) appendBatch(buf []byte, spans []Span) (_ []byte, err error) {
+	e.segs = e.segs[:0]
+	if len(spans) == 1 {
+		sp := &spans[0]
+		buf = append(buf, '{')
+		body := len(buf)
+		if buf, err = e.appendSpanBody(buf, sp); err != nil {
+			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		}
+		e.calls = append(e.calls, spanCall{e.call, e.callOK})
+		e.segs = append(e.segs, [2]int{body, e.timesLo}, [2]int{e.timesHi, len(buf)})
+		return append(buf, '}'), nil
+	}
+	buf = append(buf, '[')
+	for j := range spans {
+		sp := &spans[j]
+		if j > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"seq":`...)
+		buf = strconv.AppendUint(buf, sp.Seq, 10)
+		buf = append(buf, ',')
+		body := len(buf)
+		if buf, err = e.appendSpanBody(buf, sp); err != nil {
+			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		}
+		e.calls = append(e.calls, spanCall{e.call, e.callOK})
+		e.segs = append(e.segs, [2]int{body, e.timesLo}, [2]int{e.timesHi, len(buf)})
+		buf = append(buf, '}')
+	}
+	return append(buf, ']'), nil
 }
 
 // checkSpan checks a span whose ids are all set.
@@ -1068,6 +1084,9 @@ func (e *spanEncoder) reset() {
 		e.calls = nil
 	}
 	e.calls = e.calls[:0]
+	if cap(e.segs) > 8*spanChunk || cap(e.scanText) > 256<<10 {
+		e.segs, e.scanText = nil, nil
+	}
 }
 
 // spanEncoder is appendSpanBody with scratch space that a burst's spans
@@ -1101,6 +1120,17 @@ type spanEncoder struct {
 	call   CallUsage
 	callOK bool
 	calls  []spanCall
+
+	// Where appendSpanBody wrote the span's times, from the start's
+	// quote to past the end's; the segments of a batch's span bodies
+	// around their times (see hintScan), the segments hintScan keeps, a
+	// byte no hint of sepFor holds (-1: none) and the text it scans.
+	timesLo, timesHi int
+	segs             [][2]int
+	memo             [2]scanMemo
+	sepFor           *hintSet
+	sep              int
+	scanText         []byte
 
 	// The second appendTime wrote last (if secOK), as a quote, a date and
 	// a clock.
@@ -1160,9 +1190,11 @@ func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 		b = appendJSONString(b, string(sp.Kind))
 	}
 	b = append(b, `,"start":`...)
+	e.timesLo = len(b)
 	b = e.appendTime(b, sp.Start)
 	b = append(b, `,"end":`...)
 	b = e.appendTime(b, sp.End)
+	e.timesHi = len(b)
 	var err error
 	e.callOK = false
 	if len(sp.Attributes) > 0 {
