@@ -338,6 +338,8 @@ type startFrame struct {
 	ids     [1]string
 	queue   [1]queued
 	batches [1]*batch
+	// startReq is the navigator's start request.
+	startReq sdk.StartRequest
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -389,7 +391,9 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	// The navigator keeps no run state, so it is asked before anything is
 	// written: the task, its execution and the first checkpoint are then
 	// one write, and a crash leaves no task or a resumable one.
-	d, startErr := r.cfg.Navigator.Start(ctx, &sdk.StartRequest{State: e.navState(), Trigger: in.Start})
+	f.startReq = sdk.StartRequest{State: e.navState(), Trigger: in.Start}
+	d, startErr := r.cfg.Navigator.Start(ctx, &f.startReq)
+	f.startReq = sdk.StartRequest{} // navigators keep no request
 	if startErr != nil {
 		if errors.Is(startErr, sdk.ErrInvalid) {
 			// The input does not fit the routine (a chain's input is
