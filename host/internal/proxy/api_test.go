@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
@@ -397,11 +398,48 @@ func TestUnavailableRetryAfter(t *testing.T) {
 	}
 }
 
+// serveWatched is serve whose read reports whether the proxy read any
+// of the body of a request marked X-Watch.
+func serveWatched(t *testing.T, cfg proxy.Config) (*httptest.Server, *atomic.Bool) {
+	t.Helper()
+	cfg.Logger = quiet()
+	px, err := proxy.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := &atomic.Bool{}
+	mux := http.NewServeMux()
+	for path, h := range px.Handlers() {
+		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Watch") != "" {
+				r.Body = watchedBody{r.Body, read}
+			}
+			h.ServeHTTP(w, r)
+		}))
+	}
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s, read
+}
+
+// watchedBody is a request body that notes it was read.
+type watchedBody struct {
+	io.ReadCloser
+	read *atomic.Bool
+}
+
+func (b watchedBody) Read(p []byte) (int, error) {
+	b.read.Store(true)
+	return b.ReadCloser.Read(p)
+}
+
 // TestDecodeBudget: while calls hold what the proxy may hold decoded, one
 // more whose body would take it past the budget — a few MB of small
 // numbers decode to some eighty bytes each — is refused at once with a
 // 503 and Retry-After in the API's error shape, and small calls go on; a
-// call larger than the whole budget is served when it is the only one.
+// call larger than the whole budget is served when it is the only one. A
+// body whose Content-Length alone is past what is left is refused before
+// a byte of it is read, and one over proxy.MaxBody is a 413 unread.
 func TestDecodeBudget(t *testing.T) {
 	held, release := make(chan struct{}), make(chan struct{})
 	up := newToolUpstream(t)
@@ -416,7 +454,7 @@ func TestDecodeBudget(t *testing.T) {
 	})
 	cfg := toolProviders(t, up).live(openStore(t, t.TempDir()))
 	cfg.DecodeBudget = 1 << 20
-	srv := serve(t, cfg)
+	srv, read := serveWatched(t, cfg)
 	small := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`
 	large := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"logit_bias":[` + strings.Repeat("0,", 50_000) + `0]}`
 	done := make(chan int)
@@ -438,6 +476,19 @@ func TestDecodeBudget(t *testing.T) {
 	}
 	if resp, b := post(t, srv.URL+proxy.RouteChatCompletions, small, nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("a small call while another is held: %d %s, want 200", resp.StatusCode, b)
+	}
+	for _, c := range []struct {
+		n    int
+		want int
+	}{{(1 << 20) + 1, http.StatusServiceUnavailable}, {proxy.MaxBody + 1, http.StatusRequestEntityTooLarge}} {
+		body := `{"model":"gpt-4o-mini","pad":"` + strings.Repeat("x", c.n-len(`{"model":"gpt-4o-mini","pad":""}`)) + `"}`
+		resp, b := post(t, srv.URL+proxy.RouteChatCompletions, body, map[string]string{"X-Watch": "1"})
+		if resp.StatusCode != c.want {
+			t.Errorf("a body of %d bytes while another is held: %d %.200s, want %d", c.n, resp.StatusCode, b, c.want)
+		}
+		if read.Load() {
+			t.Errorf("a body of %d bytes refused (%d) after the proxy read it: want it refused unread", c.n, resp.StatusCode)
+		}
 	}
 	close(release)
 	if code := <-done; code != http.StatusOK {

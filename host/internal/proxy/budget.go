@@ -35,6 +35,18 @@ func (b *budget) take(n int64) bool {
 	return true
 }
 
+// grow takes the budget a call holds from held to n: refused, held
+// still taken, when the other calls' share and n are past the limit.
+func (b *budget) grow(held, n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if others := b.used - held; others > 0 && others+n > b.limit {
+		return false
+	}
+	b.used += n - held
+	return true
+}
+
 func (b *budget) give(n int64) {
 	b.mu.Lock()
 	b.used -= n

@@ -40,22 +40,35 @@ type rawCall struct {
 	hash, other string
 }
 
-// readRaw reads a request body of at most MaxBody bytes.
-func readRaw(w http.ResponseWriter, r *http.Request) ([]byte, *failure) {
+// checkRaw refuses, before its body is read, a request that is not a
+// POST of JSON or whose Content-Length is over MaxBody.
+func checkRaw(r *http.Request) *failure {
 	if r.Method != http.MethodPost {
-		return nil, &failure{status: http.StatusMethodNotAllowed, class: "invalid_request", code: "method_not_allowed",
+		return &failure{status: http.StatusMethodNotAllowed, class: "invalid_request", code: "method_not_allowed",
 			msg: fmt.Sprintf("%s %s: only POST is served", r.Method, r.URL.Path)}
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		return nil, &failure{status: http.StatusUnsupportedMediaType, class: "invalid_request", code: "unsupported_media_type",
+		return &failure{status: http.StatusUnsupportedMediaType, class: "invalid_request", code: "unsupported_media_type",
 			msg: fmt.Sprintf("content type %q: the body must be JSON", ct)}
 	}
+	if r.ContentLength > MaxBody {
+		return tooLarge()
+	}
+	return nil
+}
+
+func tooLarge() *failure {
+	return &failure{status: http.StatusRequestEntityTooLarge, class: "invalid_request", code: "request_too_large",
+		msg: fmt.Sprintf("request body is larger than %d bytes", MaxBody)}
+}
+
+// readRaw reads a request body of at most MaxBody bytes.
+func readRaw(w http.ResponseWriter, r *http.Request) ([]byte, *failure) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &failure{status: http.StatusRequestEntityTooLarge, class: "invalid_request", code: "request_too_large",
-				msg: fmt.Sprintf("request body is larger than %d bytes", MaxBody)}
+			return nil, tooLarge()
 		}
 		return nil, badRequest("invalid_request", "", "read request body: %v", err)
 	}

@@ -148,13 +148,26 @@ func (p *Proxy) block(model, api string) string {
 // serveRoute serves a route: replayed, forwarded as it is to an HTTP
 // upstream of the route's API, or translated for a block that is not one.
 func (p *Proxy) serveRoute(w http.ResponseWriter, r *http.Request, rt *route) {
+	if f := checkRaw(r); f != nil {
+		rt.writeError(w, f)
+		return
+	}
+	// A body whose length the client sent is charged its bytes before
+	// they are read: a flood of large bodies is refused unread.
+	held := max(r.ContentLength, 0)
+	if held > 0 && !p.budget.take(held) {
+		rt.writeError(w, busyFailure())
+		return
+	}
 	body, f := readRaw(w, r)
 	if f != nil {
+		p.budget.give(held)
 		rt.writeError(w, f)
 		return
 	}
 	cost := decodeCost(body)
-	if !p.budget.take(cost) {
+	if !p.budget.grow(held, cost) {
+		p.budget.give(held)
 		rt.writeError(w, busyFailure())
 		return
 	}
