@@ -83,8 +83,9 @@ type Config struct {
 	// held.
 	MaxDecompressed int64
 	// MaxConcurrent bounds the requests read, decoded and stored at once
-	// (each may hold MaxDecompressed bytes and their decoding); others
-	// wait their turn. 0 means DefaultMaxConcurrent.
+	// (each may hold MaxDecompressed bytes and their decoding); one more
+	// is a 503 with Retry-After, its body unread. 0 means
+	// DefaultMaxConcurrent.
 	MaxConcurrent int
 }
 
@@ -142,14 +143,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Memory is what a flood of large or compressed bodies would take:
-	// wait for a slot before reading.
+	// a request takes a slot before its body is read, or is refused at
+	// once, as the proxy refuses a call past its decode budget: a request
+	// left waiting would hear its 503 only once its client gave up, and
+	// OTLP exporters retry a 503 after its Retry-After.
 	select {
 	case h.slots <- struct{}{}:
 		defer func() { <-h.slots }()
-	case <-r.Context().Done():
-		// OTLP exporters retry a 503 after its Retry-After.
+	default:
 		w.Header().Set("Retry-After", "1")
-		httpError(w, isJSON, http.StatusServiceUnavailable, "waiting for the receiver: %v", r.Context().Err())
+		httpError(w, isJSON, http.StatusServiceUnavailable,
+			"the receiver is reading as many requests as it may at once (%d): send this one again shortly", cap(h.slots))
 		return
 	}
 	body, status, err := h.readBody(w, r)
