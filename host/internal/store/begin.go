@@ -93,6 +93,11 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	kvs = append(kvs, kv{sumAtKey(t.ID), sumAtValue(t.Created)}, kv{sumTaskKey(p), sval},
 		kv{statusIndexKey(t.Status, t.Created, t.ID), nil}, kv{pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil})
 	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExecValue(e), sum: p, kvs: kvs, begins: true, begun: begun}
+	if s.jr.pending.Load() >= journalBacklog {
+		// Runs outpace the applier: a new one starts once the records
+		// pending are in Badger (the applier's errors are its own).
+		s.applyBackground()
+	}
 	// The task commits to the journal, as a checkpoint does (checkpoint).
 	lsn, err := s.appendBegin(ctx, &rec)
 	if err != nil {
@@ -109,6 +114,12 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	hook(failpoint.CheckpointSynced)
 	return nil
 }
+
+// journalBacklog bounds the journal's records pending, which Begin
+// applies first past it: nothing else holds runs back to the applier's
+// pace, and the records, their segments and the next apply would grow
+// without end. The applier starts at applyThreshold.
+var journalBacklog int64 = 4 * applyThreshold
 
 // encodeBegun is encodeTask(t) for Begin, with a copy of t the applier
 // may finish the task from (jrec.begun) when reading the record back

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -96,5 +97,25 @@ func TestBeginFloor(t *testing.T) {
 		if err := begin(c.id); !errors.Is(err, ErrExists) {
 			t.Errorf("%s: Begin of a task that exists: %v, want ErrExists", c.id, err)
 		}
+	}
+}
+
+// TestBeginBacklog: a Begin that finds journalBacklog records pending
+// applies them before it journals its own.
+func TestBeginBacklog(t *testing.T) {
+	holdJournal(t)
+	old := journalBacklog
+	journalBacklog = 50
+	t.Cleanup(func() { journalBacklog = old })
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), ".sextant"), testConfig())
+	must(t, err)
+	defer s.Close()
+	for i := range journalBacklog {
+		must(t, s.PutRecording(ctx, &Recording{Hash: fmt.Sprintf("r%d", i), Kind: RecordChat, Request: json.RawMessage(`{}`), Response: json.RawMessage(`{}`)}))
+	}
+	must(t, s.Begin(ctx, &Task{ID: "t", Pipeline: "p"}, &Execution{ID: "e"}, &Checkpoint{State: []byte(`{}`)}))
+	if n := s.jr.pending.Load(); n != 1 {
+		t.Errorf("%d records pending after a Begin past the backlog, want 1 (its own)", n)
 	}
 }
