@@ -462,34 +462,36 @@ type spanCall struct {
 func (e *spanEncoder) appendBatch(buf []byte, spans []Span) (_ []byte, err error) {
 	e.segs = e.segs[:0]
 	if len(spans) == 1 {
-		sp := &spans[0]
-		buf = append(buf, '{')
-		body := len(buf)
-		if buf, err = e.appendSpanBody(buf, sp); err != nil {
-			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		if buf, err = e.appendEntrySpan(append(buf, '{'), &spans[0]); err != nil {
+			return nil, err
 		}
-		e.calls = append(e.calls, spanCall{e.call, e.callOK})
-		e.segs = append(e.segs, [2]int{body, e.timesLo}, [2]int{e.timesHi, len(buf)})
 		return append(buf, '}'), nil
 	}
 	buf = append(buf, '[')
 	for j := range spans {
-		sp := &spans[j]
 		if j > 0 {
 			buf = append(buf, ',')
 		}
 		buf = append(buf, `{"seq":`...)
-		buf = strconv.AppendUint(buf, sp.Seq, 10)
-		buf = append(buf, ',')
-		body := len(buf)
-		if buf, err = e.appendSpanBody(buf, sp); err != nil {
-			return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+		buf = strconv.AppendUint(buf, spans[j].Seq, 10)
+		if buf, err = e.appendEntrySpan(append(buf, ','), &spans[j]); err != nil {
+			return nil, err
 		}
-		e.calls = append(e.calls, spanCall{e.call, e.callOK})
-		e.segs = append(e.segs, [2]int{body, e.timesLo}, [2]int{e.timesHi, len(buf)})
 		buf = append(buf, '}')
 	}
 	return append(buf, ']'), nil
+}
+
+// appendEntrySpan is appendSpanBody for appendBatch, noting the span's
+// call and segments.
+func (e *spanEncoder) appendEntrySpan(buf []byte, sp *Span) (_ []byte, err error) {
+	body := len(buf)
+	if buf, err = e.appendSpanBody(buf, sp); err != nil {
+		return nil, fmt.Errorf("span %d of execution %q: %w", sp.Seq, sp.Execution, err)
+	}
+	e.calls = append(e.calls, spanCall{e.call, e.callOK})
+	e.segs = append(e.segs, [2]int{body, e.timesLo}, [2]int{e.timesHi, len(buf)})
+	return buf, nil
 }
 
 // checkSpan checks a span whose ids are all set.
