@@ -218,7 +218,10 @@ type Token struct {
 	ID     string      `json:"id"`
 	Node   string      `json:"node"`
 	Status TokenStatus `json:"status"`
-	// Scope is the id of the token of the enclosing scope, or "".
+	// Scope is the id of the token of the enclosing scope, or "" for a
+	// token at the top of its instance. A navigator may leave out the token
+	// of a scope that holds nothing (the BPMN navigator does so with the
+	// process's), so "" does not mean the instance lists no scope token.
 	Scope string `json:"scope,omitempty"`
 	// Triggers lists the event node ids that may fire for this token:
 	// boundary events on its activity, the events after an event-based

@@ -179,6 +179,10 @@ func (r *run) compDone(t *tok) {
 // fires.
 func (r *run) cancel(t *tok) {
 	s := t.scope
+	if s == nil {
+		r.cancelled(t) // a state with the token outside any scope
+		return
+	}
 	for _, c := range r.toks {
 		if c != t && c.scope == s && !c.dead {
 			r.kill(c)

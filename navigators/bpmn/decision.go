@@ -96,6 +96,14 @@ func (r *run) decision() *sdk.Decision {
 			}
 			continue
 		}
+		if t == r.implicit {
+			continue
+		}
+		if t.orig && !t.dirty && t.scope != nil && t.scope == r.root && r.root != r.implicit {
+			// The state holds t at the top level, and its process token
+			// is explicit now: t must name it.
+			t.dirty = true
+		}
 		live++
 		if !t.orig || t.dirty {
 			adds++
@@ -161,6 +169,9 @@ func (r *run) decision() *sdk.Decision {
 			}
 			continue
 		}
+		if t == r.implicit {
+			continue
+		}
 		if d.Choice == nil && len(t.attrs) > 0 && !r.parkedAttrs(t) && t.attr(attrChoice) != nil {
 			d.Choice = r.choice(t)
 		}
@@ -191,12 +202,39 @@ func (r *run) seal() {
 			t.dead = true
 		}
 	}
+	r.implicit = r.implicitRoot()
 	for _, t := range r.toks {
-		if t.dead || t.orig || t.named {
+		// A root rebuilt by newRun that stays implicit takes no id; one
+		// the call made is named in its order all the same, so that the
+		// ids of the others do not depend on it.
+		if t.dead || t.orig || t.named || t == r.implicit && t == r.root {
 			continue
 		}
 		r.name(t)
 	}
+}
+
+// implicitRoot returns the token of the main process when the decision
+// may leave it out of the state: when it is the only token at the top, new
+// (a state that lists it keeps it: its tokens name it), and holds nothing
+// (no triggers, attributes, or retry). The tokens at the top level of the
+// process then have no scope, and newRun rebuilds it.
+func (r *run) implicitRoot() *tok {
+	var top *tok
+	for _, t := range r.toks {
+		if t.dead || t.scope != nil {
+			continue
+		}
+		if top != nil {
+			return nil
+		}
+		top = t
+	}
+	if top == nil || top.orig || top.status != stScope || top.kind != tkPlain || r.nodes[top.ni] != r.m.main ||
+		len(top.attrs) > 0 || len(top.triggers) > 0 || top.attempt != 0 || top.delay != 0 {
+		return nil
+	}
+	return top
 }
 
 func (r *run) choice(t *tok) *sdk.Choice {
@@ -216,7 +254,7 @@ func (r *run) token(st *sdk.Token, t *tok) {
 		st.Triggers = t.triggers
 	}
 	st.Attempt, st.DelayMS = t.attempt, t.delay
-	if t.scope != nil {
+	if t.scope != nil && t.scope != r.implicit {
 		st.Scope = r.tid(t.scope)
 	}
 	if len(t.attrs) > 0 {

@@ -28,6 +28,9 @@ type driver struct {
 	pending []string
 	// fail makes the tasks at these nodes fail with the error code.
 	fail map[string]string
+	// after, if set, sees each state a decision leaves and may rewrite
+	// it (seq is the state's Seq before the call).
+	after func(seq int64, st sdk.State) sdk.State
 }
 
 func newDriver(nv sdk.Navigator, r *sdk.Routine) *driver {
@@ -60,7 +63,11 @@ func (d *driver) apply(dec *sdk.Decision, err error) error {
 		dec = roundTrip(dec)
 	}
 	d.events = append(d.events, dec.Trace...)
+	seq := d.st.Seq
 	d.st = dec.Apply(d.st)
+	if d.after != nil {
+		d.st = d.after(seq, d.st)
+	}
 	if wireMode {
 		d.st = *roundTrip(&d.st)
 	}

@@ -105,6 +105,11 @@ type run struct {
 
 	waiting []uint32  // scratch for the decision: indexes of join nodes
 	mem     answerMem // the memory decisions are carved from
+
+	// root is the main process's token rebuilt for the tokens the state
+	// holds at its top level without one (see implicitRoot), and implicit
+	// the root the call's decision leaves out of the state, if any.
+	root, implicit *tok
 }
 
 // arenaSize is how many tokens a pooled run holds without allocating.
@@ -139,6 +144,9 @@ func (r *run) release() {
 	r.q = r.q[:0]
 	r.waiting = r.waiting[:0]
 	r.qh, r.jobs, r.used, r.seq = 0, 0, 0, 0
+	if r.root != nil || r.implicit != nil {
+		r.root, r.implicit = nil, nil
+	}
 	if len(r.aux) > 0 {
 		clear(r.aux)
 		r.aux = r.aux[:0]
@@ -294,8 +302,25 @@ func newRun(m *model, st *sdk.State) (*run, error) {
 	for i := range st.Tokens {
 		s := &st.Tokens[i]
 		if s.Scope == "" {
-			if r.toks[i].scope != nil {
-				r.toks[i].scope = nil
+			// A token at the top level of the main process with no scope
+			// belongs to its implicit token, rebuilt once for all of them.
+			var sc *tok
+			if r.nodes[r.toks[i].ni].parent == m.main {
+				if r.root == nil {
+					r.root = r.alloc()
+					r.root.reset(m.main, stScope, nil, nil)
+					r.root.src, r.root.scope = -1, nil
+					if len(m.main.subTriggers) > 0 {
+						// not a state this navigator writes: its process
+						// token waits for its event sub-processes
+						r.rest(r.root, stScope, m.main.subTriggers)
+					}
+				}
+				sc = r.root
+				sc.kids++
+			}
+			if r.toks[i].scope != sc {
+				r.toks[i].scope = sc
 			}
 			continue
 		}
@@ -344,7 +369,7 @@ func shortHash(h string) string {
 // find returns the live token with id.
 func (r *run) find(id string) *tok {
 	for _, t := range r.toks {
-		if !t.dead && r.tid(t) == id {
+		if !t.dead && (t.orig || t.named) && r.tid(t) == id {
 			return t
 		}
 	}
