@@ -127,74 +127,96 @@ func TestExplicitRootResumes(t *testing.T) {
 	}
 }
 
+// instance is one state of a routine given as a process body, driven by
+// hand: step applies each decision and checks the process tokens.
+type instance struct {
+	t  *testing.T
+	nv *Navigator
+	m  *model
+	st sdk.State
+}
+
+func newInstance(t *testing.T, process string) *instance {
+	t.Helper()
+	nv := New()
+	r := loadString(t, nv, doc(`<process id="p">`+process+`</process>
+<message id="m" name="m"/>`))
+	m, err := nv.routine(r.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &instance{t: t, nv: nv, m: m, st: sdk.State{Routine: r.Hash}}
+}
+
+// step applies d and returns how many process tokens the state lists and
+// how many top-level tokens name none.
+func (in *instance) step(what string, d *sdk.Decision, err error) (roots, bare int) {
+	in.t.Helper()
+	if err != nil {
+		in.t.Fatalf("%s: %v", what, err)
+	}
+	in.st = d.Apply(in.st)
+	return rootState(in.t, in.m, what, in.st)
+}
+
+// id returns the id of the token at node.
+func (in *instance) id(node string) string {
+	in.t.Helper()
+	for _, tk := range in.st.Tokens {
+		if tk.Node == node {
+			return tk.ID
+		}
+	}
+	in.t.Fatalf("no token at %s: %+v", node, in.st.Tokens)
+	return ""
+}
+
 // TestTwoInstances starts a second instance of the process while the first
 // waits: both process tokens are then explicit, the first instance's
 // waiting token is written again naming its own, and each instance
 // finishes on its own.
 func TestTwoInstances(t *testing.T) {
 	ctx := context.Background()
-	nv := New()
-	r := loadString(t, nv, doc(`<process id="p">
+	in := newInstance(t, `
   <startEvent id="s"/>
   <startEvent id="byMessage"><messageEventDefinition messageRef="m"/></startEvent>
   <sequenceFlow id="f1" sourceRef="s" targetRef="wait"/>
   <sequenceFlow id="f2" sourceRef="byMessage" targetRef="wait"/>
   <receiveTask id="wait" messageRef="m"/>
   <sequenceFlow id="f3" sourceRef="wait" targetRef="end"/>
-  <endEvent id="end"/>
-</process>
-<message id="m" name="m"/>`))
-	m, err := nv.routine(r.Hash)
-	if err != nil {
-		t.Fatal(err)
+  <endEvent id="end"/>`)
+	d, err := in.nv.Start(ctx, &sdk.StartRequest{State: in.st})
+	if roots, bare := in.step("start", d, err); roots != 0 || bare != 1 {
+		t.Fatalf("one instance: %d process token(s), %d bare, want 0 and 1: %+v", roots, bare, in.st.Tokens)
 	}
-	st := sdk.State{Routine: r.Hash}
-	step := func(what string, d *sdk.Decision, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		st = d.Apply(st)
-		rootState(t, m, what, st)
-	}
-	d, err := nv.Start(ctx, &sdk.StartRequest{State: st})
-	step("start", d, err)
-	if roots, bare := rootState(t, m, "start", st); roots != 0 || bare != 1 {
-		t.Fatalf("one instance: %d process token(s), %d bare, want 0 and 1: %+v", roots, bare, st.Tokens)
-	}
-	first := st.Tokens[0].ID
-	d, err = nv.Start(ctx, &sdk.StartRequest{State: st, Trigger: "byMessage"})
-	step("second start", d, err)
-	if roots, _ := rootState(t, m, "second start", st); roots != 2 {
-		t.Fatalf("two instances: %d process token(s), want 2: %+v", roots, st.Tokens)
+	first := in.id("wait")
+	d, err = in.nv.Start(ctx, &sdk.StartRequest{State: in.st, Trigger: "byMessage"})
+	if roots, _ := in.step("second start", d, err); roots != 2 {
+		t.Fatalf("two instances: %d process token(s), want 2: %+v", roots, in.st.Tokens)
 	}
 	scopes := map[string]bool{}
-	for _, tk := range st.Tokens {
+	for _, tk := range in.st.Tokens {
 		if tk.Node == "wait" {
 			scopes[tk.Scope] = true
 		}
 	}
 	if len(scopes) != 2 {
-		t.Fatalf("the waiting tokens share a scope: %+v", st.Tokens)
+		t.Fatalf("the waiting tokens share a scope: %+v", in.st.Tokens)
 	}
 	// Each instance ends on its own: the first, then the second.
 	for i, want := range []bool{false, true} {
 		tok := first
 		if i == 1 {
-			for _, tk := range st.Tokens {
-				if tk.Node == "wait" {
-					tok = tk.ID
-				}
-			}
+			tok = in.id("wait")
 		}
-		d, err = nv.Boundary(ctx, &sdk.BoundaryRequest{State: st, Token: tok, Event: "wait"})
-		step(fmt.Sprintf("message %d", i), d, err)
+		d, err = in.nv.Boundary(ctx, &sdk.BoundaryRequest{State: in.st, Token: tok, Event: "wait"})
+		in.step(fmt.Sprintf("message %d", i), d, err)
 		if d.Complete != want {
-			t.Fatalf("message %d: complete %v, want %v: %+v", i, d.Complete, want, st.Tokens)
+			t.Fatalf("message %d: complete %v, want %v: %+v", i, d.Complete, want, in.st.Tokens)
 		}
 	}
-	if len(st.Tokens) != 0 {
-		t.Fatalf("tokens left: %+v", st.Tokens)
+	if len(in.st.Tokens) != 0 {
+		t.Fatalf("tokens left: %+v", in.st.Tokens)
 	}
 }
 
@@ -235,8 +257,7 @@ func TestImplicitRootWrittenOnce(t *testing.T) {
 // the state holds without a scope, is written again naming it.
 func TestRootGainsRecords(t *testing.T) {
 	ctx := context.Background()
-	nv := New()
-	r := loadString(t, nv, doc(`<process id="p">
+	in := newInstance(t, `
   <startEvent id="s"/>
   <sequenceFlow id="f0" sourceRef="s" targetRef="fork"/>
   <parallelGateway id="fork"/>
@@ -251,50 +272,23 @@ func TestRootGainsRecords(t *testing.T) {
   <sequenceFlow id="f4" sourceRef="flight" targetRef="join"/>
   <parallelGateway id="join"/>
   <sequenceFlow id="f5" sourceRef="join" targetRef="end"/>
-  <endEvent id="end"/>
-</process>
-<message id="m" name="m"/>`))
-	m, err := nv.routine(r.Hash)
-	if err != nil {
-		t.Fatal(err)
+  <endEvent id="end"/>`)
+	d, err := in.nv.Start(ctx, &sdk.StartRequest{State: in.st})
+	if roots, bare := in.step("start", d, err); roots != 0 || bare != 2 {
+		t.Fatalf("after start: %d process token(s), %d bare, want 0 and 2: %+v", roots, bare, in.st.Tokens)
 	}
-	st := sdk.State{Routine: r.Hash}
-	d, err := nv.Start(ctx, &sdk.StartRequest{State: st})
-	if err != nil {
-		t.Fatal(err)
+	d, err = in.nv.Next(ctx, &sdk.NextRequest{State: in.st, Token: in.id("flight"), Outcome: sdk.Outcome{Status: sdk.OK}})
+	if roots, _ := in.step("flight done", d, err); roots != 1 {
+		t.Fatalf("after the compensable task: %d process token(s), want 1: %+v", roots, in.st.Tokens)
 	}
-	st = d.Apply(st)
-	if roots, bare := rootState(t, m, "start", st); roots != 0 || bare != 2 {
-		t.Fatalf("after start: %d process token(s), %d bare, want 0 and 2: %+v", roots, bare, st.Tokens)
-	}
-	id := func(node string) string {
-		for _, tk := range st.Tokens {
-			if tk.Node == node {
-				return tk.ID
-			}
-		}
-		t.Fatalf("no token at %s: %+v", node, st.Tokens)
-		return ""
-	}
-	d, err = nv.Next(ctx, &sdk.NextRequest{State: st, Token: id("flight"), Outcome: sdk.Outcome{Status: sdk.OK}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st = d.Apply(st)
-	if roots, _ := rootState(t, m, "flight done", st); roots != 1 {
-		t.Fatalf("after the compensable task: %d process token(s), want 1: %+v", roots, st.Tokens)
-	}
-	for _, tk := range st.Tokens {
+	for _, tk := range in.st.Tokens {
 		if tk.Node == "p" && tk.Attrs[attrComp] == nil {
-			t.Fatalf("the process token has no compensation record: %+v", st.Tokens)
+			t.Fatalf("the process token has no compensation record: %+v", in.st.Tokens)
 		}
 	}
-	d, err = nv.Boundary(ctx, &sdk.BoundaryRequest{State: st, Token: id("wait"), Event: "wait"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st = d.Apply(st)
-	if !d.Complete || len(st.Tokens) != 0 {
-		t.Fatalf("complete %v, tokens %+v", d.Complete, st.Tokens)
+	d, err = in.nv.Boundary(ctx, &sdk.BoundaryRequest{State: in.st, Token: in.id("wait"), Event: "wait"})
+	in.step("message", d, err)
+	if !d.Complete || len(in.st.Tokens) != 0 {
+		t.Fatalf("complete %v, tokens %+v", d.Complete, in.st.Tokens)
 	}
 }
