@@ -67,3 +67,31 @@ func TestResponsesStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesStatusNpm: the official openai client sees a failed
+// Responses answer as the upstream sent it (whole, its status failed;
+// streamed, ending in response.failed), and nothing of it is recorded.
+func TestResponsesStatusNpm(t *testing.T) {
+	dir := npmClient(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"resp_1","object":"response","status":"failed","model":"gpt-4o-mini",` +
+			`"error":{"code":"server_error","message":"the model fell over"},"output":[],"usage":{"input_tokens":3,"output_tokens":0,"total_tokens":3}}`))
+	}))
+	t.Cleanup(up.Close)
+	ps := streamProviders(t, block("default", "openai", up.URL+"/v1"))
+	st := openStore(t, t.TempDir())
+	srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
+	for mode, want := range map[string]string{"whole": `{"status":"failed","error":"the model fell over"}`, "stream": `{"status":"failed","last":"response.failed"}`} {
+		if got := strings.TrimSpace(string(runScript(t, dir, "responses-status.mjs", srv.URL+"/v1", mode))); got != want {
+			t.Errorf("%s: the client saw %s, want %s", mode, got, want)
+		}
+		tr, err := st.Tree(context.Background(), "npm-"+mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Recordings) != 0 || tr.Executions[0].Execution.Status != store.StatusFailed {
+			t.Errorf("%s: %d recordings, execution %s; want none and failed", mode, len(tr.Recordings), tr.Executions[0].Execution.Status)
+		}
+	}
+}
