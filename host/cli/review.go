@@ -11,6 +11,7 @@ import (
 	layer "github.com/sextant-dev/sextant/host/internal/app"
 	"github.com/sextant-dev/sextant/host/internal/evolve"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/report"
 )
 
 func (a *app) reviewCommand() *cobra.Command {
@@ -63,7 +64,7 @@ func (a *app) listReviews(ctx context.Context, sf *storeFlags, want evolve.Revie
 	if rs == nil {
 		rs = []evolve.ReviewRequest{} // [] in JSON
 	}
-	return a.emit(asJSON, rs, func(w io.Writer) error { return evolve.WriteReviews(w, rs) })
+	return a.emit(asJSON, rs, func(w io.Writer) error { return evolve.WriteReviews(report.TermSafe(w), rs) })
 }
 
 func (a *app) reviewShowCommand(sf *storeFlags) *cobra.Command {
@@ -84,7 +85,7 @@ func (a *app) reviewShowCommand(sf *storeFlags) *cobra.Command {
 				return notFound(err)
 			}
 			if candidate {
-				_, err := fmt.Fprint(a.stdout, r.Candidate)
+				_, err := fmt.Fprint(report.TermSafeOn(a.stdout, isTerminal(a.stdout)), r.Candidate) // a file gets its bytes
 				return err
 			}
 			return writeJSON(a.stdout, r)

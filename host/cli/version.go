@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sextant-dev/sextant/host/internal/buildinfo"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/scaffold"
 )
 
@@ -42,11 +42,7 @@ func versionFlag(root *cobra.Command) {
 	root.SetVersionTemplate("{{sextantVersion}}\n")
 }
 
-func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func writeJSON(w io.Writer, v any) error { return report.WriteSafeJSON(w, v) }
 
 // emit prints v as JSON with --json, else as text writes it.
 func (a *app) emit(asJSON bool, v any, text func(io.Writer) error) error {

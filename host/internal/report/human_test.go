@@ -187,3 +187,33 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errDiskFull }
 
 var errDiskFull = errors.New("disk full")
+
+// TestTextHostile: text from the store or a plugin (a model's reply in a
+// divergence, a tool's result, a gate's reason, a task id) is shown with
+// its control characters escaped, coloured or not, so none is obeyed as
+// an escape sequence; sextant's own colours are written as they are.
+func TestTextHostile(t *testing.T) {
+	const osc, csi = "\x1b]0;pwned\x07", "\u009b2J"
+	r := failingReport()
+	r.Gates[0].Reasons = []string{"reason " + osc}
+	r.Reasons = append(r.Reasons, "because "+csi)
+	r.Regressed = []string{"task" + osc}
+	r.Divergences = []Divergence{{Task: "d" + osc, Node: "n", Expected: "reply " + csi, Got: "x\x7f"}}
+	r.Flipped = []Flip{{Task: "f", Metric: "m", From: "pass", To: "fail",
+		Baseline:  []ToolCall{{Tool: "get", Arguments: `{"q":"` + csi + `"}`, Decision: "executed", Result: "result " + osc}},
+		Candidate: []ToolCall{{Tool: "get", Decision: "failed", Error: "error " + osc}}}}
+	for _, on := range []bool{false, true} {
+		out := string(render(t, func(w io.Writer, r *Report) error { return WriteText(w, r, WithColor(on)) }, r))
+		if strings.Contains(out, "\x1b]") || strings.ContainsAny(out, "\x07\x7f\u009b") {
+			t.Errorf("colour %v: a control character from the store is written as it is:\n%q", on, out)
+		}
+		for _, want := range []string{`reason \x1b]0;pwned\x07`, `because \u009b2J`, `result \x1b]0;pwned\x07`, `reply \u009b2J`, `x\x7f`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("colour %v: %q not shown escaped:\n%s", on, want, out)
+			}
+		}
+		if on && !strings.Contains(out, ansiRed+"FAIL"+ansiReset) {
+			t.Errorf("sextant's own colours are lost:\n%q", out)
+		}
+	}
+}

@@ -92,7 +92,13 @@ func trendColor(tr int) string {
 	return ""
 }
 
-func (t *textWriter) printf(format string, args ...any) { fmt.Fprintf(&t.b, format, args...) }
+// printf writes what the report says with its control characters
+// escaped (escapeControl): model replies, tool results and reasons come
+// from the store or a plugin. Only paint's colours are written as they
+// are.
+func (t *textWriter) printf(format string, args ...any) {
+	t.b.WriteString(escapeControl(fmt.Sprintf(format, args...)))
+}
 
 func (t *textWriter) render(r *Report) {
 	pipeline := r.Pipeline
@@ -219,14 +225,23 @@ func (t *textWriter) render(r *Report) {
 	t.toolCalls(r)
 
 	verdict := fmt.Sprintf("verdict: %s (exit %d)", rulingWord(r.Ruling), r.ExitCode)
-	t.printf("\n%s: %s\n", t.paint(ansiBold+rulingColor(r.Ruling), verdict), verdictSummary(r))
+	t.b.WriteString("\n" + t.paint(ansiBold+rulingColor(r.Ruling), verdict) + ": " + escapeControl(verdictSummary(r)) + "\n")
 }
 
 // table writes rows under headers (no header line when all headers are
 // empty), columns separated by two spaces, right-aligned where right says
-// so, and painted per cell by color. Widths count runes, and padding is
-// added outside the colour so escapes never shift a column.
+// so, and painted per cell by color. Cells are escaped (escapeControl)
+// before they are measured; widths count runes, and padding is added
+// outside the colour so escapes never shift a column.
 func (t *textWriter) table(headers []string, rows [][]string, right []bool, color func(row, col int) string) {
+	esc := make([][]string, len(rows))
+	for i, row := range rows {
+		esc[i] = make([]string, len(row))
+		for j, c := range row {
+			esc[i][j] = escapeControl(c) // store text: see printf
+		}
+	}
+	rows = esc
 	widths := make([]int, len(headers))
 	showHeader := false
 	for i, h := range headers {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -250,14 +251,33 @@ type termSafe struct{ w io.Writer }
 // which may quote a tool server's stderr or an upstream's message.
 func TermSafe(w io.Writer) io.Writer { return termSafe{w} }
 
+// TermSafeOn is TermSafe(w) when on (w is a terminal), else w: a file
+// or a pipe gets the bytes as they are.
+func TermSafeOn(w io.Writer, on bool) io.Writer {
+	if on {
+		return termSafe{w}
+	}
+	return w
+}
+
 func (t termSafe) Write(p []byte) (int, error) {
 	if !hasControl(p) && utf8.Valid(p) {
 		return t.w.Write(p)
 	}
-	// A byte that is not UTF-8 (0x9b alone is CSI to an 8-bit terminal)
-	// is shown as U+FFFD.
+	if _, err := io.WriteString(t.w, escapeControl(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// escapeControl is s as termSafe writes it. A byte that is not UTF-8
+// (0x9b alone is CSI to an 8-bit terminal) is shown as U+FFFD.
+func escapeControl(s string) string {
+	if !hasControl([]byte(s)) && utf8.ValidString(s) {
+		return s
+	}
 	var b strings.Builder
-	for _, r := range string(p) {
+	for _, r := range s {
 		switch {
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
@@ -269,10 +289,31 @@ func (t termSafe) Write(p []byte) (int, error) {
 			b.WriteRune(r)
 		}
 	}
-	if _, err := io.WriteString(t.w, b.String()); err != nil {
-		return 0, err
+	return b.String()
+}
+
+// WriteSafeJSON writes v to w as indented JSON with every control character
+// escaped: encoding/json leaves DEL and the C1 controls (U+0080 to
+// U+009F; U+009B is CSI) as they are, which a terminal obeys. They are
+// written \u007f and \u0080 to \u009f, the same string to a JSON reader.
+func WriteSafeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
 	}
-	return len(p), nil
+	if hasControl(b) {
+		var out bytes.Buffer
+		for _, r := range string(b) { // json.Marshal writes valid UTF-8
+			if r == 0x7f || r >= 0x80 && r <= 0x9f {
+				fmt.Fprintf(&out, "\\u%04x", r)
+				continue
+			}
+			out.WriteRune(r)
+		}
+		b = out.Bytes()
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // hasControl reports whether p holds a byte termSafe escapes: a C0
