@@ -744,9 +744,12 @@ func (p *Proxy) streamWhole(w http.ResponseWriter, c *rawCall, rc *rawRecord, re
 			broken = asm.add(sr.Event(p.scrub.bytes(raw)))
 		}
 	}
-	if broken == nil && asm.failed() != "" {
+	if broken == nil && asm.failed() != "" && (c.rt != routeResponses || str(asm.whole()["status"]) != "failed") {
 		broken = fmt.Errorf("the upstream's stream ended in an error: %s", asm.failed())
 	}
+	// A Responses stream ended by response.failed assembles to the failed
+	// response, which wholeOut passes on and records failed (unfinished),
+	// as it does the same answer sent whole.
 	if m := asm.missing(); broken == nil && m != "" {
 		broken = fmt.Errorf("the stream was cut short: it ended before %s", m)
 	}

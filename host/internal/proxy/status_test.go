@@ -17,16 +17,27 @@ import (
 // response is recorded and replayed; a failed, cancelled, queued or
 // in_progress one (a streamed call's response.failed, or a stream with no
 // final event) is passed on as it was, recorded failed, and never
-// replayed, whole or asked for as a stream.
+// replayed, whole or asked for as a stream; and so is one the upstream
+// streams to a call that asked for it whole.
 func TestResponsesStatus(t *testing.T) {
 	for _, status := range []string{"completed", "incomplete", "failed", "cancelled", "queued", "in_progress"} {
-		for _, stream := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/stream=%v", status, stream), func(t *testing.T) {
+		for _, mode := range []string{"whole", "stream", "upstream-streams"} {
+			if mode == "upstream-streams" && status != "completed" && status != "incomplete" && status != "failed" {
+				continue // no final event: a stream cut short
+			}
+			stream := mode == "stream"
+			t.Run(status+"/"+mode, func(t *testing.T) {
 				answer := fmt.Sprintf(`{"id":"resp_1","object":"response","status":%q,"model":"gpt-4o-mini",`+
 					`"error":{"code":"server_error","message":"the model fell over"},`+
 					`"output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"hi","annotations":[]}]}],`+
 					`"usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}`, status)
 				up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					if mode == "upstream-streams" {
+						w.Header().Set("Content-Type", "text/event-stream")
+						final := "response." + status
+						fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,\"response\":%s}\n\n", final, final, answer)
+						return
+					}
 					w.Header().Set("Content-Type", "application/json")
 					_, _ = w.Write([]byte(answer))
 				}))
