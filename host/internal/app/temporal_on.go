@@ -4,14 +4,9 @@ package app
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -36,9 +31,9 @@ type onTemporal struct {
 	// hold leaves a message or a cancel with Temporal when no worker
 	// answers (the command line), rather than refusing it (serve).
 	hold bool
-	// key seals the list's cursors (seal): random, so a server's
-	// cursors are good until it stops.
-	key [32]byte
+	// cursors seals the list's cursors: a server's cursors are good
+	// until it stops.
+	cursors *serve.Sealer
 }
 
 func openTemporal(ctx context.Context, t TemporalTarget, _ Options) (Backend, error) {
@@ -49,8 +44,7 @@ func openTemporal(ctx context.Context, t TemporalTarget, _ Options) (Backend, er
 	if t.Queue == "" {
 		t.Queue = temporal.DefaultTaskQueue
 	}
-	b := &onTemporal{c: c, t: t, wait: t.QueryTimeout, hold: true}
-	_, _ = rand.Read(b.key[:]) // never fails (crypto/rand)
+	b := &onTemporal{c: c, t: t, wait: t.QueryTimeout, hold: true, cursors: serve.NewSealer()}
 	return b, nil
 }
 
@@ -200,7 +194,7 @@ func (b *onTemporal) Tree(ctx context.Context, id string) (*serve.ClusterRun, er
 // selects, newest first, each with its status now: of about limit runs
 // of Temporal's list from after, whose page token the cursor is.
 func (b *onTemporal) Running(ctx context.Context, f serve.ClusterFilter, limit int, after string) ([]*serve.ClusterRun, string, error) {
-	token, ok := b.unseal(after)
+	token, ok := b.cursors.Unseal(after)
 	if !ok {
 		return nil, "", fmt.Errorf("%w: cursor %.40q is not one this server gave", store.ErrBadCursor, after)
 	}
@@ -213,39 +207,7 @@ func (b *onTemporal) Running(ctx context.Context, f serve.ClusterFilter, limit i
 	for i, s := range seen {
 		out[i] = clusterRun(s)
 	}
-	return out, b.seal(next), nil
-}
-
-// sealLen is the length of a cursor's seal.
-const sealLen = 16
-
-// seal is the cursor of Temporal's page token: the token and its HMAC
-// under this backend's key, so that a token Temporal never gave is
-// refused here, not sent to a server that may retry what it cannot read
-// until the call's deadline. "" for none.
-func (b *onTemporal) seal(token []byte) string {
-	if len(token) == 0 {
-		return ""
-	}
-	m := hmac.New(sha256.New, b.key[:])
-	m.Write(token)
-	return base64.RawURLEncoding.EncodeToString(m.Sum(slices.Clip(token))[:len(token)+sealLen])
-}
-
-// unseal is the page token of a cursor seal made ("" for none); ok is
-// false for a cursor this backend did not make.
-func (b *onTemporal) unseal(cursor string) (token []byte, ok bool) {
-	if cursor == "" {
-		return nil, true
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) <= sealLen {
-		return nil, false
-	}
-	token = raw[:len(raw)-sealLen]
-	m := hmac.New(sha256.New, b.key[:])
-	m.Write(token)
-	return token, hmac.Equal(m.Sum(nil)[:sealLen], raw[len(raw)-sealLen:])
+	return out, b.cursors.Seal(next), nil
 }
 
 // clusterRun is a run as the cluster has it, in serve's terms.

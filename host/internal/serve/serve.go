@@ -25,7 +25,6 @@ package serve
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -122,9 +121,9 @@ type Server struct {
 	beforeBackground func(id string)
 	bgCtx            context.Context
 	cancel           context.CancelFunc
-	// cursorKey seals the store's cursors of the task list (cursor.go):
-	// random, so a cursor is good for this server's life.
-	cursorKey [32]byte
+	// cursors seals the store's cursors of the task list: a cursor is
+	// good for this server's life.
+	cursors *Sealer
 }
 
 // New checks opts and returns a server. A non-loopback Addr without a
@@ -167,9 +166,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, hosts: hosts, mux: http.NewServeMux(), pipelines: map[string]*pipeline.Pipeline{},
-		bgSlots: make(chan struct{}, opts.Limits.MaxRuns), starting: map[string]struct{}{}}
+		bgSlots: make(chan struct{}, opts.Limits.MaxRuns), starting: map[string]struct{}{}, cursors: NewSealer()}
 	s.bgCtx, s.cancel = context.WithCancel(context.Background())
-	_, _ = rand.Read(s.cursorKey[:]) // never fails (crypto/rand)
 	if opts.Pipelines != "" {
 		if err := s.loadPipelines(opts.Pipelines); err != nil {
 			return nil, err

@@ -176,11 +176,11 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 		}
 	}
 	if q.After != "" {
-		after, ok := s.unsealCursor(q.After)
+		after, ok := s.cursors.Unseal(q.After)
 		if !ok {
 			return 0, nil, badRequest("cursor %.40q is not one this server gave (a cursor lasts the server's life): list from the first page, without cursor", q.After)
 		}
-		q.After = after
+		q.After = string(after)
 	}
 	tasks, next, err := s.opts.Store.TaskPage(ctx, q)
 	if err == nil {
@@ -189,7 +189,7 @@ func (s *Server) listTasks(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	page.NextCursor = s.sealCursor(next)
+	page.NextCursor = s.cursors.Seal([]byte(next))
 	for _, t := range tasks {
 		st := rewards[t.ID]
 		row := TaskRow{Task: t, Rewards: st.n}
