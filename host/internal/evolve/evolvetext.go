@@ -11,11 +11,18 @@ import (
 	"github.com/sextant-dev/sextant/sdk"
 )
 
+// Every writer in this package writes through report.TermSafe: versions,
+// mutator names, reasons and errors come from a model, a plugin or the
+// store, and a control character in one is shown escaped, never obeyed
+// by the terminal. A table's cells are escaped before tabwriter measures
+// them.
+
 // WriteBaseline writes how the baseline base's own replays went, as
 // sextant evolve prints it: tasks, fidelity and, when skipped is set, the
 // self-replays skipped for a call without a recording; then the
 // judgment's reasons.
 func (j *Judgment) WriteBaseline(w io.Writer, base *strategy.Strategy, skipped bool) {
+	w = report.TermSafe(w)
 	self := j.Self
 	fmt.Fprintf(w, "baseline %s: %d tasks replayed, fidelity %.1f%%", base.Metadata.Version, j.Tasks, 100*self.Fidelity())
 	if skipped && self.Skipped > 0 {
@@ -32,6 +39,7 @@ func (j *Judgment) WriteBaseline(w io.Writer, base *strategy.Strategy, skipped b
 // the mutators that proposed nothing (to diag, beside the table) and the
 // candidates' table. It reports whether there are candidates.
 func (r *RoundResult) WriteText(w, diag io.Writer, base *strategy.Strategy, metric string) bool {
+	w, diag = report.TermSafe(w), report.TermSafe(diag)
 	r.Baseline.WriteBaseline(w, base, true)
 	if len(r.Candidates) == 0 {
 		fmt.Fprintln(w, "no mutator proposed a candidate:")
@@ -54,7 +62,8 @@ func WriteCandidates(w io.Writer, cands []Evaluated, metric string) {
 	sorted := append([]Evaluated(nil), cands...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Mutator < sorted[j].Mutator })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "MUTATOR\tCANDIDATE\tID\t%s\tCI\tRULING\tFIRST FAILING OR REVIEW REASON\n", metric)
+	cells := report.TermSafe(tw)
+	fmt.Fprintf(cells, "MUTATOR\tCANDIDATE\tID\t%s\tCI\tRULING\tFIRST FAILING OR REVIEW REASON\n", metric)
 	for _, c := range sorted {
 		effect, ci := "", ""
 		for _, m := range c.Comparison.Metrics {
@@ -70,7 +79,7 @@ func WriteCandidates(w io.Writer, cands []Evaluated, metric string) {
 				break
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Mutator, c.Strategy.Metadata.Version, c.ID(), effect, ci, c.Result.Ruling, reason)
+		fmt.Fprintf(cells, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Mutator, c.Strategy.Metadata.Version, c.ID(), effect, ci, c.Result.Ruling, reason)
 	}
 	tw.Flush()
 }
@@ -78,6 +87,7 @@ func WriteCandidates(w io.Writer, cands []Evaluated, metric string) {
 // WriteDryRun writes what a dry run would promote of cands (Select on
 // metric), or none when nothing.
 func WriteDryRun(w io.Writer, cands []Evaluated, metric, none string) {
+	w = report.TermSafe(w)
 	if winner, _ := Select(cands, metric); winner != nil {
 		fmt.Fprintf(w, "dry run: would promote %s %s (%s)\n", winner.Strategy.Metadata.Version, winner.ID(), winner.Mutator)
 	} else {
@@ -89,6 +99,7 @@ func WriteDryRun(w io.Writer, cands []Evaluated, metric, none string) {
 // its file, else the review requests queued (with the command that shows
 // each; storeFlag is the --store its follow-up commands need), else none.
 func (s *Settlement) WriteText(w io.Writer, storeFlag, none string) {
+	w = report.TermSafe(w)
 	switch {
 	case s.Winner != nil:
 		fmt.Fprintf(w, "promoted %s %s (%s) → %s\n", s.Winner.Strategy.Metadata.Name, s.Winner.Strategy.Metadata.Version, s.Winner.Mutator, s.Path)
@@ -119,7 +130,7 @@ func (ep Epoch) WriteText(w io.Writer, epochs int, metric string) {
 		}
 		line += " " + string(c.Result.Ruling)
 	}
-	fmt.Fprintln(w, line)
+	fmt.Fprintln(report.TermSafe(w), line)
 }
 
 // ResumingNote is what an offline evolution that resumes at epoch n

@@ -12,6 +12,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/clock"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/replay"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
@@ -206,7 +207,7 @@ func (o *Online) learn(ctx context.Context, s *store.Store, p *pipeline.Pipeline
 
 func (o *Online) say(format string, args ...any) {
 	if o.Out != nil {
-		fmt.Fprintf(o.Out, format, args...)
+		fmt.Fprintf(report.TermSafe(o.Out), format, args...)
 	}
 }
 

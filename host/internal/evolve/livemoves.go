@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
@@ -21,7 +22,7 @@ func SettleLive(ctx context.Context, w io.Writer, st *store.Store, conf *pipelin
 	if err != nil {
 		return fmt.Errorf("%w (the version is recorded: sextant promote %s %s makes it live)", err, conf.File, m.Version)
 	}
-	fmt.Fprintf(w, "%s: %s %s is live (was %s)\n", conf.Name, m.Name, m.Version, l.Live.From)
+	fmt.Fprintf(report.TermSafe(w), "%s: %s %s is live (was %s)\n", conf.Name, m.Name, m.Version, l.Live.From)
 	l.WritePinned(w, conf)
 	return nil
 }
@@ -38,7 +39,7 @@ func MoveUnrecorded(ctx context.Context, w io.Writer, p *pipeline.Pipeline, dir 
 	if m.Version != l.Live.Version {
 		return invalid(m.Action+" "+p.Name, fmt.Sprintf("no store at %s, so nothing was promoted: only the configured %s %s can be live", dir, l.Live.Name, l.Live.Version))
 	}
-	fmt.Fprintf(w, "%s: %s %s is live already\n", p.Name, l.Live.Name, l.Live.Version)
+	fmt.Fprintf(report.TermSafe(w), "%s: %s %s is live already\n", p.Name, l.Live.Name, l.Live.Version)
 	return nil
 }
 
@@ -49,6 +50,7 @@ func WriteLiveIn(ctx context.Context, w io.Writer, st *store.Store, name string)
 	if err != nil {
 		return err
 	}
+	w = report.TermSafe(w)
 	for _, l := range ls {
 		fmt.Fprintf(w, "live in %s: %s (%s by %s)\n", l.Pipeline, l.Live.Version, l.Live.Action, l.Live.By)
 	}

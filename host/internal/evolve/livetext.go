@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
+	"github.com/sextant-dev/sextant/host/internal/report"
 )
 
 // WriteText writes the live version of p as sextant strategy live prints
 // it: the version and since when, a note when runs do not use it, and the
 // moves, oldest first.
 func (l *Live) WriteText(w io.Writer, p *pipeline.Pipeline) error {
+	w = report.TermSafe(w)
 	v := l.Live
 	fmt.Fprintf(w, "%s: %s %s is live (%s, hash %s)\n", l.Pipeline, v.Name, v.Version, v.File, v.Hash[:min(12, len(v.Hash))])
 	if v.Action == MoveConfigured {
@@ -30,13 +32,14 @@ func (l *Live) WriteText(w io.Writer, p *pipeline.Pipeline) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AT\tACTION\tVERSION\tFROM\tBY\tREASON")
+	cells := report.TermSafe(tw)
+	fmt.Fprintln(cells, "AT\tACTION\tVERSION\tFROM\tBY\tREASON")
 	for _, h := range l.History {
 		at := "-"
 		if !h.At.IsZero() {
 			at = h.At.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", at, h.Action, h.Version, dash(h.From), dash(h.By), h.Reason)
+		fmt.Fprintf(cells, "%s\t%s\t%s\t%s\t%s\t%s\n", at, h.Action, h.Version, dash(h.From), dash(h.By), h.Reason)
 	}
 	return tw.Flush()
 }
@@ -44,6 +47,7 @@ func (l *Live) WriteText(w io.Writer, p *pipeline.Pipeline) error {
 // WriteMoved writes how a move (promote, rollback) left the live version
 // of p, which was before's.
 func (l *Live) WriteMoved(w io.Writer, before *Live, p *pipeline.Pipeline) {
+	w = report.TermSafe(w)
 	v := l.Live
 	if before.Live.Version == v.Version && before.Live.Hash == v.Hash {
 		fmt.Fprintf(w, "%s: %s %s is live already\n", p.Name, v.Name, v.Version)
@@ -55,6 +59,7 @@ func (l *Live) WriteMoved(w io.Writer, before *Live, p *pipeline.Pipeline) {
 
 // WritePinned says when the runs of p do not use the live version.
 func (l *Live) WritePinned(w io.Writer, p *pipeline.Pipeline) {
+	w = report.TermSafe(w)
 	switch {
 	case l.Pinned && l.Runs != l.Live:
 		fmt.Fprintf(w, "note: %s pins its strategy ([strategy] pin = true): runs keep using %s %s until the pin is removed\n", p.File, l.Runs.Name, l.Runs.Version)

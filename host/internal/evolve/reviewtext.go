@@ -12,9 +12,10 @@ import (
 // WriteReviews writes review requests as a table (sextant review list).
 func WriteReviews(w io.Writer, rs []ReviewRequest) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
+	cells := report.TermSafe(tw)
+	fmt.Fprintln(cells, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\n", r.ID, r.Status, r.Pipeline, r.Baseline.Name, r.Baseline.Version, r.Mutator, r.Created.Format(time.RFC3339))
+		fmt.Fprintf(cells, "%s\t%s\t%s\t%s %s\t%s\t%s\n", r.ID, r.Status, r.Pipeline, r.Baseline.Name, r.Baseline.Version, r.Mutator, r.Created.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -22,6 +23,7 @@ func WriteReviews(w io.Writer, rs []ReviewRequest) error {
 // WriteDecision writes the outcome of a review decision: its id, status
 // and the promoted file, if any.
 func WriteDecision(w io.Writer, r *ReviewRequest) {
+	w = report.TermSafe(w)
 	fmt.Fprintf(w, "%s %s", r.ID, r.Status)
 	if r.Path != "" {
 		fmt.Fprintf(w, " → %s", r.Path)

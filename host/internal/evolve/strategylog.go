@@ -14,6 +14,7 @@ import (
 // and the pipelines where one is live (WriteLiveIn), or that none is
 // recorded.
 func WriteStrategyLog(ctx context.Context, w io.Writer, st *store.Store, name string, recs []store.StrategyRecord) error {
+	w = report.TermSafe(w)
 	if len(recs) == 0 {
 		_, err := fmt.Fprintf(w, "no promoted versions of %s recorded\n", name)
 		return err
