@@ -717,6 +717,22 @@ func unfinished(rt *route, m map[string]any) string {
 	return ""
 }
 
+// staleUnfinished says why env, a recording of a call on route rt, is
+// a whole Responses answer that did not finish (unfinished), or "": a
+// proxy older than the check recorded such an answer as a good one, and
+// replay refuses it as the failed call a proxy records now. Only a whole
+// answer is read: a stream that did not finish was never recorded.
+func staleUnfinished(rt *route, env *recorded) string {
+	if rt != routeResponses || env.Stream || env.Status != http.StatusOK {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(env.bytes(), &m) != nil {
+		return ""
+	}
+	return unfinished(rt, m)
+}
+
 // streamWhole answers a whole (unstreamed) call the upstream answered
 // with an event stream: the stream is read to its end and checked
 // complete as a streamed call's is, and the answer its events assemble to
@@ -890,12 +906,17 @@ func (p *Proxy) replayRaw(w http.ResponseWriter, r *http.Request, c *rawCall) {
 		env  recorded
 		bad  errNotPassThrough
 	)
-	cached, err := p.replays.get(ctx, st, hash)
+	cached, err := p.replays.get(ctx, st, hash, c.rt)
+	unfinished := ""
 	switch {
 	case errors.As(err, &bad):
 		c.rt.writeError(w, &failure{status: http.StatusInternalServerError, class: "internal", code: "bad_recording",
 			msg: fmt.Sprintf("recording %s is not a pass-through recording: %v", hash[:16], bad.err)})
 		return
+	case err == nil && cached.unfinished != "":
+		// Recorded as an answer before such answers were recorded
+		// failed: a miss, as the failed call a proxy records now is.
+		unfinished, err = cached.unfinished, store.ErrNotFound
 	case err == nil:
 		rec, env, body = cached.rec, cached.env, cached.body
 	}
@@ -906,7 +927,9 @@ func (p *Proxy) replayRaw(w http.ResponseWriter, r *http.Request, c *rawCall) {
 		if other, oerr := st.Recording(ctx, c.other); oerr == nil && json.Unmarshal(other.Response, &env) == nil && env.Status == http.StatusOK {
 			var b []byte
 			var cerr error
-			switch {
+			switch u := staleUnfinished(c.rt, &env); {
+			case u != "":
+				unfinished, cerr = u, errors.New(u)
 			case env.Stream && !c.stream:
 				b, cerr = assemble(c.rt, env.bytes())
 				env.ContentType = "application/json"
@@ -928,8 +951,11 @@ func (p *Proxy) replayRaw(w http.ResponseWriter, r *http.Request, c *rawCall) {
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		f := rc.failed(ctx, &failure{status: http.StatusNotFound, class: "not_found", code: "recording_not_found",
-			msg: fmt.Sprintf("replay: no recording answers this request (request hash %s); record it first with the proxy out of replay mode", c.hash[:16])},
+		msg := fmt.Sprintf("replay: no recording answers this request (request hash %s); record it first with the proxy out of replay mode", c.hash[:16])
+		if unfinished != "" {
+			msg += " (its recording holds an answer that is not replayed: " + unfinished + ")"
+		}
+		f := rc.failed(ctx, &failure{status: http.StatusNotFound, class: "not_found", code: "recording_not_found", msg: msg},
 			"sextant.replay_miss", false)
 		writeHeaders(w, f.task, c.hash, false)
 		c.rt.writeError(w, f)

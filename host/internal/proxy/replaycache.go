@@ -28,12 +28,16 @@ type cachedReplay struct {
 	rec   *store.Recording
 	env   recorded
 	body  []byte
+	// unfinished says why the recorded answer is not one to replay (a
+	// whole Responses answer that did not finish: staleUnfinished), or
+	// "" when it is one.
+	unfinished string
 }
 
-// get returns the recording stored under hash, decoded: from the cache
-// when its stamp is current. A recording that is not a pass-through one
+// get returns the recording stored under hash (a call on route rt),
+// decoded: from the cache when its stamp is current. A recording that is not a pass-through one
 // (env.Status 0) is returned with the decoding error, not cached.
-func (c *replayCache) get(ctx context.Context, st *store.Store, hash string) (*cachedReplay, error) {
+func (c *replayCache) get(ctx context.Context, st *store.Store, hash string, rt *route) (*cachedReplay, error) {
 	stamp, err := st.RecordingStamp(ctx, hash)
 	if err != nil {
 		return nil, err
@@ -53,6 +57,7 @@ func (c *replayCache) get(ctx context.Context, st *store.Store, hash string) (*c
 		return e, errNotPassThrough{err}
 	}
 	e.body = e.env.bytes()
+	e.unfinished = staleUnfinished(rt, &e.env)
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = make(map[string]*cachedReplay)

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -104,5 +105,66 @@ func TestResponsesStatusNpm(t *testing.T) {
 		if len(tr.Recordings) != 0 || tr.Executions[0].Execution.Status != store.StatusFailed {
 			t.Errorf("%s: %d recordings, execution %s; want none and failed", mode, len(tr.Recordings), tr.Executions[0].Execution.Status)
 		}
+	}
+}
+
+// TestResponsesStatusOldRecording: a store written by a proxy that
+// recorded a whole Responses answer whose status is failed, cancelled,
+// queued or in_progress as a good answer (its recording written here
+// through the store API as that proxy wrote it) replays as a store
+// written now does: a miss, asked for whole or as a stream, never the
+// unfinished answer; a completed one still replays.
+func TestResponsesStatusOldRecording(t *testing.T) {
+	const answer = `{"id":"resp_1","object":"response","status":"completed","model":"gpt-4o-mini",` +
+		`"output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"hi","annotations":[]}]}],` +
+		`"usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}`
+	for _, status := range []string{"completed", "failed", "cancelled", "queued", "in_progress"} {
+		t.Run(status, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(answer))
+			}))
+			t.Cleanup(up.Close)
+			ps := streamProviders(t, block("default", "openai", up.URL+"/v1"))
+			st := openStore(t, t.TempDir())
+			srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
+			body := `{"model":"gpt-4o-mini","input":"hello"}`
+			r, b := post(t, srv.URL+proxy.RouteResponses, body, map[string]string{proxy.HeaderTask: "t"})
+			if r.StatusCode != http.StatusOK {
+				t.Fatalf("record: %d %s", r.StatusCode, b)
+			}
+			// The old proxy's recording: the same envelope, the answer's
+			// status the upstream's.
+			ctx := context.Background()
+			rec, err := st.Recording(ctx, r.Header.Get(proxy.HeaderHash))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env map[string]any
+			if err := json.Unmarshal(rec.Response, &env); err != nil {
+				t.Fatal(err)
+			}
+			env["body"] = strings.Replace(env["body"].(string), `"status":"completed","model"`, `"status":"`+status+`","model"`, 1)
+			if rec.Response, err = json.Marshal(env); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.PutRecording(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+			up.Close()
+			replay := serve(t, proxy.Config{Store: st, Replay: true})
+			for _, b := range []string{body, streamed(body)} {
+				r, got := post(t, replay.URL+proxy.RouteResponses, b, nil)
+				if status == "completed" {
+					if r.StatusCode != http.StatusOK || !strings.Contains(string(got), "hi") {
+						t.Errorf("replay of %s: %d %s; want the recorded answer", b, r.StatusCode, got)
+					}
+					continue
+				}
+				if r.StatusCode != http.StatusNotFound || !strings.Contains(string(got), "recording_not_found") || !strings.Contains(string(got), "not replayed") || strings.Contains(string(got), `"output"`) {
+					t.Errorf("replay of %s: %d %s; want a miss that says why", b, r.StatusCode, got)
+				}
+			}
+		})
 	}
 }
