@@ -42,10 +42,7 @@ func TestResponsesStatus(t *testing.T) {
 					w.Header().Set("Content-Type", "application/json")
 					_, _ = w.Write([]byte(answer))
 				}))
-				t.Cleanup(up.Close)
-				ps := streamProviders(t, block("default", "openai", up.URL+"/v1"))
-				st := openStore(t, t.TempDir())
-				srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
+				st, srv := recordingProxy(t, up)
 				body := `{"model":"gpt-4o-mini","input":"hello"}`
 				if stream {
 					body = streamed(body)
@@ -124,10 +121,7 @@ func TestResponsesStatusOldRecording(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write([]byte(answer))
 			}))
-			t.Cleanup(up.Close)
-			ps := streamProviders(t, block("default", "openai", up.URL+"/v1"))
-			st := openStore(t, t.TempDir())
-			srv := serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
+			st, srv := recordingProxy(t, up)
 			body := `{"model":"gpt-4o-mini","input":"hello"}`
 			r, b := post(t, srv.URL+proxy.RouteResponses, body, map[string]string{proxy.HeaderTask: "t"})
 			if r.StatusCode != http.StatusOK {
@@ -167,4 +161,13 @@ func TestResponsesStatusOldRecording(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordingProxy is a live proxy recording to a new store, its default
+// block the OpenAI upstream up (closed when the test ends).
+func recordingProxy(t *testing.T, up *httptest.Server) (*store.Store, *httptest.Server) {
+	t.Cleanup(up.Close)
+	ps := streamProviders(t, block("default", "openai", up.URL+"/v1"))
+	st := openStore(t, t.TempDir())
+	return st, serve(t, proxy.Config{Store: st, Providers: ps.Providers, Prices: ps.Prices, Upstreams: ps.ups, Secrets: ps.secrets})
 }
