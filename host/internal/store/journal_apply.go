@@ -846,10 +846,27 @@ func (s *Store) closeJournal() error {
 		close(s.stopApply)
 		<-s.applyDone
 	}
+	j := s.jr
+	// A writer that took room in the current segment writes its record
+	// there with no lock held, and a sync runs unlocked too: no new one
+	// may start, and those running must be done, before the segments are
+	// unmapped.
+	j.mu.Lock()
+	if j.err == nil {
+		j.err = errJournalClosed
+	}
+	for len(j.inflight) > 0 || j.syncing {
+		hook("journal-close-wait")
+		if len(j.inflight) > 0 {
+			j.pub.Wait()
+		} else {
+			j.cond.Wait()
+		}
+	}
+	j.mu.Unlock()
 	if err := s.settle(); err != nil {
 		return err
 	}
-	j := s.jr
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if len(j.recs) > 0 {

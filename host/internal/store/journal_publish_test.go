@@ -131,3 +131,55 @@ func TestJournalSegmentWaits(t *testing.T) {
 		t.Fatalf("the journal is at segment %d, want 2: the test tests nothing", n)
 	}
 }
+
+// TestJournalCloseWaitsForWriters: a writer that took room in the
+// segment writes its record there with no lock held, so Close waits for
+// it before unmapping the segment (it wrote into unmapped memory: a
+// fault that killed the process), lets no new writer in meanwhile, and
+// applies the record.
+func TestJournalCloseWaitsForWriters(t *testing.T) {
+	holdJournal(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	s, err := Open(ctx, dir, testConfig())
+	must(t, err)
+	reserved, resume, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var first, closeWait atomic.Bool
+	setTestHook(func(point string) {
+		switch point {
+		case "journal-reserved":
+			if first.CompareAndSwap(false, true) {
+				close(reserved)
+				<-resume
+			}
+		case "journal-close-wait":
+			if closeWait.CompareAndSwap(false, true) {
+				close(waiting)
+			}
+		}
+	})
+	defer setTestHook(nil)
+	aDone, closed := make(chan error, 1), make(chan error, 1)
+	go func() { aDone <- putRec(ctx, s, "a", 10) }()
+	<-reserved
+	go func() { closed <- s.Close() }()
+	select {
+	case <-waiting:
+	case err := <-closed:
+		// The writer is left paused: released, it would write into the
+		// unmapped segment.
+		t.Fatalf("Close returned (%v) while a writer was writing its record into the journal", err)
+	}
+	if err := putRec(ctx, s, "b", 10); !errors.Is(err, errJournalClosed) {
+		t.Errorf("a write while the journal closes: %v, want %v", err, errJournalClosed)
+	}
+	close(resume)
+	must(t, <-aDone)
+	must(t, <-closed)
+	r, err := Open(ctx, dir, testConfig())
+	must(t, err)
+	defer r.Close()
+	if _, err := r.Recording(ctx, "a"); err != nil {
+		t.Errorf("recording a, written while the store closed: %v", err)
+	}
+}
