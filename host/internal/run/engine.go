@@ -57,11 +57,14 @@ type Config struct {
 	// sleep until the next is due and go on (`sextant run --wait`) instead
 	// of returning waiting. The run is checkpointed waiting first.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// After, when set, is how a run waits for the due time of a timer
+	// Until, when set, is how a run waits for the due time of a timer
 	// attached to a running step (a boundary timer on an llm step): the
-	// channel receives once d has passed. Default time.After. Tests pass
-	// a fake clock's, which fires when the clock is moved.
-	After func(d time.Duration) <-chan time.Time
+	// channel receives once the run's clock reaches t. Default: time.After
+	// of the time from Clock to t. It takes the time, not a duration, so
+	// that a fake clock in tests, which moves only when told, cannot move
+	// between the run's reading it and its asking for the wake (the wake
+	// would come late by that move).
+	Until func(t time.Time) <-chan time.Time
 	// Inbox, with Sleep, brings messages and signals from other processes
 	// to this run (`sextant run --wait` serves `send` and `signal` on the
 	// store's socket): a run waiting for them waits here too instead of

@@ -237,11 +237,11 @@ func (e *exec) await(ctx context.Context) error {
 	var wake <-chan time.Time
 	timer := e.stepTimer()
 	if timer != nil {
-		after := e.r.cfg.After
-		if after == nil {
-			after = time.After
+		if until := e.r.cfg.Until; until != nil {
+			wake = until(timer.Due)
+		} else {
+			wake = time.After(timer.Due.Sub(e.r.cfg.Clock()))
 		}
-		wake = after(timer.Due.Sub(e.r.cfg.Clock()))
 	}
 	var inbox <-chan Inbound
 	if !e.replaying() {

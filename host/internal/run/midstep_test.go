@@ -48,11 +48,10 @@ func (c *alarmClock) Now() time.Time {
 	return c.now
 }
 
-func (c *alarmClock) After(d time.Duration) <-chan time.Time {
+func (c *alarmClock) Until(at time.Time) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := make(chan time.Time, 1)
-	at := c.now.Add(d)
 	if !at.After(c.now) {
 		ch <- c.now
 		return ch
@@ -136,7 +135,7 @@ func (m *midRun) config(journal run.Journal) run.Config {
 	gated := *p
 	gated.Plugin = m.gate
 	return run.Config{Pipeline: m.prep.Pipeline, Navigator: m.tr, Routine: m.prep.Routine, Strategy: m.prep.Strategy,
-		Prices: m.prep.Prices, Store: m.st, Journal: journal, Clock: m.clock.Now, After: m.clock.After,
+		Prices: m.prep.Prices, Store: m.st, Journal: journal, Clock: m.clock.Now, Until: m.clock.Until,
 		Providers: run.NewProviders(nil, &gated),
 		OnStep: func(ev run.StepEvent) {
 			m.mu.Lock()
