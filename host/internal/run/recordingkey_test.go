@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // TestRecordingKey pins the key a task's provider call is recorded under:
@@ -18,6 +21,27 @@ func TestRecordingKey(t *testing.T) {
 		sum := sha256.Sum256([]byte("sextant.recording.v1\x00" + tc.task + "\x00" + tc.hash))
 		if got, want := RecordingKey(tc.task, tc.hash), hex.EncodeToString(sum[:]); got != want {
 			t.Errorf("RecordingKey(%q, %q) = %s, want %s", tc.task, tc.hash, got, want)
+		}
+	}
+}
+
+// TestRecordingKeys: the hash and key a call makes as one string are
+// store.ChatKey's hash and RecordingKey's key.
+func TestRecordingKeys(t *testing.T) {
+	temp := 0.5
+	for _, task := range []string{"01JABCDEFGHJKMNPQRSTVWXYZ0", "", strings.Repeat("t", 300)} {
+		req := &sdk.ChatRequest{Messages: []sdk.Message{{Role: "user", Content: "hi " + task}}, Model: "m", Temperature: &temp}
+		wantHash, wantCanon, err := store.ChatKey(nil, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		digest, canon, err := store.ChatKeyDigest(nil, req)
+		if err != nil || string(canon) != string(wantCanon) {
+			t.Fatalf("ChatKeyDigest = %s, %v; want %s", canon, err, wantCanon)
+		}
+		hash, key := recordingKeys(task, digest)
+		if hash != wantHash || key != RecordingKey(task, wantHash) {
+			t.Errorf("recordingKeys(%q) = %s, %s; want %s, %s", task, hash, key, wantHash, RecordingKey(task, wantHash))
 		}
 	}
 }

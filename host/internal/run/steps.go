@@ -410,23 +410,24 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 		full.MaxTokens = prov.MaxTokens
 	}
 	st := e.r.cfg.Journal
-	hash, canonical, err := store.ChatKey(st.Redactor(), &full)
+	digest, canonical, err := store.ChatKeyDigest(st.Redactor(), &full)
 	if err != nil {
 		return nil, &fatalError{err}
 	}
-	key := RecordingKey(e.task.ID, hash)
+	hash, key := recordingKeys(e.task.ID, digest)
 	start := e.r.cfg.Clock()
 	var resp *sdk.ChatResponse
 	used, recorded := provider, false
 	var latency time.Duration
-	if rec, err := st.Recording(ctx, key); err == nil {
+	cr, _ := st.(chatRecorder)
+	if rec, err := findRecording(ctx, st, cr, key); err != nil {
+		return nil, &fatalError{err}
+	} else if rec != nil {
 		var r sdk.ChatResponse
 		if err := json.Unmarshal(rec.Response, &r); err != nil {
 			return nil, &fatalError{fmt.Errorf("recording %s: %w", short(hash), err)}
 		}
 		resp, used, recorded, latency = &r, rec.Provider, true, rec.Latency
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, &fatalError{err}
 	} else {
 		t0 := e.r.cfg.Clock()
 		var tries [2]Attempt // dropped: room enough for most calls
@@ -455,12 +456,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
 			return nil, &fatalError{err}
 		}
-		rec, err := store.ChatRecording(hash, canonical, used, e.task.ID, resp, latency)
-		if err != nil {
-			return nil, &fatalError{err}
-		}
-		rec.Hash = key
-		if err := st.PutRecording(ctx, rec); err != nil {
+		if err := putChatRecording(ctx, st, cr, key, canonical, used, e.task.ID, resp, latency); err != nil {
 			return nil, &fatalError{err}
 		}
 		failpoint.Hit(failpoint.ChatRecorded)
@@ -494,6 +490,38 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	res.Tokens += resp.Usage.InputTokens + resp.Usage.OutputTokens
 	res.CostUSD += cost
 	return resp, nil
+}
+
+// chatRecorder is a Journal that reads and writes a provider call's
+// recording without making a miss's error or the recording
+// (*store.Store does): every live call misses, then writes one.
+type chatRecorder interface {
+	FindRecording(ctx context.Context, key string) (*store.Recording, error)
+	PutChatRecording(ctx context.Context, key string, canonical []byte, provider, task string, resp *sdk.ChatResponse, latency time.Duration) error
+}
+
+// findRecording is the recording stored under key, or nil.
+func findRecording(ctx context.Context, st Journal, cr chatRecorder, key string) (*store.Recording, error) {
+	if cr != nil {
+		return cr.FindRecording(ctx, key)
+	}
+	rec, err := st.Recording(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return rec, err
+}
+
+// putChatRecording records a live call's answer under key.
+func putChatRecording(ctx context.Context, st Journal, cr chatRecorder, key string, canonical []byte, provider, task string, resp *sdk.ChatResponse, latency time.Duration) error {
+	if cr != nil {
+		return cr.PutChatRecording(ctx, key, canonical, provider, task, resp, latency)
+	}
+	rec, err := store.ChatRecording(key, canonical, provider, task, resp, latency)
+	if err != nil {
+		return err
+	}
+	return st.PutRecording(ctx, rec)
 }
 
 func (e *exec) exprStep(t sdk.Token, spec pipeline.Step, res *stepResult, run sdk.Env) error {
@@ -762,11 +790,27 @@ var vms = sync.Pool{New: func() any { return new(vm.VM) }}
 // different answers each replay their own, and a live run never answers
 // from another task's recording.
 func RecordingKey(task, requestHash string) string {
-	const domain = "sextant.recording.v1\x00"
-	var in [256]byte // on the stack for the ids and hashes of a run
-	b := append(append(append(append(in[:0], domain...), task...), 0), requestHash...)
-	sum := sha256.Sum256(b)
+	sum := recordingKeySum(task, requestHash)
 	var out [2 * sha256.Size]byte
 	hex.Encode(out[:], sum[:])
 	return string(out[:])
+}
+
+func recordingKeySum[S string | []byte](task string, requestHash S) [sha256.Size]byte {
+	const domain = "sextant.recording.v1\x00"
+	var in [256]byte // on the stack for the ids and hashes of a run
+	b := append(append(append(append(in[:0], domain...), task...), 0), requestHash...)
+	return sha256.Sum256(b)
+}
+
+// recordingKeys are the request hash of digest (store.ChatKey's hash)
+// and its RecordingKey for task, made as one string: a call needs both.
+func recordingKeys(task string, digest [sha256.Size]byte) (hash, key string) {
+	const n = 2 * sha256.Size
+	var out [2 * n]byte
+	hex.Encode(out[:n], digest[:])
+	sum := recordingKeySum(task, out[:n])
+	hex.Encode(out[n:], sum[:])
+	both := string(out[:])
+	return both[:n], both[n:]
 }

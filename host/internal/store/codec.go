@@ -104,59 +104,92 @@ func appendCheckpoint(b []byte, c *Checkpoint) ([]byte, error) {
 // what encoding/json would also escape (<, >, &, U+2028, U+2029) goes
 // the encoding/json way. The bytes are the same (TestEncodeRecording).
 func (s *Store) encodeRecording(r *Recording) ([]byte, error) {
+	return s.appendRecording(make([]byte, 0, recordingSize(r)), r)
+}
+
+// recordingSize is about the length of r's encoding.
+func recordingSize(r *Recording) int {
+	n := 192 + len(r.Hash) + len(r.Kind) + len(r.Provider) + len(r.Task) + len(r.Request) + len(r.Response)
+	return n + n/32
+}
+
+// appendRecording is encodeRecording into b, which is empty: the version
+// byte and the JSON in one array, sealed in place. The result is b's
+// array unless it grew, was redacted or went the encoding/json way.
+func (s *Store) appendRecording(b []byte, r *Recording) ([]byte, error) {
 	if y := r.Created.Year(); y < 0 || y > 9999 || r.Request == nil || r.Response == nil ||
 		strings.ContainsAny(r.Hash, "\b\f") || strings.ContainsAny(string(r.Kind), "\b\f") ||
 		strings.ContainsAny(r.Provider, "\b\f") || strings.ContainsAny(r.Task, "\b\f") {
 		// encoding/json's error, null, or its \b and \f (appendJSONString
 		// writes them as \u0008 and \u000c)
-		return s.encode(r)
+		return s.encodeCopy(r)
 	}
-	var b bytes.Buffer
-	b.Grow(256 + len(r.Request) + len(r.Response))
-	buf := append(b.AvailableBuffer(), `{"hash":`...)
-	buf = appendJSONString(buf, r.Hash)
-	buf = append(buf, `,"kind":`...)
-	buf = appendJSONString(buf, string(r.Kind))
+	b = append(b, schemaVersion)
+	b = append(b, `{"hash":`...)
+	b = appendJSONString(b, r.Hash)
+	b = append(b, `,"kind":`...)
+	b = appendJSONString(b, string(r.Kind))
 	if r.Provider != "" {
-		buf = append(buf, `,"provider":`...)
-		buf = appendJSONString(buf, r.Provider)
+		b = append(b, `,"provider":`...)
+		b = appendJSONString(b, r.Provider)
 	}
-	buf = append(buf, `,"request":`...)
-	b.Write(buf)
 	for i, raw := range [2]json.RawMessage{r.Request, r.Response} {
-		if i == 1 {
-			b.WriteString(`,"response":`)
+		if i == 0 {
+			b = append(b, `,"request":`...)
+		} else {
+			b = append(b, `,"response":`...)
 		}
 		if plainCompact(raw) { // valid (checkRecording), nothing to change
-			b.Write(raw)
+			b = append(b, raw...)
 			continue
 		}
-		start := b.Len()
-		if err := json.Compact(&b, raw); err != nil || needsHTMLEscape(b.Bytes()[start:]) {
-			return s.encode(r)
+		start := len(b)
+		w := bytes.NewBuffer(b)
+		if err := json.Compact(w, raw); err != nil || needsHTMLEscape(w.Bytes()[start:]) {
+			return s.encodeCopy(r)
 		}
+		b = w.Bytes()
 	}
-	buf = b.AvailableBuffer()
 	if r.Usage != (sdk.Usage{}) {
-		buf = append(buf, `,"usage":{"input_tokens":`...)
-		buf = strconv.AppendInt(buf, int64(r.Usage.InputTokens), 10)
-		buf = append(buf, `,"output_tokens":`...)
-		buf = strconv.AppendInt(buf, int64(r.Usage.OutputTokens), 10)
-		buf = append(buf, '}')
+		b = append(b, `,"usage":{"input_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.Usage.InputTokens), 10)
+		b = append(b, `,"output_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.Usage.OutputTokens), 10)
+		b = append(b, '}')
 	}
 	if r.Latency != 0 {
-		buf = append(buf, `,"latency_ns":`...)
-		buf = strconv.AppendInt(buf, int64(r.Latency), 10)
+		b = append(b, `,"latency_ns":`...)
+		b = strconv.AppendInt(b, int64(r.Latency), 10)
 	}
 	if r.Task != "" {
-		buf = append(buf, `,"task":`...)
-		buf = appendJSONString(buf, r.Task)
+		b = append(b, `,"task":`...)
+		b = appendJSONString(b, r.Task)
 	}
-	buf = append(buf, `,"created":"`...)
-	buf = r.Created.AppendFormat(buf, time.RFC3339Nano)
-	buf = append(buf, `"}`...)
-	b.Write(buf)
-	return s.seal(b.Bytes())
+	b = append(b, `,"created":"`...)
+	b = r.Created.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `"}`...)
+	return s.sealed(b)
+}
+
+// encodeCopy is s.encode of a copy of r: only this path lets one escape
+// (PutChatRecording's recording lives on its stack).
+func (s *Store) encodeCopy(r *Recording) ([]byte, error) {
+	c := *r
+	return s.encode(&c)
+}
+
+// sealed is seal for b that holds the version byte and the JSON already:
+// it copies only what redaction changed.
+func (s *Store) sealed(b []byte) ([]byte, error) {
+	js := b[1:]
+	red, err := s.red.redactJSON(js)
+	if err != nil {
+		return nil, err
+	}
+	if len(red) != len(js) || len(js) > 0 && &red[0] != &js[0] { // redacted: a new value
+		return append(b[:1], red...), nil // red is an array of its own
+	}
+	return b, nil
 }
 
 // plainCompact reports whether valid JSON is compact (no whitespace

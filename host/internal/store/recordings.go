@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -22,22 +23,37 @@ import (
 // parameters), redacted with red, so that a live request and its
 // recording match exactly when and only when they ask the same thing.
 func ChatKey(red *Redactor, req *sdk.ChatRequest) (hash string, canonical []byte, err error) {
+	sum, canonical, err := ChatKeyDigest(red, req)
+	if err != nil {
+		return "", nil, err
+	}
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:]), canonical, nil
+}
+
+// ChatKeyDigest is ChatKey with the hash as the SHA-256 digest it is the
+// hex of, for a caller that derives its own keys from it (a run's
+// recording key) and would otherwise make the hex string twice.
+func ChatKeyDigest(red *Redactor, req *sdk.ChatRequest) (sum [sha256.Size]byte, canonical []byte, err error) {
 	if req == nil {
-		return "", nil, fmt.Errorf("chat key: nil request")
+		return sum, nil, fmt.Errorf("chat key: nil request")
 	}
 	if red == nil {
 		red = DefaultRedactor()
 	}
-	r := *req
-	r.Config, r.Vars = nil, nil
-	js, err := json.Marshal(&r)
-	if err != nil {
-		return "", nil, fmt.Errorf("chat key: %w", err)
+	js, ok := appendChatRequest(make([]byte, 0, chatRequestSize(req)), req)
+	if !ok { // encoding/json's bytes or error
+		r := *req
+		r.Config, r.Vars = nil, nil
+		if js, err = json.Marshal(&r); err != nil {
+			return sum, nil, fmt.Errorf("chat key: %w", err)
+		}
 	}
 	if js, err = red.redactJSON(js); err != nil {
-		return "", nil, fmt.Errorf("chat key: %w", err)
+		return sum, nil, fmt.Errorf("chat key: %w", err)
 	}
-	return keyHash("sextant.chat.v1", js), js, nil
+	return keySum("sextant.chat.v1", js), js, nil
 }
 
 // HumanKey is the recording key of the n-th answer (from 1) given at a
@@ -47,14 +63,20 @@ func HumanKey(task, step string, n int) string {
 }
 
 func keyHash(domain string, b []byte) string {
+	sum := keySum(domain, b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
+}
+
+// keySum is the SHA-256 of domain, a zero byte and b.
+func keySum(domain string, b []byte) (sum [sha256.Size]byte) {
 	h := sha256.New()
 	h.Write([]byte(domain))
 	h.Write([]byte{0})
 	h.Write(b)
-	var sum [sha256.Size]byte
-	var out [2 * sha256.Size]byte
-	hex.Encode(out[:], h.Sum(sum[:0]))
-	return string(out[:])
+	h.Sum(sum[:0])
+	return sum
 }
 
 // NewChatRecording builds the recording of one provider call, keyed and
@@ -74,14 +96,48 @@ func ChatRecording(hash string, canonical []byte, provider, task string, resp *s
 	if resp == nil {
 		return nil, fmt.Errorf("chat recording: nil response")
 	}
-	out, err := json.Marshal(resp)
-	if err != nil {
-		return nil, fmt.Errorf("chat recording: %w", err)
+	out, ok := appendChatResponse(make([]byte, 0, chatResponseSize(resp)), resp)
+	if !ok { // encoding/json's bytes or error
+		var err error
+		if out, err = json.Marshal(resp); err != nil {
+			return nil, fmt.Errorf("chat recording: %w", err)
+		}
 	}
 	return &Recording{
 		Hash: hash, Kind: RecordChat, Provider: provider, Task: task,
 		Request: canonical, Response: out, Usage: resp.Usage, Latency: latency,
 	}, nil
+}
+
+// PutChatRecording is PutRecording(ctx, rec) for the rec that
+// ChatRecording(hash, canonical, provider, task, resp, latency) gives,
+// stored under key (a run's recording key): the recording and its
+// response are encoded straight into the record, and none is made. A
+// run writes one per live provider call.
+func (s *Store) PutChatRecording(ctx context.Context, key string, canonical []byte, provider, task string, resp *sdk.ChatResponse, latency time.Duration) error {
+	if resp == nil {
+		return fmt.Errorf("chat recording: nil response")
+	}
+	buf := recordingBufs.Get().(*[]byte)
+	out, ok := appendChatResponse((*buf)[:0], resp)
+	defer func() {
+		if *buf = out[:0]; cap(out) <= maxPooledRecording {
+			recordingBufs.Put(buf)
+		}
+	}()
+	if !ok { // encoding/json's bytes or error
+		js, err := json.Marshal(resp)
+		if err != nil {
+			return fmt.Errorf("chat recording: %w", err)
+		}
+		out = js
+	}
+	r := Recording{Hash: key, Kind: RecordChat, Provider: provider, Task: task,
+		Request: canonical, Response: out, Usage: resp.Usage, Latency: latency, Created: s.Now().UTC()}
+	if err := checkRecording(&r); err != nil {
+		return fmt.Errorf("write recording: %w", err)
+	}
+	return s.putRecording(ctx, &r)
 }
 
 // humanRequest is what a human step asked, as kept in its recording.
@@ -116,7 +172,28 @@ func (s *Store) PutRecording(ctx context.Context, r *Recording) error {
 	if err := checkRecording(r); err != nil {
 		return fmt.Errorf("write recording: %w", err)
 	}
-	val, err := s.encodeRecording(r)
+	return s.putRecording(ctx, r)
+}
+
+// recordingBufs hold the arrays recordings are encoded into: the journal
+// copies a record into its segment, and keeps none of them.
+var recordingBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledRecording bounds the arrays recordingBufs keeps.
+const maxPooledRecording = 64 << 10
+
+// putRecording is PutRecording for r that checkRecording passed.
+func (s *Store) putRecording(ctx context.Context, r *Recording) error {
+	buf := recordingBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxPooledRecording {
+			recordingBufs.Put(buf)
+		}
+	}()
+	if n := recordingSize(r); cap(*buf) < n {
+		*buf = make([]byte, 0, n)
+	}
+	val, err := s.appendRecording((*buf)[:0], r)
 	if err != nil {
 		return fmt.Errorf("write recording %s: %w", r.Hash, err)
 	}
@@ -158,6 +235,17 @@ func checkRecording(r *Recording) error {
 // Recording reads the recording with the given hash; ErrNotFound means
 // the call was never recorded.
 func (s *Store) Recording(ctx context.Context, hash string) (*Recording, error) {
+	r, err := s.FindRecording(ctx, hash)
+	if r == nil && err == nil {
+		return nil, &recordingError{hash: hash, err: ErrNotFound}
+	}
+	return r, err
+}
+
+// FindRecording is Recording with a miss reported as nil and no error:
+// every live call looks its recording up first and misses, and the
+// error would be made for nothing.
+func (s *Store) FindRecording(ctx context.Context, hash string) (*Recording, error) {
 	if err := validID("recording hash", hash); err != nil {
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
@@ -173,7 +261,7 @@ func (s *Store) Recording(ctx context.Context, hash string) (*Recording, error) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return nil, &recordingError{hash: hash, err: ErrNotFound}
+		return nil, nil
 	}
 	// Badger holds every recording the journal no longer does (the
 	// applier commits a record before it leaves the overlay): no need to
@@ -194,6 +282,9 @@ func (s *Store) Recording(ctx context.Context, hash string) (*Recording, error) 
 		}
 		return derr
 	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, &recordingError{hash: hash, err: err}
 	}
