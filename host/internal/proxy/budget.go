@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -51,6 +53,86 @@ func (b *budget) give(n int64) {
 	b.mu.Lock()
 	b.used -= n
 	b.mu.Unlock()
+}
+
+// firstRead is the buffer a body of unknown length is first read into.
+const firstRead = 512
+
+// read reads r's body, at most MaxBody bytes, into memory charged to the
+// budget before it is allocated. held is what the call holds charged
+// already (its Content-Length, taken before any byte is read); read
+// returns what it holds charged after, which the caller gives back,
+// failed or not. A body of unknown length (chunked) is read into a
+// buffer that doubles, each size charged first (with the old buffer
+// while it is copied), and is refused the moment the next size would
+// take the budget past its limit: many chunked uploads together hold no
+// more than the budget (RATIONALE "Why OTLP ingest and the proxy bound
+// what a body takes decoded, refuse rather than queue, and check usage").
+func (b *budget) read(w http.ResponseWriter, r *http.Request, held int64) ([]byte, int64, *failure) {
+	src := http.MaxBytesReader(w, r.Body, MaxBody)
+	size := held
+	if size == 0 {
+		if !b.grow(0, firstRead) {
+			return nil, 0, b.refuse(w)
+		}
+		size, held = firstRead, firstRead
+	}
+	buf := make([]byte, 0, size)
+	var probe [1]byte
+	for {
+		if len(buf) < cap(buf) {
+			n, err := src.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err != nil {
+				return buf, held, bodyFailure(err)
+			}
+			continue
+		}
+		// A full buffer reads one byte aside first: a body that ends
+		// here, as every body whose length was sent does, needs no
+		// larger one.
+		n, err := src.Read(probe[:])
+		if n == 0 {
+			if err != nil {
+				return buf, held, bodyFailure(err)
+			}
+			continue
+		}
+		next := min(2*int64(cap(buf)), MaxBody)
+		if next <= int64(cap(buf)) {
+			return nil, held, tooLarge()
+		}
+		if !b.grow(held, held+next) {
+			return nil, held, b.refuse(w)
+		}
+		grown := make([]byte, len(buf), next)
+		copy(grown, buf)
+		buf = append(grown, probe[0])
+		b.give(held)
+		held = next
+	}
+}
+
+// refuse is busyFailure for a call whose body is left unread: the
+// connection closes after the answer, as net/http would otherwise read
+// what is left of a chunked body before answering, for as long as its
+// client takes to send it.
+func (b *budget) refuse(w http.ResponseWriter) *failure {
+	w.Header().Set("Connection", "close")
+	return busyFailure()
+}
+
+// bodyFailure is the failure a body read ending in err is: none at its
+// end, 413 past MaxBody, else a 400.
+func bodyFailure(err error) *failure {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case errors.As(err, &tooBig):
+		return tooLarge()
+	}
+	return badRequest("invalid_request", "", "read request body: %v", err)
 }
 
 // decodeCost estimates what body holds once decoded: its bytes, and

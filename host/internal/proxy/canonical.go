@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,19 +59,6 @@ func checkRaw(r *http.Request) *failure {
 func tooLarge() *failure {
 	return &failure{status: http.StatusRequestEntityTooLarge, class: "invalid_request", code: "request_too_large",
 		msg: fmt.Sprintf("request body is larger than %d bytes", MaxBody)}
-}
-
-// readRaw reads a request body of at most MaxBody bytes.
-func readRaw(w http.ResponseWriter, r *http.Request) ([]byte, *failure) {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, tooLarge()
-		}
-		return nil, badRequest("invalid_request", "", "read request body: %v", err)
-	}
-	return b, nil
 }
 
 // parseRaw decodes body (a JSON object) for rt and computes its

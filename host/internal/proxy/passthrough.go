@@ -153,19 +153,21 @@ func (p *Proxy) serveRoute(w http.ResponseWriter, r *http.Request, rt *route) {
 		return
 	}
 	// A body whose length the client sent is charged its bytes before
-	// they are read: a flood of large bodies is refused unread.
+	// they are read: a flood of large bodies is refused unread. One of
+	// unknown length is charged as it is read (budget.read).
 	held := max(r.ContentLength, 0)
 	if held > 0 && !p.budget.take(held) {
 		rt.writeError(w, busyFailure())
 		return
 	}
-	body, f := readRaw(w, r)
+	body, held, f := p.budget.read(w, r, held)
 	if f != nil {
 		p.budget.give(held)
 		rt.writeError(w, f)
 		return
 	}
-	cost := decodeCost(body)
+	// The buffer's spare capacity stays held until the call ends.
+	cost := decodeCost(body) + int64(cap(body)-len(body))
 	if !p.budget.grow(held, cost) {
 		p.budget.give(held)
 		rt.writeError(w, busyFailure())
