@@ -64,7 +64,7 @@ func (a *app) listReviews(ctx context.Context, sf *storeFlags, want evolve.Revie
 	if rs == nil {
 		rs = []evolve.ReviewRequest{} // [] in JSON
 	}
-	return a.emit(asJSON, rs, func(w io.Writer) error { return evolve.WriteReviews(report.TermSafe(w), rs) })
+	return a.emit(asJSON, rs, func(w io.Writer) error { return evolve.WriteReviews(w, rs) })
 }
 
 func (a *app) reviewShowCommand(sf *storeFlags) *cobra.Command {

@@ -14,8 +14,8 @@ import (
 // Every writer in this package writes through report.TermSafe: versions,
 // mutator names, reasons and errors come from a model, a plugin or the
 // store, and a control character in one is shown escaped, never obeyed
-// by the terminal. A table's cells are escaped before tabwriter measures
-// them.
+// by the terminal. A table's cells are escaped instead, each by
+// report.Cell, before tabwriter measures them.
 
 // WriteBaseline writes how the baseline base's own replays went, as
 // sextant evolve prints it: tasks, fidelity and, when skipped is set, the
@@ -62,8 +62,7 @@ func WriteCandidates(w io.Writer, cands []Evaluated, metric string) {
 	sorted := append([]Evaluated(nil), cands...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Mutator < sorted[j].Mutator })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	cells := report.TermSafe(tw)
-	fmt.Fprintf(cells, "MUTATOR\tCANDIDATE\tID\t%s\tCI\tRULING\tFIRST FAILING OR REVIEW REASON\n", metric)
+	fmt.Fprintf(tw, "MUTATOR\tCANDIDATE\tID\t%s\tCI\tRULING\tFIRST FAILING OR REVIEW REASON\n", report.Cell(metric))
 	for _, c := range sorted {
 		effect, ci := "", ""
 		for _, m := range c.Comparison.Metrics {
@@ -79,7 +78,8 @@ func WriteCandidates(w io.Writer, cands []Evaluated, metric string) {
 				break
 			}
 		}
-		fmt.Fprintf(cells, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Mutator, c.Strategy.Metadata.Version, c.ID(), effect, ci, c.Result.Ruling, reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", report.Cell(c.Mutator), report.Cell(c.Strategy.Metadata.Version), report.Cell(c.ID()),
+			effect, ci, report.Cell(string(c.Result.Ruling)), report.Cell(reason))
 	}
 	tw.Flush()
 }

@@ -32,14 +32,13 @@ func (l *Live) WriteText(w io.Writer, p *pipeline.Pipeline) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	cells := report.TermSafe(tw)
-	fmt.Fprintln(cells, "AT\tACTION\tVERSION\tFROM\tBY\tREASON")
+	fmt.Fprintln(tw, "AT\tACTION\tVERSION\tFROM\tBY\tREASON")
 	for _, h := range l.History {
 		at := "-"
 		if !h.At.IsZero() {
 			at = h.At.Format(time.RFC3339)
 		}
-		fmt.Fprintf(cells, "%s\t%s\t%s\t%s\t%s\t%s\n", at, h.Action, h.Version, dash(h.From), dash(h.By), h.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", at, report.Cell(string(h.Action)), report.Cell(h.Version), report.Cell(dash(h.From)), report.Cell(dash(h.By)), report.Cell(h.Reason))
 	}
 	return tw.Flush()
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/report"
 )
 
-// WriteReviews writes review requests as a table (sextant review list).
+// WriteReviews writes review requests as a table (sextant review list),
+// each cell escaped once (report.Cell): w gets it as it is.
 func WriteReviews(w io.Writer, rs []ReviewRequest) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	cells := report.TermSafe(tw)
-	fmt.Fprintln(cells, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
+	fmt.Fprintln(tw, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
 	for _, r := range rs {
-		fmt.Fprintf(cells, "%s\t%s\t%s\t%s %s\t%s\t%s\n", r.ID, r.Status, r.Pipeline, r.Baseline.Name, r.Baseline.Version, r.Mutator, r.Created.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", report.Cell(r.ID), report.Cell(string(r.Status)), report.Cell(r.Pipeline),
+			report.Cell(r.Baseline.Name+" "+r.Baseline.Version), report.Cell(r.Mutator), r.Created.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }

@@ -15,16 +15,15 @@ import (
 // a task waits for, where it stopped) in a last column left off the lines
 // where it is empty, so no line ends in blanks. A nil detail writes none.
 func WriteTasks(w io.Writer, tasks []store.Task, detail func(*store.Task) string) error {
-	w = termSafe{w} // store text: see termSafe
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) // store text: cells are Cell-escaped
 	fmt.Fprintln(tw, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS\tWAITING FOR")
 	for i := range tasks {
 		t := &tasks[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", t.ID, t.Status, t.Pipeline, t.Strategy.Version,
-			t.Created.UTC().Format(time.RFC3339), strings.Join(t.Tags, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", Cell(t.ID), Cell(string(t.Status)), Cell(t.Pipeline), Cell(t.Strategy.Version),
+			t.Created.UTC().Format(time.RFC3339), Cell(strings.Join(t.Tags, ",")))
 		if detail != nil {
 			if d := detail(t); d != "" {
-				fmt.Fprintf(tw, "\t%s", d)
+				fmt.Fprintf(tw, "\t%s", Cell(d))
 			}
 		}
 		fmt.Fprintln(tw)
@@ -50,7 +49,7 @@ func WriteStrategyLog(w io.Writer, recs []store.StrategyRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tPARENT\tHASH\tAUTHOR\tCREATED")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Version, r.Parent, r.Hash[:min(12, len(r.Hash))], r.Author, r.Created.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", Cell(r.Version), Cell(r.Parent), Cell(r.Hash[:min(12, len(r.Hash))]), Cell(r.Author), r.Created.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
 }

@@ -139,8 +139,7 @@ func WriteOperated(w io.Writer, t *store.Task) {
 // WriteIncidents writes the table sextant incidents prints: each task
 // in an incident with where it stopped and why.
 func WriteIncidents(w io.Writer, tasks []store.Task) error {
-	w = termSafe{w} // store text: see termSafe
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) // store text: cells are Cell-escaped
 	fmt.Fprintln(tw, "TASK\tPIPELINE\tKIND\tWHERE\tERROR")
 	for _, t := range tasks {
 		inc := t.Incident
@@ -151,7 +150,7 @@ func WriteIncidents(w io.Writer, tasks []store.Task) error {
 		if inc.Position != "" {
 			where = inc.Position + " " + inc.Node
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Pipeline, inc.Kind, where, Clip(inc.Error, 120))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", Cell(t.ID), Cell(t.Pipeline), Cell(string(inc.Kind)), Cell(where), Cell(Clip(inc.Error, 120)))
 	}
 	return tw.Flush()
 }

@@ -270,6 +270,24 @@ func (t termSafe) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Cell is s as a table cell shows it: escaped as termSafe escapes text,
+// and a tab, newline, vertical tab or form feed — which would end the
+// cell or the row, shifting the columns after it — written \t, \n,
+// \x0b, \x0c. Cells are escaped before tabwriter measures them (an
+// escape written after would widen a cell past its column), and once: a
+// table is written to its writer as it is, through no termSafe.
+func Cell(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
+			return cellTabs.Replace(escapeControl(s))
+		}
+	}
+	return s
+}
+
+// cellTabs writes the tabs and newlines escapeControl leaves.
+var cellTabs = strings.NewReplacer("\t", `\t`, "\n", `\n`)
+
 // escapeControl is s as termSafe writes it. A byte that is not UTF-8
 // (0x9b alone is CSI to an 8-bit terminal) is shown as U+FFFD.
 func escapeControl(s string) string {
