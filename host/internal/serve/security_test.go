@@ -340,3 +340,38 @@ func TestProxyAuthNpmClient(t *testing.T) {
 		t.Fatalf("with the token the client saw %v", got)
 	}
 }
+
+// TestHeaderLimit: a request whose headers (or query) pass
+// serve.MaxHeaderBytes (net/http allows 4 KiB over it) is a 431 and is not
+// served; one of 8 KiB is.
+func TestHeaderLimit(t *testing.T) {
+	e := newEnv(t, "127.0.0.1:0")
+	for _, c := range []struct {
+		header, query int
+		want          int
+	}{
+		{8 << 10, 0, http.StatusOK},
+		{2 * serve.MaxHeaderBytes, 0, http.StatusRequestHeaderFieldsTooLarge},
+		{0, 2 * serve.MaxHeaderBytes, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		url := e.base + "/api/v1/tasks"
+		if c.query > 0 {
+			url += "?status=" + strings.Repeat("x", c.query)
+		}
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.header > 0 {
+			req.Header.Set("X-Pad", strings.Repeat("x", c.header))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("a header of %d bytes, a query of %d: %d, want %d", c.header, c.query, resp.StatusCode, c.want)
+		}
+	}
+}

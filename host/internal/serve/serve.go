@@ -50,6 +50,12 @@ const DefaultAddr = "127.0.0.1:7777"
 // DefaultMaxBody bounds a request body (Options.MaxBody).
 const DefaultMaxBody = 8 << 20
 
+// MaxHeaderBytes bounds a request's line and headers: net/http's default
+// (1 MiB) let each of the MaxConns connections make the server hold a
+// megabyte of headers, where an SDK's request has a few hundred bytes
+// and Node's own server refuses past 16 KiB. One past it is a 431.
+const MaxHeaderBytes = 64 << 10
+
 // Options configure a Server.
 type Options struct {
 	// Store is the store the server holds, opened for writing.
@@ -228,7 +234,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	// context of a handler still running when it passes. The middleware
 	// bounds the body instead (bodyDeadline).
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: lim.ReadHeaderTimeout, IdleTimeout: lim.IdleTimeout,
-		ErrorLog: slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn)}
+		MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(newLimitListener(l, lim, s.opts.Logger)) }()
 	select {
