@@ -80,11 +80,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	}
 	// The task's keys, as CreateTask writes them (setTaskDerived for a
 	// new task, but for adoptPending, which the applier does).
-	kvs := tkvs
-	set := kvSetter{&kvs}
-	if err := setTaskIndexes(set, t); err != nil {
-		return where(err)
-	}
+	kvs := appendTaskIndexes(tkvs, t)
 	p := sumPrefix(t.Created, t.ID)
 	sval, err := s.sumTaskValue(t)
 	if err != nil {
@@ -168,15 +164,50 @@ func plainTask(t *Task) bool {
 // cloneTask copies a plainTask: the caller of Begin keeps its task and
 // may change it before the applier reads the copy.
 func cloneTask(t *Task) *Task {
-	c := *t
-	c.Input, c.Truth = slices.Clone(t.Input), slices.Clone(t.Truth)
-	c.Tags = slices.Clone(t.Tags)
-	c.Rules = maps.Clone(t.Rules)
+	// The task and its lease are one allocation, its input and truth
+	// another.
+	c := &struct {
+		t Task
+		o Lease
+	}{t: *t}
 	if t.Owner != nil {
-		o := *t.Owner
-		c.Owner = &o
+		c.o = *t.Owner
+		c.t.Owner = &c.o
 	}
-	return &c
+	if t.Input != nil || t.Truth != nil {
+		b := append(append(make([]byte, 0, len(t.Input)+len(t.Truth)), t.Input...), t.Truth...)
+		c.t.Input, c.t.Truth = nil, nil
+		if t.Input != nil {
+			c.t.Input = b[:len(t.Input):len(t.Input)]
+		}
+		if t.Truth != nil {
+			c.t.Truth = b[len(t.Input):]
+		}
+	}
+	c.t.Tags = slices.Clone(t.Tags)
+	c.t.Rules = maps.Clone(t.Rules)
+	return &c.t
+}
+
+// appendTaskIndexes appends the entries setTaskIndexes writes for t, as
+// Begin journals them: their keys carved from one array.
+func appendTaskIndexes(kvs []kv, t *Task) []kv {
+	n := len(pTime) + 8 + len(t.ID) + len(pPipe) + len(t.Pipeline) + 9 + len(t.ID)
+	for _, tag := range t.Tags {
+		n += len(pTag) + len(tag) + 9 + len(t.ID)
+	}
+	b := make([]byte, 0, n)
+	b = appendTimeIndexKey(b, t.Created, t.ID)
+	kvs = append(kvs, kv{b[:len(b):len(b)], nil})
+	start := len(b)
+	b = appendFieldIndexKey(b, pPipe, t.Pipeline, t.Created, t.ID)
+	kvs = append(kvs, kv{b[start:len(b):len(b)], nil})
+	for _, tag := range t.Tags {
+		start = len(b)
+		b = appendFieldIndexKey(b, pTag, tag, t.Created, t.ID)
+		kvs = append(kvs, kv{b[start:len(b):len(b)], nil})
+	}
+	return kvs
 }
 
 // appendBegin journals Begin's record unless its task exists (ErrExists).

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestBegin: the task, its execution and the first checkpoint are written
@@ -117,5 +119,67 @@ func TestBeginBacklog(t *testing.T) {
 	must(t, s.Begin(ctx, &Task{ID: "t", Pipeline: "p"}, &Execution{ID: "e"}, &Checkpoint{State: []byte(`{}`)}))
 	if n := s.jr.pending.Load(); n != 1 {
 		t.Errorf("%d records pending after a Begin past the backlog, want 1 (its own)", n)
+	}
+}
+
+// TestBeginIndexKeys: the index entries Begin journals are setTaskIndexes',
+// each key its own slice (an append to one never writes into the next).
+func TestBeginIndexKeys(t *testing.T) {
+	at := time.Date(2026, 11, 28, 23, 0, 0, 5, time.UTC)
+	for _, task := range []*Task{
+		{ID: "t1", Pipeline: "p", Created: at},
+		{ID: "01JABCDEFGHJKMNPQRSTVWXYZ0", Pipeline: "", Created: at, Tags: []string{"a", "bb", "c\x00d"}},
+	} {
+		var want []kv
+		must(t, setTaskIndexes(kvSetter{&want}, task))
+		got := appendTaskIndexes([]kv{{k: []byte("x")}}, task)[1:]
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d entries, want %d", task.ID, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i].k, want[i].k) || got[i].v != nil || cap(got[i].k) != len(got[i].k) {
+				t.Errorf("%s entry %d: %q (cap %d), %q; want %q, nil", task.ID, i, got[i].k, cap(got[i].k), got[i].v, want[i].k)
+			}
+		}
+	}
+}
+
+// TestCloneTask: Begin's copy of a task equals it and shares nothing the
+// caller may change.
+func TestCloneTask(t *testing.T) {
+	at := time.Date(2026, 11, 28, 23, 0, 0, 0, time.UTC)
+	for _, task := range []*Task{
+		{ID: "t1", Input: json.RawMessage(`{"q":1}`), Truth: json.RawMessage(`"a"`), Tags: []string{"x"},
+			Rules: map[string]string{"r": "v"}, Owner: &Lease{PID: 7, Host: "h", Started: at}},
+		{ID: "t2", Truth: json.RawMessage(`2`)},
+		{ID: "t3", Input: json.RawMessage(`{}`), Truth: json.RawMessage{}},
+		{ID: "t4"},
+	} {
+		c := cloneTask(task)
+		if !reflect.DeepEqual(c, task) {
+			t.Fatalf("clone %+v\n of %+v", c, task)
+		}
+		if len(task.Input) > 0 {
+			task.Input[0] = '!'
+		}
+		if len(task.Truth) > 0 {
+			task.Truth[0] = '!'
+		}
+		if task.Owner != nil {
+			task.Owner.Host = "other"
+		}
+		if task.Rules != nil {
+			task.Rules["r"] = "changed"
+		}
+		if bytes.HasPrefix(c.Input, []byte("!")) || bytes.HasPrefix(c.Truth, []byte("!")) ||
+			c.Owner != nil && c.Owner.Host != "h" || c.Rules != nil && c.Rules["r"] != "v" {
+			t.Errorf("%s: the clone changed with the task: %+v", task.ID, c)
+		}
+		if c.Input != nil {
+			c.Input = append(c.Input, '1')
+			if len(c.Truth) > 0 && c.Truth[0] == '1' {
+				t.Errorf("%s: an append to the clone's input wrote its truth", task.ID)
+			}
+		}
 	}
 }

@@ -85,17 +85,19 @@ func appendExecution(b []byte, e *Execution) []byte {
 // without escapes, UTC times), its task, id, status and mode sharing the
 // strings the store has; anything else goes the encoding/json way, so
 // the result (and the error for a damaged value) is decode's
-// (TestExecutionCodec).
+// (TestExecutionCodec). A nil key is execKey(task, id), made only for
+// an error or the encoding/json way.
 func decodeExecution(key, val []byte, ex *Execution, task, id string) error {
-	js, err := unseal(key, val)
-	if err != nil {
-		return err
+	if len(val) > 0 && val[0] == schemaVersion {
+		d := execDecoder{b: val[1:]}
+		if d.execution(ex, task, id) && len(d.b) == 0 {
+			return nil
+		}
+		*ex = Execution{}
 	}
-	d := execDecoder{b: js}
-	if d.execution(ex, task, id) && len(d.b) == 0 {
-		return nil
+	if key == nil {
+		key = execKey(task, id)
 	}
-	*ex = Execution{}
 	return decode(key, val, ex)
 }
 

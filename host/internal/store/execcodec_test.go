@@ -70,6 +70,11 @@ func TestExecutionCodec(t *testing.T) {
 		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q decodes as %+v (%v), decode reads %+v (%v)", val, got, gotErr, want, wantErr)
 		}
+		// Without a key, the execution's own (execKey) in its errors.
+		var own Execution
+		if err := decodeExecution(nil, val, &own, "t1", "e1"); fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(own, want) {
+			t.Fatalf("%q decodes without a key as %+v (%v), decode reads %+v (%v)", val, own, err, want, wantErr)
+		}
 	}
 	for range 20000 {
 		e := randExecution(rng)

@@ -111,13 +111,23 @@ func invTime(t time.Time) uint64 {
 }
 
 func timeIndexKey(created time.Time, task string) []byte {
-	b := binary.BigEndian.AppendUint64([]byte(pTime), invTime(created))
+	return appendTimeIndexKey(make([]byte, 0, len(pTime)+8+len(task)), created, task)
+}
+
+// appendTimeIndexKey appends timeIndexKey(created, task) to b.
+func appendTimeIndexKey(b []byte, created time.Time, task string) []byte {
+	b = binary.BigEndian.AppendUint64(append(b, pTime...), invTime(created))
 	return append(b, task...)
 }
 
 // fieldIndexKey is x/pipe/<pipeline>\0<inv-time><task> or x/tag/<tag>\0....
 func fieldIndexKey(prefix, field string, created time.Time, task string) []byte {
-	b := make([]byte, 0, len(prefix)+len(field)+1+8+len(task))
+	return appendFieldIndexKey(make([]byte, 0, len(prefix)+len(field)+1+8+len(task)), prefix, field, created, task)
+}
+
+// appendFieldIndexKey appends fieldIndexKey(prefix, field, created, task)
+// to b.
+func appendFieldIndexKey(b []byte, prefix, field string, created time.Time, task string) []byte {
 	b = append(append(b, prefix...), field...)
 	b = append(b, 0)
 	b = binary.BigEndian.AppendUint64(b, invTime(created))

@@ -811,10 +811,10 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 // new value and summary entry, and whether the execution ended.
 func (s *Store) updatedExecution(ctx context.Context, task, id string, update func(*Execution)) (val, sum []byte, ended bool, err error) {
 	var ex Execution
-	key := execKey(task, id)
 	if v := s.jr.execution(task, id); v != nil {
-		err = decodeExecution(key, v, &ex, task, id)
+		err = decodeExecution(nil, v, &ex, task, id) // the key only for an error
 	} else {
+		key := execKey(task, id)
 		err = s.viewRaw(ctx, func(txn *badger.Txn) error {
 			return getWith(txn, key, func(val []byte) error { return decodeExecution(key, val, &ex, task, id) })
 		})
