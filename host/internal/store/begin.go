@@ -60,11 +60,19 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		c.Updated = s.Now()
 	}
 	c.Updated = c.Updated.UTC()
-	tkvs, begun, err := s.encodeBegun(t)
+	// The record's values and keys are encoded into one recycled scratch,
+	// which goes back once the journal has copied them (as a
+	// checkpoint's, see checkpoint).
+	sc := checkpointScratches.Get().(*checkpointScratch)
+	defer sc.put()
+	if sc.buf == nil {
+		sc.buf = getSpanBuf()
+	}
+	tkvs, begun, err := s.encodeBegun(t, sc)
 	if err != nil {
 		return where(err)
 	}
-	eval, err := s.encodeExecution(e)
+	eval, err := sc.carve(func(b []byte) ([]byte, error) { return s.appendExecutionValue(b, e) })
 	if err != nil {
 		return where(err)
 	}
@@ -74,13 +82,13 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	}
 	cc := *c
 	cc.State = state
-	cval, err := encodeCheckpoint(&cc)
+	cval, err := sc.carve(func(b []byte) ([]byte, error) { return appendCheckpoint(b, &cc) })
 	if err != nil {
 		return where(err)
 	}
 	// The task's keys, as CreateTask writes them (setTaskDerived for a
 	// new task, but for adoptPending, which the applier does).
-	kvs := appendTaskIndexes(tkvs, t)
+	kvs := appendTaskIndexes(tkvs, t, sc)
 	p := sumPrefix(t.Created, t.ID)
 	sval, err := s.sumTaskValue(t)
 	if err != nil {
@@ -88,6 +96,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	}
 	kvs = append(kvs, kv{sumAtKey(t.ID), sumAtValue(t.Created)}, kv{sumTaskKey(p), sval},
 		kv{statusIndexKey(t.Status, t.Created, t.ID), nil}, kv{pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil})
+	sc.begin = kvs // for the next Begin, emptied
 	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExecValue(e), sum: p, kvs: kvs, begins: true, begun: begun}
 	if s.jr.pending.Load() >= journalBacklog {
 		// Runs outpace the applier: a new one starts once the records
@@ -122,17 +131,25 @@ var journalBacklog int64 = 4 * applyThreshold
 // would give that same task: its body inline, nothing redacted, and
 // nothing encoding/json changes on the way (plainTask). Otherwise the
 // copy is nil and the applier reads the task from Badger.
-func (s *Store) encodeBegun(t *Task) ([]kv, *Task, error) {
-	kvs := make([]kv, 0, 8) // the record, its indexes and summary (Begin)
+func (s *Store) encodeBegun(t *Task, sc *checkpointScratch) ([]kv, *Task, error) {
+	kvs := sc.begin[:0]
+	if cap(kvs) == 0 {
+		kvs = make([]kv, 0, 8) // the record, its indexes and summary (Begin)
+	}
 	if splitBody(t) {
 		kvs, err := s.encodeTask(t, kvs)
 		return kvs, nil, err
 	}
-	val, redacted, err := s.taskValue(t)
+	redacted := false
+	val, err := sc.carve(func(b []byte) (_ []byte, err error) {
+		b, redacted, err = s.appendTaskValue(b, t)
+		return b, err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	kvs = append(kvs, kv{taskKey(t.ID), val})
+	key, _ := sc.carve(func(b []byte) ([]byte, error) { return append(appendTaskPrefix(b, t.ID), subTask), nil })
+	kvs = append(kvs, kv{key, val})
 	if redacted || !plainTask(t) {
 		return kvs, nil, nil
 	}
@@ -190,16 +207,13 @@ func cloneTask(t *Task) *Task {
 }
 
 // appendTaskIndexes appends the entries setTaskIndexes writes for t, as
-// Begin journals them: their keys carved from one array.
-func appendTaskIndexes(kvs []kv, t *Task) []kv {
-	n := len(pTime) + 8 + len(t.ID) + len(pPipe) + len(t.Pipeline) + 9 + len(t.ID)
-	for _, tag := range t.Tags {
-		n += len(pTag) + len(tag) + 9 + len(t.ID)
-	}
-	b := make([]byte, 0, n)
-	b = appendTimeIndexKey(b, t.Created, t.ID)
-	kvs = append(kvs, kv{b[:len(b):len(b)], nil})
+// Begin journals them: their keys carved from sc.
+func appendTaskIndexes(kvs []kv, t *Task, sc *checkpointScratch) []kv {
+	b := *sc.buf
 	start := len(b)
+	b = appendTimeIndexKey(b, t.Created, t.ID)
+	kvs = append(kvs, kv{b[start:len(b):len(b)], nil})
+	start = len(b)
 	b = appendFieldIndexKey(b, pPipe, t.Pipeline, t.Created, t.ID)
 	kvs = append(kvs, kv{b[start:len(b):len(b)], nil})
 	for _, tag := range t.Tags {
@@ -207,6 +221,7 @@ func appendTaskIndexes(kvs []kv, t *Task) []kv {
 		b = appendFieldIndexKey(b, pTag, tag, t.Created, t.ID)
 		kvs = append(kvs, kv{b[start:len(b):len(b)], nil})
 	}
+	*sc.buf = b
 	return kvs
 }
 

@@ -132,7 +132,8 @@ func TestBeginIndexKeys(t *testing.T) {
 	} {
 		var want []kv
 		must(t, setTaskIndexes(kvSetter{&want}, task))
-		got := appendTaskIndexes([]kv{{k: []byte("x")}}, task)[1:]
+		buf := make([]byte, 3, 8) // bytes carved before, and an array to outgrow
+		got := appendTaskIndexes([]kv{{k: []byte("x")}}, task, &checkpointScratch{buf: &buf})[1:]
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d entries, want %d", task.ID, len(got), len(want))
 		}

@@ -19,15 +19,29 @@ func (s *Store) encodeExecution(e *Execution) ([]byte, error) {
 	for _, t := range e.Trace {
 		n += len(t) + 3
 	}
-	b := append(make([]byte, 0, n), schemaVersion) // room for the fields, their names and quotes
+	return s.appendExecutionValue(make([]byte, 0, n), e) // room for the fields, their names and quotes
+}
+
+// appendExecutionValue is encodeExecution appending to b: it returns b
+// with the value after b's bytes.
+func (s *Store) appendExecutionValue(b []byte, e *Execution) ([]byte, error) {
+	if !plainUTC(e.Started) || !e.Ended.IsZero() && !plainUTC(e.Ended) {
+		val, err := s.encode(e)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, val...), nil
+	}
+	start := len(b)
+	b = append(b, schemaVersion)
 	b = appendExecution(b, e)
-	js := b[1:]
+	js := b[start+1:]
 	red, err := s.red.redactJSON(js)
 	if err != nil {
 		return nil, err
 	}
 	if len(red) != len(js) || len(js) > 0 && &red[0] != &js[0] { // redacted: a new value
-		b = append(b[:1], red...)
+		b = append(b[:start+1], red...)
 	}
 	return b, nil
 }

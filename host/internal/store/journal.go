@@ -251,6 +251,7 @@ func putString(b *[]byte, v string) {
 }
 
 func putKVs(b *[]byte, kvs []kv, out []kv) []kv {
+	out = slices.Grow(out, len(kvs)) // one allocation, not one per doubling
 	*b = binary.AppendUvarint(*b, uint64(len(kvs)))
 	for _, e := range kvs {
 		k := putBytes(b, e.k)

@@ -44,7 +44,11 @@ func taskPrefix(task string) []byte { return taskPrefixRoom(task, 32) }
 // taskPrefixRoom is taskPrefix with room for extra more bytes, so that a
 // key built on it is one allocation.
 func taskPrefixRoom(task string, extra int) []byte {
-	b := make([]byte, 0, len(pTask)+len(task)+1+extra)
+	return appendTaskPrefix(make([]byte, 0, len(pTask)+len(task)+1+extra), task)
+}
+
+// appendTaskPrefix appends taskPrefix(task) to b.
+func appendTaskPrefix(b []byte, task string) []byte {
 	b = append(b, pTask...)
 	b = append(b, task...)
 	return append(b, '/')

@@ -366,8 +366,22 @@ var spanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512*spanChunk+25
 // checkpointScratch is what a checkpoint encodes into (see checkpoint):
 // its buffer and room for its entries.
 type checkpointScratch struct {
-	buf *[]byte
-	kvs [4]kv
+	buf   *[]byte
+	kvs   [4]kv
+	begin []kv // Begin's entries
+}
+
+// carve appends a value to the scratch's buffer with add and returns it,
+// a slice of its own: the buffer may outgrow its array, and what was
+// carved before keeps the old one.
+func (sc *checkpointScratch) carve(add func([]byte) ([]byte, error)) ([]byte, error) {
+	start := len(*sc.buf)
+	b, err := add(*sc.buf)
+	if err != nil {
+		return nil, err
+	}
+	*sc.buf = b
+	return b[start:len(b):len(b)], nil
 }
 
 var checkpointScratches = sync.Pool{New: func() any { return new(checkpointScratch) }}
@@ -376,6 +390,8 @@ var checkpointScratches = sync.Pool{New: func() any { return new(checkpointScrat
 func (sc *checkpointScratch) put() {
 	*sc.buf = (*sc.buf)[:0]
 	clear(sc.kvs[:])
+	clear(sc.begin[:cap(sc.begin)])
+	sc.begin = sc.begin[:0]
 	checkpointScratches.Put(sc)
 }
 
@@ -770,7 +786,7 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 	ended := false
 	switch {
 	case update != nil:
-		if rec.execVal, rec.sumExec, ended, err = s.updatedExecution(ctx, c.Task, c.Execution, update); err != nil {
+		if rec.execVal, rec.sumExec, ended, err = s.updatedExecution(ctx, c.Task, c.Execution, update, sc); err != nil {
 			return where(err)
 		}
 	case len(spans) == 0 && !s.jr.hasExecution(c.Task, c.Execution): // checkSpans checked the execution otherwise
@@ -808,8 +824,9 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 
 // updatedExecution reads an execution (the journal's latest value of it,
 // else Badger's), changes it with update and checks it: it returns the
-// new value and summary entry, and whether the execution ended.
-func (s *Store) updatedExecution(ctx context.Context, task, id string, update func(*Execution)) (val, sum []byte, ended bool, err error) {
+// new value (carved from sc) and summary entry, and whether the
+// execution ended.
+func (s *Store) updatedExecution(ctx context.Context, task, id string, update func(*Execution), sc *checkpointScratch) (val, sum []byte, ended bool, err error) {
 	var ex Execution
 	if v := s.jr.execution(task, id); v != nil {
 		err = decodeExecution(nil, v, &ex, task, id) // the key only for an error
@@ -836,7 +853,7 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 	if err := checkExecution(&ex); err != nil {
 		return nil, nil, false, err
 	}
-	if val, err = s.encodeExecution(&ex); err != nil {
+	if val, err = sc.carve(func(b []byte) ([]byte, error) { return s.appendExecutionValue(b, &ex) }); err != nil {
 		return nil, nil, false, err
 	}
 	return val, sumExecValue(&ex), ex.Status == StatusCompleted || ex.Status == StatusFailed, nil

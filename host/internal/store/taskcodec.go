@@ -40,23 +40,29 @@ func taskSize(t *Task) int {
 // taskValue is s.encode(t), the version byte and the redacted JSON in
 // one array, and whether redaction changed anything.
 func (s *Store) taskValue(t *Task) (val []byte, redacted bool, err error) {
-	var b []byte
+	return s.appendTaskValue(make([]byte, 0, 1+taskSize(t)), t)
+}
+
+// appendTaskValue is taskValue appending to b: it returns b with the
+// value after b's bytes.
+func (s *Store) appendTaskValue(b []byte, t *Task) (_ []byte, redacted bool, err error) {
+	start := len(b)
 	if fastTask(t) {
-		b = appendTask(append(make([]byte, 0, 1+taskSize(t)), schemaVersion), t)
+		b = appendTask(append(b, schemaVersion), t)
 	} else {
 		js, err := json.Marshal(t)
 		if err != nil {
 			return nil, false, err
 		}
-		b = append(append(make([]byte, 0, 1+len(js)), schemaVersion), js...)
+		b = append(append(b, schemaVersion), js...)
 	}
-	js := b[1:]
+	js := b[start+1:]
 	red, err := s.red.redactJSON(js)
 	if err != nil {
 		return nil, false, err
 	}
 	if len(red) != len(js) || len(js) > 0 && &red[0] != &js[0] { // redacted: a new value
-		return append(b[:1], red...), true, nil
+		return append(b[:start+1], red...), true, nil
 	}
 	return b, false, nil
 }
