@@ -17,7 +17,7 @@
 // ascending scan lists newest first.
 //
 //	key                                   value
-//	m/meta                                {layout}: the key layout version (7)
+//	m/meta                                {layout}: the key layout version (8)
 //	m/lease                               {pid, host, started}: the lease of the last writer (lease.go)
 //	t/<task>/a                            Task (its input and truth too, unless they are large)
 //	t/<task>/b/input                      a large task's input (JSON), written once (body.go)
@@ -71,7 +71,8 @@
 // links a task gains in one apply transaction of the journal are one
 // entry, keyed by the first, whose value lists the others (a link of one
 // recording stays empty); readers list a task's recordings sorted, once
-// each, as before.
+// each, as before. Since layout 8 a task's summary entry may hold its
+// executions and their calls (summary.go).
 //
 // Every value passes through the store's Redactor after encoding: the
 // secret never reaches Badger's write-ahead log, tables or value log.

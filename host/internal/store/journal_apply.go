@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,6 +221,9 @@ type applier struct {
 	// fresh holds the tasks Begin created in this transaction: none has
 	// a link entry before it, so setting their links reads none.
 	fresh map[string]struct{}
+	// sums holds the summary entries of the tasks Begin created in this
+	// transaction, set at the end with their executions in them (setSum).
+	sums  map[string]*heldSum
 	buf   []byte   // merged span and usage values; Badger keeps them until the commit
 	keys  keyArena // keys the applier builds
 	spare []byte   // a span run's body being rebuilt (addSpans)
@@ -321,6 +325,9 @@ func (a *applier) apply(r *jrec) error {
 		return nil
 	}
 	id := seqID{r.task, r.exec}
+	if r.begins && r.sum == nil {
+		r.sum = begunSum(r) // replayed: where its kvs put the summary, as live
+	}
 	if err := placeUsageAt(txn, r.kvs, r.task, r.sum, &a.keys); err != nil {
 		return err
 	}
@@ -339,6 +346,11 @@ func (a *applier) apply(r *jrec) error {
 			err = a.addSpans(id, e)
 		case !rewrite && isUsageKeyOf(e.k, r.task, r.exec):
 			err = a.addUsage(id, e)
+		case holdSums && r.begins && r.sum != nil && isSumTaskKeyOf(e.k, r.sum):
+			if a.sums == nil {
+				a.sums = map[string]*heldSum{}
+			}
+			a.sums[r.task] = &heldSum{key: e.k, val: e.v}
 		case r.begins && isStatusKey(e.k):
 			a.keepUnset(r.task, e)
 		default:
@@ -404,6 +416,23 @@ func (a *applier) apply(r *jrec) error {
 	return nil
 }
 
+// begunSum is the prefix of the summary a Begin record's kvs write
+// (x/sat/<task>), nil if they write none.
+func begunSum(r *jrec) []byte {
+	at := sumAtKey(r.task)
+	for _, e := range r.kvs {
+		if !bytes.Equal(e.k, at) || len(e.v) < 2 || e.v[0] != schemaVersion {
+			continue
+		}
+		inv, err := strconv.ParseUint(string(e.v[1:]), 10, 64)
+		if err != nil {
+			return nil
+		}
+		return sumPrefixInv(inv, r.task)
+	}
+	return nil
+}
+
 // isSpanKeyOf reports whether k is a span key of the execution (see
 // spanKeyInto), without building its prefix.
 func isSpanKeyOf(k []byte, task, exec string) bool {
@@ -425,6 +454,11 @@ func isSpanKeyOf(k []byte, task, exec string) bool {
 // task in one transaction as one entry (layout 7). A test clears it to
 // write them as layout 6 did.
 var mergeLinks = true
+
+// holdSums is whether the applier writes the executions of a task it
+// creates into the task's summary entry (layout 8). A test clears it to
+// write them as layout 7 did.
+var holdSums = true
 
 // isStatusKey reports whether k is a status index entry (x/status/,
 // x/pstat/).
@@ -587,11 +621,6 @@ func (a *applier) flush() error {
 			return err
 		}
 	}
-	for _, u := range a.uses {
-		if err := a.setUsage(u); err != nil {
-			return err
-		}
-	}
 	for task, hs := range a.links {
 		var err error
 		if _, ok := a.fresh[task]; ok {
@@ -614,6 +643,10 @@ func (a *applier) flush() error {
 		if err := a.Set(a.execSubKey(id, subExec), r.execVal); err != nil {
 			return err
 		}
+		if h := a.sums[id.task]; h != nil && (r.sum == nil || bytes.HasPrefix(h.key, r.sum)) {
+			h.execs = append(h.execs, heldExec{id: id.exec, js: r.sumExec[1:]})
+			continue
+		}
 		p, ok := r.sum, r.sum != nil
 		if !ok {
 			var err error
@@ -628,12 +661,122 @@ func (a *applier) flush() error {
 			}
 		}
 	}
+	for id, u := range a.uses {
+		if h := a.sums[id.task]; h != nil && u.n > 0 && h.addCalls(id.exec, u) {
+			continue
+		}
+		if err := a.setUsage(u); err != nil {
+			return err
+		}
+	}
+	for _, h := range a.sums {
+		if err := a.setSum(h); err != nil {
+			return err
+		}
+	}
 	for id, r := range a.cps {
 		if err := a.Set(a.execSubKey(id, subCheckpoint), r.cp); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// heldSum is the summary entry of a task created in the transaction
+// (key, its value as sumTaskValue wrote it last) and the executions of
+// the task the transaction sets, which go in it.
+type heldSum struct {
+	key, val []byte
+	execs    []heldExec
+}
+
+// heldExec is an execution of a heldSum: its sumExecValue after the
+// version byte, and its calls merged in the transaction (usageAcc).
+type heldExec struct {
+	id    string
+	js    []byte
+	calls *usageAcc
+}
+
+// addCalls puts the calls of u in the entry of execution exec, and
+// reports false if the entry holds no such execution.
+func (h *heldSum) addCalls(exec string, u *usageAcc) bool {
+	for i := range h.execs {
+		if h.execs[i].id == exec {
+			h.execs[i].calls = u
+			return true
+		}
+	}
+	return false
+}
+
+// isSumTaskKeyOf reports whether k is the summary entry's key of the
+// summary at p (sumTaskKey).
+func isSumTaskKeyOf(k, p []byte) bool {
+	return len(k) == len(p)+1 && k[len(p)] == sumTask && bytes.HasPrefix(k, p)
+}
+
+// holdSum takes val as the summary entry of a task the transaction
+// created, and reports false for another task.
+func (a *applier) holdSum(task string, key, val []byte) bool {
+	h := a.sums[task]
+	if h == nil {
+		return false
+	}
+	h.key, h.val = key, val
+	return true
+}
+
+// releaseSum sets the summary entry of a task the transaction created
+// now, and no longer holds it: the summary moves (setTaskDerived).
+func (a *applier) releaseSum(task string) error {
+	h := a.sums[task]
+	if h == nil {
+		return nil
+	}
+	delete(a.sums, task)
+	return a.Set(h.key, h.val)
+}
+
+// setSum sets a held summary entry with its executions (appendSumExec),
+// in id order, in the applier's shared buffer.
+func (a *applier) setSum(h *heldSum) error {
+	if len(h.execs) == 0 || len(h.val) < 2 || h.val[len(h.val)-1] != '}' {
+		return a.Set(h.key, h.val)
+	}
+	if len(h.execs) > 1 {
+		slices.SortFunc(h.execs, func(x, y heldExec) int { return strings.Compare(x.id, y.id) })
+	}
+	size := len(h.val) + len(execsField) + 2
+	for _, x := range h.execs {
+		size += len(x.id) + len(x.js) + 24
+		if u := x.calls; u != nil {
+			size += len(u.v) + len(u.body)
+		}
+	}
+	if cap(a.buf)-len(a.buf) < size {
+		a.buf = make([]byte, 0, max(64<<10, size))
+	}
+	start := len(a.buf)
+	b := append(append(a.buf, h.val[:len(h.val)-1]...), execsField...)
+	for i, x := range h.execs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var calls []byte
+		if u := x.calls; u != nil {
+			if u.n == 1 {
+				calls, _ = usageCalls(u.v)
+			} else {
+				calls = u.body
+			}
+			u.n = 0
+		}
+		b = appendSumExec(b, x.id, x.js, calls)
+	}
+	b = append(b, "]}"...)
+	a.buf = b
+	return a.Set(h.key, b[start:len(b):len(b)])
 }
 
 // execSubKey is execKey (sub subExec) or checkpointKey (subCheckpoint),

@@ -41,10 +41,11 @@ var (
 // layout 6 leaves out of a span entry the ids derived from its key
 // (implicitIDs), which layout 5 would read as empty; layout 7 lets a
 // recording link name more recordings (linkValue), which layout 6 would
-// leave out. A writer migrates a store of layout 1 to 3 at Open by
-// building its derived keys again, and one of layout 4 to 6 by setting
+// leave out; layout 8 lets a task's summary entry hold its executions
+// and their calls (summary.go), which layout 7 would leave out. A writer migrates a store of layout 1 to 3 at Open by
+// building its derived keys again, and one of layout 4 to 7 by setting
 // the layout (its entries read as they are).
-const layoutVersion = 7
+const layoutVersion = 8
 
 // layoutSpanBatches is the first layout whose span entries may hold
 // batches: derived keys need no rebuild from the layout before it.

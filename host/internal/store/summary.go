@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -36,10 +37,17 @@ import (
 //	x/status/<status>\x00<inv:8><task>             (empty) index: tasks in a status
 //	x/pstat/<pipeline>\x00<status>\x00<inv:8><task> (empty) index: a pipeline's tasks in a status
 //	x/sat/<task>                                   <inv:8> in decimal: where the task's summary is
-//	x/sum/<inv:8><task>/a                          {status, pipeline, version}
-//	x/sum/<inv:8><task>/e/<exec>                   {mode, latency_us}: one per execution
+//	x/sum/<inv:8><task>/a                          {status, pipeline, version, execs}
+//	x/sum/<inv:8><task>/e/<exec>                   {mode, latency_us}: an execution not in a's execs, or newer
 //	x/sum/<inv:8><task>/r                          {n, sum}: the task's unnamed rewards
 //	x/sum/<inv:8><task>/u/<exec>/<seq:8>           {calls}: usage of provider-call spans, seq first
+//
+// A task's entry (a) holds the executions, each with its calls
+// ({id, mode, latency_us, calls}), that the transaction creating the task
+// wrote (the applier's, which has a run's pieces together) or that a
+// rebuild found: most tasks are one entry. Executions and usage written
+// later are entries of their own, which readers take over a's: a later
+// update of the task carries a's executions over (carryExecs).
 //	x/spend/<task>                                 (empty) the task has usage waiting for it
 //	x/spend/<task>/<exec>/<seq:8>                  {calls}: usage of spans staged before their task
 const (
@@ -391,19 +399,7 @@ func sumRewardValue(n int, sum float64) ([]byte, error) {
 // sumUsageValue is {"calls":[[seq,tokens,cost],…]}.
 func sumUsageValue(calls []CallUsage) []byte {
 	b := append(make([]byte, 0, 16+len(calls)*24), schemaVersion)
-	b = append(b, `{"calls":[`...)
-	for i, c := range calls {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		b = strconv.AppendUint(b, c.Seq, 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, c.Tokens, 10)
-		b = append(b, ',')
-		b = appendNumber(b, c.CostUSD)
-		b = append(b, ']')
-	}
+	b = appendCalls(append(b, `{"calls":[`...), calls)
 	return append(b, "]}"...)
 }
 
@@ -434,6 +430,11 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 		}
 	case invTime(old.Created) != invTime(t.Created):
 		s.seqs.moved(t.ID) // the summary moves: no write may use where it was
+		if a, ok := w.(*applier); ok {
+			if err := a.releaseSum(t.ID); err != nil { // moveSummary reads txn
+				return err
+			}
+		}
 		op, ok, err := sumAt(txn, t.ID)
 		if err != nil {
 			return err
@@ -447,7 +448,7 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 			return err
 		}
 	}
-	if err := w.Set(sumTaskKey(p), val); err != nil {
+	if err := setSumTask(txn, w, t.ID, sumTaskKey(p), val, old != nil); err != nil {
 		return err
 	}
 	if old != nil && sameStatusKeys(old, t) {
@@ -463,6 +464,89 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 // index keys.
 func sameStatusKeys(a, b *Task) bool {
 	return a.Status == b.Status && a.Pipeline == b.Pipeline && invTime(a.Created) == invTime(b.Created)
+}
+
+// setSumTask sets a task's summary entry key to val, a task's status,
+// pipeline and version (sumTaskValue), through w. The applier holds the
+// entry of a task created in its transaction, to write it once with the
+// executions of the transaction in it (applier.setSum). Otherwise an
+// existing entry's executions (ts) are carried over: an update of the
+// task rewrites the entry, and they are in it alone.
+func setSumTask(txn *badger.Txn, w setter, task string, key, val []byte, existing bool) error {
+	if a, ok := w.(*applier); ok && a.holdSum(task, key, val) {
+		return nil
+	}
+	if existing {
+		var err error
+		if val, err = carryExecs(txn, key, val); err != nil {
+			return err
+		}
+	}
+	return w.Set(key, val)
+}
+
+// execsField opens the executions a summary entry holds, last in it.
+// Strings in the entry escape their quotes, so it is found only where
+// the field is.
+const execsField = `,"execs":[`
+
+// carryExecs returns val with the executions of the summary entry at key
+// in txn, if it holds any.
+func carryExecs(txn *badger.Txn, key, val []byte) ([]byte, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return val, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := val
+	err = item.Value(func(old []byte) error {
+		if len(old) < 2 || old[0] != schemaVersion || old[len(old)-1] != '}' || len(val) < 2 || val[len(val)-1] != '}' {
+			return nil
+		}
+		i := bytes.Index(old, []byte(execsField))
+		if i < 0 {
+			return nil
+		}
+		b := make([]byte, 0, len(val)+len(old)-i)
+		b = append(append(b, val[:len(val)-1]...), old[i:]...)
+		out = b
+		return nil
+	})
+	return out, err
+}
+
+// appendSumExec appends an execution's summary as a summary entry holds
+// it: {"id":…[,"mode":…][,"latency_us":…][,"calls":[…]]}, where js is
+// its sumExecValue after the version byte and calls its calls as
+// sumUsageValue lists them, comma-separated.
+func appendSumExec(b []byte, id string, js, calls []byte) []byte {
+	b = AppendJSONString(append(b, `{"id":`...), id)
+	if len(js) > 2 {
+		b = append(append(b, ','), js[1:len(js)-1]...)
+	}
+	if len(calls) > 0 {
+		b = append(append(append(b, `,"calls":[`...), calls...), ']')
+	}
+	return append(b, '}')
+}
+
+// appendCalls appends calls as sumUsageValue lists them, comma-separated.
+func appendCalls(b []byte, calls []CallUsage) []byte {
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendUint(b, c.Seq, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, c.Tokens, 10)
+		b = append(b, ',')
+		b = appendNumber(b, c.CostUSD)
+		b = append(b, ']')
+	}
+	return b
 }
 
 // deleteTaskDerived removes the status index entries of a task as it was
@@ -667,23 +751,30 @@ func (s *Store) derivedKVs(ts *TaskSummary, kvs []kv) ([]kv, error) {
 		return nil, err
 	}
 	p := sumPrefix(ts.Created, ts.ID)
+	if len(ts.Executions) > 0 {
+		// One entry: the executions, with their calls, in the task's.
+		b := append(val[:len(val)-1:len(val)-1], execsField...)
+		var calls []byte
+		for i := range ts.Executions {
+			es := &ts.Executions[i]
+			e := Execution{Mode: es.Mode}
+			if es.Ended {
+				e.Started = time.Unix(0, 0)
+				e.Ended = e.Started.Add(es.Latency)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			calls = appendCalls(calls[:0], es.Calls)
+			b = appendSumExec(b, es.ID, sumExecValue(&e)[1:], calls)
+		}
+		val = append(b, "]}"...)
+	}
 	kvs = append(kvs,
 		kv{sumAtKey(ts.ID), sumAtValue(ts.Created)},
 		kv{sumTaskKey(p), val},
 		kv{statusIndexKey(ts.Status, ts.Created, ts.ID), nil},
 		kv{pipeStatusKey(ts.Pipeline, ts.Status, ts.Created, ts.ID), nil})
-	for i := range ts.Executions {
-		es := &ts.Executions[i]
-		e := Execution{Mode: es.Mode}
-		if es.Ended {
-			e.Started = time.Unix(0, 0)
-			e.Ended = e.Started.Add(es.Latency)
-		}
-		kvs = append(kvs, kv{sumExecKey(p, es.ID), sumExecValue(&e)})
-		if len(es.Calls) > 0 {
-			kvs = append(kvs, kv{sumUsageKey(p, es.ID, es.Calls[0].Seq), sumUsageValue(es.Calls)})
-		}
-	}
 	if ts.Rewards > 0 {
 		val, err := sumRewardValue(ts.Rewards, ts.RewardSum)
 		if err != nil {
@@ -703,6 +794,9 @@ func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id s
 	prefix := sumPrefix(created, id)
 	ts := &TaskSummary{ID: id, Created: created}
 	found := false
+	// emb counts the calls of each execution the task's entry holds:
+	// usage entries are newer, and take a seq both list.
+	var emb []int
 	if !it.Valid() || !bytes.HasPrefix(it.Item().Key(), prefix) {
 		it.Seek(prefix)
 	}
@@ -713,17 +807,18 @@ func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id s
 		err := item.Value(func(val []byte) error {
 			switch sub[0] {
 			case sumTask:
-				v, ok := sumTaskVal{}, false
-				if js, err := unseal(key, val); err == nil {
-					v, ok = parseSumTask(js)
+				found = true
+				if err := readSumTask(key, val, ts); err != nil {
+					return err
 				}
-				if !ok {
-					if err := decode(key, val, &v); err != nil {
-						return err
+				for i := range ts.Executions {
+					if n := len(ts.Executions[i].Calls); n > 0 {
+						if emb == nil {
+							emb = make([]int, len(ts.Executions))
+						}
+						emb[i] = n
 					}
 				}
-				found = true
-				ts.Status, ts.Pipeline, ts.Version = v.Status, v.Pipeline, v.Version
 			case sumExec:
 				es := ExecutionSummary{ID: string(sub[2:])}
 				ok := false
@@ -742,6 +837,13 @@ func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id s
 					if v.LatencyUS != nil {
 						es.Ended, es.Latency = true, time.Duration(*v.LatencyUS)*time.Microsecond
 					}
+				}
+				// An entry of its own is newer than the execution in the
+				// task's entry, whose calls stay.
+				if i := slices.IndexFunc(ts.Executions, func(x ExecutionSummary) bool { return x.ID == es.ID }); i >= 0 {
+					es.Calls = ts.Executions[i].Calls
+					ts.Executions[i] = es
+					return nil
 				}
 				ts.Executions = append(ts.Executions, es)
 			case sumReward:
@@ -777,6 +879,17 @@ func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id s
 	if !found {
 		return summarizeTxn(ctx, txn, id)
 	}
+	for i, n := range emb {
+		if c := ts.Executions[i].Calls; n > 0 && len(c) > n {
+			// Usage entries first, so that sorting keeps their calls.
+			slices.Reverse(c[:n])
+			slices.Reverse(c[n:])
+			slices.Reverse(c)
+		}
+	}
+	if !slices.IsSortedFunc(ts.Executions, cmpExecID) {
+		slices.SortStableFunc(ts.Executions, cmpExecID)
+	}
 	for i := range ts.Executions {
 		es := &ts.Executions[i]
 		if !slices.IsSortedFunc(es.Calls, func(a, b CallUsage) int { return cmpSeq(a.Seq, b.Seq) }) || hasDupSeq(es.Calls) {
@@ -786,6 +899,50 @@ func readSummary(ctx context.Context, txn *badger.Txn, it *badger.Iterator, id s
 		}
 	}
 	return ts, nil
+}
+
+func cmpExecID(a, b ExecutionSummary) int { return strings.Compare(a.ID, b.ID) }
+
+// readSumTask reads a task's summary entry into ts: its status, pipeline
+// and version, and the executions it holds.
+func readSumTask(key, val []byte, ts *TaskSummary) error {
+	if js, err := unseal(key, val); err == nil {
+		if v, execs, ok := parseSumTaskExecs(js, ts.Executions[:0]); ok {
+			ts.Status, ts.Pipeline, ts.Version, ts.Executions = v.Status, v.Pipeline, v.Version, execs
+			return nil
+		}
+	}
+	var v struct {
+		sumTaskVal
+		Execs []struct {
+			ID        string           `json:"id"`
+			Mode      string           `json:"mode"`
+			LatencyUS *int64           `json:"latency_us"`
+			Calls     [][3]json.Number `json:"calls"`
+		} `json:"execs"`
+	}
+	if err := decode(key, val, &v); err != nil {
+		return err
+	}
+	ts.Status, ts.Pipeline, ts.Version = v.Status, v.Pipeline, v.Version
+	ts.Executions = ts.Executions[:0]
+	for _, x := range v.Execs {
+		es := ExecutionSummary{ID: x.ID, Mode: x.Mode}
+		if x.LatencyUS != nil {
+			es.Ended, es.Latency = true, time.Duration(*x.LatencyUS)*time.Microsecond
+		}
+		for _, c := range x.Calls {
+			seq, err1 := strconv.ParseUint(string(c[0]), 10, 64)
+			tok, err2 := c[1].Int64()
+			cost, err3 := c[2].Float64()
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return &DamageError{Task: ts.ID, Err: fmt.Errorf("decode %s: %w", printableKey(key), err)}
+			}
+			es.Calls = append(es.Calls, CallUsage{Seq: seq, Tokens: tok, CostUSD: cost})
+		}
+		ts.Executions = append(ts.Executions, es)
+	}
+	return nil
 }
 
 // addUsage adds the calls of usage entry key (value val) to es.

@@ -101,6 +101,15 @@ func (l *lit) float() (float64, bool) {
 // parseSumTask parses {"status":…,"pipeline":…[,"version":…]}.
 func parseSumTask(js []byte) (v sumTaskVal, ok bool) {
 	l := lit{b: js}
+	if v, ok = parseSumTaskHead(&l); !ok {
+		return v, false
+	}
+	return v, l.eat("}") && l.done()
+}
+
+// parseSumTaskHead parses a summary entry up to its executions or its
+// end.
+func parseSumTaskHead(l *lit) (v sumTaskVal, ok bool) {
 	var st string
 	if !l.eat(`{"status":`) {
 		return v, false
@@ -117,7 +126,58 @@ func parseSumTask(js []byte) (v sumTaskVal, ok bool) {
 			return v, false
 		}
 	}
-	return v, l.eat("}") && l.done()
+	return v, true
+}
+
+// parseSumTaskExecs parses a summary entry: parseSumTask's form, or that
+// with the executions it holds last ({…,"execs":[…]}, appendSumExec's),
+// which it appends to dst.
+func parseSumTaskExecs(js []byte, dst []ExecutionSummary) (v sumTaskVal, execs []ExecutionSummary, ok bool) {
+	l := lit{b: js}
+	if v, ok = parseSumTaskHead(&l); !ok {
+		return v, dst, false
+	}
+	if !l.eat(execsField) {
+		return v, dst, l.eat("}") && l.done()
+	}
+	n := len(dst)
+	for k := 0; !l.eat("]"); k++ {
+		if k > 0 && !l.eat(",") {
+			return v, dst[:n], false
+		}
+		var es ExecutionSummary
+		if !l.eat(`{"id":`) {
+			return v, dst[:n], false
+		}
+		if es.ID, ok = l.str(); !ok {
+			return v, dst[:n], false
+		}
+		if l.eat(`,"mode":`) {
+			if es.Mode, ok = l.str(); !ok {
+				return v, dst[:n], false
+			}
+		}
+		if l.eat(`,"latency_us":`) {
+			us, ok := l.int()
+			if !ok {
+				return v, dst[:n], false
+			}
+			es.Ended, es.Latency = true, time.Duration(us)*time.Microsecond
+		}
+		if l.eat(`,"calls":[`) {
+			if es.Calls, ok = parseCalls(&l, nil); !ok {
+				return v, dst[:n], false
+			}
+		}
+		if !l.eat("}") {
+			return v, dst[:n], false
+		}
+		dst = append(dst, es)
+	}
+	if !l.eat("}") || !l.done() {
+		return v, dst[:n], false
+	}
+	return v, dst, true
 }
 
 // parseSumExec parses sumExecValue's {["mode":…][,]["latency_us":…]}.
@@ -168,6 +228,17 @@ func parseSumUsage(js []byte, dst []CallUsage) ([]CallUsage, bool) {
 		return dst, false
 	}
 	n := len(dst)
+	dst, ok := parseCalls(&l, dst)
+	if !ok || !l.eat("}") || !l.done() {
+		return dst[:n], false
+	}
+	return dst, true
+}
+
+// parseCalls parses calls [seq,tokens,cost],… up to the list's closing
+// "]", appending them to dst.
+func parseCalls(l *lit, dst []CallUsage) ([]CallUsage, bool) {
+	n := len(dst)
 	for i := 0; !l.eat("]"); i++ {
 		if i > 0 && !l.eat(",") {
 			return dst[:n], false
@@ -187,9 +258,6 @@ func parseSumUsage(js []byte, dst []CallUsage) ([]CallUsage, bool) {
 			return dst[:n], false
 		}
 		dst = append(dst, c)
-	}
-	if !l.eat("}") || !l.done() {
-		return dst[:n], false
 	}
 	return dst, true
 }

@@ -135,8 +135,10 @@ func checkDerived(t *testing.T, s *Store) {
 				return err
 			}
 			for _, e := range kvs {
-				if !bytes.Contains(e.k, []byte{'/', sumUsage, '/'}) {
+				if !bytes.HasPrefix(e.k, []byte(pSum)) {
 					want[string(e.k)] = string(e.v)
+				} else if bytes.HasSuffix(e.k, []byte{'/', sumTask}) {
+					want[string(e.k)] = "" // where it is; what it says is compared below
 				}
 			}
 			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pSum)})
@@ -151,10 +153,16 @@ func checkDerived(t *testing.T, s *Store) {
 			return nil
 		}))
 	}
+	// Summaries are compared as read (above): how many entries hold one
+	// depends on the transactions that wrote it.
 	got := derivedKeys(t, s)
 	for k := range got {
-		if strings.Contains(k, "/u/") && strings.HasPrefix(k, pSum) {
-			delete(got, k)
+		if strings.HasPrefix(k, pSum) {
+			if strings.HasSuffix(k, "/a") {
+				got[k] = ""
+			} else {
+				delete(got, k)
+			}
 		}
 	}
 	if !reflect.DeepEqual(got, want) {
