@@ -95,7 +95,7 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		return where(err)
 	}
 	kvs = append(kvs, kv{sumAtKey(t.ID), sumAtValue(t.Created)}, kv{sumTaskKey(p), sval},
-		kv{statusIndexKey(t.Status, t.Created, t.ID), nil}, kv{pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil})
+		kv{statusIndexKey(t.Status, t.Created, t.ID), nil})
 	sc.begin = kvs // for the next Begin, emptied
 	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExecValue(e), sum: p, kvs: kvs, begins: true, begun: begun}
 	if s.jr.pending.Load() >= journalBacklog {

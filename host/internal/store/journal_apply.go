@@ -460,10 +460,9 @@ var mergeLinks = true
 // write them as layout 7 did.
 var holdSums = true
 
-// isStatusKey reports whether k is a status index entry (x/status/,
-// x/pstat/).
+// isStatusKey reports whether k is a status index entry (x/status/).
 func isStatusKey(k []byte) bool {
-	return bytes.HasPrefix(k, []byte(pStatus)) || bytes.HasPrefix(k, []byte(pPipeStatus))
+	return bytes.HasPrefix(k, []byte(pStatus))
 }
 
 // keepUnset keeps a status index entry of a task Begin creates, to be set
@@ -482,8 +481,8 @@ func (a *applier) keepUnset(task string, e kv) {
 	u.kvs = append(u.kvs, e)
 }
 
-// unsetKeys are a task's status index entries (two: x/status/, x/pstat/)
-// kept to be set at the end of the transaction.
+// unsetKeys are a task's status index entries (x/status/) kept to be set
+// at the end of the transaction.
 type unsetKeys struct {
 	kvs []kv
 	two [2]kv

@@ -42,14 +42,10 @@ var (
 // (implicitIDs), which layout 5 would read as empty; layout 7 lets a
 // recording link name more recordings (linkValue), which layout 6 would
 // leave out; layout 8 lets a task's summary entry hold its executions
-// and their calls (summary.go), which layout 7 would leave out. A writer migrates a store of layout 1 to 3 at Open by
-// building its derived keys again, and one of layout 4 to 7 by setting
-// the layout (its entries read as they are).
+// (summary.go), which layout 7 would leave out, and keeps one status
+// index, not two. A writer migrates a store of an older layout at Open
+// by building its derived keys again (its records read as they are).
 const layoutVersion = 8
-
-// layoutSpanBatches is the first layout whose span entries may hold
-// batches: derived keys need no rebuild from the layout before it.
-const layoutSpanBatches = 5
 
 // Config holds the options of Open. The zero Config is the default:
 // durable checkpoints, the built-in redaction patterns, the wall clock,
@@ -470,17 +466,6 @@ func (s *Store) checkMeta(ctx context.Context) error {
 	case m.Layout < 1 || m.Layout > layoutVersion:
 		return fmt.Errorf("open store %s: key layout %d is not supported by this sextant (it reads layout %d): %w", s.dir, m.Layout, layoutVersion, ErrSchemaVersion)
 	case m.Layout == layoutVersion && !deriving:
-		s.indexed = true
-		return nil
-	case m.Layout >= layoutSpanBatches-1 && !deriving:
-		// Its derived keys are those of this layout, and its spans read
-		// as they are: a writer only marks it, so that an older sextant
-		// refuses the entries it is about to write.
-		if !s.ro {
-			if err := s.setLayout(); err != nil {
-				return fmt.Errorf("open store %s: %w", s.dir, err)
-			}
-		}
 		s.indexed = true
 		return nil
 	case s.ro:

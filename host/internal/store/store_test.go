@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -199,5 +201,50 @@ func TestTasksQuery(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTasksQueryJoin: a query by pipeline and status (a walk of the
+// pipeline's index joined with the status's) lists what filtering every
+// task lists, newest first, page by page, for every pair, with tasks of
+// both interleaved in every way.
+func TestTasksQueryJoin(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	pipes := []string{"p1", "p2", "p3"}
+	sts := []Status{StatusCompleted, StatusFailed, StatusRunning, StatusWaiting}
+	var all []Task
+	for i := range 90 {
+		tk := Task{ID: fmt.Sprintf("t%03d", i), Pipeline: pipes[(i*i)%3], Status: sts[(i/2+i/7)%4], Created: t0.Add(time.Duration(i) * time.Second)}
+		must(t, s.CreateTask(ctx, &tk))
+		all = append(all, tk)
+	}
+	must(t, s.SetTaskStatus(ctx, "t010", StatusFailed))
+	all[10].Status = StatusFailed
+	for _, p := range pipes {
+		for _, st := range sts {
+			var want []string
+			for i := len(all) - 1; i >= 0; i-- {
+				if all[i].Pipeline == p && all[i].Status == st {
+					want = append(want, all[i].ID)
+				}
+			}
+			var got []string
+			q := Query{Pipeline: p, Status: st, Limit: 4}
+			for {
+				page, next, err := s.TaskPage(ctx, q)
+				must(t, err)
+				for _, tk := range page {
+					got = append(got, tk.ID)
+				}
+				if next == "" {
+					break
+				}
+				q.After = next
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %s: %v, want %v", p, st, got, want)
+			}
+		}
 	}
 }

@@ -233,6 +233,37 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 	return s.setTaskDerived(txn, w, idx, &t, old)
 }
 
+// indexJoin walks a second index beside a walk of another: both end in
+// <inv:8><task>, in the same order, so the tasks in both are found by
+// each seeking past what the other has not (a leapfrog join), reading
+// about as many keys as the smaller index holds in the range walked.
+type indexJoin struct {
+	it     *badger.Iterator
+	prefix []byte
+	buf    []byte
+}
+
+// align moves it (over prefix), and the join's index, to the next task
+// both hold, from where it is; false when either has no more.
+func (j *indexJoin) align(it *badger.Iterator, prefix []byte) bool {
+	for it.ValidForPrefix(prefix) {
+		j.buf = append(append(j.buf[:0], j.prefix...), it.Item().Key()[len(prefix):]...)
+		if !j.it.Valid() || bytes.Compare(j.it.Item().Key(), j.buf) < 0 {
+			j.it.Seek(j.buf)
+		}
+		if !j.it.ValidForPrefix(j.prefix) {
+			return false
+		}
+		other := j.it.Item().Key()
+		if bytes.Equal(other, j.buf) {
+			return true
+		}
+		j.buf = append(append(j.buf[:0], prefix...), other[len(j.prefix):]...)
+		it.Seek(j.buf)
+	}
+	return false
+}
+
 // SetTaskStatus changes a task's status.
 func (s *Store) SetTaskStatus(ctx context.Context, id string, st Status) error {
 	if !st.Valid() {
@@ -393,7 +424,7 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 	// Every index key ends in <inv:8><task>, newest first, so a cursor
 	// (that suffix) and the time bounds work on each. The status indexes
 	// are derived keys: used only when complete (s.indexed).
-	var prefix []byte
+	var prefix, also []byte
 	if q.Status == StatusInterrupted {
 		q.Status = StatusRunning // stored so; the lease tells them apart (lease.go)
 	}
@@ -401,7 +432,8 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 	case q.Tag != "":
 		prefix = fieldIndexPrefix(pTag, q.Tag)
 	case q.Status != "" && q.Pipeline != "" && s.indexed:
-		prefix = pipeStatusPrefix(q.Pipeline, q.Status)
+		// The tasks in both the pipeline's index and the status's.
+		prefix, also = fieldIndexPrefix(pPipe, q.Pipeline), fieldIndexPrefix(pStatus, string(q.Status))
 	case q.Status != "" && s.indexed:
 		prefix = fieldIndexPrefix(pStatus, string(q.Status))
 	case q.Pipeline != "":
@@ -431,9 +463,18 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 	if !q.Since.IsZero() {
 		stopInv = invTime(q.Since)
 	}
+	var join *indexJoin
+	if also != nil {
+		opts.Prefix = also
+		join = &indexJoin{it: txn.NewIterator(opts), prefix: also}
+		defer join.it.Close()
+	}
 	for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if join != nil && !join.align(it, prefix) {
+			return nil
 		}
 		key := it.Item().Key()
 		suffix := key[len(prefix):]
