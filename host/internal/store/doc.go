@@ -32,7 +32,6 @@
 //	x/tag/<tag>\x00<inv:8><task>          (empty) index: tasks with a tag
 //	x/rtag/<tag>\x00<task>                (empty) index: tasks with a reward with a tag
 //	x/status/<status>\x00<inv:8><task>     (empty) index: tasks in a status (derived)
-//	x/sat/<task>                          where the task's summary is (derived, summary.go)
 //	x/sum/<inv:8><task>/…                 a task's summary for lists and metrics (derived)
 //	x/spend/<task>/…                      usage of spans staged before their task (derived)
 //	m/derive                              (present while derived keys are rebuilt)

@@ -417,18 +417,14 @@ func (a *applier) apply(r *jrec) error {
 }
 
 // begunSum is the prefix of the summary a Begin record's kvs write
-// (x/sat/<task>), nil if they write none.
+// (x/sum/<inv:8><task>/a), nil if they write none.
 func begunSum(r *jrec) []byte {
-	at := sumAtKey(r.task)
 	for _, e := range r.kvs {
-		if !bytes.Equal(e.k, at) || len(e.v) < 2 || e.v[0] != schemaVersion {
-			continue
+		k := e.k
+		if len(k) == len(pSum)+8+len(r.task)+2 && string(k[:len(pSum)]) == pSum &&
+			string(k[len(pSum)+8:len(k)-2]) == r.task && string(k[len(k)-2:]) == "/a" {
+			return k[: len(k)-1 : len(k)-1]
 		}
-		inv, err := strconv.ParseUint(string(e.v[1:]), 10, 64)
-		if err != nil {
-			return nil
-		}
-		return sumPrefixInv(inv, r.task)
 	}
 	return nil
 }

@@ -907,7 +907,7 @@ type execSeq struct {
 	empty bool
 	low   uint64
 	// sum is the prefix of the task's summary when Begin wrote it (else
-	// nil: a write reads x/sat/<task>).
+	// nil: a write reads the task's record, sumAt).
 	sum []byte
 }
 

@@ -29,13 +29,12 @@ import (
 //
 // Summaries are keyed by the task's created time, as the task indexes
 // are, so that metrics over the newest tasks read them in one forward
-// scan beside the index instead of a seek per task; x/sat/<task> records
-// where a task's summary is, for the writes that know only the task id.
+// scan beside the index instead of a seek per task; the writes that know
+// only the task id read its created time from its record (sumAt).
 // Usage of spans staged before their task is written waits under
 // x/spend/ until the task is created (adoptPending).
 //
 //	x/status/<status>\x00<inv:8><task>             (empty) index: tasks in a status
-//	x/sat/<task>                                   <inv:8> in decimal: where the task's summary is
 //	x/sum/<inv:8><task>/a                          {status, pipeline, version, execs}
 //	x/sum/<inv:8><task>/e/<exec>                   {mode, latency_us}: an execution not in a's execs, or newer
 //	x/sum/<inv:8><task>/r                          {n, sum}: the task's unnamed rewards
@@ -56,7 +55,7 @@ const (
 	pStatus     = "x/status/"
 	pPipeStatus = "x/pstat/" // layout 7's; rebuildDerived drops it
 	pSum        = "x/sum/"
-	pSumAt      = "x/sat/"
+	pSumAt      = "x/sat/" // layout 7's; rebuildDerived drops it
 	pSumPending = "x/spend/"
 	keyDerive   = "m/derive"
 )
@@ -99,12 +98,6 @@ func sumUsageKey(p []byte, exec string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, '/'), seq)
 }
 
-func sumAtKey(task string) []byte { return append([]byte(pSumAt), task...) }
-
-func sumAtValue(created time.Time) []byte {
-	return strconv.AppendUint([]byte{schemaVersion}, invTime(created), 10)
-}
-
 func pendingMarkKey(task string) []byte { return append([]byte(pSumPending), task...) }
 
 func pendingPrefix(task string) []byte {
@@ -120,9 +113,11 @@ func pendingUsageKey(task, exec string, seq uint64) []byte {
 }
 
 // sumAt returns the prefix of a task's summary, and false if the task
-// has none (it is not written, or was left without one as unreadable).
+// is not written. Where it is follows from the task's created time,
+// read from its record: a task that was left without a summary as
+// unreadable has none there, and its readers read its records.
 func sumAt(txn *badger.Txn, task string) ([]byte, bool, error) {
-	key := sumAtKey(task)
+	key := taskKey(task)
 	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, false, nil
@@ -132,15 +127,13 @@ func sumAt(txn *badger.Txn, task string) ([]byte, bool, error) {
 	}
 	var p []byte
 	err = item.Value(func(val []byte) error {
-		js, err := unseal(key, val)
-		if err != nil {
+		var v struct {
+			Created time.Time `json:"created"`
+		}
+		if err := decode(key, val, &v); err != nil {
 			return err
 		}
-		inv, err := strconv.ParseUint(string(js), 10, 64)
-		if err != nil {
-			return &DamageError{Task: task, Key: printableKey(key), Err: fmt.Errorf("decode %s: %w", printableKey(key), err)}
-		}
-		p = sumPrefixInv(inv, task)
+		p = sumPrefix(v.Created, task)
 		return nil
 	})
 	return p, err == nil, err
@@ -149,8 +142,8 @@ func sumAt(txn *badger.Txn, task string) ([]byte, bool, error) {
 // placeUsage moves the usage entries of kvs (usageKVs) beneath their
 // tasks' summaries, in txn, which is to write them; the usage of a task
 // without a summary yet (staged spans) stays pending, marked so that the
-// task's creation adopts it. Reading x/sat/<task> in txn makes a commit
-// racing the task's creation a conflict rather than a lost entry.
+// task's creation adopts it. Reading the task's record in txn makes a
+// commit racing the task's creation a conflict rather than a lost entry.
 func placeUsage(txn *badger.Txn, kvs []kv) error { return placeUsageAt(txn, kvs, "", nil, nil) }
 
 // placeUsageAt is placeUsage told that task's summary is at sum (the
@@ -395,9 +388,7 @@ func appendNumber(b []byte, f float64) []byte {
 
 // setTaskDerived writes a task's summary (through w) and status index
 // entries (to idx, txn unless the caller keeps them: updateTask); old is
-// the task as it was, nil for a task created in txn. x/sat/<task> is
-// written only when the summary moves, so that status changes do not
-// conflict with span bursts, which read it (placeUsage).
+// the task as it was, nil for a task created in txn.
 func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Task) error {
 	val, err := s.sumTaskValue(t)
 	if err != nil {
@@ -406,9 +397,6 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 	p := sumPrefix(t.Created, t.ID)
 	switch {
 	case old == nil:
-		if err := txn.Set(sumAtKey(t.ID), sumAtValue(t.Created)); err != nil {
-			return err
-		}
 		if err := adoptPending(txn, t.ID, p); err != nil {
 			return err
 		}
@@ -419,16 +407,7 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 				return err
 			}
 		}
-		op, ok, err := sumAt(txn, t.ID)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if err := moveSummary(txn, op, p); err != nil {
-				return err
-			}
-		}
-		if err := txn.Set(sumAtKey(t.ID), sumAtValue(t.Created)); err != nil {
+		if err := moveSummary(txn, sumPrefix(old.Created, t.ID), p); err != nil {
 			return err
 		}
 	}
@@ -749,7 +728,6 @@ func (s *Store) derivedKVs(ts *TaskSummary, kvs []kv) ([]kv, error) {
 		val = append(b, "]}"...)
 	}
 	kvs = append(kvs,
-		kv{sumAtKey(ts.ID), sumAtValue(ts.Created)},
 		kv{sumTaskKey(p), val},
 		kv{statusIndexKey(ts.Status, ts.Created, ts.ID), nil})
 	if ts.Rewards > 0 {
@@ -1242,9 +1220,6 @@ func (s *Store) rederive(ctx context.Context, ids []string) error {
 				return err
 			} else if ok {
 				prefixes = append(prefixes, p)
-				if err := wb.Delete(sumAtKey(id)); err != nil {
-					return err
-				}
 			}
 			if ok, err := exists(txn, pendingMarkKey(id)); err != nil {
 				return err
