@@ -51,7 +51,7 @@ func (r *Providers) Embed(ctx context.Context, name string, req *sdk.EmbedReques
 		out = resp
 		return &sdk.ChatResponse{}, nil
 	}
-	if _, _, err := r.try(ctx, p, &sdk.ChatRequest{Model: in.Model}, call, nil); err != nil {
+	if _, _, err := r.try(ctx, p, &sdk.ChatRequest{Model: in.Model}, call, nil, nil); err != nil {
 		return nil, err
 	}
 	return out, nil

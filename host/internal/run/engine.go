@@ -377,7 +377,9 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if execID == "" {
 		execID = s.NewID()
 	}
-	f.st = runState{Done: map[string]*stepResult{}, Waiting: map[string]string{}, Answers: map[string]int{}, Started: r.cfg.Clock()}
+	// Waiting and Answers are made by their first entry: most runs
+	// have none (both are left out of the encoded state when empty).
+	f.st = runState{Done: map[string]*stepResult{}, Started: r.cfg.Clock()}
 	e := &f.e
 	e.r, e.task, e.id, e.st = r, task, execID, &f.st
 	f.batch.ids = f.ids[:0]
@@ -389,7 +391,15 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if abs, err := r.pipelineAbs(); err == nil {
 		e.st.Pipeline = abs
 	}
-	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: map[string]any{}, Strategy: r.compiled.strategyEnv(r.cfg.Strategy)}}
+	// The run's vars map is its own from the start, with room for the
+	// outputs to come: the first output goes into it in place (varsMine)
+	// rather than into a copy. Until then only calls that keep nothing
+	// see it (the navigator's start, the first checkpoint, which encodes).
+	vars := make(map[string]any, 2+2*len(r.nodes))
+	if !r.copyVars {
+		e.ownVars = vars
+	}
+	e.st.Nav = sdk.State{Routine: r.cfg.Routine.Hash, Env: sdk.Env{Input: orEmpty(in.Input), Vars: vars, Strategy: r.compiled.strategyEnv(r.cfg.Strategy)}}
 	e.st.SpanSeq = 1 // seq 1 is the execution's root span
 	// The navigator keeps no run state, so it is asked before anything is
 	// written: the task, its execution and the first checkpoint are then

@@ -58,6 +58,8 @@ type running struct {
 	// nextStep.
 	next     *ready
 	nextStep ready
+	// frames are the step frames not yet taken (see newFrame).
+	frames []stepFrame
 }
 
 // ready is a step started and not yet running: its token, its context
@@ -147,8 +149,10 @@ func (e *exec) pump(ctx context.Context) {
 		e.queue[n] = queued{}
 		e.queue = e.queue[:n]
 		e.slots--
-		// The step's context lives in its frame: one allocation for both.
-		f := &stepFrame{ctx: lazyCtx{parent: ctx}}
+		// The step's context lives in its frame, and the frame in the
+		// run's array of them (newFrame).
+		f := e.newFrame()
+		f.ctx = lazyCtx{parent: ctx}
 		sctx := &f.ctx
 		e.flights[q.t.ID] = flight{node: q.t.Node, batch: q.batch, ctx: sctx}
 		r := ready{t: q.t, ctx: sctx, in: q.in, frame: f}
@@ -159,6 +163,24 @@ func (e *exec) pump(ctx context.Context) {
 		e.launch()
 		e.goStep(r)
 	}
+}
+
+// framesPerBlock caps how many step frames newFrame allocates at once.
+const framesPerBlock = 16
+
+// newFrame is a new step frame, taken from the run's block of them: a
+// run's steps take their frames from one allocation (the block is sized
+// to the pipeline's steps, up to framesPerBlock) instead of one each.
+// Each frame is taken once and never handed out again, so what holds a
+// step's result (the run's state) holds its frame as if it had been
+// allocated alone; a block lives while any of its frames is held.
+func (e *exec) newFrame() *stepFrame {
+	if len(e.frames) == 0 {
+		e.frames = make([]stepFrame, min(max(len(e.r.cfg.Pipeline.Steps), 1), framesPerBlock))
+	}
+	f := &e.frames[0]
+	e.frames = e.frames[1:]
+	return f
 }
 
 // launch hands the step that has not begun to run (next) to a step
@@ -333,7 +355,7 @@ func (e *exec) land(ctx context.Context, l landed) error {
 	}
 	e.pump(ctx)
 	if l.wait != "" {
-		e.st.Waiting[l.t.ID] = l.wait
+		e.st.wait(l.t.ID, l.wait)
 		return nil
 	}
 	e.st.Done[l.t.ID] = l.res

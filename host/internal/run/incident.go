@@ -261,7 +261,7 @@ func (e *exec) assign(ctx context.Context, kind string, vars map[string]any) err
 	if e.replaying() {
 		return nil
 	}
-	e.st.Answers[kind]++
+	e.st.answered(kind, 1)
 	return e.putAnswer(ctx, kind, e.st.Answers[kind], "", map[string]any{"at": e.st.Steps, "vars": vars})
 }
 
@@ -279,7 +279,7 @@ func (e *exec) recorded(ctx context.Context, kind string) (map[string]any, bool)
 		return nil, false
 	}
 	vars, _ := a["vars"].(map[string]any)
-	e.st.Answers[kind]++
+	e.st.answered(kind, 1)
 	next := maps.Clone(e.st.Nav.Env.Vars)
 	if next == nil {
 		next = map[string]any{}

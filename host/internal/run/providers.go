@@ -127,13 +127,14 @@ type Attempt struct {
 //   - When every provider failed the error has one clause per provider
 //     and matches (errors.Is) each provider's error.
 func (r *Providers) Chat(ctx context.Context, name string, req *sdk.ChatRequest) (*sdk.ChatResponse, string, []Attempt, error) {
-	return r.route(ctx, name, req, chatOnce, nil)
+	return r.route(ctx, name, req, chatOnce, nil, nil)
 }
 
 // chatInto is Chat appending the calls it makes to attempts: a caller
 // that drops them passes an array of its own, and nothing is allocated.
-func (r *Providers) chatInto(ctx context.Context, name string, req *sdk.ChatRequest, attempts []Attempt) (*sdk.ChatResponse, string, []Attempt, error) {
-	return r.route(ctx, name, req, chatOnce, attempts)
+// The first attempt is made in room unless it is nil (see try).
+func (r *Providers) chatInto(ctx context.Context, name string, req *sdk.ChatRequest, attempts []Attempt, room *callFrame) (*sdk.ChatResponse, string, []Attempt, error) {
+	return r.route(ctx, name, req, chatOnce, attempts, room)
 }
 
 // callFunc makes one attempt of a request at a provider.
@@ -143,8 +144,9 @@ func chatOnce(ctx context.Context, p *Provider, req *sdk.ChatRequest) (*sdk.Chat
 	return p.Plugin.Chat(ctx, req)
 }
 
-// route sends req through the chain of name, each attempt made by call.
-func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest, call callFunc, attempts []Attempt) (*sdk.ChatResponse, string, []Attempt, error) {
+// route sends req through the chain of name, each attempt made by call,
+// the first in room unless it is nil (see try).
+func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest, call callFunc, attempts []Attempt, room *callFrame) (*sdk.ChatResponse, string, []Attempt, error) {
 	if _, ok := r.byName[name]; !ok {
 		return nil, "", nil, fmt.Errorf("unknown provider %q", name)
 	}
@@ -163,7 +165,8 @@ func (r *Providers) route(ctx context.Context, name string, req *sdk.ChatRequest
 			err = fmt.Errorf("provider %q: unknown provider", n)
 		} else {
 			var resp *sdk.ChatResponse
-			resp, attempts, err = r.try(ctx, p, req, call, attempts)
+			resp, attempts, err = r.try(ctx, p, req, call, attempts, room)
+			room = nil // used once
 			if err == nil {
 				return resp, n, attempts, nil
 			}
@@ -205,11 +208,18 @@ func (r *Providers) chain(name string) []string {
 }
 
 // try sends req to p, retrying as p allows; it appends the calls it made
-// to attempts, and returns them.
-func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, call callFunc, attempts []Attempt) (*sdk.ChatResponse, []Attempt, error) {
+// to attempts, and returns them. The request and the first try's context
+// go in room, a callFrame nothing has used (the caller's, such as a
+// step's frame: it is used once and never again, since a plugin may read
+// a call's context after the call), or in one allocation when room is
+// nil.
+func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, call callFunc, attempts []Attempt, room *callFrame) (*sdk.ChatResponse, []Attempt, error) {
 	first := len(attempts)
-	// The request and the first try's context, in one allocation.
-	cf := &callFrame{req: *in}
+	cf := room
+	if cf == nil {
+		cf = new(callFrame)
+	}
+	*cf = callFrame{req: *in}
 	req := &cf.req
 	if req.Model == "" {
 		req.Model = p.Model

@@ -52,6 +52,24 @@ type runState struct {
 	Started time.Time `json:"started"`
 }
 
+// answered adds k to the answers counted for name. Answers and Waiting
+// are made by their first entry (Start leaves them nil: most runs have
+// none, and the encoded state leaves both out when empty).
+func (s *runState) answered(name string, k int) {
+	if s.Answers == nil {
+		s.Answers = map[string]int{}
+	}
+	s.Answers[name] += k
+}
+
+// wait records that token id waits for a person to answer question.
+func (s *runState) wait(id, question string) {
+	if s.Waiting == nil {
+		s.Waiting = map[string]string{}
+	}
+	s.Waiting[id] = question
+}
+
 // stepResult is one finished step: its outcome for the navigator and the
 // spans it produced (numbered when the outcome is handed over).
 type stepResult struct {

@@ -67,7 +67,7 @@ func (e *exec) stepInFrame(ctx context.Context, t sdk.Token, in stepIn, f *stepF
 	var wait string
 	switch spec.Kind {
 	case pipeline.KindLLM:
-		wait, err = e.llmStep(ctx, t, spec, res, in, f.msgs[:0])
+		wait, err = e.llmStep(ctx, t, spec, res, in, f)
 	case pipeline.KindExpr:
 		err = e.exprStep(t, spec, res, in.env)
 	case pipeline.KindAction:
@@ -125,6 +125,9 @@ type stepFrame struct {
 	msgs [2]sdk.Message
 	// ctx is the step's context, when the run made the frame (pump).
 	ctx lazyCtx
+	// call is room for an LLM step's first provider call (see
+	// Providers.try), used once.
+	call callFrame
 }
 
 // fatalError ends the run instead of failing the step (limits, provider
@@ -255,8 +258,10 @@ func (e *exec) render(name, src string, t sdk.Token, env sdk.Env) (string, error
 	return strings.ReplaceAll(out, "<no value>", ""), nil
 }
 
-// llmStep runs an LLM step; its request's messages go in msgs (room, empty).
-func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn, msgs []sdk.Message) (string, error) {
+// llmStep runs an LLM step in frame f: its request's messages go in
+// f.msgs, and its first provider call in f.call.
+func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res *stepResult, in stepIn, f *stepFrame) (string, error) {
+	msgs := f.msgs[:0]
 	prompt, err := e.render("prompt", spec.Prompt, t, in.env)
 	if err != nil {
 		return "", err
@@ -284,7 +289,7 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 			return wait, nil
 		}
 	} else {
-		resp, err = e.chat(ctx, provider, req, res)
+		resp, err = e.chatIn(ctx, provider, req, res, &f.call)
 	}
 	if err != nil {
 		return "", err
@@ -395,6 +400,12 @@ func decodeJSONStream(s string) (any, error) {
 // provider chain, recording the answer before the step goes on: a call
 // answered before a crash is never billed twice.
 func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, res *stepResult) (*sdk.ChatResponse, error) {
+	return e.chatIn(ctx, provider, req, res, nil)
+}
+
+// chatIn is chat making its first provider call in frame (see
+// Providers.try), unless frame is nil.
+func (e *exec) chatIn(ctx context.Context, provider string, req *sdk.ChatRequest, res *stepResult, frame *callFrame) (*sdk.ChatResponse, error) {
 	prov, ok := e.r.cfg.Providers.Get(provider)
 	if !ok {
 		return nil, &fatalError{fmt.Errorf("unknown provider %q", provider)}
@@ -431,7 +442,7 @@ func (e *exec) chat(ctx context.Context, provider string, req *sdk.ChatRequest, 
 	} else {
 		t0 := e.r.cfg.Clock()
 		var tries [2]Attempt // dropped: room enough for most calls
-		r, who, _, err := e.r.cfg.Providers.chatInto(ctx, provider, &full, tries[:0])
+		r, who, _, err := e.r.cfg.Providers.chatInto(ctx, provider, &full, tries[:0], frame)
 		latency = e.r.cfg.Clock().Sub(t0)
 		if err != nil {
 			a := e.r.cfg.Providers.CallAttributes(provider, &full, nil, 2)
@@ -686,7 +697,7 @@ func (e *exec) humanStep(ctx context.Context, t sdk.Token, spec pipeline.Step, r
 // so a replay can give the same answer. Steps call it (it takes e.mu).
 func (e *exec) recordAnswer(ctx context.Context, node, question string, answers map[string]any) error {
 	e.mu.Lock()
-	e.st.Answers[node]++
+	e.st.answered(node, 1)
 	n := e.st.Answers[node]
 	e.mu.Unlock()
 	return e.putAnswer(ctx, node, n, question, answers)

@@ -249,7 +249,7 @@ func (e *exec) afterBatch(ctx context.Context, j *memJournal, deadline time.Time
 		e.st.Confirmations += o.Confirmations
 		e.st.Approved = e.st.Approved || o.Approved
 		for n, k := range o.Answers {
-			e.st.Answers[n] += k
+			e.st.answered(n, k)
 		}
 		e.st.Actions = append(e.st.Actions, o.Actions...)
 	}
@@ -266,7 +266,7 @@ func (e *exec) afterBatch(ctx context.Context, j *memJournal, deadline time.Time
 	for _, o := range outcomes {
 		switch {
 		case o.Wait != "":
-			e.st.Waiting[o.Token] = o.Wait
+			e.st.wait(o.Token, o.Wait)
 		case o.Interrupted != nil:
 			interrupted = append(interrupted, *o.Interrupted)
 		case o.Done != nil:

@@ -65,7 +65,7 @@ func (r *Providers) ChatStream(ctx context.Context, name string, req *sdk.ChatRe
 		}
 		return resp, err
 	}
-	return r.route(ctx, name, req, call, nil)
+	return r.route(ctx, name, req, call, nil, nil)
 }
 
 type streamFunc func(ctx context.Context, r *sdk.ChatRequest, onDelta func(string) error) (*sdk.ChatResponse, error)

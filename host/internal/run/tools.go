@@ -93,7 +93,7 @@ func (e *exec) commitCalls(mine *tally) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for k, v := range mine.counts {
-		e.st.Answers[k] += v
+		e.st.answered(k, v)
 	}
 	e.st.Violations += mine.violations
 }

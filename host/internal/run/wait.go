@@ -380,7 +380,7 @@ func (e *exec) fireAs(ctx context.Context, w store.Wait, vars map[string]any, na
 		}
 		e.st.Nav.Env.Vars = next
 	}
-	e.st.Answers[name]++
+	e.st.answered(name, 1)
 	if !e.replaying() {
 		if err := e.putAnswer(ctx, name, e.st.Answers[name], w.String(), orEmpty(vars)); err != nil {
 			return err
