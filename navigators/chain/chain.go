@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -128,6 +129,7 @@ func (n *Navigator) Next(_ context.Context, req *sdk.NextRequest) (*sdk.Decision
 		}
 		w.d.Fault = &sdk.Fault{Node: s.id, Code: "step_failed", Message: msg}
 	default:
+		w.decision() // lets go of the request
 		return nil, sdk.Errorf(sdk.CodeBadRequest, "chain %q: step %q: unknown outcome status %q", r.summary.ID, s.id, req.Outcome.Status)
 	}
 	return w.decision(), nil
@@ -172,21 +174,60 @@ type walk struct {
 }
 
 func newWalk(r *routine, st *sdk.State) *walk {
-	w := &walk{r: r, st: st}
+	w := takeWalk()
+	w.r, w.st = r, st
 	w.d = &w.dec
 	w.dec.Seq = st.Seq
 	return w
+}
+
+// walksPerBlock is how many walks takeWalk allocates at once.
+const walksPerBlock = 16
+
+// walkBlock is walks allocated together; next counts those taken.
+type walkBlock struct {
+	next  atomic.Int32
+	walks [walksPerBlock]walk
+}
+
+// walks is the block new walks are taken from.
+var walks atomic.Pointer[walkBlock]
+
+// takeWalk is a zero walk, taken from the current block of them: calls
+// (of any instance, from any goroutine) share one allocation per
+// walksPerBlock walks. A walk is taken once and never handed out again,
+// so the Decision and the token room the host holds are its own, as if
+// allocated alone; a block lives while any of its walks is held, which
+// holds no request once its call returns (decision).
+func takeWalk() *walk {
+	for {
+		b := walks.Load()
+		if b != nil {
+			if i := b.next.Add(1) - 1; i < walksPerBlock {
+				return &b.walks[i]
+			}
+		}
+		nb := new(walkBlock)
+		nb.next.Store(1)
+		if walks.CompareAndSwap(b, nb) {
+			return &nb.walks[0]
+		}
+	}
 }
 
 // decision is the walk's Decision, with the walk's token room reserved
 // for the state Apply returns: a step of a top-level chain removes its
 // token and adds the next one, so the applied state is d.Add itself and
 // Apply allocates nothing (Apply falls back to allocating whenever the
-// state keeps tokens, such as a sub-chain's scope).
+// state keeps tokens, such as a sub-chain's scope). The walk lets go of
+// the request's state: what the host holds of the walk after the call
+// (the Decision, the tokens) must not hold the host's request, nor, in
+// a block of walks, another run's.
 func (w *walk) decision() *sdk.Decision {
 	if len(w.d.Add) > 0 {
 		w.d.ReserveApply(w.add[:])
 	}
+	w.st, w.env = nil, nil
 	return w.d
 }
 

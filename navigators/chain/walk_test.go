@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sextant-dev/sextant/sdk"
@@ -174,5 +175,53 @@ func TestApplyInReservedRoom(t *testing.T) {
 	}
 	if len(st.Tokens) != 1 || st.Tokens[0].Node != "b" {
 		t.Errorf("applied state: %+v", st.Tokens)
+	}
+}
+
+// TestWalksTakenOnce: walks come from blocks that every call shares, each
+// walk handed out once, also to calls racing one another, and what the
+// host holds of a walk after the call (its Decision) holds no request.
+func TestWalksTakenOnce(t *testing.T) {
+	const goroutines, each = 8, 500
+	got := make([][]*walk, goroutines)
+	var wg sync.WaitGroup
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				got[g] = append(got[g], takeWalk())
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[*walk]bool{}
+	for _, ws := range got {
+		for _, w := range ws {
+			if seen[w] || w.st != nil || w.d != nil {
+				t.Fatalf("walk %p handed out twice or not new", w)
+			}
+			seen[w] = true
+		}
+	}
+
+	w := newWalker(t, "name = \"three\"\n[[steps]]\nid = \"a\"\n[[steps]]\nid = \"b\"\n[[steps]]\nid = \"c\"\n", sdk.Env{}, nil)
+	w.apply(w.nav.Start(context.Background(), &sdk.StartRequest{State: w.state()}))
+	req := &sdk.NextRequest{State: w.state(), Token: w.st.Tokens[0].ID, Outcome: sdk.Outcome{Status: sdk.OK}}
+	for b := walks.Load(); b == nil || b.next.Load() >= walksPerBlock-1; b = walks.Load() {
+		takeWalk() // into a block with room for the next call's walk
+	}
+	b := walks.Load()
+	taken := &b.walks[b.next.Load()]
+	d, err := w.nav.Next(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != &taken.dec || taken.st != nil || taken.env != nil {
+		t.Errorf("the call's walk holds its request: decision in it %v, state %p, env %v", d == &taken.dec, taken.st, taken.env)
+	}
+	// Under one allocation per call: AllocsPerRun rounds down.
+	if n := testing.AllocsPerRun(100, func() { _, _ = w.nav.Next(context.Background(), req) }); n != 0 {
+		t.Errorf("Next allocates %v times per call", n)
 	}
 }

@@ -46,14 +46,57 @@ func (e *notCancellable) Is(target error) bool {
 }
 
 // active is the runs in progress in this process, by task id.
-var active sync.Map // string → *activeRun
+var active activeRuns
+
+// activeRuns is a map of the runs in progress under a mutex rather than
+// a sync.Map, whose every store allocates (the key boxed, an entry): a
+// map keeps its room as runs come and go.
+type activeRuns struct {
+	mu   sync.Mutex
+	runs map[string]*activeRun
+}
+
+// add registers a as task's run, unless task has one already.
+func (m *activeRuns) add(task string, a *activeRun) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.runs[task]; ok {
+		return false
+	}
+	if m.runs == nil {
+		m.runs = map[string]*activeRun{}
+	}
+	m.runs[task] = a
+	return true
+}
+
+// remove removes a, if it is still task's run.
+func (m *activeRuns) remove(task string, a *activeRun) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.runs[task] == a {
+		delete(m.runs, task)
+	}
+}
+
+// get is task's run, if one is in progress.
+func (m *activeRuns) get(task string) (*activeRun, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.runs[task]
+	return a, ok
+}
 
 type activeRun struct {
 	task   string
 	cancel context.CancelCauseFunc
-	done   chan struct{}
 	mu     sync.Mutex
 	by     *Cancelled // set by the first Cancel
+	// done is closed once the run has ended (ended); it is made by the
+	// first Cancel that waits for it (ended), since most runs end
+	// without one.
+	done  chan struct{}
+	ended bool
 }
 
 // track registers task's run as in progress until the returned run's
@@ -61,9 +104,14 @@ type activeRun struct {
 // task whose run is in progress here already is refused: the second of
 // two operators acting at once gets the error, and nothing changes.
 func track(ctx context.Context, task string) (context.Context, *activeRun, error) {
+	return trackIn(ctx, task, new(activeRun))
+}
+
+// trackIn is track registering a, which is new (the caller's room).
+func trackIn(ctx context.Context, task string, a *activeRun) (context.Context, *activeRun, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	a := &activeRun{task: task, cancel: cancel, done: make(chan struct{})}
-	if _, loaded := active.LoadOrStore(task, a); loaded {
+	a.task, a.cancel = task, cancel
+	if !active.add(task, a) {
 		cancel(nil)
 		return nil, nil, refused{&store.StateError{Kind: store.ErrOwned, Msg: fmt.Sprintf("task %s is running in this process", task)}}
 	}
@@ -72,9 +120,27 @@ func track(ctx context.Context, task string) (context.Context, *activeRun, error
 
 // untrack ends what track began: the run is no longer in progress.
 func (a *activeRun) untrack() {
-	active.CompareAndDelete(a.task, a)
-	close(a.done)
+	active.remove(a.task, a)
+	a.mu.Lock()
+	a.ended = true
+	if a.done != nil {
+		close(a.done)
+	}
+	a.mu.Unlock()
 	a.cancel(nil)
+}
+
+// endedCh is a channel closed once the run has ended.
+func (a *activeRun) endedCh() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done == nil {
+		a.done = make(chan struct{})
+		if a.ended {
+			close(a.done)
+		}
+	}
+	return a.done
 }
 
 // cancelOf is the *Cancelled that ended ctx, or nil.
@@ -91,7 +157,7 @@ func cancelOf(ctx context.Context) *Cancelled {
 
 // Running reports whether task's run is in progress in this process.
 func Running(task string) bool {
-	_, ok := active.Load(task)
+	_, ok := active.get(task)
 	return ok
 }
 
@@ -100,8 +166,7 @@ func Running(task string) bool {
 // that has ended, or that another operator cancels at the same moment, is
 // ErrNotCancellable; one that another live process runs is store.ErrOwned.
 func Cancel(ctx context.Context, s *store.Store, task string, c *Cancelled) (*Result, error) {
-	if v, ok := active.Load(task); ok {
-		a := v.(*activeRun)
+	if a, ok := active.get(task); ok {
 		a.mu.Lock()
 		first := a.by == nil
 		if first {
@@ -113,7 +178,7 @@ func Cancel(ctx context.Context, s *store.Store, task string, c *Cancelled) (*Re
 		}
 		a.cancel(c)
 		select {
-		case <-a.done:
+		case <-a.endedCh():
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

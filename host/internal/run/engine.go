@@ -343,6 +343,8 @@ type startFrame struct {
 	batches [1]*batch
 	// startReq is the navigator's start request.
 	startReq sdk.StartRequest
+	// active is the run's entry among the runs in progress (track).
+	active activeRun
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -356,7 +358,10 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	if id == "" {
 		id = s.NewID()
 	}
-	ctx, tracked, err := track(ctx, id)
+	// The run, its state, task and execution in one allocation (filled
+	// in below), with its entry among the runs in progress.
+	f := &startFrame{}
+	ctx, tracked, err := trackIn(ctx, id, &f.active)
 	if err != nil {
 		return nil, err
 	}
@@ -366,9 +371,8 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 		return nil, fmt.Errorf("encode input: %w", err)
 	}
 	ref := r.ref
-	// The run, its state, task and execution in one allocation.
-	f := &startFrame{task: store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
-		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start, Owner: leaseOf(s)}}
+	f.task = store.Task{ID: id, Pipeline: r.cfg.Pipeline.Name, Input: input, Truth: in.Truth, Tags: in.Tags,
+		Status: store.StatusRunning, Created: s.Now(), Strategy: ref, Start: in.Start, Owner: leaseOf(s)}
 	task := &f.task
 	if !r.stateless {
 		task.Routine, task.Rules = r.cfg.Routine.Hash, r.rules
@@ -440,6 +444,19 @@ type beginner interface {
 func (e *exec) begin(ctx context.Context, execution *store.Execution) error {
 	s := e.r.cfg.Journal
 	if b, ok := s.(beginner); ok {
+		if _, reuse := s.(*store.Store); reuse {
+			// The store keeps no part of the checkpoint nor of its bytes
+			// once Begin returns, as with Checkpoint: the first
+			// checkpoint is encoded into the run's buffer too (see
+			// checkpointLocked).
+			c := &e.cp
+			if err := e.fillCheckpoint(c, e.stateBuf); err != nil {
+				return err
+			}
+			err := b.Begin(ctx, e.task, execution, c)
+			e.stateBuf, e.cp = c.State[:0], store.Checkpoint{}
+			return err
+		}
 		c, err := e.checkpointRecord()
 		if err != nil {
 			return err
@@ -1273,7 +1290,7 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 		if e.r.cfg.OnSpans != nil {
 			e.r.cfg.OnSpans(spans)
 		}
-		res := e.result(status, msg)
+		res := e.resultLast(status, msg)
 		res.Graded = graded
 		return res, nil
 	}
@@ -1295,7 +1312,7 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 		if err := e.r.cfg.Journal.SetTaskStatus(ctx, e.task.ID, status); err != nil {
 			return nil, err
 		}
-		res := e.result(status, msg)
+		res := e.resultLast(status, msg)
 		res.Graded = graded
 		return res, nil
 	}
@@ -1305,7 +1322,7 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	if err := e.setStatus(ctx, status, msg); err != nil {
 		return nil, err
 	}
-	res := e.result(status, msg)
+	res := e.resultLast(status, msg)
 	res.Graded = graded
 	return res, nil
 }
@@ -1472,9 +1489,14 @@ func (e *exec) setStatus(ctx context.Context, st store.Status, msg string) error
 }
 
 func (e *exec) result(st store.Status, msg string) *Result {
+	return e.resultWith(st, msg, e.output())
+}
+
+// resultWith is result with output out.
+func (e *exec) resultWith(st store.Status, msg string, out map[string]any) *Result {
 	res := &Result{Task: e.task.ID, Execution: e.id, Status: st, Error: msg, Steps: e.st.Steps, Tokens: e.st.Tokens,
 		CostUSD: e.st.CostUSD, Violations: e.st.Violations, Confirmations: e.st.Confirmations, Actions: e.st.Actions,
-		Output: e.output(), Cited: e.st.Cited}
+		Output: out, Cited: e.st.Cited}
 	var ids []string
 	for id := range e.st.Waiting {
 		ids = append(ids, id)
@@ -1490,6 +1512,22 @@ func (e *exec) result(st store.Status, msg string) *Result {
 	return res
 }
 
+// resultLast is result for the run's end (finish, past its last
+// checkpoint): when the vars map is the run's own and nothing else can
+// read it (varsMine's conditions), the result's output is that map
+// itself, "action" set in it, rather than a copy: nothing reads the
+// run's vars after its end.
+func (e *exec) resultLast(st store.Status, msg string) *Result {
+	vars := e.st.Nav.Env.Vars
+	if e.r.copyVars || e.ownVars == nil || !sameMap(e.ownVars, vars) || len(e.flights) > 0 || len(e.queue) > 0 ||
+		e.next != nil || len(e.st.Done) > 0 {
+		return e.result(st, msg)
+	}
+	e.ownVars = nil // given away
+	setAction(vars, e.st.Actions)
+	return e.resultWith(st, msg, vars)
+}
+
 // output is what [score] sees as `output`: the run's variables, plus
 // "action" — the last action actually executed, or "none".
 func (e *exec) output() map[string]any {
@@ -1497,13 +1535,19 @@ func (e *exec) output() map[string]any {
 	for k, v := range e.st.Nav.Env.Vars {
 		out[k] = v
 	}
+	setAction(out, e.st.Actions)
+	return out
+}
+
+// setAction sets out["action"] to the last action actually executed, or
+// "none".
+func setAction(out map[string]any, actions []actionRecord) {
 	out["action"] = "none"
-	for _, a := range e.st.Actions {
+	for _, a := range actions {
 		if a.Decision == "executed" {
 			out["action"] = a.Action
 		}
 	}
-	return out
 }
 
 // usd prints an amount exactly as far as it goes, no fixed rounding that

@@ -113,8 +113,7 @@ type landed struct {
 // start starts a batch: its steps run as slots free up, each seeing the
 // run as it is now.
 func (e *exec) start(ctx context.Context, ts []sdk.Token) {
-	if e.results == nil {
-		e.results = make(chan landed)
+	if e.flights == nil {
 		e.flights = map[string]flight{}
 		// The loader gives limits.parallel its declared default and
 		// refuses values below 1; a hand-made pipeline without it runs
@@ -198,6 +197,13 @@ func (e *exec) launch() {
 func (e *exec) goStep(r ready) {
 	run := func() { e.results <- r.run(e) }
 	if e.quit == nil {
+		// Made by the first step that runs in a step goroutine: a run
+		// whose steps all run in the driving goroutine (await) needs
+		// none. Only steps handed to a goroutine send to results, and
+		// every receive waits for one of them (await, drain).
+		if e.results == nil {
+			e.results = make(chan landed)
+		}
 		e.idle, e.quit = make(chan func()), make(chan struct{})
 	}
 	select {
