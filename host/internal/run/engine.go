@@ -323,8 +323,14 @@ type exec struct {
 	// nextReq is navNext's request.
 	nextReq sdk.NextRequest
 	// lastChatVars is the chat request Vars made last (see chatVars);
-	// steps running at once share it.
+	// steps running at once share it. chatVarsRoom is room for the
+	// first, used once.
 	lastChatVars atomic.Pointer[chatVars]
+	chatVarsRoom atomic.Pointer[chatVars]
+	// timeoutCtx is room for the run's first timeout context (drive),
+	// used once.
+	timeoutCtx     lazyCtx
+	timeoutCtxUsed bool
 }
 
 // startFrame is what Start makes for a run: the run, its state, its
@@ -345,6 +351,11 @@ type startFrame struct {
 	startReq sdk.StartRequest
 	// active is the run's entry among the runs in progress (track).
 	active activeRun
+	// Room for the run's first ready token (readyInto), the first
+	// hand-over's order (handOverOf) and its first chat Vars (chatVars).
+	tokens   [1]sdk.Token
+	handing  [1]string
+	chatVars chatVars
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -388,6 +399,8 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	e.r, e.task, e.id, e.st = r, task, execID, &f.st
 	f.batch.ids = f.ids[:0]
 	e.spare, e.queue, e.batches = &f.batch, f.queue[:0], f.batches[:0]
+	e.tokens, e.handing = f.tokens[:0], f.handing[:0]
+	e.chatVarsRoom.Store(&f.chatVars)
 	e.traceID = store.TraceIDFor(task.ID, e.id)
 	f.execution = store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
 		TraceID: e.traceID, Started: e.st.Started}
@@ -619,7 +632,8 @@ func (r *Runner) pipelineAbs() (string, error) {
 // checkpoint's variables are (appendMap) unless that cannot write it as
 // encoding/json would.
 func encodeInput(in map[string]any) ([]byte, error) {
-	if b, err := appendMap(nil, in, 0); err == nil {
+	// Room for a small input at once, rather than growing from nothing.
+	if b, err := appendMap(make([]byte, 0, 128), in, 0); err == nil {
 		return b, nil
 	}
 	return json.Marshal(in)
@@ -651,19 +665,32 @@ func (e *exec) drive(ctx context.Context) (*Result, error) {
 	// Time spent waiting for an event is not run time: the timeout counts
 	// from each start, resume or wake-up.
 	var deadline time.Time
-	cancel := func() {}
+	var timeout *lazyCtx // the run's timeout context, once armed
 	arm := func() {
 		if lim.Timeout > 0 {
-			cancel()
+			if timeout != nil {
+				timeout.cancel()
+			}
 			// context.WithTimeout, made only if something waits on it
-			// (see lazyCtx).
-			lazy := newLazyCtx(parent, time.Now().Add(lim.Timeout.Std()))
-			ctx, cancel = lazy, lazy.cancel
+			// (see lazyCtx); the first in the exec's room for it.
+			due := time.Now().Add(lim.Timeout.Std())
+			if !e.timeoutCtxUsed {
+				e.timeoutCtxUsed = true
+				timeout = &e.timeoutCtx
+				timeout.parent, timeout.deadline = parent, due
+			} else {
+				timeout = newLazyCtx(parent, due)
+			}
+			ctx = timeout
 			deadline = e.r.cfg.Clock().Add(lim.Timeout.Std())
 		}
 	}
 	arm()
-	defer func() { cancel() }()
+	defer func() {
+		if timeout != nil {
+			timeout.cancel()
+		}
+	}()
 	// Whatever failed once the run's own deadline passed (a provider call,
 	// a navigator call) failed because of the timeout limit: say so.
 	finish := func(err error) (*Result, error) {
@@ -1267,7 +1294,15 @@ func (e *exec) finish(ctx context.Context, runErr error) (*Result, error) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	root := e.rootSpan(status, msg)
-	spans := append([]store.Span{root}, scored...)
+	var spans []store.Span
+	if e.spansPassed() {
+		// The store keeps no part of them (see spansPassed): the
+		// run's array for numbered spans serves.
+		spans = append(append(e.spanBuf[:0], root), scored...)
+		e.spanBuf = nil // taken
+	} else {
+		spans = append([]store.Span{root}, scored...)
+	}
 	if f, ok := e.r.cfg.Journal.(finisher); ok {
 		// The last checkpoint, the execution's status and the task's are
 		// one write.

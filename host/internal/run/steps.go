@@ -333,9 +333,20 @@ func (e *exec) chatVars(env sdk.Env) map[string]any {
 	if c := e.lastChatVars.Load(); c != nil && sameMap(c.input, env.Input) && sameMap(c.vars, env.Vars) {
 		return c.m
 	}
-	c := &chatVars{input: env.Input, vars: env.Vars, m: map[string]any{"input": env.Input, "vars": env.Vars}}
+	c := e.takeChatVars()
+	*c = chatVars{input: env.Input, vars: env.Vars, m: map[string]any{"input": env.Input, "vars": env.Vars}}
 	e.lastChatVars.Store(c)
 	return c.m
+}
+
+// takeChatVars is a new chatVars: the first time the exec's room for one
+// (Start's), then one of its own, since steps running at once may still
+// read the one before.
+func (e *exec) takeChatVars() *chatVars {
+	if c := e.chatVarsRoom.Swap(nil); c != nil {
+		return c
+	}
+	return new(chatVars)
 }
 
 // chatVars is a chat request's Vars and the maps it holds.
