@@ -8,6 +8,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/report"
 	"github.com/sextant-dev/sextant/host/internal/strategy"
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -15,7 +16,7 @@ import (
 // mutator names, reasons and errors come from a model, a plugin or the
 // store, and a control character in one is shown escaped, never obeyed
 // by the terminal. A table's cells are escaped instead, each by
-// report.Cell, before tabwriter measures them.
+// termtext.Cell, before tabwriter measures them.
 
 // WriteBaseline writes how the baseline base's own replays went, as
 // sextant evolve prints it: tasks, fidelity and, when skipped is set, the
@@ -62,7 +63,7 @@ func WriteCandidates(w io.Writer, cands []Evaluated, metric string) {
 	sorted := append([]Evaluated(nil), cands...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Mutator < sorted[j].Mutator })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "MUTATOR\tCANDIDATE\tID\t%s\tCI\tRULING\tFIRST FAILING OR REVIEW REASON\n", report.Cell(metric))
+	fmt.Fprintf(tw, "MUTATOR\tCANDIDATE\tID\t%s\tCI\tRULING\tFIRST FAILING OR REVIEW REASON\n", termtext.Cell(metric))
 	for _, c := range sorted {
 		effect, ci := "", ""
 		for _, m := range c.Comparison.Metrics {
@@ -78,8 +79,8 @@ func WriteCandidates(w io.Writer, cands []Evaluated, metric string) {
 				break
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", report.Cell(c.Mutator), report.Cell(c.Strategy.Metadata.Version), report.Cell(c.ID()),
-			effect, ci, report.Cell(string(c.Result.Ruling)), report.Cell(reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Cell(c.Mutator), termtext.Cell(c.Strategy.Metadata.Version), termtext.Cell(c.ID()),
+			effect, ci, termtext.Cell(string(c.Result.Ruling)), termtext.Cell(reason))
 	}
 	tw.Flush()
 }

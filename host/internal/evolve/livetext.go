@@ -8,6 +8,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/report"
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 )
 
 // WriteText writes the live version of p as sextant strategy live prints
@@ -38,7 +39,7 @@ func (l *Live) WriteText(w io.Writer, p *pipeline.Pipeline) error {
 		if !h.At.IsZero() {
 			at = h.At.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", at, report.Cell(string(h.Action)), report.Cell(h.Version), report.Cell(dash(h.From)), report.Cell(dash(h.By)), report.Cell(h.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", at, termtext.Cell(string(h.Action)), termtext.Cell(h.Version), termtext.Cell(dash(h.From)), termtext.Cell(dash(h.By)), termtext.Cell(h.Reason))
 	}
 	return tw.Flush()
 }

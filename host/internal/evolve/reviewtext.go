@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/report"
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 )
 
 // WriteReviews writes review requests as a table (sextant review list),
-// each cell escaped once (report.Cell): w gets it as it is.
+// each cell escaped once (termtext.Cell): w gets it as it is.
 func WriteReviews(w io.Writer, rs []ReviewRequest) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tPIPELINE\tBASELINE\tMUTATOR\tCREATED")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", report.Cell(r.ID), report.Cell(string(r.Status)), report.Cell(r.Pipeline),
-			report.Cell(r.Baseline.Name+" "+r.Baseline.Version), report.Cell(r.Mutator), r.Created.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Cell(r.ID), termtext.Cell(string(r.Status)), termtext.Cell(r.Pipeline),
+			termtext.Cell(r.Baseline.Name+" "+r.Baseline.Version), termtext.Cell(r.Mutator), r.Created.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }

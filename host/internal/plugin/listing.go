@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -49,7 +50,8 @@ func WriteList(w io.Writer, rows []Listed) error {
 		if len(r.Shadows) > 0 {
 			src += " (shadows " + strings.Join(r.Shadows, ", ") + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Kind, r.Version, r.Transport, r.Checksum, src)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Cell(r.Name), termtext.Cell(string(r.Kind)), termtext.Cell(r.Version),
+			termtext.Cell(string(r.Transport)), termtext.Cell(r.Checksum), termtext.Cell(src))
 	}
 	return tw.Flush()
 }
@@ -90,25 +92,29 @@ func (r *Registry) Inspect(ctx context.Context, name string) (*Inspection, error
 }
 
 // WriteText writes the inspection as `sextant plugins inspect` prints it:
-// one field a line, then the config fields the plugin takes.
+// one field a line, then the config fields the plugin takes. What the
+// plugin says of itself (its description, its fields' docs) and what its
+// manifest and folder hold are escaped (termtext.Cell): a plugin's text
+// is shown, never obeyed by the terminal, and stays in its column.
 func (in *Inspection) WriteText(w io.Writer) error {
+	c := termtext.Cell
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "name:\t%s\nkind:\t%s\nversion:\t%s\napi:\t%d\n", in.Name, in.Kind, in.Version, in.API)
-	fmt.Fprintf(tw, "transport:\t%s\nsource:\t%s\nchecksum:\t%s\n", in.Transport, in.Source, in.Checksum)
+	fmt.Fprintf(tw, "name:\t%s\nkind:\t%s\nversion:\t%s\napi:\t%d\n", c(in.Name), c(string(in.Kind)), c(in.Version), in.API)
+	fmt.Fprintf(tw, "transport:\t%s\nsource:\t%s\nchecksum:\t%s\n", c(string(in.Transport)), c(in.Source), c(in.Checksum))
 	if in.Description != "" {
-		fmt.Fprintf(tw, "description:\t%s\n", in.Description)
+		fmt.Fprintf(tw, "description:\t%s\n", c(in.Description))
 	}
 	if len(in.Abilities) > 0 {
-		fmt.Fprintf(tw, "abilities:\t%s\n", strings.Join(in.Abilities, ", "))
+		fmt.Fprintf(tw, "abilities:\t%s\n", c(strings.Join(in.Abilities, ", ")))
 	}
 	if in.Artifact != "" {
-		fmt.Fprintf(tw, "artifact:\t%s\n", in.Artifact)
+		fmt.Fprintf(tw, "artifact:\t%s\n", c(in.Artifact))
 	}
 	if in.Requests != nil && len(in.Requests.HTTP) > 0 {
-		fmt.Fprintf(tw, "requests http:\t%s\n", strings.Join(in.Requests.HTTP, ", "))
+		fmt.Fprintf(tw, "requests http:\t%s\n", c(strings.Join(in.Requests.HTTP, ", ")))
 	}
 	if in.Requests != nil && in.Requests.Memory != "" {
-		fmt.Fprintf(tw, "requests memory:\t%s\n", in.Requests.Memory)
+		fmt.Fprintf(tw, "requests memory:\t%s\n", c(in.Requests.Memory))
 	}
 	if err := tw.Flush(); err != nil || len(in.Config) == 0 {
 		return err
@@ -124,7 +130,7 @@ func (in *Inspection) WriteText(w io.Writer) error {
 		if f.Required {
 			req = " required"
 		}
-		fmt.Fprintf(tw, "  %s\t%s%s%s\t%s\n", f.Name, f.Type, req, def, f.Doc)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c(f.Name), c(string(f.Type)+req+def), c(f.Doc))
 	}
 	return tw.Flush()
 }

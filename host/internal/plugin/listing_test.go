@@ -123,3 +123,23 @@ func TestVerify(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// TestInspectHostile: what a plugin says of itself (its description, its
+// config fields' names and docs) is shown escaped, never obeyed by the
+// terminal, and a tab or newline in it moves no column.
+func TestInspectHostile(t *testing.T) {
+	in := &Inspection{Listed: Listed{Name: "x", Description: "d\x1b]0;pwned\x07\tq"},
+		Config: []sdk.ConfigField{{Name: "k\tl", Type: "string", Doc: "a\nb\u009b2J"}, {Name: "m", Type: "number", Doc: "n"}}}
+	var b bytes.Buffer
+	if err := in.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `description:  d\x1b]0;pwned\x07\tq` + "\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("got:\n%s\nwant it to hold\n%s", b.String(), want)
+	}
+	want = "config:\n  k\\tl  string  a\\nb\\u009b2J\n  m     number  n\n"
+	if !strings.HasSuffix(b.String(), want) {
+		t.Errorf("got:\n%s\nwant it to end\n%s", b.String(), want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 )
 
 // WriteTasks writes tasks as the table sextant runs prints: id, status,
@@ -19,11 +20,11 @@ func WriteTasks(w io.Writer, tasks []store.Task, detail func(*store.Task) string
 	fmt.Fprintln(tw, "TASK\tSTATUS\tPIPELINE\tSTRATEGY\tCREATED\tTAGS\tWAITING FOR")
 	for i := range tasks {
 		t := &tasks[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", Cell(t.ID), Cell(string(t.Status)), Cell(t.Pipeline), Cell(t.Strategy.Version),
-			t.Created.UTC().Format(time.RFC3339), Cell(strings.Join(t.Tags, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", termtext.Cell(t.ID), termtext.Cell(string(t.Status)), termtext.Cell(t.Pipeline), termtext.Cell(t.Strategy.Version),
+			t.Created.UTC().Format(time.RFC3339), termtext.Cell(strings.Join(t.Tags, ",")))
 		if detail != nil {
 			if d := detail(t); d != "" {
-				fmt.Fprintf(tw, "\t%s", Cell(d))
+				fmt.Fprintf(tw, "\t%s", termtext.Cell(d))
 			}
 		}
 		fmt.Fprintln(tw)
@@ -49,7 +50,7 @@ func WriteStrategyLog(w io.Writer, recs []store.StrategyRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tPARENT\tHASH\tAUTHOR\tCREATED")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", Cell(r.Version), Cell(r.Parent), Cell(r.Hash[:min(12, len(r.Hash))]), Cell(r.Author), r.Created.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termtext.Cell(r.Version), termtext.Cell(r.Parent), termtext.Cell(r.Hash[:min(12, len(r.Hash))]), termtext.Cell(r.Author), r.Created.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
 }

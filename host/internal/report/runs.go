@@ -10,6 +10,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 )
 
 // WriteResult writes a run's result as sextant run, resume, send and retry
@@ -150,7 +151,7 @@ func WriteIncidents(w io.Writer, tasks []store.Task) error {
 		if inc.Position != "" {
 			where = inc.Position + " " + inc.Node
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", Cell(t.ID), Cell(t.Pipeline), Cell(string(inc.Kind)), Cell(where), Cell(Clip(inc.Error, 120)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termtext.Cell(t.ID), termtext.Cell(t.Pipeline), termtext.Cell(string(inc.Kind)), termtext.Cell(where), termtext.Cell(Clip(inc.Error, 120)))
 	}
 	return tw.Flush()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -93,11 +94,11 @@ func trendColor(tr int) string {
 }
 
 // printf writes what the report says with its control characters
-// escaped (escapeControl): model replies, tool results and reasons come
+// escaped (termtext.Escape): model replies, tool results and reasons come
 // from the store or a plugin. Only paint's colours are written as they
 // are.
 func (t *textWriter) printf(format string, args ...any) {
-	t.b.WriteString(escapeControl(fmt.Sprintf(format, args...)))
+	t.b.WriteString(termtext.Escape(fmt.Sprintf(format, args...)))
 }
 
 func (t *textWriter) render(r *Report) {
@@ -225,12 +226,12 @@ func (t *textWriter) render(r *Report) {
 	t.toolCalls(r)
 
 	verdict := fmt.Sprintf("verdict: %s (exit %d)", rulingWord(r.Ruling), r.ExitCode)
-	t.b.WriteString("\n" + t.paint(ansiBold+rulingColor(r.Ruling), verdict) + ": " + escapeControl(verdictSummary(r)) + "\n")
+	t.b.WriteString("\n" + t.paint(ansiBold+rulingColor(r.Ruling), verdict) + ": " + termtext.Escape(verdictSummary(r)) + "\n")
 }
 
 // table writes rows under headers (no header line when all headers are
 // empty), columns separated by two spaces, right-aligned where right says
-// so, and painted per cell by color. Cells are escaped (escapeControl)
+// so, and painted per cell by color. Cells are escaped (termtext.Cell)
 // before they are measured; widths count runes, and padding is added
 // outside the colour so escapes never shift a column.
 func (t *textWriter) table(headers []string, rows [][]string, right []bool, color func(row, col int) string) {
@@ -238,7 +239,7 @@ func (t *textWriter) table(headers []string, rows [][]string, right []bool, colo
 	for i, row := range rows {
 		esc[i] = make([]string, len(row))
 		for j, c := range row {
-			esc[i][j] = escapeControl(c) // store text: see printf
+			esc[i][j] = termtext.Cell(c) // store text: see printf
 		}
 	}
 	rows = esc

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 )
 
 // TreeOptions says what [WriteTree] adds to a task's span trees.
@@ -261,53 +262,13 @@ func TermSafeOn(w io.Writer, on bool) io.Writer {
 }
 
 func (t termSafe) Write(p []byte) (int, error) {
-	if !hasControl(p) && utf8.Valid(p) {
+	if !termtext.HasControl(p) && utf8.Valid(p) {
 		return t.w.Write(p)
 	}
-	if _, err := io.WriteString(t.w, escapeControl(string(p))); err != nil {
+	if _, err := io.WriteString(t.w, termtext.Escape(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// Cell is s as a table cell shows it: escaped as termSafe escapes text,
-// and a tab, newline, vertical tab or form feed — which would end the
-// cell or the row, shifting the columns after it — written \t, \n,
-// \x0b, \x0c. Cells are escaped before tabwriter measures them (an
-// escape written after would widen a cell past its column), and once: a
-// table is written to its writer as it is, through no termSafe.
-func Cell(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			return cellTabs.Replace(escapeControl(s))
-		}
-	}
-	return s
-}
-
-// cellTabs writes the tabs and newlines escapeControl leaves.
-var cellTabs = strings.NewReplacer("\t", `\t`, "\n", `\n`)
-
-// escapeControl is s as termSafe writes it. A byte that is not UTF-8
-// (0x9b alone is CSI to an 8-bit terminal) is shown as U+FFFD.
-func escapeControl(s string) string {
-	if !hasControl([]byte(s)) && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x80 && r <= 0x9f:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // WriteSafeJSON writes v to w as indented JSON with every control character
@@ -319,7 +280,7 @@ func WriteSafeJSON(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
-	if hasControl(b) {
+	if termtext.HasControl(b) {
 		var out bytes.Buffer
 		for _, r := range string(b) { // json.Marshal writes valid UTF-8
 			if r == 0x7f || r >= 0x80 && r <= 0x9f {
@@ -332,16 +293,4 @@ func WriteSafeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
-}
-
-// hasControl reports whether p holds a byte termSafe escapes: a C0
-// control other than newline and tab, DEL, or the lead byte 0xc2 of a C1
-// control's UTF-8 encoding.
-func hasControl(p []byte) bool {
-	for _, c := range p {
-		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c == 0xc2 {
-			return true
-		}
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -26,7 +27,7 @@ func (s *Strategy) WriteSummary(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, name := range sortedKeys(s.Parameters) {
 		b := s.Bounds(name)
-		fmt.Fprintf(tw, "  %s\t%g\t[%g, %g]\n", name, s.Parameters[name], b.Lo, b.Hi)
+		fmt.Fprintf(tw, "  %s\t%g\t[%g, %g]\n", termtext.Cell(name), s.Parameters[name], b.Lo, b.Hi)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
