@@ -4,3 +4,13 @@ package run
 // before assignOutput wrote into a map of its own (the reference path of
 // TestVarsInPlace).
 func CopyVars(r *Runner) { r.copyVars = true }
+
+// DerivedRunner returns the runner a stepwise call of s runs on (derived
+// from s's base) and the one NewRunner makes of the same configuration,
+// both with the configuration itself cleared (it holds funcs, which never
+// compare equal).
+func DerivedRunner(s *Stepper) (derived, made *Runner) {
+	d, n := s.baseRunner().derive(s.cfg), NewRunner(s.cfg)
+	d.cfg, n.cfg = Config{}, Config{}
+	return d, n
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
@@ -95,6 +96,9 @@ type Stepper struct {
 	cfg      Config
 	rec      Recorder
 	compiled *Compiled
+	// base is the runner every call's derives from (derive), made once.
+	baseOnce sync.Once
+	base     *Runner
 }
 
 // NewStepper returns a stepper for the prepared pipeline: cfg gives the
@@ -114,7 +118,25 @@ func (p *Prepared) NewStepper(cfg Config, rec Recorder) *Stepper {
 }
 
 // StrategyHash is the hash of the strategy the stepper runs under.
-func (s *Stepper) StrategyHash() string { return s.cfg.Strategy.Hash() }
+func (s *Stepper) StrategyHash() string { return s.baseRunner().ref.Hash }
+
+// baseRunner is the runner the calls' runners derive from.
+func (s *Stepper) baseRunner() *Runner {
+	s.baseOnce.Do(func() { s.base = NewRunner(s.cfg) })
+	return s.base
+}
+
+// derive is a runner like r under cfg (a call's journal and clock): the
+// routine's tables, the strategy's hash and the compiled caches are r's,
+// read-only once made, so a stepwise call does not make them again.
+func (r *Runner) derive(cfg Config) *Runner {
+	if cfg.Logger == nil {
+		cfg.Logger = r.cfg.Logger
+	}
+	return &Runner{cfg: cfg, nodes: r.nodes, stepNames: r.stepNames, runName: r.runName, stepAttrs: r.stepAttrs, ref: r.ref,
+		stateless: r.stateless, rules: r.rules, compiled: r.compiled, decisions: r.decisions, events: r.events,
+		conditions: r.conditions, outputBlind: r.outputBlind, copyVars: r.copyVars}
+}
 
 // RecorderError marks a failure to read or write a recording: the step
 // did not fail, the place its evidence goes did; a scheduler retries it.
@@ -140,7 +162,7 @@ func (s *Stepper) runner(j *memJournal, floor time.Time) *Runner {
 	}
 	j.clock = cfg.Clock
 	cfg.Journal = j
-	return NewRunner(cfg)
+	return s.baseRunner().derive(cfg)
 }
 
 // Begin starts a task stepwise: in.ID and in.Execution must be set (the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -116,4 +117,16 @@ func stepwiseShape(t *testing.T, s *store.Store, res *run.Result) string {
 	}
 	fmt.Fprintf(&b, "recordings %d\n", len(tree.Recordings))
 	return b.String()
+}
+
+// TestStepperRunnerDerived: the runner a stepwise call derives from its
+// stepper's base is the one NewRunner would make, so a field NewRunner
+// sets that derive forgets fails here rather than in a Temporal run.
+func TestStepperRunnerDerived(t *testing.T) {
+	for _, file := range []string{"testdata/chain10/pipeline.toml", "testdata/events/pipeline.toml"} {
+		derived, made := run.DerivedRunner(prepare(t, file).NewStepper(run.Config{}, nil))
+		if !reflect.DeepEqual(derived, made) {
+			t.Errorf("%s: the derived runner differs from NewRunner's\n%+v\n%+v", file, derived, made)
+		}
+	}
 }

@@ -2,8 +2,10 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
@@ -115,6 +117,90 @@ func (a *activities) Cancel(ctx context.Context, in cancelInput) (*run.Progress,
 	}
 	p, err := s.Cancel(ctx, in.Snapshot, in.Cancelled, in.Now)
 	return p, nonRetryable(err)
+}
+
+// stepNextInput is what the StepNext local activity gets: the one step
+// of a batch, and the navigator call after it.
+type stepNextInput struct {
+	Pipeline string         `json:"pipeline"`
+	Snapshot run.Snapshot   `json:"snapshot"`
+	Token    string         `json:"token"`
+	Answers  map[string]any `json:"answers,omitempty"`
+	Now      time.Time      `json:"now"`
+}
+
+// progressDelta is a run.Progress as Next and StepNext return it: the
+// task and execution only when the call changed them (most calls leave
+// both as they were), so a run's history holds them once, not at every
+// step; the workflow keeps the last ones (apply).
+type progressDelta struct {
+	Task      *store.Task      `json:"task,omitempty"`
+	Execution *store.Execution `json:"execution,omitempty"`
+	State     json.RawMessage  `json:"state"`
+	Deadline  time.Time        `json:"deadline,omitzero"`
+	Spans     []store.Span     `json:"spans,omitempty"`
+	Batch     []sdk.Token      `json:"batch,omitempty"`
+	Result    *run.Result      `json:"result,omitempty"`
+	NextDue   time.Time        `json:"next_due,omitzero"`
+	// Outcome is set, and nothing else, when StepNext ran its step but
+	// the navigator call after it failed: the workflow hands the outcome
+	// to Next, which is retried as navigator calls are.
+	Outcome *run.StepOutcome `json:"outcome,omitempty"`
+}
+
+// deltaOf is p less what it shares with prev, the snapshot the call
+// began from.
+func deltaOf(prev *run.Snapshot, p *run.Progress) *progressDelta {
+	d := &progressDelta{State: p.Snapshot.State, Deadline: p.Snapshot.Deadline, Spans: p.Spans, Batch: p.Batch,
+		Result: p.Result, NextDue: p.NextDue}
+	if !reflect.DeepEqual(&prev.Task, &p.Snapshot.Task) {
+		d.Task = &p.Snapshot.Task
+	}
+	if !reflect.DeepEqual(&prev.Execution, &p.Snapshot.Execution) {
+		d.Execution = &p.Snapshot.Execution
+	}
+	return d
+}
+
+// apply is the progress d describes after prev.
+func (d *progressDelta) apply(prev *run.Progress) run.Progress {
+	p := run.Progress{Snapshot: run.Snapshot{Task: prev.Snapshot.Task, Execution: prev.Snapshot.Execution, State: d.State,
+		Deadline: d.Deadline}, Spans: d.Spans, Batch: d.Batch, Result: d.Result, NextDue: d.NextDue}
+	if d.Task != nil {
+		p.Snapshot.Task = *d.Task
+	}
+	if d.Execution != nil {
+		p.Snapshot.Execution = *d.Execution
+	}
+	return p
+}
+
+// Next is Advance returning a progressDelta.
+func (a *activities) Next(ctx context.Context, in advanceInput) (*progressDelta, error) {
+	p, err := a.Advance(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return deltaOf(&in.Snapshot, p), nil
+}
+
+// StepNext runs a batch's one step, then hands its outcome to the
+// navigator: a run with local steps makes one local activity of the two,
+// so the history holds one marker per step, and the step's spans once
+// (numbered, in the progress). It fails as Step does (the step did not
+// run to an outcome: run it again); a navigator call that fails after
+// the step ran returns the outcome alone, for the workflow to advance
+// with (the step is not run again for it).
+func (a *activities) StepNext(ctx context.Context, in stepNextInput) (*progressDelta, error) {
+	out, err := a.Step(ctx, stepInput{Pipeline: in.Pipeline, Snapshot: in.Snapshot, Token: in.Token, Answers: in.Answers})
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.Advance(ctx, advanceInput{Pipeline: in.Pipeline, Snapshot: in.Snapshot, Outcomes: []run.StepOutcome{*out}, Now: in.Now})
+	if err != nil {
+		return &progressDelta{Outcome: out}, nil
+	}
+	return deltaOf(&in.Snapshot, p), nil
 }
 
 // Step runs one step, heartbeating so that a dead worker's step moves to

@@ -126,6 +126,11 @@ const (
 	// versionLocalRecord records the ended run in a local activity, not
 	// an activity.
 	versionLocalRecord workflow.Version = 2
+	// versionDelta advances through Next, whose result leaves out the
+	// task and execution when they did not change, and runs a local
+	// step and the navigator call after it as one local activity
+	// (StepNext).
+	versionDelta workflow.Version = 3
 )
 
 // inbound is a person's answers or a delivery, waiting for the run.
@@ -230,9 +235,10 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 
 	// The workflow's versions, under one change id so that a new run
 	// records one marker and one search-attribute upsert, not one per
-	// change: 1 stages spans, 2 records the run in a local activity.
+	// change: 1 stages spans, 2 records the run in a local activity, 3
+	// returns deltas and merges a local step with its navigator call.
 	// Workflows begun before a version replay without it.
-	version := workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, versionLocalRecord)
+	version := workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, versionDelta)
 	staging := version >= versionStageSpans
 	batch := in.SpanBatch
 	if batch <= 0 {
@@ -289,9 +295,11 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		// the history's (steps and navigator calls included), so a retried
 		// workflow task records the same run, which RecordRun takes as
 		// done.
-		rec := workflow.ExecuteLocalActivity(lrctx, a.Record, run.RecordOf(&p, spans))
+		var rec workflow.Future
 		if version < versionLocalRecord {
 			rec = workflow.ExecuteActivity(rctx, recordActivity, run.RecordOf(&p, spans))
+		} else {
+			rec = workflow.ExecuteLocalActivity(lrctx, recordActivity, run.RecordOf(&p, spans))
 		}
 		if err := rec.Get(ctx, nil); err != nil {
 			return nil, err
@@ -353,9 +361,22 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 	} else if err := begin(); err != nil {
 		return stop(err)
 	}
+	// took takes the progress of a navigator call.
+	took := func(d *progressDelta) error {
+		p = d.apply(&p)
+		hold(p.Spans)
+		return stage(false)
+	}
 	advance := func(in advanceInput) error {
-		var next run.Progress
 		in.Snapshot = p.Snapshot
+		if version >= versionDelta {
+			var d progressDelta
+			if err := workflow.ExecuteLocalActivity(lctx, a.Next, in).Get(ctx, &d); err != nil {
+				return err
+			}
+			return took(&d)
+		}
+		var next run.Progress
 		if err := workflow.ExecuteLocalActivity(lctx, a.Advance, in).Get(ctx, &next); err != nil {
 			return err
 		}
@@ -374,13 +395,42 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 			in.Carry = &Carry{Progress: p, Spans: spans, Answers: answers, Cancel: f.cancel}
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 		}
+		if len(p.Batch) == 1 && in.LocalSteps && version >= versionDelta {
+			// One local step: it and the navigator call after it are one
+			// local activity.
+			f.waiting = false
+			t := p.Batch[0]
+			var d progressDelta
+			err := workflow.ExecuteLocalActivity(slctx, a.StepNext, stepNextInput{Pipeline: in.Pipeline, Snapshot: p.Snapshot,
+				Token: t.ID, Answers: answers, Now: workflow.Now(ctx)}).Get(ctx, &d)
+			if ctx.Err() != nil {
+				return stop(ctx.Err())
+			}
+			answers = nil
+			if err == nil && d.Outcome == nil {
+				if err := took(&d); err != nil {
+					return stop(err)
+				}
+				continue
+			}
+			// The step failed for good, or the navigator call after it
+			// failed: the outcome goes to the navigator on its own.
+			o := run.StepOutcome{Token: t.ID, Fatal: fmt.Sprintf("step %q: %v", t.Node, err)}
+			if err == nil {
+				o = *d.Outcome
+			}
+			if err := advance(advanceInput{Pipeline: in.Pipeline, Outcomes: []run.StepOutcome{o}, Now: workflow.Now(ctx)}); err != nil {
+				return stop(err)
+			}
+			continue
+		}
 		if len(p.Batch) > 0 {
 			f.waiting = false
 			futures := make([]workflow.Future, len(p.Batch))
 			for i, t := range p.Batch {
 				si := stepInput{Pipeline: in.Pipeline, Snapshot: p.Snapshot, Token: t.ID, Answers: answers}
 				if in.LocalSteps {
-					futures[i] = workflow.ExecuteLocalActivity(slctx, a.Step, si)
+					futures[i] = workflow.ExecuteLocalActivity(slctx, stepActivity, si)
 				} else {
 					futures[i] = workflow.ExecuteActivity(sctx, stepActivity, si)
 				}
