@@ -251,7 +251,13 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 	var answers map[string]any // given to the batch that runs the answered steps
 	hold := func(more []store.Span) {
 		spans = append(spans, more...)
-		if staging && len(more) > 0 {
+		switch {
+		case !staging || len(more) == 0:
+		case version >= versionDelta:
+			for i := range more {
+				spanBytes += spanSize(&more[i])
+			}
+		default:
 			b, _ := json.Marshal(more) // deterministic: struct fields, sorted map keys
 			spanBytes += len(b)
 		}
@@ -638,6 +644,32 @@ func runNow(f *flow, p *run.Progress, spans []store.Span, full bool) *RunNow {
 	if full && p.Snapshot.Execution.ID != "" {
 		e := p.Snapshot.Execution
 		n.Execution, n.State, n.Spans = &e, p.Snapshot.State, spans
+	}
+	return n
+}
+
+// spanSize is about the size of sp as JSON, counted without encoding it
+// (which would cost the workflow more than the rest of a step): field
+// names and punctuation are a fixed allowance, escapes are not counted.
+// DefaultSpanBytes is far enough below Temporal's payload limit for the
+// difference.
+func spanSize(sp *store.Span) int {
+	n := 300 + len(sp.Task) + len(sp.Execution) + len(sp.TraceID) + len(sp.SpanID) + len(sp.ParentSpanID) + len(sp.Name) +
+		len(sp.Kind) + len(sp.Status.Message) + attributesSize(sp.Attributes)
+	for _, l := range sp.Links {
+		n += 60 + len(l.TraceID) + len(l.SpanID) + attributesSize(l.Attributes)
+	}
+	return n
+}
+
+// attributesSize is about the size of attrs as JSON (spanSize).
+func attributesSize(attrs store.Attributes) int {
+	n := 0
+	for k, v := range attrs {
+		n += len(k) + 28 + len(v.Str())
+		for _, s := range v.List() {
+			n += len(s) + 3
+		}
 	}
 	return n
 }

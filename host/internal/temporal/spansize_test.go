@@ -1,0 +1,38 @@
+package temporal
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/store"
+)
+
+// TestSpanSizeNearJSON: the size the workflow counts toward
+// DefaultSpanBytes stays within a factor of two of the span's JSON, for
+// small and large spans, so staging by size still bounds a payload.
+func TestSpanSizeNearJSON(t *testing.T) {
+	long := strings.Repeat("a reply of some length. ", 400)
+	base := store.Span{Task: "01JTASK", Execution: "01a2243e-90f7-7b4a-b19a-df6aec394500", Seq: 12,
+		TraceID: "01d63abc42d4133825817db3529e38a3", SpanID: "770d20bfb0821b26", ParentSpanID: "ec9e2a2098126b57",
+		Name: "chat", Kind: "client", Start: time.Unix(1700000000, 123456789).UTC(), End: time.Unix(1700000001, 0).UTC(),
+		Status: store.SpanStatus{Code: "ok"}}
+	bare := base
+	small := base
+	small.Attributes = store.Attributes{"gen_ai.operation.name": store.String("chat"), "gen_ai.usage.input_tokens": store.Int(6),
+		"sextant.cost_usd": store.Float(0.25), "sextant.recorded": store.Bool(false),
+		"gen_ai.response.finish_reasons": store.Strings("stop")}
+	large := small
+	large.Attributes = store.Attributes{"gen_ai.output": store.String(long), "gen_ai.input": store.String(long)}
+	large.Links = []store.Link{{TraceID: base.TraceID, SpanID: base.SpanID, Attributes: store.Attributes{"why": store.String("replayed")}}}
+	for name, sp := range map[string]store.Span{"bare": bare, "small": small, "large": large} {
+		b, err := json.Marshal(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spanSize(&sp); got < len(b)/2 || got > 2*len(b) {
+			t.Errorf("%s: spanSize %d, JSON %d bytes", name, got, len(b))
+		}
+	}
+}
