@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,11 +71,16 @@ var benchRuns atomic.Int64
 // benchParallel runs one workflow per iteration from 8×GOMAXPROCS
 // goroutines; start starts workflow id and wait waits for its end. It
 // reports the history of the last run: its events and their bytes, what
-// the server writes per run.
-func benchParallel(b *testing.B, c client.Client, start, wait func(id string) error) {
+// the server writes per run; and the CPU time per run of this process
+// (workers and client) and of the server, which a busy machine's other
+// work does not inflate as it does the wall time behind runs/s.
+func benchParallel(b *testing.B, srv *temporaltest.Server, c client.Client, start, wait func(id string) error) {
 	b.SetParallelism(8)
 	b.ReportAllocs()
 	b.ResetTimer()
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	srv0, srvOK := srv.CPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			id := "bench-" + strconv.FormatInt(benchRuns.Add(1), 10)
@@ -89,6 +95,14 @@ func benchParallel(b *testing.B, c client.Client, start, wait func(id string) er
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+	var ru1 syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru1) == nil {
+		cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "worker-cpu-ns/run")
+	}
+	if srv1, ok := srv.CPU(); ok && srvOK {
+		b.ReportMetric(float64((srv1-srv0).Nanoseconds())/float64(b.N), "server-cpu-ns/run")
+	}
 	events, size := 0, 0
 	it := c.GetWorkflowHistory(context.Background(), "bench-"+strconv.FormatInt(benchRuns.Load(), 10), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
@@ -110,7 +124,7 @@ func benchRun(b *testing.B, srv *temporaltest.Server, localSteps bool) {
 	for name := range cl.preps {
 		pipe = name
 	}
-	benchParallel(b, cl.c, func(id string) error {
+	benchParallel(b, srv, cl.c, func(id string) error {
 		cl.startWith(b, sxtemporal.RunInput{Pipeline: pipe, Task: id, Input: map[string]any{"topic": id}, LocalSteps: localSteps})
 		return nil
 	}, func(id string) error {
@@ -141,7 +155,7 @@ func benchBaseline(b *testing.B, srv *temporaltest.Server, local bool) {
 		b.Cleanup(w.Stop)
 	}
 	c := srv.Dial(b)
-	benchParallel(b, c, func(id string) error {
+	benchParallel(b, srv, c, func(id string) error {
 		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, "chain10", chainInput{Topic: id, Local: local})
 		return err
 	}, func(id string) error {

@@ -209,3 +209,36 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// CPU returns the CPU time the running server has used so far (user and
+// system), read from /proc: what a benchmark charges the server per run.
+// ok is false where /proc is not there, or no server runs.
+func (s *Server) CPU() (d time.Duration, ok bool) {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return 0, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command's name (in parentheses, which may
+	// hold spaces): state is the first, utime and stime the 12th and
+	// 13th, in clock ticks (100 a second on Linux).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
+}
