@@ -37,6 +37,9 @@ type activities struct {
 	heartbeat time.Duration
 	// onStep, for tests, is called as a step activity starts.
 	onStep func(ctx context.Context, task, token string)
+	// onAdvance, for tests, is called as a navigator call after a batch
+	// starts; its error fails the call.
+	onAdvance func(task string) error
 }
 
 // beginInput is what the Begin local activity gets.
@@ -101,6 +104,11 @@ func (a *activities) Begin(ctx context.Context, in beginInput) (*run.Progress, e
 
 // Advance hands a batch's outcomes (or a wake-up) to the navigator.
 func (a *activities) Advance(ctx context.Context, in advanceInput) (*run.Progress, error) {
+	if a.onAdvance != nil && len(in.Outcomes) > 0 {
+		if err := a.onAdvance(in.Snapshot.Task.ID); err != nil {
+			return nil, err
+		}
+	}
 	s, err := a.stepper(ctx, in.Pipeline, in.Snapshot.Task.Strategy)
 	if err != nil {
 		return nil, err
@@ -142,9 +150,10 @@ type progressDelta struct {
 	Batch     []sdk.Token      `json:"batch,omitempty"`
 	Result    *run.Result      `json:"result,omitempty"`
 	NextDue   time.Time        `json:"next_due,omitzero"`
-	// Outcome is set, and nothing else, when StepNext ran its step but
-	// the navigator call after it failed: the workflow hands the outcome
-	// to Next, which is retried as navigator calls are.
+	// Outcome is set when StepNext or BeginNext ran a step but the
+	// navigator call after it failed: the workflow hands the outcome to
+	// Next, which is retried as navigator calls are. The rest is then
+	// empty (StepNext) or Begin's progress (BeginNext).
 	Outcome *run.StepOutcome `json:"outcome,omitempty"`
 }
 
@@ -201,6 +210,45 @@ func (a *activities) StepNext(ctx context.Context, in stepNextInput) (*progressD
 		return &progressDelta{Outcome: out}, nil
 	}
 	return deltaOf(&in.Snapshot, p), nil
+}
+
+// beginNextInput is what the BeginNext local activity gets: Begin's
+// input, and the bound of one attempt of a step.
+type beginNextInput struct {
+	beginInput
+	StepTimeout time.Duration `json:"step_timeout"`
+}
+
+// BeginNext begins a run with local steps and, when its first batch is
+// one step, runs it and the navigator call after it, as StepNext does:
+// one local activity, one marker, for the start and the first step. It
+// fails only as Begin does. A first step that does not run to an outcome
+// within in.StepTimeout leaves the result Begin's alone, and the
+// workflow runs the step with the step's retries; one whose navigator
+// call fails leaves Begin's result with the step's Outcome.
+func (a *activities) BeginNext(ctx context.Context, in beginNextInput) (*progressDelta, error) {
+	p, err := a.Begin(ctx, in.beginInput)
+	if err != nil {
+		return nil, err
+	}
+	d := deltaOf(&run.Snapshot{}, p)
+	if len(p.Batch) != 1 || p.Result != nil {
+		return d, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, in.StepTimeout)
+	defer cancel()
+	out, err := a.Step(sctx, stepInput{Pipeline: in.Run.Pipeline, Snapshot: p.Snapshot, Token: p.Batch[0].ID, Answers: nil})
+	if err != nil {
+		return d, nil
+	}
+	next, err := a.Advance(ctx, advanceInput{Pipeline: in.Run.Pipeline, Snapshot: p.Snapshot, Outcomes: []run.StepOutcome{*out}, Now: in.Now})
+	if err != nil {
+		d.Outcome = out
+		return d, nil
+	}
+	nd := deltaOf(&run.Snapshot{}, next)
+	nd.Spans = append(p.Spans, next.Spans...)
+	return nd, nil
 }
 
 // Step runs one step, heartbeating so that a dead worker's step moves to

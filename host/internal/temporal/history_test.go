@@ -32,7 +32,7 @@ func replayHistory(t *testing.T, name string, h *historypb.History) {
 
 // TestReplayOldHistories: runs recorded by earlier versions of the
 // workflow (testdata/histories, chain10 with and without local steps,
-// each named by the version it recorded) replay on this one, so a worker
+// each named by the version it recorded: v2, then v3 with StepNext) replay on this one, so a worker
 // upgraded while they run takes them over without a nondeterminism error.
 func TestReplayOldHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json.gz")

@@ -29,6 +29,10 @@ type WorkerOptions struct {
 	// OnStep, for tests, is called as a step activity starts, with the
 	// step's context (which ends when the step is cancelled).
 	OnStep func(ctx context.Context, task, token string)
+	// OnAdvance, for tests, is called as a navigator call given a
+	// batch's outcomes starts; an error fails the call (which is
+	// retried).
+	OnAdvance func(task string) error
 	// Worker tunes the SDK's worker (concurrency, sticky cache).
 	Worker worker.Options
 	// Replay, when set, runs the shards of replays fanned out on this
@@ -53,7 +57,8 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 2 * time.Second
 	}
-	wk := &Worker{acts: &activities{pipelines: opts.Pipelines, sink: opts.Sink, heartbeat: opts.Heartbeat, onStep: opts.OnStep}}
+	wk := &Worker{acts: &activities{pipelines: opts.Pipelines, sink: opts.Sink, heartbeat: opts.Heartbeat, onStep: opts.OnStep,
+		onAdvance: opts.OnAdvance}}
 	wk.w = worker.New(c, opts.TaskQueue, opts.Worker)
 	wk.w.RegisterWorkflowWithOptions(wk.Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	wk.w.RegisterActivityWithOptions(wk.acts.Step, activity.RegisterOptions{Name: stepActivity})

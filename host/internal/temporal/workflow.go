@@ -131,6 +131,9 @@ const (
 	// step and the navigator call after it as one local activity
 	// (StepNext).
 	versionDelta workflow.Version = 3
+	// versionBeginNext begins a run with local steps and runs its first
+	// step in one local activity (BeginNext).
+	versionBeginNext workflow.Version = 4
 )
 
 // inbound is a person's answers or a delivery, waiting for the run.
@@ -236,9 +239,10 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 	// The workflow's versions, under one change id so that a new run
 	// records one marker and one search-attribute upsert, not one per
 	// change: 1 stages spans, 2 records the run in a local activity, 3
-	// returns deltas and merges a local step with its navigator call.
-	// Workflows begun before a version replay without it.
-	version := workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, versionDelta)
+	// returns deltas and merges a local step with its navigator call, 4
+	// merges the start with the first local step. Workflows begun before
+	// a version replay without it.
+	version := workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, versionBeginNext)
 	staging := version >= versionStageSpans
 	batch := in.SpanBatch
 	if batch <= 0 {
@@ -360,13 +364,6 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		}
 		return record()
 	}
-	if c := in.Carry; c != nil {
-		p, answers, f.cancel = c.Progress, c.Answers, c.Cancel
-		hold(c.Spans)
-		in.Carry = nil
-	} else if err := begin(); err != nil {
-		return stop(err)
-	}
 	// took takes the progress of a navigator call.
 	took := func(d *progressDelta) error {
 		p = d.apply(&p)
@@ -389,6 +386,36 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		p = next
 		hold(p.Spans)
 		return stage(false)
+	}
+	// beginNext begins a run with local steps, its first step included
+	// when the first batch is one step (BeginNext).
+	beginNext := func() error {
+		exec := workflow.GetInfo(ctx).WorkflowExecution.RunID
+		bctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: time.Minute + stepTimeout, RetryPolicy: workflow.GetLocalActivityOptions(lctx).RetryPolicy})
+		var d progressDelta
+		bi := beginNextInput{beginInput: beginInput{Run: in, Execution: exec, Now: workflow.Now(ctx)}, StepTimeout: stepTimeout}
+		if err := workflow.ExecuteLocalActivity(bctx, a.BeginNext, bi).Get(ctx, &d); err != nil {
+			return err
+		}
+		p = d.apply(&run.Progress{})
+		hold(p.Spans)
+		if d.Outcome == nil {
+			return stage(false)
+		}
+		// The first step ran, the navigator call after it failed.
+		return advance(advanceInput{Pipeline: in.Pipeline, Outcomes: []run.StepOutcome{*d.Outcome}, Now: workflow.Now(ctx)})
+	}
+	if c := in.Carry; c != nil {
+		p, answers, f.cancel = c.Progress, c.Answers, c.Cancel
+		hold(c.Spans)
+		in.Carry = nil
+	} else if in.LocalSteps && version >= versionBeginNext {
+		if err := beginNext(); err != nil {
+			return stop(err)
+		}
+	} else if err := begin(); err != nil {
+		return stop(err)
 	}
 	for rounds := 0; !p.Ended(); rounds++ {
 		if ctx.Err() != nil {
