@@ -227,9 +227,21 @@ func getTask(txn *badger.Txn, id string, t *Task) error {
 // body; hadBody: from body keys). A body that did not change and stays
 // under its keys is not encoded (nor redacted) again: keep says so, and
 // only the record is returned.
-func (s *Store) encodeTaskUpdate(t, old *Task, hadBody bool) (kvs []kv, keep bool, err error) {
+//
+// The entries are appended to kvs. When w gives room (the applier: see
+// roomer) for a task whose body is inline, the record's key and value
+// are carved from it.
+func (s *Store) encodeTaskUpdate(t, old *Task, hadBody bool, kvs []kv, w setter) (_ []kv, keep bool, err error) {
 	if !hadBody || !splitBody(t) || !bytes.Equal(t.Input, old.Input) || !bytes.Equal(t.Truth, old.Truth) {
-		kvs, err = s.encodeTask(t, nil)
+		if r, ok := w.(roomer); ok && !splitBody(t) {
+			key := append(appendTaskPrefix(r.key(len(pTask)+len(t.ID)+2), t.ID), subTask)
+			val, _, err := s.appendTaskValue(r.key(1+taskSize(t)), t)
+			if err != nil {
+				return nil, false, err
+			}
+			return append(kvs, kv{key, val}), false, nil
+		}
+		kvs, err = s.encodeTask(t, kvs)
 		return kvs, false, err
 	}
 	head := *t
@@ -238,5 +250,9 @@ func (s *Store) encodeTaskUpdate(t, old *Task, hadBody bool) (kvs []kv, keep boo
 	if err != nil {
 		return nil, false, err
 	}
-	return []kv{{taskKey(t.ID), val}}, true, nil
+	return append(kvs, kv{taskKey(t.ID), val}), true, nil
 }
+
+// roomer is a setter that gives room for the bytes it is told to set,
+// which it keeps until it commits them (the applier's key arena).
+type roomer interface{ key(n int) []byte }

@@ -200,7 +200,8 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 	if err := checkTask(&t); err != nil {
 		return err
 	}
-	kvs, keep, err := s.encodeTaskUpdate(&t, old, hadBody)
+	var small [2]kv // the record and its body keys, as a rule
+	kvs, keep, err := s.encodeTaskUpdate(&t, old, hadBody, small[:0], w)
 	if err != nil {
 		return err
 	}
