@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/dgraph-io/badger/v4"
@@ -201,8 +202,27 @@ func cloneTask(t *Task) *Task {
 		}
 	}
 	c.t.Tags = slices.Clone(t.Tags)
-	c.t.Rules = maps.Clone(t.Rules)
+	c.t.Rules = sharedRules(t.Rules)
 	return &c.t
+}
+
+// lastRules is the copy of a task's rules sharedRules made last.
+var lastRules atomic.Pointer[map[string]string]
+
+// sharedRules is a copy of rules that nothing writes to, so copies may
+// share it: a runner gives every task its one map of rules, and a Begin
+// that copies the task (cloneTask) takes the last copy made while the
+// rules stay the same.
+func sharedRules(rules map[string]string) map[string]string {
+	if rules == nil {
+		return nil
+	}
+	if p := lastRules.Load(); p != nil && len(*p) == len(rules) && maps.Equal(*p, rules) {
+		return *p
+	}
+	c := maps.Clone(rules)
+	lastRules.Store(&c)
+	return c
 }
 
 // appendTaskIndexes appends the entries setTaskIndexes writes for t, as

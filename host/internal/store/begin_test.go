@@ -184,3 +184,26 @@ func TestCloneTask(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedRules: copies of equal rules share one map, which a change
+// to the task's own map does not reach; other rules get a copy of
+// their own.
+func TestSharedRules(t *testing.T) {
+	rules := map[string]string{"default": "h1", "other": "h2"}
+	a := cloneTask(&Task{ID: "a", Rules: rules})
+	b := cloneTask(&Task{ID: "b", Rules: map[string]string{"default": "h1", "other": "h2"}})
+	if reflect.ValueOf(a.Rules).UnsafePointer() != reflect.ValueOf(b.Rules).UnsafePointer() {
+		t.Error("equal rules were copied twice")
+	}
+	rules["default"] = "changed"
+	if a.Rules["default"] != "h1" {
+		t.Errorf("a copy's rules changed with the task's: %v", a.Rules)
+	}
+	c := cloneTask(&Task{ID: "c", Rules: rules})
+	if c.Rules["default"] != "changed" || b.Rules["default"] != "h1" {
+		t.Errorf("changed rules: copies %v and %v", c.Rules, b.Rules)
+	}
+	if d := cloneTask(&Task{ID: "d"}); d.Rules != nil {
+		t.Errorf("no rules copied as %v", d.Rules)
+	}
+}
