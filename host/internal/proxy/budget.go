@@ -78,7 +78,7 @@ func (b *budget) read(w http.ResponseWriter, r *http.Request, held int64) ([]byt
 		size, held = firstRead, firstRead
 	}
 	buf := make([]byte, 0, size)
-	var probe [1]byte
+	var probe []byte // made only for a body that fills its buffer
 	for {
 		if len(buf) < cap(buf) {
 			n, err := src.Read(buf[len(buf):cap(buf)])
@@ -91,7 +91,10 @@ func (b *budget) read(w http.ResponseWriter, r *http.Request, held int64) ([]byt
 		// A full buffer reads one byte aside first: a body that ends
 		// here, as every body whose length was sent does, needs no
 		// larger one.
-		n, err := src.Read(probe[:])
+		if probe == nil {
+			probe = make([]byte, 1)
+		}
+		n, err := src.Read(probe)
 		if n == 0 {
 			if err != nil {
 				return buf, held, bodyFailure(err)
