@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -496,5 +497,28 @@ func TestDecodeBudget(t *testing.T) {
 	}
 	if resp, b := post(t, srv.URL+proxy.RouteChatCompletions, large, nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("the large call alone: %d %s, want 200", resp.StatusCode, b)
+	}
+}
+
+// TestContentEncoding: a body sent compressed (Content-Encoding: gzip) —
+// here a small one that unpacks to 64 MiB — is refused unread with a 415
+// naming the encoding, in the route's API error shape, not decoded and
+// not taken for JSON that does not parse.
+func TestContentEncoding(t *testing.T) {
+	srv, read := serveWatched(t, proxy.Config{Store: openStore(t, t.TempDir()), Replay: true})
+	var z bytes.Buffer
+	gz := gzip.NewWriter(&z)
+	_, _ = gz.Write([]byte(`{"model":"gpt-4o-mini","pad":"`))
+	_, _ = gz.Write(bytes.Repeat([]byte("x"), 64<<20))
+	_, _ = gz.Write([]byte(`"}`))
+	gz.Close()
+	for _, route := range []string{proxy.RouteChatCompletions, proxy.RouteMessages} {
+		resp, b := post(t, srv.URL+route, z.String(), map[string]string{"Content-Encoding": "gzip", "X-Watch": "1"})
+		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(b), `content encoding \"gzip\"`) {
+			t.Errorf("%s, a gzip body: %d %s, want a 415 naming the encoding", route, resp.StatusCode, b)
+		}
+	}
+	if read.Load() {
+		t.Error("the proxy read a body it refused for its encoding")
 	}
 }

@@ -40,7 +40,8 @@ type rawCall struct {
 }
 
 // checkRaw refuses, before its body is read, a request that is not a
-// POST of JSON or whose Content-Length is over MaxBody.
+// POST of JSON, whose body is encoded (gzip), or whose Content-Length is
+// over MaxBody.
 func checkRaw(r *http.Request) *failure {
 	if r.Method != http.MethodPost {
 		return &failure{status: http.StatusMethodNotAllowed, class: "invalid_request", code: "method_not_allowed",
@@ -49,6 +50,13 @@ func checkRaw(r *http.Request) *failure {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return &failure{status: http.StatusUnsupportedMediaType, class: "invalid_request", code: "unsupported_media_type",
 			msg: fmt.Sprintf("content type %q: the body must be JSON", ct)}
+	}
+	// An encoded body would reach the JSON decoder as the bytes of its
+	// encoding: it is refused by name, and no compressed body is ever
+	// unpacked here (a small one unpacks to gigabytes).
+	if enc := r.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return &failure{status: http.StatusUnsupportedMediaType, class: "invalid_request", code: "unsupported_media_type",
+			msg: fmt.Sprintf("content encoding %q: the proxy reads request bodies unencoded: send the JSON as it is", enc)}
 	}
 	if r.ContentLength > MaxBody {
 		return tooLarge()
