@@ -9,6 +9,7 @@ import (
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/replay"
 	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/host/internal/termtext"
 )
 
 // EvolveRun is what one sextant evolve was asked to do, and where it
@@ -134,7 +135,8 @@ func (er *EvolveRun) epochPrinter(metric string) func(evolve.Epoch) {
 	return func(ep evolve.Epoch) {
 		ep.WriteText(er.Stdout, er.Evolution.Epochs, metric)
 		if ep.Rejected != "" {
-			fmt.Fprintf(er.Stderr, "epoch %d: curator proposed nothing: %s\n", ep.N, ep.Rejected)
+			// The curator's reply is a model's text: shown, never obeyed.
+			fmt.Fprintf(er.Stderr, "epoch %d: curator proposed nothing: %s\n", ep.N, termtext.Escape(ep.Rejected))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -94,5 +95,17 @@ func TestRunEvolution(t *testing.T) {
 		if tc.wantErr == nil && !strings.Contains(out.String(), "baseline") {
 			t.Errorf("mutators %v: printed %q (stderr %q), want the baseline", tc.mutators, out.String(), diag.String())
 		}
+	}
+}
+
+// TestEpochPrinterHostile: the curator's refusal is a model's reply; its
+// control characters are shown escaped on stderr, never obeyed by the
+// terminal.
+func TestEpochPrinterHostile(t *testing.T) {
+	var out, diag bytes.Buffer
+	er := &EvolveRun{Stdout: &out, Stderr: &diag, Evolution: evolve.Evolution{Epochs: 2}}
+	er.epochPrinter(evolve.MetricSuccessRate)(evolve.Epoch{N: 1, Rejected: "no \x1b]0;pwned\x07 \u009b2J"})
+	if want := "epoch 1: curator proposed nothing: no \\x1b]0;pwned\\x07 \\u009b2J\n"; diag.String() != want {
+		t.Errorf("stderr %q, want %q", diag.String(), want)
 	}
 }
