@@ -35,9 +35,16 @@ func TestRecordingKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		digest, canon, err := store.ChatKeyDigest(nil, req)
+		digest, canon, err := store.ChatKeyDigest(nil, nil, req)
 		if err != nil || string(canon) != string(wantCanon) {
 			t.Fatalf("ChatKeyDigest = %s, %v; want %s", canon, err, wantCanon)
+		}
+		// Into a used buffer with room, and one without.
+		for _, dst := range [][]byte{make([]byte, 7, 4096), make([]byte, 3)} {
+			d, c, err := store.ChatKeyDigest(dst, nil, req)
+			if err != nil || d != digest || string(c) != string(wantCanon) {
+				t.Fatalf("ChatKeyDigest into %d bytes of room = %s, %v", cap(dst), c, err)
+			}
 		}
 		hash, key := recordingKeys(task, digest)
 		if hash != wantHash || key != RecordingKey(task, wantHash) {

@@ -432,16 +432,28 @@ func (e *exec) chatIn(ctx context.Context, provider string, req *sdk.ChatRequest
 		full.MaxTokens = prov.MaxTokens
 	}
 	st := e.r.cfg.Journal
-	digest, canonical, err := store.ChatKeyDigest(st.Redactor(), &full)
+	cr, _ := st.(chatRecorder)
+	var dst []byte
+	if cr != nil { // it keeps no canonical request: the buffer serves the next call
+		cb := canonicalBufs.Get().(*[]byte)
+		dst = *cb
+		defer func() {
+			if cap(dst) <= 64<<10 {
+				*cb = dst[:0]
+			}
+			canonicalBufs.Put(cb)
+		}()
+	}
+	digest, canonical, err := store.ChatKeyDigest(dst, st.Redactor(), &full)
 	if err != nil {
 		return nil, &fatalError{err}
 	}
+	dst = canonical
 	hash, key := recordingKeys(e.task.ID, digest)
 	start := e.r.cfg.Clock()
 	var resp *sdk.ChatResponse
 	used, recorded := provider, false
 	var latency time.Duration
-	cr, _ := st.(chatRecorder)
 	if rec, err := findRecording(ctx, st, cr, key); err != nil {
 		return nil, &fatalError{err}
 	} else if rec != nil {
@@ -521,6 +533,11 @@ type chatRecorder interface {
 	FindRecording(ctx context.Context, key string) (*store.Recording, error)
 	PutChatRecording(ctx context.Context, key string, canonical []byte, provider, task string, resp *sdk.ChatResponse, latency time.Duration) error
 }
+
+// canonicalBufs hold the buffers a live call's canonical request is
+// written into (store.ChatKeyDigest) when its Journal is a chatRecorder,
+// which copies it into the recording.
+var canonicalBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // findRecording is the recording stored under key, or nil.
 func findRecording(ctx context.Context, st Journal, cr chatRecorder, key string) (*store.Recording, error) {

@@ -23,7 +23,7 @@ import (
 // parameters), redacted with red, so that a live request and its
 // recording match exactly when and only when they ask the same thing.
 func ChatKey(red *Redactor, req *sdk.ChatRequest) (hash string, canonical []byte, err error) {
-	sum, canonical, err := ChatKeyDigest(red, req)
+	sum, canonical, err := ChatKeyDigest(nil, red, req)
 	if err != nil {
 		return "", nil, err
 	}
@@ -34,15 +34,20 @@ func ChatKey(red *Redactor, req *sdk.ChatRequest) (hash string, canonical []byte
 
 // ChatKeyDigest is ChatKey with the hash as the SHA-256 digest it is the
 // hex of, for a caller that derives its own keys from it (a run's
-// recording key) and would otherwise make the hex string twice.
-func ChatKeyDigest(red *Redactor, req *sdk.ChatRequest) (sum [sha256.Size]byte, canonical []byte, err error) {
+// recording key) and would otherwise make the hex string twice. The
+// canonical form is written into dst's array when it has room (and
+// redaction leaves it there), so a caller may reuse one buffer.
+func ChatKeyDigest(dst []byte, red *Redactor, req *sdk.ChatRequest) (sum [sha256.Size]byte, canonical []byte, err error) {
 	if req == nil {
 		return sum, nil, fmt.Errorf("chat key: nil request")
 	}
 	if red == nil {
 		red = DefaultRedactor()
 	}
-	js, ok := appendChatRequest(make([]byte, 0, chatRequestSize(req)), req)
+	if n := chatRequestSize(req); cap(dst) < n {
+		dst = make([]byte, 0, n)
+	}
+	js, ok := appendChatRequest(dst[:0], req)
 	if !ok { // encoding/json's bytes or error
 		r := *req
 		r.Config, r.Vars = nil, nil
