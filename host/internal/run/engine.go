@@ -300,6 +300,12 @@ type exec struct {
 	haveSpanIDs bool
 	// traceArena holds the trace's call entries (see appendTrace).
 	traceArena strings.Builder
+	// textArena holds short texts the run's templates render
+	// (fastTemplate.render), in pieces of textArenaSize: a piece is only
+	// ever appended to, and a full one is left to the strings that hold
+	// its texts. Steps render at once, hence textMu.
+	textMu    sync.Mutex
+	textArena strings.Builder
 	// spanIDBlock holds the ids of spanIDsPerBlock consecutive seqs
 	// from spanIDFirst, 16 hex digits each (see spanID).
 	spanIDBlock string
@@ -356,6 +362,9 @@ type startFrame struct {
 	tokens   [1]sdk.Token
 	handing  [1]string
 	chatVars chatVars
+	// state is room for the encoded state, when the store takes the
+	// checkpoints (see checkpointLocked).
+	state [1024]byte
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -399,7 +408,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	e.r, e.task, e.id, e.st = r, task, execID, &f.st
 	f.batch.ids = f.ids[:0]
 	e.spare, e.queue, e.batches = &f.batch, f.queue[:0], f.batches[:0]
-	e.tokens, e.handing = f.tokens[:0], f.handing[:0]
+	e.tokens, e.handing, e.stateBuf = f.tokens[:0], f.handing[:0], f.state[:0]
 	e.chatVarsRoom.Store(&f.chatVars)
 	e.traceID = store.TraceIDFor(task.ID, e.id)
 	f.execution = store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,

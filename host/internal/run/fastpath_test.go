@@ -71,3 +71,54 @@ func TestEncodeInputFastPath(t *testing.T) {
 		}
 	}
 }
+
+// jsonCorpus are replies decodeJSON reads, and some it leaves to
+// encoding/json.
+var jsonCorpus = []string{
+	`{"ok": true}`, `{"a": "b", "n": -1.5e3, "l": [1, null, false, {}], "e": []}`, " \t\n{\"x\":0}\r\n", `[]`, `{}`, `-0`, `0.5`,
+	`1E+2`, `1e-2`, `"plain text"`, `{"a":{"b":{"c":[[1],[2,3]]}}}`, `{"a":1,"a":2}`, `{"a": 1e400}`, `{"a": "\u00e9"}`,
+	`{"a": "tab	in"}`, "{\"a\": \"\x7f\"}", `{"a": "é"}`, `01`, `1.`, `.5`, `-`, `1e`, `+1`, `[1,]`, `{"a":1,}`, `{a:1}`,
+	`{"a" 1}`, `[1 2]`, `truex`, `[true]`, `nul`, `{"a":[`, `"x`, `[1]]`, `{"a":1}}`, strings.Repeat("[", 70) + strings.Repeat("]", 70),
+}
+
+// checkDecodeJSON fails t when decodeJSON reads s other than as
+// json.Unmarshal does.
+func checkDecodeJSON(t *testing.T, s string) {
+	t.Helper()
+	v, ok := decodeJSON(s)
+	if !ok {
+		return
+	}
+	var want any
+	if err := json.Unmarshal([]byte(s), &want); err != nil {
+		t.Fatalf("decodeJSON read %q as %#v, which Unmarshal refuses: %v", s, v, err)
+	}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("%q: decodeJSON %#v, Unmarshal %#v", s, v, want)
+	}
+}
+
+// TestDecodeJSON: decodeJSON reads a value exactly as json.Unmarshal does
+// whenever it reads one, reads the plain replies models give, and
+// allocates no more than the object it returns.
+func TestDecodeJSON(t *testing.T) {
+	for _, s := range jsonCorpus {
+		checkDecodeJSON(t, s)
+	}
+	for _, s := range jsonCorpus[:11] {
+		if _, ok := decodeJSON(s); !ok {
+			t.Errorf("decodeJSON leaves %q to encoding/json", s)
+		}
+	}
+	// The map and its one group.
+	if n := testing.AllocsPerRun(100, func() { _, _ = parseJSON(`{"ok": true}`) }); n > 2 {
+		t.Errorf("parseJSON of a small object allocates %v times", n)
+	}
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range jsonCorpus {
+		f.Add(s)
+	}
+	f.Fuzz(checkDecodeJSON)
+}

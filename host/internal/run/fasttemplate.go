@@ -73,8 +73,32 @@ func (f *fastTemplate) render(e *exec, t sdk.Token, env sdk.Env) (string, bool) 
 		vals[i] = s
 		size += len(s)
 	}
-	var b strings.Builder
-	b.Grow(size)
+	if size > textArenaSize/4 {
+		var b strings.Builder
+		b.Grow(size)
+		f.write(&b, vals[:])
+		return b.String(), true
+	}
+	// A short text is carved from the run's arena: a run's prompts
+	// share an allocation.
+	e.textMu.Lock()
+	defer e.textMu.Unlock()
+	a := &e.textArena
+	if a.Cap()-a.Len() < size {
+		a.Reset() // what was written stays in the strings that hold it
+		a.Grow(textArenaSize)
+	}
+	start := a.Len()
+	f.write(a, vals[:])
+	return a.String()[start:], true
+}
+
+// textArenaSize is the size of the run's text arena's pieces (see
+// exec.textArena).
+const textArenaSize = 1024
+
+// write writes the template's text to b, vals[i] for part i's field.
+func (f *fastTemplate) write(b *strings.Builder, vals []string) {
 	for i, p := range f.parts {
 		if p.path == nil {
 			b.WriteString(p.text)
@@ -82,7 +106,6 @@ func (f *fastTemplate) render(e *exec, t sdk.Token, env sdk.Env) (string, bool) 
 			b.WriteString(vals[i])
 		}
 	}
-	return b.String(), true
 }
 
 // field is the string at path in e.data(t, env), if it is one.

@@ -2,7 +2,9 @@ package run
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -70,5 +72,45 @@ func TestFastTemplate(t *testing.T) {
 		if answered != tc.fast {
 			t.Errorf("%q: fast form answered %v, want %v", tc.src, answered, tc.fast)
 		}
+	}
+}
+
+// TestFastTemplateArena: texts rendered from the run's arena keep their
+// bytes while the run renders more, from steps at once and past the
+// arena's pieces, and a run's short prompts share an allocation.
+func TestFastTemplateArena(t *testing.T) {
+	e := &exec{r: &Runner{compiled: &Compiled{}}, task: &store.Task{ID: "task-1"}}
+	const src = "Step {{ .input.n }} for {{ .input.topic }}"
+	type rendered struct{ got, want string }
+	const goroutines, each = 4, 200
+	out := make([][]rendered, goroutines)
+	var wg sync.WaitGroup
+	for g := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				n := strconv.Itoa(g*each + i)
+				topic := strings.Repeat("x", i%40)
+				got, err := e.render("prompt", src, sdk.Token{}, sdk.Env{Input: map[string]any{"n": n, "topic": topic}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				out[g] = append(out[g], rendered{got, "Step " + n + " for " + topic})
+			}
+		}()
+	}
+	wg.Wait()
+	for _, rs := range out {
+		for _, r := range rs {
+			if r.got != r.want {
+				t.Fatalf("rendered %q, holds %q", r.want, r.got)
+			}
+		}
+	}
+	env := sdk.Env{Input: map[string]any{"n": "1", "topic": "cats"}}
+	if n := testing.AllocsPerRun(100, func() { _, _ = e.render("prompt", src, sdk.Token{}, env) }); n != 0 {
+		t.Errorf("a short prompt allocates %v times", n)
 	}
 }

@@ -382,6 +382,9 @@ func parseJSON(text string) (any, error) {
 		s = strings.TrimPrefix(s, "```")
 		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
 	}
+	if v, ok := decodeJSON(s); ok {
+		return v, nil
+	}
 	var v any
 	// A reply that is one JSON value is decoded at once; anything else
 	// goes through the stream decoder, whose errors the repair prompt
