@@ -323,9 +323,10 @@ type exec struct {
 	// (see varsMine).
 	ownVars map[string]any
 	// handing and spanBuf are the arrays handOverOf orders tokens and
-	// numbers spans in.
-	handing []string
-	spanBuf []store.Span
+	// numbers spans in; traceRoom is room for the trace (st.Trace).
+	handing   []string
+	traceRoom []string
+	spanBuf   []store.Span
 	// nextReq is navNext's request.
 	nextReq sdk.NextRequest
 	// lastChatVars is the chat request Vars made last (see chatVars);
@@ -363,8 +364,10 @@ type startFrame struct {
 	handing  [1]string
 	chatVars chatVars
 	// state is room for the encoded state, when the store takes the
-	// checkpoints (see checkpointLocked).
+	// checkpoints (see checkpointLocked), and trace for the trace of a
+	// routine of up to 12 nodes (see handOverOf).
 	state [1024]byte
+	trace [24]string
 }
 
 // Start creates a task and runs it until it completes, fails or waits for
@@ -408,7 +411,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	e.r, e.task, e.id, e.st = r, task, execID, &f.st
 	f.batch.ids = f.ids[:0]
 	e.spare, e.queue, e.batches = &f.batch, f.queue[:0], f.batches[:0]
-	e.tokens, e.handing, e.stateBuf = f.tokens[:0], f.handing[:0], f.state[:0]
+	e.tokens, e.handing, e.stateBuf, e.traceRoom = f.tokens[:0], f.handing[:0], f.state[:0], f.trace[:0]
 	e.chatVarsRoom.Store(&f.chatVars)
 	e.traceID = store.TraceIDFor(task.ID, e.id)
 	f.execution = store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,
@@ -871,8 +874,13 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 		}
 		trace := e.st.Trace
 		if trace == nil {
-			// Room for a step and a call per node, before it grows.
-			trace = make([]string, 0, 2*len(e.r.nodes))
+			// Room for a step and a call per node, before it grows: the
+			// start frame's, when it has that much.
+			if n := 2 * len(e.r.nodes); cap(e.traceRoom) >= n {
+				trace, e.traceRoom = e.traceRoom[:0], nil
+			} else {
+				trace = make([]string, 0, n)
+			}
 		}
 		if trace = appendTrace(trace, spans, &e.traceArena); len(trace) > 0 {
 			e.st.Trace = trace
