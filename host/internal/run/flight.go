@@ -172,7 +172,9 @@ const framesPerBlock = 16
 // to the pipeline's steps, up to framesPerBlock) instead of one each.
 // Each frame is taken once and never handed out again, so what holds a
 // step's result (the run's state) holds its frame as if it had been
-// allocated alone; a block lives while any of its frames is held.
+// allocated alone; a block lives while any of its frames is held. See
+// RATIONALE.md, "Why step spans share attribute maps, frames, prompts and
+// chain walks come from blocks, and plain JSON is decoded by hand".
 func (e *exec) newFrame() *stepFrame {
 	if len(e.frames) == 0 {
 		e.frames = make([]stepFrame, min(max(len(e.r.cfg.Pipeline.Steps), 1), framesPerBlock))

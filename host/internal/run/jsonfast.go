@@ -110,18 +110,8 @@ func (d *jsonReader) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k] = v // the last of equal keys wins, as with Unmarshal
-		d.space()
-		if d.i >= len(d.s) {
-			return nil, false
-		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return m, true
-		default:
-			return nil, false
+		if more, ok := d.next('}'); !ok || !more {
+			return m, ok
 		}
 	}
 }
@@ -141,20 +131,28 @@ func (d *jsonReader) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.s) {
-			return nil, false
-		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
-			return a, true
-		default:
-			return nil, false
+		if more, ok := d.next(']'); !ok || !more {
+			return a, ok
 		}
 	}
+}
+
+// next reads what follows a member of an object or array: a comma
+// (more), or its closing bracket end; ok is false for anything else.
+func (d *jsonReader) next(end byte) (more, ok bool) {
+	d.space()
+	if d.i >= len(d.s) {
+		return false, false
+	}
+	switch d.s[d.i] {
+	case ',':
+		d.i++
+		return true, true
+	case end:
+		d.i++
+		return false, true
+	}
+	return false, false
 }
 
 // str reads the string at d.i ('"'): printable ASCII without escapes

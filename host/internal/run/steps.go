@@ -174,7 +174,8 @@ type stepAttrs struct {
 // span it fits: such a map is shared between runs and spans, and nothing
 // writes to a step span's attributes once made (the spans a step adds
 // after it are the ones it annotates, see cite). See RATIONALE.md, "Why
-// a step span's attribute map is shared between runs, not made per span".
+// step spans share attribute maps, frames, prompts and chain walks come
+// from blocks, and plain JSON is decoded by hand".
 func (e *exec) stepAttributes(t sdk.Token, kind string) store.Attributes {
 	slot := e.r.stepAttrs[t.Node]
 	if slot != nil && t.Attempt == 0 {
