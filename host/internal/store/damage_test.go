@@ -235,14 +235,6 @@ func largest(t testing.TB, dir, ext string) string {
 	return fs[0]
 }
 
-func smallest(t testing.TB, dir, ext string) string {
-	fs := listFiles(t, dir, ext)
-	sort.SliceStable(fs, func(i, j int) bool {
-		return fileSize(t, filepath.Join(dir, fs[i])) < fileSize(t, filepath.Join(dir, fs[j]))
-	})
-	return fs[0]
-}
-
 // smallestFull returns the smallest table of at least half the largest's
 // size: the last table flushed may be a few blocks, each of whose key
 // ranges spans every task's index keys, so that damage to it loses all.

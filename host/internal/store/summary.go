@@ -93,11 +93,6 @@ func sumExecKey(p []byte, exec string) []byte {
 	return append(append(slices.Clip(p), sumExec, '/'), exec...)
 }
 
-func sumUsageKey(p []byte, exec string, seq uint64) []byte {
-	b := append(append(slices.Clip(p), sumUsage, '/'), exec...)
-	return binary.BigEndian.AppendUint64(append(b, '/'), seq)
-}
-
 func pendingMarkKey(task string) []byte { return append([]byte(pSumPending), task...) }
 
 func pendingPrefix(task string) []byte {
