@@ -1,7 +1,7 @@
 package store
 
 import (
-	"bytes"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -103,7 +103,7 @@ func appendExecution(b []byte, e *Execution) []byte {
 // an error or the encoding/json way.
 func decodeExecution(key, val []byte, ex *Execution, task, id string) error {
 	if len(val) > 0 && val[0] == schemaVersion {
-		d := execDecoder{b: val[1:]}
+		d := execDecoder{b: string(val[1:])} // one copy, which the fields share
 		if d.execution(ex, task, id) && len(d.b) == 0 {
 			return nil
 		}
@@ -115,10 +115,23 @@ func decodeExecution(key, val []byte, ex *Execution, task, id string) error {
 	return decode(key, val, ex)
 }
 
+// decodeExecutionText is decodeExecution(nil, []byte(val), …) for a value
+// held as a string (the journal's copy), whose fields share it.
+func decodeExecutionText(val string, ex *Execution, task, id string) error {
+	if len(val) > 0 && val[0] == schemaVersion {
+		d := execDecoder{b: val[1:]}
+		if d.execution(ex, task, id) && len(d.b) == 0 {
+			return nil
+		}
+		*ex = Execution{}
+	}
+	return decode(execKey(task, id), []byte(val), ex)
+}
+
 // execDecoder reads what appendExecution writes; ok turns false at the
 // first byte it does not expect.
 type execDecoder struct {
-	b  []byte
+	b  string // what is left to read: the strings read are parts of it
 	ok bool
 }
 
@@ -161,7 +174,7 @@ func (d *execDecoder) execution(ex *Execution, task, id string) bool {
 		ex.Error = d.str()
 	}
 	if d.opt(`,"trace":[`) {
-		ex.Trace = make([]string, 0, 1+bytes.Count(d.b, []byte(`","`)))
+		ex.Trace = make([]string, 0, 1+strings.Count(d.b, `","`))
 		for {
 			ex.Trace = append(ex.Trace, d.str())
 			if !d.ok || !d.opt(",") {
@@ -176,7 +189,7 @@ func (d *execDecoder) execution(ex *Execution, task, id string) bool {
 
 // opt consumes s if the input goes on with it.
 func (d *execDecoder) opt(s string) bool {
-	if !d.ok || !bytes.HasPrefix(d.b, []byte(s)) {
+	if !d.ok || !strings.HasPrefix(d.b, s) {
 		return false
 	}
 	d.b = d.b[len(s):]
@@ -192,7 +205,7 @@ func (d *execDecoder) lit(s string) {
 
 // str reads a string without escapes, control bytes or invalid UTF-8
 // (which encoding/json reads otherwise than as its bytes): one of known
-// if it is one, else a new string.
+// if it is one, else the part of the input it is.
 func (d *execDecoder) str(known ...string) string {
 	if !d.ok || len(d.b) == 0 || d.b[0] != '"' {
 		d.ok = false
@@ -206,18 +219,18 @@ func (d *execDecoder) str(known ...string) string {
 		}
 		end++
 	}
-	if end == len(d.b) || !utf8.Valid(d.b[1:end]) {
+	if end == len(d.b) || !utf8.ValidString(d.b[1:end]) {
 		d.ok = false
 		return ""
 	}
 	raw := d.b[1:end]
 	d.b = d.b[end+1:]
 	for _, k := range known {
-		if string(raw) == k {
+		if raw == k {
 			return k
 		}
 	}
-	return string(raw)
+	return raw
 }
 
 // time reads a time as appendTime writes a plainUTC one.
@@ -231,7 +244,7 @@ func (d *execDecoder) time() time.Time {
 		d.ok = false
 		return time.Time{}
 	}
-	num := func(s []byte) int {
+	num := func(s string) int {
 		n := 0
 		for _, c := range s {
 			if c < '0' || c > '9' {
@@ -262,7 +275,7 @@ func (d *execDecoder) time() time.Time {
 	// Only the text appendTime writes for t: no month 13 rolled over, no
 	// trailing zero encoding/json would not write.
 	var again [40]byte
-	if !bytes.Equal(appendTime(again[:0], t), b[:i+2]) {
+	if string(appendTime(again[:0], t)) != b[:i+2] {
 		d.ok = false
 		return time.Time{}
 	}

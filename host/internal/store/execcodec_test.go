@@ -70,10 +70,14 @@ func TestExecutionCodec(t *testing.T) {
 		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q decodes as %+v (%v), decode reads %+v (%v)", val, got, gotErr, want, wantErr)
 		}
-		// Without a key, the execution's own (execKey) in its errors.
-		var own Execution
+		// Without a key, the execution's own (execKey) in its errors;
+		// and from a string, as the journal holds it.
+		var own, text Execution
 		if err := decodeExecution(nil, val, &own, "t1", "e1"); fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(own, want) {
 			t.Fatalf("%q decodes without a key as %+v (%v), decode reads %+v (%v)", val, own, err, want, wantErr)
+		}
+		if err := decodeExecutionText(string(val), &text, "t1", "e1"); fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(text, want) {
+			t.Fatalf("%q decodes from a string as %+v (%v), decode reads %+v (%v)", val, text, err, want, wantErr)
 		}
 	}
 	for range 20000 {
@@ -91,7 +95,7 @@ func TestExecutionCodec(t *testing.T) {
 				t.Fatalf("%+v appends as\n%s\nencoding/json writes\n%s", e, own, js)
 			}
 			var ex Execution
-			if d := (execDecoder{b: js}); d.execution(&ex, e.Task, e.ID) && len(d.b) == 0 {
+			if d := (execDecoder{b: string(js)}); d.execution(&ex, e.Task, e.ID) && len(d.b) == 0 {
 				fast++
 			}
 		}

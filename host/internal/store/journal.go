@@ -801,16 +801,16 @@ func (j *journal) waitSynced(lsn uint64) error {
 
 // execution returns the latest unapplied value of an execution, if the
 // journal holds one.
-func (j *journal) execution(task, exec string) []byte {
+func (j *journal) execution(task, exec string) string {
 	if j == nil || j.pending.Load() == 0 {
-		return nil
+		return ""
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if r, ok := j.execs[seqID{task, exec}]; ok {
-		return slices.Clone(r.execVal) // the segment is unmapped once applied
+		return string(r.execVal) // a copy: the segment is unmapped once applied
 	}
-	return nil
+	return ""
 }
 
 // hasExecution reports whether the journal holds an unapplied value of

@@ -828,8 +828,8 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 // execution ended.
 func (s *Store) updatedExecution(ctx context.Context, task, id string, update func(*Execution), sc *checkpointScratch) (val, sum []byte, ended bool, err error) {
 	var ex Execution
-	if v := s.jr.execution(task, id); v != nil {
-		err = decodeExecution(nil, v, &ex, task, id) // the key only for an error
+	if v := s.jr.execution(task, id); v != "" {
+		err = decodeExecutionText(v, &ex, task, id)
 	} else {
 		key := execKey(task, id)
 		err = s.viewRaw(ctx, func(txn *badger.Txn) error {
