@@ -4,17 +4,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync"
 	"time"
+
+	"github.com/sextant-dev/sextant/host/internal/jsonbound"
 )
 
 // DefaultDecodeBudget is Config.DecodeBudget's default.
 const DefaultDecodeBudget = 256 << 20
-
-// decodedValue is about what one JSON value of a request body costs
-// decoded (a map or slice slot, an interface, a json.Number or string):
-// a body of 8 MiB of zeros holds some 330 MB once decoded.
-const decodedValue = 80
 
 // budget bounds the memory the calls being served hold decoded: a call
 // whose body would take the budget past its limit is refused at once
@@ -22,37 +18,7 @@ const decodedValue = 80
 // than a few large bodies of small numbers filling memory. A call larger
 // than the whole limit is served when it is the only one.
 type budget struct {
-	mu    sync.Mutex
-	limit int64
-	used  int64
-}
-
-func (b *budget) take(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used > 0 && b.used+n > b.limit {
-		return false
-	}
-	b.used += n
-	return true
-}
-
-// grow takes the budget a call holds from held to n: refused, held
-// still taken, when the other calls' share and n are past the limit.
-func (b *budget) grow(held, n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if others := b.used - held; others > 0 && others+n > b.limit {
-		return false
-	}
-	b.used += n - held
-	return true
-}
-
-func (b *budget) give(n int64) {
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
+	jsonbound.Budget
 }
 
 // firstRead is the buffer a body of unknown length is first read into.
@@ -72,7 +38,7 @@ func (b *budget) read(w http.ResponseWriter, r *http.Request, held int64) ([]byt
 	src := http.MaxBytesReader(w, r.Body, MaxBody)
 	size := held
 	if size == 0 {
-		if !b.grow(0, firstRead) {
+		if !b.Grow(0, firstRead) {
 			return nil, 0, b.refuse(w)
 		}
 		size, held = firstRead, firstRead
@@ -105,13 +71,13 @@ func (b *budget) read(w http.ResponseWriter, r *http.Request, held int64) ([]byt
 		if next <= int64(cap(buf)) {
 			return nil, held, tooLarge()
 		}
-		if !b.grow(held, held+next) {
+		if !b.Grow(held, held+next) {
 			return nil, held, b.refuse(w)
 		}
 		grown := make([]byte, len(buf), next)
 		copy(grown, buf)
 		buf = append(grown, probe[0])
-		b.give(held)
+		b.Give(held)
 		held = next
 	}
 }
@@ -139,23 +105,11 @@ func bodyFailure(err error) *failure {
 }
 
 // decodeCost estimates what body holds once decoded: its bytes, and
-// decodedValue for each value, counted as the brackets and commas
-// outside strings.
+// jsonbound.ValueCost for each value (a body of 8 MiB of zeros holds
+// some 330 MB once decoded).
 func decodeCost(body []byte) int64 {
-	values := int64(1)
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '"':
-			for i++; i < len(body) && body[i] != '"'; i++ {
-				if body[i] == '\\' {
-					i++
-				}
-			}
-		case ',', '[', '{':
-			values++
-		}
-	}
-	return int64(len(body)) + values*decodedValue
+	s, _ := jsonbound.Scan(body, jsonbound.Limits{})
+	return s.Cost(len(body))
 }
 
 // busyFailure is a call the budget refused.

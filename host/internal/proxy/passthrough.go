@@ -156,24 +156,24 @@ func (p *Proxy) serveRoute(w http.ResponseWriter, r *http.Request, rt *route) {
 	// they are read: a flood of large bodies is refused unread. One of
 	// unknown length is charged as it is read (budget.read).
 	held := max(r.ContentLength, 0)
-	if held > 0 && !p.budget.take(held) {
+	if held > 0 && !p.budget.Take(held) {
 		rt.writeError(w, busyFailure())
 		return
 	}
 	body, held, f := p.budget.read(w, r, held)
 	if f != nil {
-		p.budget.give(held)
+		p.budget.Give(held)
 		rt.writeError(w, f)
 		return
 	}
 	// The buffer's spare capacity stays held until the call ends.
 	cost := decodeCost(body) + int64(cap(body)-len(body))
-	if !p.budget.grow(held, cost) {
-		p.budget.give(held)
+	if !p.budget.Grow(held, cost) {
+		p.budget.Give(held)
 		rt.writeError(w, busyFailure())
 		return
 	}
-	defer p.budget.give(cost)
+	defer p.budget.Give(cost)
 	c, f := parseRaw(rt, r, body)
 	if f != nil {
 		rt.writeError(w, f)

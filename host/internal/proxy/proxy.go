@@ -80,6 +80,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sextant-dev/sextant/host/internal/jsonbound"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
@@ -178,7 +179,7 @@ func New(cfg Config) (*Proxy, error) {
 		cfg.DecodeBudget = DefaultDecodeBudget
 	}
 	return &Proxy{cfg: cfg, log: newScrubLogger(cfg.Logger, scrub).With("component", "proxy"), scrub: scrub, client: client,
-		budget: &budget{limit: cfg.DecodeBudget}}, nil
+		budget: &budget{jsonbound.Budget{Limit: cfg.DecodeBudget}}}, nil
 }
 
 // sameOrigin follows an upstream's redirect only within its origin: the

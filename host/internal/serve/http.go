@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/sextant-dev/sextant/host/internal/evolve"
+	"github.com/sextant-dev/sextant/host/internal/jsonbound"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
@@ -229,7 +230,16 @@ func (s *Server) api(rt route) http.Handler {
 				WriteError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: fmt.Sprintf("internal error: %v", p)})
 			}
 		}()
+		// What decodeBody charged is given back before the answer is
+		// written, and on a panic.
+		var held int64
+		defer func() { s.decoded.Give(held) }()
+		if r.Method == http.MethodPost {
+			r = r.WithContext(context.WithValue(r.Context(), heldKey{}, &held))
+		}
 		status, v, err := rt.handle(r)
+		s.decoded.Give(held)
+		held = 0
 		if err != nil {
 			e := s.toError(r, err)
 			WriteError(w, e)
@@ -266,15 +276,54 @@ func (s *Server) toError(r *http.Request, err error) *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
 }
 
-// decodeBody reads a JSON request body into v: one object, no unknown
-// fields.
-func decodeBody(r *http.Request, v any) error {
+// bodyLimits bound what a request body holds once decoded: at most one
+// value per 16 bytes of DefaultMaxBody (a body at the cap then holds
+// about six times its bytes decoded, not forty), nested at most 128
+// deep. A background run keeps its input decoded until it ends (RATIONALE
+// "Why OTLP ingest and the proxy bound what a body takes decoded, refuse
+// rather than queue, and check usage").
+var bodyLimits = jsonbound.Limits{Values: DefaultMaxBody / 16, Depth: 128}
+
+// heldKey is the context key of what a request holds charged to the
+// server's decode budget, given back when its handler returns.
+type heldKey struct{}
+
+// decodeBody is decodeBudgeted over the server's decode budget.
+func (s *Server) decodeBody(r *http.Request, v any) error {
+	return decodeBudgeted(r, v, &s.decoded, s.afterCharge)
+}
+
+// decodeSinkBody is decodeBudgeted for the sink's routes, which answer
+// as soon as they stored what they decoded: charged to no budget.
+func decodeSinkBody(r *http.Request, v any) error { return decodeBudgeted(r, v, nil, nil) }
+
+// decodeBudgeted reads a JSON request body into v: one object, no unknown
+// fields, within bodyLimits (413, positioned, past them), its decoded
+// cost charged to budget first when the request carries a heldKey
+// (503 with Retry-After when the budget is spent: refused, not queued).
+// charged, when not nil (tests), is called once the cost is charged.
+func decodeBudgeted(r *http.Request, v any, budget *jsonbound.Budget, charged func()) error {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		return err // *http.MaxBytesError → 413
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
+	}
+	shape, err := jsonbound.Scan(b, bodyLimits)
+	if err != nil {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: "request body: " + err.Error()}
+	}
+	if held, ok := r.Context().Value(heldKey{}).(*int64); ok && budget != nil {
+		cost := shape.Cost(len(b))
+		if !budget.Take(cost) {
+			return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: retryUnavailable,
+				Message: "the server holds as many large request bodies as it may at once: send this one again shortly"}
+		}
+		*held += cost
+		if charged != nil {
+			charged()
+		}
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()

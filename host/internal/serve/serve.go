@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sextant-dev/sextant/host/internal/jsonbound"
 	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -49,6 +50,12 @@ const DefaultAddr = "127.0.0.1:7777"
 
 // DefaultMaxBody bounds a request body (Options.MaxBody).
 const DefaultMaxBody = 8 << 20
+
+// DecodeBudget bounds what the API requests being served hold decoded
+// of their bodies together, as the proxy's decode budget does its
+// calls': five bodies at the limits of bodyLimits, any number of small
+// ones.
+const DecodeBudget = 256 << 20
 
 // MaxHeaderBytes bounds a request's line and headers: net/http's default
 // (1 MiB) let each of the MaxConns connections make the server hold a
@@ -125,8 +132,14 @@ type Server struct {
 	// beforeBackground, when set (tests), is called by a run started
 	// without waiting before it does anything.
 	beforeBackground func(id string)
-	bgCtx            context.Context
-	cancel           context.CancelFunc
+	// decoded bounds what the requests being served hold decoded of
+	// their bodies (decodeBody).
+	decoded jsonbound.Budget
+	// afterCharge, when set (tests), is called by decodeBody once it
+	// charged a body's cost to decoded, before it decodes it.
+	afterCharge func()
+	bgCtx       context.Context
+	cancel      context.CancelFunc
 	// cursors seals the store's cursors of the task list: a cursor is
 	// good for this server's life.
 	cursors *Sealer
@@ -173,6 +186,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, hosts: hosts, mux: http.NewServeMux(), pipelines: map[string]*pipeline.Pipeline{},
 		bgSlots: make(chan struct{}, opts.Limits.MaxRuns), starting: map[string]struct{}{}, cursors: NewSealer()}
+	s.decoded.Limit = DecodeBudget
 	s.bgCtx, s.cancel = context.WithCancel(context.Background())
 	if opts.Pipelines != "" {
 		if err := s.loadPipelines(opts.Pipelines); err != nil {

@@ -48,7 +48,7 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 		}),
 		"PUT " + SinkRecordingRoute + "{key}": sinkHandler(func(r *http.Request) (int, any, error) {
 			var rec store.Recording
-			if err := decodeBody(r, &rec); err != nil {
+			if err := decodeSinkBody(r, &rec); err != nil {
 				return 0, nil, err
 			}
 			if rec.Hash != r.PathValue("key") {
@@ -58,14 +58,14 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 		}),
 		"POST " + SinkRunRoute: sinkHandler(func(r *http.Request) (int, any, error) {
 			var rec run.RunRecord
-			if err := decodeBody(r, &rec); err != nil {
+			if err := decodeSinkBody(r, &rec); err != nil {
 				return 0, nil, err
 			}
 			return http.StatusNoContent, nil, run.RecordRun(r.Context(), s, &rec)
 		}),
 		"POST " + SinkLiveRoute: sinkHandler(func(r *http.Request) (int, any, error) {
 			var q LiveQuery
-			if err := decodeBody(r, &q); err != nil {
+			if err := decodeSinkBody(r, &q); err != nil {
 				return 0, nil, err
 			}
 			if q.Pipeline == "" || q.Configured.Hash == "" {
@@ -76,7 +76,7 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 		}),
 		"POST " + SinkSpansRoute: sinkHandler(func(r *http.Request) (int, any, error) {
 			var spans []store.Span
-			if err := decodeBody(r, &spans); err != nil {
+			if err := decodeSinkBody(r, &spans); err != nil {
 				return 0, nil, err
 			}
 			return http.StatusNoContent, nil, s.StageSpans(r.Context(), spans)

@@ -1,0 +1,135 @@
+// Package jsonbound measures what a JSON body will take once decoded,
+// before it is: the values it holds and how deep they nest, counted in
+// one pass over its bytes, so that a body can be refused or charged to a
+// budget first. Small values cost far more decoded than written (a map
+// or slice slot, an interface, a number or string header): 8 MiB of
+// zeros, two bytes each, hold some 330 MB once decoded.
+package jsonbound
+
+import (
+	"fmt"
+	"sync"
+)
+
+// ValueCost is about what one JSON value costs decoded into Go values.
+const ValueCost = 80
+
+// Shape is what Scan counted of a body.
+type Shape struct {
+	// Values estimates the values: one, and one more for each bracket
+	// and comma outside strings.
+	Values int64
+	// Depth is how deep arrays and objects nest.
+	Depth int
+}
+
+// Cost estimates what a body of n bytes with this shape holds decoded:
+// its bytes, and ValueCost for each value.
+func (s Shape) Cost(n int) int64 { return int64(n) + s.Values*ValueCost }
+
+// Limits bound a body's shape; a zero field bounds nothing.
+type Limits struct {
+	Values int64
+	Depth  int
+}
+
+// LimitError is a body past one of its Limits, at the byte where it
+// went past.
+type LimitError struct {
+	// Offset is the byte offset in the body of the bracket or comma that
+	// went past the limit.
+	Offset int
+	// Depth is true for the depth limit, false for the values limit.
+	Depth bool
+	// Limit is the limit it went past.
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	if e.Depth {
+		return fmt.Sprintf("byte %d: arrays and objects nested deeper than %d", e.Offset, e.Limit)
+	}
+	return fmt.Sprintf("byte %d: more than %d JSON values", e.Offset, e.Limit)
+}
+
+// Scan counts body's values and depth, stopping at the first byte past
+// lim with a *LimitError. It reads only the brackets, commas and string
+// quotes of a body: one that is not valid JSON is counted all the same,
+// for the decoder after it to refuse.
+func Scan(body []byte, lim Limits) (Shape, error) {
+	s := Shape{Values: 1}
+	depth := 0
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '"':
+			for i++; i < len(body) && body[i] != '"'; i++ {
+				if body[i] == '\\' {
+					i++
+				}
+			}
+			continue
+		case '[', '{':
+			depth++
+			if depth > s.Depth {
+				s.Depth = depth
+				if lim.Depth > 0 && depth > lim.Depth {
+					return s, &LimitError{Offset: i, Depth: true, Limit: int64(lim.Depth)}
+				}
+			}
+		case ']', '}':
+			depth--
+			continue
+		case ',':
+		default:
+			continue
+		}
+		s.Values++
+		if lim.Values > 0 && s.Values > lim.Values {
+			return s, &LimitError{Offset: i, Limit: lim.Values}
+		}
+	}
+	return s, nil
+}
+
+// Budget bounds what the requests being served hold decoded, as
+// estimated by Shape.Cost: a request whose cost would take it past Limit
+// is refused at once rather than queued (its client would hear the
+// refusal only once it gave up). A request larger than the whole Limit
+// is taken when it is the only one. The zero Budget refuses nothing
+// while empty and everything else; set Limit.
+type Budget struct {
+	// Limit is the most the requests taken hold together.
+	Limit int64
+	mu    sync.Mutex
+	used  int64
+}
+
+// Take charges n, or reports false and charges nothing when the others
+// taken and n are past the limit.
+func (b *Budget) Take(n int64) bool { return b.Grow(0, n) }
+
+// Grow takes what a request holds from held to n: refused, held still
+// taken, when the others' share and n are past the limit.
+func (b *Budget) Grow(held, n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if others := b.used - held; others > 0 && others+n > b.Limit {
+		return false
+	}
+	b.used += n - held
+	return true
+}
+
+// Give returns n taken.
+func (b *Budget) Give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}
+
+// Used is what the requests taken hold now.
+func (b *Budget) Used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}

@@ -1,0 +1,110 @@
+package serve_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sextant-dev/sextant/host/internal/serve"
+)
+
+// zerosPrefix opens zeros' body: four values, the array the fifth.
+const zerosPrefix = `{"pipeline":"email-triage","input":{"x":[`
+
+// zeros is a run request whose input holds n small values: a body of
+// 2n bytes that decodes to some 80n.
+func zeros(n int) string {
+	return zerosPrefix + strings.Repeat("0,", n) + `0]}}`
+}
+
+// TestBodyBounds: a body of many small values, or nested deep, is
+// refused 413 on every route that takes a JSON body, naming the byte
+// where it went past the limit, before anything is decoded or run; an
+// ordinary body is still served.
+func TestBodyBounds(t *testing.T) {
+	e := newEnv(t, "127.0.0.1:0")
+	var charged []int64
+	e.srv.SetDecodeBudget(serve.DecodeBudget, func(used int64) { charged = append(charged, used) })
+	run := map[string]any{"pipeline": "email-triage", "input": readJSON(t, filepath.Join(e.pipelines, "email-triage", "inputs", "meeting.json"))}
+	e.do("POST", "/api/v1/runs", run).want(t, 200)
+	if len(charged) != 1 || charged[0] <= 0 {
+		t.Fatalf("an ordinary run charged %v", charged)
+	}
+	charged = nil
+
+	many := zeros(600_000) // 1.2 MB, under the 8 MiB cap
+	deep := zerosPrefix[:len(zerosPrefix)-1] + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}}`
+	const values = (8 << 20) / 16
+	// The comma past the limit, and the bracket 129 deep (two objects
+	// around the arrays).
+	manyAt, deepAt := len(zerosPrefix)+2*(values-5)+1, len(zerosPrefix)-1+126
+	for _, path := range []string{"/api/v1/runs", "/api/v1/tasks/t1/rewards", "/api/v1/tasks/t1/messages",
+		"/api/v1/tasks/t1/cancel", "/api/v1/tasks/t1/resume", "/api/v1/tasks/t1/vars", "/api/v1/tasks/t1/retry",
+		"/api/v1/signals", "/api/v1/comparisons", "/api/v1/reviews/r1/approve", "/api/v1/pipelines/email-triage/promote"} {
+		for _, c := range []struct{ body, msg string }{
+			{many, fmt.Sprintf("request body: byte %d: more than %d JSON values", manyAt, values)},
+			{deep, fmt.Sprintf("request body: byte %d: arrays and objects nested deeper than 128", deepAt)},
+		} {
+			a := e.do("POST", path, c.body).want(t, 413)
+			if code := a.errorCode(t); code != serve.CodeTooLarge || !strings.Contains(string(a.body), c.msg) {
+				t.Errorf("%s: %s %s, want %q", path, code, a.body, c.msg)
+			}
+		}
+	}
+	if len(charged) != 0 {
+		t.Fatalf("refused bodies were charged: %v", charged)
+	}
+	if tasks := e.do("GET", "/api/v1/tasks", nil).want(t, 200); strings.Count(string(tasks.body), `"id"`) != 1 {
+		t.Fatalf("refused runs stored tasks: %s", tasks.body)
+	}
+}
+
+// TestDecodeBudget: the API bodies being served hold no more than the
+// decode budget charged together: two of a few MB of small values are
+// held mid-request, a third is refused 503 with Retry-After at once, and
+// once the two are answered the budget is free and the third is served.
+func TestDecodeBudget(t *testing.T) {
+	e := newEnv(t, "127.0.0.1:0")
+	// ~1 MB, charged ~41 MB, of a pipeline the server lacks (400).
+	body := strings.Replace(zeros(500_000), "email-triage", "nope", 1)
+	const limit = 100 << 20
+	var (
+		mu      sync.Mutex
+		peak    int64
+		holding = make(chan struct{}, 2)
+		release = make(chan struct{})
+		held    = 0
+	)
+	e.srv.SetDecodeBudget(limit, func(used int64) {
+		mu.Lock()
+		peak = max(peak, used)
+		hold := held < 2
+		held++
+		mu.Unlock()
+		if hold {
+			holding <- struct{}{}
+			<-release
+		}
+	})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { e.do("POST", "/api/v1/runs", body).want(t, 400) })
+	}
+	<-holding
+	<-holding
+	busy := e.do("POST", "/api/v1/runs", body).want(t, 503)
+	if code := busy.errorCode(t); code != serve.CodeUnavailable || busy.header.Get("Retry-After") == "" {
+		t.Fatalf("body past the budget: code %q, Retry-After %q", code, busy.header.Get("Retry-After"))
+	}
+	close(release)
+	wg.Wait()
+	if used := e.srv.DecodeUsed(); used != 0 {
+		t.Fatalf("answered requests still hold %d charged", used)
+	}
+	e.do("POST", "/api/v1/runs", body).want(t, 400)
+	if peak > limit || peak < 2*int64(len(body)) {
+		t.Fatalf("peak charged %d, want between the two bodies' %d and the budget %d", peak, 2*len(body), limit)
+	}
+}
