@@ -88,6 +88,9 @@ func TestDecodeBudget(t *testing.T) {
 			<-release
 		}
 	})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	defer open() // a failure below leaves no request held
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() { e.do("POST", "/api/v1/runs", body).want(t, 400) })
@@ -98,7 +101,7 @@ func TestDecodeBudget(t *testing.T) {
 	if code := busy.errorCode(t); code != serve.CodeUnavailable || busy.header.Get("Retry-After") == "" {
 		t.Fatalf("body past the budget: code %q, Retry-After %q", code, busy.header.Get("Retry-After"))
 	}
-	close(release)
+	open()
 	wg.Wait()
 	if used := e.srv.DecodeUsed(); used != 0 {
 		t.Fatalf("answered requests still hold %d charged", used)
