@@ -20,7 +20,8 @@ func zeros(n int) string {
 }
 
 // TestBodyBounds: a body of many small values, or nested deep, is
-// refused 413 on every route that takes a JSON body, naming the byte
+// refused 413 on every route that takes a JSON body (an import's JSONL
+// too), naming the byte
 // where it went past the limit, before anything is decoded or run; an
 // ordinary body is still served.
 func TestBodyBounds(t *testing.T) {
@@ -42,12 +43,17 @@ func TestBodyBounds(t *testing.T) {
 	manyAt, deepAt := len(zerosPrefix)+2*(values-5)+1, len(zerosPrefix)-1+126
 	for _, path := range []string{"/api/v1/runs", "/api/v1/tasks/t1/rewards", "/api/v1/tasks/t1/messages",
 		"/api/v1/tasks/t1/cancel", "/api/v1/tasks/t1/resume", "/api/v1/tasks/t1/vars", "/api/v1/tasks/t1/retry",
-		"/api/v1/signals", "/api/v1/comparisons", "/api/v1/reviews/r1/approve", "/api/v1/pipelines/email-triage/promote"} {
+		"/api/v1/signals", "/api/v1/comparisons", "/api/v1/reviews/r1/approve", "/api/v1/pipelines/email-triage/promote",
+		"/api/v1/import"} {
+		ct := "Content-Type: application/json"
+		if path == "/api/v1/import" { // a JSONL export, here of one line
+			ct = "Content-Type: application/x-ndjson"
+		}
 		for _, c := range []struct{ body, msg string }{
 			{many, fmt.Sprintf("request body: byte %d: more than %d JSON values", manyAt, values)},
 			{deep, fmt.Sprintf("request body: byte %d: arrays and objects nested deeper than 128", deepAt)},
 		} {
-			a := e.do("POST", path, c.body).want(t, 413)
+			a := e.do("POST", path, c.body, ct).want(t, 413)
 			if code := a.errorCode(t); code != serve.CodeTooLarge || !strings.Contains(string(a.body), c.msg) {
 				t.Errorf("%s: %s %s, want %q", path, code, a.body, c.msg)
 			}

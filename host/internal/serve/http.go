@@ -276,6 +276,29 @@ func (s *Server) toError(r *http.Request, err error) *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
 }
 
+// boundBody refuses a body b past bodyLimits (413, positioned), then
+// charges its decoded cost to budget when r carries a heldKey (503 with
+// Retry-After when the budget is spent: refused, not queued). charged,
+// when not nil (tests), is called once the cost is charged.
+func boundBody(r *http.Request, b []byte, budget *jsonbound.Budget, charged func()) error {
+	shape, err := jsonbound.Scan(b, bodyLimits)
+	if err != nil {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: "request body: " + err.Error()}
+	}
+	if held, ok := r.Context().Value(heldKey{}).(*int64); ok && budget != nil {
+		cost := shape.Cost(len(b))
+		if !budget.Take(cost) {
+			return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: retryUnavailable,
+				Message: "the server holds as many large request bodies as it may at once: send this one again shortly"}
+		}
+		*held += cost
+		if charged != nil {
+			charged()
+		}
+	}
+	return nil
+}
+
 // bodyLimits bound what a request body holds once decoded: at most one
 // value per 16 bytes of DefaultMaxBody (a body at the cap then holds
 // about six times its bytes decoded, not forty), nested at most 128
@@ -298,10 +321,7 @@ func (s *Server) decodeBody(r *http.Request, v any) error {
 func decodeSinkBody(r *http.Request, v any) error { return decodeBudgeted(r, v, nil, nil) }
 
 // decodeBudgeted reads a JSON request body into v: one object, no unknown
-// fields, within bodyLimits (413, positioned, past them), its decoded
-// cost charged to budget first when the request carries a heldKey
-// (503 with Retry-After when the budget is spent: refused, not queued).
-// charged, when not nil (tests), is called once the cost is charged.
+// fields, bounded first by boundBody.
 func decodeBudgeted(r *http.Request, v any, budget *jsonbound.Budget, charged func()) error {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -310,20 +330,8 @@ func decodeBudgeted(r *http.Request, v any, budget *jsonbound.Budget, charged fu
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
 	}
-	shape, err := jsonbound.Scan(b, bodyLimits)
-	if err != nil {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: "request body: " + err.Error()}
-	}
-	if held, ok := r.Context().Value(heldKey{}).(*int64); ok && budget != nil {
-		cost := shape.Cost(len(b))
-		if !budget.Take(cost) {
-			return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: retryUnavailable,
-				Message: "the server holds as many large request bodies as it may at once: send this one again shortly"}
-		}
-		*held += cost
-		if charged != nil {
-			charged()
-		}
+	if err := boundBody(r, b, budget, charged); err != nil {
+		return err
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()

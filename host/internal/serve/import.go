@@ -35,6 +35,11 @@ func (s *Server) importTasks(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err // *http.MaxBytesError → 413
 	}
+	// The store decodes one line at a time, but a line may be the whole
+	// body.
+	if err := boundBody(r, b, &s.decoded, s.afterCharge); err != nil {
+		return 0, nil, err
+	}
 	name := importName
 	if q := r.URL.Query().Get("name"); q != "" {
 		if len(q) > 512 || strings.ContainsAny(q, "\r\n") {

@@ -131,20 +131,15 @@ func (s *Server) document() obj {
 		if rt.Method == http.MethodPost {
 			resps["403"] = errResp("a cross-site request")
 			resps["409"] = errResp("conflicts with the stored state")
-			resps["413"] = errResp("request body too large: past 8 MiB, or, JSON, holding more values than one per 16 bytes of that or nested deeper than 128")
+			resps["413"] = errResp("request body too large: past 8 MiB, or holding more JSON values than one per 16 bytes of that, or nested deeper than 128")
 			resps["415"] = errResp("the body is not of the media type asked for")
-			var why []string
-			if rt.BodyType == "" {
-				why = append(why, "the server holds as many request bodies decoded as it may at once")
-			}
+			why := "the server holds as many request bodies decoded as it may at once"
 			if s.opts.Cluster != nil {
-				why = append(why, "serve --temporal: no worker polls the task queue of a run this needs to reach")
+				why += ", or serve --temporal: no worker polls the task queue of a run this needs to reach"
 			}
-			if len(why) > 0 {
-				unavailable := errResp(strings.Join(why, ", or ") + "; nothing was done")
-				unavailable["headers"] = obj{"Retry-After": obj{"description": "seconds after which the request is worth sending again", "schema": obj{"type": "integer"}}}
-				resps["503"] = unavailable
-			}
+			unavailable := errResp(why + "; nothing was done")
+			unavailable["headers"] = obj{"Retry-After": obj{"description": "seconds after which the request is worth sending again", "schema": obj{"type": "integer"}}}
+			resps["503"] = unavailable
 		}
 		if rt.ID == "startRun" {
 			resps["202"] = obj{"description": "started (wait=false)", "content": obj{"application/json": obj{"schema": object(obj{"task": str("")})}}}
