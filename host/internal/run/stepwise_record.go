@@ -30,23 +30,27 @@ func RecordRun(ctx context.Context, s *store.Store, r *RunRecord) error {
 	if r.Task.ID == "" || r.Execution.ID == "" || r.Execution.Task != r.Task.ID {
 		return fmt.Errorf("record run: task %q and execution %q do not belong together", r.Task.ID, r.Execution.Task)
 	}
-	cur, err := s.Task(ctx, r.Task.ID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		task, exec := r.Task, r.Execution
-		task.Status, exec.Status, exec.Error, task.Cancelled = store.StatusRunning, store.StatusRunning, "", nil
-		c := &store.Checkpoint{Task: task.ID, Execution: exec.ID, Step: 0, State: r.State, Updated: exec.Started}
-		if err := s.Begin(ctx, &task, &exec, c); err != nil {
+	// Most records are their run's first: Begin refuses a task the store
+	// has (ErrExists), and only then is the task read (a read settles the
+	// store's journal into Badger first, which a new record need not
+	// wait for).
+	bt, be := r.Task, r.Execution
+	bt.Status, be.Status, be.Error, bt.Cancelled = store.StatusRunning, store.StatusRunning, "", nil
+	bc := &store.Checkpoint{Task: bt.ID, Execution: be.ID, Step: 0, State: r.State, Updated: be.Started}
+	if err := s.Begin(ctx, &bt, &be, bc); errors.Is(err, store.ErrExists) {
+		cur, err := s.Task(ctx, r.Task.ID)
+		switch {
+		case err != nil:
 			return fmt.Errorf("record run %s: %w", r.Task.ID, err)
+		case cur.Status == r.Task.Status && cur.Strategy.Hash == r.Task.Strategy.Hash:
+			return nil // recorded before
+		case cur.Status == store.StatusRunning && cur.Strategy.Hash == r.Task.Strategy.Hash:
+			// recorded halfway by an earlier call: complete it
+		default:
+			return fmt.Errorf("record run %s: %w: a task with that id is already in the store (%s)", r.Task.ID, store.ErrExists, cur.Status)
 		}
-	case err != nil:
+	} else if err != nil {
 		return fmt.Errorf("record run %s: %w", r.Task.ID, err)
-	case cur.Status == r.Task.Status && cur.Strategy.Hash == r.Task.Strategy.Hash:
-		return nil // recorded before
-	case cur.Status == store.StatusRunning && cur.Strategy.Hash == r.Task.Strategy.Hash:
-		// recorded halfway by an earlier call: complete it
-	default:
-		return fmt.Errorf("record run %s: %w: a task with that id is already in the store (%s)", r.Task.ID, store.ErrExists, cur.Status)
 	}
 	end := r.Execution.Ended
 	if end.IsZero() {

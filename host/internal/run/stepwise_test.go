@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -128,5 +129,67 @@ func TestStepperRunnerDerived(t *testing.T) {
 		if !reflect.DeepEqual(derived, made) {
 			t.Errorf("%s: the derived runner differs from NewRunner's\n%+v\n%+v", file, derived, made)
 		}
+	}
+}
+
+// TestRecordRunHalfwayOrTaken: RecordRun completes a record an earlier
+// call left halfway (the task begun, nothing after), and refuses a task
+// of that id the store has from elsewhere (ErrExists).
+func TestRecordRunHalfwayOrTaken(t *testing.T) {
+	ctx := context.Background()
+	open := func() *store.Store {
+		s, err := store.Open(ctx, t.TempDir(), store.NewConfig().WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	rec := open()
+	stp := prepare(t, "testdata/chain10/pipeline.toml").NewStepper(run.Config{}, rec)
+	p, err := stp.Begin(ctx, run.Input{ID: "task-1", Execution: "exec-1", Input: map[string]any{"topic": "t"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := p.Spans
+	for !p.Ended() {
+		var outs []run.StepOutcome
+		for _, tok := range p.Batch {
+			o, err := stp.RunStep(ctx, p.Snapshot, tok.ID, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, *o)
+		}
+		if p, err = stp.Advance(ctx, p.Snapshot, outs, nil, nil, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		spans = append(spans, p.Spans...)
+	}
+	r := run.RecordOf(p, spans)
+	begin := func(s *store.Store, hash string) {
+		task, exec := r.Task, r.Execution
+		task.Status, exec.Status, exec.Ended = store.StatusRunning, store.StatusRunning, time.Time{}
+		task.Strategy.Hash = hash
+		if err := s.Begin(ctx, &task, &exec, &store.Checkpoint{State: r.State}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	halfway := open()
+	begin(halfway, r.Task.Strategy.Hash)
+	if err := run.RecordRun(ctx, halfway, r); err != nil {
+		t.Fatalf("record over a halfway record: %v", err)
+	}
+	tree, err := halfway.Tree(ctx, "task-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Task.Status != store.StatusCompleted || len(tree.Executions) != 1 || len(tree.Executions[0].Spans) != len(spans) {
+		t.Errorf("halfway record completed as %s with %d executions, want completed with %d spans", tree.Task.Status, len(tree.Executions), len(spans))
+	}
+	taken := open()
+	begin(taken, "another-strategy")
+	if err := run.RecordRun(ctx, taken, r); !errors.Is(err, store.ErrExists) {
+		t.Errorf("record over another task of that id: %v, want ErrExists", err)
 	}
 }
