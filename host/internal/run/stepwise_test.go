@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"reflect"
 	"sort"
 	"strings"
@@ -33,15 +31,7 @@ func TestStepwiseMatchesLocal(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			open := func() *store.Store {
-				s, err := store.Open(ctx, t.TempDir(), store.NewConfig().WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
-			local, remote := open(), open()
+			local, remote := openStore(t), openStore(t)
 			prep := prepare(t, c.file)
 			want, err := prep.Runner(run.Config{Store: local}).Start(ctx, run.Input{ID: "task-1", Input: c.input})
 			if err != nil {
@@ -137,15 +127,7 @@ func TestStepperRunnerDerived(t *testing.T) {
 // of that id the store has from elsewhere (ErrExists).
 func TestRecordRunHalfwayOrTaken(t *testing.T) {
 	ctx := context.Background()
-	open := func() *store.Store {
-		s, err := store.Open(ctx, t.TempDir(), store.NewConfig().WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	rec := open()
+	rec := openStore(t)
 	stp := prepare(t, "testdata/chain10/pipeline.toml").NewStepper(run.Config{}, rec)
 	p, err := stp.Begin(ctx, run.Input{ID: "task-1", Execution: "exec-1", Input: map[string]any{"topic": "t"}}, time.Now())
 	if err != nil {
@@ -175,7 +157,7 @@ func TestRecordRunHalfwayOrTaken(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	halfway := open()
+	halfway := openStore(t)
 	begin(halfway, r.Task.Strategy.Hash)
 	if err := run.RecordRun(ctx, halfway, r); err != nil {
 		t.Fatalf("record over a halfway record: %v", err)
@@ -187,7 +169,7 @@ func TestRecordRunHalfwayOrTaken(t *testing.T) {
 	if tree.Task.Status != store.StatusCompleted || len(tree.Executions) != 1 || len(tree.Executions[0].Spans) != len(spans) {
 		t.Errorf("halfway record completed as %s with %d executions, want completed with %d spans", tree.Task.Status, len(tree.Executions), len(spans))
 	}
-	taken := open()
+	taken := openStore(t)
 	begin(taken, "another-strategy")
 	if err := run.RecordRun(ctx, taken, r); !errors.Is(err, store.ErrExists) {
 		t.Errorf("record over another task of that id: %v, want ErrExists", err)

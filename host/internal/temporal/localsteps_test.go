@@ -10,7 +10,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/sextant-dev/sextant/host/internal/run"
 	"github.com/sextant-dev/sextant/host/internal/temporal"
 )
 
@@ -34,43 +33,10 @@ func localActivities(t *testing.T, cl *cluster, task string) []string {
 	return types
 }
 
-// TestLocalStepsSinkOutage: a run with local steps whose first step
-// cannot reach its recordings begins (BeginNext leaves the step), then
-// runs the step again with the step's retries (StepNext) once the sink
-// is back, and ends as the local run does.
-func TestLocalStepsSinkOutage(t *testing.T) {
-	ctx := context.Background()
-	cl := startCluster(t, nil, 0, chain10)
-	sink := &flakySink{Sink: temporal.StoreSink(cl.st), refused: make(chan struct{}, 1)}
-	sink.down.Store(true)
-	w, err := temporal.NewWorker(cl.srv.Dial(t), temporal.WorkerOptions{TaskQueue: cl.queue, Sink: sink,
-		Pipelines: temporal.PipelineMap{"chain10": prepare(t, chain10).NewStepper(run.Config{Logger: quiet()}, sink)}})
-	must(t, err)
-	must(t, w.Start())
-	defer w.Stop()
-	input := map[string]any{"topic": "outage"}
-	wantRes, wantTree := localRun(t, chain10, "lso-1", input, nil)
-	cl.startWith(t, temporal.RunInput{Pipeline: "chain10", Task: "lso-1", Input: input, LocalSteps: true})
-	<-sink.refused
-	sink.down.Store(false)
-	res, err := temporal.Result(ctx, cl.c, "lso-1")
-	must(t, err)
-	tree, err := cl.st.Tree(ctx, "lso-1")
-	must(t, err)
-	if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
-		t.Errorf("run across a sink outage differs from the local run\n--- got\n%s--- want\n%s", got, want)
-	}
-	want := []string{"BeginNext", "StepNext", "StepNext", "StepNext", "StepNext", "StepNext", "sextant.record"}
-	if got := localActivities(t, cl, "lso-1"); !slices.Equal(got, want) {
-		t.Errorf("local activities %q, want %q", got, want)
-	}
-}
-
 // TestLocalStepsNavigatorFails: a navigator call that fails after a local
 // step ran (in BeginNext, then in StepNext) hands the step's outcome to
 // Next: every step runs once, and the run ends as the local run does.
 func TestLocalStepsNavigatorFails(t *testing.T) {
-	ctx := context.Background()
 	cl := startCluster(t, nil, 0, chain10)
 	var mu sync.Mutex
 	calls := 0
@@ -90,16 +56,8 @@ func TestLocalStepsNavigatorFails(t *testing.T) {
 			}
 			return nil
 		}}, chain10)
-	input := map[string]any{"topic": "navfail"}
-	wantRes, wantTree := localRun(t, chain10, "lnf-1", input, nil)
-	cl.startWith(t, temporal.RunInput{Pipeline: "chain10", Task: "lnf-1", Input: input, LocalSteps: true})
-	res, err := temporal.Result(ctx, cl.c, "lnf-1")
-	must(t, err)
-	tree, err := cl.st.Tree(ctx, "lnf-1")
-	must(t, err)
-	if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
-		t.Errorf("run with failing navigator calls differs from the local run\n--- got\n%s--- want\n%s", got, want)
-	}
+	runLikeLocal(t, cl, chain10, temporal.RunInput{Pipeline: "chain10", Task: "lnf-1", Input: map[string]any{"topic": "navfail"},
+		LocalSteps: true})
 	want := []string{"BeginNext", "Next", "StepNext", "Next", "StepNext", "StepNext", "StepNext", "sextant.record"}
 	if got := localActivities(t, cl, "lnf-1"); !slices.Equal(got, want) {
 		t.Errorf("local activities %q, want %q", got, want)

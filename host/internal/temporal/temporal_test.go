@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -645,30 +646,47 @@ func (f *flakySink) RecordRun(ctx context.Context, r *run.RunRecord) error {
 
 // TestSinkOutage: while the store's sink is unreachable a run's LLM step
 // cannot read or write its recording; the step is retried, not failed,
-// and the run completes as a local run once the sink is back.
+// and the run completes as a local run once the sink is back. With local
+// steps the run begins without its first step (BeginNext leaves it) and
+// runs it again with the step's retries (StepNext).
 func TestSinkOutage(t *testing.T) {
 	const file = "../run/testdata/chain10/pipeline.toml"
-	ctx := context.Background()
 	cl := startCluster(t, nil, 0, file)
 	sink := &flakySink{Sink: temporal.StoreSink(cl.st), refused: make(chan struct{}, 1)}
-	sink.down.Store(true)
 	p := prepare(t, file)
 	w, err := temporal.NewWorker(cl.srv.Dial(t), temporal.WorkerOptions{TaskQueue: cl.queue, Sink: sink,
 		Pipelines: temporal.PipelineMap{"chain10": p.NewStepper(run.Config{Logger: quiet()}, sink)}})
 	must(t, err)
 	must(t, w.Start())
 	defer w.Stop()
-	input := map[string]any{"topic": "outage"}
-	wantRes, wantTree := localRun(t, file, "out-1", input, nil)
-	cl.start(t, "chain10", "out-1", input)
-	<-sink.refused // the first LLM step could not reach its recordings
-	sink.down.Store(false)
-	res, err := temporal.Result(ctx, cl.c, "out-1")
-	must(t, err)
-	tree, err := cl.st.Tree(ctx, "out-1")
-	must(t, err)
-	if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
-		t.Errorf("run across a sink outage differs from the local run\n--- got\n%s--- want\n%s", got, want)
+	for _, c := range []struct {
+		task  string
+		local bool
+		las   []string // the local activities of its history
+	}{
+		{"out-1", false, []string{"Begin", "Next", "Next", "Next", "Next", "Next", "sextant.record"}},
+		{"out-2", true, []string{"BeginNext", "StepNext", "StepNext", "StepNext", "StepNext", "StepNext", "sextant.record"}},
+	} {
+		sink.down.Store(true)
+		input := map[string]any{"topic": "outage"}
+		wantRes, wantTree := localRun(t, file, c.task, input, nil)
+		cl.startWith(t, temporal.RunInput{Pipeline: "chain10", Task: c.task, Input: input, LocalSteps: c.local})
+		<-sink.refused // the first LLM step could not reach its recordings
+		sink.down.Store(false)
+		select { // a refusal that raced the store above
+		case <-sink.refused:
+		default:
+		}
+		res, err := temporal.Result(context.Background(), cl.c, c.task)
+		must(t, err)
+		tree, err := cl.st.Tree(context.Background(), c.task)
+		must(t, err)
+		if got, want := shape(t, res, tree), shape(t, wantRes, wantTree); got != want {
+			t.Errorf("%s across a sink outage differs from the local run\n--- got\n%s--- want\n%s", c.task, got, want)
+		}
+		if got := localActivities(t, cl, c.task); !slices.Equal(got, c.las) {
+			t.Errorf("%s: local activities %q, want %q", c.task, got, c.las)
+		}
 	}
 }
 
