@@ -31,9 +31,11 @@ func replayHistory(t *testing.T, name string, h *historypb.History) {
 }
 
 // TestReplayOldHistories: runs recorded by earlier versions of the
-// workflow (testdata/histories, chain10 with and without local steps,
-// each named by the version it recorded: v2, then v3 with StepNext) replay on this one, so a worker
-// upgraded while they run takes them over without a nondeterminism error.
+// workflow (testdata/histories: chain10 with and without local steps,
+// each named by the version it recorded; v3 added StepNext, v4
+// BeginNext) replay on this one, so a worker upgraded while they run
+// takes them over without a nondeterminism error. A new version adds
+// the histories of the one before.
 func TestReplayOldHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json.gz")
 	must(t, err)
