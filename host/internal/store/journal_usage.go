@@ -36,7 +36,8 @@ func isUsageKey(k []byte) bool {
 }
 
 // isUsageKeyOf reports whether k is a usage entry of the execution placed
-// beneath its task's summary (sumUsageKey), without building the key.
+// beneath its task's summary (x/sum/<inv:8><task>/u/<exec>/<seq:8>),
+// without building the key.
 func isUsageKeyOf(k []byte, task, exec string) bool {
 	if len(k) != len(pSum)+8+len(task)+3+len(exec)+1+8 || string(k[:len(pSum)]) != pSum {
 		return false

@@ -204,10 +204,11 @@ func TestTasksQuery(t *testing.T) {
 	}
 }
 
-// TestTasksQueryJoin: a query by pipeline and status (a walk of the
-// pipeline's index joined with the status's) lists what filtering every
-// task lists, newest first, page by page, for every pair, with tasks of
-// both interleaved in every way.
+// TestTasksQueryJoin: a query by status, and by pipeline and status (a
+// walk of the pipeline's index joined with the status's; for completed,
+// which has no index, a walk of the time or pipeline index filtered by
+// the summaries), lists what filtering every task lists, newest first,
+// page by page, tasks and summaries, with tasks interleaved every way.
 func TestTasksQueryJoin(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
@@ -221,11 +222,13 @@ func TestTasksQueryJoin(t *testing.T) {
 	}
 	must(t, s.SetTaskStatus(ctx, "t010", StatusFailed))
 	all[10].Status = StatusFailed
-	for _, p := range pipes {
+	must(t, s.SetTaskStatus(ctx, "t011", StatusCompleted))
+	all[11].Status = StatusCompleted
+	for _, p := range append(pipes, "") {
 		for _, st := range sts {
 			var want []string
 			for i := len(all) - 1; i >= 0; i-- {
-				if all[i].Pipeline == p && all[i].Status == st {
+				if (p == "" || all[i].Pipeline == p) && all[i].Status == st {
 					want = append(want, all[i].ID)
 				}
 			}
@@ -244,6 +247,13 @@ func TestTasksQueryJoin(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%s %s: %v, want %v", p, st, got, want)
+			}
+			got = got[:0]
+			for _, ts := range summaries(t, s, Query{Pipeline: p, Status: st}) {
+				got = append(got, ts.ID)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %s: summaries %v, want %v", p, st, got, want)
 			}
 		}
 	}

@@ -34,7 +34,7 @@ import (
 // Usage of spans staged before their task is written waits under
 // x/spend/ until the task is created (adoptPending).
 //
-//	x/status/<status>\x00<inv:8><task>             (empty) index: tasks in a status
+//	x/status/<status>\x00<inv:8><task>             (empty) index: tasks in a status but completed (indexedStatus)
 //	x/sum/<inv:8><task>/a                          {status, pipeline, version, execs}
 //	x/sum/<inv:8><task>/e/<exec>                   {mode, latency_us}: an execution not in a's execs, or newer
 //	x/sum/<inv:8><task>/r                          {n, sum}: the task's unnamed rewards
@@ -409,11 +409,17 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 	if err := setSumTask(txn, w, t.ID, sumTaskKey(p), val, old != nil); err != nil {
 		return err
 	}
-	if old != nil && sameStatusKeys(old, t) {
+	if (old != nil && sameStatusKeys(old, t)) || !indexedStatus(t.Status) {
 		return nil
 	}
 	return idx.Set(statusIndexKey(t.Status, t.Created, t.ID), nil)
 }
+
+// indexedStatus reports whether tasks in status st have a status index
+// entry: all but completed ones, which most tasks end as. A list of
+// those walks the time or pipeline index and reads each task's status
+// from its summary, which finds them about as fast.
+func indexedStatus(st Status) bool { return st != StatusCompleted }
 
 // sameStatusKeys reports whether tasks a and b have the same status
 // index key.
@@ -507,7 +513,7 @@ func appendCalls(b []byte, calls []CallUsage) []byte {
 // deleteTaskDerived removes the status index entries of a task as it was
 // (t), unless it keeps them as it is now (next).
 func deleteTaskDerived(txn *badger.Txn, t, next *Task) error {
-	if sameStatusKeys(t, next) {
+	if sameStatusKeys(t, next) || !indexedStatus(t.Status) {
 		return nil
 	}
 	return txn.Delete(statusIndexKey(t.Status, t.Created, t.ID))
@@ -722,9 +728,10 @@ func (s *Store) derivedKVs(ts *TaskSummary, kvs []kv) ([]kv, error) {
 		}
 		val = append(b, "]}"...)
 	}
-	kvs = append(kvs,
-		kv{sumTaskKey(p), val},
-		kv{statusIndexKey(ts.Status, ts.Created, ts.ID), nil})
+	kvs = append(kvs, kv{sumTaskKey(p), val})
+	if indexedStatus(ts.Status) {
+		kvs = append(kvs, kv{statusIndexKey(ts.Status, ts.Created, ts.ID), nil})
+	}
 	if ts.Rewards > 0 {
 		val, err := sumRewardValue(ts.Rewards, ts.RewardSum)
 		if err != nil {

@@ -265,6 +265,48 @@ func (j *indexJoin) align(it *badger.Iterator, prefix []byte) bool {
 	return false
 }
 
+// statusFilter passes the tasks of a walk whose summary says status st
+// (a task without one has no status index entry either). it walks the
+// summaries beside the walk: they are in the same order.
+type statusFilter struct {
+	st  Status
+	it  *badger.Iterator
+	buf []byte
+}
+
+// match reports whether the task of an index key ending in <inv:8><task>
+// is in the filter's status.
+func (f *statusFilter) match(inv uint64, task []byte) (bool, error) {
+	f.buf = binary.BigEndian.AppendUint64(append(f.buf[:0], pSum...), inv)
+	f.buf = append(append(f.buf, task...), '/', sumTask)
+	if !f.it.Valid() || bytes.Compare(f.it.Item().Key(), f.buf) < 0 {
+		f.it.Seek(f.buf)
+	}
+	if !f.it.Valid() || !bytes.Equal(f.it.Item().Key(), f.buf) {
+		return false, nil
+	}
+	var st Status
+	err := f.it.Item().Value(func(val []byte) error {
+		js, err := unseal(f.buf, val)
+		if err != nil {
+			return err
+		}
+		l := lit{b: js}
+		v, ok := parseSumTaskHead(&l)
+		if !ok {
+			if err := decode(f.buf, val, &v); err != nil {
+				return err
+			}
+		}
+		st = v.Status
+		return nil
+	})
+	if err != nil {
+		return false, asDamage(slices.Clone(f.buf), err)
+	}
+	return st == f.st, nil
+}
+
 // SetTaskStatus changes a task's status.
 func (s *Store) SetTaskStatus(ctx context.Context, id string, st Status) error {
 	if !st.Valid() {
@@ -429,9 +471,16 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 	if q.Status == StatusInterrupted {
 		q.Status = StatusRunning // stored so; the lease tells them apart (lease.go)
 	}
+	var only *statusFilter // the status of a walk of an index of all statuses
 	switch {
 	case q.Tag != "":
 		prefix = fieldIndexPrefix(pTag, q.Tag)
+	case q.Status != "" && !indexedStatus(q.Status) && s.indexed:
+		prefix = []byte(pTime)
+		if q.Pipeline != "" {
+			prefix = fieldIndexPrefix(pPipe, q.Pipeline)
+		}
+		only = &statusFilter{st: q.Status}
 	case q.Status != "" && q.Pipeline != "" && s.indexed:
 		// The tasks in both the pipeline's index and the status's.
 		prefix, also = fieldIndexPrefix(pPipe, q.Pipeline), fieldIndexPrefix(pStatus, string(q.Status))
@@ -470,6 +519,11 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 		join = &indexJoin{it: txn.NewIterator(opts), prefix: also}
 		defer join.it.Close()
 	}
+	if only != nil {
+		opts.Prefix = []byte(pSum)
+		only.it = txn.NewIterator(opts)
+		defer only.it.Close()
+	}
 	for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -488,6 +542,15 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 		inv := binary.BigEndian.Uint64(suffix)
 		if stopInv != 0 && inv > stopInv {
 			return nil // older than Since, and so is the rest
+		}
+		if only != nil {
+			ok, err := only.match(inv, suffix[8:])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
 		}
 		id := string(suffix[8:])
 		if d := s.lostFor(taskPrefix(id)); d != nil {
