@@ -97,7 +97,8 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	}
 	kvs = append(kvs, kv{sumTaskKey(p), sval})
 	if indexedStatus(t.Status) {
-		kvs = append(kvs, kv{statusIndexKey(t.Status, t.Created, t.ID), nil})
+		kvs = append(kvs, kv{statusIndexKey(t.Status, t.Created, t.ID), nil},
+			kv{pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil})
 	}
 	sc.begin = kvs // for the next Begin, emptied
 	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExecValue(e), sum: p, kvs: kvs, begins: true, begun: begun}

@@ -32,6 +32,7 @@
 //	x/tag/<tag>\x00<inv:8><task>          (empty) index: tasks with a tag
 //	x/rtag/<tag>\x00<task>                (empty) index: tasks with a reward with a tag
 //	x/status/<status>\x00<inv:8><task>     (empty) index: tasks in a status but completed (derived)
+//	x/pstat/<pipeline>\x00<status>\x00<inv:8><task>  (empty) index: a pipeline's tasks in a status but completed (derived)
 //	x/sum/<inv:8><task>/…                 a task's summary for lists and metrics (derived)
 //	x/spend/<task>/…                      usage of spans staged before their task (derived)
 //	m/derive                              (present while derived keys are rebuilt)
@@ -70,8 +71,9 @@
 // entry, keyed by the first, whose value lists the others (a link of one
 // recording stays empty); readers list a task's recordings sorted, once
 // each, as before. Since layout 8 a task's summary entry may hold its
-// executions and their calls, and the derived keys are fewer: one status
-// index, with no entry for a completed task, and no x/sat/ (summary.go).
+// executions and their calls, and the derived keys are fewer: the status
+// indexes have no entry for a completed task, and there is no x/sat/
+// (summary.go).
 //
 // Every value passes through the store's Redactor after encoding: the
 // secret never reaches Badger's write-ahead log, tables or value log.

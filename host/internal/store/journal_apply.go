@@ -456,9 +456,10 @@ var mergeLinks = true
 // write them as layout 7 did.
 var holdSums = true
 
-// isStatusKey reports whether k is a status index entry (x/status/).
+// isStatusKey reports whether k is a status index entry (x/status/,
+// x/pstat/).
 func isStatusKey(k []byte) bool {
-	return bytes.HasPrefix(k, []byte(pStatus))
+	return bytes.HasPrefix(k, []byte(pStatus)) || bytes.HasPrefix(k, []byte(pPipeStatus))
 }
 
 // keepUnset keeps a status index entry of a task Begin creates, to be set
@@ -477,8 +478,8 @@ func (a *applier) keepUnset(task string, e kv) {
 	u.kvs = append(u.kvs, e)
 }
 
-// unsetKeys are a task's status index entries (x/status/) kept to be set
-// at the end of the transaction.
+// unsetKeys are a task's status index entries (two: x/status/, x/pstat/)
+// kept to be set at the end of the transaction.
 type unsetKeys struct {
 	kvs []kv
 	two [2]kv

@@ -104,7 +104,7 @@ func TestApplyEntriesPerRun(t *testing.T) {
 		}},
 		{name: "split", split: true, want: map[string]int{
 			"r/": 5, "t/a": 2, "t/e": 2, "t/h": 5, "t/k": 12, "t/s": 11,
-			"x/pipe/": 1, "x/time/": 1, "x/status/": 2,
+			"x/pipe/": 1, "x/time/": 1, "x/status/": 2, "x/pstat/": 2,
 			"x/sum/a": 2, "x/sum/e": 1, "x/sum/u": 5,
 		}},
 	} {

@@ -204,12 +204,12 @@ func TestTasksQuery(t *testing.T) {
 	}
 }
 
-// TestTasksQueryJoin: a query by status, and by pipeline and status (a
-// walk of the pipeline's index joined with the status's; for completed,
-// which has no index, a walk of the time or pipeline index filtered by
-// the summaries), lists what filtering every task lists, newest first,
-// page by page, tasks and summaries, with tasks interleaved every way.
-func TestTasksQueryJoin(t *testing.T) {
+// TestTasksQueryStatus: a query by status, and by pipeline and status
+// (by the status indexes; for completed, which they leave out, a walk
+// of the time or pipeline index filtered by the summaries), lists what
+// filtering every task lists, newest first, page by page, tasks and
+// summaries, with tasks interleaved every way.
+func TestTasksQueryStatus(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	pipes := []string{"p1", "p2", "p3"}

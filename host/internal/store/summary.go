@@ -35,6 +35,7 @@ import (
 // x/spend/ until the task is created (adoptPending).
 //
 //	x/status/<status>\x00<inv:8><task>             (empty) index: tasks in a status but completed (indexedStatus)
+//	x/pstat/<pipeline>\x00<status>\x00<inv:8><task> (empty) index: a pipeline's tasks in a status but completed
 //	x/sum/<inv:8><task>/a                          {status, pipeline, version, execs}
 //	x/sum/<inv:8><task>/e/<exec>                   {mode, latency_us}: an execution not in a's execs, or newer
 //	x/sum/<inv:8><task>/r                          {n, sum}: the task's unnamed rewards
@@ -47,13 +48,10 @@ import (
 // wrote (the applier's, which has a run's pieces together) or that a
 // rebuild found: most tasks are one entry. Executions and usage written
 // later are entries of their own, which readers take over a's: a later
-// update of the task carries a's executions over (carryExecs). A task's
-// status index entry is joined with the pipeline index for a pipeline's
-// tasks in a status (indexJoin); layout 7 kept a second index for them
-// under x/pstat/, which a rebuild drops.
+// update of the task carries a's executions over (carryExecs).
 const (
 	pStatus     = "x/status/"
-	pPipeStatus = "x/pstat/" // layout 7's; rebuildDerived drops it
+	pPipeStatus = "x/pstat/"
 	pSum        = "x/sum/"
 	pSumAt      = "x/sat/" // layout 7's; rebuildDerived drops it
 	pSumPending = "x/spend/"
@@ -249,6 +247,24 @@ func statusIndexKey(st Status, created time.Time, task string) []byte {
 	return fieldIndexKey(pStatus, string(st), created, task)
 }
 
+func pipeStatusPrefix(pipeline string, st Status) []byte {
+	return pipeStatusPrefixRoom(pipeline, st, 0)
+}
+
+// pipeStatusPrefixRoom is pipeStatusPrefix with room for extra more bytes.
+func pipeStatusPrefixRoom(pipeline string, st Status, extra int) []byte {
+	b := make([]byte, 0, len(pPipeStatus)+len(pipeline)+1+len(st)+1+extra)
+	b = append(append(b, pPipeStatus...), pipeline...)
+	b = append(b, 0)
+	b = append(b, st...)
+	return append(b, 0)
+}
+
+func pipeStatusKey(pipeline string, st Status, created time.Time, task string) []byte {
+	b := binary.BigEndian.AppendUint64(pipeStatusPrefixRoom(pipeline, st, 8+len(task)), invTime(created))
+	return append(b, task...)
+}
+
 // TaskSummary is what lists and metrics need of a task, read from its
 // derived keys (or, in a store that has none, from its records).
 type TaskSummary struct {
@@ -412,19 +428,22 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 	if (old != nil && sameStatusKeys(old, t)) || !indexedStatus(t.Status) {
 		return nil
 	}
-	return idx.Set(statusIndexKey(t.Status, t.Created, t.ID), nil)
+	if err := idx.Set(statusIndexKey(t.Status, t.Created, t.ID), nil); err != nil {
+		return err
+	}
+	return idx.Set(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil)
 }
 
-// indexedStatus reports whether tasks in status st have a status index
-// entry: all but completed ones, which most tasks end as. A list of
+// indexedStatus reports whether tasks in status st have status index
+// entries: all but completed ones, which most tasks end as. A list of
 // those walks the time or pipeline index and reads each task's status
 // from its summary, which finds them about as fast.
 func indexedStatus(st Status) bool { return st != StatusCompleted }
 
 // sameStatusKeys reports whether tasks a and b have the same status
-// index key.
+// index keys.
 func sameStatusKeys(a, b *Task) bool {
-	return a.Status == b.Status && invTime(a.Created) == invTime(b.Created)
+	return a.Status == b.Status && a.Pipeline == b.Pipeline && invTime(a.Created) == invTime(b.Created)
 }
 
 // setSumTask sets a task's summary entry key to val, a task's status,
@@ -516,7 +535,10 @@ func deleteTaskDerived(txn *badger.Txn, t, next *Task) error {
 	if sameStatusKeys(t, next) || !indexedStatus(t.Status) {
 		return nil
 	}
-	return txn.Delete(statusIndexKey(t.Status, t.Created, t.ID))
+	if err := txn.Delete(statusIndexKey(t.Status, t.Created, t.ID)); err != nil {
+		return err
+	}
+	return txn.Delete(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID))
 }
 
 // usageKVs are the usage entries of a burst of encoded spans: one per
@@ -730,7 +752,8 @@ func (s *Store) derivedKVs(ts *TaskSummary, kvs []kv) ([]kv, error) {
 	}
 	kvs = append(kvs, kv{sumTaskKey(p), val})
 	if indexedStatus(ts.Status) {
-		kvs = append(kvs, kv{statusIndexKey(ts.Status, ts.Created, ts.ID), nil})
+		kvs = append(kvs, kv{statusIndexKey(ts.Status, ts.Created, ts.ID), nil},
+			kv{pipeStatusKey(ts.Pipeline, ts.Status, ts.Created, ts.ID), nil})
 	}
 	if ts.Rewards > 0 {
 		val, err := sumRewardValue(ts.Rewards, ts.RewardSum)

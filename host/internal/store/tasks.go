@@ -234,37 +234,6 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 	return s.setTaskDerived(txn, w, idx, &t, old)
 }
 
-// indexJoin walks a second index beside a walk of another: both end in
-// <inv:8><task>, in the same order, so the tasks in both are found by
-// each seeking past what the other has not (a leapfrog join), reading
-// about as many keys as the smaller index holds in the range walked.
-type indexJoin struct {
-	it     *badger.Iterator
-	prefix []byte
-	buf    []byte
-}
-
-// align moves it (over prefix), and the join's index, to the next task
-// both hold, from where it is; false when either has no more.
-func (j *indexJoin) align(it *badger.Iterator, prefix []byte) bool {
-	for it.ValidForPrefix(prefix) {
-		j.buf = append(append(j.buf[:0], j.prefix...), it.Item().Key()[len(prefix):]...)
-		if !j.it.Valid() || bytes.Compare(j.it.Item().Key(), j.buf) < 0 {
-			j.it.Seek(j.buf)
-		}
-		if !j.it.ValidForPrefix(j.prefix) {
-			return false
-		}
-		other := j.it.Item().Key()
-		if bytes.Equal(other, j.buf) {
-			return true
-		}
-		j.buf = append(append(j.buf[:0], prefix...), other[len(j.prefix):]...)
-		it.Seek(j.buf)
-	}
-	return false
-}
-
 // statusFilter passes the tasks of a walk whose summary says status st
 // (a task without one has no status index entry either). it walks the
 // summaries beside the walk: they are in the same order.
@@ -467,7 +436,7 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 	// Every index key ends in <inv:8><task>, newest first, so a cursor
 	// (that suffix) and the time bounds work on each. The status indexes
 	// are derived keys: used only when complete (s.indexed).
-	var prefix, also []byte
+	var prefix []byte
 	if q.Status == StatusInterrupted {
 		q.Status = StatusRunning // stored so; the lease tells them apart (lease.go)
 	}
@@ -482,8 +451,7 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 		}
 		only = &statusFilter{st: q.Status}
 	case q.Status != "" && q.Pipeline != "" && s.indexed:
-		// The tasks in both the pipeline's index and the status's.
-		prefix, also = fieldIndexPrefix(pPipe, q.Pipeline), fieldIndexPrefix(pStatus, string(q.Status))
+		prefix = pipeStatusPrefix(q.Pipeline, q.Status)
 	case q.Status != "" && s.indexed:
 		prefix = fieldIndexPrefix(pStatus, string(q.Status))
 	case q.Pipeline != "":
@@ -513,12 +481,6 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 	if !q.Since.IsZero() {
 		stopInv = invTime(q.Since)
 	}
-	var join *indexJoin
-	if also != nil {
-		opts.Prefix = also
-		join = &indexJoin{it: txn.NewIterator(opts), prefix: also}
-		defer join.it.Close()
-	}
 	if only != nil {
 		opts.Prefix = []byte(pSum)
 		only.it = txn.NewIterator(opts)
@@ -527,9 +489,6 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 	for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
-		}
-		if join != nil && !join.align(it, prefix) {
-			return nil
 		}
 		key := it.Item().Key()
 		suffix := key[len(prefix):]
