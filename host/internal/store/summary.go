@@ -120,6 +120,12 @@ func sumAt(txn *badger.Txn, task string) ([]byte, bool, error) {
 	}
 	var p []byte
 	err = item.Value(func(val []byte) error {
+		if len(val) > 0 && val[0] == schemaVersion {
+			if created, ok := taskCreated(val[1:]); ok {
+				p = sumPrefix(created, task)
+				return nil
+			}
+		}
 		var v struct {
 			Created time.Time `json:"created"`
 		}
@@ -130,6 +136,103 @@ func sumAt(txn *badger.Txn, task string) ([]byte, bool, error) {
 		return nil
 	})
 	return p, err == nil, err
+}
+
+// taskCreated reads the created time of a task record's JSON, skipping
+// the fields before it, and false for anything but encoding/json's
+// compact form (the caller then decodes the record).
+func taskCreated(js []byte) (time.Time, bool) {
+	if len(js) == 0 || js[0] != '{' {
+		return time.Time{}, false
+	}
+	for i := 1; i < len(js); {
+		ks, ke, ok := jsonStringAt(js, i)
+		if !ok || ke >= len(js) || js[ke] != ':' {
+			return time.Time{}, false
+		}
+		vs := ke + 1
+		if string(js[ks:ke]) == `"created"` {
+			s, e, ok := jsonStringAt(js, vs)
+			if !ok {
+				return time.Time{}, false
+			}
+			t, err := time.Parse(time.RFC3339Nano, string(js[s+1:e-1]))
+			return t, err == nil
+		}
+		ve, ok := skipJSONValue(js, vs, 0)
+		if !ok || ve >= len(js) || js[ve] != ',' {
+			return time.Time{}, false
+		}
+		i = ve + 1
+	}
+	return time.Time{}, false
+}
+
+// jsonStringAt returns the bounds of the JSON string at js[i] (quotes
+// included), and false if there is none.
+func jsonStringAt(js []byte, i int) (start, end int, ok bool) {
+	if i >= len(js) || js[i] != '"' {
+		return 0, 0, false
+	}
+	for j := i + 1; j < len(js); j++ {
+		switch js[j] {
+		case '\\':
+			j++
+		case '"':
+			return i, j + 1, true
+		}
+	}
+	return 0, 0, false
+}
+
+// skipJSONValue returns where the compact JSON value at js[i] ends, and false
+// if it does not (or nests past 64 levels).
+func skipJSONValue(js []byte, i, depth int) (int, bool) {
+	if i >= len(js) || depth > 64 {
+		return 0, false
+	}
+	switch c := js[i]; c {
+	case '"':
+		_, e, ok := jsonStringAt(js, i)
+		return e, ok
+	case '{', '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		i++
+		if i < len(js) && js[i] == end {
+			return i + 1, true
+		}
+		for i < len(js) {
+			if c == '{' {
+				_, ke, ok := jsonStringAt(js, i)
+				if !ok || ke >= len(js) || js[ke] != ':' {
+					return 0, false
+				}
+				i = ke + 1
+			}
+			var ok bool
+			if i, ok = skipJSONValue(js, i, depth+1); !ok || i >= len(js) {
+				return 0, false
+			}
+			switch js[i] {
+			case ',':
+				i++
+			case end:
+				return i + 1, true
+			default:
+				return 0, false
+			}
+		}
+		return 0, false
+	default: // a number, true, false or null
+		j := i
+		for j < len(js) && js[j] != ',' && js[j] != '}' && js[j] != ']' {
+			j++
+		}
+		return j, j > i
+	}
 }
 
 // placeUsage moves the usage entries of kvs (usageKVs) beneath their

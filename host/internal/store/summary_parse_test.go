@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
@@ -73,6 +74,34 @@ func TestSummaryParsers(t *testing.T) {
 		_, ok4 := parseSumUsage([]byte(js), nil)
 		if ok1 || ok2 || ok3 || ok4 {
 			t.Errorf("%q parsed: %v %v %v %v", js, ok1, ok2, ok3, ok4)
+		}
+	}
+}
+
+// TestTaskCreated: the created time read off a task record without
+// decoding it is encoding/json's, whatever the fields before it hold (a
+// "created" key nested in the input, escaped quotes, arrays); anything
+// else is refused, never misread.
+func TestTaskCreated(t *testing.T) {
+	created := time.Date(2026, 3, 4, 5, 6, 7, 890, time.UTC)
+	for _, tk := range []Task{
+		{ID: "a", Pipeline: "p", Status: StatusCompleted, Created: created},
+		{ID: "b", Pipeline: "p\"q\\\\", Input: json.RawMessage(`{"x":{"created":"2000-01-01T00:00:00Z","y":[1,{"z":"\"}"}],"n":null}}`),
+			Truth: json.RawMessage(`[true,false,-1.5e3,"created"]`), Tags: []string{"created", "a,b"}, Status: StatusRunning, Created: created,
+			Strategy: StrategyRef{Name: "s", Version: "1"}, Rules: map[string]string{"created": "h"}},
+		{ID: "c", Pipeline: "p", Input: json.RawMessage(`{}`), Truth: json.RawMessage(`[]`), Status: StatusWaiting, Created: created.Add(-time.Hour)},
+	} {
+		js, err := json.Marshal(&tk)
+		must(t, err)
+		got, ok := taskCreated(js)
+		if !ok || !got.Equal(tk.Created) {
+			t.Errorf("%s: created %v %v, want %v", js, got, ok, tk.Created)
+		}
+	}
+	for _, js := range []string{``, `[]`, `{"id":"a"}`, `{"id":"a","input":{"created":"2000-01-01T00:00:00Z"}}`,
+		`{"id":"a","input":{"x":1}`, `{"id" : "a","created":"2026-03-04T05:06:07Z"}`, `{"input":[1,2,"created":"x"]}`} {
+		if got, ok := taskCreated([]byte(js)); ok {
+			t.Errorf("%s: read created %v", js, got)
 		}
 	}
 }
