@@ -7,7 +7,10 @@
 package jsonbound
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"sync"
 )
 
@@ -132,4 +135,81 @@ func (b *Budget) Used() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used
+}
+
+// ErrBusy is a body Read refused because the budget is spent: it is
+// left unread, and its client should send it again shortly.
+var ErrBusy = errors.New("decode budget spent")
+
+// firstRead is the buffer a body of unknown length is first read into.
+const firstRead = 512
+
+// Read reads body, of length bytes (-1: unknown, as a chunked body is),
+// into memory charged to b before it is allocated, and returns it with
+// what it holds charged, which the caller gives back, failed or not. A
+// body of known length is charged it before a byte is read: a flood of
+// large bodies is refused unread. One of unknown length is read into a
+// buffer that doubles, each size charged first (with the old buffer
+// while it is copied), and is refused the moment the next size would
+// take b past its limit: many chunked uploads together hold no more
+// than the budget. A body longer than limit is an *http.MaxBytesError
+// (pass body through http.MaxBytesReader too, for the server to close
+// the connection); one b refuses is ErrBusy.
+func (b *Budget) Read(body io.Reader, length, limit int64) ([]byte, int64, error) {
+	if length > limit {
+		return nil, 0, &http.MaxBytesError{Limit: limit}
+	}
+	size := length
+	if size <= 0 {
+		size = firstRead
+	}
+	if !b.Take(size) {
+		return nil, 0, ErrBusy
+	}
+	held := size
+	buf := make([]byte, 0, size)
+	var probe []byte // made only for a body that fills its buffer
+	for {
+		if len(buf) < cap(buf) {
+			n, err := body.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err != nil {
+				return buf, held, readErr(err)
+			}
+			continue
+		}
+		// A full buffer reads one byte aside first: a body that ends
+		// here, as every body whose length was sent does, needs no
+		// larger one.
+		if probe == nil {
+			probe = make([]byte, 1)
+		}
+		n, err := body.Read(probe)
+		if n == 0 {
+			if err != nil {
+				return buf, held, readErr(err)
+			}
+			continue
+		}
+		next := min(2*int64(cap(buf)), limit)
+		if next <= int64(cap(buf)) {
+			return nil, held, &http.MaxBytesError{Limit: limit}
+		}
+		if !b.Grow(held, held+next) {
+			return nil, held, ErrBusy
+		}
+		grown := make([]byte, len(buf), next)
+		copy(grown, buf)
+		buf = append(grown, probe[0])
+		b.Give(held)
+		held = next
+	}
+}
+
+// readErr is nil at a body's end, else err.
+func readErr(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -21,65 +20,20 @@ type budget struct {
 	jsonbound.Budget
 }
 
-// firstRead is the buffer a body of unknown length is first read into.
-const firstRead = 512
-
 // read reads r's body, at most MaxBody bytes, into memory charged to the
-// budget before it is allocated. held is what the call holds charged
-// already (its Content-Length, taken before any byte is read); read
-// returns what it holds charged after, which the caller gives back,
-// failed or not. A body of unknown length (chunked) is read into a
-// buffer that doubles, each size charged first (with the old buffer
-// while it is copied), and is refused the moment the next size would
-// take the budget past its limit: many chunked uploads together hold no
-// more than the budget (RATIONALE "Why OTLP ingest and the proxy bound
-// what a body takes decoded, refuse rather than queue, and check usage").
-func (b *budget) read(w http.ResponseWriter, r *http.Request, held int64) ([]byte, int64, *failure) {
-	src := http.MaxBytesReader(w, r.Body, MaxBody)
-	size := held
-	if size == 0 {
-		if !b.Grow(0, firstRead) {
-			return nil, 0, b.refuse(w)
-		}
-		size, held = firstRead, firstRead
+// budget before it is allocated (jsonbound.Budget.Read): a body whose
+// length was sent is charged it before a byte is read, one of unknown
+// length (chunked) as it grows, and refused the moment it would take the
+// budget past its limit (RATIONALE "Why OTLP ingest and the proxy bound
+// what a body takes decoded, refuse rather than queue, and check
+// usage"). It returns what the call holds charged, which the caller
+// gives back, failed or not.
+func (b *budget) read(w http.ResponseWriter, r *http.Request) ([]byte, int64, *failure) {
+	body, held, err := b.Read(http.MaxBytesReader(w, r.Body, MaxBody), r.ContentLength, MaxBody)
+	if errors.Is(err, jsonbound.ErrBusy) {
+		return nil, held, b.refuse(w)
 	}
-	buf := make([]byte, 0, size)
-	var probe []byte // made only for a body that fills its buffer
-	for {
-		if len(buf) < cap(buf) {
-			n, err := src.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+n]
-			if err != nil {
-				return buf, held, bodyFailure(err)
-			}
-			continue
-		}
-		// A full buffer reads one byte aside first: a body that ends
-		// here, as every body whose length was sent does, needs no
-		// larger one.
-		if probe == nil {
-			probe = make([]byte, 1)
-		}
-		n, err := src.Read(probe)
-		if n == 0 {
-			if err != nil {
-				return buf, held, bodyFailure(err)
-			}
-			continue
-		}
-		next := min(2*int64(cap(buf)), MaxBody)
-		if next <= int64(cap(buf)) {
-			return nil, held, tooLarge()
-		}
-		if !b.Grow(held, held+next) {
-			return nil, held, b.refuse(w)
-		}
-		grown := make([]byte, len(buf), next)
-		copy(grown, buf)
-		buf = append(grown, probe[0])
-		b.Give(held)
-		held = next
-	}
+	return body, held, bodyFailure(err)
 }
 
 // refuse is busyFailure for a call whose body is left unread: the
@@ -96,7 +50,7 @@ func (b *budget) refuse(w http.ResponseWriter) *failure {
 func bodyFailure(err error) *failure {
 	var tooBig *http.MaxBytesError
 	switch {
-	case errors.Is(err, io.EOF):
+	case err == nil:
 		return nil
 	case errors.As(err, &tooBig):
 		return tooLarge()

@@ -152,15 +152,7 @@ func (p *Proxy) serveRoute(w http.ResponseWriter, r *http.Request, rt *route) {
 		rt.writeError(w, f)
 		return
 	}
-	// A body whose length the client sent is charged its bytes before
-	// they are read: a flood of large bodies is refused unread. One of
-	// unknown length is charged as it is read (budget.read).
-	held := max(r.ContentLength, 0)
-	if held > 0 && !p.budget.Take(held) {
-		rt.writeError(w, busyFailure())
-		return
-	}
-	body, held, f := p.budget.read(w, r, held)
+	body, held, f := p.budget.read(w, r)
 	if f != nil {
 		p.budget.Give(held)
 		rt.writeError(w, f)

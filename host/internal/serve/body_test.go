@@ -2,6 +2,9 @@ package serve_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -115,5 +118,122 @@ func TestDecodeBudget(t *testing.T) {
 	e.do("POST", "/api/v1/runs", body).want(t, 400)
 	if peak > limit || peak < 2*int64(len(body)) {
 		t.Fatalf("peak charged %d, want between the two bodies' %d and the budget %d", peak, 2*len(body), limit)
+	}
+}
+
+// heldBody is a request body that, once it has given the server want
+// bytes, says so on held and waits for release before giving more: the
+// server asking for more means it has charged what it holds.
+type heldBody struct {
+	io.ReadCloser
+	n, want int
+	held    chan<- struct{}
+	release <-chan struct{}
+	waited  bool
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	if b.n >= b.want && !b.waited {
+		b.waited = true
+		b.held <- struct{}{}
+		<-b.release
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.n += n
+	return n, err
+}
+
+// TestDecodeBudgetRaw: the bytes of a body are charged to the decode
+// budget before they are read — all of them at once when the client sent
+// its length, as the buffer grows when it streams it chunked — on the
+// API's routes and the sink's. Eight bodies of 400 KB held mid-read
+// against a budget of 1 MiB: at most two are held, the others refused at
+// once with a 503, Retry-After and Connection: close, and what is charged
+// is never past the budget. Released, the held ones are served.
+func TestDecodeBudgetRaw(t *testing.T) {
+	const limit, calls, pad = 1 << 20, 8, 400_000
+	body := `"` + strings.Repeat("x", pad) + `"` // a JSON string: each route answers 400
+	for _, c := range []struct {
+		path    string
+		chunked bool
+	}{{"/api/v1/runs", false}, {"/api/v1/runs", true}, {serve.SinkSpansRoute, false}, {serve.SinkSpansRoute, true}} {
+		t.Run(fmt.Sprintf("%s chunked=%v", c.path, c.chunked), func(t *testing.T) {
+			e := newEnv(t, "127.0.0.1:0", func(o *serve.Options) { o.Handlers = serve.SinkHandlers(o.Store) })
+			e.srv.SetDecodeBudget(limit, func(int64) {})
+			// A body sent with its length is held at its first read
+			// (charged it all by then), a chunked one 300 KB in
+			// (charged the 512 KiB buffer that holds it).
+			want := 0
+			if c.chunked {
+				want = 300_000
+			}
+			held := make(chan struct{}, calls)
+			release := make(chan struct{})
+			var once sync.Once
+			free := func() { once.Do(func() { close(release) }) }
+			defer free()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				orig := r.Body
+				r.Body = &heldBody{ReadCloser: orig, want: want, held: held, release: release}
+				e.srv.Handler().ServeHTTP(w, r)
+				// A refused body's answer goes out now, and what is left
+				// of it is read here: the client never writes into a
+				// closed connection.
+				w.(http.Flusher).Flush()
+				_, _ = io.Copy(io.Discard, orig)
+			}))
+			defer srv.Close()
+			type result struct {
+				status int
+				header http.Header
+				close  bool
+			}
+			results := make(chan result, calls)
+			for range calls {
+				go func() {
+					var rd io.Reader = strings.NewReader(body)
+					if c.chunked {
+						rd = io.MultiReader(rd) // no length known
+					}
+					req, _ := http.NewRequest("POST", srv.URL+c.path, rd)
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := srv.Client().Do(req)
+					if err != nil {
+						t.Error(err)
+						results <- result{}
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					results <- result{resp.StatusCode, resp.Header, resp.Close}
+				}()
+			}
+			// Each call is held or answered: a 503 while the others are
+			// held.
+			holding, refused := 0, 0
+			for holding+refused < calls {
+				select {
+				case <-held:
+					holding++
+				case r := <-results:
+					if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !r.close {
+						t.Errorf("call answered while others are held: %d %v close %v, want a 503 with Retry-After and Connection: close", r.status, r.header, r.close)
+					}
+					refused++
+				}
+			}
+			if used := e.srv.DecodeUsed(); holding == 0 || holding > 2 || used > limit {
+				t.Errorf("%d bodies held charged %d, want one or two within the budget %d", holding, used, limit)
+			}
+			free()
+			for range holding {
+				if r := <-results; r.status != http.StatusBadRequest {
+					t.Errorf("held call answered %d, want 400", r.status)
+				}
+			}
+			if used := e.srv.DecodeUsed(); used != 0 {
+				t.Fatalf("answered requests still hold %d charged", used)
+			}
+		})
 	}
 }

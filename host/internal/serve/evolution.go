@@ -176,7 +176,7 @@ func (s *Server) getComparison(r *http.Request) (int, any, error) {
 
 func (s *Server) saveComparison(r *http.Request) (int, any, error) {
 	var v evolve.Verdict
-	if err := s.decodeBody(r, &v); err != nil {
+	if err := decodeBody(r, &v); err != nil {
 		return 0, nil, err
 	}
 	if v.Pipeline == "" || v.Comparison.Candidate.Hash == "" {
@@ -254,7 +254,7 @@ type Decision struct {
 func (s *Server) decide(r *http.Request, approve bool) (int, any, error) {
 	id := r.PathValue("id")
 	var d Decision
-	if err := s.decodeBody(r, &d); err != nil {
+	if err := decodeBody(r, &d); err != nil {
 		return 0, nil, err
 	}
 	if strings.TrimSpace(d.By) == "" {

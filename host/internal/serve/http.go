@@ -32,6 +32,9 @@ type Error struct {
 	// RetryAfter, when not 0, is the Retry-After header's seconds: when
 	// a request refused for now (503) is worth sending again.
 	RetryAfter int `json:"-"`
+	// Close, when set, closes the connection after the answer: the
+	// request's body is left unread.
+	Close bool `json:"-"`
 }
 
 // retryUnavailable is the Retry-After of a 503 for want of a worker:
@@ -78,6 +81,9 @@ func WriteError(w http.ResponseWriter, err *Error) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if err.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(err.RetryAfter))
+	}
+	if err.Close {
+		w.Header().Set("Connection", "close")
 	}
 	w.WriteHeader(err.Status)
 	_ = json.NewEncoder(w).Encode(struct {
@@ -230,16 +236,15 @@ func (s *Server) api(rt route) http.Handler {
 				WriteError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: fmt.Sprintf("internal error: %v", p)})
 			}
 		}()
-		// What decodeBody charged is given back before the answer is
+		// What the body read charged is given back before the answer is
 		// written, and on a panic.
-		var held int64
-		defer func() { s.decoded.Give(held) }()
+		var c *charge
 		if r.Method == http.MethodPost {
-			r = r.WithContext(context.WithValue(r.Context(), heldKey{}, &held))
+			r, c = s.charged(r)
+			defer c.release()
 		}
 		status, v, err := rt.handle(r)
-		s.decoded.Give(held)
-		held = 0
+		c.release()
 		if err != nil {
 			e := s.toError(r, err)
 			WriteError(w, e)
@@ -277,26 +282,34 @@ func (s *Server) toError(r *http.Request, err error) *Error {
 }
 
 // boundBody refuses a body b past bodyLimits (413, positioned), then
-// charges its decoded cost to budget when r carries a heldKey (503 with
-// Retry-After when the budget is spent: refused, not queued). charged,
-// when not nil (tests), is called once the cost is charged.
-func boundBody(r *http.Request, b []byte, budget *jsonbound.Budget, charged func()) error {
+// charges c (when not nil) its decoded cost in place of the held bytes
+// its read charged (503 with Retry-After when the budget is spent:
+// refused, not queued).
+func boundBody(b []byte, c *charge, held int64) error {
 	shape, err := jsonbound.Scan(b, bodyLimits)
 	if err != nil {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: "request body: " + err.Error()}
 	}
-	if held, ok := r.Context().Value(heldKey{}).(*int64); ok && budget != nil {
-		cost := shape.Cost(len(b))
-		if !budget.Take(cost) {
-			return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: retryUnavailable,
-				Message: "the server holds as many large request bodies as it may at once: send this one again shortly"}
-		}
-		*held += cost
-		if charged != nil {
-			charged()
-		}
+	if c == nil {
+		return nil
+	}
+	// The buffer's spare capacity stays held until the request ends.
+	cost := shape.Cost(len(b)) + int64(cap(b)-len(b))
+	if !c.srv.decoded.Grow(c.held, c.held-held+cost) {
+		return errBusy(false)
+	}
+	c.held += cost - held
+	if c.srv.afterCharge != nil {
+		c.srv.afterCharge()
 	}
 	return nil
+}
+
+// errBusy is a body the decode budget refused; unread when it was
+// refused before it was read.
+func errBusy(unread bool) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: retryUnavailable, Close: unread,
+		Message: "the server holds as many large request bodies as it may at once: send this one again shortly"}
 }
 
 // bodyLimits bound what a request body holds once decoded: at most one
@@ -307,30 +320,62 @@ func boundBody(r *http.Request, b []byte, budget *jsonbound.Budget, charged func
 // rather than queue, and check usage").
 var bodyLimits = jsonbound.Limits{Values: DefaultMaxBody / 16, Depth: 128}
 
-// heldKey is the context key of what a request holds charged to the
-// server's decode budget, given back when its handler returns.
-type heldKey struct{}
-
-// decodeBody is decodeBudgeted over the server's decode budget.
-func (s *Server) decodeBody(r *http.Request, v any) error {
-	return decodeBudgeted(r, v, &s.decoded, s.afterCharge)
+// charge is what a request holds charged to its server's decode budget:
+// its body's bytes as they are read, then what they hold decoded. It is
+// given back when its handler returns, before the answer is written.
+type charge struct {
+	srv  *Server
+	held int64
 }
 
-// decodeSinkBody is decodeBudgeted for the sink's routes, which answer
-// as soon as they stored what they decoded: charged to no budget.
-func decodeSinkBody(r *http.Request, v any) error { return decodeBudgeted(r, v, nil, nil) }
+// chargeKey is the context key of a request's *charge.
+type chargeKey struct{}
 
-// decodeBudgeted reads a JSON request body into v: one object, no unknown
-// fields, bounded first by boundBody.
-func decodeBudgeted(r *http.Request, v any, budget *jsonbound.Budget, charged func()) error {
-	b, err := io.ReadAll(r.Body)
+// charged returns r carrying a charge to s's decode budget, and the
+// charge.
+func (s *Server) charged(r *http.Request) (*http.Request, *charge) {
+	c := &charge{srv: s}
+	return r.WithContext(context.WithValue(r.Context(), chargeKey{}, c)), c
+}
+
+// release gives back what c holds; a nil c holds nothing.
+func (c *charge) release() {
+	if c != nil {
+		c.srv.decoded.Give(c.held)
+		c.held = 0
+	}
+}
+
+// readBody reads r's body, charged as it is read to the budget of the
+// charge r carries (jsonbound.Budget.Read: a body whose length was sent
+// is charged it before a byte is read, one of unknown length as it
+// grows; 503 past the budget, the body unread), and returns it with its
+// charge (nil when r carries none) and what the read charged.
+func readBody(r *http.Request) ([]byte, *charge, int64, error) {
+	c, _ := r.Context().Value(chargeKey{}).(*charge)
+	if c == nil {
+		b, err := io.ReadAll(r.Body)
+		return b, nil, 0, err
+	}
+	b, held, err := c.srv.decoded.Read(r.Body, r.ContentLength, c.srv.opts.MaxBody)
+	c.held += held
+	if errors.Is(err, jsonbound.ErrBusy) {
+		return nil, c, held, errBusy(true)
+	}
+	return b, c, held, err // *http.MaxBytesError → 413
+}
+
+// decodeBody reads a JSON request body into v: one object, no unknown
+// fields, read by readBody and bounded by boundBody before it is decoded.
+func decodeBody(r *http.Request, v any) error {
+	b, c, held, err := readBody(r)
 	if err != nil {
-		return err // *http.MaxBytesError → 413
+		return err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
 	}
-	if err := boundBody(r, b, budget, charged); err != nil {
+	if err := boundBody(b, c, held); err != nil {
 		return err
 	}
 	d := json.NewDecoder(bytes.NewReader(b))

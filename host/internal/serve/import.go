@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
@@ -31,13 +30,13 @@ type Imported struct {
 // importTasks reads a JSONL export into the store, all or nothing: the
 // store checks every line before it writes one.
 func (s *Server) importTasks(r *http.Request) (int, any, error) {
-	b, err := io.ReadAll(r.Body)
+	b, c, held, err := readBody(r)
 	if err != nil {
-		return 0, nil, err // *http.MaxBytesError → 413
+		return 0, nil, err
 	}
 	// The store decodes one line at a time, but a line may be the whole
 	// body.
-	if err := boundBody(r, b, &s.decoded, s.afterCharge); err != nil {
+	if err := boundBody(b, c, held); err != nil {
 		return 0, nil, err
 	}
 	name := importName

@@ -22,7 +22,7 @@ type CancelRequest struct {
 func (s *Server) cancelTask(r *http.Request) (int, any, error) {
 	id := r.PathValue("id")
 	var req CancelRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
 	if len(req.By) > 256 || len(req.Reason) > 4096 {
@@ -104,7 +104,7 @@ func (s *Server) setVars(r *http.Request) (int, any, error) {
 func (s *Server) operateVars(r *http.Request, do func(context.Context, *run.Runner, string, map[string]any) (*run.Result, error)) (int, any, error) {
 	id := r.PathValue("id")
 	var req VarsRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
 	ctx := context.WithoutCancel(r.Context())

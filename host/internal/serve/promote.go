@@ -53,7 +53,7 @@ func (s *Server) moveLive(r *http.Request, action string) (int, any, error) {
 		return 0, nil, err
 	}
 	var m LiveMove
-	if err := s.decodeBody(r, &m); err != nil {
+	if err := decodeBody(r, &m); err != nil {
 		return 0, nil, err
 	}
 	if len(m.By) > 200 || len(m.Reason) > 4096 {

@@ -206,11 +206,21 @@ func New(opts Options) (*Server, error) {
 		if strings.HasPrefix(patternPath(p), apiPrefix) {
 			return nil, fmt.Errorf("serve: extra handler %q: %s is the API's", p, apiPrefix)
 		}
-		s.handle(p, opts.Handlers[p])
+		h := opts.Handlers[p]
+		if ch, ok := h.(chargedHandler); ok {
+			h = ch.chargedTo(s)
+		}
+		s.handle(p, h)
 	}
 	s.mux.Handle("/", dashboard())
 	s.handler = s.middleware(s.mux)
 	return s, nil
+}
+
+// chargedHandler is an extra route (the sink's) that reads its JSON body
+// charged to the decode budget of the server it is registered on.
+type chargedHandler interface {
+	chargedTo(s *Server) http.Handler
 }
 
 func (s *Server) handle(pattern string, h http.Handler) {

@@ -48,7 +48,7 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 		}),
 		"PUT " + SinkRecordingRoute + "{key}": sinkHandler(func(r *http.Request) (int, any, error) {
 			var rec store.Recording
-			if err := decodeSinkBody(r, &rec); err != nil {
+			if err := decodeBody(r, &rec); err != nil {
 				return 0, nil, err
 			}
 			if rec.Hash != r.PathValue("key") {
@@ -58,14 +58,14 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 		}),
 		"POST " + SinkRunRoute: sinkHandler(func(r *http.Request) (int, any, error) {
 			var rec run.RunRecord
-			if err := decodeSinkBody(r, &rec); err != nil {
+			if err := decodeBody(r, &rec); err != nil {
 				return 0, nil, err
 			}
 			return http.StatusNoContent, nil, run.RecordRun(r.Context(), s, &rec)
 		}),
 		"POST " + SinkLiveRoute: sinkHandler(func(r *http.Request) (int, any, error) {
 			var q LiveQuery
-			if err := decodeSinkBody(r, &q); err != nil {
+			if err := decodeBody(r, &q); err != nil {
 				return 0, nil, err
 			}
 			if q.Pipeline == "" || q.Configured.Hash == "" {
@@ -76,7 +76,7 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 		}),
 		"POST " + SinkSpansRoute: sinkHandler(func(r *http.Request) (int, any, error) {
 			var spans []store.Span
-			if err := decodeSinkBody(r, &spans); err != nil {
+			if err := decodeBody(r, &spans); err != nil {
 				return 0, nil, err
 			}
 			return http.StatusNoContent, nil, s.StageSpans(r.Context(), spans)
@@ -84,34 +84,53 @@ func SinkHandlers(s *store.Store) map[string]http.Handler {
 	}
 }
 
-func sinkHandler(h handlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, v, err := h(r)
-		if err != nil {
-			var e *Error
-			var mbe *http.MaxBytesError
-			switch {
-			case errors.As(err, &e):
-			case errors.As(err, &mbe):
-				e = &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: err.Error()}
-			case errors.Is(err, store.ErrNotFound):
-				e = &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
-			case errors.Is(err, store.ErrExists):
-				e = &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error()}
-			case errors.Is(err, store.ErrInvalid):
-				e = &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: err.Error()}
-			default:
-				e = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
-			}
-			WriteError(w, e)
-			return
+// sinkHandler is a sink route. Registered on a Server (Options.Handlers),
+// it reads its body charged to the server's decode budget as the API's
+// routes do (chargedHandler); elsewhere, to none.
+func sinkHandler(h handlerFunc) http.Handler { return sinkRoute{h: h} }
+
+type sinkRoute struct {
+	h   handlerFunc
+	srv *Server
+}
+
+// chargedTo is sinkRoute on s's decode budget.
+func (k sinkRoute) chargedTo(s *Server) http.Handler { return sinkRoute{h: k.h, srv: s} }
+
+func (k sinkRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// What the body charged is given back before the answer is written:
+	// the route answers once it stored what it decoded.
+	var c *charge
+	if k.srv != nil && !safeMethod(r.Method) {
+		r, c = k.srv.charged(r)
+		defer c.release()
+	}
+	status, v, err := k.h(r)
+	c.release()
+	if err != nil {
+		var e *Error
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &e):
+		case errors.As(err, &mbe):
+			e = &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: err.Error()}
+		case errors.Is(err, store.ErrNotFound):
+			e = &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
+		case errors.Is(err, store.ErrExists):
+			e = &Error{Status: http.StatusConflict, Code: CodeConflict, Message: err.Error()}
+		case errors.Is(err, store.ErrInvalid):
+			e = &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: err.Error()}
+		default:
+			e = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
 		}
-		if status == http.StatusNoContent {
-			w.WriteHeader(status)
-			return
-		}
-		writeJSON(w, status, v)
-	})
+		WriteError(w, e)
+		return
+	}
+	if status == http.StatusNoContent {
+		w.WriteHeader(status)
+		return
+	}
+	writeJSON(w, status, v)
 }
 
 // Sink is a client of a server's sink routes: a run.Recorder that also

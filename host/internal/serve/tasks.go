@@ -279,7 +279,7 @@ type RewardsResponse struct {
 func (s *Server) addReward(r *http.Request) (int, any, error) {
 	id := r.PathValue("id")
 	var req RewardRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
 	if req.Value == nil && len(req.Dimensions) == 0 {
@@ -335,7 +335,7 @@ type RunRequest struct {
 
 func (s *Server) startRun(r *http.Request) (int, any, error) {
 	var req RunRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
 	p, ok := s.pipelines[req.Pipeline]
@@ -492,7 +492,7 @@ func (s *Server) taskRunner(ctx context.Context, id string) (runner *run.Runner,
 func (s *Server) resumeTask(r *http.Request) (int, any, error) {
 	id := r.PathValue("id")
 	var req ResumeRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
 	ctx := context.WithoutCancel(r.Context())
@@ -521,7 +521,7 @@ func (s *Server) resumeTask(r *http.Request) (int, any, error) {
 func (s *Server) sendMessage(r *http.Request) (int, any, error) {
 	id := r.PathValue("id")
 	var req MessageRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
 	if req.Name == "" {
@@ -572,7 +572,7 @@ type SignalResult struct {
 
 func (s *Server) broadcastSignal(r *http.Request) (int, any, error) {
 	var req SignalRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
 	if req.Name == "" {
