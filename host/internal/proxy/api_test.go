@@ -102,11 +102,12 @@ func TestAnthropicMessages(t *testing.T) {
 }
 
 // TestBadRequests: a request that is not a JSON object, a bad header or
-// an oversized body is a 4xx in the API's error shape on every route, and
+// an oversized or too deeply nested body is a 4xx in the API's error shape on every route, and
 // nothing is written and no upstream called. What the request asks
 // (tools, images, roles, n) is the upstream's to judge: see
 // TestPassThroughUnknownParameter and TestTranslatedRefusals.
 func TestBadRequests(t *testing.T) {
+	const deepHead = `{"model":"m","messages":`
 	up := newUpstream(t)
 	_, ps := serverConfig(t, up)
 	st := openStore(t, t.TempDir())
@@ -122,6 +123,9 @@ func TestBadRequests(t *testing.T) {
 		{"not an object", `[1]`, nil, 400, "must be a JSON object, not array"},
 		{"bad replay header", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{proxy.HeaderReplay: "maybe"}, 400, "not a boolean"},
 		{"too large", `{"model":"` + strings.Repeat("m", proxy.MaxBody) + `"}`, nil, 413, "larger than"},
+		// The bracket 129 deep, inside the object.
+		{"nested too deep", deepHead + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "}", nil, 413,
+			fmt.Sprintf("request body: byte %d: arrays and objects nested deeper than %d", len(deepHead)+proxy.MaxDepth-1, proxy.MaxDepth)},
 	}
 	for _, route := range []string{proxy.RouteChatCompletions, proxy.RouteResponses, proxy.RouteEmbeddings, proxy.RouteMessages} {
 		for _, c := range cases {

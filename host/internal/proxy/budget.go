@@ -58,12 +58,23 @@ func bodyFailure(err error) *failure {
 	return badRequest("invalid_request", "", "read request body: %v", err)
 }
 
+// MaxDepth bounds how deep a request body's arrays and objects nest, as
+// serve bounds an API body's: the proxy decodes a body whole to
+// canonicalise it, and walks it again to encode it, each level a few
+// stack frames.
+const MaxDepth = 128
+
 // decodeCost estimates what body holds once decoded: its bytes, and
 // jsonbound.ValueCost for each value (a body of 8 MiB of zeros holds
-// some 330 MB once decoded).
-func decodeCost(body []byte) int64 {
-	s, _ := jsonbound.Scan(body, jsonbound.Limits{})
-	return s.Cost(len(body))
+// some 330 MB once decoded). A body nested past MaxDepth is a 413 naming
+// the byte where it went past, before it is decoded.
+func decodeCost(body []byte) (int64, *failure) {
+	s, err := jsonbound.Scan(body, jsonbound.Limits{Depth: MaxDepth})
+	if err != nil {
+		return 0, &failure{status: http.StatusRequestEntityTooLarge, class: "invalid_request", code: "request_too_large",
+			msg: "request body: " + err.Error()}
+	}
+	return s.Cost(len(body)), nil
 }
 
 // busyFailure is a call the budget refused.

@@ -159,7 +159,13 @@ func (p *Proxy) serveRoute(w http.ResponseWriter, r *http.Request, rt *route) {
 		return
 	}
 	// The buffer's spare capacity stays held until the call ends.
-	cost := decodeCost(body) + int64(cap(body)-len(body))
+	cost, f := decodeCost(body)
+	if f != nil {
+		p.budget.Give(held)
+		rt.writeError(w, f)
+		return
+	}
+	cost += int64(cap(body) - len(body))
 	if !p.budget.Grow(held, cost) {
 		p.budget.Give(held)
 		rt.writeError(w, busyFailure())
