@@ -2,6 +2,8 @@ package jsonbound_test
 
 import (
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -41,5 +43,48 @@ func TestScan(t *testing.T) {
 	s, _ := jsonbound.Scan([]byte(zeros), jsonbound.Limits{})
 	if got := s.Cost(len(zeros)); got < 40*int64(len(zeros)) {
 		t.Errorf("cost of %d bytes of zeros = %d, want at least 40 times their bytes", len(zeros), got)
+	}
+}
+
+// TestRead: a body of known length is charged it before it is read, one
+// of unknown length as its buffer doubles; past the limit it is an
+// *http.MaxBytesError, past the budget ErrBusy, and what Read returns
+// held is all it left charged.
+func TestRead(t *testing.T) {
+	body := strings.Repeat("x", 2000)
+	b := &jsonbound.Budget{Limit: 1 << 20}
+	got, held, err := b.Read(strings.NewReader(body), int64(len(body)), 4096)
+	if err != nil || string(got) != body || held != int64(len(body)) || b.Used() != held {
+		t.Fatalf("known length: %d bytes, held %d, used %d, %v", len(got), held, b.Used(), err)
+	}
+	b.Give(held)
+	// Unknown length: 512, 1024, 2048.
+	got, held, err = b.Read(io.MultiReader(strings.NewReader(body)), -1, 4096)
+	if err != nil || string(got) != body || held != 2048 || b.Used() != held {
+		t.Fatalf("unknown length: %d bytes, held %d, used %d, %v", len(got), held, b.Used(), err)
+	}
+	b.Give(held)
+	var tooBig *http.MaxBytesError
+	if _, held, err = b.Read(strings.NewReader(body), int64(len(body)), 1000); !errors.As(err, &tooBig) || held != 0 {
+		t.Fatalf("length past the limit: held %d, %v", held, err)
+	}
+	if _, held, err = b.Read(io.MultiReader(strings.NewReader(body)), -1, 1000); !errors.As(err, &tooBig) {
+		t.Fatalf("unknown length past the limit: held %d, %v", held, err)
+	}
+	b.Give(held)
+	// Another request holds all but 1 000 bytes: the buffer's growth
+	// to 1 024 is refused, the 512 before it still held.
+	if !b.Take(b.Limit - 1000) {
+		t.Fatal("take")
+	}
+	if _, held, err = b.Read(io.MultiReader(strings.NewReader(body)), -1, 4096); !errors.Is(err, jsonbound.ErrBusy) || held != 512 {
+		t.Fatalf("past the budget: held %d, %v", held, err)
+	}
+	b.Give(held)
+	if _, held, err = b.Read(strings.NewReader(body), int64(len(body)), 4096); !errors.Is(err, jsonbound.ErrBusy) || held != 0 {
+		t.Fatalf("known length past the budget: held %d, %v", held, err)
+	}
+	if used := b.Used(); used != b.Limit-1000 {
+		t.Fatalf("used %d after refusals, want the other request's %d", used, b.Limit-1000)
 	}
 }
