@@ -48,11 +48,10 @@ func (b *budget) refuse(w http.ResponseWriter) *failure {
 // bodyFailure is the failure a body read ending in err is: none at its
 // end, 413 past MaxBody, else a 400.
 func bodyFailure(err error) *failure {
-	var tooBig *http.MaxBytesError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &tooBig):
+	if err == nil {
+		return nil // before tooBig, which escapes to the heap
+	}
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
 		return tooLarge()
 	}
 	return badRequest("invalid_request", "", "read request body: %v", err)
