@@ -422,6 +422,10 @@ func (e *exec) stepwiseEnd(ctx context.Context, j *memJournal, deadline time.Tim
 	if errors.As(runErr, &rerr) {
 		return nil, runErr
 	}
+	// The state is encoded after finish (progress): the result's output
+	// must be a copy, not the run's own vars map with "action" set in it
+	// (resultLast), which would put "action" into the recorded state.
+	e.ownVars = nil
 	res, err := e.finish(ctx, runErr)
 	if err != nil {
 		return nil, err
