@@ -133,3 +133,30 @@ func TestStrategyNames(t *testing.T) {
 		t.Fatalf("names %v", got)
 	}
 }
+
+// TestCompletedSameTime: a list of completed tasks (no status index
+// entry: the walk reads each one's status from its summary) finds every
+// task created at one time, also ids one of which starts the other and
+// sorts after it in the summaries (run-1, run-1-a: "/" sorts after "-").
+func TestCompletedSameTime(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	ids := []string{"run-1", "run-1-a", "run-1+b", "run-1.c", "run-10"}
+	for _, id := range ids {
+		must(t, s.CreateTask(ctx, &Task{ID: id, Pipeline: "p", Created: at, Status: StatusCompleted}))
+	}
+	for _, q := range []Query{{Status: StatusCompleted}, {Status: StatusCompleted, Pipeline: "p"}} {
+		ts, err := s.Tasks(ctx, q)
+		must(t, err)
+		var got []string
+		for _, x := range ts {
+			got = append(got, x.ID)
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(ids))
+		if !slices.Equal(got, want) {
+			t.Errorf("%+v: %v, want %v", q, got, want)
+		}
+	}
+}

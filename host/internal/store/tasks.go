@@ -248,7 +248,10 @@ type statusFilter struct {
 func (f *statusFilter) match(inv uint64, task []byte) (bool, error) {
 	f.buf = binary.BigEndian.AppendUint64(append(f.buf[:0], pSum...), inv)
 	f.buf = append(append(f.buf, task...), '/', sumTask)
-	if !f.it.Valid() || bytes.Compare(f.it.Item().Key(), f.buf) < 0 {
+	// The walk's order is not quite the summaries': a task id that
+	// another one starts (run-1, run-1-a) sorts first in an index but
+	// after it here ("/" > "-"), so the iterator may have to go back.
+	if !f.it.Valid() || !bytes.Equal(f.it.Item().Key(), f.buf) {
 		f.it.Seek(f.buf)
 	}
 	if !f.it.Valid() || !bytes.Equal(f.it.Item().Key(), f.buf) {
