@@ -33,9 +33,9 @@ func replayHistory(t *testing.T, name string, h *historypb.History) {
 // TestReplayOldHistories: runs recorded by earlier versions of the
 // workflow (testdata/histories: chain10 with and without local steps,
 // each named by the version it recorded; v3 added StepNext, v4
-// BeginNext) replay on this one, so a worker upgraded while they run
-// takes them over without a nondeterminism error. A new version adds
-// the histories of the one before.
+// BeginNext, v5 escapes in span sizes) replay on this one, so a worker
+// upgraded while they run takes them over without a nondeterminism
+// error. A new version adds the histories of the one before.
 func TestReplayOldHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json.gz")
 	must(t, err)

@@ -31,7 +31,31 @@ func TestSpanSizeNearJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := spanSize(&sp); got < len(b)/2 || got > 2*len(b) {
+		if got := spanSize(&sp, true); got < len(b)/2 || got > 2*len(b) {
+			t.Errorf("%s: spanSize %d, JSON %d bytes", name, got, len(b))
+		}
+	}
+}
+
+// TestSpanSizeEscapes: text that encoding/json escapes (markup, control
+// characters, invalid UTF-8, line separators) counts as its JSON does
+// from versionSpanEscapes, within a factor of two, where counting its
+// bytes (runs begun before) is up to six times short.
+func TestSpanSizeEscapes(t *testing.T) {
+	for name, s := range map[string]string{
+		"markup":       strings.Repeat("<b>&amp;</b>\n", 1000),
+		"control":      strings.Repeat("\x01\x1f", 4000),
+		"invalid utf8": strings.Repeat("\xff", 8000),
+		"separators":   strings.Repeat("\u2028\u2029\"\\", 2000),
+		"non-ASCII":    strings.Repeat("日本語のテキスト", 1000),
+	} {
+		sp := store.Span{Name: "chat", Kind: "client", Status: store.SpanStatus{Code: "error", Message: s},
+			Attributes: store.Attributes{"gen_ai.output": store.String(s), "tags": store.Strings(s, s)}}
+		b, err := json.Marshal(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spanSize(&sp, true); got < len(b)/2 || got > 2*len(b) {
 			t.Errorf("%s: spanSize %d, JSON %d bytes", name, got, len(b))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -134,6 +135,11 @@ const (
 	// versionBeginNext begins a run with local steps and runs its first
 	// step in one local activity (BeginNext).
 	versionBeginNext workflow.Version = 4
+	// versionSpanEscapes counts the escapes encoding/json writes into a
+	// held span's size (spanSize): text of control characters, <, > or
+	// &, or invalid UTF-8 grows up to six times as JSON, which would
+	// carry a stage's payload past Temporal's limit.
+	versionSpanEscapes workflow.Version = 5
 )
 
 // inbound is a person's answers or a delivery, waiting for the run.
@@ -240,9 +246,9 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 	// records one marker and one search-attribute upsert, not one per
 	// change: 1 stages spans, 2 records the run in a local activity, 3
 	// returns deltas and merges a local step with its navigator call, 4
-	// merges the start with the first local step. Workflows begun before
-	// a version replay without it.
-	version := workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, versionBeginNext)
+	// merges the start with the first local step, 5 counts escapes in
+	// spans' sizes. Workflows begun before a version replay without it.
+	version := workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, versionSpanEscapes)
 	staging := version >= versionStageSpans
 	batch := in.SpanBatch
 	if batch <= 0 {
@@ -259,7 +265,7 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		case !staging || len(more) == 0:
 		case version >= versionDelta:
 			for i := range more {
-				spanBytes += spanSize(&more[i])
+				spanBytes += spanSize(&more[i], version >= versionSpanEscapes)
 			}
 		default:
 			b, _ := json.Marshal(more) // deterministic: struct fields, sorted map keys
@@ -677,26 +683,71 @@ func runNow(f *flow, p *run.Progress, spans []store.Span, full bool) *RunNow {
 
 // spanSize is about the size of sp as JSON, counted without encoding it
 // (which would cost the workflow more than the rest of a step): field
-// names and punctuation are a fixed allowance, escapes are not counted.
-// DefaultSpanBytes is far enough below Temporal's payload limit for the
-// difference.
-func spanSize(sp *store.Span) int {
-	n := 300 + len(sp.Task) + len(sp.Execution) + len(sp.TraceID) + len(sp.SpanID) + len(sp.ParentSpanID) + len(sp.Name) +
-		len(sp.Kind) + len(sp.Status.Message) + attributesSize(sp.Attributes)
+// names and punctuation are a fixed allowance. With escapes (from
+// versionSpanEscapes), the texts count as encoding/json writes them
+// (jsonTextSize); without, as their bytes, which runs begun before
+// replay with.
+func spanSize(sp *store.Span, escapes bool) int {
+	size := func(s string) int { return len(s) }
+	if escapes {
+		size = jsonTextSize
+	}
+	n := 300 + len(sp.Task) + len(sp.Execution) + len(sp.TraceID) + len(sp.SpanID) + len(sp.ParentSpanID) + size(sp.Name) +
+		size(string(sp.Kind)) + size(sp.Status.Message) + attributesSize(sp.Attributes, size)
 	for _, l := range sp.Links {
-		n += 60 + len(l.TraceID) + len(l.SpanID) + attributesSize(l.Attributes)
+		n += 60 + len(l.TraceID) + len(l.SpanID) + attributesSize(l.Attributes, size)
 	}
 	return n
 }
 
-// attributesSize is about the size of attrs as JSON (spanSize).
-func attributesSize(attrs store.Attributes) int {
+// attributesSize is about the size of attrs as JSON (spanSize), each
+// text's counted by size.
+func attributesSize(attrs store.Attributes, size func(string) int) int {
 	n := 0
 	for k, v := range attrs {
-		n += len(k) + 28 + len(v.Str())
+		n += size(k) + 28 + size(v.Str())
 		for _, s := range v.List() {
-			n += len(s) + 3
+			n += size(s) + 3
 		}
 	}
 	return n
 }
+
+// jsonTextSize is the size of s inside a JSON string as encoding/json
+// writes it, or a little more: a control character, <, > or & is \u00XX
+// (some control characters are shorter), " and \ take a backslash, a
+// byte of invalid UTF-8 is \ufffd and U+2028, U+2029 are \u2028, \u2029.
+func jsonTextSize(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n += int(jsonEscapeExtra[c])
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && w == 1:
+			n += 5 // \ufffd for one byte
+		case r == '\u2028' || r == '\u2029':
+			n += 3
+		}
+		i += w
+	}
+	return n
+}
+
+// jsonEscapeExtra is the bytes encoding/json adds to an ASCII character
+// in a string (jsonTextSize).
+var jsonEscapeExtra = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c == '"' || c == '\\':
+			t[c] = 1
+		case c < ' ' || c == '<' || c == '>' || c == '&':
+			t[c] = 5
+		}
+	}
+	return t
+}()
