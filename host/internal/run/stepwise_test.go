@@ -42,25 +42,7 @@ func TestStepwiseMatchesLocal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spans := p.Spans
-			for !p.Ended() {
-				if len(p.Batch) == 0 {
-					t.Fatalf("the run waits: %+v", p.Result)
-				}
-				var outs []run.StepOutcome
-				for _, tok := range p.Batch {
-					// Through JSON, as a scheduler carries them.
-					o, err := stp.RunStep(ctx, roundTrip(t, p.Snapshot), tok.ID, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					outs = append(outs, roundTrip(t, *o))
-				}
-				if p, err = stp.Advance(ctx, roundTrip(t, p.Snapshot), outs, nil, nil, time.Now()); err != nil {
-					t.Fatal(err)
-				}
-				spans = append(spans, p.Spans...)
-			}
+			p, spans := driveStepwise(t, stp, p)
 			if err := run.RecordRun(ctx, remote, run.RecordOf(p, spans)); err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/run"
+	"github.com/sextant-dev/sextant/host/internal/store"
 )
 
 // TestStepwiseEndStateVars checks that the state a stepwise run ends with
@@ -27,22 +28,7 @@ func TestStepwiseEndStateVars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for !p.Ended() {
-		if len(p.Batch) == 0 {
-			t.Fatalf("the run waits: %+v", p.Result)
-		}
-		var outs []run.StepOutcome
-		for _, tok := range p.Batch {
-			o, err := stp.RunStep(ctx, roundTrip(t, p.Snapshot), tok.ID, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs = append(outs, roundTrip(t, *o))
-		}
-		if p, err = stp.Advance(ctx, roundTrip(t, p.Snapshot), outs, nil, nil, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p, _ = driveStepwise(t, stp, p)
 	c, err := local.LatestCheckpoint(ctx, "task-1", "exec-1")
 	if err != nil {
 		t.Fatal(err)
@@ -70,4 +56,32 @@ func stateVars(t *testing.T, state []byte) map[string]any {
 		t.Fatal(err)
 	}
 	return st.Nav.Env.Vars
+}
+
+// driveStepwise runs the stepwise run p began to its end, every step and
+// outcome through JSON as a scheduler carries them: its last progress,
+// and the spans of every call.
+func driveStepwise(t *testing.T, stp *run.Stepper, p *run.Progress) (*run.Progress, []store.Span) {
+	t.Helper()
+	ctx := context.Background()
+	spans := p.Spans
+	for !p.Ended() {
+		if len(p.Batch) == 0 {
+			t.Fatalf("the run waits: %+v", p.Result)
+		}
+		var outs []run.StepOutcome
+		for _, tok := range p.Batch {
+			o, err := stp.RunStep(ctx, roundTrip(t, p.Snapshot), tok.ID, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, roundTrip(t, *o))
+		}
+		var err error
+		if p, err = stp.Advance(ctx, roundTrip(t, p.Snapshot), outs, nil, nil, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		spans = append(spans, p.Spans...)
+	}
+	return p, spans
 }
