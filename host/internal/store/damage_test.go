@@ -265,3 +265,37 @@ func trunc(t testing.TB, dir, name string) {
 	path := filepath.Join(dir, name)
 	must(t, os.Truncate(path, fileSize(t, path)/2))
 }
+
+// TestDamageCompleted: a list of completed tasks (no status index: it
+// reads each task's status from its summary) leaves out and reports the
+// tasks a missing table damaged as a list of every task does, though
+// the summary that table held is gone and an older one says otherwise.
+func TestDamageCompleted(t *testing.T) {
+	smallFiles(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), ".sextant")
+	writeDamageStore(t, dir) // every task completed
+	reported := 0
+	for _, f := range listFiles(t, dir, ".sst") {
+		d := filepath.Join(t.TempDir(), ".sextant")
+		must(t, os.CopyFS(d, os.DirFS(dir)))
+		must(t, os.Remove(filepath.Join(d, f)))
+		s, err := Open(ctx, d, testConfig().WithReadOnly(true))
+		must(t, err)
+		all, errAll := s.Tasks(ctx, Query{})
+		done, errDone := s.Tasks(ctx, Query{Status: StatusCompleted})
+		must(t, s.Close())
+		var skAll, skDone *SkippedError
+		errors.As(errAll, &skAll)
+		errors.As(errDone, &skDone)
+		if len(done) != len(all) || (skAll == nil) != (skDone == nil) || skAll != nil && len(skAll.Skipped) > len(skDone.Skipped) {
+			t.Errorf("without %s: %d tasks listed (%v), %d completed (%v)", f, len(all), errAll, len(done), errDone)
+		}
+		if skAll != nil {
+			reported++
+		}
+	}
+	if reported == 0 {
+		t.Fatal("no missing table damaged a task the list reports")
+	}
+}

@@ -505,6 +505,14 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 		if stopInv != 0 && inv > stopInv {
 			return nil // older than Since, and so is the rest
 		}
+		id := string(suffix[8:])
+		// A task with damaged records is left out and said so before its
+		// summary is read: what that says of it may be as old as the
+		// table that still holds it.
+		if d := s.lostFor(taskPrefix(id)); d != nil {
+			*skipped = append(*skipped, d)
+			continue
+		}
 		if only != nil {
 			ok, err := only.match(inv, suffix[8:])
 			if err != nil {
@@ -513,11 +521,6 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 			if !ok {
 				continue
 			}
-		}
-		id := string(suffix[8:])
-		if d := s.lostFor(taskPrefix(id)); d != nil {
-			*skipped = append(*skipped, d)
-			continue
 		}
 		if q.RewardTag != "" {
 			ok, err := exists(txn, rewardTagKey(q.RewardTag, id))
