@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -500,5 +501,32 @@ func TestLayout7ReadsAsLayout8(t *testing.T) {
 	must(t, s.AddReward(ctx, &Reward{Task: "run-01", Value: 1}))
 	must(t, s.SetTaskStatus(ctx, "run-00", StatusWaiting))
 	must(t, s.Sync())
+	checkDerived(t, s)
+}
+
+// TestApplyLayout7Begin: a Begin record as layout 7 journaled it, with
+// x/sat/<task> (where its summary is), which a store migrated at Open
+// replays from the journal the older sextant left, applies without that
+// key: layout 8 keeps none, and no later migration would drop it.
+func TestApplyLayout7Begin(t *testing.T) {
+	holdJournal(t)
+	ctx := context.Background()
+	s := openTest(t)
+	task := &Task{ID: "g", Pipeline: "chain10", Input: json.RawMessage(`{"topic":"x"}`)}
+	must(t, s.Begin(ctx, task, &Execution{ID: "g-e1", Mode: "live"}, &Checkpoint{State: []byte(`{"step":0}`)}))
+	s.jr.mu.Lock()
+	r := s.jr.recs[len(s.jr.recs)-1]
+	if !r.begins || r.task != "g" {
+		s.jr.mu.Unlock()
+		t.Fatalf("the last record pending is not g's Begin: %+v", r)
+	}
+	r.kvs = append(slices.Clip(r.kvs), kv{[]byte(pSumAt + "g"), strconv.AppendUint([]byte{schemaVersion}, invTime(task.Created), 10)})
+	s.jr.mu.Unlock()
+	must(t, s.Sync())
+	for k := range derivedKeys(t, s) {
+		if strings.HasPrefix(k, pSumAt) {
+			t.Errorf("layout 7's key %q applied", k)
+		}
+	}
 	checkDerived(t, s)
 }
