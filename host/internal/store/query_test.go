@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 func ids(ts []Task) []string {
@@ -157,6 +159,33 @@ func TestCompletedSameTime(t *testing.T) {
 		want := slices.Sorted(slices.Values(ids))
 		if !slices.Equal(got, want) {
 			t.Errorf("%+v: %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestCompletedBadSummary: a summary entry that does not read leaves its
+// task out of a list of completed tasks, reported as damaged, and the
+// list goes on, as a list of every task does with a record that does not
+// read.
+func TestCompletedBadSummary(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	for _, id := range []string{"a", "b", "c"} {
+		must(t, s.CreateTask(ctx, &Task{ID: id, Pipeline: "p", Status: StatusCompleted}))
+	}
+	b, err := s.Task(ctx, "b")
+	must(t, err)
+	must(t, s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(sumTaskKey(sumPrefix(b.Created, "b")), []byte{schemaVersion, '{'})
+	}))
+	for _, q := range []Query{{Status: StatusCompleted}, {Status: StatusCompleted, Pipeline: "p"}} {
+		ts, err := s.Tasks(ctx, q)
+		var sk *SkippedError
+		if !errors.As(err, &sk) || len(sk.Skipped) != 1 || sk.Skipped[0].Task != "b" {
+			t.Errorf("%+v: %v, want task b reported damaged", q, err)
+		}
+		if got := ids(ts); !slices.Equal(got, []string{"c", "a"}) {
+			t.Errorf("%+v: %v, want [c a]", q, got)
 		}
 	}
 }

@@ -244,8 +244,10 @@ type statusFilter struct {
 }
 
 // match reports whether the task of an index key ending in <inv:8><task>
-// is in the filter's status.
-func (f *statusFilter) match(inv uint64, task []byte) (bool, error) {
+// is in the filter's status. A summary that does not read is the task's
+// damage (d): the walk leaves the task out and reports it, as a list of
+// all tasks does a record that does not read.
+func (f *statusFilter) match(inv uint64, task []byte) (ok bool, d *DamageError, err error) {
 	f.buf = binary.BigEndian.AppendUint64(append(f.buf[:0], pSum...), inv)
 	f.buf = append(append(f.buf, task...), '/', sumTask)
 	// The walk's order is not quite the summaries': a task id that
@@ -255,10 +257,10 @@ func (f *statusFilter) match(inv uint64, task []byte) (bool, error) {
 		f.it.Seek(f.buf)
 	}
 	if !f.it.Valid() || !bytes.Equal(f.it.Item().Key(), f.buf) {
-		return false, nil
+		return false, nil, nil
 	}
 	var st Status
-	err := f.it.Item().Value(func(val []byte) error {
+	err = f.it.Item().Value(func(val []byte) error {
 		js, err := unseal(f.buf, val)
 		if err != nil {
 			return err
@@ -274,9 +276,13 @@ func (f *statusFilter) match(inv uint64, task []byte) (bool, error) {
 		return nil
 	})
 	if err != nil {
-		return false, asDamage(slices.Clone(f.buf), err)
+		if errors.As(asDamage(slices.Clone(f.buf), err), &d) {
+			d.Task = string(task)
+			return false, d, nil
+		}
+		return false, nil, err
 	}
-	return st == f.st, nil
+	return st == f.st, nil, nil
 }
 
 // SetTaskStatus changes a task's status.
@@ -514,9 +520,12 @@ func (s *Store) walkIndex(ctx context.Context, txn *badger.Txn, q Query, after [
 			continue
 		}
 		if only != nil {
-			ok, err := only.match(inv, suffix[8:])
+			ok, d, err := only.match(inv, suffix[8:])
 			if err != nil {
 				return err
+			}
+			if d != nil {
+				*skipped = append(*skipped, d)
 			}
 			if !ok {
 				continue
