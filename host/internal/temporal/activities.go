@@ -135,6 +135,10 @@ type stepNextInput struct {
 	Token    string         `json:"token"`
 	Answers  map[string]any `json:"answers,omitempty"`
 	Now      time.Time      `json:"now"`
+	// StepTimeout bounds the step alone (0: the activity's own bound),
+	// so a step that takes nearly all of it leaves the navigator call
+	// after it the minute the local activity has beyond it.
+	StepTimeout time.Duration `json:"step_timeout,omitempty"`
 }
 
 // progressDelta is a run.Progress as Next and StepNext return it: the
@@ -201,7 +205,13 @@ func (a *activities) Next(ctx context.Context, in advanceInput) (*progressDelta,
 // the step ran returns the outcome alone, for the workflow to advance
 // with (the step is not run again for it).
 func (a *activities) StepNext(ctx context.Context, in stepNextInput) (*progressDelta, error) {
-	out, err := a.Step(ctx, stepInput{Pipeline: in.Pipeline, Snapshot: in.Snapshot, Token: in.Token, Answers: in.Answers})
+	sctx := ctx
+	if in.StepTimeout > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, in.StepTimeout)
+		defer cancel()
+	}
+	out, err := a.Step(sctx, stepInput{Pipeline: in.Pipeline, Snapshot: in.Snapshot, Token: in.Token, Answers: in.Answers})
 	if err != nil {
 		return nil, err
 	}

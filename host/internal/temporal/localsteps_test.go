@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
@@ -71,5 +74,40 @@ func TestLocalStepsNavigatorFails(t *testing.T) {
 	}
 	if len(ran) != 5 {
 		t.Errorf("%d steps ran, want 5: %v", len(ran), ran)
+	}
+}
+
+// TestLocalStepsLeaveRoomForNavigator: a local step is bounded by the
+// step timeout inside its local activity, which has a minute beyond it for
+// the navigator call after the step (BeginNext and StepNext alike), so a
+// step that ends near its bound is not run again because the call after
+// it ran out of time.
+func TestLocalStepsLeaveRoomForNavigator(t *testing.T) {
+	cl := startCluster(t, nil, 0, chain10)
+	var mu sync.Mutex
+	room := map[string]time.Duration{}
+	cl.addWorker(t, temporal.WorkerOptions{
+		OnStep: func(ctx context.Context, _, token string) {
+			step, ok := ctx.Deadline()
+			info := activity.GetInfo(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if !ok || info.Deadline.IsZero() {
+				room[token] = -1
+				return
+			}
+			room[token] = info.Deadline.Sub(step)
+		}}, chain10)
+	runLikeLocal(t, cl, chain10, temporal.RunInput{Pipeline: "chain10", Task: "lroom-1", Input: map[string]any{"topic": "room"},
+		LocalSteps: true, StepTimeout: time.Hour})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(room) != 5 {
+		t.Fatalf("%d steps ran, want 5: %v", len(room), room)
+	}
+	for token, d := range room {
+		if d < 30*time.Second {
+			t.Errorf("step %s: its local activity ends %v after the step's own bound, want about a minute", token, d)
+		}
 	}
 }

@@ -238,6 +238,11 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
 			MaximumAttempts: attempts, NonRetryableErrorTypes: []string{errInvalid}},
 	})
+	// StepNext bounds its step by stepTimeout itself and has a minute
+	// beyond it for the navigator call after the step, as BeginNext does:
+	// a step that ends near its bound is not run again for the call.
+	snctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: stepTimeout + time.Minute, RetryPolicy: workflow.GetLocalActivityOptions(slctx).RetryPolicy})
 	sinkRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{errInvalid}}
 	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, RetryPolicy: sinkRetry})
 	lrctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute, RetryPolicy: sinkRetry})
@@ -440,8 +445,8 @@ func (w *Worker) Workflow(ctx workflow.Context, in RunInput) (*run.Result, error
 			f.waiting = false
 			t := p.Batch[0]
 			var d progressDelta
-			err := workflow.ExecuteLocalActivity(slctx, a.StepNext, stepNextInput{Pipeline: in.Pipeline, Snapshot: p.Snapshot,
-				Token: t.ID, Answers: answers, Now: workflow.Now(ctx)}).Get(ctx, &d)
+			err := workflow.ExecuteLocalActivity(snctx, a.StepNext, stepNextInput{Pipeline: in.Pipeline, Snapshot: p.Snapshot,
+				Token: t.ID, Answers: answers, Now: workflow.Now(ctx), StepTimeout: stepTimeout}).Get(ctx, &d)
 			if ctx.Err() != nil {
 				return stop(ctx.Err())
 			}
