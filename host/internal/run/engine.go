@@ -120,6 +120,8 @@ type Runner struct {
 	// outputBlind: the navigator never reads an outcome's output
 	// (sdk.OutputBlind), so handOverOf need not name it (nameOutput).
 	outputBlind bool
+	// textPiece is the size of the pieces of a run's text arena.
+	textPiece int
 	// copyVars makes assignOutput copy vars at every output (the
 	// reference path of the tests; see varsMine).
 	copyVars bool
@@ -191,6 +193,7 @@ func NewRunner(cfg Config) *Runner {
 	if ob, ok := cfg.Navigator.(sdk.OutputBlind); ok {
 		r.outputBlind = ob.OutputBlind()
 	}
+	r.textPiece = textPiece(cfg.Pipeline.Steps)
 	if r.compiled == nil {
 		r.compiled = &Compiled{}
 	}
@@ -298,14 +301,8 @@ type exec struct {
 	// spanIDs derives the execution's span ids (see spanID).
 	spanIDs     store.SpanIDs
 	haveSpanIDs bool
-	// traceArena holds the trace's call entries (see appendTrace).
-	traceArena strings.Builder
-	// textArena holds short texts the run's templates render
-	// (fastTemplate.render), in pieces of textArenaSize: a piece is only
-	// ever appended to, and a full one is left to the strings that hold
-	// its texts. Steps render at once, hence textMu.
-	textMu    sync.Mutex
-	textArena strings.Builder
+	// text holds the run's short texts (see textArena).
+	text textArena
 	// spanIDBlock holds the ids of spanIDsPerBlock consecutive seqs
 	// from spanIDFirst, 16 hex digits each (see spanID).
 	spanIDBlock string
@@ -409,6 +406,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	f.st = runState{Done: map[string]*stepResult{}, Started: r.cfg.Clock()}
 	e := &f.e
 	e.r, e.task, e.id, e.st = r, task, execID, &f.st
+	e.text.piece = r.textPiece
 	f.batch.ids = f.ids[:0]
 	e.spare, e.queue, e.batches = &f.batch, f.queue[:0], f.batches[:0]
 	e.tokens, e.handing, e.stateBuf, e.traceRoom = f.tokens[:0], f.handing[:0], f.state[:0], f.trace[:0]
@@ -882,7 +880,7 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 				trace = make([]string, 0, n)
 			}
 		}
-		if trace = appendTrace(trace, spans, &e.traceArena); len(trace) > 0 {
+		if trace = appendTrace(trace, spans, &e.text); len(trace) > 0 {
 			e.st.Trace = trace
 		}
 		if !res.Handed { // handed over before an incident: counted then
@@ -1181,13 +1179,12 @@ func (e *exec) spanID(seq uint64) string {
 	}
 	first := (seq-1)/spanIDsPerBlock*spanIDsPerBlock + 1
 	if e.spanIDBlock == "" || e.spanIDFirst != first {
-		var b strings.Builder
-		b.Grow(16 * spanIDsPerBlock)
-		buf := make([]byte, 0, 16)
+		b, start := e.text.room(16 * spanIDsPerBlock)
+		var buf [16]byte
 		for i := range uint64(spanIDsPerBlock) {
-			b.Write(e.spanIDs.AppendID(buf, first+i))
+			b.Write(e.spanIDs.AppendID(buf[:0], first+i))
 		}
-		e.spanIDBlock, e.spanIDFirst = b.String(), first
+		e.spanIDBlock, e.spanIDFirst = e.text.done(start), first
 	}
 	at := 16 * (seq - first)
 	return e.spanIDBlock[at : at+16]
@@ -1612,11 +1609,8 @@ func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 func TraceOf(spans []store.Span) []string { return appendTrace(nil, spans, nil) }
 
 // appendTrace appends the fidelity trace of spans (TraceOf) to out. A
-// call's entry is written into arena, when given, and is a piece of its
-// string: a run's calls take one allocation for their entries, not one
-// each (a Builder never changes the bytes it has written, so a piece
-// stays as it was).
-func appendTrace(out []string, spans []store.Span, arena *strings.Builder) []string {
+// call's entry is written into arena, when given (the run's text arena).
+func appendTrace(out []string, spans []store.Span, arena *textArena) []string {
 	sorted := spans
 	for i := 1; i < len(spans); i++ {
 		if spans[i].Seq < spans[i-1].Seq {
@@ -1638,14 +1632,10 @@ func appendTrace(out []string, spans []store.Span, arena *strings.Builder) []str
 				out = append(out, "call "+h)
 				break
 			}
-			if arena.Cap()-arena.Len() < len("call ")+len(h) {
-				arena.Reset() // what was written stays in the pieces that hold it
-				arena.Grow(8 * len("call 0123456789ab"))
-			}
-			start := arena.Len()
-			arena.WriteString("call ")
-			arena.WriteString(h)
-			out = append(out, arena.String()[start:])
+			b, start := arena.room(len("call ") + len(h))
+			b.WriteString("call ")
+			b.WriteString(h)
+			out = append(out, arena.done(start))
 		}
 	}
 	return out

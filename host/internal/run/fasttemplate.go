@@ -1,10 +1,13 @@
 package run
 
 import (
+	"cmp"
 	"strings"
+	"sync"
 	"text/template"
 	"text/template/parse"
 
+	"github.com/sextant-dev/sextant/host/internal/pipeline"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -73,7 +76,7 @@ func (f *fastTemplate) render(e *exec, t sdk.Token, env sdk.Env) (string, bool) 
 		vals[i] = s
 		size += len(s)
 	}
-	if size > textArenaSize/4 {
+	if size > textArenaSize/8 {
 		var b strings.Builder
 		b.Grow(size)
 		f.write(&b, vals[:])
@@ -81,21 +84,59 @@ func (f *fastTemplate) render(e *exec, t sdk.Token, env sdk.Env) (string, bool) 
 	}
 	// A short text is carved from the run's arena: a run's prompts
 	// share an allocation.
-	e.textMu.Lock()
-	defer e.textMu.Unlock()
-	a := &e.textArena
-	if a.Cap()-a.Len() < size {
-		a.Reset() // what was written stays in the strings that hold it
-		a.Grow(textArenaSize)
-	}
-	start := a.Len()
+	a, start := e.text.room(size)
 	f.write(a, vals[:])
-	return a.String()[start:], true
+	return e.text.done(start), true
 }
 
-// textArenaSize is the size of the run's text arena's pieces (see
-// exec.textArena).
-const textArenaSize = 1024
+// textArena holds short texts a run makes (prompts fastTemplate.render
+// renders, recording keys, span ids, trace entries), in pieces of
+// textArenaSize: a piece is only ever appended to, and a full one is left
+// to the strings that hold its texts (a Builder never changes the bytes
+// it has written, so a text stays as it was). A run's texts so take one
+// allocation, not one each. Steps write at once, hence mu.
+type textArena struct {
+	mu sync.Mutex
+	b  strings.Builder
+	// piece is the size of its pieces, when not textArenaSize: a run's
+	// is sized to its routine (Runner.textPiece).
+	piece int
+}
+
+// room locks a and makes room for n bytes (a few hundred at most): the
+// caller writes them to the builder returned, then calls done with start.
+func (a *textArena) room(n int) (b *strings.Builder, start int) {
+	a.mu.Lock()
+	if a.b.Cap()-a.b.Len() < n {
+		a.b.Reset() // what was written stays in the strings that hold it
+		a.b.Grow(max(cmp.Or(a.piece, textArenaSize), n))
+	}
+	return &a.b, a.b.Len()
+}
+
+// done is the text written since room returned start; it unlocks a.
+func (a *textArena) done(start int) string {
+	s := a.b.String()[start:]
+	a.mu.Unlock()
+	return s
+}
+
+// textArenaSize is the size of a text arena's pieces, unless it says
+// otherwise.
+const textArenaSize = 2048
+
+// textPiece is the size of the pieces of a run's text arena for a
+// routine of steps: its first block of span ids, and for each LLM step
+// its prompt, recording keys and trace entry.
+func textPiece(steps map[string]pipeline.Step) int {
+	n := 16 * spanIDsPerBlock
+	for _, s := range steps {
+		if s.Kind == "llm" {
+			n += 256
+		}
+	}
+	return min(n, 4096)
+}
 
 // write writes the template's text to b, vals[i] for part i's field.
 func (f *fastTemplate) write(b *strings.Builder, vals []string) {

@@ -29,6 +29,8 @@ func TestRecordingKey(t *testing.T) {
 // store.ChatKey's hash and RecordingKey's key.
 func TestRecordingKeys(t *testing.T) {
 	temp := 0.5
+	var arena textArena
+	var kept [][4]string
 	for _, task := range []string{"01JABCDEFGHJKMNPQRSTVWXYZ0", "", strings.Repeat("t", 300)} {
 		req := &sdk.ChatRequest{Messages: []sdk.Message{{Role: "user", Content: "hi " + task}}, Model: "m", Temperature: &temp}
 		wantHash, wantCanon, err := store.ChatKey(nil, req)
@@ -46,9 +48,22 @@ func TestRecordingKeys(t *testing.T) {
 				t.Fatalf("ChatKeyDigest into %d bytes of room = %s, %v", cap(dst), c, err)
 			}
 		}
-		hash, key := recordingKeys(task, digest)
-		if hash != wantHash || key != RecordingKey(task, wantHash) {
-			t.Errorf("recordingKeys(%q) = %s, %s; want %s, %s", task, hash, key, wantHash, RecordingKey(task, wantHash))
+		// A string of their own, and pieces of an arena that fills up
+		// as the tasks go (its texts must stay as they were).
+		for _, a := range []*textArena{nil, &arena} {
+			hash, key := recordingKeys(task, digest, a)
+			if hash != wantHash || key != RecordingKey(task, wantHash) {
+				t.Errorf("recordingKeys(%q) = %s, %s; want %s, %s", task, hash, key, wantHash, RecordingKey(task, wantHash))
+			}
+			kept = append(kept, [4]string{hash, key, wantHash, RecordingKey(task, wantHash)})
+		}
+		b, start := arena.room(textArenaSize - 100)
+		b.WriteString(strings.Repeat("x", textArenaSize-100))
+		arena.done(start)
+	}
+	for _, k := range kept {
+		if k[0] != k[2] || k[1] != k[3] {
+			t.Errorf("a recording key changed as the arena filled: %s, %s; want %s, %s", k[0], k[1], k[2], k[3])
 		}
 	}
 }

@@ -453,7 +453,7 @@ func (e *exec) chatIn(ctx context.Context, provider string, req *sdk.ChatRequest
 		return nil, &fatalError{err}
 	}
 	dst = canonical
-	hash, key := recordingKeys(e.task.ID, digest)
+	hash, key := recordingKeys(e.task.ID, digest, &e.text)
 	start := e.r.cfg.Clock()
 	var resp *sdk.ChatResponse
 	used, recorded := provider, false
@@ -847,13 +847,21 @@ func recordingKeySum[S string | []byte](task string, requestHash S) [sha256.Size
 }
 
 // recordingKeys are the request hash of digest (store.ChatKey's hash)
-// and its RecordingKey for task, made as one string: a call needs both.
-func recordingKeys(task string, digest [sha256.Size]byte) (hash, key string) {
+// and its RecordingKey for task, made as one string in arena (nil: a
+// string of their own): a call needs both.
+func recordingKeys(task string, digest [sha256.Size]byte, arena *textArena) (hash, key string) {
 	const n = 2 * sha256.Size
 	var out [2 * n]byte
 	hex.Encode(out[:n], digest[:])
 	sum := recordingKeySum(task, out[:n])
 	hex.Encode(out[n:], sum[:])
-	both := string(out[:])
+	var both string
+	if arena == nil {
+		both = string(out[:])
+	} else {
+		b, start := arena.room(len(out))
+		b.Write(out[:])
+		both = arena.done(start)
+	}
 	return both[:n], both[n:]
 }

@@ -135,7 +135,7 @@ func (r *Runner) derive(cfg Config) *Runner {
 	}
 	return &Runner{cfg: cfg, nodes: r.nodes, stepNames: r.stepNames, runName: r.runName, stepAttrs: r.stepAttrs, ref: r.ref,
 		stateless: r.stateless, rules: r.rules, compiled: r.compiled, decisions: r.decisions, events: r.events,
-		conditions: r.conditions, outputBlind: r.outputBlind, copyVars: r.copyVars}
+		conditions: r.conditions, outputBlind: r.outputBlind, textPiece: r.textPiece, copyVars: r.copyVars}
 }
 
 // RecorderError marks a failure to read or write a recording: the step

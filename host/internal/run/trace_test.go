@@ -3,7 +3,6 @@ package run
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/store"
@@ -14,9 +13,9 @@ import (
 // written earlier unchanged as the arena fills and starts anew.
 func TestTraceArena(t *testing.T) {
 	var all, trace []string
-	var arena strings.Builder
+	var arena textArena
 	var spans []store.Span
-	for i := range 40 {
+	for i := range 199 { // enough calls to fill a piece of the arena
 		step := []store.Span{{Seq: uint64(2 * i), Name: fmt.Sprintf("step s%d", i)},
 			{Seq: uint64(2*i + 1), Kind: store.SpanClient, Attributes: store.Attributes{
 				"sextant.request_hash": store.String(fmt.Sprintf("%012x%052x", i*7919+1, i))}}}
@@ -30,7 +29,7 @@ func TestTraceArena(t *testing.T) {
 			t.Fatalf("after %d steps: %q, want %q", i+1, trace, want)
 		}
 	}
-	if len(all) == 0 || trace[len(trace)-2] != fmt.Sprintf("call %012x", 38*7919+1) {
+	if len(all) == 0 || trace[len(trace)-2] != fmt.Sprintf("call %012x", 197*7919+1) {
 		t.Fatalf("trace %q", trace)
 	}
 }
