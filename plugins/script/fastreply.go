@@ -104,6 +104,11 @@ func decimal(s string) bool {
 // through map[string]any values, or a submatch is out of range, or f is
 // nil.
 func (f *fastReply) render(vars map[string]any, m []string) (string, bool) {
+	return f.renderIn(vars, m, nil)
+}
+
+// renderIn is render writing a short text into room, when given.
+func (f *fastReply) renderIn(vars map[string]any, m []string, room *answerRoom) (string, bool) {
 	if f == nil {
 		return "", false
 	}
@@ -133,8 +138,19 @@ func (f *fastReply) render(vars map[string]any, m []string) (string, bool) {
 	if len(f.parts) == 1 && f.parts[0].path == nil && !f.parts[0].match {
 		return f.parts[0].text, true // text only: nothing to build
 	}
+	if room != nil && size <= answerTextMax {
+		b, start := room.room(size)
+		f.write(b, vals[:])
+		return room.done(start), true
+	}
 	var b strings.Builder
 	b.Grow(size)
+	f.write(&b, vals[:])
+	return b.String(), true
+}
+
+// write writes the reply to b, vals[i] for a field's or submatch's part i.
+func (f *fastReply) write(b *strings.Builder, vals []string) {
 	for i, p := range f.parts {
 		if p.path == nil && !p.match {
 			b.WriteString(p.text)
@@ -142,7 +158,6 @@ func (f *fastReply) render(vars map[string]any, m []string) (string, bool) {
 			b.WriteString(vals[i])
 		}
 	}
-	return b.String(), true
 }
 
 // field is the string at path in vars, if it is one.

@@ -96,6 +96,59 @@ type Provider struct {
 	last atomic.Pointer[lastRules]
 	// Sleep waits for a rule's delay; tests and replays may replace it.
 	Sleep func(context.Context, time.Duration) error
+	// room is what answers are carved from (see answerRoom).
+	room answerRoom
+}
+
+// answerRoom holds blocks of responses and pieces of text that answers
+// are carved from, so that calls share allocations rather than take
+// one each. Each response and text is handed out once and never again: a
+// block or piece lives while anything holds a part of it, as if each
+// had been allocated alone (a Builder never changes the bytes it has
+// written). Calls run at once, hence mu.
+type answerRoom struct {
+	mu    sync.Mutex
+	resps []sdk.ChatResponse
+	text  strings.Builder
+}
+
+// Sizes of answerRoom's blocks of responses and pieces of text; a text
+// longer than answerTextMax has an allocation of its own.
+const (
+	answerBlock   = 16
+	answerPiece   = 1024
+	answerTextMax = answerPiece / 8
+)
+
+// response is a new response, zero.
+func (a *answerRoom) response() *sdk.ChatResponse {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.resps) == 0 {
+		a.resps = make([]sdk.ChatResponse, answerBlock)
+	}
+	r := &a.resps[0]
+	a.resps = a.resps[1:]
+	return r
+}
+
+// room locks a and makes room for n bytes of text (at most
+// answerTextMax): the caller writes them to the builder returned, then
+// calls done with start.
+func (a *answerRoom) room(n int) (b *strings.Builder, start int) {
+	a.mu.Lock()
+	if a.text.Cap()-a.text.Len() < n {
+		a.text.Reset() // what was written stays in the texts that hold it
+		a.text.Grow(answerPiece)
+	}
+	return &a.text, a.text.Len()
+}
+
+// done is the text written since room returned start; it unlocks a.
+func (a *answerRoom) done(start int) string {
+	s := a.text.String()[start:]
+	a.mu.Unlock()
+	return s
 }
 
 var (
@@ -243,7 +296,7 @@ func (p *Provider) answer(ctx context.Context, ru *rule, where string, r *sdk.Ch
 			return nil, sdk.Errorf(sdk.CodeTimeout, "script provider: %v", err)
 		}
 	}
-	text, ok := ru.fast.render(r.Vars, m)
+	text, ok := ru.fast.renderIn(r.Vars, m, &p.room)
 	var data map[string]any
 	if !ok {
 		data = env.data(m)
@@ -277,8 +330,10 @@ func (p *Provider) answer(ctx context.Context, ru *rule, where string, r *sdk.Ch
 	if out == 0 {
 		out = (written + 3) / 4
 	}
-	return &sdk.ChatResponse{Text: text, FinishReason: finish, Model: "script", ToolCalls: calls,
-		Usage: sdk.Usage{InputTokens: in, OutputTokens: out}}, nil
+	resp := p.room.response()
+	*resp = sdk.ChatResponse{Text: text, FinishReason: finish, Model: "script", ToolCalls: calls,
+		Usage: sdk.Usage{InputTokens: in, OutputTokens: out}}
+	return resp, nil
 }
 
 // calls renders the rule's tool calls. A call of a tool the request does
