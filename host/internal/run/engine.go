@@ -313,6 +313,10 @@ type exec struct {
 	// the record they are passed in then.
 	stateBuf []byte
 	cp       store.Checkpoint
+	// reuseOutputs: LLM steps' text outputs are maps from textOutputs,
+	// given back as they are handed over (see releaseOutput). Runs that
+	// Start makes only: a stepwise run's outcomes outlive its hand-over.
+	reuseOutputs bool
 	// taskID is the task's id as expressions see it (exprEnvInto),
 	// boxed once, by the first start.
 	taskID any
@@ -407,6 +411,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	e := &f.e
 	e.r, e.task, e.id, e.st = r, task, execID, &f.st
 	e.text.piece = r.textPiece
+	e.reuseOutputs = r.outputBlind
 	f.batch.ids = f.ids[:0]
 	e.spare, e.queue, e.batches = &f.batch, f.queue[:0], f.batches[:0]
 	e.tokens, e.handing, e.stateBuf, e.traceRoom = f.tokens[:0], f.handing[:0], f.state[:0], f.trace[:0]
@@ -935,6 +940,7 @@ func (e *exec) handOverOf(ctx context.Context, only []string) error {
 		if err := e.checkpoint(ctx, spans...); err != nil {
 			return err
 		}
+		releaseOutput(res)
 		if err := e.checkLimits(); err != nil {
 			return err
 		}

@@ -1,5 +1,7 @@
 package run
 
+import "sync/atomic"
+
 // CopyVars makes r's runs copy vars at every step output, as they did
 // before assignOutput wrote into a map of its own (the reference path of
 // TestVarsInPlace).
@@ -13,4 +15,13 @@ func DerivedRunner(s *Stepper) (derived, made *Runner) {
 	d, n := s.baseRunner().derive(s.cfg), NewRunner(s.cfg)
 	d.cfg, n.cfg = Config{}, Config{}
 	return d, n
+}
+
+// CountTextOutputs counts the maps textOutputs makes from now on
+// (made), until restore; no run may be going on at either call.
+func CountTextOutputs() (made func() int64, restore func()) {
+	var n atomic.Int64
+	old := textOutputs.New
+	textOutputs.New = func() any { n.Add(1); return old() }
+	return n.Load, func() { textOutputs.New = old }
 }

@@ -84,6 +84,8 @@ type stepResult struct {
 	// Handed marks an outcome handed over once already, kept by an
 	// incident to be handed over again on retry (incident.go).
 	Handed bool `json:"handed,omitempty"`
+	// reusable marks an output map from textOutputs (see releaseOutput).
+	reusable bool
 }
 
 // actionRecord is what an action step decided and why.

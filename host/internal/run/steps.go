@@ -297,7 +297,13 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	}
 	e.cite(spec, resp.Text, res)
 	if spec.Output != "json" {
-		res.Outcome.Output = map[string]any{"value": resp.Text}
+		if e.reuseOutputs {
+			m := textOutputs.Get().(map[string]any)
+			m["value"] = resp.Text
+			res.Outcome.Output, res.reusable = m, true
+		} else {
+			res.Outcome.Output = map[string]any{"value": resp.Text}
+		}
 		return "", nil
 	}
 	v, perr := parseJSON(resp.Text)
@@ -324,6 +330,30 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 		res.Outcome.Output = map[string]any{"value": v}
 	}
 	return "", nil
+}
+
+// textOutputs are the maps of LLM steps' text outputs ({"value": text})
+// a run whose navigator never reads outputs reuses: see releaseOutput.
+var textOutputs = sync.Pool{New: func() any { return make(map[string]any, 1) }}
+
+// releaseOutput gives res's output map back to textOutputs once res has
+// been handed over and checkpointed, when the map is one of theirs.
+// Nothing else can hold it then: the navigator never reads outputs
+// (sdk.OutputBlind) and holds nothing past its call, assignOutput took
+// the map's value rather than the map (a string output is vars[node]
+// itself), the checkpoint encoded the state without it (res left the
+// run's Done first), OnStep saw a line rendered from it, and an
+// incident, which keeps the outcome, skips this. See RATIONALE.md, "Why a
+// step's output is written into the run's vars map only when nothing else
+// can read it".
+func releaseOutput(res *stepResult) {
+	if !res.reusable {
+		return
+	}
+	m := res.Outcome.Output
+	res.Outcome.Output, res.reusable = nil, false
+	clear(m)
+	textOutputs.Put(m)
 }
 
 // chatVars is a chat request's Vars for env: {"input": env.Input,
