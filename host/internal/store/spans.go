@@ -462,7 +462,8 @@ func (s *Store) encodeSpansInto(spans []Span, fresh []fate, kvs []kv, bufp *[]by
 		}
 		i += n
 	}
-	return usageKVs(spans, enc.calls, kvs), rewrites, nil
+	kvs, buf = usageKVs(spans, enc.calls, kvs, buf)
+	return kvs, rewrites, nil
 }
 
 // spanCall is a span's provider call, if it is one (ok).

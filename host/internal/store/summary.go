@@ -97,10 +97,10 @@ func pendingPrefix(task string) []byte {
 	return append(append([]byte(pSumPending), task...), '/')
 }
 
-// pendingUsageKey is where usageKVs puts usage: placeUsage moves it
-// beneath the task's summary, or leaves it waiting for its task.
-func pendingUsageKey(task, exec string, seq uint64) []byte {
-	b := make([]byte, 0, len(pSumPending)+len(task)+1+len(exec)+1+8)
+// appendPendingUsageKey appends x/spend/<task>/<exec>/<seq:8> to b:
+// where usageKVs puts usage, which placeUsage moves beneath the task's
+// summary, or leaves waiting for its task.
+func appendPendingUsageKey(b []byte, task, exec string, seq uint64) []byte {
 	b = append(append(append(append(b, pSumPending...), task...), '/'), exec...)
 	return binary.BigEndian.AppendUint64(append(b, '/'), seq)
 }
@@ -490,8 +490,8 @@ func sumRewardValue(n int, sum float64) ([]byte, error) {
 // sumUsageValue is {"calls":[[seq,tokens,cost],…]}.
 func sumUsageValue(calls []CallUsage) []byte {
 	b := append(make([]byte, 0, 16+len(calls)*24), schemaVersion)
-	b = appendCalls(append(b, `{"calls":[`...), calls)
-	return append(b, "]}"...)
+	b = appendCalls(append(b, usagePrefix...), calls)
+	return append(b, usageSuffix...)
 }
 
 // appendNumber writes a finite f in the shortest form that reads back
@@ -621,15 +621,16 @@ func appendCalls(b []byte, calls []CallUsage) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '[')
-		b = strconv.AppendUint(b, c.Seq, 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, c.Tokens, 10)
-		b = append(b, ',')
-		b = appendNumber(b, c.CostUSD)
-		b = append(b, ']')
+		b = appendCall(b, c)
 	}
 	return b
+}
+
+// appendCall appends one call as sumUsageValue lists it: [seq,tokens,cost].
+func appendCall(b []byte, c CallUsage) []byte {
+	b = strconv.AppendUint(append(b, '['), c.Seq, 10)
+	b = strconv.AppendInt(append(b, ','), c.Tokens, 10)
+	return append(appendNumber(append(b, ','), c.CostUSD), ']')
 }
 
 // deleteTaskDerived removes the status index entries of a task as it was
@@ -650,30 +651,39 @@ func deleteTaskDerived(txn *badger.Txn, t, next *Task) error {
 // Writing the same spans again writes the same entries; readers drop a
 // call listed twice (readSummary). spanCalls[i] is spans[i]'s call, as
 // callUsage reads it (the encoder notes it, see spanEncoder.noteCall).
-func usageKVs(spans []Span, spanCalls []spanCall, kvs []kv) []kv {
-	var calls []CallUsage
-	if len(spans) > 1 {
-		calls = make([]CallUsage, 0, len(spans)) // grown once, not per call
-	}
-	flush := func(sp *Span) {
-		if len(calls) > 0 {
-			kvs = append(kvs, kv{pendingUsageKey(sp.Task, sp.Execution, calls[0].Seq), sumUsageValue(calls)})
-			calls = calls[:0]
+// Their keys and values (appendPendingUsageKey, sumUsageValue's bytes)
+// are appended to buf, as encodeSpansInto carves the spans': an entry is
+// sliced once whole, so growing buf never splits one.
+func usageKVs(spans []Span, spanCalls []spanCall, kvs []kv, buf []byte) ([]kv, []byte) {
+	start, mid := -1, 0 // the open entry's key and value, in buf
+	flush := func() {
+		if start >= 0 {
+			buf = append(buf, usageSuffix...)
+			kvs = append(kvs, kv{buf[start:mid:mid], buf[mid:len(buf):len(buf)]})
+			start = -1
 		}
 	}
 	for i := range spans {
 		sp := &spans[i]
 		if i > 0 && (sp.Task != spans[i-1].Task || sp.Execution != spans[i-1].Execution) {
-			flush(&spans[i-1])
+			flush()
 		}
-		if c := spanCalls[i]; c.ok {
-			calls = append(calls, c.c)
+		c := spanCalls[i]
+		if !c.ok {
+			continue
 		}
+		if start < 0 {
+			start = len(buf)
+			buf = appendPendingUsageKey(buf, sp.Task, sp.Execution, c.c.Seq)
+			mid = len(buf)
+			buf = append(append(buf, schemaVersion), usagePrefix...)
+		} else {
+			buf = append(buf, ',')
+		}
+		buf = appendCall(buf, c.c)
 	}
-	if len(spans) > 0 {
-		flush(&spans[len(spans)-1])
-	}
-	return kvs
+	flush()
+	return kvs, buf
 }
 
 // setRewardSum updates the task's reward count and sum for reward r,
