@@ -51,8 +51,9 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		e.Status = StatusRunning
 	}
 	e.Started, e.Ended = e.Started.UTC(), e.Ended.UTC()
+	trace := TraceIDFor(e.Task, e.ID) // the execution's counter keeps it too (seqCounters.fresh)
 	if e.TraceID == "" {
-		e.TraceID = TraceIDFor(e.Task, e.ID)
+		e.TraceID = trace
 	}
 	if err := checkExecution(e); err != nil {
 		return where(err)
@@ -90,18 +91,22 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	// The task's keys, as CreateTask writes them (setTaskDerived for a
 	// new task, but for adoptPending, which the applier does).
 	kvs := appendTaskIndexes(tkvs, t, sc)
+	// Their keys and values are carved from sc too; p, which the record
+	// and the execution's counter keep (jrec.sum), is not.
 	p := sumPrefix(t.Created, t.ID)
-	sval, err := s.sumTaskValue(t)
+	sval, err := sc.carve(func(b []byte) ([]byte, error) { return s.appendSumTaskValue(b, t) })
 	if err != nil {
 		return where(err)
 	}
-	kvs = append(kvs, kv{sumTaskKey(p), sval})
+	kvs = append(kvs, kv{sc.carveKey(func(b []byte) []byte { return append(append(b, p...), sumTask) }), sval})
 	if indexedStatus(t.Status) {
-		kvs = append(kvs, kv{statusIndexKey(t.Status, t.Created, t.ID), nil},
-			kv{pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil})
+		kvs = append(kvs,
+			kv{sc.carveKey(func(b []byte) []byte { return appendStatusIndexKey(b, t.Status, t.Created, t.ID) }), nil},
+			kv{sc.carveKey(func(b []byte) []byte { return appendPipeStatusKey(b, t.Pipeline, t.Status, t.Created, t.ID) }), nil})
 	}
 	sc.begin = kvs // for the next Begin, emptied
-	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExecValue(e), sum: p, kvs: kvs, begins: true, begun: begun}
+	sumExec := sc.carveKey(func(b []byte) []byte { return appendSumExecValue(b, e) })
+	rec := jrec{task: t.ID, exec: e.ID, cp: cval, execVal: eval, sumExec: sumExec, sum: p, kvs: kvs, begins: true, begun: begun, trace: trace}
 	if s.jr.pending.Load() >= journalBacklog {
 		// Runs outpace the applier: a new one starts once the records
 		// pending are in Badger (the applier's errors are its own).
@@ -299,7 +304,7 @@ func (s *Store) appendBeginLocked(rec *jrec, look bool, drops uint64) (uint64, e
 	hook(failpoint.CheckpointCommit)
 	lsn, err := s.jr.appendBegin(rec, look, drops)
 	if err == nil {
-		s.seqs.fresh(rec.task, rec.exec, rec.sum)
+		s.seqs.fresh(rec.task, rec.exec, rec.sum, rec.trace)
 	}
 	return lsn, err
 }

@@ -100,6 +100,9 @@ type jrec struct {
 	// begun is Begin's task as its record decodes, when Begin could tell
 	// (encodeBegun; live only): the applier finishes it in memory.
 	begun *Task
+	// trace is Begin's execution's derived trace id (TraceIDFor), for
+	// its counter (seqCounters.fresh); the journal does not keep it.
+	trace string
 	// kindRecording (task above: the task it is linked to, or "")
 	hash string
 	val  []byte

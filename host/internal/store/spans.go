@@ -384,6 +384,14 @@ func (sc *checkpointScratch) carve(add func([]byte) ([]byte, error)) ([]byte, er
 	return b[start:len(b):len(b)], nil
 }
 
+// carveKey is carve for an add that cannot fail.
+func (sc *checkpointScratch) carveKey(add func([]byte) []byte) []byte {
+	start := len(*sc.buf)
+	b := add(*sc.buf)
+	*sc.buf = b
+	return b[start:len(b):len(b)]
+}
+
 var checkpointScratches = sync.Pool{New: func() any { return new(checkpointScratch) }}
 
 // put empties sc and recycles it.
@@ -857,7 +865,8 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 	if val, err = sc.carve(func(b []byte) ([]byte, error) { return s.appendExecutionValue(b, &ex) }); err != nil {
 		return nil, nil, false, err
 	}
-	return val, sumExecValue(&ex), ex.Status == StatusCompleted || ex.Status == StatusFailed, nil
+	sum = sc.carveKey(func(b []byte) []byte { return appendSumExecValue(b, &ex) })
+	return val, sum, ex.Status == StatusCompleted || ex.Status == StatusFailed, nil
 }
 
 // mustExist fails with ErrNotFound, described by format and args, when
@@ -1004,8 +1013,8 @@ func (c *seqCounters) staged(task, exec string, seq uint64) {
 // fresh notes an execution created just now with its task, whose
 // summary is at sum, which has no spans: its first spans need not look
 // for the last one stored, nor a span below every seq written since for
-// an entry holding it.
-func (c *seqCounters) fresh(task, exec string, sum []byte) {
+// an entry holding it. trace is TraceIDFor(task, exec).
+func (c *seqCounters) fresh(task, exec string, sum []byte, trace string) {
 	id := seqID{task, exec}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -1015,7 +1024,7 @@ func (c *seqCounters) fresh(task, exec string, sum []byte) {
 	if c.m == nil {
 		c.m = make(map[seqID]*execSeq)
 	}
-	c.m[id] = &execSeq{traceID: TraceIDFor(task, exec), spanBase: spanIDBase(task, exec), empty: true, sum: sum}
+	c.m[id] = &execSeq{traceID: trace, spanBase: spanIDBase(task, exec), empty: true, sum: sum}
 }
 
 // sumOf is where the summary of an execution's task is, if this process

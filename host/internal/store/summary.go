@@ -350,6 +350,11 @@ func statusIndexKey(st Status, created time.Time, task string) []byte {
 	return fieldIndexKey(pStatus, string(st), created, task)
 }
 
+// appendStatusIndexKey appends statusIndexKey(st, created, task) to b.
+func appendStatusIndexKey(b []byte, st Status, created time.Time, task string) []byte {
+	return appendFieldIndexKey(b, pStatus, string(st), created, task)
+}
+
 func pipeStatusPrefix(pipeline string, st Status) []byte {
 	return pipeStatusPrefixRoom(pipeline, st, 0)
 }
@@ -364,7 +369,15 @@ func pipeStatusPrefixRoom(pipeline string, st Status, extra int) []byte {
 }
 
 func pipeStatusKey(pipeline string, st Status, created time.Time, task string) []byte {
-	b := binary.BigEndian.AppendUint64(pipeStatusPrefixRoom(pipeline, st, 8+len(task)), invTime(created))
+	return appendPipeStatusKey(nil, pipeline, st, created, task)
+}
+
+// appendPipeStatusKey appends pipeStatusKey(pipeline, st, created, task)
+// to b.
+func appendPipeStatusKey(b []byte, pipeline string, st Status, created time.Time, task string) []byte {
+	b = slices.Grow(b, len(pPipeStatus)+len(pipeline)+1+len(st)+1+8+len(task))
+	b = append(append(append(append(b, pPipeStatus...), pipeline...), 0), st...)
+	b = binary.BigEndian.AppendUint64(append(b, 0), invTime(created))
 	return append(b, task...)
 }
 
@@ -437,36 +450,44 @@ type sumTaskVal struct {
 // bytes are encoding/json's (TestSumTaskValue), redacted as encode
 // redacts them.
 func (s *Store) sumTaskValue(t *Task) ([]byte, error) {
-	v := t.Strategy.Version
-	b := make([]byte, 1, 48+len(t.Status)+len(t.Pipeline)+len(v))
-	b[0] = schemaVersion
+	return s.appendSumTaskValue(make([]byte, 0, 48+len(t.Status)+len(t.Pipeline)+len(t.Strategy.Version)), t)
+}
+
+// appendSumTaskValue appends sumTaskValue(t) to b.
+func (s *Store) appendSumTaskValue(b []byte, t *Task) ([]byte, error) {
+	start := len(b)
+	b = append(b, schemaVersion)
 	b = AppendJSONString(append(b, `{"status":`...), string(t.Status))
 	b = AppendJSONString(append(b, `,"pipeline":`...), t.Pipeline)
-	if v != "" {
+	if v := t.Strategy.Version; v != "" {
 		b = AppendJSONString(append(b, `,"version":`...), v)
 	}
 	b = append(b, '}')
-	js := b[1:]
+	js := b[start+1:]
 	red, err := s.red.redactJSON(js)
 	if err != nil {
 		return nil, err
 	}
 	if len(red) != len(js) || &red[0] != &js[0] { // redacted: a new value
-		return append([]byte{schemaVersion}, red...), nil
+		return append(b[:start+1], red...), nil
 	}
 	return b, nil
 }
 
 // sumExecValue is {"mode":…,"latency_us":…}: mode only when not live,
 // latency only once the execution ended.
-func sumExecValue(e *Execution) []byte {
-	b := append(make([]byte, 0, 48), schemaVersion, '{')
+func sumExecValue(e *Execution) []byte { return appendSumExecValue(make([]byte, 0, 48), e) }
+
+// appendSumExecValue appends sumExecValue(e) to b.
+func appendSumExecValue(b []byte, e *Execution) []byte {
+	start := len(b)
+	b = append(b, schemaVersion, '{')
 	if e.Mode != "" && e.Mode != "live" {
 		b = append(b, `"mode":`...)
 		b = strconv.AppendQuote(b, e.Mode)
 	}
 	if !e.Ended.IsZero() {
-		if len(b) > 2 {
+		if len(b) > start+2 {
 			b = append(b, ',')
 		}
 		b = append(b, `"latency_us":`...)

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBeginScratchRecycled journals runs back to back, each Begin's and
+// checkpoint's keys and values (summary, status index, execution summary,
+// usage) carved from a scratch the next one reuses, and applies them all
+// in one transaction: every task's derived entries are what its records
+// give, and its summary says what each run wrote. A value the journal kept
+// by reference rather than copied would read as a later run's.
+func TestBeginScratchRecycled(t *testing.T) {
+	holdJournal(t)
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), ".sextant"), testConfig())
+	must(t, err)
+	defer s.Close()
+	const n = 8
+	for i := range n {
+		id := fmt.Sprintf("s%d", i)
+		task := &Task{ID: id, Pipeline: strings.Repeat("p", 1+7*i), Strategy: StrategyRef{Version: fmt.Sprintf("v%d", i)}}
+		ex := &Execution{ID: id + "-e", Mode: []string{"", "replay"}[i%2]}
+		must(t, s.Begin(ctx, task, ex, &Checkpoint{State: []byte(`{}`)}))
+		spans := []Span{callSpan(id, ex.ID, 1, int64(i), 1, 0.5), callSpan(id, ex.ID, 2, 100, int64(i), 0)}
+		must(t, s.Checkpoint(ctx, &Checkpoint{Task: id, Execution: ex.ID, State: []byte(`{"step":1}`)}, spans...))
+		if i%3 != 2 {
+			end := func(e *Execution) {
+				e.Status, e.Ended = StatusCompleted, e.Started.Add(time.Duration(i+1)*time.Millisecond)
+			}
+			must(t, s.FinishExecution(ctx, &Checkpoint{Task: id, Execution: ex.ID, State: []byte(`{"step":2}`)}, end, StatusCompleted))
+		}
+	}
+	if got := s.jr.pending.Load(); got < 2*n {
+		t.Fatalf("%d records pending, want every run's: the test applies none of them alone", got)
+	}
+	must(t, s.applyPending())
+	checkDerived(t, s)
+	seen := 0
+	must(t, s.EachSummary(ctx, Query{}, func(ts *TaskSummary) error {
+		var i int
+		if _, err := fmt.Sscanf(ts.ID, "s%d", &i); err != nil {
+			return err
+		}
+		seen++
+		status, ended := StatusCompleted, true
+		if i%3 == 2 {
+			status, ended = StatusRunning, false
+		}
+		if ts.Pipeline != strings.Repeat("p", 1+7*i) || ts.Version != fmt.Sprintf("v%d", i) || ts.Status != status || len(ts.Executions) != 1 {
+			t.Errorf("%s: summary %+v", ts.ID, ts)
+			return nil
+		}
+		es := ts.Executions[0]
+		wantCalls := []CallUsage{{1, int64(i) + 1, 0.5}, {2, 100 + int64(i), 0}}
+		if es.Mode != []string{"", "replay"}[i%2] || es.Ended != ended || !slices.Equal(es.Calls, wantCalls) ||
+			ended && es.Latency != time.Duration(i+1)*time.Millisecond {
+			t.Errorf("%s: execution summary %+v, want calls %v", ts.ID, es, wantCalls)
+		}
+		return nil
+	}))
+	if seen != n {
+		t.Errorf("%d summaries, want %d", seen, n)
+	}
+}
+
+// TestSummaryAppendersMatch: the appending forms of the summary and
+// status index encoders write, after bytes already in the buffer, what
+// the allocating forms return (a redacted value included).
+func TestSummaryAppendersMatch(t *testing.T) {
+	s := openTest(t)
+	at := time.Date(2026, 11, 29, 1, 0, 0, 7, time.UTC)
+	lead := []byte("lead")
+	for _, tk := range []Task{
+		{ID: "t1", Status: StatusRunning, Pipeline: "p", Created: at},
+		{ID: "t2", Status: StatusFailed, Pipeline: "token sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", Created: at, Strategy: StrategyRef{Version: "2"}},
+	} {
+		want, err := s.sumTaskValue(&tk)
+		must(t, err)
+		got, err := s.appendSumTaskValue(slices.Clone(lead), &tk)
+		must(t, err)
+		if !bytes.HasPrefix(got, lead) || !bytes.Equal(got[len(lead):], want) {
+			t.Errorf("appendSumTaskValue %q, want %q after %q", got, want, lead)
+		}
+		if got := appendStatusIndexKey(slices.Clone(lead), tk.Status, tk.Created, tk.ID); !bytes.Equal(got[len(lead):], fieldIndexKey(pStatus, string(tk.Status), tk.Created, tk.ID)) {
+			t.Errorf("appendStatusIndexKey %q", got)
+		}
+		want = append(append(append(append([]byte(pPipeStatus), tk.Pipeline...), 0), tk.Status...), 0)
+		want = append(binary.BigEndian.AppendUint64(want, invTime(tk.Created)), tk.ID...)
+		if got := appendPipeStatusKey(slices.Clone(lead), tk.Pipeline, tk.Status, tk.Created, tk.ID); !bytes.Equal(got[len(lead):], want) {
+			t.Errorf("appendPipeStatusKey %q, want %q", got, want)
+		}
+	}
+	for _, e := range []Execution{{}, {Mode: "replay"}, {Mode: "live", Started: at, Ended: at.Add(1500 * time.Microsecond)}, {Mode: "x\"y", Started: at, Ended: at.Add(time.Second)}} {
+		want := `{}`
+		switch {
+		case e.Mode == "x\"y":
+			want = `{"mode":"x\"y","latency_us":1000000}`
+		case e.Mode == "replay":
+			want = `{"mode":"replay"}`
+		case !e.Ended.IsZero():
+			want = `{"latency_us":1500}`
+		}
+		got := appendSumExecValue(slices.Clone(lead), &e)
+		if !bytes.Equal(got[len(lead):], append([]byte{schemaVersion}, want...)) || !bytes.Equal(sumExecValue(&e), got[len(lead):]) {
+			t.Errorf("appendSumExecValue(%+v) %q, want %q", e, got, want)
+		}
+	}
+}
