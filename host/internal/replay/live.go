@@ -25,19 +25,19 @@ type LiveCall struct {
 func LiveCalls(spans []store.Span) []LiveCall {
 	steps := map[string]string{} // span id → node of the step span
 	for _, sp := range spans {
-		if n, ok := sp.Attributes["sextant.node"]; ok {
+		if n, ok := sp.LookupAttr("sextant.node"); ok {
 			steps[sp.SpanID] = n.Str()
 		}
 	}
 	var out []LiveCall
 	for _, sp := range spans {
-		rec, ok := sp.Attributes["sextant.recorded"]
+		rec, ok := sp.LookupAttr("sextant.recorded")
 		if !ok || rec.Bool() {
 			continue
 		}
-		c := LiveCall{Step: steps[sp.ParentSpanID], Kind: "chat", CostUSD: sp.Attributes["sextant.cost_usd"].Float(),
-			Provider: sp.Attributes[store.AttrSextantProvider].Str(), Name: sp.Attributes[store.AttrGenAIRequestModel].Str()}
-		if tool, ok := sp.Attributes[run.AttrGenAIToolName]; ok {
+		c := LiveCall{Step: steps[sp.ParentSpanID], Kind: "chat", CostUSD: sp.Attr("sextant.cost_usd").Float(),
+			Provider: sp.Attr(store.AttrSextantProvider).Str(), Name: sp.Attr(store.AttrGenAIRequestModel).Str()}
+		if tool, ok := sp.LookupAttr(run.AttrGenAIToolName); ok {
 			c.Kind, c.Name = "tool", tool.Str()
 		}
 		out = append(out, c)

@@ -746,8 +746,8 @@ func (w *worker) one(ctx context.Context, tree *store.Tree, digest string, st *s
 func liveCost(spans []store.Span) float64 {
 	usd := 0.0
 	for _, sp := range spans {
-		if rec, ok := sp.Attributes["sextant.recorded"]; ok && !rec.Bool() {
-			usd += sp.Attributes["sextant.cost_usd"].Float()
+		if rec, ok := sp.LookupAttr("sextant.recorded"); ok && !rec.Bool() {
+			usd += sp.Attr("sextant.cost_usd").Float()
 		}
 	}
 	return usd
@@ -771,7 +771,7 @@ func OutputDigest(out map[string]any) string {
 func callLatency(spans []store.Span) float64 {
 	ms := 0.0
 	for _, sp := range spans {
-		if v, ok := sp.Attributes["sextant.latency_ms"]; ok {
+		if v, ok := sp.LookupAttr("sextant.latency_ms"); ok {
 			ms += v.Float()
 		}
 	}

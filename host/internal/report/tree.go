@@ -134,7 +134,7 @@ func (tw *treeWriter) span(sp store.Span, depth int, children map[string][]store
 // call (a tool call's person's decisions first), a refused tool call, a
 // human step's answers.
 func (tw *treeWriter) spanCalls(sp store.Span, indent string) {
-	if v, ok := sp.Attributes["sextant.recording"]; ok {
+	if v, ok := sp.LookupAttr("sextant.recording"); ok {
 		for _, what := range []string{"confirm", "retry"} {
 			if r := tw.byHash[store.ToolApprovalKey(v.Str(), what)]; r != nil {
 				writeCall(tw.w, indent, r)
@@ -143,10 +143,10 @@ func (tw *treeWriter) spanCalls(sp store.Span, indent string) {
 		if r := tw.byHash[v.Str()]; r != nil {
 			writeCall(tw.w, indent, r)
 		}
-	} else if sp.Attributes[store.AttrGenAIOperationName].Str() == "execute_tool" {
+	} else if sp.Attr(store.AttrGenAIOperationName).Str() == "execute_tool" {
 		writeRefusedCall(tw.w, indent, sp)
 	}
-	if v, ok := sp.Attributes["sextant.node"]; ok && sp.Attributes["sextant.step.kind"].Str() == "human" {
+	if v, ok := sp.LookupAttr("sextant.node"); ok && sp.Attr("sextant.step.kind").Str() == "human" {
 		for _, r := range tw.humans[v.Str()] {
 			writeCall(tw.w, indent, r)
 		}
@@ -182,12 +182,12 @@ func (tw *treeWriter) toolRecords() {
 // arguments, blocked by policy), from its span.
 func writeRefusedCall(w io.Writer, indent string, sp store.Span) {
 	block := blockWriter(w, indent)
-	name := sp.Attributes[run.AttrGenAIToolName].Str()
-	if src := sp.Attributes["sextant.tool.source"].Str(); src != "" {
+	name := sp.Attr(run.AttrGenAIToolName).Str()
+	if src := sp.Attr("sextant.tool.source").Str(); src != "" {
 		name = src + "." + name
 	}
-	block("tool", fmt.Sprintf("%s(%s)", name, sp.Attributes[run.AttrGenAIToolCallArguments].Str()))
-	block("error", strings.TrimPrefix(sp.Attributes[run.AttrGenAIToolCallResult].Str(), "error: "))
+	block("tool", fmt.Sprintf("%s(%s)", name, sp.Attr(run.AttrGenAIToolCallArguments).Str()))
+	block("error", strings.TrimPrefix(sp.Attr(run.AttrGenAIToolCallResult).Str(), "error: "))
 }
 
 // blockWriter returns a writer of labelled, indented text blocks: the
@@ -214,16 +214,16 @@ func spanDuration(sp store.Span) string {
 // replay recorded it, its id and its error.
 func spanExtras(sp store.Span) string {
 	var parts []string
-	if v, ok := sp.Attributes[store.AttrGenAIUsageInputTokens]; ok {
+	if v, ok := sp.LookupAttr(store.AttrGenAIUsageInputTokens); ok {
 		parts = append(parts, fmt.Sprintf("in %d", v.Int()))
 	}
-	if v, ok := sp.Attributes[store.AttrGenAIUsageOutputTokens]; ok {
+	if v, ok := sp.LookupAttr(store.AttrGenAIUsageOutputTokens); ok {
 		parts = append(parts, fmt.Sprintf("out %d", v.Int()))
 	}
-	if v, ok := sp.Attributes["sextant.cost_usd"]; ok {
+	if v, ok := sp.LookupAttr("sextant.cost_usd"); ok {
 		parts = append(parts, fmt.Sprintf("$%.4f", v.Float()))
 	}
-	if v, ok := sp.Attributes["sextant.recorded"]; ok && v.Bool() {
+	if v, ok := sp.LookupAttr("sextant.recorded"); ok && v.Bool() {
 		parts = append(parts, "recorded")
 	}
 	parts = append(parts, "span "+sp.SpanID)

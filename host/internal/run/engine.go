@@ -1629,8 +1629,8 @@ func appendTrace(out []string, spans []store.Span, arena *textArena) []string {
 		switch {
 		case strings.HasPrefix(sp.Name, "step "):
 			out = append(out, sp.Name)
-		case sp.Kind == store.SpanClient && !sp.Attributes[AttrScore].Bool():
-			h := sp.Attributes["sextant.request_hash"].Str()
+		case sp.Kind == store.SpanClient && !sp.Attr(AttrScore).Bool():
+			h := sp.Attr("sextant.request_hash").Str()
 			if len(h) > 12 {
 				h = h[:12]
 			}

@@ -10,13 +10,14 @@ import (
 	"github.com/sextant-dev/sextant/sdk"
 )
 
-// CallAttributes returns the OpenTelemetry GenAI attributes of a call
-// through the block called block: gen_ai.provider.name is the well-known
-// provider behind it (Provider.System, "openai"), not the block's name
-// (sextant.provider); server.address and server.port say where it went;
-// gen_ai.output.type is json or text. resp is nil for a failed call. The
-// map has room for room more attributes, the caller's.
-func (r *Providers) CallAttributes(block string, req *sdk.ChatRequest, resp *sdk.ChatResponse, room int) store.Attributes {
+// SetCallAttributes sets c to the OpenTelemetry GenAI attributes of a
+// call through the block called block: gen_ai.provider.name is the
+// well-known provider behind it (Provider.System, "openai"), not the
+// block's name (sextant.provider); server.address and server.port say
+// where it went; gen_ai.output.type is json or text. resp is nil for a
+// failed call. What the caller adds (the sextant.* attributes) it sets
+// in c after.
+func (r *Providers) SetCallAttributes(c *store.CallAttributes, block string, req *sdk.ChatRequest, resp *sdk.ChatResponse) {
 	p, _ := r.Get(block)
 	system := ""
 	if p != nil {
@@ -25,38 +26,17 @@ func (r *Providers) CallAttributes(block string, req *sdk.ChatRequest, resp *sdk
 			system = r.pluginName(p)
 		}
 	}
-	var server string
-	var port int
-	var hasServer bool
-	if p != nil {
-		server, port, hasServer = serverOf(p.BaseURL)
-	}
-	own := 0 // what this adds: the block, the output type, the server
-	if block != "" {
-		own++
-	}
+	*c = store.CallAttributes{Block: block}
+	c.SetChat(system, req, resp)
 	if req != nil {
-		own++
-	}
-	if hasServer {
-		own += 2
-	}
-	a := store.ChatSpanAttributesRoom(system, req, resp, own+room)
-	if block != "" {
-		a[store.AttrSextantProvider] = store.String(block)
-	}
-	if req != nil {
-		out := "text"
+		c.OutputType = "text"
 		if req.JSON {
-			out = "json"
+			c.OutputType = "json"
 		}
-		a[store.AttrGenAIOutputType] = store.String(out)
 	}
-	if hasServer {
-		a[store.AttrServerAddress] = store.String(server)
-		a[store.AttrServerPort] = store.Int(int64(port))
+	if p != nil {
+		c.Server, c.Port, c.HasServer = serverOf(p.BaseURL)
 	}
-	return a
 }
 
 // serverOf is the host and port of a base URL (the scheme's port when

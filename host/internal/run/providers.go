@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sextant-dev/sextant/host/internal/store"
 	"github.com/sextant-dev/sextant/sdk"
 )
 
@@ -219,7 +220,7 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, c
 	if cf == nil {
 		cf = new(callFrame)
 	}
-	*cf = callFrame{req: *in}
+	cf.req, cf.ctx = *in, lazyCtx{} // not attrs, which chatIn may have taken
 	req := &cf.req
 	if req.Model == "" {
 		req.Model = p.Model
@@ -313,10 +314,25 @@ func (r *Providers) try(ctx context.Context, p *Provider, in *sdk.ChatRequest, c
 	return nil, attempts, &ProviderError{Provider: p.Name, Plugin: r.pluginName(p), Attempts: len(attempts) - first, Err: last}
 }
 
-// callFrame is a provider call's request and its first try's context.
+// callFrame is a provider call's request and its first try's context,
+// and room for its span's attributes (see callRoom).
 type callFrame struct {
 	req sdk.ChatRequest
 	ctx lazyCtx
+	// attrs are the call's span's attributes, once taken.
+	attrs      store.CallAttributes
+	attrsTaken bool
+}
+
+// callRoom is where a call's span attributes go: f's room the first time
+// (a step's frame holds its first call's, with no allocation of their
+// own), else a new one.
+func callRoom(f *callFrame) *store.CallAttributes {
+	if f == nil || f.attrsTaken {
+		return new(store.CallAttributes)
+	}
+	f.attrsTaken = true
+	return &f.attrs
 }
 
 // retryable: rate limits, upstream timeouts and unavailable upstreams are

@@ -59,6 +59,9 @@ func (e *exec) grade(ctx context.Context) ([]score.Graded, []store.Span, error) 
 	}
 	spans := append([]store.Span{top}, g.res.Spans...)
 	for i := range spans[1:] {
+		if spans[i+1].Attributes == nil { // a provider call's, its attributes in Call
+			spans[i+1].Attributes = store.Attributes{}
+		}
 		spans[i+1].Attributes[AttrScore] = store.Bool(true)
 	}
 	return graded, e.number(spans), err

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -396,14 +397,14 @@ func (e *exec) cite(spec pipeline.Step, reply string, res *stepResult) {
 		return
 	}
 	res.Cited = ids
-	if n := len(res.Spans); n > 0 {
-		res.Spans[n-1].Attributes[AttrCited] = store.Strings(ids...)
+	if n := len(res.Spans); n > 0 && res.Spans[n-1].Call != nil {
+		res.Spans[n-1].Call.Cited = slices.Clone(ids)
 	}
 }
 
 // AttrCited is the provider-call span attribute listing the playbook
 // bullets the reply cited.
-const AttrCited = "sextant.playbook.cited"
+const AttrCited = store.AttrCited
 
 // parseJSON accepts a JSON value, optionally inside a ``` fence.
 func parseJSON(text string) (any, error) {
@@ -502,13 +503,14 @@ func (e *exec) chatIn(ctx context.Context, provider string, req *sdk.ChatRequest
 		r, who, _, err := e.r.cfg.Providers.chatInto(ctx, provider, &full, tries[:0], frame)
 		latency = e.r.cfg.Clock().Sub(t0)
 		if err != nil {
-			a := e.r.cfg.Providers.CallAttributes(provider, &full, nil, 2)
-			a[store.AttrErrorType] = store.String(ErrorType(err))
+			a := callRoom(frame)
+			e.r.cfg.Providers.SetCallAttributes(a, provider, &full, nil)
+			a.ErrorType = ErrorType(err)
 			// The request's hash names the call a replay asked for and
 			// found no recording of (its divergence's "got").
-			a["sextant.request_hash"] = store.String(hash)
+			a.RequestHash = hash
 			sp := store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
-				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}}
+				Call: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}}
 			res.Spans = append(res.Spans, sp)
 			return nil, &fatalError{err}
 		}
@@ -518,10 +520,11 @@ func (e *exec) chatIn(ctx context.Context, provider string, req *sdk.ChatRequest
 		// Usage is checked before the answer is recorded: an answer that
 		// cannot be accounted is never replayed either.
 		if err := checkUsage(used, resp.Usage, 0); err != nil {
-			a := e.r.cfg.Providers.CallAttributes(used, &full, nil, 1)
-			a[store.AttrErrorType] = store.String(ErrorType(err))
+			a := callRoom(frame)
+			e.r.cfg.Providers.SetCallAttributes(a, used, &full, nil)
+			a.ErrorType = ErrorType(err)
 			res.Spans = append(res.Spans, store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start, End: e.r.cfg.Clock(),
-				Attributes: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
+				Call: a, Status: store.SpanStatus{Code: store.CodeError, Message: err.Error()}})
 			return nil, &fatalError{err}
 		}
 		if err := putChatRecording(ctx, st, cr, key, canonical, used, e.task.ID, resp, latency); err != nil {
@@ -543,18 +546,12 @@ func (e *exec) chatIn(ctx context.Context, provider string, req *sdk.ChatRequest
 			e.r.cfg.Logger.Warn("model has no price; its calls cost 0 (add [prices.MODEL] to the pipeline)", "model", model)
 		}
 	}
-	room := 5 // the five below
-	if e.r.cfg.Strategy != nil {
-		room++ // and the bullets the reply cites (see cite)
-	}
-	attrs := e.r.cfg.Providers.CallAttributes(used, &full, resp, room)
-	attrs["sextant.request_hash"] = store.String(hash)
-	attrs["sextant.recording"] = store.String(key)
-	attrs["sextant.recorded"] = store.Bool(recorded)
-	attrs["sextant.cost_usd"] = store.Float(cost)
-	attrs["sextant.latency_ms"] = store.Int(latency.Milliseconds())
+	a := callRoom(frame)
+	e.r.cfg.Providers.SetCallAttributes(a, used, &full, resp)
+	a.RequestHash, a.Recording, a.Recorded = hash, key, recorded
+	a.CostUSD, a.LatencyMS = cost, latency.Milliseconds()
 	res.Spans = append(res.Spans, store.Span{Name: store.ChatSpanName(full.Model), Kind: store.SpanClient, Start: start,
-		End: start.Add(latency), Attributes: attrs, Status: store.SpanStatus{Code: store.CodeOK}})
+		End: start.Add(latency), Call: a, Status: store.SpanStatus{Code: store.CodeOK}})
 	res.Tokens += resp.Usage.InputTokens + resp.Usage.OutputTokens
 	res.CostUSD += cost
 	return resp, nil

@@ -40,8 +40,8 @@ func ToolCallsOf(spans []store.Span) []ToolCall {
 	}
 	var out []ToolCall
 	for _, sp := range sorted {
-		a := sp.Attributes
-		if a[store.AttrGenAIOperationName].Str() != "execute_tool" {
+		a := sp.Attributes // a tool call's span has no Call
+		if sp.Attr(store.AttrGenAIOperationName).Str() != "execute_tool" {
 			continue
 		}
 		c := ToolCall{Source: a["sextant.tool.source"].Str(), Tool: a[AttrGenAIToolName].Str(),

@@ -146,7 +146,7 @@ func (s *Server) clusterTask(ctx context.Context, id string) (int, any, error) {
 		x.Spans = mergeSpans(staged, x.Spans)
 		seen := map[string]bool{}
 		for _, sp := range x.Spans {
-			h := sp.Attributes["sextant.recording"].Str()
+			h := sp.Attr("sextant.recording").Str()
 			if h == "" || seen[h] {
 				continue
 			}

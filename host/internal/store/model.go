@@ -236,6 +236,11 @@ type Span struct {
 	Attributes   Attributes `json:"attributes,omitempty"`
 	Status       SpanStatus `json:"status,omitzero"`
 	Links        []Link     `json:"links,omitempty"`
+	// Call holds a provider call's attributes as fields, beside those of
+	// Attributes (a span made in this process; one read from the store
+	// has them all in Attributes). Read attributes through Attr,
+	// LookupAttr, Attrs or AllAttributes, which see both.
+	Call *CallAttributes `json:"-"`
 }
 
 // Reward is feedback on a task, optionally aimed at one span of it.

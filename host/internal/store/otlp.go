@@ -37,12 +37,19 @@ const (
 	AttrSpanSeq   = "sextant.span.seq"  // span: its sequence number in the execution
 )
 
-// IdentityAttributes returns a's attributes with sp's identity (task,
-// execution, sequence number) set over any of the same name; a itself is
-// not changed.
-func IdentityAttributes(sp *Span, a Attributes) Attributes {
-	out := make(Attributes, len(a)+3)
-	maps.Copy(out, a)
+// IdentityAttributes returns sp's attributes (its Call's among them) with
+// its identity (task, execution, sequence number) set over any of the
+// same name, in a new map.
+func IdentityAttributes(sp *Span) Attributes {
+	n := len(sp.Attributes) + 3
+	if sp.Call != nil {
+		n += 24
+	}
+	out := make(Attributes, n)
+	maps.Copy(out, sp.Attributes)
+	if sp.Call != nil {
+		out = sp.Call.AppendTo(out)
+	}
 	out[AttrTask] = String(sp.Task)
 	out[AttrExecution] = String(sp.Execution)
 	if sp.Seq > 0 {
@@ -203,7 +210,7 @@ func toOTLP(sp *Span, legacy bool) otlpSpan {
 		EndTimeUnixNano:   strconv.FormatInt(end.UnixNano(), 10),
 	}
 	// Write the current GenAI name, and the deprecated one only if asked.
-	attrs := IdentityAttributes(sp, sp.Attributes)
+	attrs := IdentityAttributes(sp)
 	provider, hasProvider := attrs[AttrGenAIProviderName]
 	system, hasSystem := attrs[AttrGenAISystem]
 	if hasProvider || hasSystem {

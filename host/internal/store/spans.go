@@ -578,6 +578,16 @@ func checkSpanFields(sp *Span) error {
 	if err := checkAttributes(sp.Attributes); err != nil {
 		return where(err)
 	}
+	if sp.Call != nil {
+		if err := sp.Call.check(); err != nil {
+			return where(err)
+		}
+		for k := range sp.Attributes {
+			if _, ok := sp.Call.attr(k); ok {
+				return where(fmt.Errorf("attribute %q is both in the map and the call's", k))
+			}
+		}
+	}
 	for _, l := range sp.Links {
 		if err := validHexID("link trace id", l.TraceID, 16); err != nil {
 			return where(err)
@@ -1096,15 +1106,16 @@ func (e *spanEncoder) put() {
 
 // reset is put but for the recycling.
 func (e *spanEncoder) reset() {
-	if cap(e.keys) > maxPooledAttrs || cap(e.vals) > maxPooledAttrs || cap(e.order) > maxPooledAttrs {
-		e.keys, e.vals, e.order = nil, nil, nil
+	if cap(e.keys) > maxPooledAttrs || cap(e.vals) > maxPooledAttrs || cap(e.order) > maxPooledAttrs || cap(e.same) > maxPooledAttrs {
+		e.keys, e.vals, e.order, e.same = nil, nil, nil, nil
 	}
 	if cap(e.sameEnc) > 64<<10 {
 		e.sameKeys, e.sameEnc, e.sameEnds = nil, nil, nil
 	}
 	clear(e.keys[:cap(e.keys)])
 	clear(e.vals[:cap(e.vals)])
-	e.keys, e.vals, e.order = e.keys[:0], e.vals[:0], e.order[:0]
+	clear(e.same[:cap(e.same)])
+	e.keys, e.vals, e.order, e.same = e.keys[:0], e.vals[:0], e.order[:0], e.same[:0]
 	// A short string may be a slice of a long one (a prompt), which
 	// it would keep alive.
 	clear(e.sameVals[:])
@@ -1126,6 +1137,7 @@ type spanEncoder struct {
 	keys  []string
 	vals  []Value
 	order []int
+	same  []Value // vals in the order of sameKeys (appendSameKeys)
 
 	// The keys of the attributes written last, in order (at most
 	// maxSameKeys), each encoded with its colon into sameEnc, ending at
@@ -1226,9 +1238,9 @@ func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 	e.timesHi = len(b)
 	var err error
 	e.callOK = false
-	if len(sp.Attributes) > 0 {
+	if len(sp.Attributes) > 0 || sp.Call != nil {
 		b = append(b, `,"attributes":`...)
-		if b, err = e.appendAttributes(b, sp.Attributes); err != nil {
+		if b, err = e.appendAttributes(b, sp.Attributes, sp.Call); err != nil {
 			return nil, err
 		}
 		e.noteCall(sp.Seq)
@@ -1261,7 +1273,7 @@ func (e *spanEncoder) appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 			b = append(b, '"')
 			if len(l.Attributes) > 0 {
 				b = append(b, `,"attributes":`...)
-				if b, err = e.appendAttributes(b, l.Attributes); err != nil {
+				if b, err = e.appendAttributes(b, l.Attributes, nil); err != nil {
 					return nil, err
 				}
 			}
@@ -1353,24 +1365,36 @@ func append4(b []byte, n int) []byte {
 	return append(b, byte('0'+n/1000), byte('0'+n/100%10), byte('0'+n/10%10), byte('0'+n%10))
 }
 
-// appendAttributes writes a as a JSON object, its keys sorted, and
-// notes where its usage attributes are in e.vals (e.usage).
-func (e *spanEncoder) appendAttributes(b []byte, a Attributes) ([]byte, error) {
-	if b, ok, err := e.appendSameKeys(b, a); ok || err != nil {
-		return b, err
-	}
+// appendAttributes writes the attributes of c (if not nil) and a as a
+// JSON object, its keys sorted, and notes where its usage attributes are
+// in e.vals (e.usage).
+func (e *spanEncoder) appendAttributes(b []byte, a Attributes, c *CallAttributes) ([]byte, error) {
 	// Keys and values copied out, so that sorting moves indexes, not
 	// them, and no key is looked up in the map again.
-	keys, vals, order := e.keys[:0], e.vals[:0], e.order[:0]
+	keys, vals := e.keys[:0], e.vals[:0]
+	if c != nil {
+		for k, v := range c.each {
+			keys = append(keys, k)
+			vals = append(vals, v)
+		}
+	}
 	for k, v := range a {
-		order = append(order, len(keys))
 		keys = append(keys, k)
 		vals = append(vals, v)
 	}
-	e.keys, e.vals, e.order = keys, vals, order
-	if len(order) <= 12 {
+	e.keys, e.vals = keys, vals
+	if b, ok, err := e.appendSameKeys(b); ok || err != nil {
+		return b, err
+	}
+	order := e.order[:0]
+	for i := range keys {
+		order = append(order, i)
+	}
+	e.order = order
+	if len(order) <= 12 || c != nil && len(a) == 0 {
 		// Insertion sort: for the few attributes of a span it beats the
-		// generic sort, whose comparison is an indirect call.
+		// generic sort, whose comparison is an indirect call (and a
+		// call's attributes come sorted).
 		for i := 1; i < len(order); i++ {
 			for j := i; j > 0 && keys[order[j]] < keys[order[j-1]]; j-- {
 				order[j], order[j-1] = order[j-1], order[j]
@@ -1438,22 +1462,22 @@ func (e *spanEncoder) keepValue(j int, v Value, enc []byte) {
 // compares first).
 func sameValue(a, b Value) bool { return a.kind == b.kind && a.n == b.n && a.s == b.s }
 
-// appendSameKeys writes a when its keys are those of the attributes
-// written last (the spans of a burst mostly share their keys): each key
+// appendSameKeys writes the attributes in e.keys and e.vals when their
+// keys are those of the attributes written last (the spans of a burst mostly share their keys): each key
 // is found among them, with no sort and no escaping, their encoded forms
 // copied, as are the values equal to those written last under the same
 // keys. ok is false, and nothing written, when they are not.
-func (e *spanEncoder) appendSameKeys(b []byte, a Attributes) (_ []byte, ok bool, _ error) {
+func (e *spanEncoder) appendSameKeys(b []byte) (_ []byte, ok bool, _ error) {
 	keys := e.sameKeys
-	if len(a) != len(keys) || len(keys) == 0 {
+	if len(e.keys) != len(keys) || len(keys) == 0 {
 		return b, false, nil
 	}
-	vals := e.vals[:0]
+	vals := e.same[:0]
 	for range keys {
 		vals = append(vals, Value{})
 	}
-	e.vals = vals
-	for k, v := range a {
+	e.same = vals
+	for i, k := range e.keys {
 		// Keys are constants as a rule: equal strings share their bytes,
 		// which == compares first.
 		j := 0
@@ -1463,8 +1487,10 @@ func (e *spanEncoder) appendSameKeys(b []byte, a Attributes) (_ []byte, ok bool,
 		if j == len(keys) {
 			return b, false, nil
 		}
-		vals[j] = v // the keys of a map are distinct: j is not taken
+		vals[j] = e.vals[i] // the keys are distinct: j is not taken
 	}
+	// The values in the order of sameKeys, where e.usage says.
+	e.vals, e.same = e.same, e.vals
 	e.usage = e.sameUsage
 	b = append(b, '{')
 	var err error

@@ -419,11 +419,11 @@ type CallUsage struct {
 
 // callUsage reports a span's usage, if it is a provider call.
 func callUsage(sp *Span) (CallUsage, bool) {
-	in, ok := sp.Attributes[AttrGenAIUsageInputTokens]
+	in, ok := sp.LookupAttr(AttrGenAIUsageInputTokens)
 	if !ok {
 		return CallUsage{}, false
 	}
-	return callUsageOf(sp.Seq, in.Int(), sp.Attributes[AttrGenAIUsageOutputTokens].Int(), sp.Attributes[attrCostUSD].Float()), true
+	return callUsageOf(sp.Seq, in.Int(), sp.Attr(AttrGenAIUsageOutputTokens).Int(), sp.Attr(attrCostUSD).Float()), true
 }
 
 // callUsageOf is the call of span seq whose usage attributes read as in,

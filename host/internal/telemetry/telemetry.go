@@ -228,8 +228,8 @@ func (x *Exporter) convert(ctx context.Context, spans []store.Span) []sdktrace.R
 		}
 		// The identity attributes are set over stored ones of the same
 		// name (a run's root span stores its task): one key, one value.
-		stub.Attributes = attributes(store.IdentityAttributes(sp, sp.Attributes), x.cfg.Content)
-		_, has := sp.Attributes[store.AttrGenAIInputMessages]
+		stub.Attributes = attributes(store.IdentityAttributes(sp), x.cfg.Content)
+		_, has := sp.LookupAttr(store.AttrGenAIInputMessages)
 		if x.cfg.Content && !has {
 			stub.Attributes = append(stub.Attributes, x.content(ctx, sp)...)
 		}
@@ -252,7 +252,7 @@ func (x *Exporter) convert(ctx context.Context, spans []store.Span) []sdktrace.R
 // content returns the prompt and response of a provider call's span, in
 // the GenAI conventions' message shape, redacted.
 func (x *Exporter) content(ctx context.Context, sp *store.Span) []attribute.KeyValue {
-	key := sp.Attributes["sextant.recording"].Str()
+	key := sp.Attr("sextant.recording").Str()
 	if key == "" || x.cfg.Recordings == nil {
 		return nil
 	}

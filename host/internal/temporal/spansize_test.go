@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sextant-dev/sextant/host/internal/store"
+	"github.com/sextant-dev/sextant/sdk"
 )
 
 // TestSpanSizeNearJSON: the size the workflow counts toward
@@ -57,6 +58,37 @@ func TestSpanSizeEscapes(t *testing.T) {
 		}
 		if got := spanSize(&sp, true); got < len(b)/2 || got > 2*len(b) {
 			t.Errorf("%s: spanSize %d, JSON %d bytes", name, got, len(b))
+		}
+	}
+}
+
+// TestSpanSizeTypedCall: a provider call's span made in this process
+// (its attributes in Call) counts as the span the workflow decodes from
+// its JSON (all of them in its map), so the staging decision the
+// workflow replays is the same.
+func TestSpanSizeTypedCall(t *testing.T) {
+	temp := 0.5
+	c := &store.CallAttributes{Block: "default", OutputType: "json", Server: "api.<x>.com", Port: 443, HasServer: true,
+		RequestHash: "ab12", Recording: "r/ab12", Recorded: true, CostUSD: 0.001, LatencyMS: 12, Cited: []string{"b-1", "b\u2028"}}
+	c.SetChat("openai", &sdk.ChatRequest{Model: "gpt", Temperature: &temp, MaxTokens: 9, Stop: []string{"\n"}},
+		&sdk.ChatResponse{Model: "gpt-1", ID: "id", FinishReason: "stop", Usage: sdk.Usage{InputTokens: 3, OutputTokens: 4}})
+	sp := store.Span{Task: "01JTASK", Execution: "e1", Seq: 2, Name: "chat gpt", Kind: "client",
+		Start: time.Unix(1700000000, 0).UTC(), End: time.Unix(1700000001, 0).UTC(), Call: c,
+		Attributes: store.Attributes{"sextant.score": store.Bool(true)}}
+	b, err := json.Marshal(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded store.Span
+	if err := json.Unmarshal(b, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if len(decoded.Attributes) != 22 {
+		t.Fatalf("decoded %d attributes, want 22: %s", len(decoded.Attributes), b)
+	}
+	for _, escapes := range []bool{false, true} {
+		if got, want := spanSize(&sp, escapes), spanSize(&decoded, escapes); got != want {
+			t.Errorf("escapes %v: spanSize %d, decoded %d", escapes, got, want)
 		}
 	}
 }

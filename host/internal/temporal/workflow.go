@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"time"
 	"unicode/utf8"
 
@@ -698,16 +700,18 @@ func spanSize(sp *store.Span, escapes bool) int {
 		size = jsonTextSize
 	}
 	n := 300 + len(sp.Task) + len(sp.Execution) + len(sp.TraceID) + len(sp.SpanID) + len(sp.ParentSpanID) + size(sp.Name) +
-		size(string(sp.Kind)) + size(sp.Status.Message) + attributesSize(sp.Attributes, size)
+		size(string(sp.Kind)) + size(sp.Status.Message) + attributesSize(sp.Attrs(), size)
 	for _, l := range sp.Links {
-		n += 60 + len(l.TraceID) + len(l.SpanID) + attributesSize(l.Attributes, size)
+		n += 60 + len(l.TraceID) + len(l.SpanID) + attributesSize(maps.All(l.Attributes), size)
 	}
 	return n
 }
 
 // attributesSize is about the size of attrs as JSON (spanSize), each
-// text's counted by size.
-func attributesSize(attrs store.Attributes, size func(string) int) int {
+// text's counted by size: a sum, the same in any order, and the same for
+// a span made in this process (its Call's attributes among attrs) as for
+// the span decoded from its JSON.
+func attributesSize(attrs iter.Seq2[string, store.Value], size func(string) int) int {
 	n := 0
 	for k, v := range attrs {
 		n += size(k) + 28 + size(v.Str())

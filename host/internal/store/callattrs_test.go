@@ -1,0 +1,288 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sextant-dev/sextant/sdk"
+)
+
+// callCase is one provider call's attributes, drawn at random, in both
+// forms: typed (a span with a Call, as a run makes it) and as the map a
+// run made before (ChatSpanAttributesRoom plus what a run adds).
+type callCase struct {
+	typed, mapped Span
+}
+
+// randCall draws a call: every attribute present or not, texts with
+// escapes and non-ASCII, numbers of every size, and sometimes attributes
+// of the span's own beside the call's.
+func randCall(rng *rand.Rand, seq uint64) callCase {
+	maybe := func() bool { return rng.IntN(3) > 0 }
+	text := func() string {
+		if maybe() {
+			return randString(rng)
+		}
+		return ""
+	}
+	system, block := text(), text()
+	var req *sdk.ChatRequest
+	if rng.IntN(8) > 0 {
+		req = &sdk.ChatRequest{Model: text(), JSON: maybe()}
+		if maybe() {
+			f := []float64{0, 0.5, 1, 2, -0.1, 1e-9, 123456789.25, 1e21}[rng.IntN(8)]
+			req.Temperature = &f
+		}
+		if maybe() {
+			req.MaxTokens = rng.IntN(100000) - 10
+		}
+		for range rng.IntN(3) {
+			req.Stop = append(req.Stop, randString(rng))
+		}
+	}
+	var resp *sdk.ChatResponse
+	if rng.IntN(4) > 0 {
+		resp = &sdk.ChatResponse{Model: text(), ID: text(),
+			Usage: sdk.Usage{InputTokens: rng.IntN(1 << 20), OutputTokens: rng.IntN(1 << 12)}}
+		switch rng.IntN(3) {
+		case 0:
+			resp.FinishReason = []string{"stop", "length", "tool_calls", "end_turn"}[rng.IntN(4)]
+		case 1:
+			resp.FinishReason = text()
+		}
+	}
+	hasServer, server, port := maybe(), text(), []int{0, 80, 443, 65535}[rng.IntN(4)]
+	errorType, hash, recording := "", text(), ""
+	if rng.IntN(4) == 0 {
+		errorType = []string{"rate_limited", "_OTHER", "circuit_open"}[rng.IntN(3)]
+	}
+	if maybe() {
+		recording = "r/" + randString(rng)
+	}
+	recorded, cost, latency := maybe(), []float64{0, 0.000125, 3, 1.5e-7}[rng.IntN(4)], int64(rng.IntN(100000))
+	var cited []string
+	for range rng.IntN(3) {
+		cited = append(cited, randString(rng))
+	}
+
+	c := &CallAttributes{Block: block}
+	c.SetChat(system, req, resp)
+	a := ChatSpanAttributesRoom(system, req, resp, 0)
+	if block != "" {
+		a[AttrSextantProvider] = String(block)
+	}
+	if req != nil {
+		c.OutputType = "text"
+		if req.JSON {
+			c.OutputType = "json"
+		}
+		a[AttrGenAIOutputType] = String(c.OutputType)
+	}
+	if hasServer {
+		c.Server, c.Port, c.HasServer = server, port, true
+		a[AttrServerAddress], a[AttrServerPort] = String(server), Int(int64(port))
+	}
+	if errorType != "" {
+		c.ErrorType = errorType
+		a[AttrErrorType] = String(errorType)
+	}
+	if hash != "" {
+		c.RequestHash = hash
+		a["sextant.request_hash"] = String(hash)
+	}
+	if recording != "" {
+		c.Recording, c.Recorded, c.CostUSD, c.LatencyMS = recording, recorded, cost, latency
+		a["sextant.recording"] = String(recording)
+		a["sextant.recorded"] = Bool(recorded)
+		a["sextant.cost_usd"] = Float(cost)
+		a["sextant.latency_ms"] = Int(latency)
+	}
+	if len(cited) > 0 {
+		c.Cited = cited
+		a["sextant.playbook.cited"] = Strings(cited...)
+	}
+	var own Attributes
+	if rng.IntN(4) == 0 {
+		own = Attributes{}
+		for _, k := range []string{"a", "sextant.score", "gen_ai.z", "zz", "error.kind", "sextant.recordz"}[:1+rng.IntN(6)] {
+			own[k] = String(randString(rng))
+			a[k] = own[k]
+		}
+	}
+	sp := Span{Task: "task-1", Execution: "e1", Seq: seq, TraceID: TraceIDFor("task-1", "e1"), SpanID: SpanIDFor("task-1", "e1", seq),
+		ParentSpanID: SpanIDFor("task-1", "e1", 1), Name: "chat", Kind: SpanClient,
+		Start: t0.Add(time.Duration(seq) * time.Millisecond), End: t0.Add(time.Duration(seq)*time.Millisecond + 3), Status: SpanStatus{Code: CodeOK}}
+	typed, mapped := sp, sp
+	typed.Call, typed.Attributes = c, own
+	mapped.Attributes = a
+	return callCase{typed, mapped}
+}
+
+// TestCallAttributesEncodeAsMap: a span whose call's attributes are
+// fields is written byte for byte as the same span with them in its map
+// (the store's form, in a burst and alone, encoding/json's and OTLP's),
+// and reads the same through every accessor.
+func TestCallAttributesEncodeAsMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 31))
+	burst := getSpanEncoder()
+	defer burst.put()
+	burst.deriveFor("task-1", "e1")
+	for i := range 3000 {
+		c := randCall(rng, uint64(i+2))
+		typed, mapped := &c.typed, &c.mapped
+		if err := checkSpan(typed); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+
+		want, err := appendSpanBody(nil, mapped)
+		must(t, err)
+		got, err := appendSpanBody(nil, typed)
+		must(t, err)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("case %d: stored as\n%s\nwant\n%s", i, got, want)
+		}
+		// In a burst, spans of both forms one after the other go through
+		// the encoder's same-keys path.
+		ref := getSpanEncoder()
+		ref.deriveFor("task-1", "e1")
+		want, err = ref.appendSpanBody(nil, mapped)
+		must(t, err)
+		wantCall, wantOK := ref.call, ref.callOK
+		ref.put()
+		sp := typed
+		if i%3 == 0 {
+			sp = mapped
+		}
+		if got, err = burst.appendSpanBody(nil, sp); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("case %d in a burst: stored as\n%s\nwant\n%s", i, got, want)
+		}
+		if burst.callOK != wantOK || wantOK && burst.call != wantCall {
+			t.Fatalf("case %d in a burst: call %v %v, want %v %v", i, burst.call, burst.callOK, wantCall, wantOK)
+		}
+		u, ok := callUsage(typed)
+		if wu, wok := callUsage(mapped); u != wu || ok != wok {
+			t.Fatalf("case %d: usage %v %v, want %v %v", i, u, ok, wu, wok)
+		}
+
+		want, err = json.Marshal(mapped)
+		must(t, err)
+		got, err = json.Marshal(typed)
+		must(t, err)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("case %d: JSON\n%s\nwant\n%s", i, got, want)
+		}
+		for _, legacy := range []bool{false, true} {
+			want, err = json.Marshal(toOTLP(mapped, legacy))
+			must(t, err)
+			got, err = json.Marshal(toOTLP(typed, legacy))
+			must(t, err)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("case %d: OTLP\n%s\nwant\n%s", i, got, want)
+			}
+		}
+
+		if all := typed.AllAttributes(); !reflect.DeepEqual(all, mapped.Attributes) {
+			t.Fatalf("case %d: all attributes %v, want %v", i, all, mapped.Attributes)
+		}
+		if all := Attributes(maps.Collect(typed.Attrs())); !reflect.DeepEqual(all, mapped.Attributes) {
+			t.Fatalf("case %d: attributes ranged %v, want %v", i, all, mapped.Attributes)
+		}
+		for _, k := range append(Keys(mapped.Attributes), "sextant.absent", AttrGenAIInputMessages, AttrErrorType, AttrCited, AttrRecorded) {
+			v, ok := typed.LookupAttr(k)
+			w, wok := mapped.Attributes[k]
+			if ok != wok || !reflect.DeepEqual(v, w) || !reflect.DeepEqual(typed.Attr(k), w) {
+				t.Fatalf("case %d: attribute %q is %v %v, want %v %v", i, k, v, ok, w, wok)
+			}
+		}
+		var keys []string
+		for k := range typed.Call.each {
+			keys = append(keys, k)
+		}
+		for j := 1; j < len(keys); j++ {
+			if keys[j-1] >= keys[j] {
+				t.Fatalf("case %d: the call's attributes are not in key order: %q", i, keys)
+			}
+		}
+	}
+}
+
+// Keys lists a's keys.
+func Keys(a Attributes) []string {
+	var out []string
+	for k := range a {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestCallAttributesStored: spans with typed call attributes, checkpointed
+// into a real store, read back as the spans with the same attributes in
+// their maps do, and summarize the same.
+func TestCallAttributesStored(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 9))
+	var typed, mapped []Span
+	for i := range 40 {
+		c := randCall(rng, uint64(i+1))
+		c.typed.Execution, c.mapped.Execution = "typed", "mapped"
+		c.typed.TraceID, c.typed.SpanID, c.typed.ParentSpanID = "", "", ""
+		c.mapped.TraceID, c.mapped.SpanID, c.mapped.ParentSpanID = "", "", ""
+		typed, mapped = append(typed, c.typed), append(mapped, c.mapped)
+	}
+	s := openTest(t)
+	must(t, s.CreateTask(ctx, &Task{ID: "task-1", Pipeline: "p", Input: json.RawMessage(`{}`)}))
+	for _, ex := range []string{"typed", "mapped"} {
+		must(t, s.CreateExecution(ctx, &Execution{Task: "task-1", ID: ex, Mode: "live"}))
+	}
+	must(t, s.Checkpoint(ctx, &Checkpoint{Task: "task-1", Execution: "typed", Step: 1, State: []byte(`{}`)}, typed...))
+	must(t, s.Checkpoint(ctx, &Checkpoint{Task: "task-1", Execution: "mapped", Step: 1, State: []byte(`{}`)}, mapped...))
+	got, err := s.Spans(ctx, "task-1", "typed")
+	must(t, err)
+	want, err := s.Spans(ctx, "task-1", "mapped")
+	must(t, err)
+	if len(got) != len(want) || len(got) != 40 {
+		t.Fatalf("%d spans read, want %d and 40", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Call != nil || !reflect.DeepEqual(got[i].Attributes, want[i].Attributes) {
+			t.Fatalf("span %d reads as %v, want %v", i, got[i].Attributes, want[i].Attributes)
+		}
+	}
+	var calls [][]CallUsage // mapped's, then typed's
+	must(t, s.EachSummary(ctx, Query{}, func(ts *TaskSummary) error {
+		for _, es := range ts.Executions {
+			calls = append(calls, es.Calls)
+		}
+		return nil
+	}))
+	if len(calls) != 2 || len(calls[0]) == 0 || !reflect.DeepEqual(calls[0], calls[1]) {
+		t.Fatalf("usage %+v, want two executions' alike", calls)
+	}
+}
+
+// TestCallAttributesChecked: a call's attribute that cannot be stored, or
+// that its span's map holds too, is refused as the map's would be.
+func TestCallAttributesChecked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := randCall(rng, 2)
+	c.typed.Call.HasTemperature, c.typed.Call.Temperature = true, math.NaN()
+	if err := checkSpan(&c.typed); err == nil || !strings.Contains(err.Error(), AttrGenAIRequestTemperature) {
+		t.Errorf("NaN temperature: %v", err)
+	}
+	c = randCall(rng, 3)
+	c.typed.Attributes = Attributes{AttrGenAIOperationName: String("chat")}
+	if err := checkSpan(&c.typed); err == nil || !strings.Contains(err.Error(), "both") {
+		t.Errorf("an attribute in both: %v", err)
+	}
+}
