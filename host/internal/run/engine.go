@@ -360,10 +360,12 @@ type startFrame struct {
 	// active is the run's entry among the runs in progress (track).
 	active activeRun
 	// Room for the run's first ready token (readyInto), the first
-	// hand-over's order (handOverOf) and its first chat Vars (chatVars).
+	// hand-over's order (handOverOf), its first chat Vars (chatVars) and
+	// its first running step (flights).
 	tokens   [1]sdk.Token
 	handing  [1]string
 	chatVars chatVars
+	flights  [1]flightEntry
 	// state is room for the encoded state, when the store takes the
 	// checkpoints (see checkpointLocked), and trace for the trace of a
 	// routine of up to 12 nodes (see handOverOf).
@@ -414,7 +416,7 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	e.reuseOutputs = r.outputBlind
 	f.batch.ids = f.ids[:0]
 	e.spare, e.queue, e.batches = &f.batch, f.queue[:0], f.batches[:0]
-	e.tokens, e.handing, e.stateBuf, e.traceRoom = f.tokens[:0], f.handing[:0], f.state[:0], f.trace[:0]
+	e.tokens, e.handing, e.stateBuf, e.traceRoom, e.flights = f.tokens[:0], f.handing[:0], f.state[:0], f.trace[:0], f.flights[:0]
 	e.chatVarsRoom.Store(&f.chatVars)
 	e.traceID = store.TraceIDFor(task.ID, e.id)
 	f.execution = store.Execution{Task: task.ID, ID: e.id, Strategy: ref, Mode: "live", Status: store.StatusRunning,

@@ -29,8 +29,10 @@ import (
 // over (fireOnDone) — the same order. See RATIONALE.md, "Why steps run
 // beside the run loop".
 type running struct {
-	// flights are the running steps, by token id.
-	flights map[string]flight
+	// flights are the running steps.
+	flights flightSet
+	// begun is set by the run's first start.
+	begun bool
 	// queue holds started steps waiting for a slot (limits.parallel), in
 	// start order.
 	queue []queued
@@ -86,6 +88,49 @@ type batch struct {
 	pending int      // steps not finished yet (running or queued)
 }
 
+// flightSet is the running steps, by token id, in start order: a few
+// (limits.parallel at most), so a slice rather than a map, its first
+// entry in Start's frame.
+type flightSet []flightEntry
+
+type flightEntry struct {
+	id string
+	f  flight
+}
+
+// get is token id's flight, if its step is running.
+func (s flightSet) get(id string) (flight, bool) {
+	for i := range s {
+		if s[i].id == id {
+			return s[i].f, true
+		}
+	}
+	return flight{}, false
+}
+
+// put sets token id's flight.
+func (s *flightSet) put(id string, f flight) {
+	for i := range *s {
+		if (*s)[i].id == id {
+			(*s)[i].f = f
+			return
+		}
+	}
+	*s = append(*s, flightEntry{id: id, f: f})
+}
+
+// del removes token id's flight, if any.
+func (s *flightSet) del(id string) {
+	for i := range *s {
+		if (*s)[i].id == id {
+			n := copy((*s)[i:], (*s)[i+1:])
+			(*s)[i+n] = flightEntry{}
+			*s = (*s)[:i+n]
+			return
+		}
+	}
+}
+
 // flight is a running step.
 type flight struct {
 	node  string
@@ -113,8 +158,8 @@ type landed struct {
 // start starts a batch: its steps run as slots free up, each seeing the
 // run as it is now.
 func (e *exec) start(ctx context.Context, ts []sdk.Token) {
-	if e.flights == nil {
-		e.flights = map[string]flight{}
+	if !e.begun {
+		e.begun = true
 		// The loader gives limits.parallel its declared default and
 		// refuses values below 1; a hand-made pipeline without it runs
 		// serially.
@@ -153,7 +198,7 @@ func (e *exec) pump(ctx context.Context) {
 		f := e.newFrame()
 		f.ctx = lazyCtx{parent: ctx}
 		sctx := &f.ctx
-		e.flights[q.t.ID] = flight{node: q.t.Node, batch: q.batch, ctx: sctx}
+		e.flights.put(q.t.ID, flight{node: q.t.Node, batch: q.batch, ctx: sctx})
 		r := ready{t: q.t, ctx: sctx, in: q.in, frame: f}
 		if len(e.flights) == 1 {
 			e.nextStep, e.next = r, &e.nextStep
@@ -239,13 +284,13 @@ func (e *exec) stopSteppers() {
 
 // flying reports whether token id's step is running.
 func (e *exec) flying(id string) bool {
-	f, ok := e.flights[id]
+	f, ok := e.flights.get(id)
 	return ok && !f.dropped
 }
 
 // busy reports whether token id's step has started and not finished.
 func (e *exec) busy(id string) bool {
-	if _, ok := e.flights[id]; ok {
+	if _, ok := e.flights.get(id); ok {
 		return true
 	}
 	for _, q := range e.queue {
@@ -349,8 +394,8 @@ func (e *exec) stepTimer() *store.Wait {
 // at once, so it never runs again after a crash; a lone step is handed
 // over (and checkpointed) next.
 func (e *exec) land(ctx context.Context, l landed) error {
-	f := e.flights[l.t.ID]
-	delete(e.flights, l.t.ID)
+	f, _ := e.flights.get(l.t.ID)
+	e.flights.del(l.t.ID)
 	f.ctx.cancel()
 	e.slots++
 	f.batch.pending--
@@ -384,23 +429,23 @@ func (e *exec) drain() {
 	if n := e.next; n != nil { // started, never ran: nothing to wait for
 		id := n.t.ID
 		e.next, e.nextStep = nil, ready{}
-		f := e.flights[id]
-		delete(e.flights, id)
+		f, _ := e.flights.get(id)
+		e.flights.del(id)
 		f.ctx.cancel()
 		f.batch.pending--
 		e.slots++
 	}
-	for id, f := range e.flights {
+	for i := range e.flights {
+		f := &e.flights[i].f
 		f.dropped = true
-		e.flights[id] = f
 		f.ctx.cancel()
 	}
 	for len(e.flights) > 0 {
 		e.mu.Unlock()
 		l := <-e.results
 		e.mu.Lock()
-		if f, ok := e.flights[l.t.ID]; ok {
-			delete(e.flights, l.t.ID)
+		if f, ok := e.flights.get(l.t.ID); ok {
+			e.flights.del(l.t.ID)
 			f.batch.pending--
 			e.slots++
 		}
@@ -421,10 +466,9 @@ func (e *exec) dropGone() {
 		}
 		return false
 	}
-	for id, f := range e.flights {
-		if !f.dropped && !at(id, f.node) {
+	for i := range e.flights {
+		if f := &e.flights[i].f; !f.dropped && !at(e.flights[i].id, f.node) {
 			f.dropped = true
-			e.flights[id] = f
 			f.ctx.cancel()
 		}
 	}
