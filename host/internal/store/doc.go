@@ -17,14 +17,14 @@
 // ascending scan lists newest first.
 //
 //	key                                   value
-//	m/meta                                {layout}: the key layout version (8)
+//	m/meta                                {layout}: the key layout version (9)
 //	m/lease                               {pid, host, started}: the lease of the last writer (lease.go)
 //	t/<task>/a                            Task (its input and truth too, unless they are large)
 //	t/<task>/b/input                      a large task's input (JSON), written once (body.go)
 //	t/<task>/b/truth                      a large task's truth (JSON)
-//	t/<task>/e/<exec>                     Execution
+//	t/<task>/e/<exec>                     Execution; with its last checkpoint and the task's links, if one apply created and wrote them (layout 9)
 //	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>; or ["<hash>",…]: and those too (layout 7)
-//	t/<task>/k/<exec>                     Checkpoint: the execution's latest run state
+//	t/<task>/k/<exec>                     Checkpoint: the execution's latest run state, unless its record holds it
 //	t/<task>/r/<seq:8>                    Reward
 //	t/<task>/s/<exec>/<seq:8>             Span, or a batch of spans ending at seq (see Values)
 //	x/time/<inv:8><task>                  (empty) index: all tasks, newest first
@@ -73,7 +73,13 @@
 // each, as before. Since layout 8 a task's summary entry may hold its
 // executions and their calls, and the derived keys are fewer: the status
 // indexes have no entry for a completed task, and there is no x/sat/
-// (summary.go).
+// (summary.go). Since layout 9 an execution's record written by the
+// apply transaction that created it (Begin) holds, as its last fields
+// "checkpoint" and "links", the execution's last checkpoint and the
+// recordings its task linked in that transaction, which then have no
+// t/k and t/h entries; later checkpoints and links have entries of their
+// own, which readers prefer (a checkpoint) or add (links), and a rewrite
+// of the record carries what it holds over (execfold.go).
 //
 // Every value passes through the store's Redactor after encoding: the
 // secret never reaches Badger's write-ahead log, tables or value log.

@@ -124,6 +124,19 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 		head, body = nil, nil
 		return nil
 	}
+	// The checkpoints execution records hold (execfold.go), by
+	// execution: written once the t/k entries, which replace them, are
+	// past.
+	var folded []foldedCheckpoint
+	flushFolded := func() {
+		for _, c := range folded {
+			if c.js != nil {
+				lines = append(spliceType(lines, "checkpoint", c.js), '\n')
+				n.Checkpoints++
+			}
+		}
+		folded = folded[:0]
+	}
 	err := scanTxn(ctx, txn, taskPrefix(id), func(key, val []byte) error {
 		_, sub, ok := parseTaskSub(key)
 		if !ok {
@@ -133,6 +146,9 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 			if err := flushTask(); err != nil {
 				return err
 			}
+		}
+		if sub[0] > subCheckpoint {
+			flushFolded()
 		}
 		if sub[0] == subLink {
 			merged = merged || len(val) > 0
@@ -160,11 +176,31 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 			body = append(body, append(append(appendJSONString(nil, f), ':'), js...))
 			return nil
 		case subExec:
-			line = spliceType(line, "execution", js)
+			if i := foldStart(js); i >= 0 {
+				cp, links, err := foldedParts(key, js, i)
+				if err != nil {
+					return err
+				}
+				if len(links) > 0 {
+					merged = true
+					hashes = append(hashes, links...)
+				}
+				if checkpoints && cp != nil {
+					folded = append(folded, foldedCheckpoint{exec: string(sub[2:]), js: cp})
+				}
+				line = append(spliceType(line, "execution", js[:i:i]), '}')
+			} else {
+				line = spliceType(line, "execution", js)
+			}
 			n.Executions++
 		case subCheckpoint:
 			if !checkpoints {
 				return nil
+			}
+			for i := range folded {
+				if folded[i].exec == string(sub[2:]) {
+					folded[i].js = nil // its own entry replaces it
+				}
 			}
 			line = spliceType(line, "checkpoint", js)
 			n.Checkpoints++
@@ -204,8 +240,16 @@ func exportTaskTxn(ctx context.Context, txn *badger.Txn, id string, checkpoints 
 	})
 	if err == nil {
 		err = flushTask()
+		flushFolded()
 	}
 	return lines, sortLinks(hashes, merged), err
+}
+
+// foldedCheckpoint is a checkpoint an execution record holds, as JSON
+// (nil once a t/k entry of the execution replaced it).
+type foldedCheckpoint struct {
+	exec string
+	js   []byte
 }
 
 // exportRecordings writes the recordings (all, or those linked); a

@@ -218,9 +218,11 @@ type applier struct {
 	// starts from it rather than decoding the task just set. Nothing else
 	// in the transaction writes a task's record.
 	begun map[string]*Task
-	// fresh holds the tasks Begin created in this transaction: none has
-	// a link entry before it, so setting their links reads none.
-	fresh map[string]struct{}
+	// fresh holds the tasks Begin created in this transaction, with the
+	// execution it created: none has a link entry before it, so setting
+	// their links reads none, and that execution's record may hold its
+	// checkpoint and the task's links (foldParts).
+	fresh map[string]string
 	// sums holds the summary entries of the tasks Begin created in this
 	// transaction, set at the end with their executions in them (setSum).
 	sums  map[string]*heldSum
@@ -295,6 +297,7 @@ func (s *Store) applyTxn(recs []*jrec, mark ...uint64) error {
 		if err != nil {
 			return err
 		}
+		hook("apply-flushed") // a test's crash point: set, not committed
 		v := binary.BigEndian.AppendUint64([]byte{schemaVersion}, last)
 		return txn.Set([]byte(keyJournal), v)
 	})
@@ -371,9 +374,9 @@ func (a *applier) apply(r *jrec) error {
 	}
 	if r.begins {
 		if a.fresh == nil {
-			a.fresh = map[string]struct{}{}
+			a.fresh = map[string]string{}
 		}
-		a.fresh[r.task] = struct{}{}
+		a.fresh[r.task] = r.exec
 		// Usage staged before the task (StageSpans) moves beneath its
 		// summary, which the record's kvs just set, as CreateTask moves it.
 		p, ok := r.sum, r.sum != nil
@@ -620,17 +623,6 @@ func (a *applier) flush() error {
 			return err
 		}
 	}
-	for task, hs := range a.links {
-		var err error
-		if _, ok := a.fresh[task]; ok {
-			err = a.Set(linkKey(task, hs[0]), linkValue(slices.Clip(hs[1:])))
-		} else {
-			err = setLinks(txn, a, task, hs)
-		}
-		if err != nil {
-			return err
-		}
-	}
 	for _, u := range a.unset {
 		for _, e := range u.kvs {
 			if err := a.Set(e.k, e.v); err != nil {
@@ -639,7 +631,7 @@ func (a *applier) flush() error {
 		}
 	}
 	for id, r := range a.exs {
-		if err := a.Set(a.execSubKey(id, subExec), r.execVal); err != nil {
+		if err := a.setExec(id, r); err != nil {
 			return err
 		}
 		if h := a.sums[id.task]; h != nil && (r.sum == nil || bytes.HasPrefix(h.key, r.sum)) {
@@ -658,6 +650,17 @@ func (a *applier) flush() error {
 			if err := a.Set(k, r.sumExec); err != nil {
 				return err
 			}
+		}
+	}
+	for task, hs := range a.links {
+		var err error
+		if _, ok := a.fresh[task]; ok {
+			err = a.Set(linkKey(task, hs[0]), linkValue(slices.Clip(hs[1:])))
+		} else {
+			err = setLinks(txn, a, task, hs)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	for id, u := range a.uses {
@@ -679,6 +682,59 @@ func (a *applier) flush() error {
 		}
 	}
 	return nil
+}
+
+// foldParts is whether the applier folds an execution's last checkpoint
+// and its task's links into the execution's record when the transaction
+// created both (layout 9, execfold.go). A test clears it to write them as
+// layout 8 did.
+var foldParts = true
+
+// setExec sets the execution record r carries. Folded into it, when this
+// transaction's Begin created the execution: its last checkpoint and the
+// links of its task, which then get no entries of their own (flush sets
+// what is left in a.cps and a.links). Another execution's record may
+// hold folded links (an earlier transaction's): they are carried over.
+func (a *applier) setExec(id seqID, r *jrec) error {
+	key := a.execSubKey(id, subExec)
+	if !foldParts {
+		return a.Set(key, r.execVal)
+	}
+	var (
+		cp    []byte
+		links []string
+		tail  []byte
+	)
+	if exec, ok := a.fresh[id.task]; ok && exec == id.exec {
+		if c := a.cps[id]; c != nil {
+			cp = c.cp
+			delete(a.cps, id)
+		}
+		links = a.links[id.task]
+		delete(a.links, id.task)
+	} else {
+		// A checkpoint of this transaction has its t/k entry (flush): of
+		// what the record holds, only its links go on.
+		item, err := a.txn.Get(key)
+		if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+			return asDamage(key, err)
+		}
+		if err == nil {
+			if err := item.Value(func(v []byte) error { tail = bytes.Clone(foldedTail(v, true)); return nil }); err != nil {
+				return asDamage(key, err)
+			}
+		}
+	}
+	if cp == nil && links == nil && tail == nil {
+		return a.Set(key, r.execVal)
+	}
+	size := foldedSize(r.execVal, cp, links, tail)
+	if cap(a.buf)-len(a.buf) < size {
+		a.buf = make([]byte, 0, max(64<<10, size))
+	}
+	start := len(a.buf)
+	a.buf = appendFolded(a.buf, r.execVal, cp, links, tail)
+	return a.Set(key, a.buf[start:len(a.buf):len(a.buf)])
 }
 
 // heldSum is the summary entry of a task created in the transaction

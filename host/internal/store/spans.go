@@ -61,12 +61,24 @@ func (s *Store) putExecution(ctx context.Context, e *Execution, create bool) err
 			}
 			return err
 		}
-		key := execKey(e.Task, e.ID)
+		key, v := execKey(e.Task, e.ID), val // update may run this again
 		if create {
 			if ok, err := exists(txn, key); err != nil || ok {
 				if ok {
 					err = ErrExists
 				}
+				return err
+			}
+		} else {
+			// What the record holds beside the execution goes on
+			// (execfold.go).
+			err := getWith(txn, key, func(old []byte) error {
+				if tail := foldedTail(old, false); tail != nil {
+					v = appendFolded(make([]byte, 0, len(val)+len(tail)+1), val, nil, nil, tail)
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, ErrNotFound) {
 				return err
 			}
 		}
@@ -77,7 +89,7 @@ func (s *Store) putExecution(ctx context.Context, e *Execution, create bool) err
 				return err
 			}
 		}
-		return txn.Set(key, val)
+		return txn.Set(key, v)
 	})
 	if err != nil {
 		return fmt.Errorf("write execution %q: %w", e.ID, err)
@@ -902,7 +914,27 @@ func (s *Store) LatestCheckpoint(ctx context.Context, task, exec string) (*Check
 		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
 	var c Checkpoint
-	if err := s.view(ctx, func(txn *badger.Txn) error { return get(txn, checkpointKey(task, exec), &c) }); err != nil {
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		err := get(txn, checkpointKey(task, exec), &c)
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		// None of its own: the one its execution's record holds, if any
+		// (execfold.go).
+		var f struct {
+			Checkpoint *Checkpoint `json:"checkpoint"`
+		}
+		key := execKey(task, exec)
+		if err := get(txn, key, &f); err != nil {
+			return err
+		}
+		if f.Checkpoint == nil {
+			return ErrNotFound
+		}
+		c = *f.Checkpoint
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read checkpoint of execution %q: %w", exec, err)
 	}
 	return &c, nil

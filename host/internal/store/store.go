@@ -43,9 +43,17 @@ var (
 // recording link name more recordings (linkValue), which layout 6 would
 // leave out; layout 8 lets a task's summary entry hold its executions
 // (summary.go), which layout 7 would leave out, and keeps one status
-// index, not two. A writer migrates a store of an older layout at Open
-// by building its derived keys again (its records read as they are).
-const layoutVersion = 8
+// index, not two; layout 9 lets an execution's record hold its last
+// checkpoint and its task's links (execfold.go), which layout 8 would
+// leave out. A writer migrates a store of an older layout at Open by
+// building its derived keys again (its records read as they are); layout
+// 8's derived keys are layout 9's, so a store of layout 8 only has its
+// layout raised.
+const layoutVersion = 9
+
+// layoutSameDerived is the oldest layout whose derived keys are the
+// current layout's: its store needs no rebuild.
+const layoutSameDerived = 8
 
 // Config holds the options of Open. The zero Config is the default:
 // durable checkpoints, the built-in redaction patterns, the wall clock,
@@ -467,6 +475,15 @@ func (s *Store) checkMeta(ctx context.Context) error {
 		return fmt.Errorf("open store %s: key layout %d is not supported by this sextant (it reads layout %d): %w", s.dir, m.Layout, layoutVersion, ErrSchemaVersion)
 	case m.Layout == layoutVersion && !deriving:
 		s.indexed = true
+		return nil
+	case m.Layout >= layoutSameDerived && !deriving:
+		s.indexed = true
+		if s.ro {
+			return nil
+		}
+		if err := s.setLayout(); err != nil {
+			return fmt.Errorf("open store %s: %w", s.dir, err)
+		}
 		return nil
 	case s.ro:
 		return nil // read the records; the next writer builds the indexes

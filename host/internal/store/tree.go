@@ -100,12 +100,20 @@ func readTreeOpt(ctx context.Context, txn *badger.Txn, id string, bodies bool) (
 				return fmt.Errorf("unknown key %s", printableKey(key))
 			}
 		case subExec:
-			var e Execution
-			if err := decode(key, val, &e); err != nil {
+			var f folded
+			if err := decodeFolded(key, val, &f); err != nil {
 				return err
 			}
-			byExec[e.ID] = len(tr.Executions)
-			tr.Executions = append(tr.Executions, ExecutionTree{Execution: e})
+			byExec[f.ID] = len(tr.Executions)
+			et := ExecutionTree{Execution: f.Execution}
+			if bodies {
+				et.Checkpoint = f.Checkpoint // a t/k entry, later in the scan, replaces it
+			}
+			tr.Executions = append(tr.Executions, et)
+			if len(f.Links) > 0 {
+				merged = true
+				tr.Recordings = append(tr.Recordings, f.Links...)
+			}
 		case subLink:
 			merged = merged || len(val) > 0
 			var err error
