@@ -138,36 +138,46 @@ func (b *Budget) Used() int64 {
 }
 
 // ErrBusy is a body Read refused because the budget is spent: it is
-// left unread, and its client should send it again shortly.
+// left unread when its length alone could not fit, and its client should
+// send it again shortly.
 var ErrBusy = errors.New("decode budget spent")
 
-// firstRead is the buffer a body of unknown length is first read into.
-const firstRead = 512
+// firstRead is the first buffer a body is read into: what a body may
+// hold charged before its bytes come (a client that announces 8 MiB and
+// stalls holds this, not 8 MiB, for as long as it stalls).
+const firstRead = 4 << 10
 
 // Read reads body, of length bytes (-1: unknown, as a chunked body is),
 // into memory charged to b before it is allocated, and returns it with
-// what it holds charged, which the caller gives back, failed or not. A
-// body of known length is charged it before a byte is read: a flood of
-// large bodies is refused unread. One of unknown length is read into a
-// buffer that doubles, each size charged first (with the old buffer
-// while it is copied), and is refused the moment the next size would
-// take b past its limit: many chunked uploads together hold no more
-// than the budget. A body longer than limit is an *http.MaxBytesError
-// (pass body through http.MaxBytesReader too, for the server to close
-// the connection); one b refuses is ErrBusy.
+// what it holds charged, which the caller gives back, failed or not. The
+// charge follows the bytes as they come, never what a client announced:
+// a buffer of at most firstRead is charged before the first byte, and it
+// doubles (the last size the length sent, if any) only once a byte past
+// it has come, each size charged first (with the old buffer while it is
+// copied). So a body holds at most its bytes so far and one growth step,
+// and many clients that announce large bodies and stall hold little. An
+// empty body (length 0, or a chunked one that ends at once) is charged
+// nothing. A body refused is ErrBusy: at once and unread when its length
+// alone would take b past its limit, else the moment its next size
+// would. A body longer than limit is an *http.MaxBytesError (pass body
+// through http.MaxBytesReader too, for the server to close the
+// connection).
 func (b *Budget) Read(body io.Reader, length, limit int64) ([]byte, int64, error) {
 	if length > limit {
 		return nil, 0, &http.MaxBytesError{Limit: limit}
 	}
-	size := length
-	if size <= 0 {
-		size = firstRead
+	var buf []byte
+	var held int64
+	if length > 0 {
+		if !b.fits(length) {
+			return nil, 0, ErrBusy
+		}
+		held = min(length, firstRead)
+		if !b.Take(held) {
+			return nil, 0, ErrBusy
+		}
+		buf = make([]byte, 0, held)
 	}
-	if !b.Take(size) {
-		return nil, 0, ErrBusy
-	}
-	held := size
-	buf := make([]byte, 0, size)
 	var probe []byte // made only for a body that fills its buffer
 	for {
 		if len(buf) < cap(buf) {
@@ -178,9 +188,10 @@ func (b *Budget) Read(body io.Reader, length, limit int64) ([]byte, int64, error
 			}
 			continue
 		}
-		// A full buffer reads one byte aside first: a body that ends
-		// here, as every body whose length was sent does, needs no
-		// larger one.
+		// A full buffer (or none yet) reads one byte aside first: a
+		// body that ends here, as one whose length was sent does at
+		// its length, needs no larger one, and one whose next byte has
+		// not come is charged no more until it does.
 		if probe == nil {
 			probe = make([]byte, 1)
 		}
@@ -191,8 +202,13 @@ func (b *Budget) Read(body io.Reader, length, limit int64) ([]byte, int64, error
 			}
 			continue
 		}
-		next := min(2*int64(cap(buf)), limit)
-		if next <= int64(cap(buf)) {
+		size := int64(cap(buf))
+		next := max(2*size, firstRead)
+		if length > size {
+			next = min(next, length)
+		}
+		next = min(next, limit)
+		if next <= size {
 			return nil, held, &http.MaxBytesError{Limit: limit}
 		}
 		if !b.Grow(held, held+next) {
@@ -204,6 +220,16 @@ func (b *Budget) Read(body io.Reader, length, limit int64) ([]byte, int64, error
 		b.Give(held)
 		held = next
 	}
+}
+
+// fits reports whether n more would keep b within its limit now (or b
+// holds nothing): a body whose length alone is past what is left is
+// refused before a byte of it is read, rather than once it has sent
+// most of it.
+func (b *Budget) fits(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used <= 0 || b.used+n <= b.Limit
 }
 
 // readErr is nil at a body's end, else err.

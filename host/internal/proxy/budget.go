@@ -21,13 +21,13 @@ type budget struct {
 }
 
 // read reads r's body, at most MaxBody bytes, into memory charged to the
-// budget before it is allocated (jsonbound.Budget.Read): a body whose
-// length was sent is charged it before a byte is read, one of unknown
-// length (chunked) as it grows, and refused the moment it would take the
-// budget past its limit (RATIONALE "Why OTLP ingest and the proxy bound
-// what a body takes decoded, refuse rather than queue, and check
-// usage"). It returns what the call holds charged, which the caller
-// gives back, failed or not.
+// budget before it is allocated (jsonbound.Budget.Read): charged as its
+// bytes come, never the length it announces (refused unread when that
+// alone is past what is left), and refused the moment its buffer's
+// next size would take the budget past its limit (RATIONALE "Why OTLP
+// ingest and the proxy bound what a body takes decoded, refuse rather
+// than queue, and check usage"). It returns what the call holds
+// charged, which the caller gives back, failed or not.
 func (b *budget) read(w http.ResponseWriter, r *http.Request) ([]byte, int64, *failure) {
 	body, held, err := b.Read(http.MaxBytesReader(w, r.Body, MaxBody), r.ContentLength, MaxBody)
 	if errors.Is(err, jsonbound.ErrBusy) {

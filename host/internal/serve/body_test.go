@@ -1,13 +1,17 @@
 package serve_test
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sextant-dev/sextant/host/internal/serve"
@@ -144,10 +148,10 @@ func (b *heldBody) Read(p []byte) (int, error) {
 }
 
 // TestDecodeBudgetRaw: the bytes of a body are charged to the decode
-// budget before they are read — all of them at once when the client sent
-// its length, as the buffer grows when it streams it chunked — on the
-// API's routes and the sink's. Eight bodies of 400 KB held mid-read
-// against a budget of 1 MiB: at most two are held, the others refused at
+// budget before they are read, as the buffer grows, whether the client
+// sent its length or streams it chunked, on the API's routes and the
+// sink's. Eight bodies of 400 KB held mid-read, 256 KiB in, against a
+// budget of 1 MiB: at most two are held, the others refused at
 // once with a 503, Retry-After and Connection: close, and what is charged
 // is never past the budget. Released, the held ones are served.
 func TestDecodeBudgetRaw(t *testing.T) {
@@ -160,13 +164,10 @@ func TestDecodeBudgetRaw(t *testing.T) {
 		t.Run(fmt.Sprintf("%s chunked=%v", c.path, c.chunked), func(t *testing.T) {
 			e := newEnv(t, "127.0.0.1:0", func(o *serve.Options) { o.Handlers = serve.SinkHandlers(o.Store) })
 			e.srv.SetDecodeBudget(limit, func(int64) {})
-			// A body sent with its length is held at its first read
-			// (charged it all by then), a chunked one 300 KB in
-			// (charged the 512 KiB buffer that holds it).
-			want := 0
-			if c.chunked {
-				want = 300_000
-			}
+			// Held at the read after its buffer, full at 256 KiB, grew
+			// (a byte past it has come), a body is charged the buffer it
+			// grew to: its length (400 KB) when sent, else 512 KiB.
+			const want = 256<<10 + 1
 			held := make(chan struct{}, calls)
 			release := make(chan struct{})
 			var once sync.Once
@@ -236,4 +237,150 @@ func TestDecodeBudgetRaw(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStalledBodies: clients that announce 8 MiB bodies and stall after
+// 1 000 bytes hold of the decode budget only what came and one growth
+// step: forty of them — past the 32 whose announced lengths would fill
+// its 256 MiB — are all held mid-read, and meanwhile an ordinary request
+// is served, not refused 503. Freed (their clients give up), they give
+// back all they held.
+func TestStalledBodies(t *testing.T) {
+	e := newEnv(t, "127.0.0.1:0")
+	const calls, sent = 40, 1000
+	held := make(chan struct{}, calls)
+	served := make(chan struct{}, calls)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The server asking for more than the 1 000 bytes sent means
+		// it charged the buffer it reads them into.
+		r.Body = &heldBody{ReadCloser: r.Body, want: sent, held: held, release: release}
+		e.srv.Handler().ServeHTTP(w, r)
+		served <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	writers := make([]*io.PipeWriter, calls)
+	stall := func() { // the clients give up
+		free()
+		for _, pw := range writers {
+			if pw != nil {
+				pw.CloseWithError(errors.New("client gave up"))
+			}
+		}
+	}
+	t.Cleanup(stall) // before the server closes (cleanups run last first)
+	prefix := `{"pipeline":"nope","input":{"pad":"`
+	answers := make(chan int, calls)
+	for i := range calls {
+		pr, pw := io.Pipe()
+		writers[i] = pw
+		go func() { _, _ = io.WriteString(pw, prefix+strings.Repeat("x", sent-len(prefix))) }()
+		req, err := http.NewRequest("POST", srv.URL+"/api/v1/runs", pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = serve.DefaultMaxBody
+		req.Header.Set("Content-Type", "application/json")
+		go func() {
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				answers <- 0
+				return
+			}
+			resp.Body.Close()
+			answers <- resp.StatusCode
+		}()
+	}
+	for range calls {
+		select {
+		case <-held:
+		case status := <-answers:
+			t.Fatalf("a stalled body was answered %d while the others stall, want every one held mid-read", status)
+		}
+	}
+	if used := e.srv.DecodeUsed(); used > calls*4096 {
+		t.Errorf("%d stalled bodies of %d bytes hold %d charged, want at most the 4 KiB first buffer each", calls, sent, used)
+	}
+	small := e.do("POST", "/api/v1/runs", `{"pipeline":"nope"}`)
+	if small.status != http.StatusBadRequest {
+		t.Errorf("an ordinary request among stalled bodies: %d %s, want 400 (no such pipeline)", small.status, small.body)
+	}
+	stall()
+	for range calls {
+		<-served
+		<-answers
+	}
+	if used := e.srv.DecodeUsed(); used != 0 {
+		t.Fatalf("abandoned bodies still hold %d charged", used)
+	}
+}
+
+// TestEmptyBodyNeedsNoBudget: with the decode budget spent by a request
+// held mid-decode, a body of a few bytes is refused 503, but a cancel
+// with no body — Content-Length: 0, no length at all, or chunked and
+// ending at once — needs none of it and cancels its task.
+func TestEmptyBodyNeedsNoBudget(t *testing.T) {
+	e := newEnv(t, "127.0.0.1:0")
+	var armed atomic.Bool
+	holding, release := make(chan struct{}), make(chan struct{})
+	e.srv.SetDecodeBudget(64<<10, func(int64) {
+		if armed.CompareAndSwap(true, false) {
+			close(holding)
+			<-release
+		}
+	})
+	input := readJSON(t, filepath.Join(e.pipelines, "email-triage", "inputs", "invoice.json"))
+	heads := []string{"Content-Length: 0\r\n", "", "Transfer-Encoding: chunked\r\n"}
+	bodies := []string{"", "", "0\r\n\r\n"}
+	for i := range heads {
+		e.do("POST", "/api/v1/runs", map[string]any{"pipeline": "email-triage", "id": fmt.Sprint("inv-", i), "input": input}).want(t, 200)
+	}
+
+	// ~820 KB decoded, taken alone past the 64 KiB budget, and held.
+	armed.Store(true)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.do("POST", "/api/v1/runs", strings.Replace(zeros(10_000), "email-triage", "nope", 1)).want(t, 400)
+	}()
+	<-holding
+	e.do("POST", "/api/v1/tasks/inv-0/cancel", `{"reason":"x"}`).want(t, 503)
+	for i, head := range heads {
+		status := rawPost(t, e.base, fmt.Sprint("/api/v1/tasks/inv-", i, "/cancel"), head, bodies[i])
+		if !strings.Contains(status, " 200 ") {
+			t.Errorf("an empty cancel (%q) with the budget spent: %q, want 200", head, status)
+		}
+	}
+	free()
+	<-done
+	if used := e.srv.DecodeUsed(); used != 0 {
+		t.Fatalf("answered requests still hold %d charged", used)
+	}
+}
+
+// rawPost sends a POST of path with the extra header lines head and the
+// body as given (so that a body of no declared length can be sent) and
+// returns the answer's status line.
+func rawPost(t *testing.T, base, path, head, body string) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nConnection: close\r\n%s\r\n%s",
+		path, strings.TrimPrefix(base, "http://"), head, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return status
 }

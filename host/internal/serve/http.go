@@ -347,10 +347,10 @@ func (c *charge) release() {
 }
 
 // readBody reads r's body, charged as it is read to the budget of the
-// charge r carries (jsonbound.Budget.Read: a body whose length was sent
-// is charged it before a byte is read, one of unknown length as it
-// grows; 503 past the budget, the body unread), and returns it with its
-// charge (nil when r carries none) and what the read charged.
+// charge r carries (jsonbound.Budget.Read: charged as its bytes come,
+// never what its length announces, an empty body nothing; 503 past the
+// budget), and returns it with its charge (nil when r carries none) and
+// what the read charged.
 func readBody(r *http.Request) ([]byte, *charge, int64, error) {
 	c, _ := r.Context().Value(chargeKey{}).(*charge)
 	if c == nil {
@@ -367,6 +367,8 @@ func readBody(r *http.Request) ([]byte, *charge, int64, error) {
 
 // decodeBody reads a JSON request body into v: one object, no unknown
 // fields, read by readBody and bounded by boundBody before it is decoded.
+// An empty body is an empty object, charged nothing: a cancel with no
+// body is served with the budget spent.
 func decodeBody(r *http.Request, v any) error {
 	b, c, held, err := readBody(r)
 	if err != nil {
@@ -374,8 +376,7 @@ func decodeBody(r *http.Request, v any) error {
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
-	}
-	if err := boundBody(b, c, held); err != nil {
+	} else if err := boundBody(b, c, held); err != nil {
 		return err
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
