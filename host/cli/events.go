@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -80,7 +79,7 @@ func (a *app) send(ctx context.Context, sf *storeFlags, tf *temporalFlags, task 
 		if asJSON {
 			return writeJSON(a.stdout, res)
 		}
-		fmt.Fprintf(a.stdout, "message %q delivered to task %s; %s\n", d.Name, res.Task, cmp.Or(res.Error, "its run goes on in the process that holds the store"))
+		report.WriteDelivered(a.stdout, d.Name, res)
 		return nil
 	}
 	return a.report(res, asJSON, loc)

@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -46,7 +44,7 @@ func (a *app) cancelCommand() *cobra.Command {
 			if asJSON {
 				return writeJSON(a.stdout, res)
 			}
-			fmt.Fprintf(a.stdout, "task %s %s\n", res.Task, res.Error)
+			report.WriteCancelled(a.stdout, res)
 			return nil
 		},
 	}
@@ -163,8 +161,7 @@ func (a *app) setCommand() *cobra.Command {
 			if asJSON {
 				return writeJSON(a.stdout, res)
 			}
-			names := slices.Sorted(maps.Keys(vars))
-			fmt.Fprintf(a.stdout, "task %s %s: set %s\n", res.Task, res.Status, strings.Join(names, ", "))
+			report.WriteSet(a.stdout, res, slices.Sorted(maps.Keys(vars)))
 			return nil
 		},
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -93,6 +94,29 @@ func WriteSignal(w io.Writer, name string, results []*run.Result) {
 		}
 		fmt.Fprintf(w, "task %s %s after %d steps\n", res.Task, res.Status, res.Steps)
 	}
+}
+
+// WriteCancelled writes what sextant cancel prints of a task it
+// cancelled: its id and what its cancel recorded, as the store or the
+// server holding it said them (escaped: see termSafe).
+func WriteCancelled(w io.Writer, res *run.Result) {
+	fmt.Fprintf(termSafe{w}, "task %s %s\n", res.Task, res.Error)
+}
+
+// WriteDelivered writes what sextant send prints of message name
+// delivered to a run that goes on elsewhere: in the process that holds
+// the store, or on a Temporal worker, whose note (res.Error) says what
+// becomes of it (escaped: see termSafe).
+func WriteDelivered(w io.Writer, name string, res *run.Result) {
+	note := cmp.Or(res.Error, "its run goes on in the process that holds the store")
+	fmt.Fprintf(termSafe{w}, "message %q delivered to task %s; %s\n", name, res.Task, note)
+}
+
+// WriteSet writes what sextant set prints of a task whose variables
+// names it set: its id and status as the store or the server holding it
+// said them (escaped: see termSafe).
+func WriteSet(w io.Writer, res *run.Result, names []string) {
+	fmt.Fprintf(termSafe{w}, "task %s %s: set %s\n", res.Task, res.Status, strings.Join(names, ", "))
 }
 
 // TaskDetail is what an operator needs of a task in the last column of
