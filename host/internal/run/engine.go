@@ -313,10 +313,10 @@ type exec struct {
 	// the record they are passed in then.
 	stateBuf []byte
 	cp       store.Checkpoint
-	// reuseOutputs: LLM steps' text outputs are maps from textOutputs,
-	// given back as they are handed over (see releaseOutput). Runs that
-	// Start makes only: a stepwise run's outcomes outlive its hand-over.
-	reuseOutputs bool
+	// pooled: the run is one Start made, which takes maps from pools and
+	// gives them back (release, releaseOutput); a stepwise run's outcomes
+	// outlive its hand-over, and its state its calls.
+	pooled bool
 	// taskID is the task's id as expressions see it (exprEnvInto),
 	// boxed once, by the first start.
 	taskID any
@@ -409,11 +409,12 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 	}
 	// Waiting and Answers are made by their first entry: most runs
 	// have none (both are left out of the encoded state when empty).
-	f.st = runState{Done: map[string]*stepResult{}, Started: r.cfg.Clock()}
+	f.st = runState{Done: doneMaps.Get().(map[string]*stepResult), Started: r.cfg.Clock()}
 	e := &f.e
+	defer e.release()
 	e.r, e.task, e.id, e.st = r, task, execID, &f.st
 	e.text.piece = r.textPiece
-	e.reuseOutputs = r.outputBlind
+	e.pooled = true
 	f.batch.ids = f.ids[:0]
 	e.spare, e.queue, e.batches = &f.batch, f.queue[:0], f.batches[:0]
 	e.tokens, e.handing, e.stateBuf, e.traceRoom, e.flights = f.tokens[:0], f.handing[:0], f.state[:0], f.trace[:0], f.flights[:0]
@@ -462,6 +463,31 @@ func (r *Runner) Start(ctx context.Context, in Input) (*Result, error) {
 		return e.finish(ctx, startErr)
 	}
 	return e.drive(ctx)
+}
+
+// doneMaps are the maps of finished steps' results (runState.Done) runs
+// that Start makes take and give back (see release); chatVarMaps are
+// their chat requests' Vars maps (see chatVars).
+var (
+	doneMaps    = sync.Pool{New: func() any { return map[string]*stepResult{} }}
+	chatVarMaps = sync.Pool{New: func() any { return make(map[string]any, 2) }}
+)
+
+// release gives back the maps a run that Start made took from doneMaps
+// and chatVarMaps, once Start returns. Nothing can hold them then: no
+// step runs (drive drains them), the run's state, which holds its Done
+// map, is encoded by checkpoints and given to no one, and no provider
+// keeps a request's Vars past its call (sdk.Provider). A Done map still
+// holding results (a run waiting or in an incident) is left alone.
+func (e *exec) release() {
+	if c := e.lastChatVars.Swap(nil); c != nil && c.pooled {
+		clear(c.m)
+		chatVarMaps.Put(c.m)
+	}
+	if d := e.st.Done; d != nil && len(d) == 0 {
+		e.st.Done = nil
+		doneMaps.Put(d)
+	}
 }
 
 // beginner is a Journal that writes a task, its first execution and that

@@ -1,6 +1,9 @@
 package run
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // CopyVars makes r's runs copy vars at every step output, as they did
 // before assignOutput wrote into a map of its own (the reference path of
@@ -17,11 +20,20 @@ func DerivedRunner(s *Stepper) (derived, made *Runner) {
 	return d, n
 }
 
-// CountTextOutputs counts the maps textOutputs makes from now on
-// (made), until restore; no run may be going on at either call.
-func CountTextOutputs() (made func() int64, restore func()) {
-	var n atomic.Int64
-	old := textOutputs.New
-	textOutputs.New = func() any { n.Add(1); return old() }
-	return n.Load, func() { textOutputs.New = old }
+// CountPoolMaps counts the maps the pools of runs Start makes make from
+// now on (made: text outputs, Done maps, chat Vars), until restore; no
+// run may be going on at either call.
+func CountPoolMaps() (made func() [3]int64, restore func()) {
+	var n [3]atomic.Int64
+	pools := []*sync.Pool{&textOutputs, &doneMaps, &chatVarMaps}
+	olds := make([]func() any, len(pools))
+	for i, p := range pools {
+		olds[i] = p.New
+		p.New = func() any { n[i].Add(1); return olds[i]() }
+	}
+	return func() [3]int64 { return [3]int64{n[0].Load(), n[1].Load(), n[2].Load()} }, func() {
+		for i, p := range pools {
+			p.New = olds[i]
+		}
+	}
 }

@@ -28,12 +28,14 @@ func chain10Vars(t *testing.T, res *run.Result) {
 	}
 }
 
-// TestTextOutputsReused: runs under a navigator that never reads outputs
-// (the chain's) give their LLM steps' text output maps back as the steps
-// are handed over, for later steps and runs to fill again, and every
-// run, several at once, still ends with its own values.
-func TestTextOutputsReused(t *testing.T) {
-	made, restore := run.CountTextOutputs()
+// TestRunMapsReused: runs that Start makes give back the maps they take
+// from pools: their LLM steps' text output maps as the steps are handed
+// over, under a navigator that never reads outputs (the chain's), their
+// Done map and their chat Vars once they return; later steps and runs
+// fill them again, and every run, several at once, still ends with its
+// own values.
+func TestRunMapsReused(t *testing.T) {
+	made, restore := run.CountPoolMaps()
 	defer restore()
 	prep := prepare(t, "testdata/chain10/pipeline.toml")
 	r := prep.Runner(run.Config{Store: openStore(t)})
@@ -52,10 +54,14 @@ func TestTextOutputsReused(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	// 4 text outputs a run, each a map of its own without reuse (the race
-	// detector's pool drops a quarter of what it is given back).
-	if n := made(); n >= goroutines*runs*4/2 {
-		t.Errorf("%d runs made %d text output maps", goroutines*runs, n)
+	// Without reuse, a run makes 4 text output maps, a Done map and a
+	// chat Vars map of its own; the race detector's pools drop a quarter
+	// of what they are given back.
+	n := made()
+	for i, want := range []int64{4, 1, 1} {
+		if n[i] >= want*goroutines*runs/2 {
+			t.Errorf("%d runs made %v maps (text outputs, Done, chat Vars)", goroutines*runs, n)
+		}
 	}
 }
 

@@ -298,7 +298,7 @@ func (e *exec) llmStep(ctx context.Context, t sdk.Token, spec pipeline.Step, res
 	}
 	e.cite(spec, resp.Text, res)
 	if spec.Output != "json" {
-		if e.reuseOutputs {
+		if e.pooled && e.r.outputBlind {
 			m := textOutputs.Get().(map[string]any)
 			m["value"] = resp.Text
 			res.Outcome.Output, res.reusable = m, true
@@ -366,7 +366,15 @@ func (e *exec) chatVars(env sdk.Env) map[string]any {
 		return c.m
 	}
 	c := e.takeChatVars()
-	*c = chatVars{input: env.Input, vars: env.Vars, m: map[string]any{"input": env.Input, "vars": env.Vars}}
+	*c = chatVars{input: env.Input, vars: env.Vars}
+	if e.pooled {
+		// A run Start made: the last such map goes back to chatVarMaps
+		// once the run returns (see release).
+		c.m, c.pooled = chatVarMaps.Get().(map[string]any), true
+		c.m["input"], c.m["vars"] = env.Input, env.Vars
+	} else {
+		c.m = map[string]any{"input": env.Input, "vars": env.Vars}
+	}
 	e.lastChatVars.Store(c)
 	return c.m
 }
@@ -381,8 +389,12 @@ func (e *exec) takeChatVars() *chatVars {
 	return new(chatVars)
 }
 
-// chatVars is a chat request's Vars and the maps it holds.
-type chatVars struct{ input, vars, m map[string]any }
+// chatVars is a chat request's Vars and the maps it holds; pooled when
+// the Vars are chatVarMaps'.
+type chatVars struct {
+	input, vars, m map[string]any
+	pooled         bool
+}
 
 // cite records the playbook bullets a reply cites (strategy.Cited) on the
 // step's result and on its provider call's span (sextant.playbook.cited),
