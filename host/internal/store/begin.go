@@ -51,7 +51,12 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 		e.Status = StatusRunning
 	}
 	e.Started, e.Ended = e.Started.UTC(), e.Ended.UTC()
-	trace := TraceIDFor(e.Task, e.ID) // the execution's counter keeps it too (seqCounters.fresh)
+	// The derived trace id, which the execution's counter keeps
+	// (seqCounters.fresh): the execution's own when it is that one.
+	trace := e.TraceID
+	if h := traceIDHex(e.Task, e.ID); trace != string(h[:]) {
+		trace = string(h[:])
+	}
 	if e.TraceID == "" {
 		e.TraceID = trace
 	}

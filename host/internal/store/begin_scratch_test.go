@@ -16,7 +16,8 @@ import (
 // checkpoint's keys and values (summary, status index, execution summary,
 // usage) carved from a scratch the next one reuses, and applies them all
 // in one transaction: every task's derived entries are what its records
-// give, and its summary says what each run wrote. A value the journal kept
+// give, and its summary says what each run wrote. Half the tasks have
+// tags, so their Begins have more entries than a record's room holds. A value the journal kept
 // by reference rather than copied would read as a later run's.
 func TestBeginScratchRecycled(t *testing.T) {
 	holdJournal(t)
@@ -28,6 +29,9 @@ func TestBeginScratchRecycled(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("s%d", i)
 		task := &Task{ID: id, Pipeline: strings.Repeat("p", 1+7*i), Strategy: StrategyRef{Version: fmt.Sprintf("v%d", i)}}
+		for k := range 10 * (i % 2) { // more entries than a new journal record has room for (recKVs)
+			task.Tags = append(task.Tags, fmt.Sprintf("tag%d", k))
+		}
 		ex := &Execution{ID: id + "-e", Mode: []string{"", "replay"}[i%2]}
 		must(t, s.Begin(ctx, task, ex, &Checkpoint{State: []byte(`{}`)}))
 		spans := []Span{callSpan(id, ex.ID, 1, int64(i), 1, 0.5), callSpan(id, ex.ID, 2, 100, int64(i), 0)}

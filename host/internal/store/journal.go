@@ -162,6 +162,10 @@ type journal struct {
 	pending        atomic.Int64  // len(recs), for readers deciding whether to settle
 	drops          atomic.Uint64 // dropApplied calls, counted after the records left
 	free           []*jrec
+	// fresh holds records never used, and room for their entries
+	// (newRec): both made many at once.
+	fresh    []jrec
+	freshKVs []kv
 }
 
 // segName is the file name of segment n.
@@ -216,14 +220,29 @@ func newJournal(dir string, fsync bool, lastSeg, next uint64) *journal {
 }
 
 // newRec returns a record to fill, recycled if one is free. j.mu is held.
+// A new one comes from a block of recChunk, with room for recKVs entries
+// (a Begin's, as a rule) carved from another: a run's records are many,
+// and they are recycled (dropApplied) with their room, not freed.
 func (j *journal) newRec() *jrec {
 	if n := len(j.free); n > 0 {
 		r := j.free[n-1]
 		j.free = j.free[:n-1]
 		return r
 	}
-	return new(jrec)
+	if len(j.fresh) == 0 {
+		j.fresh, j.freshKVs = make([]jrec, recChunk), make([]kv, recChunk*recKVs)
+	}
+	r := &j.fresh[0]
+	r.kvs = j.freshKVs[:0:recKVs]
+	j.fresh, j.freshKVs = j.fresh[1:], j.freshKVs[recKVs:]
+	return r
 }
+
+// recChunk and recKVs size newRec's blocks.
+const (
+	recChunk = 64
+	recKVs   = 8
+)
 
 // uvarintLen is the length of x encoded as a uvarint.
 func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }

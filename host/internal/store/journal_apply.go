@@ -230,6 +230,38 @@ type applier struct {
 	keys  keyArena // keys the applier builds
 	spare []byte   // a span run's body being rebuilt (addSpans)
 	ents  []badger.Entry
+	task  Task // the task updateTask changes
+	// Room the applier carves its per-task bookkeeping from (carveOne,
+	// carveSlice): a transaction holds many runs.
+	heldRoom  []heldSum
+	unsetRoom []unsetKeys
+	linkRoom  []string
+}
+
+// applierChunk is how many values carveOne and carveSlice make at once.
+const applierChunk = 64
+
+// carveOne returns a zero value from *room, refilled with applierChunk
+// of them when empty.
+func carveOne[T any](room *[]T) *T {
+	if len(*room) == 0 {
+		*room = make([]T, applierChunk)
+	}
+	v := &(*room)[0]
+	*room = (*room)[1:]
+	return v
+}
+
+// carveSlice returns an empty slice with room for n values from *room,
+// refilled with applierChunk times n of them when short; appending past
+// n moves the slice out.
+func carveSlice[T any](room *[]T, n int) []T {
+	if len(*room) < n {
+		*room = make([]T, applierChunk*n)
+	}
+	v := (*room)[:0:n]
+	*room = (*room)[n:]
+	return v
 }
 
 // Set sets k to v in the applier's transaction, its Badger entry carved
@@ -320,7 +352,7 @@ func (a *applier) apply(r *jrec) error {
 		}
 		hs := a.links[r.task]
 		if hs == nil {
-			hs = make([]string, 0, 8) // a run's links, as a rule
+			hs = carveSlice(&a.linkRoom, 8) // a run's links, as a rule
 		}
 		if !slices.Contains(hs, r.hash) {
 			a.links[r.task] = append(hs, r.hash)
@@ -353,7 +385,10 @@ func (a *applier) apply(r *jrec) error {
 			if a.sums == nil {
 				a.sums = map[string]*heldSum{}
 			}
-			a.sums[r.task] = &heldSum{key: e.k, val: e.v}
+			h := carveOne(&a.heldRoom)
+			*h = heldSum{key: e.k, val: e.v}
+			h.execs = h.one[:0]
+			a.sums[r.task] = h
 		case r.begins && isStatusKey(e.k):
 			a.keepUnset(r.task, e)
 		case r.begins && len(e.k) > len(pSumAt) && string(e.k[:len(pSumAt)]) == pSumAt:
@@ -477,7 +512,7 @@ func (a *applier) keepUnset(task string, e kv) {
 	}
 	u := a.unset[task]
 	if u == nil {
-		u = &unsetKeys{}
+		u = carveOne(&a.unsetRoom)
 		u.kvs = u.two[:0]
 		a.unset[task] = u
 	}
@@ -743,6 +778,7 @@ func (a *applier) setExec(id seqID, r *jrec) error {
 type heldSum struct {
 	key, val []byte
 	execs    []heldExec
+	one      [1]heldExec // execs' room for a run's one execution
 }
 
 // heldExec is an execution of a heldSum: its sumExecValue after the

@@ -76,7 +76,15 @@ func sumPrefix(created time.Time, task string) []byte {
 }
 
 func sumPrefixInv(inv uint64, task string) []byte {
-	b := make([]byte, 0, len(pSum)+8+len(task)+40)
+	return appendSumPrefixInv(make([]byte, 0, len(pSum)+8+len(task)+40), inv, task)
+}
+
+// appendSumPrefix appends sumPrefix(created, task) to b.
+func appendSumPrefix(b []byte, created time.Time, task string) []byte {
+	return appendSumPrefixInv(b, invTime(created), task)
+}
+
+func appendSumPrefixInv(b []byte, inv uint64, task string) []byte {
 	b = binary.BigEndian.AppendUint64(append(b, pSum...), inv)
 	b = append(b, task...)
 	return append(b, '/')
@@ -525,11 +533,14 @@ func appendNumber(b []byte, f float64) []byte {
 // entries (to idx, txn unless the caller keeps them: updateTask); old is
 // the task as it was, nil for a task created in txn.
 func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Task) error {
-	val, err := s.sumTaskValue(t)
+	// The applier gives room for the summary's key and value and the
+	// status index keys, which it keeps until its commit (roomFor).
+	val, err := s.appendSumTaskValue(roomFor(w, 48+len(t.Status)+len(t.Pipeline)+len(t.Strategy.Version)), t)
 	if err != nil {
 		return err
 	}
-	p := sumPrefix(t.Created, t.ID)
+	b := appendSumPrefix(roomFor(w, len(pSum)+8+len(t.ID)+2), t.Created, t.ID)
+	p, key := b[:len(b):len(b)], append(b, sumTask) // b has room for key's last byte
 	switch {
 	case old == nil:
 		if err := adoptPending(txn, t.ID, p); err != nil {
@@ -546,16 +557,28 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 			return err
 		}
 	}
-	if err := setSumTask(txn, w, t.ID, sumTaskKey(p), val, old != nil); err != nil {
+	if err := setSumTask(txn, w, t.ID, key, val, old != nil); err != nil {
 		return err
 	}
 	if (old != nil && sameStatusKeys(old, t)) || !indexedStatus(t.Status) {
 		return nil
 	}
-	if err := idx.Set(statusIndexKey(t.Status, t.Created, t.ID), nil); err != nil {
+	sk := appendStatusIndexKey(roomFor(w, len(pStatus)+len(t.Status)+1+8+len(t.ID)), t.Status, t.Created, t.ID)
+	if err := idx.Set(sk, nil); err != nil {
 		return err
 	}
-	return idx.Set(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID), nil)
+	pk := appendPipeStatusKey(roomFor(w, len(pPipeStatus)+len(t.Pipeline)+len(t.Status)+2+8+len(t.ID)), t.Pipeline, t.Status, t.Created, t.ID)
+	return idx.Set(pk, nil)
+}
+
+// roomFor is an empty slice with room for n bytes: from w's room if it
+// has any (the applier's, which keeps them until its commit; idx, where
+// updateTask sets status keys, lives as long), else a new one.
+func roomFor(w setter, n int) []byte {
+	if r, ok := w.(roomer); ok {
+		return r.key(n)
+	}
+	return make([]byte, 0, n)
 }
 
 // indexedStatus reports whether tasks in status st have status index
@@ -655,15 +678,18 @@ func appendCall(b []byte, c CallUsage) []byte {
 }
 
 // deleteTaskDerived removes the status index entries of a task as it was
-// (t), unless it keeps them as it is now (next).
-func deleteTaskDerived(txn *badger.Txn, t, next *Task) error {
+// (t), unless it keeps them as it is now (next). Their keys come from
+// w's room (roomFor).
+func deleteTaskDerived(txn *badger.Txn, w setter, t, next *Task) error {
 	if sameStatusKeys(t, next) || !indexedStatus(t.Status) {
 		return nil
 	}
-	if err := txn.Delete(statusIndexKey(t.Status, t.Created, t.ID)); err != nil {
+	sk := appendStatusIndexKey(roomFor(w, len(pStatus)+len(t.Status)+1+8+len(t.ID)), t.Status, t.Created, t.ID)
+	if err := txn.Delete(sk); err != nil {
 		return err
 	}
-	return txn.Delete(pipeStatusKey(t.Pipeline, t.Status, t.Created, t.ID))
+	pk := appendPipeStatusKey(roomFor(w, len(pPipeStatus)+len(t.Pipeline)+len(t.Status)+2+8+len(t.ID)), t.Pipeline, t.Status, t.Created, t.ID)
+	return txn.Delete(pk)
 }
 
 // usageKVs are the usage entries of a burst of encoded spans: one per

@@ -187,9 +187,17 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 			return err
 		}
 	}
-	t := *old
+	// The changed task: the applier's, which nothing keeps past this
+	// call, for the applier's many updates.
+	var t *Task
+	if a, ok := w.(*applier); ok {
+		t = &a.task
+	} else {
+		t = new(Task)
+	}
+	*t = *old
 	t.Tags = slices.Clone(old.Tags)
-	if err := fn(&t); err != nil {
+	if err := fn(t); err != nil {
 		return err
 	}
 	if t.ID != id {
@@ -197,11 +205,11 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 	}
 	t.Created = t.Created.UTC()
 	t.Tags = normTags(t.Tags)
-	if err := checkTask(&t); err != nil {
+	if err := checkTask(t); err != nil {
 		return err
 	}
 	var small [2]kv // the record and its body keys, as a rule
-	kvs, keep, err := s.encodeTaskUpdate(&t, old, hadBody, small[:0], w)
+	kvs, keep, err := s.encodeTaskUpdate(t, old, hadBody, small[:0], w)
 	if err != nil {
 		return err
 	}
@@ -216,10 +224,10 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 	var idx setter = txn
 	switch {
 	case unset == nil:
-		if err := deleteTaskDerived(txn, old, &t); err != nil {
+		if err := deleteTaskDerived(txn, w, old, t); err != nil {
 			return err
 		}
-	case !sameStatusKeys(old, &t):
+	case !sameStatusKeys(old, t):
 		*unset = (*unset)[:0]
 		idx = kvSetter{unset}
 	}
@@ -227,11 +235,11 @@ func (s *Store) updateTask(txn *badger.Txn, w setter, id string, fn func(*Task) 
 		return err
 	}
 	if !same {
-		if err := setTaskIndexes(txn, &t); err != nil {
+		if err := setTaskIndexes(txn, t); err != nil {
 			return err
 		}
 	}
-	return s.setTaskDerived(txn, w, idx, &t, old)
+	return s.setTaskDerived(txn, w, idx, t, old)
 }
 
 // statusFilter passes the tasks of a walk whose summary says status st
