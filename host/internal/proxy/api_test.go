@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -416,10 +417,18 @@ func serveWatched(t *testing.T, cfg proxy.Config) (*httptest.Server, *atomic.Boo
 	mux := http.NewServeMux()
 	for path, h := range px.Handlers() {
 		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("X-Watch") != "" {
-				r.Body = watchedBody{r.Body, read}
+			if r.Header.Get("X-Watch") == "" {
+				h.ServeHTTP(w, r)
+				return
 			}
+			body := r.Body
+			r.Body = watchedBody{body, read}
 			h.ServeHTTP(w, r)
+			// A body refused unread is read here, after its answer went
+			// out: its client, still sending it, never has the
+			// connection reset under it before it reads the answer.
+			w.(http.Flusher).Flush()
+			_, _ = io.Copy(io.Discard, body)
 		}))
 	}
 	s := httptest.NewServer(mux)
@@ -475,6 +484,9 @@ func TestDecodeBudget(t *testing.T) {
 		done <- resp.StatusCode
 	}()
 	<-held
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free() // a failure below leaves no call held
 	resp, b := post(t, srv.URL+proxy.RouteChatCompletions, large, nil)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || !strings.Contains(openAIError(t, b), "large requests") {
 		t.Errorf("a large call while another is held: %d Retry-After %q %s, want 503 with Retry-After 1", resp.StatusCode, resp.Header.Get("Retry-After"), b)
@@ -495,7 +507,7 @@ func TestDecodeBudget(t *testing.T) {
 			t.Errorf("a body of %d bytes refused (%d) after the proxy read it: want it refused unread", c.n, resp.StatusCode)
 		}
 	}
-	close(release)
+	free()
 	if code := <-done; code != http.StatusOK {
 		t.Errorf("the held call: %d", code)
 	}
