@@ -88,10 +88,13 @@ func (m *activeRuns) get(task string) (*activeRun, bool) {
 }
 
 type activeRun struct {
-	task   string
-	cancel context.CancelCauseFunc
-	mu     sync.Mutex
-	by     *Cancelled // set by the first Cancel
+	task string
+	// ctx is the run's context, which Cancel ends with its *Cancelled
+	// (made by the first that looks at it: most runs end uncancelled,
+	// and nothing waits on their context).
+	ctx lazyCtx
+	mu  sync.Mutex
+	by  *Cancelled // set by the first Cancel
 	// done is closed once the run has ended (ended); it is made by the
 	// first Cancel that waits for it (ended), since most runs end
 	// without one.
@@ -109,13 +112,12 @@ func track(ctx context.Context, task string) (context.Context, *activeRun, error
 
 // trackIn is track registering a, which is new (the caller's room).
 func trackIn(ctx context.Context, task string, a *activeRun) (context.Context, *activeRun, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	a.task, a.cancel = task, cancel
+	a.task, a.ctx.parent = task, ctx
 	if !active.add(task, a) {
-		cancel(nil)
+		a.ctx.cancel()
 		return nil, nil, refused{&store.StateError{Kind: store.ErrOwned, Msg: fmt.Sprintf("task %s is running in this process", task)}}
 	}
-	return ctx, a, nil
+	return &a.ctx, a, nil
 }
 
 // untrack ends what track began: the run is no longer in progress.
@@ -127,7 +129,7 @@ func (a *activeRun) untrack() {
 		close(a.done)
 	}
 	a.mu.Unlock()
-	a.cancel(nil)
+	a.ctx.cancel()
 }
 
 // endedCh is a channel closed once the run has ended.
@@ -176,7 +178,7 @@ func Cancel(ctx context.Context, s *store.Store, task string, c *Cancelled) (*Re
 		if !first {
 			return nil, &notCancellable{fmt.Errorf("task %s is being cancelled already (%s)", task, a.by)}
 		}
-		a.cancel(c)
+		a.ctx.cancelCause(c)
 		select {
 		case <-a.endedCh():
 		case <-ctx.Done():

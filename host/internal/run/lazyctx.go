@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// lazyCtx is context.WithCancel(parent), or context.WithDeadline(parent,
-// deadline) when deadline is set, made only when something needs it: the
-// context of a step and of a provider call. Most steps and calls end
+// lazyCtx is context.WithCancelCause(parent), or
+// context.WithDeadline(parent, deadline) when deadline is set, made only
+// when something needs it: the context of a run (track), a step and a
+// provider call. Most steps and calls end
 // without anything asking for their Done channel (an expression, an
 // in-process provider that answers at once), and the standard library's
 // contexts cost a timer, a closure and the parent's map of children each
@@ -26,17 +27,30 @@ type lazyCtx struct {
 	mu       sync.Mutex
 	real     atomic.Pointer[realCtx]
 	// ended is set by cancel before the real context is made: making it
-	// then cancels it. detached says the cancel came while the parent
-	// was live and the deadline ahead: the context ended as cancelled,
-	// whatever its parent does after.
+	// then cancels it, with cause. detached says the cancel came while
+	// the parent was live and the deadline ahead: the context ended as
+	// cancelled, whatever its parent does after.
 	ended    atomic.Bool
 	detached bool
+	cause    error
 }
 
-// realCtx is the context a lazyCtx stands for, once made.
+// realCtx is the context a lazyCtx stands for, once made: cancel ends
+// one with a deadline, cancelCause one without.
 type realCtx struct {
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx         context.Context
+	cancel      context.CancelFunc
+	cancelCause context.CancelCauseFunc
+}
+
+// end cancels r's context, with cause when it has no deadline (a nil
+// cause is context.Canceled).
+func (r *realCtx) end(cause error) {
+	if r.cancelCause != nil {
+		r.cancelCause(cause)
+	} else {
+		r.cancel()
+	}
 }
 
 // newLazyCtx is a lazyCtx of parent; a zero deadline means none.
@@ -58,14 +72,14 @@ func (c *lazyCtx) make() context.Context {
 	switch {
 	case c.detached:
 		// Values still come from the parent; Deadline answers itself.
-		r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(c.parent))
+		r.ctx, r.cancelCause = context.WithCancelCause(context.WithoutCancel(c.parent))
 	case c.deadline.IsZero():
-		r.ctx, r.cancel = context.WithCancel(c.parent)
+		r.ctx, r.cancelCause = context.WithCancelCause(c.parent)
 	default:
 		r.ctx, r.cancel = context.WithDeadline(c.parent, c.deadline)
 	}
 	if c.ended.Load() {
-		r.cancel()
+		r.end(c.cause)
 	}
 	c.real.Store(r)
 	return r.ctx
@@ -125,17 +139,23 @@ func (c *lazyCtx) Value(key any) any {
 // cancel cancels the context. Unless the real context was made, it is
 // only marked: whoever looks at the context afterwards makes it, and
 // finds it ended as it would have ended then.
-func (c *lazyCtx) cancel() {
+func (c *lazyCtx) cancel() { c.cancelCause(nil) }
+
+// cancelCause is cancel with cause, as context.WithCancelCause's
+// function: the context's cause, unless it has a deadline of its own
+// (then it ends as cancel ends it) or has ended already.
+func (c *lazyCtx) cancelCause(cause error) {
 	c.mu.Lock()
 	r := c.real.Load()
 	if r == nil && !c.ended.Load() {
 		// Ended by this cancel, unless its parent or its deadline ended
 		// it already.
 		c.detached = c.parent.Err() == nil && !c.over()
+		c.cause = cause
 		c.ended.Store(true)
 	}
 	c.mu.Unlock()
 	if r != nil {
-		r.cancel()
+		r.end(cause)
 	}
 }

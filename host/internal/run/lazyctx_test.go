@@ -23,6 +23,8 @@ func TestLazyCtx(t *testing.T) {
 		derive    bool      // derive a context from it before the events
 		cancel    bool      // cancel it
 		endParent bool      // then cancel the parent, with cause
+		withCause bool      // cancel it with a cause of its own (no deadline: context.WithCancelCause)
+		late      bool      // cancel it after the parent
 	}{
 		{name: "untouched"},
 		{name: "cancelled", cancel: true},
@@ -40,6 +42,13 @@ func TestLazyCtx(t *testing.T) {
 		{name: "own deadline first", parentDL: future.Add(time.Hour), deadline: future},
 		{name: "parent's deadline passed", parentDL: past, deadline: future},
 		{name: "parent's deadline only", parentDL: future},
+		{name: "cancelled with cause", cancel: true, withCause: true},
+		{name: "cancelled with cause after Done", look: true, cancel: true, withCause: true},
+		{name: "cancelled with cause, derived before", derive: true, cancel: true, withCause: true},
+		{name: "cancelled with cause, then the parent", cancel: true, endParent: true, withCause: true},
+		{name: "parent cancelled, then it with cause", cancel: true, endParent: true, withCause: true, late: true},
+		{name: "parent cancelled after Done, then it with cause", look: true, cancel: true, endParent: true, withCause: true, late: true},
+		{name: "parent's deadline, cancelled with cause", parentDL: future, cancel: true, withCause: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := func() (context.Context, context.CancelCauseFunc) {
@@ -55,9 +64,14 @@ func TestLazyCtx(t *testing.T) {
 			pLazy, endLazy := parent()
 			var std context.Context
 			var cancelStd context.CancelFunc
-			if tc.deadline.IsZero() {
+			var causeStd context.CancelCauseFunc
+			switch {
+			case tc.withCause:
+				std, causeStd = context.WithCancelCause(pStd)
+				cancelStd = func() { causeStd(nil) }
+			case tc.deadline.IsZero():
 				std, cancelStd = context.WithCancel(pStd)
-			} else {
+			default:
 				std, cancelStd = context.WithDeadline(pStd, tc.deadline)
 			}
 			defer cancelStd()
@@ -75,13 +89,25 @@ func TestLazyCtx(t *testing.T) {
 				defer stop1()
 				defer stop2()
 			}
-			if tc.cancel {
-				cancelStd()
-				lazy.cancel()
+			own := errors.New("cancelled by an operator")
+			cancel := func() {
+				if tc.withCause {
+					causeStd(own)
+					lazy.cancelCause(own)
+				} else {
+					cancelStd()
+					lazy.cancel()
+				}
+			}
+			if tc.cancel && !tc.late {
+				cancel()
 			}
 			if tc.endParent {
 				endStd(cause)
 				endLazy(cause)
+			}
+			if tc.cancel && tc.late {
+				cancel()
 			}
 			same(t, "ctx", std, lazy)
 			if tc.derive {
