@@ -27,12 +27,11 @@ type lazyCtx struct {
 	mu       sync.Mutex
 	real     atomic.Pointer[realCtx]
 	// ended is set by cancel before the real context is made: making it
-	// then cancels it, with cause. detached says the cancel came while
-	// the parent was live and the deadline ahead: the context ended as
-	// cancelled, whatever its parent does after.
+	// then cancels it. detached says the cancel came while the parent
+	// was live and the deadline ahead: the context ended as cancelled,
+	// whatever its parent does after.
 	ended    atomic.Bool
 	detached bool
-	cause    error
 }
 
 // realCtx is the context a lazyCtx stands for, once made: cancel ends
@@ -79,7 +78,7 @@ func (c *lazyCtx) make() context.Context {
 		r.ctx, r.cancel = context.WithDeadline(c.parent, c.deadline)
 	}
 	if c.ended.Load() {
-		r.end(c.cause)
+		r.end(nil)
 	}
 	c.real.Store(r)
 	return r.ctx
@@ -139,23 +138,31 @@ func (c *lazyCtx) Value(key any) any {
 // cancel cancels the context. Unless the real context was made, it is
 // only marked: whoever looks at the context afterwards makes it, and
 // finds it ended as it would have ended then.
-func (c *lazyCtx) cancel() { c.cancelCause(nil) }
-
-// cancelCause is cancel with cause, as context.WithCancelCause's
-// function: the context's cause, unless it has a deadline of its own
-// (then it ends as cancel ends it) or has ended already.
-func (c *lazyCtx) cancelCause(cause error) {
+func (c *lazyCtx) cancel() {
 	c.mu.Lock()
 	r := c.real.Load()
 	if r == nil && !c.ended.Load() {
 		// Ended by this cancel, unless its parent or its deadline ended
 		// it already.
 		c.detached = c.parent.Err() == nil && !c.over()
-		c.cause = cause
 		c.ended.Store(true)
 	}
 	c.mu.Unlock()
 	if r != nil {
-		r.end(cause)
+		r.end(nil)
 	}
+}
+
+// cancelCause is cancel with cause, as context.WithCancelCause's
+// function: the context's cause, unless it has a deadline of its own
+// (then it ends as cancel ends it) or has ended already. A cause is
+// rare (an operator's cancel), so it makes the real context rather than
+// keep the cause until then.
+func (c *lazyCtx) cancelCause(cause error) {
+	if cause == nil {
+		c.cancel()
+		return
+	}
+	c.make()
+	c.real.Load().end(cause)
 }
