@@ -97,8 +97,9 @@ func (s *Store) Begin(ctx context.Context, t *Task, e *Execution, c *Checkpoint)
 	// new task, but for adoptPending, which the applier does).
 	kvs := appendTaskIndexes(tkvs, t, sc)
 	// Their keys and values are carved from sc too; p, which the record
-	// and the execution's counter keep (jrec.sum), is not.
-	p := sumPrefix(t.Created, t.ID)
+	// and the execution's counter keep (jrec.sum), from its room for what
+	// outlives it (keepRoom).
+	p := appendSumPrefix(sc.keep.room(len(pSum)+8+len(t.ID)+1), t.Created, t.ID)
 	sval, err := sc.carve(func(b []byte) ([]byte, error) { return s.appendSumTaskValue(b, t) })
 	if err != nil {
 		return where(err)
@@ -167,7 +168,7 @@ func (s *Store) encodeBegun(t *Task, sc *checkpointScratch) ([]kv, *Task, error)
 	if redacted || !plainTask(t) {
 		return kvs, nil, nil
 	}
-	return kvs, cloneTask(t), nil
+	return kvs, cloneTaskIn(t, &sc.keep), nil
 }
 
 // plainTask reports whether decoding t's encoding gives t back, up to
@@ -194,19 +195,24 @@ func plainTask(t *Task) bool {
 
 // cloneTask copies a plainTask: the caller of Begin keeps its task and
 // may change it before the applier reads the copy.
-func cloneTask(t *Task) *Task {
-	// The task and its lease are one allocation, its input and truth
-	// another.
-	c := &struct {
-		t Task
-		o Lease
-	}{t: *t}
+func cloneTask(t *Task) *Task { return cloneTaskIn(t, nil) }
+
+// clonedTask is a task cloneTask copied and its lease, one allocation.
+type clonedTask struct {
+	t Task
+	o Lease
+}
+
+// cloneTaskIn is cloneTask carving the copy from room (nil: allocated).
+func cloneTaskIn(t *Task, room *keepRoom) *Task {
+	c := room.task()
+	c.t = *t
 	if t.Owner != nil {
 		c.o = *t.Owner
 		c.t.Owner = &c.o
 	}
 	if t.Input != nil || t.Truth != nil {
-		b := append(append(make([]byte, 0, len(t.Input)+len(t.Truth)), t.Input...), t.Truth...)
+		b := append(append(room.room(len(t.Input)+len(t.Truth)), t.Input...), t.Truth...)
 		c.t.Input, c.t.Truth = nil, nil
 		if t.Input != nil {
 			c.t.Input = b[:len(t.Input):len(t.Input)]
@@ -218,6 +224,48 @@ func cloneTask(t *Task) *Task {
 	c.t.Tags = slices.Clone(t.Tags)
 	c.t.Rules = sharedRules(t.Rules)
 	return &c.t
+}
+
+// keepRoom is where a Begin carves what outlives it (its task's copy,
+// its summary's prefix) from blocks, each piece handed out once and
+// never written again: it is not recycled with its scratch, only
+// refilled. A block goes once the applier dropped all its pieces.
+type keepRoom struct {
+	tasks []clonedTask
+	b     []byte
+}
+
+// keepChunk is how many tasks, and keepBytes how many bytes, keepRoom
+// makes at once; a piece of more than keepBytes/8 is made alone.
+const (
+	keepChunk = 32
+	keepBytes = 8 << 10
+)
+
+// task returns a zero clonedTask of its own.
+func (k *keepRoom) task() *clonedTask {
+	if k == nil {
+		return new(clonedTask)
+	}
+	if len(k.tasks) == 0 {
+		k.tasks = make([]clonedTask, keepChunk)
+	}
+	c := &k.tasks[0]
+	k.tasks = k.tasks[1:]
+	return c
+}
+
+// room returns an empty slice with room for n bytes of its own.
+func (k *keepRoom) room(n int) []byte {
+	if k == nil || n > keepBytes/8 {
+		return make([]byte, 0, n)
+	}
+	if cap(k.b)-len(k.b) < n {
+		k.b = make([]byte, 0, keepBytes)
+	}
+	start := len(k.b)
+	k.b = k.b[:start+n]
+	return k.b[start : start : start+n]
 }
 
 // lastRules is the copy of a task's rules sharedRules made last.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -116,6 +118,50 @@ func TestSummaryAppendersMatch(t *testing.T) {
 		got := appendSumExecValue(slices.Clone(lead), &e)
 		if !bytes.Equal(got[len(lead):], append([]byte{schemaVersion}, want...)) || !bytes.Equal(sumExecValue(&e), got[len(lead):]) {
 			t.Errorf("appendSumExecValue(%+v) %q, want %q", e, got, want)
+		}
+	}
+}
+
+// TestCloneTaskInRoom: copies of tasks carved from one room equal their
+// tasks, do not change with them, and are their own: an append to one's
+// input or truth writes into no other copy, nor into a prefix carved
+// after it.
+func TestCloneTaskInRoom(t *testing.T) {
+	var room keepRoom
+	var tasks, clones []*Task
+	var prefixes [][]byte
+	for i := range 3 * keepChunk / 2 { // past a block of tasks
+		task := &Task{ID: fmt.Sprintf("t%d", i), Input: json.RawMessage(fmt.Sprintf(`{"q":%d}`, i)), Truth: json.RawMessage(`"a"`),
+			Owner: &Lease{PID: i, Host: "h"}}
+		if i%7 == 0 {
+			task.Input = json.RawMessage(`"` + strings.Repeat("x", keepBytes) + `"`) // made alone
+		}
+		tasks = append(tasks, task)
+		clones = append(clones, cloneTaskIn(task, &room))
+		prefixes = append(prefixes, appendSumPrefix(room.room(len(pSum)+8+len(task.ID)+1), task.Created, task.ID))
+	}
+	for i, c := range clones {
+		c.Input = append(c.Input, '!')
+		c.Truth = append(c.Truth, '!')
+		c.Owner.PID = -1
+		if i > 0 && clones[i-1].Owner.PID != -1 {
+			t.Fatalf("clone %d's lease is clone %d's", i, i-1)
+		}
+	}
+	for i, c := range clones {
+		task := tasks[i]
+		want := *task
+		want.Input = append(slices.Clone(task.Input), '!')
+		want.Truth = json.RawMessage(`"a"!`)
+		want.Owner = &Lease{PID: -1, Host: "h"}
+		if !reflect.DeepEqual(c, &want) {
+			t.Errorf("clone %d: %+v, want %+v", i, c, &want)
+		}
+		if task.Owner.PID != i || string(task.Truth) != `"a"` {
+			t.Errorf("task %d changed with its clone: %+v", i, task)
+		}
+		if p := sumPrefix(task.Created, task.ID); !bytes.Equal(prefixes[i], p) {
+			t.Errorf("prefix %d: %q, want %q", i, prefixes[i], p)
 		}
 	}
 }

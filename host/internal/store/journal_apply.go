@@ -422,7 +422,7 @@ func (a *applier) apply(r *jrec) error {
 			}
 		}
 		if ok {
-			if err := adoptPending(txn, r.task, p); err != nil {
+			if err := adoptPending(txn, a, r.task, p); err != nil {
 				return err
 			}
 		}

@@ -380,7 +380,8 @@ var spanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512*spanChunk+25
 type checkpointScratch struct {
 	buf   *[]byte
 	kvs   [4]kv
-	begin []kv // Begin's entries
+	begin []kv     // Begin's entries
+	keep  keepRoom // what a Begin keeps past its journaling (not emptied by put)
 }
 
 // carve appends a value to the scratch's buffer with add and returns it,
@@ -946,6 +947,9 @@ func (s *Store) LatestCheckpoint(ctx context.Context, task, exec string) (*Check
 type seqCounters struct {
 	mu sync.Mutex
 	m  map[seqID]*execSeq
+	// room holds counters not handed out yet, made many at once for
+	// Begin's executions (fresh): each is handed out once.
+	room []execSeq
 }
 
 type execSeq struct {
@@ -1066,7 +1070,13 @@ func (c *seqCounters) fresh(task, exec string, sum []byte, trace string) {
 	if c.m == nil {
 		c.m = make(map[seqID]*execSeq)
 	}
-	c.m[id] = &execSeq{traceID: trace, spanBase: spanIDBase(task, exec), empty: true, sum: sum}
+	if len(c.room) == 0 {
+		c.room = make([]execSeq, 32)
+	}
+	e := &c.room[0]
+	c.room = c.room[1:]
+	e.traceID, e.spanBase, e.empty, e.sum = trace, spanIDBase(task, exec), true, sum
+	c.m[id] = e
 }
 
 // sumOf is where the summary of an execution's task is, if this process

@@ -293,9 +293,9 @@ func placeUsageAt(txn *badger.Txn, kvs []kv, task string, sum []byte, keys *keyA
 }
 
 // adoptPending moves usage staged before the task was written beneath
-// its summary at p.
-func adoptPending(txn *badger.Txn, task string, p []byte) error {
-	mark := pendingMarkKey(task)
+// its summary at p. The key of its mark comes from w's room (roomFor).
+func adoptPending(txn *badger.Txn, w setter, task string, p []byte) error {
+	mark := append(append(roomFor(w, len(pSumPending)+len(task)), pSumPending...), task...)
 	if ok, err := exists(txn, mark); err != nil || !ok {
 		return err
 	}
@@ -543,7 +543,7 @@ func (s *Store) setTaskDerived(txn *badger.Txn, w setter, idx setter, t, old *Ta
 	p, key := b[:len(b):len(b)], append(b, sumTask) // b has room for key's last byte
 	switch {
 	case old == nil:
-		if err := adoptPending(txn, t.ID, p); err != nil {
+		if err := adoptPending(txn, w, t.ID, p); err != nil {
 			return err
 		}
 	case invTime(old.Created) != invTime(t.Created):
