@@ -82,6 +82,13 @@ func (s *Store) Check(ctx context.Context) (*CheckReport, error) {
 				if len(val) == 0 && bytes.HasPrefix(key, []byte(pIndex)) {
 					return nil // index entries are empty
 				}
+				if p == pRec {
+					var err error
+					if val, err = resolveRecording(txn, key, val); err != nil {
+						skipped = append(skipped, recordingDamage(key, err))
+						return nil
+					}
+				}
 				if _, err := unseal(key, val); err != nil {
 					skipped = append(skipped, &DamageError{Key: printableKey(key), Err: err})
 				}
@@ -245,6 +252,13 @@ func (s *Store) Salvage(ctx context.Context, dst *Store) (*SalvageReport, error)
 	for _, p := range []string{pRec, pStrategy, pColl} {
 		err := s.view(ctx, func(txn *badger.Txn) error {
 			return scanTolerant(ctx, txn, []byte(p), &r.Left, func(key, val []byte) error {
+				if p == pRec {
+					var err error
+					if val, err = resolveRecording(txn, key, val); err != nil {
+						r.Left = append(r.Left, recordingDamage(key, err))
+						return nil
+					}
+				}
 				if _, err := unseal(key, val); err != nil {
 					r.Left = append(r.Left, &DamageError{Key: printableKey(key), Err: err})
 					return nil
@@ -276,4 +290,14 @@ func (s *Store) Salvage(ctx context.Context, dst *Store) (*SalvageReport, error)
 		}
 	}
 	return r, nil
+}
+
+// recordingDamage is the damage resolveRecording reported for the
+// recording at key.
+func recordingDamage(key []byte, err error) *DamageError {
+	var d *DamageError
+	if errors.As(err, &d) {
+		return d
+	}
+	return &DamageError{Key: printableKey(key), Err: err}
 }

@@ -22,7 +22,7 @@
 //	t/<task>/a                            Task (its input and truth too, unless they are large)
 //	t/<task>/b/input                      a large task's input (JSON), written once (body.go)
 //	t/<task>/b/truth                      a large task's truth (JSON)
-//	t/<task>/e/<exec>                     Execution; with its last checkpoint and the task's links, if one apply created and wrote them (layout 9)
+//	t/<task>/e/<exec>                     Execution; with its last checkpoint, the task's links and recordings, if one apply created and wrote them (layout 9)
 //	t/<task>/h/<hash>                     (empty) the task made or used recording <hash>; or ["<hash>",…]: and those too (layout 7)
 //	t/<task>/k/<exec>                     Checkpoint: the execution's latest run state, unless its record holds it
 //	t/<task>/r/<seq:8>                    Reward
@@ -36,7 +36,7 @@
 //	x/sum/<inv:8><task>/…                 a task's summary for lists and metrics (derived)
 //	x/spend/<task>/…                      usage of spans staged before their task (derived)
 //	m/derive                              (present while derived keys are rebuilt)
-//	r/<hash>                              Recording, by canonical request hash
+//	r/<hash>                              Recording, by canonical request hash; or "<task>/<exec>": that execution's record holds it (layout 9)
 //	g/<name>/<version>                    StrategyRecord
 //	c/<collection>/<key>                  a Collection value (replay results, comparisons, …)
 //
@@ -75,11 +75,13 @@
 // indexes have no entry for a completed task, and there is no x/sat/
 // (summary.go). Since layout 9 an execution's record written by the
 // apply transaction that created it (Begin) holds, as its last fields
-// "checkpoint" and "links", the execution's last checkpoint and the
-// recordings its task linked in that transaction, which then have no
-// t/k and t/h entries; later checkpoints and links have entries of their
-// own, which readers prefer (a checkpoint) or add (links), and a rewrite
-// of the record carries what it holds over (execfold.go).
+// "checkpoint", "links" and "recordings", the execution's last
+// checkpoint, the recordings its task linked in that transaction and
+// those it made there: the first two then have no t/k and t/h entries,
+// and the recordings' r/<hash> entries only name the record, small
+// enough for Badger's tree. Later checkpoints, links and recordings have
+// entries of their own, which readers prefer or add, and a rewrite of
+// the record carries what it holds over (execfold.go).
 //
 // Every value passes through the store's Redactor after encoding: the
 // secret never reaches Badger's write-ahead log, tables or value log.

@@ -33,8 +33,15 @@ func writeFoldStore(t *testing.T, dir string, layout int) {
 	for i := range 3 {
 		chainRun(t, s, fmt.Sprintf("run-%02d", i), nil)
 	}
+	// The same call made by two runs in one transaction: the last write
+	// of the recording is run-01's.
+	must(t, s.PutRecording(ctx, &Recording{Hash: "run-00-r1", Kind: RecordChat, Task: "run-01",
+		Request: json.RawMessage(`{}`), Response: json.RawMessage(`{"by":"run-01"}`)}))
 	must(t, s.Sync())
 	chainRun(t, s, "run-split", func() { must(t, s.Sync()) })
+	// A recording written again later has its entry whole again.
+	must(t, s.PutRecording(ctx, &Recording{Hash: "run-00-r3", Kind: RecordChat, Task: "run-00",
+		Request: json.RawMessage(`{}`), Response: json.RawMessage(`{"again":true}`)}))
 	must(t, s.Checkpoint(ctx, &Checkpoint{Task: "run-00", Execution: "run-00-e1", Step: 11, State: []byte(`{"step":11}`)}))
 	must(t, s.Sync())
 	ex, err := s.Execution(ctx, "run-01", "run-01-e1")
@@ -71,6 +78,15 @@ func readFolded(t *testing.T, s *Store) string {
 		recs, err := s.TreeRecordings(ctx, tr)
 		must(t, err)
 		fmt.Fprintf(&b, "%s: %d recordings read\n", id, len(recs))
+		for _, r := range recs {
+			st, err := s.RecordingStamp(ctx, r.Hash)
+			must(t, err)
+			_, st2, err := s.RecordingWithStamp(ctx, r.Hash)
+			must(t, err)
+			found, err := s.FindRecording(ctx, r.Hash)
+			must(t, err)
+			fmt.Fprintf(&b, "%s by %s: %s, stamps agree %t\n", r.Hash, found.Task, r.Response, st == st2)
+		}
 		for _, e := range tr.Executions {
 			c, err := s.LatestCheckpoint(ctx, id, e.Execution.ID)
 			if err != nil {
@@ -120,6 +136,7 @@ func TestLayout8ReadsAsLayout9(t *testing.T) {
 		t.Fatalf("layout 8 reads as\n%s\nlayout 9 as\n%s", reads[0], reads[1])
 	}
 	for _, want := range []string{
+		`run-00-r1 by run-01: {"by":"run-01"}`, `run-00-r3 by run-00: {"again":true}`, `run-01-r3 by run-01: {"n":3}`,
 		"run-00-e1: step 11 ", "run-01-e1: step 10 ", "run-02-e1: step 12 ", "run-split-e1: step 10 ",
 		`"error":"noted later"`, `"error":"checkpointed later"`, "run-02-r11", "a-e1: step 0 {}",
 		"check: 6 read, 0 tasks and 0 keys damaged",
@@ -135,6 +152,9 @@ func TestLayout8ReadsAsLayout9(t *testing.T) {
 	if counts[1][k] >= counts[0][k] || counts[1][h] >= counts[0][h] {
 		t.Errorf("checkpoint entries %d, link entries %d in layout 9; %d, %d in layout 8: want fewer",
 			counts[1][k], counts[1][h], counts[0][k], counts[0][h])
+	}
+	if n8, n9 := recordingIndexes(t, dir8), recordingIndexes(t, dir9); n8 != 0 || n9 < 15 {
+		t.Errorf("recordings held by execution records: %d in layout 8, %d in layout 9", n8, n9)
 	}
 	// The export of layout 9, imported, reads the same.
 	s, err := Open(ctx, dir9, testConfig())
@@ -163,9 +183,37 @@ func TestLayout8ReadsAsLayout9(t *testing.T) {
 	}
 	chainRun(t, s, "run-new", nil)
 	must(t, s.Sync())
-	for _, id := range []string{"run-01", "run-split", "run-new"} {
+	for _, id := range []string{"run-split", "run-new"} {
 		checkChainRun(t, s, id)
 	}
+}
+
+// recordingIndexes counts the recording entries that name the execution
+// record holding their recording, each below Badger's value threshold.
+func recordingIndexes(t *testing.T, dir string) int {
+	t.Helper()
+	s, err := Open(context.Background(), dir, testConfig().WithReadOnly(true))
+	must(t, err)
+	defer s.Close()
+	n := 0
+	must(t, s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pRec)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if len(v) > 1 && v[1] == '"' {
+				if len(v) >= valueThreshold {
+					t.Errorf("%s: %d bytes, over the value threshold", it.Item().Key(), len(v))
+				}
+				n++
+			}
+		}
+		return nil
+	}))
+	return n
 }
 
 // TestFoldedDamage: an execution record whose folded parts do not decode
@@ -182,6 +230,7 @@ func TestFoldedDamage(t *testing.T) {
 		{`,"checkpoint":{]}`, true},
 		{`,"links":["a/b"]}`, true},
 		{`,"links":[1]}`, true},
+		{`,"recordings":{"r-r1":}}`, true},
 	} {
 		tail := c.tail
 		s := openTest(t)
@@ -207,6 +256,13 @@ func TestFoldedDamage(t *testing.T) {
 		}
 		if _, err := s.LatestCheckpoint(ctx, "r", "r-e1"); strings.Contains(tail, "checkpoint") && !isDamage(err) {
 			t.Errorf("%s: latest checkpoint: %v, want damage", tail, err)
+		}
+		// The recordings the record held are cut off with it.
+		if _, err := s.Recording(ctx, "r-r1"); !isDamage(err) {
+			t.Errorf("%s: recording: %v, want damage", tail, err)
+		}
+		if r, err := s.Check(ctx); err != nil || len(r.Keys) != 5 {
+			t.Errorf("%s: check: %v, %+v, want the 5 recordings damaged", tail, err, r)
 		}
 		if r, err := s.Check(ctx); err != nil || (len(r.Tasks) == 1) != c.check {
 			t.Errorf("%s: check: %v, %+v, want the task damaged", tail, err, r)
@@ -242,9 +298,9 @@ func TestFoldCrashMidApply(t *testing.T) {
 	live := storeKeys(t, s) // applies the journal (Sync)
 	setTestHook(nil)
 	must(t, s.Close())
-	for k := range live {
-		if strings.Contains(k, "/k/") || strings.Contains(k, "/h/") {
-			t.Errorf("%q: the runs' checkpoints and links were not folded", k)
+	for k, v := range live {
+		if strings.Contains(k, "/k/") || strings.Contains(k, "/h/") || strings.HasPrefix(k, pRec) && v[1] != '"' {
+			t.Errorf("%q: the runs' checkpoints, links and recordings were not folded", k)
 		}
 	}
 	r, err := Open(ctx, image, testConfig())

@@ -256,6 +256,11 @@ type foldedCheckpoint struct {
 // damaged one is added to skipped and left out.
 func (s *Store) exportRecordings(ctx context.Context, txn *badger.Txn, w io.Writer, all bool, links map[string][]string, n *Counts, skipped *[]*DamageError) error {
 	write := func(hash string, key, val []byte) error {
+		val, err := resolveRecording(txn, key, val)
+		if d := (*DamageError)(nil); errors.As(err, &d) {
+			*skipped = append(*skipped, d)
+			return nil
+		}
 		js, err := unseal(key, val)
 		if errors.Is(err, ErrDamaged) {
 			*skipped = append(*skipped, &DamageError{Key: printableKey(key), Err: err})

@@ -225,7 +225,13 @@ type applier struct {
 	fresh map[string]string
 	// sums holds the summary entries of the tasks Begin created in this
 	// transaction, set at the end with their executions in them (setSum).
-	sums  map[string]*heldSum
+	sums map[string]*heldSum
+	// recs holds, by hash, the last recording record of the transaction
+	// made by a task, set at the end: whole, or as an index of the
+	// execution record that holds it (setExec puts it in recIn).
+	recs  map[string]*jrec
+	recIn map[string]seqID
+	held  []*jrec  // the recordings setExec folds into one record
 	buf   []byte   // merged span and usage values; Badger keeps them until the commit
 	keys  keyArena // keys the applier builds
 	spare []byte   // a span run's body being rebuilt (addSpans)
@@ -338,8 +344,18 @@ func (s *Store) applyTxn(recs []*jrec, mark ...uint64) error {
 func (a *applier) apply(r *jrec) error {
 	txn := a.txn
 	if r.kind == kindRecording {
-		if err := a.Set(append(append(a.key(len(pRec)+len(r.hash)), pRec...), r.hash...), r.val); err != nil {
-			return err
+		if foldParts && mergeLinks && r.task != "" {
+			// Its task's execution record may hold it (setExec): flush
+			// sets its entry, the last of its hash in the transaction.
+			if a.recs == nil {
+				a.recs = map[string]*jrec{}
+			}
+			a.recs[r.hash] = r
+		} else {
+			delete(a.recs, r.hash) // this write is the last
+			if err := a.Set(a.recKey(r.hash), r.val); err != nil {
+				return err
+			}
 		}
 		if r.task == "" {
 			return nil
@@ -687,6 +703,17 @@ func (a *applier) flush() error {
 			}
 		}
 	}
+	for h, r := range a.recs {
+		var v []byte
+		if id, ok := a.recIn[h]; ok {
+			v = recordingIndex(a.key(recordingIndexSize(id.task, id.exec)), id.task, id.exec)
+		} else {
+			v = r.val
+		}
+		if err := a.Set(a.recKey(h), v); err != nil {
+			return err
+		}
+	}
 	for task, hs := range a.links {
 		var err error
 		if _, ok := a.fresh[task]; ok {
@@ -747,6 +774,17 @@ func (a *applier) setExec(id seqID, r *jrec) error {
 		}
 		links = a.links[id.task]
 		delete(a.links, id.task)
+		// The recordings the task made, of those it linked: their last
+		// write is the task's.
+		for _, h := range links {
+			if rr := a.recs[h]; rr != nil && rr.task == id.task {
+				a.held = append(a.held, rr)
+				if a.recIn == nil {
+					a.recIn = map[string]seqID{}
+				}
+				a.recIn[h] = id
+			}
+		}
 	} else {
 		// A checkpoint of this transaction has its t/k entry (flush): of
 		// what the record holds, only its links go on.
@@ -763,12 +801,14 @@ func (a *applier) setExec(id seqID, r *jrec) error {
 	if cp == nil && links == nil && tail == nil {
 		return a.Set(key, r.execVal)
 	}
-	size := foldedSize(r.execVal, cp, links, tail)
+	held := a.held
+	a.held = a.held[:0]
+	size := foldedSize(r.execVal, cp, links, held, tail)
 	if cap(a.buf)-len(a.buf) < size {
 		a.buf = make([]byte, 0, max(64<<10, size))
 	}
 	start := len(a.buf)
-	a.buf = appendFolded(a.buf, r.execVal, cp, links, tail)
+	a.buf = appendFolded(a.buf, r.execVal, cp, links, held, tail)
 	return a.Set(key, a.buf[start:len(a.buf):len(a.buf)])
 }
 
@@ -868,6 +908,11 @@ func (a *applier) setSum(h *heldSum) error {
 	b = append(b, "]}"...)
 	a.buf = b
 	return a.Set(h.key, b[start:len(b):len(b)])
+}
+
+// recKey is recordingKey(hash), built in the applier's keys.
+func (a *applier) recKey(hash string) []byte {
+	return append(append(a.key(len(pRec)+len(hash)), pRec...), hash...)
 }
 
 // execSubKey is execKey (sub subExec) or checkpointKey (subCheckpoint),

@@ -153,8 +153,8 @@ func TestApplyEntriesPerRun(t *testing.T) {
 }
 
 // checkChainRun reads a chainRun back through every reader of what it
-// wrote: the tree (links, spans, checkpoint), the status indexes and the
-// summary.
+// wrote: the tree (links, spans, checkpoint), its recordings, its latest
+// checkpoint, the status indexes and the summary.
 func checkChainRun(t *testing.T, s *Store, id string) {
 	t.Helper()
 	ctx := context.Background()
@@ -166,6 +166,16 @@ func checkChainRun(t *testing.T, s *Store, id string) {
 	}
 	if tr.Task.Status != StatusCompleted || !slices.Equal(tr.Recordings, hashes) || len(tr.Executions) != 1 {
 		t.Fatalf("%s: tree: status %s, recordings %v, %d executions", id, tr.Task.Status, tr.Recordings, len(tr.Executions))
+	}
+	for i, h := range hashes {
+		r, err := s.Recording(ctx, h)
+		must(t, err)
+		if want := fmt.Sprintf(`{"n":%d}`, 2*i+1); string(r.Response) != want || r.Task != id {
+			t.Fatalf("%s: recording %s: task %s, response %s, want %s", id, h, r.Task, r.Response, want)
+		}
+	}
+	if c, err := s.LatestCheckpoint(ctx, id, id+"-e1"); err != nil || c.Step != 10 {
+		t.Fatalf("%s: latest checkpoint %+v, %v", id, c, err)
 	}
 	e := tr.Executions[0]
 	if e.Checkpoint == nil || e.Checkpoint.Step != 10 || len(e.Spans) != 11 || e.Spans[0].Name != "run" || e.Execution.Status != StatusCompleted {

@@ -281,11 +281,7 @@ func (s *Store) FindRecording(ctx context.Context, hash string) (*Recording, err
 			return asDamage(key, err)
 		}
 		r = &Recording{} // only a hit allocates one: a live call misses
-		var derr error
-		if err := it.Value(func(val []byte) error { derr = decode(key, val, r); return nil }); err != nil {
-			return asDamage(key, err)
-		}
-		return derr
+		return decodeRecording(txn, it, key, r)
 	})
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
@@ -342,14 +338,27 @@ func (s *Store) recordingStamped(ctx context.Context, hash string, read bool) (*
 			return nil
 		}
 		r = &Recording{}
-		var derr error
-		if err := it.Value(func(val []byte) error { derr = decode(key, val, r); return nil }); err != nil {
-			return asDamage(key, err)
-		}
-		return derr
+		return decodeRecording(txn, it, key, r)
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("read recording %s: %w", hash, err)
 	}
 	return r, stamp, nil
+}
+
+// decodeRecording decodes the recording whose r/<hash> entry is it, where
+// it is (resolveRecording).
+func decodeRecording(txn *badger.Txn, it *badger.Item, key []byte, r *Recording) error {
+	var derr error
+	if err := it.Value(func(val []byte) error {
+		v, err := resolveRecording(txn, key, val)
+		if err == nil {
+			err = decode(key, v, r)
+		}
+		derr = err
+		return nil
+	}); err != nil {
+		return asDamage(key, err)
+	}
+	return derr
 }

@@ -74,7 +74,7 @@ func (s *Store) putExecution(ctx context.Context, e *Execution, create bool) err
 			// (execfold.go).
 			err := getWith(txn, key, func(old []byte) error {
 				if tail := foldedTail(old, false); tail != nil {
-					v = appendFolded(make([]byte, 0, len(val)+len(tail)+1), val, nil, nil, tail)
+					v = appendFolded(make([]byte, 0, len(val)+len(tail)+1), val, nil, nil, nil, tail)
 				}
 				return nil
 			})
