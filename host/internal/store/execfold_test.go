@@ -196,23 +196,14 @@ func recordingIndexes(t *testing.T, dir string) int {
 	must(t, err)
 	defer s.Close()
 	n := 0
-	must(t, s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pRec)})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			v, err := it.Item().ValueCopy(nil)
-			if err != nil {
-				return err
+	for k, v := range storeKeys(t, s) {
+		if strings.HasPrefix(k, pRec) && len(v) > 1 && v[1] == '"' {
+			if len(v) >= valueThreshold {
+				t.Errorf("%s: %d bytes, over the value threshold", k, len(v))
 			}
-			if len(v) > 1 && v[1] == '"' {
-				if len(v) >= valueThreshold {
-					t.Errorf("%s: %d bytes, over the value threshold", it.Item().Key(), len(v))
-				}
-				n++
-			}
+			n++
 		}
-		return nil
-	}))
+	}
 	return n
 }
 
