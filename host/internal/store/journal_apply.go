@@ -437,7 +437,7 @@ func (a *applier) apply(r *jrec) error {
 				return err
 			}
 		}
-		if ok {
+		if ok && a.s.marks.may(txn, r.task) {
 			if err := adoptPending(txn, a, r.task, p); err != nil {
 				return err
 			}

@@ -193,7 +193,9 @@ func (s *Store) StageSpans(ctx context.Context, spans []Span) error {
 		// Later spans of the execution (Begin's "fresh" included) number
 		// on from these.
 		s.seqs.staged(sp.Task, sp.Execution, sp.Seq)
+		s.marks.note(sp.Task) // before the write: see markWatch
 	}
+	hook("marks-noted")
 	// A retried call may have written them before, in batches of
 	// another size: each is rewritten where it is (no fresh spans).
 	if err := s.writeSpans(ctx, spans, nil); err != nil {
@@ -632,6 +634,7 @@ func checkAttributes(a Attributes) error {
 
 // writeKVs commits key-values in as few transactions as Badger allows.
 func (s *Store) writeKVs(ctx context.Context, kvs []kv) error {
+	s.marks.noteAll() // raw entries may stage usage of any task (markWatch)
 	if err := s.settle(); err != nil {
 		return err
 	}

@@ -116,6 +116,7 @@ type Store struct {
 	ids     idGen
 	syncer  syncer
 	seqs    seqCounters
+	marks   markWatch  // tasks that may have staged usage (marks.go)
 	rewards sync.Mutex // serialises reward sequence numbers
 	closeMu sync.Mutex
 	closed  bool
