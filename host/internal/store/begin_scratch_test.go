@@ -165,3 +165,28 @@ func TestCloneTaskInRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointExecutionFresh: the execution each update is given is
+// its own as stored, whatever an update before it (of another execution,
+// on a recycled scratch) set: an error, a mode, an end.
+func TestCheckpointExecutionFresh(t *testing.T) {
+	ctx := context.Background()
+	for _, hold := range []bool{true, false} { // the journal's value, Badger's
+		s := openTest(t)
+		for i := range 3 {
+			id := fmt.Sprintf("f%d", i)
+			must(t, s.Begin(ctx, &Task{ID: id, Pipeline: "p"}, &Execution{ID: id + "-e"}, &Checkpoint{State: []byte(`{}`)}))
+			if !hold {
+				must(t, s.applyPending())
+			}
+			var seen Execution
+			must(t, s.FinishExecution(ctx, &Checkpoint{Task: id, Execution: id + "-e", State: []byte(`{}`)}, func(e *Execution) {
+				seen = *e
+				e.Status, e.Error, e.Mode, e.Ended = StatusFailed, "boom", "replay", e.Started.Add(time.Second)
+			}, StatusFailed))
+			if seen.ID != id+"-e" || seen.Task != id || seen.Error != "" || seen.Mode != "" || !seen.Ended.IsZero() || seen.Status != StatusRunning {
+				t.Errorf("hold %v: update of %s was given %+v", hold, id, seen)
+			}
+		}
+	}
+}

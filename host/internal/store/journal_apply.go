@@ -320,6 +320,7 @@ func (s *Store) applyTxn(recs []*jrec, mark ...uint64) error {
 	defer s.wmu.RUnlock()
 	return s.db.Update(func(txn *badger.Txn) error {
 		a := applier{s: s, txn: txn}
+		m := a.takeMaps()
 		last := uint64(0)
 		if len(mark) > 0 {
 			last = mark[0]
@@ -332,6 +333,7 @@ func (s *Store) applyTxn(recs []*jrec, mark ...uint64) error {
 		}
 		err := a.flush()
 		a.release()
+		a.putMaps(m)
 		if err != nil {
 			return err
 		}

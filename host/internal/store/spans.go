@@ -382,8 +382,9 @@ var spanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512*spanChunk+25
 type checkpointScratch struct {
 	buf   *[]byte
 	kvs   [4]kv
-	begin []kv     // Begin's entries
-	keep  keepRoom // what a Begin keeps past its journaling (not emptied by put)
+	begin []kv      // Begin's entries
+	keep  keepRoom  // what a Begin keeps past its journaling (not emptied by put)
+	ex    Execution // the execution a checkpoint updates (updatedExecution)
 }
 
 // carve appends a value to the scratch's buffer with add and returns it,
@@ -415,6 +416,7 @@ func (sc *checkpointScratch) put() {
 	clear(sc.kvs[:])
 	clear(sc.begin[:cap(sc.begin)])
 	sc.begin = sc.begin[:0]
+	sc.ex = Execution{}
 	checkpointScratches.Put(sc)
 }
 
@@ -748,7 +750,8 @@ func (s *Store) Checkpoint(ctx context.Context, c *Checkpoint, spans ...Span) er
 // execution in the same transaction: update changes the stored execution
 // (its status, end and error when the run ends), which is then checked
 // and written as PutExecution writes it. A run's last checkpoint and its
-// final status are then one write.
+// final status are then one write. update keeps no pointer to the
+// execution it is given: the store reuses it.
 func (s *Store) CheckpointExecution(ctx context.Context, c *Checkpoint, update func(*Execution), spans ...Span) error {
 	return s.checkpoint(ctx, c, update, "", spans)
 }
@@ -862,13 +865,13 @@ func (s *Store) checkpoint(ctx context.Context, c *Checkpoint, update func(*Exec
 // new value (carved from sc) and summary entry, and whether the
 // execution ended.
 func (s *Store) updatedExecution(ctx context.Context, task, id string, update func(*Execution), sc *checkpointScratch) (val, sum []byte, ended bool, err error) {
-	var ex Execution
+	ex := &sc.ex // update keeps no pointer to it (CheckpointExecution)
 	if v := s.jr.execution(task, id); v != "" {
-		err = decodeExecutionText(v, &ex, task, id)
+		err = decodeExecutionText(v, ex, task, id)
 	} else {
 		key := execKey(task, id)
 		err = s.viewRaw(ctx, func(txn *badger.Txn) error {
-			return getWith(txn, key, func(val []byte) error { return decodeExecution(key, val, &ex, task, id) })
+			return getWith(txn, key, func(val []byte) error { return decodeExecution(key, val, ex, task, id) })
 		})
 	}
 	if errors.Is(err, ErrNotFound) {
@@ -877,7 +880,7 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 	if err != nil {
 		return nil, nil, false, err
 	}
-	update(&ex)
+	update(ex)
 	if ex.Task != task || ex.ID != id {
 		return nil, nil, false, fmt.Errorf("the execution's task and id cannot change (to %q, %q)", ex.Task, ex.ID)
 	}
@@ -885,13 +888,13 @@ func (s *Store) updatedExecution(ctx context.Context, task, id string, update fu
 		ex.Status = StatusRunning
 	}
 	ex.Started, ex.Ended = ex.Started.UTC(), ex.Ended.UTC()
-	if err := checkExecution(&ex); err != nil {
+	if err := checkExecution(ex); err != nil {
 		return nil, nil, false, err
 	}
-	if val, err = sc.carve(func(b []byte) ([]byte, error) { return s.appendExecutionValue(b, &ex) }); err != nil {
+	if val, err = sc.carve(func(b []byte) ([]byte, error) { return s.appendExecutionValue(b, ex) }); err != nil {
 		return nil, nil, false, err
 	}
-	sum = sc.carveKey(func(b []byte) []byte { return appendSumExecValue(b, &ex) })
+	sum = sc.carveKey(func(b []byte) []byte { return appendSumExecValue(b, ex) })
 	return val, sum, ex.Status == StatusCompleted || ex.Status == StatusFailed, nil
 }
 
