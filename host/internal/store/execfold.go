@@ -202,6 +202,34 @@ func decodeFolded(key, val []byte, f *folded) error {
 	return checkFoldedLinks(key, f.Links)
 }
 
+// decodeTreeExec is decodeFolded for a reader of task's tree: the
+// execution without reflection (execDecoder, sharing the task's id),
+// the parts it holds the encoding/json way.
+func decodeTreeExec(key, val []byte, task string, f *folded) error {
+	i := foldStart(val)
+	if i < 0 {
+		return decodeExecution(key, val, &f.Execution, task, "")
+	}
+	if val[0] == schemaVersion {
+		d := execDecoder{b: string(val[1:i]) + "}"}
+		if d.execution(&f.Execution, task, "") && len(d.b) == 0 {
+			var p struct {
+				Checkpoint *Checkpoint `json:"checkpoint"`
+				Links      []string    `json:"links"`
+			}
+			if err := json.Unmarshal(append([]byte{'{'}, val[i+1:]...), &p); err != nil {
+				d := &DamageError{Key: printableKey(key), Err: fmt.Errorf("decode %s: %w", printableKey(key), err)}
+				d.Task, _, _ = parseTaskSub(key)
+				return d
+			}
+			f.Checkpoint, f.Links = p.Checkpoint, p.Links
+			return checkFoldedLinks(key, f.Links)
+		}
+		*f = folded{}
+	}
+	return decodeFolded(key, val, f)
+}
+
 func checkFoldedLinks(key []byte, links []string) error {
 	for _, h := range links {
 		if err := validID("recording hash", h); err != nil {

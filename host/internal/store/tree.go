@@ -101,7 +101,7 @@ func readTreeOpt(ctx context.Context, txn *badger.Txn, id string, bodies bool) (
 			}
 		case subExec:
 			var f folded
-			if err := decodeFolded(key, val, &f); err != nil {
+			if err := decodeTreeExec(key, val, id, &f); err != nil {
 				return err
 			}
 			byExec[f.ID] = len(tr.Executions)
