@@ -6,16 +6,36 @@ import "sync"
 // the next (applierMapsPool): emptied, a map keeps the room it grew to,
 // which a transaction of many runs grows again otherwise, map by map.
 type applierMaps struct {
-	cps, exs map[seqID]*jrec
-	accs     map[seqID]*spanAcc
-	uses     map[seqID]*usageAcc
-	unset    map[string]*unsetKeys
-	links    map[string][]string
-	begun    map[string]*Task
-	fresh    map[string]string
-	sums     map[string]*heldSum
-	recs     map[string]*jrec
-	recIn    map[string]seqID
+	cps  map[seqID]*jrec
+	exs  map[seqID]*jrec
+	accs map[seqID]*spanAcc
+	uses map[seqID]*usageAcc
+	// unset holds the status index entries of the tasks Begin created in
+	// this transaction, set at the end: a status change replaces them
+	// rather than deleting keys set in the transaction, which Badger
+	// would write as tombstones.
+	unset map[string]*unsetKeys
+	// links holds, by task, the recordings linked in this transaction:
+	// one entry each task (setLinks), not one each link.
+	links map[string][]string
+	// begun holds, by task, the tasks Begin created in this transaction
+	// as their records decode (jrec.begun): a status change of one
+	// starts from it rather than decoding the task just set. Nothing else
+	// in the transaction writes a task's record.
+	begun map[string]*Task
+	// fresh holds the tasks Begin created in this transaction, with the
+	// execution it created: none has a link entry before it, so setting
+	// their links reads none, and that execution's record may hold its
+	// checkpoint and the task's links (foldParts).
+	fresh map[string]string
+	// sums holds the summary entries of the tasks Begin created in this
+	// transaction, set at the end with their executions in them (setSum).
+	sums map[string]*heldSum
+	// recs holds, by hash, the last recording record of the transaction
+	// made by a task, set at the end: whole, or as an index of the
+	// execution record that holds it (setExec puts it in recIn).
+	recs  map[string]*jrec
+	recIn map[string]seqID
 }
 
 var applierMapsPool = sync.Pool{New: func() any {
@@ -29,9 +49,7 @@ var applierMapsPool = sync.Pool{New: func() any {
 // takeMaps gives a its maps from applierMapsPool, empty.
 func (a *applier) takeMaps() *applierMaps {
 	m := applierMapsPool.Get().(*applierMaps)
-	a.cps, a.exs, a.accs, a.uses = m.cps, m.exs, m.accs, m.uses
-	a.unset, a.links, a.begun, a.fresh = m.unset, m.links, m.begun, m.fresh
-	a.sums, a.recs, a.recIn = m.sums, m.recs, m.recIn
+	a.applierMaps = *m
 	return m
 }
 

@@ -199,38 +199,10 @@ func recSize(r *jrec) int {
 // checkpoint and record) and the spans and usage of an execution (each
 // merged into one entry) set at the end.
 type applier struct {
-	s    *Store
-	txn  *badger.Txn
-	cps  map[seqID]*jrec
-	exs  map[seqID]*jrec
-	accs map[seqID]*spanAcc
-	uses map[seqID]*usageAcc
-	// unset holds the status index entries of the tasks Begin created in
-	// this transaction, set at the end: a status change replaces them
-	// rather than deleting keys set in the transaction, which Badger
-	// would write as tombstones.
-	unset map[string]*unsetKeys
-	// links holds, by task, the recordings linked in this transaction:
-	// one entry each task (setLinks), not one each link.
-	links map[string][]string
-	// begun holds, by task, the tasks Begin created in this transaction
-	// as their records decode (jrec.begun): a status change of one
-	// starts from it rather than decoding the task just set. Nothing else
-	// in the transaction writes a task's record.
-	begun map[string]*Task
-	// fresh holds the tasks Begin created in this transaction, with the
-	// execution it created: none has a link entry before it, so setting
-	// their links reads none, and that execution's record may hold its
-	// checkpoint and the task's links (foldParts).
-	fresh map[string]string
-	// sums holds the summary entries of the tasks Begin created in this
-	// transaction, set at the end with their executions in them (setSum).
-	sums map[string]*heldSum
-	// recs holds, by hash, the last recording record of the transaction
-	// made by a task, set at the end: whole, or as an index of the
-	// execution record that holds it (setExec puts it in recIn).
-	recs  map[string]*jrec
-	recIn map[string]seqID
+	s   *Store
+	txn *badger.Txn
+	// Its maps, from applierMapsPool (applier_maps.go).
+	applierMaps
 	held  []*jrec  // the recordings setExec folds into one record
 	buf   []byte   // merged span and usage values; Badger keeps them until the commit
 	keys  keyArena // keys the applier builds
