@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math/bits"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,7 +19,14 @@ type idGen struct {
 	clock func() time.Time
 	ms    uint64
 	rnd   [10]byte
+	// block holds the ids made last, idBlock at a time: an id is a part
+	// of its string, which a Builder never writes again (a run makes two).
+	block strings.Builder
 }
+
+// idBlock is how many ids share a block: an id kept alone keeps its
+// block alive (idBlock*26 bytes).
+const idBlock = 16
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -43,7 +51,14 @@ func (g *idGen) nextAt(t time.Time) string {
 	binary.BigEndian.PutUint16(raw[0:], uint16(ms>>32))
 	binary.BigEndian.PutUint32(raw[2:], uint32(ms))
 	copy(raw[6:], g.rnd[:])
-	return encodeULID(raw)
+	out := appendULID(raw)
+	if g.block.Cap()-g.block.Len() < len(out) {
+		g.block.Reset() // the ids made stay in the strings that hold them
+		g.block.Grow(idBlock * len(out))
+	}
+	start := g.block.Len()
+	g.block.Write(out[:])
+	return g.block.String()[start:]
 }
 
 func incr(b *[10]byte) bool {
@@ -56,17 +71,17 @@ func incr(b *[10]byte) bool {
 	return false
 }
 
-func encodeULID(raw [16]byte) string {
-	// 128 bits as 26 base32 digits, the first holding the top 3 bits.
+// appendULID is a ULID's digits: 128 bits as 26 base32 digits, the
+// first holding the top 3 bits.
+func appendULID(raw [16]byte) (out [26]byte) {
 	hi := binary.BigEndian.Uint64(raw[:8])
 	lo := binary.BigEndian.Uint64(raw[8:])
-	var out [26]byte
 	for i := 25; i >= 0; i-- {
 		out[i] = crockford[lo&31]
 		lo = lo>>5 | hi<<59
 		hi >>= 5
 	}
-	return string(out[:])
+	return out
 }
 
 // TraceIDFor is the OpenTelemetry trace id of an execution when the

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDerivedIDsFixed: derived ids are part of what the store holds
@@ -93,5 +94,28 @@ func TestDerivedIDsAllocs(t *testing.T) {
 	var e spanEncoder
 	if n := testing.AllocsPerRun(100, func() { e.derived = false; e.deriveFor(task, exec) }); n > 0 {
 		t.Fatalf("deriveFor: %v allocations", n)
+	}
+}
+
+// TestNewIDsShareBlocks: ids made past several blocks (idBlock) are
+// ULIDs in increasing order, each as it was made (a later id written into
+// the block changes none), and a block of them takes one allocation.
+func TestNewIDsShareBlocks(t *testing.T) {
+	g := idGen{clock: func() time.Time { return time.UnixMilli(1_800_000_000_000) }}
+	var ids, copies []string
+	for range 5*idBlock + 3 {
+		id := g.next()
+		ids, copies = append(ids, id), append(copies, strings.Clone(id))
+	}
+	for i, id := range ids {
+		if id != copies[i] || len(id) != 26 || strings.Trim(id, crockford) != "" {
+			t.Fatalf("id %d is %q, made as %q", i, id, copies[i])
+		}
+		if i > 0 && id <= ids[i-1] {
+			t.Fatalf("id %d %q is not after %q", i, id, ids[i-1])
+		}
+	}
+	if n := testing.AllocsPerRun(10*idBlock, func() { g.next() }); n > 2.0/idBlock {
+		t.Errorf("%.2f allocations an id, want at most %.2f", n, 2.0/idBlock)
 	}
 }
