@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -133,6 +134,9 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			if err := setTaskIndexes(txn, t); err != nil {
 				return err
 			}
+			if err := s.setTaskDerived(txn, txn, txn, t, nil); err != nil {
+				return err
+			}
 		}
 		key = execKey(t.ID, e.ID)
 		if ok, err := exists(txn, key); err != nil || ok {
@@ -142,6 +146,20 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			return err
 		}
 		if err := txn.Set(key, eval); err != nil {
+			return err
+		}
+		// The execution and its calls go in the task's summary, as
+		// putExecution and writeSpans put them (update may run this
+		// again: placeUsage rewrites the keys of its copy).
+		if p, ok, err := sumAt(txn, t.ID); err != nil {
+			return err
+		} else if ok {
+			if err := txn.Set(sumExecKey(p, e.ID), sumExecValue(e)); err != nil {
+				return err
+			}
+		}
+		kvs := slices.Clone(kvs)
+		if err := placeUsage(txn, kvs); err != nil {
 			return err
 		}
 		for _, kv := range kvs {
