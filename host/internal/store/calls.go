@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -38,7 +39,8 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 		t.Created = s.Now()
 	}
 	t.Created = t.Created.UTC()
-	if t.ID == "" {
+	named := t.ID != "" // a Begin may name it too
+	if !named {
 		t.ID = s.ids.nextAt(t.Created)
 	}
 	if t.Status == "" {
@@ -121,68 +123,98 @@ func (s *Store) RecordCall(ctx context.Context, c *Call) error {
 			return where(err)
 		}
 	}
-	err = s.update(ctx, func(txn *badger.Txn) error {
-		key := taskKey(t.ID)
-		ok, err := exists(txn, key)
+	created := false
+	write := func(mayCreate bool) error {
+		return s.update(ctx, func(txn *badger.Txn) error { return s.recordCallIn(txn, c, mayCreate, &created, tkvs, eval, kvs, rval) })
+	}
+	if err := write(!named); errors.Is(err, errCallCreates) {
+		// A task of a name the caller chose is created as CreateTask
+		// creates one: with bmu held alone, counted, so that a Begin of
+		// it that looked in Badger before looks again (appendBegin).
+		s.bmu.Lock()
+		err = write(true)
+		if err == nil && created {
+			s.created.Add(1)
+		}
+		s.bmu.Unlock()
 		if err != nil {
-			return err
+			return where(err)
 		}
-		if !ok {
-			if err := setTask(txn, txn, t.ID, tkvs, false, false); err != nil {
-				return err
-			}
-			if err := setTaskIndexes(txn, t); err != nil {
-				return err
-			}
-			if err := s.setTaskDerived(txn, txn, txn, t, nil); err != nil {
-				return err
-			}
-		}
-		key = execKey(t.ID, e.ID)
-		if ok, err := exists(txn, key); err != nil || ok {
-			if ok {
-				return fmt.Errorf("execution %q: %w", e.ID, ErrExists)
-			}
-			return err
-		}
-		if err := txn.Set(key, eval); err != nil {
-			return err
-		}
-		// The execution and its calls go in the task's summary, as
-		// putExecution and writeSpans put them (update may run this
-		// again: placeUsage rewrites the keys of its copy).
-		if p, ok, err := sumAt(txn, t.ID); err != nil {
-			return err
-		} else if ok {
-			if err := txn.Set(sumExecKey(p, e.ID), sumExecValue(e)); err != nil {
-				return err
-			}
-		}
-		kvs := slices.Clone(kvs)
-		if err := placeUsage(txn, kvs); err != nil {
-			return err
-		}
-		for _, kv := range kvs {
-			if err := txn.Set(kv.k, kv.v); err != nil {
-				return err
-			}
-		}
-		if c.Replayed != "" {
-			if err := setLinks(txn, txn, t.ID, []string{c.Replayed}); err != nil {
-				return err
-			}
-		}
-		if r != nil {
-			s.noteRecording(r.Hash)
-			if err := txn.Set(recordingKey(r.Hash), rval); err != nil {
-				return err
-			}
-			return setLinks(txn, txn, t.ID, []string{r.Hash})
-		}
-		return nil
-	})
-	if err != nil {
+	} else if err != nil {
 		return where(err)
+	}
+	return nil
+}
+
+// errCallCreates is recordCallIn's answer when the call's task does not
+// exist and it may not create it.
+var errCallCreates = errors.New("the call creates its task")
+
+// recordCallIn writes the call c (encoded: its task's kvs tkvs, its
+// execution eval, its spans kvs, its recording rval) in txn; it creates
+// the task if absent, when mayCreate, and then sets *created.
+func (s *Store) recordCallIn(txn *badger.Txn, c *Call, mayCreate bool, created *bool, tkvs []kv, eval []byte, kvs []kv, rval []byte) error {
+	t, e, r := c.Task, c.Execution, c.Recording
+	*created = false
+	key := taskKey(t.ID)
+	ok, err := exists(txn, key)
+	if err != nil {
+		return err
+	}
+	if !ok && !mayCreate {
+		return errCallCreates
+	}
+	if !ok {
+		*created = true
+		if err := setTask(txn, txn, t.ID, tkvs, false, false); err != nil {
+			return err
+		}
+		if err := setTaskIndexes(txn, t); err != nil {
+			return err
+		}
+		if err := s.setTaskDerived(txn, txn, txn, t, nil); err != nil {
+			return err
+		}
+	}
+	key = execKey(t.ID, e.ID)
+	if ok, err := exists(txn, key); err != nil || ok {
+		if ok {
+			return fmt.Errorf("execution %q: %w", e.ID, ErrExists)
+		}
+		return err
+	}
+	if err := txn.Set(key, eval); err != nil {
+		return err
+	}
+	// The execution and its calls go in the task's summary, as
+	// putExecution and writeSpans put them.
+	if p, ok, err := sumAt(txn, t.ID); err != nil {
+		return err
+	} else if ok {
+		if err := txn.Set(sumExecKey(p, e.ID), sumExecValue(e)); err != nil {
+			return err
+		}
+	}
+	kvs = slices.Clone(kvs) // update may run this again: placeUsage rewrites keys
+	if err := placeUsage(txn, kvs); err != nil {
+		return err
+	}
+	for _, kv := range kvs {
+		if err := txn.Set(kv.k, kv.v); err != nil {
+			return err
+		}
+	}
+	if c.Replayed != "" {
+		if err := setLinks(txn, txn, t.ID, []string{c.Replayed}); err != nil {
+			return err
+		}
+	}
+	if r != nil {
+		s.noteRecording(r.Hash)
+		if err := txn.Set(recordingKey(r.Hash), rval); err != nil {
+			return err
+		}
+		return setLinks(txn, txn, t.ID, []string{r.Hash})
 	}
 	return nil
 }

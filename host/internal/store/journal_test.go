@@ -603,9 +603,10 @@ func storeKeys(t *testing.T, s *Store) map[string]string {
 }
 
 // TestBeginLooksAgain: Begin looks for its task in Badger before it takes
-// any lock. A task that arrives after that look — created by CreateTask,
-// begun by another Begin and still pending, or begun and then applied and
-// dropped by the applier — is found, not begun twice.
+// any lock. A task that arrives after that look — created by CreateTask
+// or by a call the recording proxy records (RecordCall), begun by
+// another Begin and still pending, or begun and then applied and dropped
+// by the applier — is found, not begun twice.
 func TestBeginLooksAgain(t *testing.T) {
 	holdJournal(t)
 	ctx := context.Background()
@@ -617,6 +618,9 @@ func TestBeginLooksAgain(t *testing.T) {
 		between func()
 	}{
 		{"created", func() { must(t, s.CreateTask(ctx, &Task{ID: "created", Pipeline: "p"})) }},
+		{"recorded", func() { // the recording proxy's call creates it
+			must(t, s.RecordCall(ctx, &Call{Task: &Task{ID: "recorded", Pipeline: "proxy"}, Execution: &Execution{ID: "recorded-e1"}}))
+		}},
 		{"pending", func() {
 			must(t, s.Begin(ctx, &Task{ID: "pending", Pipeline: "p"}, &Execution{ID: "pending-e1"}, &Checkpoint{State: []byte(`{}`)}))
 		}},
