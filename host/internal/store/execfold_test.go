@@ -186,6 +186,7 @@ func TestLayout8ReadsAsLayout9(t *testing.T) {
 	for _, id := range []string{"run-split", "run-new"} {
 		checkChainRun(t, s, id)
 	}
+	checkDerived(t, s)
 }
 
 // recordingIndexes counts the recording entries that name the execution

@@ -46,14 +46,15 @@ var (
 // index, not two; layout 9 lets an execution's record hold its last
 // checkpoint and its task's links (execfold.go), which layout 8 would
 // leave out. A writer migrates a store of an older layout at Open by
-// building its derived keys again (its records read as they are); layout
-// 8's derived keys are layout 9's, so a store of layout 8 only has its
-// layout raised.
+// building its derived keys again (its records read as they are). A
+// store of layout 8 is rebuilt too, though its keys are layout 9's:
+// layout 8's RecordCall wrote no summary for the tasks and executions it
+// made, so lists by status left out the tasks the proxy recorded.
 const layoutVersion = 9
 
 // layoutSameDerived is the oldest layout whose derived keys are the
 // current layout's: its store needs no rebuild.
-const layoutSameDerived = 8
+const layoutSameDerived = 9
 
 // Config holds the options of Open. The zero Config is the default:
 // durable checkpoints, the built-in redaction patterns, the wall clock,
