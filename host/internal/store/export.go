@@ -388,7 +388,13 @@ func (s *Store) Import(ctx context.Context, r io.Reader, name string) (Counts, e
 	if err := s.markDeriving(); err != nil {
 		return Counts{}, fmt.Errorf("import %s: %w", name, err)
 	}
+	// Its tasks are created as CreateTask creates one: with bmu held
+	// alone, counted, so that a Begin of one that looked in Badger
+	// before looks again (appendBegin).
+	s.bmu.Lock()
 	n, err := im.write(ctx, rs)
+	s.created.Add(1)
+	s.bmu.Unlock()
 	s.seqs.reset()
 	ids := make([]string, 0, len(im.tasks)+len(im.taskRefs))
 	for id := range im.tasks {

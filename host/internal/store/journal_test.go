@@ -603,8 +603,8 @@ func storeKeys(t *testing.T, s *Store) map[string]string {
 }
 
 // TestBeginLooksAgain: Begin looks for its task in Badger before it takes
-// any lock. A task that arrives after that look — created by CreateTask
-// or by a call the recording proxy records (RecordCall), begun by
+// any lock. A task that arrives after that look — created by CreateTask,
+// an import or a call the recording proxy records (RecordCall), begun by
 // another Begin and still pending, or begun and then applied and dropped
 // by the applier — is found, not begun twice.
 func TestBeginLooksAgain(t *testing.T) {
@@ -618,6 +618,17 @@ func TestBeginLooksAgain(t *testing.T) {
 		between func()
 	}{
 		{"created", func() { must(t, s.CreateTask(ctx, &Task{ID: "created", Pipeline: "p"})) }},
+		{"imported", func() {
+			other, err := Open(ctx, filepath.Join(t.TempDir(), ".sextant"), testConfig())
+			must(t, err)
+			must(t, other.CreateTask(ctx, &Task{ID: "imported", Pipeline: "p"}))
+			var export bytes.Buffer
+			_, err = other.Export(ctx, &export, ExportOptions{})
+			must(t, err)
+			must(t, other.Close())
+			_, err = s.Import(ctx, &export, "export")
+			must(t, err)
+		}},
 		{"recorded", func() { // the recording proxy's call creates it
 			must(t, s.RecordCall(ctx, &Call{Task: &Task{ID: "recorded", Pipeline: "proxy"}, Execution: &Execution{ID: "recorded-e1"}}))
 		}},
