@@ -166,6 +166,9 @@ type journal struct {
 	// (newRec): both made many at once.
 	fresh    []jrec
 	freshKVs []kv
+	// texts holds the copies execution hands out, in blocks a Builder
+	// never writes again.
+	texts strings.Builder
 }
 
 // segName is the file name of segment n.
@@ -830,10 +833,28 @@ func (j *journal) execution(task, exec string) string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if r, ok := j.execs[seqID{task, exec}]; ok {
-		return string(r.execVal) // a copy: the segment is unmapped once applied
+		return j.text(r.execVal) // a copy: the segment is unmapped once applied
 	}
 	return ""
 }
+
+// text is a copy of b, carved from a block of texts unless it is long.
+// j.mu is held.
+func (j *journal) text(b []byte) string {
+	if len(b) > textBlock/8 {
+		return string(b)
+	}
+	if j.texts.Cap()-j.texts.Len() < len(b) {
+		j.texts.Reset() // what was handed out stays in the strings that hold it
+		j.texts.Grow(textBlock)
+	}
+	start := j.texts.Len()
+	j.texts.Write(b)
+	return j.texts.String()[start:]
+}
+
+// textBlock is the size of the blocks journal.text carves from.
+const textBlock = 8 << 10
 
 // hasExecution reports whether the journal holds an unapplied value of
 // an execution.
