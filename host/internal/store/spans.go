@@ -1126,6 +1126,9 @@ func (c *seqCounters) reset() {
 func appendSpanBody(b []byte, sp *Span) ([]byte, error) {
 	e := getSpanEncoder()
 	defer e.put()
+	// A recycled encoder may still name the execution a burst had it
+	// derive ids for: these bytes are a new encoder's, every id written.
+	e.derived = false
 	return e.appendSpanBody(b, sp)
 }
 
