@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -301,12 +302,51 @@ func (sp *Span) AllAttributes() Attributes {
 	return sp.Call.AppendTo(a)
 }
 
-// MarshalJSON writes sp as encoding/json writes its fields, the
-// attributes of its Call among its attributes.
+// MarshalJSON writes sp's fields as encoding/json does, the attributes
+// of its Call among its attributes. It writes them with the store's span
+// encoder (appendSpanBody), without reflection: run states, Temporal
+// results and API answers encode many spans. The one difference from
+// encoding/json is that times are written in UTC (the same instants).
+// A span the encoder would not write as encoding/json does (ids that are
+// not hex, which it copies unquoted, or a value it refuses) goes through
+// encoding/json.
 func (sp Span) MarshalJSON() ([]byte, error) {
+	if hexIDs(&sp) {
+		b := make([]byte, 0, 256+64*(len(sp.Attributes)+len(sp.Links)))
+		b = append(b, `{"task":`...)
+		b = appendJSONString(b, sp.Task)
+		b = append(b, `,"execution":`...)
+		b = appendJSONString(b, sp.Execution)
+		b = append(b, `,"seq":`...)
+		b = strconv.AppendUint(b, sp.Seq, 10)
+		b = append(b, ',')
+		if b, err := appendSpanBody(b, &sp); err == nil {
+			return append(b, '}'), nil
+		}
+	}
 	type plain Span // without this method
 	if sp.Call != nil {
 		sp.Attributes, sp.Call = sp.AllAttributes(), nil
 	}
 	return json.Marshal(plain(sp))
+}
+
+// hexIDs is whether every trace and span id of sp, links' included, is
+// hex digits (or empty), as appendSpanBody writes them without quoting.
+func hexIDs(sp *Span) bool {
+	ok := hexID(sp.TraceID) && hexID(sp.SpanID) && hexID(sp.ParentSpanID)
+	for i := 0; ok && i < len(sp.Links); i++ {
+		ok = hexID(sp.Links[i].TraceID) && hexID(sp.Links[i].SpanID)
+	}
+	return ok
+}
+
+// hexID is whether s is hex digits only.
+func hexID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

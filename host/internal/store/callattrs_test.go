@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sextant-dev/sextant/sdk"
 )
@@ -284,5 +285,50 @@ func TestCallAttributesChecked(t *testing.T) {
 	c.typed.Attributes = Attributes{AttrGenAIOperationName: String("chat")}
 	if err := checkSpan(&c.typed); err == nil || !strings.Contains(err.Error(), "both") {
 		t.Errorf("an attribute in both: %v", err)
+	}
+}
+
+// TestSpanMarshalJSON: a span marshals, without reflection, to the bytes
+// encoding/json writes for it with its times in UTC and its Call's
+// attributes in its map — task and execution with escapes, times in any
+// zone, links, status, ids that are not hex (encoding/json's own path).
+func TestSpanMarshalJSON(t *testing.T) {
+	type plain Span
+	rng := rand.New(rand.NewPCG(41, 43))
+	zones := []*time.Location{time.UTC, time.FixedZone("east", 5*3600+1800), time.Local}
+	for i := range 3000 {
+		c := randCall(rng, uint64(2+i))
+		sp := c.typed
+		if rng.IntN(2) == 0 {
+			sp = c.mapped
+		}
+		sp.Task, sp.Execution, sp.Seq = randString(rng), randString(rng), rng.Uint64()
+		sp.Start, sp.End = randTime(rng).In(zones[rng.IntN(3)]), randTime(rng).In(zones[rng.IntN(3)])
+		switch rng.IntN(4) {
+		case 0:
+			sp.Links = []Link{{TraceID: sp.TraceID, SpanID: sp.SpanID, Attributes: Attributes{"k": String(randString(rng))}}}
+		case 1:
+			sp.Status, sp.Kind, sp.ParentSpanID = SpanStatus{}, "", ""
+		case 2:
+			sp.TraceID = `"` + randString(rng) // encoding/json's path
+		}
+		got, err := json.Marshal(sp)
+		must(t, err)
+		ref := plain(sp)
+		ref.Attributes, ref.Call = sp.AllAttributes(), nil
+		ref.Start, ref.End = sp.Start.UTC(), sp.End.UTC()
+		if sp.TraceID != "" && sp.TraceID[0] == '"' {
+			ref.Start, ref.End = sp.Start, sp.End
+		}
+		want, err := json.Marshal(ref)
+		must(t, err)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("span marshals as\n%s\nencoding/json writes\n%s", got, want)
+		}
+		var back Span
+		must(t, json.Unmarshal(got, &back))
+		if back.Seq != sp.Seq || back.Task != sp.Task && utf8.ValidString(sp.Task) || !back.Start.Equal(sp.Start) {
+			t.Fatalf("span %+v reads back as %+v", sp, back)
+		}
 	}
 }
