@@ -307,11 +307,10 @@ func (sp *Span) AllAttributes() Attributes {
 // encoder (appendSpanBody), without reflection: run states, Temporal
 // results and API answers encode many spans. The one difference from
 // encoding/json is that times are written in UTC (the same instants).
-// A span the encoder would not write as encoding/json does (ids that are
-// not hex, which it copies unquoted, or a value it refuses) goes through
-// encoding/json.
+// A span the encoder would not write as encoding/json does (see
+// encoderWrites, or a value it refuses) goes through encoding/json.
 func (sp Span) MarshalJSON() ([]byte, error) {
-	if hexIDs(&sp) {
+	if encoderWrites(&sp) {
 		b := make([]byte, 0, 256+64*(len(sp.Attributes)+len(sp.Links)))
 		b = append(b, `{"task":`...)
 		b = appendJSONString(b, sp.Task)
@@ -329,6 +328,26 @@ func (sp Span) MarshalJSON() ([]byte, error) {
 		sp.Attributes, sp.Call = sp.AllAttributes(), nil
 	}
 	return json.Marshal(plain(sp))
+}
+
+// encoderWrites is whether appendSpanBody writes sp as encoding/json
+// does but for its times' zone: ids of hex digits (it copies them
+// unquoted), times whose UTC year has four digits (it writes any other
+// year as no decoder reads it, where encoding/json refuses it or writes
+// it in its own zone) and no attribute both in the map and the Call (it
+// would write the key twice, the map's value read back).
+func encoderWrites(sp *Span) bool {
+	if !hexIDs(sp) || !utcYearIn(sp.Start) || !utcYearIn(sp.End) {
+		return false
+	}
+	if sp.Call != nil {
+		for k := range sp.Attributes {
+			if _, ok := sp.Call.attr(k); ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // hexIDs is whether every trace and span id of sp, links' included, is

@@ -332,3 +332,67 @@ func TestSpanMarshalJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanMarshalJSONYears: a span whose times' UTC year is not of four
+// digits marshals as encoding/json marshals it, in its own zone (a time
+// near year 0 or 10000 in another zone), or not at all — never as a
+// year no decoder reads.
+func TestSpanMarshalJSONYears(t *testing.T) {
+	type plain Span
+	for _, tm := range []time.Time{
+		time.Date(9999, 12, 31, 23, 30, 0, 0, time.FixedZone("west", -3600)), // 10000 in UTC
+		time.Date(0, 1, 1, 0, 30, 0, 0, time.FixedZone("east", 3600)),        // -1 in UTC
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		sp := Span{Task: "t", Execution: "e", Seq: 1, TraceID: strings.Repeat("ab", 16), SpanID: strings.Repeat("cd", 8),
+			Name: "n", Start: tm, End: tm}
+		_, refErr := json.Marshal(plain(sp))
+		got, err := json.Marshal(sp)
+		if refErr != nil {
+			if err == nil {
+				t.Errorf("%v: marshals as %s, encoding/json refuses it: %v", tm, got, refErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tm, err)
+			continue
+		}
+		var back Span
+		if err := json.Unmarshal(got, &back); err != nil || !back.Start.Equal(tm) || !back.End.Equal(tm) {
+			t.Errorf("%v: %s reads back as %v, %v", tm, got, back.Start, err)
+		}
+	}
+}
+
+// TestSpanMarshalJSONSharedKey: a span whose map holds an attribute of
+// its Call (which the store refuses, but a run state may hold) marshals
+// as encoding/json marshals AllAttributes, the key once with the Call's
+// value, whatever the pooled encoder wrote before.
+func TestSpanMarshalJSONSharedKey(t *testing.T) {
+	type plain Span
+	at := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	base := Span{Task: "t", Execution: "e", Seq: 1, TraceID: strings.Repeat("ab", 16), SpanID: strings.Repeat("cd", 8),
+		Name: "chat", Start: at, End: at}
+	before := base
+	before.Attributes = Attributes{AttrGenAIOperationName: String("chat"), "other": Int(1)}
+	sp := base
+	sp.Call = &CallAttributes{}
+	sp.Attributes = Attributes{AttrGenAIOperationName: String("mine")}
+	ref := plain(sp)
+	ref.Attributes, ref.Call = sp.AllAttributes(), nil
+	want, err := json.Marshal(ref)
+	must(t, err)
+	for range 3 {
+		_, err := json.Marshal(before) // the keys an encoder remembers
+		must(t, err)
+		got, err := json.Marshal(sp)
+		must(t, err)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("span marshals as\n%s\nencoding/json writes\n%s", got, want)
+		}
+	}
+}

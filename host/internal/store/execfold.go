@@ -207,10 +207,16 @@ func decodeFolded(key, val []byte, f *folded) error {
 // the parts it holds the encoding/json way.
 func decodeTreeExec(key, val []byte, task string, f *folded) error {
 	i := foldStart(val)
-	if i < 0 {
-		return decodeExecution(key, val, &f.Execution, task, "")
+	if i < 0 && len(val) > 0 && val[0] == schemaVersion {
+		// No part found where appendFolded puts them: a record that has
+		// them written otherwise (spaced) is read the encoding/json way.
+		d := execDecoder{b: string(val[1:])}
+		if d.execution(&f.Execution, task, "") && len(d.b) == 0 {
+			return nil
+		}
+		*f = folded{}
 	}
-	if val[0] == schemaVersion {
+	if i >= 0 && val[0] == schemaVersion {
 		d := execDecoder{b: string(val[1:i]) + "}"}
 		if d.execution(&f.Execution, task, "") && len(d.b) == 0 {
 			var p struct {

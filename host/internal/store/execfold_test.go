@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -309,5 +311,67 @@ func TestFoldCrashMidApply(t *testing.T) {
 	}
 	for i := range 3 {
 		checkChainRun(t, r, fmt.Sprintf("run-%02d", i))
+	}
+}
+
+// TestTreeExecDecode: a tree reads an execution record (decodeTreeExec)
+// as decodeFolded reads it — the execution, its checkpoint and links, or
+// the same error — for records with folded parts, a record whose parts
+// are not where appendFolded puts them (a space before one), and every
+// kind of damage to them.
+func TestTreeExecDecode(t *testing.T) {
+	s := openTest(t)
+	rng := rand.New(rand.NewPCG(7, 9))
+	key := execKey("t1", "e1")
+	junk := []byte{'"', '\\', ',', '}', '{', '[', ']', '0', '9', 'Z', '.', ':', ' ', 0x01, 0xff, 'n'}
+	check := func(val []byte, task string) {
+		t.Helper()
+		var got, want folded
+		gotErr, wantErr := decodeTreeExec(key, val, task, &got), decodeFolded(key, val, &want)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q decodes as %+v (%v), decodeFolded reads %+v (%v)", val, got, gotErr, want, wantErr)
+		}
+	}
+	ev, err := s.encodeExecution(&Execution{Task: "t1", ID: "e1", Status: StatusRunning, TraceID: TraceIDFor("t1", "e1"), Started: t0})
+	must(t, err)
+	cp, err := s.encode(&Checkpoint{Task: "t1", Execution: "e1", Step: 3, State: []byte(`{}`), Updated: t0})
+	must(t, err)
+	spaced := bytes.Replace(appendFolded(nil, ev, cp, nil, nil, nil), []byte(`,"checkpoint"`), []byte(`, "checkpoint"`), 1)
+	check(spaced, "t1")
+	for range 5000 {
+		e := randExecution(rng)
+		ev, err := s.encodeExecution(e)
+		if err != nil {
+			continue
+		}
+		var cp []byte
+		if rng.IntN(2) == 0 {
+			cp, err = s.encode(&Checkpoint{Task: e.Task, Execution: e.ID, Step: uint64(rng.IntN(9)), State: []byte(randString(rng)), Updated: t0})
+			must(t, err)
+		}
+		var links []string
+		for range rng.IntN(3) {
+			links = append(links, fmt.Sprintf("%064x", rng.Uint64()))
+		}
+		var tail []byte
+		if rng.IntN(3) == 0 {
+			tail = []byte(`,"recordings":{"` + fmt.Sprintf("%064x", rng.Uint64()) + `":{"hash":"x"}}`)
+		}
+		val := appendFolded(nil, ev, cp, links, nil, tail)
+		check(val, e.Task)
+		check(val, "other")
+		for range 6 {
+			v := bytes.Clone(val)
+			i := 1 + rng.IntN(len(v)-1)
+			switch rng.IntN(3) {
+			case 0:
+				v = append(v[:i], v[i+1:]...)
+			case 1:
+				v = append(v[:i], append([]byte{junk[rng.IntN(len(junk))]}, v[i:]...)...)
+			default:
+				v[i] = junk[rng.IntN(len(junk))]
+			}
+			check(v, e.Task)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +195,8 @@ func TestImportErrors(t *testing.T) {
 		{"span without execution", edit(spanLine, `"execution":"e1"`, `"execution":"e9"`), pos(spanLine) + `execution "e9" of task "task-c" is neither in the input nor in the store`},
 		{"span without seq", edit(spanLine, `"seq":1,`, ``), pos(spanLine) + `span of execution "e1" has no seq`},
 		{"bad span id", edit(spanLine, `"span_id":"`, `"span_id":"zz`), pos(spanLine) + `span 1 of execution "e1": span id "zz` + SpanIDFor("task-c", "e1", 1) + `" must be 16 hex digits`},
+		{"span year 10000", replace(spanLine, regexp.MustCompile(`"(start|end)":"[^"]*"`).ReplaceAllString(good[spanLine], `"$1":"9999-12-31T23:30:00-01:00"`)),
+			pos(spanLine) + `span 1 of execution "e1": a time's year in UTC is outside 0 to 9999`},
 		{"reward for a missing span", edit(rewardB, SpanIDFor("task-b", "e1", 3), "00000000000000aa"), pos(rewardB) + "reward names span 00000000000000aa, which is neither in the input nor in the store"},
 		{"task not in input", strings.Join([]string{good[0], good[execLine]}, "\n"), "data.jsonl:2: task \"task-c\" is neither in the input nor in the store"},
 	}

@@ -589,6 +589,10 @@ func checkSpanFields(sp *Span) error {
 	if sp.Start.IsZero() {
 		return where(errors.New("start time is missing"))
 	}
+	// appendTime writes another year as no reader reads it.
+	if !utcYearIn(sp.Start) || !utcYearIn(sp.End) {
+		return where(errors.New("a time's year in UTC is outside 0 to 9999"))
+	}
 	if !sp.End.IsZero() && sp.End.Before(sp.Start) {
 		return where(errors.New("ends before it starts"))
 	}
@@ -1361,6 +1365,19 @@ func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, ':')
 	b = append2(b, sec)
 	return appendFraction(b, t.Nanosecond())
+}
+
+// The first and last second of a UTC year of four digits, in Unix time.
+var (
+	minYearSec = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	maxYearSec = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
+)
+
+// utcYearIn is whether t's year in UTC is 0 to 9999, the years appendTime
+// writes as RFC 3339 (and encoding/json reads back).
+func utcYearIn(t time.Time) bool {
+	u := t.Unix()
+	return minYearSec <= u && u <= maxYearSec
 }
 
 // appendFraction ends a time appendTime writes: its nanoseconds, nine
