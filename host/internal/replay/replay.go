@@ -279,13 +279,24 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	jobs := make(chan job)
 	results := make(chan done, cfg.Workers)
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
+	// Run returns only once its workers have stopped: a worker may be
+	// reading cfg.Source, which the caller closes once Run returns.
+	defer func() {
+		cancel()
+		if testRunWaits != nil {
+			testRunWaits()
+		}
+		wg.Wait()
+	}()
 	for _, w := range workers {
 		wg.Add(1)
 		go func(w *worker) {
 			defer wg.Done()
 			for j := range jobs {
+				if testBeforeTask != nil {
+					testBeforeTask(ctx, j.i)
+				}
 				res, err := w.task(ctx, j.id, score)
 				select {
 				case results <- done{j.i, res, err}:
@@ -343,6 +354,14 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error) error {
 	}
 	return nil
 }
+
+// testBeforeTask and testRunWaits, when set (by tests only), are called
+// by a worker before the task of index i and by Run as it waits for its
+// workers to stop.
+var (
+	testBeforeTask func(ctx context.Context, i int)
+	testRunWaits   func()
+)
 
 // selectTasks lists the ids to replay: the pipeline's tasks in id order,
 // this shard's, sampled. Only ids are kept (a few bytes per task).

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -329,5 +330,38 @@ func TestCacheServesAndInvalidates(t *testing.T) {
 	cfg.Plugins = nil
 	if err := replay.Run(ctx, cfg, func(replay.Result) error { return nil }); err == nil || !strings.Contains(err.Error(), "registry") {
 		t.Fatalf("a cache without a registry: %v", err)
+	}
+}
+
+// TestRunWaitsForWorkers: Run stops early when emit fails, and returns
+// only once every worker has stopped — one still in a task reads the
+// source, which the caller closes as Run returns.
+func TestRunWaitsForWorkers(t *testing.T) {
+	src := record(t, 4)
+	base := load(t, "../../../pipelines/email-triage/strategies/email-handler.toml")
+	cfg := replay.Config{Prepare: prepare, Source: src, Pipeline: "email-triage", Strategies: []*strategy.Strategy{base}, Workers: 2, Logger: quiet}
+	held, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer replay.SetRunHooks(func(ctx context.Context, i int) {
+		if i == 1 { // held in its task until Run has stopped
+			close(held)
+			<-ctx.Done()
+			<-release
+		}
+	}, func() { close(waiting) })()
+	runDone := make(chan error, 1)
+	go func() {
+		runDone <- replay.Run(context.Background(), cfg, func(replay.Result) error {
+			<-held // task 1 is in a worker
+			return errors.New("emit refused")
+		})
+	}()
+	select {
+	case err := <-runDone:
+		t.Fatalf("Run returned (%v) while a worker was still in a task", err)
+	case <-waiting:
+	}
+	close(release)
+	if err := <-runDone; err == nil || !strings.Contains(err.Error(), "emit refused") {
+		t.Fatalf("Run: %v, want emit's error", err)
 	}
 }
